@@ -1,0 +1,591 @@
+package ledger
+
+import (
+	"fmt"
+	"time"
+)
+
+// Mode is a rental's compute billing mode (DESIGN.md section 4).
+type Mode string
+
+// Billing modes.
+const (
+	PerSecond Mode = "per-second" // every running second; Min and Step refine it
+	PerMinute Mode = "per-minute" // per-second with Step = 1m
+	PerHour   Mode = "per-hour"   // each running segment in started hours
+	AlwaysOn  Mode = "always-on"  // wall-clock time from start to release, stopped or not
+)
+
+// Valid reports whether m is one of the known modes.
+func (m Mode) Valid() bool {
+	switch m {
+	case PerSecond, PerMinute, PerHour, AlwaysOn:
+		return true
+	}
+	return false
+}
+
+// Unit is the time unit a compute price is quoted in.
+type Unit string
+
+// Price units. A month is 30 days, a week 7.
+const (
+	UnitSecond Unit = "second"
+	UnitMinute Unit = "minute"
+	UnitHour   Unit = "hour"
+	UnitDay    Unit = "day"
+	UnitWeek   Unit = "week"
+	UnitMonth  Unit = "month"
+)
+
+// Seconds returns the length of u in seconds, or 0 for an unknown unit.
+func (u Unit) Seconds() int64 {
+	switch u {
+	case UnitSecond:
+		return 1
+	case UnitMinute:
+		return 60
+	case UnitHour:
+		return 3600
+	case UnitDay:
+		return 86400
+	case UnitWeek:
+		return 7 * 86400
+	case UnitMonth:
+		return 30 * 86400
+	}
+	return 0
+}
+
+// IsPackage reports whether a price in unit u makes an always-on rental a
+// prepaid package (every started period billed in full).
+func (u Unit) IsPackage() bool { return u == UnitDay || u == UnitWeek || u == UnitMonth }
+
+// Price is a compute rate for the whole rental (all its GPUs) in the
+// rental's currency: Amount per Unit.
+type Price struct {
+	Amount Decimal
+	Unit   Unit
+}
+
+// String formats p as "1.88/hour".
+func (p Price) String() string { return p.Amount.String() + "/" + string(p.Unit) }
+
+// Validate checks that p is a usable price: a known unit and an amount
+// that is not negative. Zero is allowed (a free tier).
+func (p Price) Validate() error {
+	if p.Unit.Seconds() == 0 {
+		return Errorf(EINVALID, "unknown price unit %q: use /s, /min, /h, /day, /week or /month", p.Unit)
+	}
+	if p.Amount.Sign() < 0 {
+		return Errorf(EINVALID, "price %s is negative", p.Amount)
+	}
+	return nil
+}
+
+// State is where a rental is in its life.
+type State string
+
+// Rental states.
+const (
+	Running  State = "running"
+	Stopped  State = "stopped"
+	Released State = "released"
+)
+
+// EventKind is the kind of a rental event.
+type EventKind string
+
+// Rental event kinds.
+const (
+	EventStart   EventKind = "start"
+	EventStop    EventKind = "stop"
+	EventResume  EventKind = "resume"
+	EventPrice   EventKind = "price"   // the rate changes from At on
+	EventRelease EventKind = "release" // the end: nothing bills after it but kept volumes
+)
+
+// Event is one change in a rental's life. Events are kept in the order
+// they happened; At is UTC.
+type Event struct {
+	ID    int64
+	Kind  EventKind
+	At    time.Time
+	Price Price // the new rate, for EventPrice only
+}
+
+// Direction is a traffic direction.
+type Direction string
+
+// Traffic directions. TrafficUsage is In or Out; TrafficTerms may charge Both.
+const (
+	In   Direction = "in"
+	Out  Direction = "out"
+	Both Direction = "both"
+)
+
+// TrafficTerms is what a rental's network traffic costs.
+type TrafficTerms struct {
+	Priced     bool      // false: usage is reported as UNPRICED
+	PricePerGB Decimal   // per GiB (2^30 bytes), in the rental's currency
+	FreeGB     Decimal   // free allowance per calendar month
+	Direction  Direction // which direction is charged; default Out
+}
+
+// TrafficUsage is bytes moved, recorded by hand or reported by the agent.
+type TrafficUsage struct {
+	ID        int64
+	At        time.Time
+	Bytes     int64
+	Direction Direction // In or Out
+}
+
+// Interval is a half-open time interval [From, To). A zero To means still open.
+type Interval struct {
+	From, To time.Time
+}
+
+// Rental is one rented instance and its history.
+type Rental struct {
+	ID       int64
+	UserID   int64
+	Name     string // unique among the user's unreleased rentals
+	Platform string // lower-case profile key ("autodl") or the user's own name
+	GPU      string // normalised model, e.g. "RTX 4090"
+	GPUCount int    // ≥ 1
+	Mode     Mode
+	Priced   bool  // false: compute is reported as UNPRICED
+	Price    Price // the rate at start; later rates come from EventPrice
+	Currency Currency
+	Min      time.Duration // minimum billed per running segment; 0 none
+	Step     time.Duration // billing increment per segment, partial steps round up; 0 means 1s
+	Floor    Decimal       // lifetime minimum compute charge; 0 none
+	Lease    time.Duration // for=DUR: the planned length; 0 none
+
+	Events       []Event        // in order; Events[0] is the start
+	Traffic      TrafficTerms   // zero value: traffic unpriced
+	TrafficUsage []TrafficUsage // in order of At
+	Idle         []Interval     // idle periods the agent saw, in order, non-overlapping
+
+	CreatedAt time.Time
+}
+
+// State returns the rental's state after its last event.
+func (r *Rental) State() State {
+	st := Running
+	for _, e := range r.Events {
+		switch e.Kind {
+		case EventStart, EventResume:
+			st = Running
+		case EventStop:
+			st = Stopped
+		case EventRelease:
+			st = Released
+		}
+	}
+	return st
+}
+
+// StartedAt returns the time of the start event (zero if there is none).
+func (r *Rental) StartedAt() time.Time {
+	if len(r.Events) == 0 {
+		return time.Time{}
+	}
+	return r.Events[0].At
+}
+
+// ReleasedAt returns the release time and true if the rental was released.
+func (r *Rental) ReleasedAt() (time.Time, bool) {
+	if n := len(r.Events); n > 0 && r.Events[n-1].Kind == EventRelease {
+		return r.Events[n-1].At, true
+	}
+	return time.Time{}, false
+}
+
+// LastEventAt returns the time of the latest event.
+func (r *Rental) LastEventAt() time.Time {
+	if len(r.Events) == 0 {
+		return time.Time{}
+	}
+	return r.Events[len(r.Events)-1].At
+}
+
+// Validate checks a new rental's fixed terms (not its events).
+func (r *Rental) Validate() error {
+	if err := ValidateName(r.Name); err != nil {
+		return err
+	}
+	if r.Platform == "" {
+		return Errorf(EINVALID, "rental %s has no platform: add one, e.g. autodl", r.Name)
+	}
+	if r.GPUCount < 1 || r.GPUCount > 64 {
+		return Errorf(EINVALID, "GPU count %d is out of range 1..64", r.GPUCount)
+	}
+	if !r.Mode.Valid() {
+		return Errorf(EINVALID, "unknown billing mode %q: use per-second, per-minute, per-hour or always-on", r.Mode)
+	}
+	if r.Priced {
+		if err := r.Price.Validate(); err != nil {
+			return err
+		}
+		if err := checkRate(r.Price); err != nil {
+			return err
+		}
+	}
+	if r.Currency == "" {
+		return Errorf(EINVALID, "rental %s has no currency", r.Name)
+	}
+	if r.Min < 0 || r.Min > 31*24*time.Hour {
+		return Errorf(EINVALID, "min=%s is out of range 0..31d", r.Min)
+	}
+	if r.Step < 0 || r.Step > 31*24*time.Hour || r.Step%time.Second != 0 || r.Min%time.Second != 0 {
+		return Errorf(EINVALID, "step=%s must be whole seconds up to 31d", r.Step)
+	}
+	if r.Floor.Sign() < 0 {
+		return Errorf(EINVALID, "floor=%s is negative", r.Floor)
+	}
+	if r.Lease < 0 || r.Lease > 366*24*time.Hour {
+		return Errorf(EINVALID, "for=%s is out of range (up to a year)", r.Lease)
+	}
+	return nil
+}
+
+// maxHourly bounds a compute price at 100,000 currency units per hour (a
+// 64-GPU cluster costs a few hundred): anything above is a typo.
+var maxHourly = MustDecimal("100000")
+
+func checkRate(p Price) error {
+	// amount*3600/unitSeconds > max  ⇔ amount*3600 > max*unitSeconds
+	lhs := p.Amount.Rat()
+	lhs.Mul(lhs, DecimalFromInt(3600).Rat())
+	rhs := maxHourly.Rat()
+	rhs.Mul(rhs, DecimalFromInt(p.Unit.Seconds()).Rat())
+	if lhs.Cmp(rhs) > 0 {
+		return Errorf(EINVALID, "price %s is absurd (over %s per hour): check the amount and unit", p, maxHourly)
+	}
+	return nil
+}
+
+// ValidateName checks a rental or volume name: 1 to 32 characters, letters,
+// digits, '-', '_' or '.', not starting with '-' (names come from chat, so
+// they must be easy to type and safe to show).
+func ValidateName(name string) error {
+	n := 0
+	for i, c := range name {
+		n++
+		ok := c == '_' || c == '.' || (c == '-' && i > 0) ||
+			(c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+			(c >= 0x4e00 && c <= 0x9fff)
+		if !ok {
+			return Errorf(EINVALID, "name %q may use only letters, digits, '-', '_' and '.', e.g. box1", truncate(name, 40))
+		}
+	}
+	if n == 0 || n > 32 {
+		return Errorf(EINVALID, "name %q must be 1 to 32 characters long", truncate(name, 40))
+	}
+	return nil
+}
+
+func truncate(s string, n int) string {
+	r := []rune(s)
+	if len(r) <= n {
+		return s
+	}
+	return string(r[:n]) + "…"
+}
+
+// CheckEvent reports whether ev may be appended to r's history: events
+// come in time order, nothing follows a release, stop needs a running
+// rental, resume a stopped one, and a price change must be valid. It
+// returns an *Error with code EINVALID or ECONFLICT naming the problem.
+func (r *Rental) CheckEvent(ev Event) error {
+	if ev.At.IsZero() {
+		return Errorf(EINVALID, "event has no time")
+	}
+	if len(r.Events) == 0 {
+		if ev.Kind != EventStart {
+			return Errorf(EINVALID, "rental %s has not started: its first event must be a start", r.Name)
+		}
+		return nil
+	}
+	start := r.StartedAt()
+	if ev.At.Before(start) {
+		return Errorf(EINVALID, "%s at %s is before %s started (%s)", ev.Kind, fmtTime(ev.At), r.Name, fmtTime(start))
+	}
+	if last := r.LastEventAt(); ev.At.Before(last) {
+		return Errorf(EINVALID, "%s at %s is before %s's last change (%s): events must be recorded in order", ev.Kind, fmtTime(ev.At), r.Name, fmtTime(last))
+	}
+	st := r.State()
+	if st == Released {
+		return Errorf(ECONFLICT, "%s was already released: it cannot %s", r.Name, ev.Kind)
+	}
+	switch ev.Kind {
+	case EventStart:
+		return Errorf(ECONFLICT, "%s has already started: use resume", r.Name)
+	case EventStop:
+		if st != Running {
+			return Errorf(ECONFLICT, "%s is already stopped", r.Name)
+		}
+	case EventResume:
+		if st != Stopped {
+			return Errorf(ECONFLICT, "%s is running, not stopped", r.Name)
+		}
+	case EventPrice:
+		if err := ev.Price.Validate(); err != nil {
+			return err
+		}
+		if err := checkRate(ev.Price); err != nil {
+			return err
+		}
+	case EventRelease:
+	default:
+		return Errorf(EINVALID, "unknown event %q", ev.Kind)
+	}
+	return nil
+}
+
+func fmtTime(t time.Time) string { return t.UTC().Format("2006-01-02 15:04:05Z") }
+
+// StorageUnit is the unit a storage price is quoted in.
+type StorageUnit string
+
+// Storage price units, per GB (10^9 bytes as the platforms quote them) and time.
+const (
+	PerGBHour  StorageUnit = "gb_hour"
+	PerGBDay   StorageUnit = "gb_day"
+	PerGBMonth StorageUnit = "gb_month" // 30 days
+)
+
+// Seconds returns the time part of u in seconds, or 0 if u is unknown.
+func (u StorageUnit) Seconds() int64 {
+	switch u {
+	case PerGBHour:
+		return 3600
+	case PerGBDay:
+		return 86400
+	case PerGBMonth:
+		return 30 * 86400
+	}
+	return 0
+}
+
+// VolumeEventKind is the kind of a storage volume event.
+type VolumeEventKind string
+
+// Volume event kinds.
+const (
+	VolumeCreate VolumeEventKind = "create"
+	VolumeResize VolumeEventKind = "resize"
+	VolumeDelete VolumeEventKind = "delete"
+)
+
+// VolumeEvent is a change in a volume: its creation with a size, a resize
+// (a new billing segment) or its deletion.
+type VolumeEvent struct {
+	ID     int64
+	Kind   VolumeEventKind
+	At     time.Time
+	SizeGB Decimal // for create and resize
+}
+
+// Volume is a storage volume billed by size and time in every instance
+// state, from creation to deletion.
+type Volume struct {
+	ID         int64
+	UserID     int64
+	Name       string
+	RentalID   int64  // attached rental, 0 if none
+	RentalName string // for display; filled by the store
+	Platform   string
+	Currency   Currency
+	Priced     bool
+	Price      Decimal // per GB per PriceUnit
+	PriceUnit  StorageUnit
+	FreeGB     Decimal       // size not billed
+	Events     []VolumeEvent // in order; Events[0] is the create
+	CreatedAt  time.Time
+}
+
+// Deleted returns the deletion time and true if the volume was deleted.
+func (v *Volume) Deleted() (time.Time, bool) {
+	if n := len(v.Events); n > 0 && v.Events[n-1].Kind == VolumeDelete {
+		return v.Events[n-1].At, true
+	}
+	return time.Time{}, false
+}
+
+// SizeGB returns the current size.
+func (v *Volume) SizeGB() Decimal {
+	var s Decimal
+	for _, e := range v.Events {
+		if e.Kind != VolumeDelete {
+			s = e.SizeGB
+		}
+	}
+	return s
+}
+
+// maxSizeGB bounds a volume at 10 PB: anything above is a typo.
+var maxSizeGB = MustDecimal("10000000")
+
+// CheckEvent reports whether ev may be appended to v's history.
+func (v *Volume) CheckEvent(ev VolumeEvent) error {
+	if ev.At.IsZero() {
+		return Errorf(EINVALID, "event has no time")
+	}
+	if ev.Kind == VolumeCreate || ev.Kind == VolumeResize {
+		if ev.SizeGB.Sign() < 0 || ev.SizeGB.Cmp(maxSizeGB) > 0 {
+			return Errorf(EINVALID, "size %sGB is out of range 0..%sGB", ev.SizeGB, maxSizeGB)
+		}
+	}
+	if len(v.Events) == 0 {
+		if ev.Kind != VolumeCreate {
+			return Errorf(EINVALID, "volume %s does not exist yet", v.Name)
+		}
+		return nil
+	}
+	if last := v.Events[len(v.Events)-1]; ev.At.Before(last.At) {
+		return Errorf(EINVALID, "%s at %s is before volume %s's last change (%s)", ev.Kind, fmtTime(ev.At), v.Name, fmtTime(last.At))
+	}
+	if _, deleted := v.Deleted(); deleted {
+		return Errorf(ECONFLICT, "volume %s was already deleted", v.Name)
+	}
+	if ev.Kind == VolumeCreate {
+		return Errorf(ECONFLICT, "volume %s already exists", v.Name)
+	}
+	return nil
+}
+
+// Validate checks a new volume's fixed terms.
+func (v *Volume) Validate() error {
+	if err := ValidateName(v.Name); err != nil {
+		return err
+	}
+	if v.Priced {
+		if v.PriceUnit.Seconds() == 0 {
+			return Errorf(EINVALID, "unknown storage price unit %q: use /GB/h, /GB/day or /GB/month", v.PriceUnit)
+		}
+		if v.Price.Sign() < 0 {
+			return Errorf(EINVALID, "storage price %s is negative", v.Price)
+		}
+	}
+	if v.FreeGB.Sign() < 0 {
+		return Errorf(EINVALID, "free=%sGB is negative", v.FreeGB)
+	}
+	if v.Currency == "" {
+		return Errorf(EINVALID, "volume %s has no currency", v.Name)
+	}
+	return nil
+}
+
+// Charge is a one-off charge (an image fee, support), attached to a rental
+// or only to a platform.
+type Charge struct {
+	ID       int64
+	UserID   int64
+	RentalID int64 // 0 if not attached to a rental
+	Platform string
+	Amount   Decimal
+	Currency Currency
+	Note     string
+	At       time.Time
+}
+
+// TopUp is money added to a prepaid platform balance.
+type TopUp struct {
+	ID       int64
+	UserID   int64
+	Platform string
+	Amount   Decimal
+	Currency Currency
+	At       time.Time
+}
+
+// BalanceRecord is the balance a platform showed at a moment.
+type BalanceRecord struct {
+	ID       int64
+	UserID   int64
+	Platform string
+	Amount   Decimal
+	Currency Currency
+	At       time.Time
+}
+
+// Settings are a user's preferences. Durations of 0 mean the default.
+type Settings struct {
+	SummaryAt      int           // nightly summary, minutes after local midnight; default 22:00
+	IdleWarn       time.Duration // default 30m
+	Silent         time.Duration // default 10m
+	QuietFrom      int           // quiet hours start, minutes after midnight; -1 none
+	QuietTo        int           // quiet hours end, minutes after midnight
+	LongRun        time.Duration // reminder for rentals without an agent; default 12h
+	Budget         Decimal       // monthly budget; 0 none
+	BudgetCurrency Currency
+}
+
+// DefaultSettings returns the settings of a new user.
+func DefaultSettings() Settings {
+	return Settings{
+		SummaryAt: 22 * 60,
+		IdleWarn:  30 * time.Minute,
+		Silent:    10 * time.Minute,
+		QuietFrom: -1,
+		QuietTo:   -1,
+		LongRun:   12 * time.Hour,
+	}
+}
+
+// User is a person keeping a ledger, identified by their Telegram user ID
+// (the terminal console's owner has a fixed ID too).
+type User struct {
+	ID        int64
+	Lang      string // "en" or "zh"
+	TZ        string // IANA zone name, e.g. "Asia/Shanghai"
+	Settings  Settings
+	CreatedAt time.Time
+}
+
+// Location returns the user's time zone, UTC if TZ is empty or unknown.
+func (u *User) Location() *time.Location {
+	if u.TZ == "" {
+		return time.UTC
+	}
+	loc, err := time.LoadLocation(u.TZ)
+	if err != nil {
+		return time.UTC
+	}
+	return loc
+}
+
+// Book is everything one user's ledger holds: the cost engine's input.
+type Book struct {
+	User     User
+	Rentals  []*Rental
+	Volumes  []*Volume
+	Charges  []Charge
+	TopUps   []TopUp
+	Balances []BalanceRecord
+}
+
+// Rental returns the unreleased rental with the given name, or else the
+// most recently started released one, or nil.
+func (b *Book) Rental(name string) *Rental {
+	var found *Rental
+	for _, r := range b.Rentals {
+		if r.Name != name {
+			continue
+		}
+		if r.State() != Released {
+			return r
+		}
+		if found == nil || r.StartedAt().After(found.StartedAt()) {
+			found = r
+		}
+	}
+	return found
+}
+
+// String helps debugging: "box1 (autodl RTX 4090, running)".
+func (r *Rental) String() string {
+	return fmt.Sprintf("%s (%s %s, %s)", r.Name, r.Platform, r.GPU, r.State())
+}

@@ -1,0 +1,82 @@
+package ledger
+
+import (
+	"context"
+	"time"
+)
+
+// Action describes one user action for the store: who did it, when, and
+// the key that makes it idempotent. Every mutating Store method runs in a
+// single transaction and, when Key is set, records Key in that same
+// transaction, so a retried action (a Telegram update delivered again after
+// a crash) is applied once: the retry fails with EDUPLICATE and changes
+// nothing.
+type Action struct {
+	UserID int64
+	At     time.Time // when the action happened; the store's clock, read once
+	Key    string    // dedupe key, e.g. "tg:42:update:1001"; "" for none
+}
+
+// UndoResult says what Undo reversed.
+type UndoResult struct {
+	Kind string // the kind of the undone action, e.g. "rent", "stop", "storage"
+	Name string // the rental or volume it touched, if any
+	At   time.Time
+}
+
+// Store keeps users' ledgers. Implementations are safe for concurrent use.
+// Every method checks the user: a user never reads or changes another
+// user's rows. Errors are *Error values (EINVALID, ENOTFOUND, ECONFLICT,
+// EDUPLICATE) or wrapped internal errors; a failed call changes nothing.
+type Store interface {
+	// EnsureUser returns the user with u.ID, creating it with u's fields
+	// (and DefaultSettings where u.Settings is zero) if it does not exist.
+	EnsureUser(ctx context.Context, u User) (User, error)
+	// User returns one user, or ENOTFOUND.
+	User(ctx context.Context, id int64) (User, error)
+	// Users returns all users in ID order.
+	Users(ctx context.Context) ([]User, error)
+	// UpdateUser replaces the user's Lang, TZ and Settings (undoable).
+	UpdateUser(ctx context.Context, a Action, u User) (User, error)
+
+	// CreateRental stores a new rental whose Events hold exactly its start.
+	// ECONFLICT if an unreleased rental of the user has the same name.
+	CreateRental(ctx context.Context, a Action, r Rental) (*Rental, error)
+	// AppendEvent adds an event to the user's unreleased rental called name
+	// (checked with Rental.CheckEvent). ENOTFOUND if there is none.
+	AppendEvent(ctx context.Context, a Action, name string, ev Event) (*Rental, error)
+	// SetTraffic sets a rental's traffic terms.
+	SetTraffic(ctx context.Context, a Action, name string, t TrafficTerms) (*Rental, error)
+	// AddTraffic records traffic usage for a rental.
+	AddTraffic(ctx context.Context, a Action, name string, u TrafficUsage) (*Rental, error)
+
+	// CreateVolume stores a new volume whose Events hold exactly its
+	// creation; v.RentalName, if set, names the rental it is attached to.
+	CreateVolume(ctx context.Context, a Action, v Volume) (*Volume, error)
+	// AppendVolumeEvent resizes or deletes the user's live volume called name.
+	AppendVolumeEvent(ctx context.Context, a Action, name string, ev VolumeEvent) (*Volume, error)
+
+	// AddCharge records a one-off charge; c.RentalID is resolved from
+	// rentalName when that is not empty.
+	AddCharge(ctx context.Context, a Action, rentalName string, c Charge) (Charge, error)
+	// AddTopUp records a top-up.
+	AddTopUp(ctx context.Context, a Action, t TopUp) (TopUp, error)
+	// RecordBalance records the balance a platform shows.
+	RecordBalance(ctx context.Context, a Action, b BalanceRecord) (BalanceRecord, error)
+
+	// Undo reverses the user's most recent undoable action. ENOTFOUND if
+	// there is nothing to undo.
+	Undo(ctx context.Context, a Action) (UndoResult, error)
+	// MarkHandled records a.Key for an action that changed nothing (a
+	// question), so that the transport's progress is kept with it.
+	// EDUPLICATE if the key was already recorded.
+	MarkHandled(ctx context.Context, a Action) error
+
+	// Book loads everything the cost engine needs for one user.
+	Book(ctx context.Context, userID int64) (*Book, error)
+
+	// Meta and SetMeta keep small process-wide values (the transport's
+	// update offset, the owner claim code).
+	Meta(ctx context.Context, key string) (string, bool, error)
+	SetMeta(ctx context.Context, key, value string) error
+}
