@@ -1,0 +1,179 @@
+package wire
+
+import (
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+)
+
+// Errors returned by VerifyOrder. Test with errors.Is.
+var (
+	ErrUnsigned     = errors.New("wire: order is unsigned")
+	ErrBadSignature = errors.New("wire: order signature does not match")
+	ErrExpired      = errors.New("wire: order has expired")
+	ErrNotYetValid  = errors.New("wire: order is issued in the future")
+	ErrTooLong      = errors.New("wire: order lifetime exceeds the maximum")
+	ErrReplayed     = errors.New("wire: order nonce was already used")
+	ErrInvalidOrder = errors.New("wire: order is malformed")
+)
+
+// Limits VerifyOrder applies.
+const (
+	// MaxClockSkew is how far in the future an order's IssuedAt may lie
+	// (server and host clocks disagree).
+	MaxClockSkew = 5 * time.Minute
+	// MaxOrderLifetime bounds ExpiresAt-IssuedAt, and so how long a nonce
+	// must be remembered.
+	MaxOrderLifetime = 24 * time.Hour
+)
+
+// signingDomain starts every canonical order encoding, so a signature over
+// an order can never be mistaken for a signature over anything else.
+const signingDomain = "gpuledger-order-v1"
+
+// CanonicalOrder returns the exact bytes that are signed for o.
+//
+// The encoding is the domain string "gpuledger-order-v1" followed by the
+// fields id, rental, action, issued_at, expires_at and nonce, in that order,
+// each written as its length in bytes in decimal, a colon, the bytes, and a
+// comma (a netstring). Times are written in UTC as RFC 3339 with nanoseconds
+// and no trailing zeros (Go's time.RFC3339Nano), which survives a JSON round
+// trip exactly. The signature field itself is not signed. Example for
+// id "o1", rental "box1", action "stop", issued 2026-11-01T10:00:00Z,
+// expiring 2026-11-01T10:05:00Z, nonce "n1":
+//
+//	18:gpuledger-order-v1,2:o1,4:box1,4:stop,20:2026-11-01T10:00:00Z,20:2026-11-01T10:05:00Z,2:n1,
+func CanonicalOrder(o Order) []byte {
+	fields := [...]string{
+		signingDomain,
+		o.ID,
+		o.Rental,
+		o.Action,
+		o.IssuedAt.UTC().Format(time.RFC3339Nano),
+		o.ExpiresAt.UTC().Format(time.RFC3339Nano),
+		o.Nonce,
+	}
+	var b strings.Builder
+	for _, f := range fields {
+		b.WriteString(strconv.Itoa(len(f)))
+		b.WriteByte(':')
+		b.WriteString(f)
+		b.WriteByte(',')
+	}
+	return []byte(b.String())
+}
+
+// SignOrder returns the signature of o under token: the lowercase hex
+// HMAC-SHA256 of CanonicalOrder(o), keyed with the token's bytes (the token
+// as shown to the user, not its hash). o.Signature is ignored.
+func SignOrder(token string, o Order) string {
+	m := hmac.New(sha256.New, []byte(token))
+	m.Write(CanonicalOrder(o))
+	return hex.EncodeToString(m.Sum(nil))
+}
+
+// VerifyOrder checks o against token at time now and records its nonce in
+// seen. Checks, in order: required fields present and action known
+// (ErrInvalidOrder), signature present (ErrUnsigned) and equal to
+// SignOrder(token, o) in constant time (ErrBadSignature), IssuedAt no more
+// than MaxClockSkew after now (ErrNotYetValid), lifetime at most
+// MaxOrderLifetime (ErrTooLong), now before ExpiresAt (ErrExpired), and the
+// nonce not seen before (ErrReplayed). The nonce is recorded only when all
+// other checks pass, so a forged order cannot burn a genuine nonce.
+// VerifyOrder does not check the rental; the caller compares o.Rental with
+// the rental it serves. seen may be nil to skip the replay check (tests).
+func VerifyOrder(token string, o Order, now time.Time, seen NonceStore) error {
+	if o.ID == "" || o.Nonce == "" || o.IssuedAt.IsZero() || o.ExpiresAt.IsZero() {
+		return fmt.Errorf("%w: id, nonce, issued_at and expires_at are required", ErrInvalidOrder)
+	}
+	if o.Action != ActionStop && o.Action != ActionRelease {
+		return fmt.Errorf("%w: unknown action %q", ErrInvalidOrder, o.Action)
+	}
+	if o.Signature == "" {
+		return ErrUnsigned
+	}
+	if token == "" {
+		return fmt.Errorf("%w: no token to verify with", ErrBadSignature)
+	}
+	got, err := hex.DecodeString(o.Signature)
+	if err != nil {
+		return fmt.Errorf("%w: not hex", ErrBadSignature)
+	}
+	want, _ := hex.DecodeString(SignOrder(token, o))
+	if !hmac.Equal(got, want) {
+		return ErrBadSignature
+	}
+	if o.IssuedAt.After(now.Add(MaxClockSkew)) {
+		return fmt.Errorf("%w: issued %s, now %s", ErrNotYetValid, o.IssuedAt.UTC().Format(time.RFC3339), now.UTC().Format(time.RFC3339))
+	}
+	if o.ExpiresAt.Sub(o.IssuedAt) > MaxOrderLifetime {
+		return ErrTooLong
+	}
+	if !now.Before(o.ExpiresAt) {
+		return fmt.Errorf("%w: at %s", ErrExpired, o.ExpiresAt.UTC().Format(time.RFC3339))
+	}
+	if seen != nil && !seen.Add(o.Nonce, o.ExpiresAt, now) {
+		return ErrReplayed
+	}
+	return nil
+}
+
+// NonceStore remembers order nonces until their order expires.
+type NonceStore interface {
+	// Add records nonce as used until the given time and reports whether it
+	// was new. Entries whose time has passed (relative to now) may be
+	// forgotten: an order that old fails the expiry check anyway.
+	Add(nonce string, until, now time.Time) bool
+}
+
+// MemoryNonceStore is a NonceStore in memory, bounded in size. It is safe
+// for concurrent use. The zero value is ready to use.
+type MemoryNonceStore struct {
+	// Max is the most nonces held; when full, Add refuses new nonces
+	// (fails closed) until some expire. Zero means 10000.
+	Max int
+
+	mu   sync.Mutex
+	seen map[string]time.Time
+}
+
+// Add implements NonceStore.
+func (s *MemoryNonceStore) Add(nonce string, until, now time.Time) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.seen == nil {
+		s.seen = make(map[string]time.Time)
+	}
+	if _, ok := s.seen[nonce]; ok {
+		return false
+	}
+	max := s.Max
+	if max <= 0 {
+		max = 10000
+	}
+	if len(s.seen) >= max {
+		for n, u := range s.seen {
+			if !now.Before(u) {
+				delete(s.seen, n)
+			}
+		}
+		if len(s.seen) >= max {
+			return false
+		}
+	}
+	s.seen[nonce] = until
+	return true
+}
+
+// Len returns the number of nonces held.
+func (s *MemoryNonceStore) Len() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.seen)
+}

@@ -1,0 +1,241 @@
+// Package wire holds the JSON messages exchanged between gpuledger-agent and
+// the gpuledger server's agent hub, and the signing of orders.
+//
+// Both binaries import this package. It imports only the standard library so
+// that the server, built with CGO_ENABLED=0, links nothing from the agent's
+// GPU code.
+//
+// The protocol is versioned by URL prefix (/v1). Within v1, fields are only
+// ever added; a reader ignores fields it does not know (encoding/json's
+// default) and treats missing ones as their zero value.
+package wire
+
+import (
+	"net/url"
+	"time"
+)
+
+// Version is the protocol version carried in every heartbeat.
+const Version = "v1"
+
+// HTTP paths of the agent hub.
+const (
+	// PathHeartbeat receives a HeartbeatRequest and answers a HeartbeatResponse.
+	PathHeartbeat = "/v1/agent/heartbeat"
+	// PathOrderResultPattern is the net/http ServeMux pattern of the order
+	// result endpoint; the order id is the {id} wildcard.
+	PathOrderResultPattern = "POST /v1/agent/orders/{id}/result"
+)
+
+// PathOrderResult returns the URL path on which the agent reports the
+// outcome of the order with the given id. The id is path-escaped.
+func PathOrderResult(id string) string {
+	return "/v1/agent/orders/" + url.PathEscape(id) + "/result"
+}
+
+// MaxBodyBytes is the largest request or response body either side accepts
+// (64 KiB). Readers must enforce it with io.LimitReader or
+// http.MaxBytesReader; writers keep well under it (see the Max* caps).
+const MaxBodyBytes = 64 << 10
+
+// Caps that keep a heartbeat well under MaxBodyBytes whatever the host.
+const (
+	MaxGPUs      = 16 // GPUs reported per heartbeat
+	MaxProcesses = 16 // processes reported per GPU
+	MaxWatches   = 16 // watched files reported
+	MaxStrLen    = 256
+)
+
+// Verdict is the agent's judgement of whether the host is doing work.
+type Verdict string
+
+// The verdicts. Unknown is never idle: it means a reading failed or was
+// implausible, and it forbids any release just as busy does.
+const (
+	VerdictBusy    Verdict = "busy"
+	VerdictIdle    Verdict = "idle"
+	VerdictUnknown Verdict = "unknown"
+)
+
+// HeartbeatRequest is the body of POST /v1/agent/heartbeat, sent with
+// "Authorization: Bearer TOKEN". It summarises the samples taken since the
+// previous heartbeat (WindowStart to WindowEnd).
+type HeartbeatRequest struct {
+	Version      string    `json:"version"`       // protocol version, Version
+	AgentVersion string    `json:"agent_version"` // e.g. "0.1.0"
+	Seq          uint64    `json:"seq"`           // increases by one per heartbeat cut, starting at 1 per agent start
+	BootID       string    `json:"boot_id"`       // random per agent start, so the server can tell restarts
+	SentAt       time.Time `json:"sent_at"`       // wall clock when (re)sent
+	WindowStart  time.Time `json:"window_start"`  // wall clock of the first sample summarised
+	WindowEnd    time.Time `json:"window_end"`    // wall clock of the last sample summarised
+	Dropped      uint64    `json:"dropped"`       // heartbeats dropped unsent (server unreachable, queue full) since start
+
+	Host      HostFacts    `json:"host"`
+	GPUs      []GPUSummary `json:"gpus"`
+	HostStats HostSummary  `json:"host_stats"`
+	Watches   []WatchState `json:"watches,omitempty"`
+	Job       *JobState    `json:"job,omitempty"`
+
+	Verdict     Verdict    `json:"verdict"`                // of the last sample in the window
+	Reasons     []string   `json:"reasons,omitempty"`      // why, e.g. "gpu0 util 87%", "nvml: gpu is lost"
+	IdleSince   *time.Time `json:"idle_since,omitempty"`   // wall clock of the start of the current idle streak
+	IdleSeconds int64      `json:"idle_seconds,omitempty"` // length of the idle streak, measured on the agent's monotonic clock
+	Samples     int        `json:"samples"`                // samples in the window
+	BusySamples int        `json:"busy_samples"`
+	IdleSamples int        `json:"idle_samples"`
+	// UnknownSamples counts samples whose verdict was unknown.
+	UnknownSamples int `json:"unknown_samples"`
+
+	LeaseUntil *time.Time `json:"lease_until,omitempty"` // the local lease deadline in force, if any
+	CanRelease bool       `json:"can_release"`           // a release command is configured
+}
+
+// HostFacts are the slowly changing facts about the host.
+type HostFacts struct {
+	Hostname          string    `json:"hostname"`
+	GPUSource         string    `json:"gpu_source"` // "nvml", "simulate" or "none"
+	DriverVersion     string    `json:"driver_version,omitempty"`
+	CUDADriverVersion string    `json:"cuda_driver_version,omitempty"` // e.g. "12.4"
+	GPUs              []GPUFact `json:"gpus"`
+	CPUCores          float64   `json:"cpu_cores"` // usable cores (cgroup quota if any)
+	MemoryTotalBytes  uint64    `json:"memory_total_bytes"`
+}
+
+// GPUFact identifies one GPU.
+type GPUFact struct {
+	Index          int    `json:"index"`
+	Name           string `json:"name"`
+	UUID           string `json:"uuid"`
+	MemoryTotalMiB uint64 `json:"memory_total_mib"`
+	SMClockMaxMHz  uint32 `json:"sm_clock_max_mhz,omitempty"`
+}
+
+// GPUSummary summarises one GPU over the heartbeat window. Pointer fields are
+// nil when no valid reading was had in the window.
+type GPUSummary struct {
+	Index          int      `json:"index"`
+	UUID           string   `json:"uuid"`
+	Samples        int      `json:"samples"`         // samples with a valid utilisation
+	FailedSamples  int      `json:"failed_samples"`  // samples whose reading failed or was implausible
+	UtilMean       *float64 `json:"util_mean"`       // percent, 0-100
+	UtilMax        *float64 `json:"util_max"`        // percent
+	MemoryUsedMiB  *uint64  `json:"memory_used_mib"` // at the last valid sample
+	MemoryMaxMiB   *uint64  `json:"memory_max_mib"`  // highest in the window
+	PowerMeanW     *float64 `json:"power_mean_w,omitempty"`
+	PowerMaxW      *float64 `json:"power_max_w,omitempty"`
+	TemperatureC   *uint32  `json:"temperature_c,omitempty"`     // highest in the window
+	SMClockMHz     *uint32  `json:"sm_clock_mhz,omitempty"`      // at the last valid sample
+	ClockReasons   uint64   `json:"clock_event_reasons"`         // NVML clock-event reason bits, OR of the window
+	ClockReasonTxt []string `json:"clock_event_names,omitempty"` // names of the bits
+	Processes      []Proc   `json:"processes,omitempty"`         // at the last sample; reported, never used to decide
+	LastError      string   `json:"last_error,omitempty"`
+}
+
+// Proc is a compute process seen by NVML. Inside containers the PID is the
+// host's, or the list is empty.
+type Proc struct {
+	PID           uint32 `json:"pid"`
+	UsedMemoryMiB uint64 `json:"used_memory_mib"`
+}
+
+// HostSummary summarises host readings over the window.
+type HostSummary struct {
+	CPUPercentMean *float64 `json:"cpu_percent_mean"` // percent of one core (200 = two cores busy)
+	CPUPercentMax  *float64 `json:"cpu_percent_max"`
+	CPUSource      string   `json:"cpu_source,omitempty"` // "cgroup2", "cgroup1", "proc" or "simulate"
+	MemoryUsedB    *uint64  `json:"memory_used_bytes,omitempty"`
+	NetRxBytes     uint64   `json:"net_rx_bytes"` // bytes received in the window (all interfaces but lo)
+	NetTxBytes     uint64   `json:"net_tx_bytes"` // bytes sent in the window
+	NetRxTotal     uint64   `json:"net_rx_total"` // counters since boot, for the traffic meter
+	NetTxTotal     uint64   `json:"net_tx_total"`
+	NetBytesPerS   *float64 `json:"net_bytes_per_s_max,omitempty"`
+	DiskPath       string   `json:"disk_path,omitempty"`
+	DiskTotalBytes uint64   `json:"disk_total_bytes,omitempty"`
+	DiskFreeBytes  uint64   `json:"disk_free_bytes,omitempty"`
+	Errors         []string `json:"errors,omitempty"`
+}
+
+// WatchState is the progress of one watched file.
+type WatchState struct {
+	Path      string     `json:"path"`
+	Exists    bool       `json:"exists"`
+	SizeBytes int64      `json:"size_bytes"`
+	GrewBytes int64      `json:"grew_bytes"` // growth in the window
+	ModTime   *time.Time `json:"mod_time,omitempty"`
+	Error     string     `json:"error,omitempty"`
+}
+
+// JobState is the state of the job the agent wraps (run ... -- COMMAND).
+type JobState struct {
+	Command         string     `json:"command"`
+	Running         bool       `json:"running"`
+	PID             int        `json:"pid,omitempty"`
+	StartedAt       time.Time  `json:"started_at"`
+	Exited          bool       `json:"exited"`
+	ExitCode        *int       `json:"exit_code,omitempty"`
+	EndedAt         *time.Time `json:"ended_at,omitempty"`
+	DurationSeconds float64    `json:"duration_s"`
+	Error           string     `json:"error,omitempty"` // e.g. the command could not be started
+}
+
+// HeartbeatResponse answers a heartbeat.
+type HeartbeatResponse struct {
+	Rental string  `json:"rental,omitempty"` // name of the rental the token belongs to
+	Orders []Order `json:"orders,omitempty"`
+	Policy Policy  `json:"policy"`
+}
+
+// Policy is what the server wants the agent to apply locally. Zero fields
+// mean "keep the agent's own setting".
+type Policy struct {
+	UtilThreshold   float64    `json:"util_threshold,omitempty"` // percent
+	SampleSeconds   int        `json:"sample_s,omitempty"`       // hint; the agent keeps its flags
+	IntervalSeconds int        `json:"interval_s,omitempty"`     // hint
+	LeaseUntil      *time.Time `json:"lease_until,omitempty"`    // replaces the local lease deadline
+}
+
+// Actions an order may carry. Both run the host's release command; the
+// server prefers stop.
+const (
+	ActionStop    = "stop"
+	ActionRelease = "release"
+)
+
+// Order is an instruction from the server, signed with the rental's token.
+type Order struct {
+	ID        string    `json:"id"`
+	Rental    string    `json:"rental"`
+	Action    string    `json:"action"` // ActionStop or ActionRelease
+	IssuedAt  time.Time `json:"issued_at"`
+	ExpiresAt time.Time `json:"expires_at"`
+	Nonce     string    `json:"nonce"`
+	Signature string    `json:"signature"` // lowercase hex HMAC-SHA256, see SignOrder
+}
+
+// Outcomes reported in OrderResult.
+const (
+	OutcomeRejectedSignature = "rejected_signature" // unsigned or bad signature
+	OutcomeRejectedExpired   = "rejected_expired"   // expired, or issued too far in the future
+	OutcomeRejectedReplay    = "rejected_replay"    // nonce already seen
+	OutcomeRejectedRental    = "rejected_rental"    // for another rental
+	OutcomeRejectedInvalid   = "rejected_invalid"   // unknown action, missing fields
+	OutcomeRefusedNoCommand  = "refused_no_release_cmd"
+	OutcomeRefusedJob        = "refused_job_running"
+	OutcomeRefusedBusy       = "refused_busy"
+	OutcomeRefusedUnknown    = "refused_unknown" // the fresh sample could not tell
+	OutcomePreReleaseFailed  = "pre_release_failed"
+	OutcomeReleaseStarted    = "release_started"
+	OutcomeReleaseFailed     = "release_failed"
+	OutcomeDone              = "done"
+)
+
+// OrderResult is the body of POST /v1/agent/orders/{id}/result. An order may
+// get several results, one per step (release_started, then done).
+type OrderResult struct {
+	OrderID  string    `json:"order_id"`
+	Outcome  string    `json:"outcome"`
+	ExitCode *int      `json:"exit_code,omitempty"`
+	Message  string    `json:"message,omitempty"`
+	Verdict  Verdict   `json:"verdict,omitempty"` // of the fresh sample, when one was taken
+	At       time.Time `json:"at"`
+}
