@@ -1,0 +1,102 @@
+package bot
+
+import "context"
+
+// The conversation core and its transports (Telegram, the terminal) meet
+// in these types. The core knows nothing of Telegram: a transport turns
+// what it receives into an Update, calls Handler.Handle, and delivers the
+// Outgoing messages through its Sender.
+
+// UpdateKind says what an incoming update carries.
+type UpdateKind string
+
+// Update kinds.
+const (
+	KindText     UpdateKind = "text"     // a text message (commands and plain text)
+	KindCallback UpdateKind = "callback" // a button press
+	KindOther    UpdateKind = "other"    // stickers, photos, edits, channel posts: ignored or answered briefly
+)
+
+// ChatType is the kind of chat an update came from.
+type ChatType string
+
+// Chat types, as Telegram names them.
+const (
+	ChatPrivate    ChatType = "private"
+	ChatGroup      ChatType = "group"
+	ChatSupergroup ChatType = "supergroup"
+	ChatChannel    ChatType = "channel"
+)
+
+// Update is one incoming event from a person.
+type Update struct {
+	// Key identifies the update for exactly-once processing: it is passed
+	// to the ledger as Action.Key, so a redelivered update changes nothing.
+	// Telegram uses "tg:update:<update_id>"; the console "" (no dedupe).
+	Key      string
+	Kind     UpdateKind
+	UserID   int64 // the sender; every check is against this ID
+	ChatID   int64 // where replies go (a group's ID for group chats)
+	ChatType ChatType
+	Username string // for display only, never for access decisions
+	LangCode string // the client's language hint ("zh-hans"), for new users
+	Text     string // KindText: the message text
+
+	// CallbackID and CallbackData are set for KindCallback; MessageID is
+	// the message whose button was pressed (for editing it in place).
+	CallbackID   string
+	CallbackData string
+	MessageID    int
+
+	// Forwarded is true when the message was forwarded from someone else.
+	Forwarded bool
+	// Edited is true for an edited message (ignored: the original was
+	// already handled).
+	Edited bool
+}
+
+// Button is an inline button: Text shown, Data returned in a callback
+// (at most 64 bytes, per Telegram).
+type Button struct {
+	Text string
+	Data string
+}
+
+// File is a document or picture sent to the user.
+type File struct {
+	Name string
+	Data []byte
+}
+
+// Outgoing is one message to a chat. Text is HTML (Telegram's subset:
+// <b>, <i>, <code>, <pre>); the core escapes user-supplied text. A
+// transport splits texts longer than it can send.
+type Outgoing struct {
+	ChatID  int64
+	Text    string
+	Buttons [][]Button // rows of inline buttons; nil for none
+	// EditMessageID, when non-zero, edits that earlier message in place
+	// instead of sending a new one (cards that change).
+	EditMessageID int
+	Document      *File // sent as a document with Text as caption
+	Photo         *File // sent as a photo with Text as caption
+	// Silent sends without a notification sound (quiet hours).
+	Silent bool
+}
+
+// Sender delivers messages. Send returns the message ID of what was sent
+// (or edited), so cards can be edited later. Implementations are safe for
+// concurrent use.
+type Sender interface {
+	Send(ctx context.Context, m Outgoing) (messageID int, err error)
+	// AnswerCallback acknowledges a button press (stopping the client's
+	// spinner), optionally with a short toast text.
+	AnswerCallback(ctx context.Context, callbackID, text string) error
+}
+
+// Handler processes updates. Handle returns an error only for failures the
+// transport should retry later (e.g. the database is unavailable); bad
+// input is answered, not returned.
+type Handler interface {
+	Handle(ctx context.Context, u Update, s Sender) error
+}
