@@ -1,0 +1,182 @@
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Config is the server's configuration. Each field comes from an
+// environment variable and may be overridden by a flag of the same
+// meaning (DESIGN.md section 2). Only this package reads configuration.
+type Config struct {
+	DB               string        // GPULEDGER_DB
+	TelegramToken    string        // TELEGRAM_BOT_TOKEN; never logged
+	TelegramEndpoint string        // TELEGRAM_API_ENDPOINT
+	AllowedUsers     []int64       // GPULEDGER_ALLOWED_USERS
+	Listen           string        // GPULEDGER_LISTEN
+	PublicURL        string        // GPULEDGER_PUBLIC_URL
+	TZ               string        // GPULEDGER_TZ
+	Tick             time.Duration // GPULEDGER_TICK
+	LogFormat        string        // GPULEDGER_LOG_FORMAT: auto, text or json
+	LogLevel         string        // GPULEDGER_LOG_LEVEL: debug, info, warn, error
+	Backup           string        // GPULEDGER_BACKUP_DIR: nightly backups go here; empty: none
+	ConsoleUser      int64         // GPULEDGER_CONSOLE_USER: the terminal owner's user ID
+}
+
+// defaultEndpoint is the Bot API endpoint in go-telegram-bot-api's format.
+const defaultEndpoint = "https://api.telegram.org/bot%s/%s"
+
+// parseConfig reads the environment through getenv and then the flags in
+// args. It returns an error that names the variable or flag at fault.
+func parseConfig(name string, args []string, getenv func(string) string, stderr io.Writer) (Config, []string, error) {
+	c := Config{
+		DB:               envOr(getenv, "GPULEDGER_DB", "gpuledger.db"),
+		TelegramToken:    getenv("TELEGRAM_BOT_TOKEN"),
+		TelegramEndpoint: envOr(getenv, "TELEGRAM_API_ENDPOINT", defaultEndpoint),
+		Listen:           envOr(getenv, "GPULEDGER_LISTEN", ":8477"),
+		PublicURL:        getenv("GPULEDGER_PUBLIC_URL"),
+		TZ:               getenv("GPULEDGER_TZ"),
+		LogFormat:        envOr(getenv, "GPULEDGER_LOG_FORMAT", "auto"),
+		LogLevel:         envOr(getenv, "GPULEDGER_LOG_LEVEL", "info"),
+		Backup:           getenv("GPULEDGER_BACKUP_DIR"),
+	}
+	var errs []error
+	tick, err := envDuration(getenv, "GPULEDGER_TICK", 30*time.Second)
+	errs = append(errs, err)
+	c.Tick = tick
+	users, err := parseUserIDs(getenv("GPULEDGER_ALLOWED_USERS"))
+	if err != nil {
+		errs = append(errs, fmt.Errorf("GPULEDGER_ALLOWED_USERS: %w", err))
+	}
+	c.AllowedUsers = users
+	cu, err := envInt(getenv, "GPULEDGER_CONSOLE_USER", 1)
+	errs = append(errs, err)
+	c.ConsoleUser = cu
+	if err := errors.Join(errs...); err != nil {
+		return c, nil, err
+	}
+
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.StringVar(&c.DB, "db", c.DB, "SQLite database file (GPULEDGER_DB)")
+	fs.StringVar(&c.TelegramToken, "telegram-token", c.TelegramToken, "Telegram bot token; unset runs the terminal console (TELEGRAM_BOT_TOKEN; prefer the variable: flags show in ps)")
+	fs.StringVar(&c.TelegramEndpoint, "telegram-endpoint", c.TelegramEndpoint, "Bot API endpoint in the form https://host/bot%s/%s (TELEGRAM_API_ENDPOINT)")
+	allowed := fs.String("allowed-users", "", "comma-separated Telegram user IDs allowed to use the bot (GPULEDGER_ALLOWED_USERS)")
+	fs.StringVar(&c.Listen, "listen", c.Listen, "agent hub listen address (GPULEDGER_LISTEN)")
+	fs.StringVar(&c.PublicURL, "public-url", c.PublicURL, "URL agents use to reach the hub (GPULEDGER_PUBLIC_URL)")
+	fs.StringVar(&c.TZ, "tz", c.TZ, "time zone for new users, e.g. Asia/Shanghai (GPULEDGER_TZ)")
+	fs.DurationVar(&c.Tick, "tick", c.Tick, "how often idle, silent and lease checks run (GPULEDGER_TICK)")
+	fs.StringVar(&c.LogFormat, "log-format", c.LogFormat, "log format: auto (text on a terminal, else JSON), text or json (GPULEDGER_LOG_FORMAT)")
+	fs.StringVar(&c.LogLevel, "log-level", c.LogLevel, "log level: debug, info, warn or error (GPULEDGER_LOG_LEVEL)")
+	fs.StringVar(&c.Backup, "backup-dir", c.Backup, "directory for a nightly online backup; empty for none (GPULEDGER_BACKUP_DIR)")
+	fs.Int64Var(&c.ConsoleUser, "console-user", c.ConsoleUser, "user ID of the terminal console's owner (GPULEDGER_CONSOLE_USER)")
+	if err := fs.Parse(args); err != nil {
+		return c, nil, err
+	}
+	if *allowed != "" {
+		users, err := parseUserIDs(*allowed)
+		if err != nil {
+			return c, nil, fmt.Errorf("-allowed-users: %w", err)
+		}
+		c.AllowedUsers = users
+	}
+	return c, fs.Args(), c.validate()
+}
+
+func (c *Config) validate() error {
+	var errs []error
+	if c.DB == "" {
+		errs = append(errs, errors.New("GPULEDGER_DB / -db: must not be empty"))
+	}
+	if c.Tick < time.Second || c.Tick > time.Hour {
+		errs = append(errs, fmt.Errorf("GPULEDGER_TICK / -tick: %s is out of range 1s..1h", c.Tick))
+	}
+	if c.TelegramToken != "" && strings.Count(c.TelegramEndpoint, "%s") != 2 {
+		errs = append(errs, errors.New("TELEGRAM_API_ENDPOINT / -telegram-endpoint: must contain two %s, for the token and the method, e.g. https://api.telegram.org/bot%s/%s"))
+	}
+	if _, _, err := net.SplitHostPort(c.Listen); err != nil {
+		errs = append(errs, fmt.Errorf("GPULEDGER_LISTEN / -listen: %q is not host:port (e.g. :8477)", c.Listen))
+	}
+	if c.TZ != "" {
+		if _, err := time.LoadLocation(c.TZ); err != nil {
+			errs = append(errs, fmt.Errorf("GPULEDGER_TZ / -tz: unknown time zone %q (use an IANA name like Asia/Shanghai)", c.TZ))
+		}
+	}
+	switch c.LogFormat {
+	case "auto", "text", "json":
+	default:
+		errs = append(errs, fmt.Errorf("GPULEDGER_LOG_FORMAT / -log-format: %q is not auto, text or json", c.LogFormat))
+	}
+	switch c.LogLevel {
+	case "debug", "info", "warn", "error":
+	default:
+		errs = append(errs, fmt.Errorf("GPULEDGER_LOG_LEVEL / -log-level: %q is not debug, info, warn or error", c.LogLevel))
+	}
+	return errors.Join(errs...)
+}
+
+// publicURL returns the URL agents are told to use.
+func (c *Config) publicURL() string {
+	if c.PublicURL != "" {
+		return strings.TrimRight(c.PublicURL, "/")
+	}
+	host, port, _ := net.SplitHostPort(c.Listen)
+	if host == "" || host == "0.0.0.0" || host == "::" {
+		host = "127.0.0.1"
+	}
+	return "http://" + net.JoinHostPort(host, port)
+}
+
+func envOr(getenv func(string) string, key, def string) string {
+	if v := getenv(key); v != "" {
+		return v
+	}
+	return def
+}
+
+func envDuration(getenv func(string) string, key string, def time.Duration) (time.Duration, error) {
+	v := getenv(key)
+	if v == "" {
+		return def, nil
+	}
+	d, err := time.ParseDuration(v)
+	if err != nil {
+		return def, fmt.Errorf("%s: %q is not a duration (e.g. 30s)", key, v)
+	}
+	return d, nil
+}
+
+func envInt(getenv func(string) string, key string, def int64) (int64, error) {
+	v := getenv(key)
+	if v == "" {
+		return def, nil
+	}
+	n, err := strconv.ParseInt(v, 10, 64)
+	if err != nil {
+		return def, fmt.Errorf("%s: %q is not an integer", key, v)
+	}
+	return n, nil
+}
+
+// parseUserIDs parses "123, 456" into IDs.
+func parseUserIDs(s string) ([]int64, error) {
+	var ids []int64
+	for _, f := range strings.Split(s, ",") {
+		f = strings.TrimSpace(f)
+		if f == "" {
+			continue
+		}
+		id, err := strconv.ParseInt(f, 10, 64)
+		if err != nil || id <= 0 {
+			return nil, fmt.Errorf("%q is not a Telegram user ID (a positive number; ask @userinfobot for yours)", f)
+		}
+		ids = append(ids, id)
+	}
+	return ids, nil
+}
