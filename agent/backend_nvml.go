@@ -1,0 +1,355 @@
+//go:build cgo && linux
+
+package agent
+
+import (
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"math"
+	"time"
+
+	"github.com/NVIDIA/go-nvml/pkg/nvml"
+
+	"github.com/gpuledger/gpuledger/agent/wire"
+)
+
+// NVMLAvailable reports whether this build can use NVML (cgo on Linux).
+const NVMLAvailable = true
+
+// OpenNVML loads libnvidia-ml (dlopen, at run time: the binary does not
+// link it) and returns a source over it. It fails with ErrNoNVML when the
+// library is missing or the driver not loaded, and never blocks longer than
+// timeout.
+func OpenNVML(ctx context.Context, timeout time.Duration) (GPUSource, error) {
+	return NewNVMLSource(ctx, nvml.New(), timeout)
+}
+
+// NVMLSource is a GPUSource over an nvml.Interface (the real library, or
+// go-nvml's mock in tests). Every Read runs under a watchdog.
+type NVMLSource struct {
+	lib nvml.Interface
+	wd  watchdog
+
+	facts   GPUFacts
+	devs    []nvml.Device
+	lastTS  []uint64 // per device: timestamp (µs) of the last utilisation sample seen
+	noSampl []bool   // per device: nvmlDeviceGetSamples unsupported
+	has     map[string]bool
+	failRun int // consecutive reads in which every GPU failed
+}
+
+// Symbols that old drivers lack. go-nvml resolves symbols lazily and a call
+// to a missing one aborts the process, so each is looked up first.
+var optionalSymbols = []string{
+	"nvmlDeviceGetSamples",
+	"nvmlDeviceGetCurrentClocksEventReasons",
+	"nvmlDeviceGetCurrentClocksThrottleReasons",
+	"nvmlSystemGetCudaDriverVersion",
+	"nvmlDeviceGetComputeRunningProcesses",
+}
+
+// NewNVMLSource initialises lib and enumerates its GPUs.
+func NewNVMLSource(ctx context.Context, lib nvml.Interface, timeout time.Duration) (*NVMLSource, error) {
+	s := &NVMLSource{lib: lib, wd: watchdog{timeout: timeout}}
+	err := s.wd.do(ctx, s.init)
+	if err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+func nvmlErr(what string, r nvml.Return) error {
+	return fmt.Errorf("agent: nvml %s: %s", what, nvml.ErrorString(r))
+}
+
+func (s *NVMLSource) init() error {
+	if r := s.lib.Init(); r != nvml.SUCCESS {
+		if r == nvml.ERROR_LIBRARY_NOT_FOUND || r == nvml.ERROR_DRIVER_NOT_LOADED || r == nvml.ERROR_NO_PERMISSION {
+			return fmt.Errorf("%w: %w", ErrNoNVML, nvmlErr("init", r))
+		}
+		return nvmlErr("init", r)
+	}
+	s.has = map[string]bool{}
+	for _, sym := range optionalSymbols {
+		s.has[sym] = s.lookup(sym)
+	}
+	f := GPUFacts{Source: "nvml"}
+	if v, r := s.lib.SystemGetDriverVersion(); r == nvml.SUCCESS {
+		f.DriverVersion = v
+	}
+	if s.has["nvmlSystemGetCudaDriverVersion"] {
+		if v, r := s.lib.SystemGetCudaDriverVersion(); r == nvml.SUCCESS && v > 0 {
+			f.CUDADriverVersion = fmt.Sprintf("%d.%d", v/1000, v%1000/10)
+		}
+	}
+	n, r := s.lib.DeviceGetCount()
+	if r != nvml.SUCCESS {
+		_ = s.lib.Shutdown()
+		return nvmlErr("device count", r)
+	}
+	if n > wire.MaxGPUs {
+		n = wire.MaxGPUs
+	}
+	s.devs, s.lastTS, s.noSampl = nil, nil, nil
+	for i := range n {
+		d, r := s.lib.DeviceGetHandleByIndex(i)
+		fact := wire.GPUFact{Index: i}
+		if r != nvml.SUCCESS {
+			d = nil
+		} else {
+			fact.Name, _ = d.GetName()
+			fact.UUID, _ = d.GetUUID()
+			if m, r := d.GetMemoryInfo(); r == nvml.SUCCESS {
+				fact.MemoryTotalMiB = m.Total >> 20
+			}
+			if c, r := d.GetMaxClockInfo(nvml.CLOCK_SM); r == nvml.SUCCESS && c < maxPlausibleClock {
+				fact.SMClockMaxMHz = c
+			}
+		}
+		s.devs = append(s.devs, d)
+		s.lastTS = append(s.lastTS, 0)
+		s.noSampl = append(s.noSampl, false)
+		f.GPUs = append(f.GPUs, fact)
+	}
+	s.facts = f
+	return nil
+}
+
+// lookup reports whether the loaded library exports sym. Mocks without an
+// Extensions implementation are taken to have every symbol.
+func (s *NVMLSource) lookup(sym string) (ok bool) {
+	defer func() {
+		if recover() != nil {
+			ok = true
+		}
+	}()
+	ext := s.lib.Extensions()
+	if ext == nil {
+		return true
+	}
+	return ext.LookupSymbol(sym) == nil
+}
+
+// Facts implements GPUSource.
+func (s *NVMLSource) Facts(context.Context) (GPUFacts, error) {
+	if len(s.facts.GPUs) == 0 {
+		return s.facts, errors.New("agent: nvml sees no gpus")
+	}
+	return s.facts, nil
+}
+
+// Read implements GPUSource.
+func (s *NVMLSource) Read(ctx context.Context) ([]GPUReading, error) {
+	var out []GPUReading
+	err := s.wd.do(ctx, func() error {
+		if s.failRun >= 3 {
+			// Every GPU failed three reads running (a lost GPU, a
+			// driver reload): start NVML afresh.
+			_ = s.lib.Shutdown()
+			if err := s.init(); err != nil {
+				return fmt.Errorf("agent: nvml re-init: %w", err)
+			}
+			s.failRun = 0
+		}
+		out = s.read()
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	if len(out) == 0 {
+		return nil, errors.New("agent: nvml sees no gpus")
+	}
+	return out, nil
+}
+
+func (s *NVMLSource) read() []GPUReading {
+	out := make([]GPUReading, 0, len(s.devs))
+	allFailed := true
+	for i, d := range s.devs {
+		f := s.facts.GPUs[i]
+		g := GPUReading{Index: i, UUID: f.UUID, Name: f.Name, MemoryTotalMiB: f.MemoryTotalMiB, SMClockMaxMHz: f.SMClockMaxMHz}
+		if d == nil {
+			g.Err = "no handle"
+			out = append(out, g)
+			continue
+		}
+		s.readDevice(i, d, &g)
+		g.validate()
+		if g.UtilOK {
+			allFailed = false
+		}
+		out = append(out, g)
+	}
+	if allFailed {
+		s.failRun++
+	} else {
+		s.failRun = 0
+	}
+	return out
+}
+
+func (s *NVMLSource) readDevice(i int, d nvml.Device, g *GPUReading) {
+	var errs []string
+	note := func(what string, r nvml.Return) {
+		if r != nvml.ERROR_NOT_SUPPORTED {
+			errs = append(errs, what+": "+nvml.ErrorString(r))
+		}
+	}
+	// Utilisation: every sample since the last one seen, else the
+	// instantaneous rate.
+	implausible := false
+	if s.has["nvmlDeviceGetSamples"] && !s.noSampl[i] {
+		vt, samples, r := d.GetSamples(nvml.GPU_UTILIZATION_SAMPLES, s.lastTS[i])
+		switch r {
+		case nvml.SUCCESS:
+			mean, max, n, last, ok := summariseSamples(vt, samples, s.lastTS[i])
+			if n > 0 {
+				g.UtilOK, g.UtilMean, g.UtilMax, g.UtilSamples, g.UtilSource = ok, mean, max, n, "samples"
+				s.lastTS[i] = last
+				if !ok {
+					implausible = true
+					errs = append(errs, "implausible utilisation sample")
+				}
+			}
+		case nvml.ERROR_NOT_SUPPORTED:
+			s.noSampl[i] = true
+		case nvml.ERROR_NOT_FOUND:
+			// No new samples since lastTS: fall back below.
+		case nvml.ERROR_GPU_IS_LOST:
+			g.Err = "gpu is lost"
+			return
+		default:
+			note("samples", r)
+		}
+	}
+	if !g.UtilOK && !implausible {
+		u, r := d.GetUtilizationRates()
+		switch r {
+		case nvml.SUCCESS:
+			g.UtilOK, g.UtilMean, g.UtilMax, g.UtilSource = true, float64(u.Gpu), float64(u.Gpu), "rates"
+		case nvml.ERROR_GPU_IS_LOST:
+			g.Err = "gpu is lost"
+			return
+		default:
+			errs = append(errs, "utilization: "+nvml.ErrorString(r))
+		}
+	}
+	if m, r := d.GetMemoryInfo(); r == nvml.SUCCESS {
+		g.MemOK, g.MemoryUsedMiB = true, m.Used>>20
+		if m.Total > 0 {
+			g.MemoryTotalMiB = m.Total >> 20
+		}
+	} else {
+		note("memory", r)
+	}
+	if p, r := d.GetPowerUsage(); r == nvml.SUCCESS {
+		g.PowerOK, g.PowerW = true, float64(p)/1000
+	} else {
+		note("power", r)
+	}
+	if t, r := d.GetTemperature(nvml.TEMPERATURE_GPU); r == nvml.SUCCESS {
+		g.TempOK, g.TempC = true, t
+	} else {
+		note("temperature", r)
+	}
+	if c, r := d.GetClockInfo(nvml.CLOCK_SM); r == nvml.SUCCESS {
+		g.ClockOK, g.SMClockMHz = true, c
+	} else {
+		note("sm clock", r)
+	}
+	var reasons uint64
+	r := nvml.ERROR_NOT_SUPPORTED
+	switch {
+	case s.has["nvmlDeviceGetCurrentClocksEventReasons"]:
+		reasons, r = d.GetCurrentClocksEventReasons()
+	case s.has["nvmlDeviceGetCurrentClocksThrottleReasons"]:
+		reasons, r = d.GetCurrentClocksThrottleReasons()
+	}
+	if r == nvml.SUCCESS {
+		g.ReasonsOK, g.ClockReasons = true, reasons
+	} else {
+		note("clock reasons", r)
+	}
+	if s.has["nvmlDeviceGetComputeRunningProcesses"] {
+		if ps, r := d.GetComputeRunningProcesses(); r == nvml.SUCCESS {
+			for j, p := range ps {
+				if j >= wire.MaxProcesses {
+					break
+				}
+				mem := p.UsedGpuMemory
+				if mem == math.MaxUint64 { // NVML_VALUE_NOT_AVAILABLE
+					mem = 0
+				}
+				g.Procs = append(g.Procs, wire.Proc{PID: p.Pid, UsedMemoryMiB: mem >> 20})
+			}
+		} else {
+			note("processes", r)
+		}
+	}
+	if len(errs) > 0 {
+		g.Err = joinNotes(errs)
+	}
+}
+
+// summariseSamples returns mean and max utilisation of the samples newer
+// than since, their count and the newest timestamp. ok is false if any value
+// is implausible (then the whole period is unknown).
+func summariseSamples(vt nvml.ValueType, samples []nvml.Sample, since uint64) (mean, max float64, n int, last uint64, ok bool) {
+	ok = true
+	last = since
+	var sum float64
+	for _, sm := range samples {
+		if sm.TimeStamp <= since {
+			continue
+		}
+		v, good := sampleValue(vt, sm.SampleValue)
+		if !good || v < 0 || v > maxPlausibleUtil {
+			ok = false
+		}
+		sum += v
+		if v > max {
+			max = v
+		}
+		n++
+		if sm.TimeStamp > last {
+			last = sm.TimeStamp
+		}
+	}
+	if n > 0 {
+		mean = sum / float64(n)
+	}
+	return mean, max, n, last, ok
+}
+
+// sampleValue decodes an nvmlValue_t union (little-endian, 8 bytes).
+func sampleValue(vt nvml.ValueType, b [8]byte) (float64, bool) {
+	switch vt {
+	case nvml.VALUE_TYPE_DOUBLE:
+		f := math.Float64frombits(binary.LittleEndian.Uint64(b[:]))
+		return f, !badFloat(f)
+	case nvml.VALUE_TYPE_UNSIGNED_INT:
+		return float64(binary.LittleEndian.Uint32(b[:4])), true
+	case nvml.VALUE_TYPE_UNSIGNED_LONG, nvml.VALUE_TYPE_UNSIGNED_LONG_LONG:
+		return float64(binary.LittleEndian.Uint64(b[:])), true
+	case nvml.VALUE_TYPE_SIGNED_LONG_LONG:
+		return float64(int64(binary.LittleEndian.Uint64(b[:]))), true
+	case nvml.VALUE_TYPE_SIGNED_INT:
+		return float64(int32(binary.LittleEndian.Uint32(b[:4]))), true
+	case nvml.VALUE_TYPE_UNSIGNED_SHORT:
+		return float64(binary.LittleEndian.Uint16(b[:2])), true
+	}
+	return 0, false
+}
+
+// Close implements GPUSource. It does not wait for a hung call.
+func (s *NVMLSource) Close() error {
+	return s.wd.do(context.Background(), func() error {
+		if r := s.lib.Shutdown(); r != nvml.SUCCESS {
+			return nvmlErr("shutdown", r)
+		}
+		return nil
+	})
+}

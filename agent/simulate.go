@@ -1,0 +1,147 @@
+package agent
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/gpuledger/gpuledger/agent/wire"
+)
+
+// SimFile is the --simulate file (DESIGN.md section 2), re-read at every
+// sample so a demo or test can change it while the agent runs.
+type SimFile struct {
+	GPUs []SimGPU `json:"gpus"`
+	Host *SimHost `json:"host"`
+	// Driver and CUDA are optional extras for demos.
+	Driver string `json:"driver_version"`
+	CUDA   string `json:"cuda_driver_version"`
+}
+
+// SimGPU is one simulated GPU. A missing utilization makes that GPU unknown,
+// as a failed NVML read would.
+type SimGPU struct {
+	Name           string   `json:"name"`
+	UUID           string   `json:"uuid"`
+	MemoryTotalMiB uint64   `json:"memory_total_mib"`
+	MemoryUsedMiB  *uint64  `json:"memory_used_mib"`
+	Utilization    *float64 `json:"utilization"`
+	PowerW         *float64 `json:"power_w"`
+	TemperatureC   *float64 `json:"temperature_c"`
+	SMClockMHz     *uint32  `json:"sm_clock_mhz"`
+	SMClockMaxMHz  uint32   `json:"sm_clock_max_mhz"`
+	ClockReasons   uint64   `json:"clock_event_reasons"`
+	Processes      []wire.Proc `json:"processes"`
+}
+
+// SimHost replaces the real host readings when present.
+type SimHost struct {
+	CPUPercent   *float64 `json:"cpu_percent"`
+	NetBytesPerS *float64 `json:"net_bytes_per_s"`
+}
+
+// maxSimFile bounds what is read from a simulate file.
+const maxSimFile = 1 << 20
+
+// ParseSimFile decodes a simulate file. Unknown fields are errors, so a
+// typo does not silently read as "no value".
+func ParseSimFile(b []byte) (SimFile, error) {
+	var f SimFile
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&f); err != nil {
+		return SimFile{}, fmt.Errorf("agent: simulate file: %w", err)
+	}
+	if dec.More() {
+		return SimFile{}, errors.New("agent: simulate file: trailing data")
+	}
+	if len(f.GPUs) > wire.MaxGPUs {
+		return SimFile{}, fmt.Errorf("agent: simulate file: %d gpus, at most %d", len(f.GPUs), wire.MaxGPUs)
+	}
+	return f, nil
+}
+
+// SimulateSource is a GPUSource reading a SimFile from Path at every Read.
+// A missing or malformed file fails the read (verdict unknown) and is
+// retried at the next sample.
+type SimulateSource struct {
+	Path string
+	last *SimHost
+}
+
+func (s *SimulateSource) load() (SimFile, error) {
+	fh, err := os.Open(s.Path)
+	if err != nil {
+		return SimFile{}, fmt.Errorf("agent: simulate: %w", err)
+	}
+	defer fh.Close()
+	b, err := io.ReadAll(io.LimitReader(fh, maxSimFile+1))
+	if err != nil {
+		return SimFile{}, fmt.Errorf("agent: simulate: %w", err)
+	}
+	if len(b) > maxSimFile {
+		return SimFile{}, fmt.Errorf("agent: simulate: %s is over %d bytes", s.Path, maxSimFile)
+	}
+	return ParseSimFile(b)
+}
+
+// Facts implements GPUSource.
+func (s *SimulateSource) Facts(context.Context) (GPUFacts, error) {
+	f, err := s.load()
+	if err != nil {
+		return GPUFacts{Source: "simulate"}, err
+	}
+	facts := GPUFacts{Source: "simulate", DriverVersion: f.Driver, CUDADriverVersion: f.CUDA}
+	for i, g := range f.GPUs {
+		facts.GPUs = append(facts.GPUs, wire.GPUFact{Index: i, Name: g.Name, UUID: g.UUID,
+			MemoryTotalMiB: g.MemoryTotalMiB, SMClockMaxMHz: g.SMClockMaxMHz})
+	}
+	return facts, nil
+}
+
+// Read implements GPUSource.
+func (s *SimulateSource) Read(context.Context) ([]GPUReading, error) {
+	f, err := s.load()
+	if err != nil {
+		s.last = nil
+		return nil, err
+	}
+	s.last = f.Host
+	out := make([]GPUReading, 0, len(f.GPUs))
+	for i, g := range f.GPUs {
+		r := GPUReading{Index: i, UUID: g.UUID, Name: g.Name, MemoryTotalMiB: g.MemoryTotalMiB, UtilSource: "simulate"}
+		if g.Utilization != nil {
+			r.UtilOK, r.UtilMean, r.UtilMax = true, *g.Utilization, *g.Utilization
+		} else {
+			r.Err = "simulate: no utilization"
+		}
+		if g.MemoryUsedMiB != nil {
+			r.MemOK, r.MemoryUsedMiB = true, *g.MemoryUsedMiB
+		}
+		if g.PowerW != nil {
+			r.PowerOK, r.PowerW = true, *g.PowerW
+		}
+		if g.TemperatureC != nil && *g.TemperatureC >= 0 {
+			r.TempOK, r.TempC = true, uint32(*g.TemperatureC)
+		}
+		if g.SMClockMHz != nil {
+			r.ClockOK, r.SMClockMHz, r.SMClockMaxMHz = true, *g.SMClockMHz, g.SMClockMaxMHz
+		}
+		r.ReasonsOK, r.ClockReasons = true, g.ClockReasons
+		r.Procs = g.Processes
+		r.validate()
+		out = append(out, r)
+	}
+	return out, nil
+}
+
+// HostOverride implements HostOverride: the host object of the last
+// successfully read file.
+func (s *SimulateSource) HostOverride() *SimHost { return s.last }
+
+// Close implements GPUSource.
+func (s *SimulateSource) Close() error { return nil }
