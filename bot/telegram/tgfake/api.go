@@ -1,0 +1,447 @@
+package tgfake
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	tgbotapi "github.com/go-telegram-bot-api/telegram-bot-api/v5"
+)
+
+// Telegram's limits, in UTF-16 code units of the visible text.
+const (
+	MaxTextLen    = 4096
+	MaxCaptionLen = 1024
+	MaxButtonData = 64 // bytes
+)
+
+// apiError is a Bot API error answer.
+type apiError struct {
+	status      int
+	description string
+	retryAfter  int
+}
+
+func badRequest(format string, args ...any) *apiError {
+	return &apiError{status: 400, description: "Bad Request: " + fmt.Sprintf(format, args...)}
+}
+
+func descriptionFor(status, retryAfter int) string {
+	switch status {
+	case 429:
+		return "Too Many Requests: retry after " + strconv.Itoa(retryAfter)
+	case 400:
+		return "Bad Request"
+	case 401:
+		return "Unauthorized"
+	case 404:
+		return "Not Found"
+	case 409:
+		return "Conflict: terminated by other getUpdates request; make sure that only one bot instance is running"
+	}
+	return http.StatusText(status)
+}
+
+func writeAPIError(w http.ResponseWriter, e *apiError) {
+	resp := map[string]any{"ok": false, "error_code": e.status, "description": e.description}
+	if e.retryAfter > 0 {
+		resp["parameters"] = map[string]any{"retry_after": e.retryAfter}
+	}
+	writeJSON(w, e.status, resp)
+}
+
+func writeResult(w http.ResponseWriter, result any) {
+	writeJSON(w, http.StatusOK, map[string]any{"ok": true, "result": result})
+}
+
+// dropConnection closes the client's connection without an answer, as a
+// network failure looks to a client.
+func dropConnection(w http.ResponseWriter) {
+	if hj, ok := w.(http.Hijacker); ok {
+		if conn, _, err := hj.Hijack(); err == nil {
+			conn.Close()
+			return
+		}
+	}
+	panic(http.ErrAbortHandler)
+}
+
+// serveAPI answers Bot API calls at /bot<token>/<method>.
+func (s *Server) serveAPI(w http.ResponseWriter, r *http.Request) {
+	s.mu.Lock()
+	down := s.down
+	s.mu.Unlock()
+	if down {
+		dropConnection(w)
+		return
+	}
+	rest, ok := strings.CutPrefix(r.URL.Path, "/bot")
+	token, method, ok2 := strings.Cut(rest, "/")
+	if !ok || !ok2 {
+		writeAPIError(w, &apiError{status: 404, description: "Not Found"})
+		return
+	}
+	if token != s.token {
+		writeAPIError(w, &apiError{status: 401, description: "Unauthorized"})
+		return
+	}
+	if strings.HasPrefix(r.Header.Get("Content-Type"), "multipart/") {
+		if err := r.ParseMultipartForm(64 << 20); err != nil {
+			writeAPIError(w, badRequest("bad multipart body: %v", err))
+			return
+		}
+	} else if err := r.ParseForm(); err != nil {
+		writeAPIError(w, badRequest("bad form body: %v", err))
+		return
+	}
+
+	s.mu.Lock()
+	s.calls[method]++
+	if e := s.takeFailureLocked(method); e != nil {
+		s.notifyLocked()
+		s.mu.Unlock()
+		writeAPIError(w, e)
+		return
+	}
+	s.notifyLocked()
+	s.mu.Unlock()
+
+	var result any
+	var apiErr *apiError
+	switch method {
+	case "getMe":
+		result = tgbotapi.User{ID: BotID, IsBot: true, FirstName: "Fake Bot", UserName: BotUsername}
+	case "deleteWebhook":
+		result = true
+	case "getUpdates":
+		s.getUpdates(w, r)
+		return
+	case "sendMessage":
+		result, apiErr = s.sendMessage(r)
+	case "editMessageText":
+		result, apiErr = s.editMessageText(r)
+	case "answerCallbackQuery":
+		result, apiErr = s.answerCallback(r)
+	case "sendDocument":
+		result, apiErr = s.sendFile(r, "document")
+	case "sendPhoto":
+		result, apiErr = s.sendFile(r, "photo")
+	case "setMyCommands":
+		result, apiErr = s.setMyCommands(r)
+	case "getMyCommands":
+		result = s.Commands(r.FormValue("language_code"))
+	default:
+		apiErr = &apiError{status: 404, description: "Not Found"}
+	}
+	if apiErr != nil {
+		writeAPIError(w, apiErr)
+		return
+	}
+	writeResult(w, result)
+}
+
+func (s *Server) takeFailureLocked(method string) *apiError {
+	for i, f := range s.failures {
+		if f.method == "" || f.method == method {
+			s.failures = slices.Delete(s.failures, i, i+1)
+			return &apiError{status: f.status, description: descriptionFor(f.status, f.retryAfter), retryAfter: f.retryAfter}
+		}
+	}
+	return nil
+}
+
+func formInt(r *http.Request, key string) int64 {
+	n, _ := strconv.ParseInt(r.FormValue(key), 10, 64)
+	return n
+}
+
+// getUpdates confirms updates below offset, then answers at once with the
+// pending updates from offset on, or holds the request until one arrives
+// or the timeout passes. A newer getUpdates ends an older one with 409, as
+// on Telegram.
+func (s *Server) getUpdates(w http.ResponseWriter, r *http.Request) {
+	offset := int(formInt(r, "offset"))
+	limit := int(formInt(r, "limit"))
+	if limit <= 0 || limit > 100 {
+		limit = 100
+	}
+	timeout := time.Duration(formInt(r, "timeout")) * time.Second
+	deadline := time.NewTimer(timeout)
+	defer deadline.Stop()
+
+	s.mu.Lock()
+	s.pollGen++
+	gen := s.pollGen
+	if offset > s.confirmed {
+		s.confirmed = offset
+		s.updates = slices.DeleteFunc(s.updates, func(u tgbotapi.Update) bool { return u.UpdateID < offset })
+	}
+	s.notifyLocked()
+	for {
+		if s.down {
+			s.mu.Unlock()
+			dropConnection(w)
+			return
+		}
+		if gen != s.pollGen {
+			s.mu.Unlock()
+			writeAPIError(w, &apiError{status: 409, description: descriptionFor(409, 0)})
+			return
+		}
+		var batch []tgbotapi.Update
+		for _, u := range s.updates {
+			if u.UpdateID >= offset && len(batch) < limit {
+				batch = append(batch, u)
+			}
+		}
+		if len(batch) > 0 {
+			s.mu.Unlock()
+			writeResult(w, batch)
+			return
+		}
+		ch := s.changed
+		s.mu.Unlock()
+		select {
+		case <-ch:
+		case <-deadline.C:
+			writeResult(w, []tgbotapi.Update{})
+			return
+		case <-r.Context().Done():
+			return
+		}
+		s.mu.Lock()
+	}
+}
+
+// parseMarkup reads reply_markup's inline keyboard and checks its buttons.
+func parseMarkup(r *http.Request) ([][]Button, *apiError) {
+	raw := r.FormValue("reply_markup")
+	if raw == "" {
+		return nil, nil
+	}
+	var mk tgbotapi.InlineKeyboardMarkup
+	if err := json.Unmarshal([]byte(raw), &mk); err != nil {
+		return nil, badRequest("can't parse reply keyboard markup JSON object")
+	}
+	var rows [][]Button
+	for _, row := range mk.InlineKeyboard {
+		var out []Button
+		for _, b := range row {
+			if b.Text == "" {
+				return nil, badRequest("BUTTON_TEXT_EMPTY")
+			}
+			data := ""
+			if b.CallbackData != nil {
+				data = *b.CallbackData
+			}
+			if len(data) > MaxButtonData || (b.CallbackData != nil && data == "") {
+				return nil, badRequest("BUTTON_DATA_INVALID")
+			}
+			out = append(out, Button{Text: b.Text, Data: data})
+		}
+		rows = append(rows, out)
+	}
+	return rows, nil
+}
+
+// checkText validates a text or caption against the parse mode and limit.
+func checkText(text, parseMode string, limit int, tooLong string) *apiError {
+	visible := text
+	if strings.EqualFold(parseMode, "HTML") {
+		v, err := ParseHTML(text)
+		if err != nil {
+			return badRequest("can't parse entities: %v", err)
+		}
+		visible = v
+	}
+	if UTF16Len(visible) > limit {
+		return badRequest("%s", tooLong)
+	}
+	return nil
+}
+
+func (s *Server) botMessage(m *Message) *tgbotapi.Message {
+	out := &tgbotapi.Message{
+		MessageID: m.ID,
+		From:      &tgbotapi.User{ID: BotID, IsBot: true, FirstName: "Fake Bot", UserName: BotUsername},
+		Chat:      chatFor(m.ChatID),
+		Date:      int(m.SentAt.Unix()),
+	}
+	if m.Document != nil || m.Photo != nil {
+		out.Caption = m.Text
+	} else {
+		out.Text = m.Text
+	}
+	if !m.EditedAt.IsZero() {
+		out.EditDate = int(m.EditedAt.Unix())
+	}
+	if m.Document != nil {
+		out.Document = &tgbotapi.Document{FileID: fmt.Sprintf("doc%d_%d", m.ChatID, m.ID), FileUniqueID: "u", FileName: m.Document.Name, FileSize: len(m.Document.Data)}
+	}
+	if m.Photo != nil {
+		out.Photo = []tgbotapi.PhotoSize{{FileID: fmt.Sprintf("photo%d_%d", m.ChatID, m.ID), FileUniqueID: "u", Width: 800, Height: 600, FileSize: len(m.Photo.Data)}}
+	}
+	if len(m.Buttons) > 0 {
+		mk := tgbotapi.InlineKeyboardMarkup{}
+		for _, row := range m.Buttons {
+			var r []tgbotapi.InlineKeyboardButton
+			for _, b := range row {
+				r = append(r, tgbotapi.NewInlineKeyboardButtonData(b.Text, b.Data))
+			}
+			mk.InlineKeyboard = append(mk.InlineKeyboard, r)
+		}
+		out.ReplyMarkup = &mk
+	}
+	return out
+}
+
+// storeLocked records a message from the bot and assigns its ID.
+func (s *Server) storeLocked(m *Message) {
+	s.nextMsg[m.ChatID]++
+	m.ID = s.nextMsg[m.ChatID]
+	m.SentAt = time.Now()
+	s.msgs[m.ChatID] = append(s.msgs[m.ChatID], m)
+	s.notifyLocked()
+}
+
+func (s *Server) sendMessage(r *http.Request) (any, *apiError) {
+	chatID := formInt(r, "chat_id")
+	if chatID == 0 {
+		return nil, badRequest("chat not found")
+	}
+	text, mode := r.FormValue("text"), r.FormValue("parse_mode")
+	if strings.TrimSpace(text) == "" {
+		return nil, badRequest("message text is empty")
+	}
+	if e := checkText(text, mode, MaxTextLen, "message is too long"); e != nil {
+		return nil, e
+	}
+	buttons, e := parseMarkup(r)
+	if e != nil {
+		return nil, e
+	}
+	m := &Message{ChatID: chatID, Text: text, ParseMode: mode, Buttons: buttons, Silent: r.FormValue("disable_notification") == "true"}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.storeLocked(m)
+	return s.botMessage(m), nil
+}
+
+func (s *Server) editMessageText(r *http.Request) (any, *apiError) {
+	chatID, msgID := formInt(r, "chat_id"), int(formInt(r, "message_id"))
+	text, mode := r.FormValue("text"), r.FormValue("parse_mode")
+	if strings.TrimSpace(text) == "" {
+		return nil, badRequest("message text is empty")
+	}
+	if e := checkText(text, mode, MaxTextLen, "MESSAGE_TOO_LONG"); e != nil {
+		return nil, e
+	}
+	buttons, e := parseMarkup(r)
+	if e != nil {
+		return nil, e
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	m := s.findLocked(chatID, msgID)
+	if m == nil {
+		return nil, badRequest("message to edit not found")
+	}
+	if m.Document != nil || m.Photo != nil {
+		return nil, badRequest("there is no text in the message to edit")
+	}
+	if m.Text == text && slices.EqualFunc(m.Buttons, buttons, slices.Equal) {
+		return nil, badRequest("message is not modified: specified new message content and reply markup are exactly the same as a current content and reply markup of the message")
+	}
+	m.History = append(m.History, m.Text)
+	m.Text, m.ParseMode, m.Buttons = text, mode, buttons
+	m.EditedAt = time.Now()
+	s.notifyLocked()
+	return s.botMessage(m), nil
+}
+
+func (s *Server) answerCallback(r *http.Request) (any, *apiError) {
+	id := r.FormValue("callback_query_id")
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if !s.callbacks[id] {
+		return nil, badRequest("query is too old and response timeout expired or query ID is invalid")
+	}
+	delete(s.callbacks, id)
+	s.answers = append(s.answers, CallbackAnswer{CallbackID: id, Text: r.FormValue("text")})
+	s.notifyLocked()
+	return true, nil
+}
+
+func (s *Server) sendFile(r *http.Request, field string) (any, *apiError) {
+	chatID := formInt(r, "chat_id")
+	if chatID == 0 {
+		return nil, badRequest("chat not found")
+	}
+	caption, mode := r.FormValue("caption"), r.FormValue("parse_mode")
+	if e := checkText(caption, mode, MaxCaptionLen, "message caption is too long"); e != nil {
+		return nil, e
+	}
+	buttons, e := parseMarkup(r)
+	if e != nil {
+		return nil, e
+	}
+	var f File
+	if r.MultipartForm != nil && len(r.MultipartForm.File[field]) > 0 {
+		fh := r.MultipartForm.File[field][0]
+		rd, err := fh.Open()
+		if err != nil {
+			return nil, badRequest("can't read %s: %v", field, err)
+		}
+		data, err := io.ReadAll(rd)
+		rd.Close()
+		if err != nil {
+			return nil, badRequest("can't read %s: %v", field, err)
+		}
+		if len(data) == 0 {
+			return nil, badRequest("file must be non-empty")
+		}
+		f = File{Name: fh.Filename, Data: data}
+	} else if v := r.FormValue(field); v != "" {
+		f = File{Name: v} // a file_id or URL: nothing uploaded
+	} else {
+		return nil, badRequest("there is no %s in the request", field)
+	}
+	m := &Message{ChatID: chatID, Text: caption, ParseMode: mode, Buttons: buttons, Silent: r.FormValue("disable_notification") == "true"}
+	if field == "document" {
+		m.Document = &f
+	} else {
+		m.Photo = &f
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.storeLocked(m)
+	return s.botMessage(m), nil
+}
+
+var commandRe = regexp.MustCompile(`^[a-z0-9_]{1,32}$`)
+
+func (s *Server) setMyCommands(r *http.Request) (any, *apiError) {
+	var cmds []Command
+	if err := json.Unmarshal([]byte(r.FormValue("commands")), &cmds); err != nil {
+		return nil, badRequest("can't parse commands JSON object")
+	}
+	for _, c := range cmds {
+		if !commandRe.MatchString(c.Command) {
+			return nil, badRequest("BOT_COMMAND_INVALID")
+		}
+		if n := len([]rune(c.Description)); n < 1 || n > 256 {
+			return nil, badRequest("BOT_COMMAND_DESCRIPTION_INVALID")
+		}
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.commands[r.FormValue("language_code")] = cmds
+	s.notifyLocked()
+	return true, nil
+}
