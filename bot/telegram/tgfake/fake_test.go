@@ -322,4 +322,3 @@ func TestServe_Binary(t *testing.T) {
 		t.Fatalf("updates %+v, %v", ups, err)
 	}
 }
-
