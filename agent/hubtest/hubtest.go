@@ -1,0 +1,199 @@
+// Package hubtest is a small stand-in for the server's agent hub, for tests
+// and demos: it decodes heartbeats, hands out signed orders and records
+// order results. It is not the real hub (that lives with the server); it
+// checks the token and the body limit the same way.
+package hubtest
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"io"
+	"net/http"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/gpuledger/gpuledger/agent/wire"
+)
+
+// Hub records what agents send. It is safe for concurrent use. Its Handler
+// serves the agent endpoints; use it with httptest.NewServer or a real
+// listener.
+type Hub struct {
+	Token  string
+	Rental string
+	Now    func() time.Time // default time.Now
+
+	mu         sync.Mutex
+	heartbeats []wire.HeartbeatRequest
+	results    []wire.OrderResult
+	pending    []wire.Order
+	policy     wire.Policy
+	fail       int    // answer this status to the next heartbeats while > 0 ...
+	failCode   int    // ... with this code
+	raw        []byte // when set, answer heartbeats with these bytes verbatim
+	notify     chan struct{}
+}
+
+// New returns a hub that accepts token for rental.
+func New(token, rental string) *Hub {
+	return &Hub{Token: token, Rental: rental, notify: make(chan struct{}, 1)}
+}
+
+func (h *Hub) now() time.Time {
+	if h.Now != nil {
+		return h.Now()
+	}
+	return time.Now()
+}
+
+// Handler returns the hub's HTTP handler.
+func (h *Hub) Handler() http.Handler {
+	mux := http.NewServeMux()
+	mux.HandleFunc("POST "+wire.PathHeartbeat, h.heartbeat)
+	mux.HandleFunc(wire.PathOrderResultPattern, h.result)
+	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) { io.WriteString(w, "ok\n") })
+	return mux
+}
+
+func (h *Hub) auth(r *http.Request) bool {
+	tok, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+	return ok && tok == h.Token
+}
+
+func decode(w http.ResponseWriter, r *http.Request, v any) bool {
+	r.Body = http.MaxBytesReader(w, r.Body, wire.MaxBodyBytes)
+	if err := json.NewDecoder(r.Body).Decode(v); err != nil {
+		code := http.StatusBadRequest
+		var mbe *http.MaxBytesError
+		if errors.As(err, &mbe) {
+			code = http.StatusRequestEntityTooLarge
+		}
+		http.Error(w, "bad body: "+err.Error(), code)
+		return false
+	}
+	return true
+}
+
+func (h *Hub) heartbeat(w http.ResponseWriter, r *http.Request) {
+	if !h.auth(r) {
+		http.Error(w, "unknown token", http.StatusUnauthorized)
+		return
+	}
+	var hb wire.HeartbeatRequest
+	if !decode(w, r, &hb) {
+		return
+	}
+	h.mu.Lock()
+	if h.fail > 0 {
+		h.fail--
+		code := h.failCode
+		h.mu.Unlock()
+		http.Error(w, "injected failure", code)
+		return
+	}
+	h.heartbeats = append(h.heartbeats, hb)
+	resp := wire.HeartbeatResponse{Rental: h.Rental, Orders: h.pending, Policy: h.policy}
+	h.pending = nil
+	raw := h.raw
+	h.mu.Unlock()
+	h.poke()
+	w.Header().Set("Content-Type", "application/json")
+	if raw != nil {
+		w.Write(raw)
+		return
+	}
+	json.NewEncoder(w).Encode(resp)
+}
+
+func (h *Hub) result(w http.ResponseWriter, r *http.Request) {
+	if !h.auth(r) {
+		http.Error(w, "unknown token", http.StatusUnauthorized)
+		return
+	}
+	var res wire.OrderResult
+	if !decode(w, r, &res) {
+		return
+	}
+	if res.OrderID != r.PathValue("id") {
+		http.Error(w, "order id mismatch", http.StatusBadRequest)
+		return
+	}
+	h.mu.Lock()
+	h.results = append(h.results, res)
+	h.mu.Unlock()
+	h.poke()
+	w.WriteHeader(http.StatusNoContent)
+}
+
+func (h *Hub) poke() {
+	select {
+	case h.notify <- struct{}{}:
+	default:
+	}
+}
+
+// Changed is signalled (without blocking, coalesced) after every recorded
+// heartbeat or result, so tests can wait without sleeping.
+func (h *Hub) Changed() <-chan struct{} { return h.notify }
+
+// Heartbeats returns a copy of the heartbeats received.
+func (h *Hub) Heartbeats() []wire.HeartbeatRequest {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return append([]wire.HeartbeatRequest(nil), h.heartbeats...)
+}
+
+// Results returns a copy of the order results received.
+func (h *Hub) Results() []wire.OrderResult {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return append([]wire.OrderResult(nil), h.results...)
+}
+
+// SetPolicy sets the policy sent with every response.
+func (h *Hub) SetPolicy(p wire.Policy) {
+	h.mu.Lock()
+	h.policy = p
+	h.mu.Unlock()
+}
+
+// FailNext makes the next n heartbeats fail with status code.
+func (h *Hub) FailNext(n, code int) {
+	h.mu.Lock()
+	h.fail, h.failCode = n, code
+	h.mu.Unlock()
+}
+
+// AnswerRaw makes heartbeats answer with raw bytes (nil restores JSON).
+func (h *Hub) AnswerRaw(raw []byte) {
+	h.mu.Lock()
+	h.raw = raw
+	h.mu.Unlock()
+}
+
+// Queue hands o out with the next heartbeat response, as is (so tests can
+// queue unsigned or tampered orders).
+func (h *Hub) Queue(o wire.Order) {
+	h.mu.Lock()
+	h.pending = append(h.pending, o)
+	h.mu.Unlock()
+}
+
+// NewOrder returns an order for the hub's rental, valid for ttl and signed
+// with the hub's token.
+func (h *Hub) NewOrder(action string, ttl time.Duration) wire.Order {
+	now := h.now().UTC()
+	o := wire.Order{ID: "o-" + randHex(6), Rental: h.Rental, Action: action,
+		IssuedAt: now, ExpiresAt: now.Add(ttl), Nonce: randHex(12)}
+	o.Signature = wire.SignOrder(h.Token, o)
+	return o
+}
+
+func randHex(n int) string {
+	b := make([]byte, n)
+	rand.Read(b)
+	return hex.EncodeToString(b)
+}

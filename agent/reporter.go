@@ -1,0 +1,244 @@
+package agent
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"math/rand/v2"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/gpuledger/gpuledger/agent/wire"
+)
+
+// Reporter sends heartbeats to the server at Interval. Heartbeats that could
+// not be sent wait in a bounded queue, oldest dropped first (and counted),
+// and are retried with exponential backoff and jitter. The reporter runs on
+// its own goroutine; it never blocks sampling.
+type Reporter struct {
+	Server   string // base URL, e.g. "http://host:8477"
+	Token    string
+	Client   *http.Client // must have a Timeout; default 15 s
+	Interval time.Duration
+	Queue    int // heartbeats kept while the server is unreachable; default 20
+	Log      *slog.Logger
+
+	// Cut returns the heartbeat for the window that just ended.
+	Cut func() wire.HeartbeatRequest
+	// OnResponse receives every decoded response; it must not block.
+	OnResponse func(wire.HeartbeatResponse)
+
+	queue   []wire.HeartbeatRequest
+	dropped uint64
+	backoff time.Duration
+}
+
+// Backoff limits for heartbeat retries.
+const (
+	backoffMin = time.Second
+	backoffMax = 5 * time.Minute
+)
+
+// Errors from Send.
+var (
+	// ErrPermanent marks a response that retrying will not change (4xx
+	// other than 408 and 429): the heartbeat is dropped.
+	ErrPermanent = errors.New("agent: server refused the request")
+)
+
+func (r *Reporter) log() *slog.Logger {
+	if r.Log != nil {
+		return r.Log
+	}
+	return slog.New(slog.DiscardHandler)
+}
+
+func (r *Reporter) client() *http.Client {
+	if r.Client != nil {
+		return r.Client
+	}
+	return &http.Client{Timeout: 15 * time.Second}
+}
+
+// Dropped returns how many heartbeats were dropped unsent.
+func (r *Reporter) Dropped() uint64 { return r.dropped }
+
+// Run cuts a heartbeat every Interval and sends the queue until ctx ends.
+// On the way out it cuts and tries to send one last heartbeat.
+func (r *Reporter) Run(ctx context.Context) error {
+	iv := r.Interval
+	if iv <= 0 {
+		iv = 30 * time.Second
+	}
+	tick := time.NewTicker(iv)
+	defer tick.Stop()
+	var retry <-chan time.Time
+	var retryTimer *time.Timer
+	for {
+		select {
+		case <-ctx.Done():
+			if retryTimer != nil {
+				retryTimer.Stop()
+			}
+			// A final heartbeat tells the server the agent stopped
+			// on purpose; bounded so shutdown is quick.
+			fctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 3*time.Second)
+			r.enqueue(r.Cut())
+			r.flush(fctx)
+			cancel()
+			return ctx.Err()
+		case <-tick.C:
+			r.enqueue(r.Cut())
+			if retry != nil {
+				continue // a retry is scheduled; do not hammer the server
+			}
+		case <-retry:
+			retry = nil
+		}
+		if d, failed := r.flush(ctx); failed {
+			retryTimer = time.NewTimer(d)
+			retry = retryTimer.C
+		}
+	}
+}
+
+func (r *Reporter) enqueue(hb wire.HeartbeatRequest) {
+	max := r.Queue
+	if max <= 0 {
+		max = 20
+	}
+	if len(r.queue) >= max {
+		r.queue = r.queue[1:]
+		r.dropped++
+	}
+	r.queue = append(r.queue, hb)
+}
+
+// flush sends queued heartbeats oldest first. On a retryable failure it
+// returns the delay before the next try.
+func (r *Reporter) flush(ctx context.Context) (time.Duration, bool) {
+	for len(r.queue) > 0 {
+		hb := r.queue[0]
+		hb.Dropped = r.dropped
+		hb.SentAt = time.Now().Round(0)
+		resp, err := r.Send(ctx, hb)
+		if errors.Is(err, ErrPermanent) {
+			r.log().Error("heartbeat refused; dropping it", "err", err, "seq", hb.Seq)
+			r.queue = r.queue[1:]
+			r.dropped++
+			continue
+		}
+		if err != nil {
+			r.backoff = nextBackoff(r.backoff)
+			d := jitter(r.backoff)
+			r.log().Warn("heartbeat failed; will retry", "err", err, "retry_in", d.Round(time.Millisecond), "queued", len(r.queue), "dropped", r.dropped)
+			return d, true
+		}
+		if r.backoff > 0 {
+			r.log().Info("server reachable again", "queued", len(r.queue)-1)
+		}
+		r.backoff = 0
+		r.queue = r.queue[1:]
+		if r.OnResponse != nil {
+			r.OnResponse(resp)
+		}
+	}
+	return 0, false
+}
+
+func nextBackoff(d time.Duration) time.Duration {
+	if d < backoffMin {
+		return backoffMin
+	}
+	return min(2*d, backoffMax)
+}
+
+// jitter returns a duration in [d/2, d].
+func jitter(d time.Duration) time.Duration {
+	return d/2 + time.Duration(rand.Int64N(int64(d/2)+1))
+}
+
+// Send posts one heartbeat and decodes the answer.
+func (r *Reporter) Send(ctx context.Context, hb wire.HeartbeatRequest) (wire.HeartbeatResponse, error) {
+	var resp wire.HeartbeatResponse
+	err := r.post(ctx, wire.PathHeartbeat, hb, &resp)
+	return resp, err
+}
+
+// PostResult posts an order result, trying up to three times.
+func (r *Reporter) PostResult(ctx context.Context, res wire.OrderResult) error {
+	var err error
+	for attempt := range 3 {
+		if attempt > 0 {
+			t := time.NewTimer(jitter(time.Duration(attempt) * 2 * time.Second))
+			select {
+			case <-ctx.Done():
+				t.Stop()
+				return errors.Join(err, ctx.Err())
+			case <-t.C:
+			}
+		}
+		err = r.post(ctx, wire.PathOrderResult(res.OrderID), res, nil)
+		if err == nil || errors.Is(err, ErrPermanent) {
+			return err
+		}
+	}
+	return err
+}
+
+func (r *Reporter) post(ctx context.Context, path string, body, out any) error {
+	b, err := json.Marshal(body)
+	if err != nil {
+		return fmt.Errorf("agent: encode: %w", err)
+	}
+	if len(b) > wire.MaxBodyBytes {
+		return fmt.Errorf("%w: body of %d bytes is over the %d limit", ErrPermanent, len(b), wire.MaxBodyBytes)
+	}
+	url := strings.TrimRight(r.Server, "/") + path
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(b))
+	if err != nil {
+		return fmt.Errorf("agent: request: %w", err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Authorization", "Bearer "+r.Token)
+	res, err := r.client().Do(req)
+	if err != nil {
+		return fmt.Errorf("agent: post %s: %w", path, redact(err, r.Token))
+	}
+	defer res.Body.Close()
+	body2, err := io.ReadAll(io.LimitReader(res.Body, wire.MaxBodyBytes+1))
+	if err != nil {
+		return fmt.Errorf("agent: read response: %w", err)
+	}
+	if res.StatusCode < 200 || res.StatusCode > 299 {
+		msg := strings.TrimSpace(string(body2[:min(len(body2), 200)]))
+		err := fmt.Errorf("agent: %s: status %d: %q", path, res.StatusCode, msg)
+		if res.StatusCode >= 400 && res.StatusCode < 500 && res.StatusCode != 408 && res.StatusCode != 429 {
+			return fmt.Errorf("%w: %w", ErrPermanent, err)
+		}
+		return err
+	}
+	if len(body2) > wire.MaxBodyBytes {
+		return fmt.Errorf("agent: %s: response over %d bytes", path, wire.MaxBodyBytes)
+	}
+	if out == nil {
+		return nil
+	}
+	if err := json.Unmarshal(body2, out); err != nil {
+		return fmt.Errorf("agent: %s: bad response: %w", path, err)
+	}
+	return nil
+}
+
+// redact removes the token from an error's text, should a URL ever carry it.
+func redact(err error, token string) error {
+	if token == "" || !strings.Contains(err.Error(), token) {
+		return err
+	}
+	return errors.New(strings.ReplaceAll(err.Error(), token, "REDACTED"))
+}
