@@ -1,0 +1,241 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"github.com/gpuledger/gpuledger/ledger"
+)
+
+// Action kinds recorded in the journal and returned by Undo. Rental events
+// use their ledger.EventKind ("start" is never journaled on its own: a
+// rental is created by "rent").
+const (
+	KindRent          = "rent"
+	KindStop          = "stop"
+	KindResume        = "resume"
+	KindPrice         = "price"
+	KindRelease       = "release"
+	KindTraffic       = "traffic"       // SetTraffic
+	KindTrafficUsage  = "traffic_usage" // AddTraffic
+	KindStorage       = "storage"       // CreateVolume
+	KindStorageResize = "storage_resize"
+	KindStorageDelete = "storage_delete"
+	KindCharge        = "charge"
+	KindTopUp         = "topup"
+	KindBalance       = "balance"
+	KindSettings      = "settings"
+	KindUndo          = "undo"    // not undoable itself
+	KindHandled       = "handled" // MarkHandled; changes nothing
+)
+
+// journal is the action row of the transaction in progress.
+type journal struct {
+	id     int64
+	userID int64
+	at     time.Time
+}
+
+// beginAction checks the action and inserts its journal row, first thing
+// in the transaction, so that a duplicate key is reported as EDUPLICATE
+// before anything else is looked at (a retried action must not fail with
+// "already stopped"). needUser requires the user to exist.
+func (db *DB) beginAction(ctx context.Context, tx *sql.Tx, a ledger.Action, kind, name string, undoable, needUser bool) (journal, error) {
+	if a.UserID == 0 {
+		return journal{}, ledger.Errorf(ledger.EINVALID, "the action has no user")
+	}
+	at := sec(a.At)
+	if at.IsZero() {
+		at = db.now()
+	}
+	if needUser {
+		var one int
+		err := tx.QueryRowContext(ctx, `SELECT 1 FROM users WHERE id = ?`, a.UserID).Scan(&one)
+		if err == sql.ErrNoRows {
+			return journal{}, ledger.Errorf(ledger.ENOTFOUND, "user %d is not registered: send /start first", a.UserID)
+		}
+		if err != nil {
+			return journal{}, fmt.Errorf("sqlite: look up user %d: %w", a.UserID, err)
+		}
+	}
+	var key sql.NullString
+	if a.Key != "" {
+		key = sql.NullString{String: a.Key, Valid: true}
+	}
+	res, err := tx.ExecContext(ctx, `INSERT INTO actions (user_id, kind, name, at, key, undoable) VALUES (?, ?, ?, ?, ?, ?)`,
+		a.UserID, kind, name, unix(at), key, boolInt(undoable))
+	if isUnique(err) {
+		return journal{}, ledger.Errorf(ledger.EDUPLICATE, "this action (%s) was already applied", a.Key)
+	}
+	if err != nil {
+		return journal{}, fmt.Errorf("sqlite: record action: %w", err)
+	}
+	id, err := res.LastInsertId()
+	if err != nil {
+		return journal{}, fmt.Errorf("sqlite: record action: %w", err)
+	}
+	return journal{id: id, userID: a.UserID, at: at}, nil
+}
+
+// target records what the action changed: the rental or volume (for Undo
+// to recompute its released or deleted flag) and the previous values of
+// an update, as JSON.
+func (j journal) target(ctx context.Context, tx *sql.Tx, rentalID, volumeID int64, prev any) error {
+	var p sql.NullString
+	if prev != nil {
+		b, err := json.Marshal(prev)
+		if err != nil {
+			return fmt.Errorf("sqlite: encode previous value: %w", err)
+		}
+		p = sql.NullString{String: string(b), Valid: true}
+	}
+	_, err := tx.ExecContext(ctx, `UPDATE actions SET rental_id = ?, volume_id = ?, prev = ? WHERE id = ?`,
+		nullID(rentalID), nullID(volumeID), p, j.id)
+	if err != nil {
+		return fmt.Errorf("sqlite: record action target: %w", err)
+	}
+	return nil
+}
+
+// nullID stores 0 as NULL.
+func nullID(id int64) sql.NullInt64 { return sql.NullInt64{Int64: id, Valid: id != 0} }
+
+// MarkHandled records a.Key for an action that changed nothing, such as a
+// question or a message from a user who is not registered (so the user
+// need not exist). EDUPLICATE if the key was already recorded; EINVALID if
+// a has no key or no user.
+func (db *DB) MarkHandled(ctx context.Context, a ledger.Action) error {
+	if a.Key == "" {
+		return ledger.Errorf(ledger.EINVALID, "MarkHandled needs an action key, e.g. tg:42:update:1001")
+	}
+	return db.withTx(ctx, func(tx *sql.Tx) error {
+		_, err := db.beginAction(ctx, tx, a, KindHandled, "", false, false)
+		return err
+	})
+}
+
+// undoTables lists the tables whose rows carry the action that inserted
+// them, children before parents, so deleting in this order never breaks a
+// foreign key.
+var undoTables = []string{
+	"volume_events", "volumes", "charges", "traffic_usage", "rental_events",
+	"topups", "balances", "rentals",
+}
+
+// Undo reverses the user's most recent action that is not undone yet: it
+// deletes the rows that action inserted, restores the values it replaced
+// and recomputes the released/deleted flag of the rental or volume it
+// touched (so undoing a release makes the rental live again). Undo is a
+// stack: calling it twice reverses the two most recent actions. The undo
+// is journaled (with a.Key) but cannot itself be undone.
+//
+// Errors: ENOTFOUND if there is nothing to undo or the user does not
+// exist; ECONFLICT if undoing a release would give two live rentals the
+// same name; EDUPLICATE for a repeated key.
+func (db *DB) Undo(ctx context.Context, a ledger.Action) (ledger.UndoResult, error) {
+	var out ledger.UndoResult
+	err := db.withTx(ctx, func(tx *sql.Tx) error {
+		j, err := db.beginAction(ctx, tx, a, KindUndo, "", false, true)
+		if err != nil {
+			return err
+		}
+		var (
+			id                 int64
+			kind, name         string
+			at                 int64
+			rentalID, volumeID sql.NullInt64
+			prev               sql.NullString
+		)
+		err = tx.QueryRowContext(ctx, `SELECT id, kind, name, at, rental_id, volume_id, prev FROM actions
+			WHERE user_id = ? AND undoable = 1 AND undone_by IS NULL ORDER BY id DESC LIMIT 1`, j.userID).
+			Scan(&id, &kind, &name, &at, &rentalID, &volumeID, &prev)
+		if err == sql.ErrNoRows {
+			return ledger.Errorf(ledger.ENOTFOUND, "there is nothing to undo")
+		}
+		if err != nil {
+			return fmt.Errorf("sqlite: find the action to undo: %w", err)
+		}
+		for _, t := range undoTables {
+			if _, err := tx.ExecContext(ctx, `DELETE FROM `+t+` WHERE action_id = ?`, id); err != nil {
+				return fmt.Errorf("sqlite: undo %s: delete from %s: %w", kind, t, err)
+			}
+		}
+		switch kind {
+		case KindSettings:
+			if err := restoreUser(ctx, tx, j.userID, prev.String); err != nil {
+				return err
+			}
+		case KindTraffic:
+			if err := restoreTraffic(ctx, tx, rentalID.Int64, prev.String); err != nil {
+				return err
+			}
+		}
+		if rentalID.Valid {
+			_, err := tx.ExecContext(ctx, `UPDATE rentals SET released =
+				EXISTS (SELECT 1 FROM rental_events e WHERE e.rental_id = rentals.id AND e.kind = 'release')
+				WHERE id = ?`, rentalID.Int64)
+			if err != nil {
+				return constraintError(err, "undo "+kind,
+					fmt.Sprintf("cannot undo the release of %s: another unreleased rental is named %s (release it first)", name, name))
+			}
+		}
+		if volumeID.Valid {
+			_, err := tx.ExecContext(ctx, `UPDATE volumes SET deleted =
+				EXISTS (SELECT 1 FROM volume_events e WHERE e.volume_id = volumes.id AND e.kind = 'delete')
+				WHERE id = ?`, volumeID.Int64)
+			if err != nil {
+				return constraintError(err, "undo "+kind,
+					fmt.Sprintf("cannot undo the deletion of volume %s: another volume is named %s (delete it first)", name, name))
+			}
+		}
+		if _, err := tx.ExecContext(ctx, `UPDATE actions SET undone_by = ? WHERE id = ?`, j.id, id); err != nil {
+			return fmt.Errorf("sqlite: mark action undone: %w", err)
+		}
+		if _, err := tx.ExecContext(ctx, `UPDATE actions SET name = ? WHERE id = ?`, name, j.id); err != nil {
+			return fmt.Errorf("sqlite: record undo: %w", err)
+		}
+		out = ledger.UndoResult{Kind: kind, Name: name, At: fromUnix(at)}
+		return nil
+	})
+	return out, err
+}
+
+// ActionRecord is one row of a user's journal, for display.
+type ActionRecord struct {
+	ID       int64
+	Kind     string
+	Name     string
+	At       time.Time
+	Undoable bool // true while it can still be undone
+}
+
+// Actions returns the user's most recent journal entries, newest first, at
+// most limit of them (the undo stack's top is the first Undoable one).
+func (db *DB) Actions(ctx context.Context, userID int64, limit int) ([]ActionRecord, error) {
+	if limit <= 0 {
+		return nil, ledger.Errorf(ledger.EINVALID, "limit must be positive, e.g. 10")
+	}
+	rows, err := db.reader.QueryContext(ctx, `SELECT id, kind, name, at, undoable = 1 AND undone_by IS NULL
+		FROM actions WHERE user_id = ? AND kind <> ? ORDER BY id DESC LIMIT ?`, userID, KindHandled, limit)
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: actions of user %d: %w", userID, err)
+	}
+	defer rows.Close()
+	var out []ActionRecord
+	for rows.Next() {
+		var r ActionRecord
+		var at int64
+		if err := rows.Scan(&r.ID, &r.Kind, &r.Name, &at, &r.Undoable); err != nil {
+			return nil, fmt.Errorf("sqlite: actions of user %d: %w", userID, err)
+		}
+		r.At = fromUnix(at)
+		out = append(out, r)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("sqlite: actions of user %d: %w", userID, err)
+	}
+	return out, nil
+}

@@ -1,0 +1,47 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"time"
+
+	"github.com/gpuledger/gpuledger/ledger"
+)
+
+// Book loads everything the cost engine needs for one user, from one
+// snapshot: the user, rentals with events, traffic usage and idle
+// intervals, volumes with events, charges, top-ups and balance records.
+// It runs a fixed ten queries however long the history: each child table
+// is read once for the user and attached by parent id. Errors: ENOTFOUND
+// for an unknown user.
+func (db *DB) Book(ctx context.Context, userID int64) (*ledger.Book, error) {
+	var b ledger.Book
+	err := db.withRead(ctx, func(tx *sql.Tx) error {
+		var err error
+		if b.User, err = userByID(ctx, tx, userID); err != nil {
+			return err
+		}
+		if b.Rentals, err = loadRentals(ctx, tx, `r.user_id = ?`, userID); err != nil {
+			return err
+		}
+		if b.Volumes, err = loadVolumes(ctx, tx, `v.user_id = ?`, userID); err != nil {
+			return err
+		}
+		if b.Charges, err = loadCharges(ctx, tx, userID); err != nil {
+			return err
+		}
+		err = loadAmounts(ctx, tx, "topups", userID, func(id int64, p string, amt ledger.Decimal, c ledger.Currency, at time.Time) {
+			b.TopUps = append(b.TopUps, ledger.TopUp{ID: id, UserID: userID, Platform: p, Amount: amt, Currency: c, At: at})
+		})
+		if err != nil {
+			return err
+		}
+		return loadAmounts(ctx, tx, "balances", userID, func(id int64, p string, amt ledger.Decimal, c ledger.Currency, at time.Time) {
+			b.Balances = append(b.Balances, ledger.BalanceRecord{ID: id, UserID: userID, Platform: p, Amount: amt, Currency: c, At: at})
+		})
+	})
+	if err != nil {
+		return nil, err
+	}
+	return &b, nil
+}

@@ -1,0 +1,209 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"time"
+	"unicode/utf8"
+
+	"github.com/gpuledger/gpuledger/ledger"
+)
+
+// maxNote bounds a charge's note (it is shown in summaries).
+const maxNote = 200
+
+// AddCharge records a one-off charge for a.UserID. When rentalName is not
+// empty the charge is attached to the user's rental of that name (the
+// unreleased one, or else the latest released one) and an empty Platform
+// or Currency is taken from it. A zero c.At means the action's time.
+// Errors: EINVALID (a zero amount, no platform or currency, a note over
+// 200 characters), ENOTFOUND (user or rental), EDUPLICATE.
+func (db *DB) AddCharge(ctx context.Context, a ledger.Action, rentalName string, c ledger.Charge) (ledger.Charge, error) {
+	if c.Amount.IsZero() {
+		return ledger.Charge{}, ledger.Errorf(ledger.EINVALID, "a charge of 0 records nothing: give an amount, e.g. /charge box1 5 image fee")
+	}
+	if utf8.RuneCountInString(c.Note) > maxNote {
+		return ledger.Charge{}, ledger.Errorf(ledger.EINVALID, "the note is longer than %d characters", maxNote)
+	}
+	name := rentalName
+	if name == "" {
+		name = c.Platform
+	}
+	err := db.withTx(ctx, func(tx *sql.Tx) error {
+		j, err := db.beginAction(ctx, tx, a, KindCharge, name, true, true)
+		if err != nil {
+			return err
+		}
+		c.RentalID = 0
+		if rentalName != "" {
+			r, err := findRental(ctx, tx, j.userID, rentalName)
+			if err != nil {
+				return err
+			}
+			c.RentalID = r.ID
+			if c.Platform == "" {
+				c.Platform = r.Platform
+			}
+			if c.Currency == "" {
+				c.Currency = r.Currency
+			}
+		}
+		if c.Platform == "" {
+			return ledger.Errorf(ledger.EINVALID, "a charge needs a rental or a platform, e.g. /charge box1 5 image fee")
+		}
+		if c.Currency == "" {
+			return ledger.Errorf(ledger.EINVALID, "a charge needs a currency, e.g. /charge box1 ¥5 image fee")
+		}
+		c.UserID = j.userID
+		c.At = orActionTime(c.At, j)
+		res, err := tx.ExecContext(ctx, `INSERT INTO charges (user_id, action_id, rental_id, platform, amount, currency, note, at)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
+			c.UserID, j.id, nullID(c.RentalID), c.Platform, c.Amount.String(), string(c.Currency), c.Note, unix(c.At))
+		if err != nil {
+			return fmt.Errorf("sqlite: record charge: %w", err)
+		}
+		if c.ID, err = res.LastInsertId(); err != nil {
+			return fmt.Errorf("sqlite: record charge: %w", err)
+		}
+		return j.target(ctx, tx, c.RentalID, 0, nil)
+	})
+	if err != nil {
+		return ledger.Charge{}, err
+	}
+	return c, nil
+}
+
+func orActionTime(t time.Time, j journal) time.Time {
+	if t.IsZero() {
+		return j.at
+	}
+	return sec(t)
+}
+
+// platformAmount is the shape shared by top-ups and balance records.
+type platformAmount struct {
+	table, kind string
+	platform    string
+	amount      ledger.Decimal
+	currency    ledger.Currency
+	at          time.Time
+}
+
+func (db *DB) addPlatformAmount(ctx context.Context, a ledger.Action, p *platformAmount) (id, userID int64, err error) {
+	if p.platform == "" {
+		return 0, 0, ledger.Errorf(ledger.EINVALID, "no platform given, e.g. /%s autodl 100", p.kind)
+	}
+	if p.currency == "" {
+		return 0, 0, ledger.Errorf(ledger.EINVALID, "no currency given, e.g. /%s autodl ¥100", p.kind)
+	}
+	err = db.withTx(ctx, func(tx *sql.Tx) error {
+		j, err := db.beginAction(ctx, tx, a, p.kind, p.platform, true, true)
+		if err != nil {
+			return err
+		}
+		userID = j.userID
+		p.at = orActionTime(p.at, j)
+		res, err := tx.ExecContext(ctx, `INSERT INTO `+p.table+` (user_id, action_id, platform, amount, currency, at)
+			VALUES (?, ?, ?, ?, ?, ?)`, j.userID, j.id, p.platform, p.amount.String(), string(p.currency), unix(p.at))
+		if err != nil {
+			return fmt.Errorf("sqlite: record %s: %w", p.kind, err)
+		}
+		id, err = res.LastInsertId()
+		if err != nil {
+			return fmt.Errorf("sqlite: record %s: %w", p.kind, err)
+		}
+		return nil
+	})
+	return id, userID, err
+}
+
+// AddTopUp records money added to a platform balance. A zero t.At means
+// the action's time. Errors: EINVALID (an amount that is not positive, no
+// platform or currency), ENOTFOUND (user), EDUPLICATE.
+func (db *DB) AddTopUp(ctx context.Context, a ledger.Action, t ledger.TopUp) (ledger.TopUp, error) {
+	if t.Amount.Sign() <= 0 {
+		return ledger.TopUp{}, ledger.Errorf(ledger.EINVALID, "a top-up of %s: give a positive amount, e.g. /topup autodl 100", t.Amount)
+	}
+	p := platformAmount{table: "topups", kind: KindTopUp, platform: t.Platform, amount: t.Amount, currency: t.Currency, at: t.At}
+	id, userID, err := db.addPlatformAmount(ctx, a, &p)
+	if err != nil {
+		return ledger.TopUp{}, err
+	}
+	t.ID, t.UserID, t.At = id, userID, p.at
+	return t, nil
+}
+
+// RecordBalance records the balance a platform shows (it may be negative:
+// some platforms let a balance run below zero). A zero b.At means the
+// action's time. Errors: EINVALID (no platform or currency), ENOTFOUND
+// (user), EDUPLICATE.
+func (db *DB) RecordBalance(ctx context.Context, a ledger.Action, b ledger.BalanceRecord) (ledger.BalanceRecord, error) {
+	p := platformAmount{table: "balances", kind: KindBalance, platform: b.Platform, amount: b.Amount, currency: b.Currency, at: b.At}
+	id, userID, err := db.addPlatformAmount(ctx, a, &p)
+	if err != nil {
+		return ledger.BalanceRecord{}, err
+	}
+	b.ID, b.UserID, b.At = id, userID, p.at
+	return b, nil
+}
+
+// loadAmounts reads one user's top-ups or balance records in time order.
+func loadAmounts(ctx context.Context, q querier, table string, userID int64, add func(id int64, platform string, amount ledger.Decimal, currency ledger.Currency, at time.Time)) error {
+	rows, err := q.QueryContext(ctx, `SELECT id, platform, amount, currency, at FROM `+table+` WHERE user_id = ? ORDER BY at, id`, userID)
+	if err != nil {
+		return fmt.Errorf("sqlite: load %s: %w", table, err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var (
+			id, at                  int64
+			platform, amt, currency string
+		)
+		if err := rows.Scan(&id, &platform, &amt, &currency, &at); err != nil {
+			return fmt.Errorf("sqlite: load %s: %w", table, err)
+		}
+		d, err := dec(amt, table+".amount")
+		if err != nil {
+			return err
+		}
+		add(id, platform, d, ledger.Currency(currency), fromUnix(at))
+	}
+	if err := rows.Err(); err != nil {
+		return fmt.Errorf("sqlite: load %s: %w", table, err)
+	}
+	return nil
+}
+
+func loadCharges(ctx context.Context, q querier, userID int64) ([]ledger.Charge, error) {
+	rows, err := q.QueryContext(ctx, `SELECT id, rental_id, platform, amount, currency, note, at FROM charges
+		WHERE user_id = ? ORDER BY at, id`, userID)
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: load charges: %w", err)
+	}
+	defer rows.Close()
+	var out []ledger.Charge
+	for rows.Next() {
+		var (
+			c             ledger.Charge
+			rentalID      sql.NullInt64
+			amt, currency string
+			at            int64
+		)
+		if err := rows.Scan(&c.ID, &rentalID, &c.Platform, &amt, &currency, &c.Note, &at); err != nil {
+			return nil, fmt.Errorf("sqlite: load charges: %w", err)
+		}
+		if c.Amount, err = dec(amt, "charges.amount"); err != nil {
+			return nil, err
+		}
+		c.UserID = userID
+		c.RentalID = rentalID.Int64
+		c.Currency = ledger.Currency(currency)
+		c.At = fromUnix(at)
+		out = append(out, c)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("sqlite: load charges: %w", err)
+	}
+	return out, nil
+}

@@ -1,0 +1,516 @@
+package sqlite
+
+import (
+	"cmp"
+	"context"
+	"database/sql"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/gpuledger/gpuledger/ledger"
+)
+
+const rentalCols = `r.id, r.user_id, r.name, r.platform, r.gpu, r.gpu_count, r.mode, r.priced, r.price, r.price_unit,
+	r.currency, r.min_s, r.step_s, r.floor, r.lease_ns, r.traffic_priced, r.traffic_price_per_gb,
+	r.traffic_free_gb, r.traffic_direction, r.created_at`
+
+func scanRental(s scanner) (*ledger.Rental, error) {
+	var (
+		r                                   ledger.Rental
+		priced, trafficPriced               bool
+		price, floor, tPrice, tFree         string
+		unit, currency, mode, dir           string
+		minS, stepS, leaseNS, createdAtUnix int64
+	)
+	err := s.Scan(&r.ID, &r.UserID, &r.Name, &r.Platform, &r.GPU, &r.GPUCount, &mode, &priced, &price, &unit,
+		&currency, &minS, &stepS, &floor, &leaseNS, &trafficPriced, &tPrice, &tFree, &dir, &createdAtUnix)
+	if err != nil {
+		return nil, err
+	}
+	r.Mode = ledger.Mode(mode)
+	r.Priced = priced
+	r.Price.Unit = ledger.Unit(unit)
+	r.Currency = ledger.Currency(currency)
+	r.Min = time.Duration(minS) * time.Second
+	r.Step = time.Duration(stepS) * time.Second
+	r.Lease = time.Duration(leaseNS)
+	r.CreatedAt = fromUnix(createdAtUnix)
+	r.Traffic.Priced = trafficPriced
+	r.Traffic.Direction = ledger.Direction(dir)
+	if r.Price.Amount, err = dec(price, "rentals.price"); err != nil {
+		return nil, err
+	}
+	if r.Floor, err = dec(floor, "rentals.floor"); err != nil {
+		return nil, err
+	}
+	if r.Traffic.PricePerGB, err = dec(tPrice, "rentals.traffic_price_per_gb"); err != nil {
+		return nil, err
+	}
+	if r.Traffic.FreeGB, err = dec(tFree, "rentals.traffic_free_gb"); err != nil {
+		return nil, err
+	}
+	return &r, nil
+}
+
+// loadRentals returns the rentals selected by where (a condition on the
+// rentals table aliased r) in id order, with their events, traffic usage
+// and idle intervals: four queries however many rentals match, each child
+// table read in one pass and attached by rental_id.
+func loadRentals(ctx context.Context, q querier, where string, args ...any) ([]*ledger.Rental, error) {
+	rows, err := q.QueryContext(ctx, `SELECT `+rentalCols+` FROM rentals r WHERE `+where+` ORDER BY r.id`, args...)
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: load rentals: %w", err)
+	}
+	var out []*ledger.Rental
+	byID := map[int64]*ledger.Rental{}
+	for rows.Next() {
+		r, err := scanRental(rows)
+		if err != nil {
+			rows.Close()
+			return nil, fmt.Errorf("sqlite: load rentals: %w", err)
+		}
+		out = append(out, r)
+		byID[r.ID] = r
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("sqlite: load rentals: %w", err)
+	}
+	if len(out) == 0 {
+		return nil, nil
+	}
+	sub := `SELECT r.id FROM rentals r WHERE ` + where
+
+	// Events: ordered by rental, then insertion (which CheckEvent keeps in
+	// time order).
+	rows, err = q.QueryContext(ctx, `SELECT rental_id, id, kind, at, price, price_unit FROM rental_events
+		WHERE rental_id IN (`+sub+`) ORDER BY rental_id, id`, args...)
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: load rental events: %w", err)
+	}
+	for rows.Next() {
+		var (
+			rid, at int64
+			ev      ledger.Event
+			kind    string
+			price   sql.NullString
+			unit    sql.NullString
+		)
+		if err := rows.Scan(&rid, &ev.ID, &kind, &at, &price, &unit); err != nil {
+			rows.Close()
+			return nil, fmt.Errorf("sqlite: load rental events: %w", err)
+		}
+		ev.Kind = ledger.EventKind(kind)
+		ev.At = fromUnix(at)
+		if price.Valid {
+			if ev.Price.Amount, err = dec(price.String, "rental_events.price"); err != nil {
+				rows.Close()
+				return nil, err
+			}
+			ev.Price.Unit = ledger.Unit(unit.String)
+		}
+		if r := byID[rid]; r != nil {
+			r.Events = append(r.Events, ev)
+		}
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("sqlite: load rental events: %w", err)
+	}
+
+	rows, err = q.QueryContext(ctx, `SELECT rental_id, id, at, bytes, direction FROM traffic_usage
+		WHERE rental_id IN (`+sub+`) ORDER BY rental_id, at, id`, args...)
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: load traffic usage: %w", err)
+	}
+	for rows.Next() {
+		var (
+			rid, at int64
+			u       ledger.TrafficUsage
+			dir     string
+		)
+		if err := rows.Scan(&rid, &u.ID, &at, &u.Bytes, &dir); err != nil {
+			rows.Close()
+			return nil, fmt.Errorf("sqlite: load traffic usage: %w", err)
+		}
+		u.At = fromUnix(at)
+		u.Direction = ledger.Direction(dir)
+		if r := byID[rid]; r != nil {
+			r.TrafficUsage = append(r.TrafficUsage, u)
+		}
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("sqlite: load traffic usage: %w", err)
+	}
+
+	rows, err = q.QueryContext(ctx, `SELECT rental_id, from_at, to_at FROM idle_intervals
+		WHERE rental_id IN (`+sub+`) ORDER BY rental_id, from_at, id`, args...)
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: load idle intervals: %w", err)
+	}
+	for rows.Next() {
+		var (
+			rid, from int64
+			to        sql.NullInt64
+		)
+		if err := rows.Scan(&rid, &from, &to); err != nil {
+			rows.Close()
+			return nil, fmt.Errorf("sqlite: load idle intervals: %w", err)
+		}
+		if r := byID[rid]; r != nil {
+			r.Idle = append(r.Idle, ledger.Interval{From: fromUnix(from), To: fromNullUnix(to)})
+		}
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("sqlite: load idle intervals: %w", err)
+	}
+	return out, nil
+}
+
+// findRental returns the user's rental called name: the unreleased one,
+// or else the most recently created released one. ENOTFOUND if the user
+// has none by that name.
+func findRental(ctx context.Context, q querier, userID int64, name string) (*ledger.Rental, error) {
+	var id int64
+	err := q.QueryRowContext(ctx, `SELECT id FROM rentals WHERE user_id = ? AND name = ?
+		ORDER BY released, id DESC LIMIT 1`, userID, name).Scan(&id)
+	if err == sql.ErrNoRows {
+		return nil, ledger.Errorf(ledger.ENOTFOUND, "you have no rental named %s (see /status for your rentals)", name)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: find rental %s: %w", name, err)
+	}
+	rs, err := loadRentals(ctx, q, `r.id = ?`, id)
+	if err != nil {
+		return nil, err
+	}
+	if len(rs) != 1 {
+		return nil, fmt.Errorf("sqlite: rental %d vanished", id)
+	}
+	return rs[0], nil
+}
+
+func validateTraffic(t *ledger.TrafficTerms) error {
+	if t.Direction == "" {
+		t.Direction = ledger.Out
+	}
+	switch t.Direction {
+	case ledger.In, ledger.Out, ledger.Both:
+	default:
+		return ledger.Errorf(ledger.EINVALID, "unknown traffic direction %q: use direction=out, in or both", t.Direction)
+	}
+	if t.PricePerGB.Sign() < 0 {
+		return ledger.Errorf(ledger.EINVALID, "traffic price %s/GB is negative, e.g. price=0.8/GB", t.PricePerGB)
+	}
+	if t.FreeGB.Sign() < 0 {
+		return ledger.Errorf(ledger.EINVALID, "free traffic %sGB is negative, e.g. free=100GB", t.FreeGB)
+	}
+	return nil
+}
+
+// CreateRental stores a new rental for a.UserID (r.UserID is ignored)
+// whose Events hold exactly its start; times are truncated to seconds.
+// Its traffic terms are stored when set. Errors: EINVALID (the domain's
+// Validate and CheckEvent messages), ENOTFOUND for an unknown user,
+// ECONFLICT if an unreleased rental of the user has the same name,
+// EDUPLICATE.
+func (db *DB) CreateRental(ctx context.Context, a ledger.Action, r ledger.Rental) (*ledger.Rental, error) {
+	if len(r.Events) != 1 || r.Events[0].Kind != ledger.EventStart {
+		return nil, ledger.Errorf(ledger.EINVALID, "a new rental needs exactly one event, its start")
+	}
+	start := r.Events[0]
+	start.At = sec(start.At)
+	if err := r.Validate(); err != nil {
+		return nil, err
+	}
+	if err := (&ledger.Rental{Name: r.Name}).CheckEvent(start); err != nil {
+		return nil, err
+	}
+	if r.Traffic != (ledger.TrafficTerms{}) {
+		if err := validateTraffic(&r.Traffic); err != nil {
+			return nil, err
+		}
+	}
+	var out *ledger.Rental
+	err := db.withTx(ctx, func(tx *sql.Tx) error {
+		j, err := db.beginAction(ctx, tx, a, KindRent, r.Name, true, true)
+		if err != nil {
+			return err
+		}
+		conflict := fmt.Sprintf("an unreleased rental named %s already exists (release it first or choose another name)", r.Name)
+		var one int
+		switch err := tx.QueryRowContext(ctx, `SELECT 1 FROM rentals WHERE user_id = ? AND name = ? AND released = 0`,
+			j.userID, r.Name).Scan(&one); err {
+		case nil:
+			return ledger.Errorf(ledger.ECONFLICT, "%s", conflict)
+		case sql.ErrNoRows:
+		default:
+			return fmt.Errorf("sqlite: check rental name: %w", err)
+		}
+		res, err := tx.ExecContext(ctx, `INSERT INTO rentals (user_id, action_id, name, platform, gpu, gpu_count, mode,
+			priced, price, price_unit, currency, min_s, step_s, floor, lease_ns, traffic_priced, traffic_price_per_gb,
+			traffic_free_gb, traffic_direction, created_at)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+			j.userID, j.id, r.Name, r.Platform, r.GPU, r.GPUCount, string(r.Mode), boolInt(r.Priced),
+			r.Price.Amount.String(), string(r.Price.Unit), string(r.Currency), int64(r.Min/time.Second),
+			int64(r.Step/time.Second), r.Floor.String(), int64(r.Lease), boolInt(r.Traffic.Priced),
+			r.Traffic.PricePerGB.String(), r.Traffic.FreeGB.String(), string(r.Traffic.Direction), unix(j.at))
+		if err != nil {
+			return constraintError(err, "create rental", conflict)
+		}
+		id, err := res.LastInsertId()
+		if err != nil {
+			return fmt.Errorf("sqlite: create rental: %w", err)
+		}
+		if err := insertEvent(ctx, tx, id, j.id, start); err != nil {
+			return err
+		}
+		if err := j.target(ctx, tx, id, 0, nil); err != nil {
+			return err
+		}
+		rs, err := loadRentals(ctx, tx, `r.id = ?`, id)
+		if err != nil {
+			return err
+		}
+		out = rs[0]
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func insertEvent(ctx context.Context, tx *sql.Tx, rentalID, actionID int64, ev ledger.Event) error {
+	var price, unit sql.NullString
+	if ev.Kind == ledger.EventPrice {
+		price = sql.NullString{String: ev.Price.Amount.String(), Valid: true}
+		unit = sql.NullString{String: string(ev.Price.Unit), Valid: true}
+	}
+	_, err := tx.ExecContext(ctx, `INSERT INTO rental_events (rental_id, action_id, kind, at, price, price_unit)
+		VALUES (?, ?, ?, ?, ?, ?)`, rentalID, actionID, string(ev.Kind), unix(ev.At), price, unit)
+	if err != nil {
+		return fmt.Errorf("sqlite: record %s event: %w", ev.Kind, err)
+	}
+	return nil
+}
+
+// AppendEvent adds an event (stop, resume, price, release; its time
+// truncated to seconds) to the user's unreleased rental called name,
+// after checking it against the stored history with Rental.CheckEvent.
+// A release frees the name for a new rental. Errors: EINVALID and
+// ECONFLICT with the domain's message (out of order, stop when stopped,
+// anything after a release: a name that only a released rental has gets
+// "already released"), ENOTFOUND if the user has no rental by that name,
+// EDUPLICATE.
+func (db *DB) AppendEvent(ctx context.Context, a ledger.Action, name string, ev ledger.Event) (*ledger.Rental, error) {
+	ev.At = sec(ev.At)
+	ev.ID = 0
+	switch ev.Kind {
+	case ledger.EventStop, ledger.EventResume, ledger.EventPrice, ledger.EventRelease, ledger.EventStart:
+	default:
+		return nil, ledger.Errorf(ledger.EINVALID, "unknown event %q: use stop, resume, price or release", ev.Kind)
+	}
+	var out *ledger.Rental
+	err := db.withTx(ctx, func(tx *sql.Tx) error {
+		j, err := db.beginAction(ctx, tx, a, string(ev.Kind), name, true, true)
+		if err != nil {
+			return err
+		}
+		r, err := findRental(ctx, tx, j.userID, name)
+		if err != nil {
+			return err
+		}
+		if err := r.CheckEvent(ev); err != nil {
+			return err
+		}
+		if err := insertEvent(ctx, tx, r.ID, j.id, ev); err != nil {
+			return err
+		}
+		if ev.Kind == ledger.EventRelease {
+			if _, err := tx.ExecContext(ctx, `UPDATE rentals SET released = 1 WHERE id = ?`, r.ID); err != nil {
+				return fmt.Errorf("sqlite: release %s: %w", name, err)
+			}
+		}
+		if err := j.target(ctx, tx, r.ID, 0, nil); err != nil {
+			return err
+		}
+		rs, err := loadRentals(ctx, tx, `r.id = ?`, r.ID)
+		if err != nil {
+			return err
+		}
+		out = rs[0]
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// SetTraffic sets the traffic terms of the user's rental called name (the
+// unreleased one, or else the latest released one: a traffic bill may come
+// after the release). An empty direction means out. The previous terms are
+// journaled for Undo. Errors: EINVALID, ENOTFOUND, EDUPLICATE.
+func (db *DB) SetTraffic(ctx context.Context, a ledger.Action, name string, t ledger.TrafficTerms) (*ledger.Rental, error) {
+	if err := validateTraffic(&t); err != nil {
+		return nil, err
+	}
+	var out *ledger.Rental
+	err := db.withTx(ctx, func(tx *sql.Tx) error {
+		j, err := db.beginAction(ctx, tx, a, KindTraffic, name, true, true)
+		if err != nil {
+			return err
+		}
+		r, err := findRental(ctx, tx, j.userID, name)
+		if err != nil {
+			return err
+		}
+		if err := writeTraffic(ctx, tx, r.ID, t); err != nil {
+			return err
+		}
+		if err := j.target(ctx, tx, r.ID, 0, trafficPrev(r.Traffic)); err != nil {
+			return err
+		}
+		r.Traffic = t
+		out = r
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// trafficPrev is TrafficTerms as journaled (Decimals marshal as text).
+type trafficPrev ledger.TrafficTerms
+
+func writeTraffic(ctx context.Context, tx *sql.Tx, rentalID int64, t ledger.TrafficTerms) error {
+	_, err := tx.ExecContext(ctx, `UPDATE rentals SET traffic_priced = ?, traffic_price_per_gb = ?, traffic_free_gb = ?,
+		traffic_direction = ? WHERE id = ?`,
+		boolInt(t.Priced), t.PricePerGB.String(), t.FreeGB.String(), string(t.Direction), rentalID)
+	if err != nil {
+		return fmt.Errorf("sqlite: set traffic terms: %w", err)
+	}
+	return nil
+}
+
+func restoreTraffic(ctx context.Context, tx *sql.Tx, rentalID int64, prev string) error {
+	var p trafficPrev
+	if err := json.Unmarshal([]byte(prev), &p); err != nil {
+		return fmt.Errorf("sqlite: undo traffic: decode previous value: %w", err)
+	}
+	t := ledger.TrafficTerms(p)
+	return writeTraffic(ctx, tx, rentalID, t)
+}
+
+// AddTraffic records traffic usage for the user's rental called name (the
+// unreleased one, or else the latest released one). A zero u.At means the
+// action's time; an empty direction means out. Errors: EINVALID (no
+// bytes, a time before the rental started), ENOTFOUND, EDUPLICATE.
+func (db *DB) AddTraffic(ctx context.Context, a ledger.Action, name string, u ledger.TrafficUsage) (*ledger.Rental, error) {
+	if u.Bytes <= 0 {
+		return nil, ledger.Errorf(ledger.EINVALID, "traffic of %d bytes: record a positive amount, e.g. /traffic %s 12GB", u.Bytes, name)
+	}
+	if u.Direction == "" {
+		u.Direction = ledger.Out
+	}
+	if u.Direction != ledger.In && u.Direction != ledger.Out {
+		return nil, ledger.Errorf(ledger.EINVALID, "traffic direction %q: use out or in, e.g. /traffic %s 12GB out", u.Direction, name)
+	}
+	var out *ledger.Rental
+	err := db.withTx(ctx, func(tx *sql.Tx) error {
+		j, err := db.beginAction(ctx, tx, a, KindTrafficUsage, name, true, true)
+		if err != nil {
+			return err
+		}
+		r, err := findRental(ctx, tx, j.userID, name)
+		if err != nil {
+			return err
+		}
+		at := sec(u.At)
+		if at.IsZero() {
+			at = j.at
+		}
+		if start := r.StartedAt(); at.Before(start) {
+			return ledger.Errorf(ledger.EINVALID, "traffic at %s is before %s started (%s)",
+				at.Format(time.DateTime+"Z"), name, start.Format(time.DateTime+"Z"))
+		}
+		_, err = tx.ExecContext(ctx, `INSERT INTO traffic_usage (rental_id, action_id, at, bytes, direction) VALUES (?, ?, ?, ?, ?)`,
+			r.ID, j.id, unix(at), u.Bytes, string(u.Direction))
+		if err != nil {
+			return fmt.Errorf("sqlite: record traffic: %w", err)
+		}
+		if err := j.target(ctx, tx, r.ID, 0, nil); err != nil {
+			return err
+		}
+		rs, err := loadRentals(ctx, tx, `r.id = ?`, r.ID)
+		if err != nil {
+			return err
+		}
+		out = rs[0]
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// Rental returns the user's rental called name: the unreleased one, or
+// else the most recently created released one. Errors: ENOTFOUND.
+func (db *DB) Rental(ctx context.Context, userID int64, name string) (*ledger.Rental, error) {
+	return findRental(ctx, db.reader, userID, name)
+}
+
+// RentalsByState returns the user's rentals whose current state is one
+// of states (all rentals if none is given), in creation order.
+func (db *DB) RentalsByState(ctx context.Context, userID int64, states ...ledger.State) ([]*ledger.Rental, error) {
+	where := `r.user_id = ?`
+	want := map[ledger.State]bool{}
+	for _, s := range states {
+		want[s] = true
+	}
+	if len(states) > 0 && !want[ledger.Released] {
+		where += ` AND r.released = 0`
+	}
+	var rs []*ledger.Rental
+	err := db.withRead(ctx, func(tx *sql.Tx) error {
+		var err error
+		rs, err = loadRentals(ctx, tx, where, userID)
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	if len(states) == 0 {
+		return rs, nil
+	}
+	out := rs[:0]
+	for _, r := range rs {
+		if want[r.State()] {
+			out = append(out, r)
+		}
+	}
+	return out, nil
+}
+
+// LiveRentals returns every user's unreleased rentals, ordered by user
+// and creation, for the scheduler's idle, silent and lease checks.
+func (db *DB) LiveRentals(ctx context.Context) ([]*ledger.Rental, error) {
+	var rs []*ledger.Rental
+	err := db.withRead(ctx, func(tx *sql.Tx) error {
+		var err error
+		rs, err = loadRentals(ctx, tx, `r.released = 0`)
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	slices.SortStableFunc(rs, func(a, b *ledger.Rental) int { return cmp.Compare(a.UserID, b.UserID) })
+	return rs, nil
+}

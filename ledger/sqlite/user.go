@@ -1,0 +1,208 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"github.com/gpuledger/gpuledger/ledger"
+)
+
+const userCols = `id, lang, tz, summary_at, idle_warn_ns, silent_ns, quiet_from, quiet_to, long_run_ns, budget, budget_currency, created_at`
+
+type scanner interface{ Scan(dest ...any) error }
+
+func scanUser(s scanner) (ledger.User, error) {
+	var (
+		u                                 ledger.User
+		idleWarn, silent, longRun, create int64
+		budget                            string
+	)
+	err := s.Scan(&u.ID, &u.Lang, &u.TZ, &u.Settings.SummaryAt, &idleWarn, &silent,
+		&u.Settings.QuietFrom, &u.Settings.QuietTo, &longRun, &budget, &u.Settings.BudgetCurrency, &create)
+	if err != nil {
+		return u, err
+	}
+	u.Settings.IdleWarn = time.Duration(idleWarn)
+	u.Settings.Silent = time.Duration(silent)
+	u.Settings.LongRun = time.Duration(longRun)
+	u.CreatedAt = fromUnix(create)
+	if u.Settings.Budget, err = dec(budget, "users.budget"); err != nil {
+		return u, err
+	}
+	return u, nil
+}
+
+// validateUser checks what a user may set: the language, the zone and the
+// settings' ranges.
+func validateUser(u ledger.User) error {
+	if u.Lang != "en" && u.Lang != "zh" {
+		return ledger.Errorf(ledger.EINVALID, "unknown language %q: use lang=en or lang=zh", u.Lang)
+	}
+	if u.TZ != "" {
+		if _, err := time.LoadLocation(u.TZ); err != nil {
+			return ledger.Errorf(ledger.EINVALID, "unknown time zone %q: use an IANA name, e.g. tz=Asia/Shanghai", u.TZ)
+		}
+	}
+	s := u.Settings
+	if s.SummaryAt < 0 || s.SummaryAt >= 24*60 {
+		return ledger.Errorf(ledger.EINVALID, "summary time is out of range: use HH:MM, e.g. summary=22:00")
+	}
+	if s.QuietFrom < -1 || s.QuietFrom >= 24*60 || s.QuietTo < -1 || s.QuietTo >= 24*60 || (s.QuietFrom == -1) != (s.QuietTo == -1) {
+		return ledger.Errorf(ledger.EINVALID, "quiet hours are out of range: use HH:MM-HH:MM, e.g. quiet=23:00-08:00")
+	}
+	for _, d := range []struct {
+		name string
+		v    time.Duration
+	}{{"idle_warn", s.IdleWarn}, {"silent", s.Silent}, {"long_run", s.LongRun}} {
+		if d.v < 0 || d.v > 31*24*time.Hour {
+			return ledger.Errorf(ledger.EINVALID, "%s=%s is out of range 0..31d, e.g. %s=30m", d.name, d.v, d.name)
+		}
+	}
+	if s.Budget.Sign() < 0 {
+		return ledger.Errorf(ledger.EINVALID, "budget %s is negative: use e.g. /budget 500/month", s.Budget)
+	}
+	if !s.Budget.IsZero() && s.BudgetCurrency == "" {
+		return ledger.Errorf(ledger.EINVALID, "budget %s has no currency, e.g. /budget ¥500/month", s.Budget)
+	}
+	return nil
+}
+
+// EnsureUser returns the user with u.ID, creating it from u when it does
+// not exist: an empty Lang becomes "en" and zero Settings become
+// ledger.DefaultSettings(). An existing user is returned unchanged. It is
+// not journaled. Errors: EINVALID for a zero ID or bad fields.
+func (db *DB) EnsureUser(ctx context.Context, u ledger.User) (ledger.User, error) {
+	if u.ID == 0 {
+		return ledger.User{}, ledger.Errorf(ledger.EINVALID, "user ID 0 is not valid")
+	}
+	if u.Lang == "" {
+		u.Lang = "en"
+	}
+	if u.Settings == (ledger.Settings{}) {
+		u.Settings = ledger.DefaultSettings()
+	}
+	if err := validateUser(u); err != nil {
+		return ledger.User{}, err
+	}
+	var out ledger.User
+	err := db.withTx(ctx, func(tx *sql.Tx) error {
+		s := u.Settings
+		_, err := tx.ExecContext(ctx, `INSERT INTO users (`+userCols+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+			ON CONFLICT (id) DO NOTHING`,
+			u.ID, u.Lang, u.TZ, s.SummaryAt, int64(s.IdleWarn), int64(s.Silent), s.QuietFrom, s.QuietTo,
+			int64(s.LongRun), s.Budget.String(), string(s.BudgetCurrency), unix(db.now()))
+		if err != nil {
+			return fmt.Errorf("sqlite: create user %d: %w", u.ID, err)
+		}
+		out, err = scanUser(tx.QueryRowContext(ctx, `SELECT `+userCols+` FROM users WHERE id = ?`, u.ID))
+		if err != nil {
+			return fmt.Errorf("sqlite: read user %d: %w", u.ID, err)
+		}
+		return nil
+	})
+	return out, err
+}
+
+// User returns one user. Errors: ENOTFOUND.
+func (db *DB) User(ctx context.Context, id int64) (ledger.User, error) {
+	return userByID(ctx, db.reader, id)
+}
+
+type querier interface {
+	ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error)
+	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
+	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
+}
+
+func userByID(ctx context.Context, q querier, id int64) (ledger.User, error) {
+	u, err := scanUser(q.QueryRowContext(ctx, `SELECT `+userCols+` FROM users WHERE id = ?`, id))
+	if err == sql.ErrNoRows {
+		return ledger.User{}, ledger.Errorf(ledger.ENOTFOUND, "user %d is not registered: send /start first", id)
+	}
+	if err != nil {
+		return ledger.User{}, fmt.Errorf("sqlite: read user %d: %w", id, err)
+	}
+	return u, nil
+}
+
+// Users returns all users in ID order.
+func (db *DB) Users(ctx context.Context) ([]ledger.User, error) {
+	rows, err := db.reader.QueryContext(ctx, `SELECT `+userCols+` FROM users ORDER BY id`)
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: list users: %w", err)
+	}
+	defer rows.Close()
+	var out []ledger.User
+	for rows.Next() {
+		u, err := scanUser(rows)
+		if err != nil {
+			return nil, fmt.Errorf("sqlite: list users: %w", err)
+		}
+		out = append(out, u)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("sqlite: list users: %w", err)
+	}
+	return out, nil
+}
+
+// userPrev is what UpdateUser replaced, kept in the journal for Undo.
+type userPrev struct {
+	Lang     string
+	TZ       string
+	Settings ledger.Settings
+}
+
+// UpdateUser replaces the user's Lang, TZ and Settings (undoable; the
+// previous values are journaled). u.ID may be 0 (meaning a.UserID) but no
+// other user's. Errors: EINVALID, ENOTFOUND, EUNAUTHORIZED, EDUPLICATE.
+func (db *DB) UpdateUser(ctx context.Context, a ledger.Action, u ledger.User) (ledger.User, error) {
+	if u.ID != 0 && u.ID != a.UserID {
+		return ledger.User{}, ledger.Errorf(ledger.EUNAUTHORIZED, "user %d cannot change user %d's settings", a.UserID, u.ID)
+	}
+	if err := validateUser(u); err != nil {
+		return ledger.User{}, err
+	}
+	var out ledger.User
+	err := db.withTx(ctx, func(tx *sql.Tx) error {
+		j, err := db.beginAction(ctx, tx, a, KindSettings, "", true, true)
+		if err != nil {
+			return err
+		}
+		old, err := userByID(ctx, tx, j.userID)
+		if err != nil {
+			return err
+		}
+		if err := writeUser(ctx, tx, j.userID, u.Lang, u.TZ, u.Settings); err != nil {
+			return err
+		}
+		if err := j.target(ctx, tx, 0, 0, userPrev{Lang: old.Lang, TZ: old.TZ, Settings: old.Settings}); err != nil {
+			return err
+		}
+		out, err = userByID(ctx, tx, j.userID)
+		return err
+	})
+	return out, err
+}
+
+func writeUser(ctx context.Context, tx *sql.Tx, id int64, lang, tz string, s ledger.Settings) error {
+	_, err := tx.ExecContext(ctx, `UPDATE users SET lang = ?, tz = ?, summary_at = ?, idle_warn_ns = ?, silent_ns = ?,
+		quiet_from = ?, quiet_to = ?, long_run_ns = ?, budget = ?, budget_currency = ? WHERE id = ?`,
+		lang, tz, s.SummaryAt, int64(s.IdleWarn), int64(s.Silent), s.QuietFrom, s.QuietTo, int64(s.LongRun),
+		s.Budget.String(), string(s.BudgetCurrency), id)
+	if err != nil {
+		return fmt.Errorf("sqlite: update user %d: %w", id, err)
+	}
+	return nil
+}
+
+func restoreUser(ctx context.Context, tx *sql.Tx, id int64, prev string) error {
+	var p userPrev
+	if err := json.Unmarshal([]byte(prev), &p); err != nil {
+		return fmt.Errorf("sqlite: undo settings: decode previous value: %w", err)
+	}
+	return writeUser(ctx, tx, id, p.Lang, p.TZ, p.Settings)
+}

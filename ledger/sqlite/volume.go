@@ -1,0 +1,268 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+
+	"github.com/gpuledger/gpuledger/ledger"
+)
+
+const volumeCols = `v.id, v.user_id, v.name, v.rental_id, coalesce(r.name, ''), v.platform, v.currency, v.priced,
+	v.price, v.price_unit, v.free_gb, v.created_at`
+
+// loadVolumes returns the volumes selected by where (a condition on the
+// volumes table aliased v) in id order with their events, in two queries.
+func loadVolumes(ctx context.Context, q querier, where string, args ...any) ([]*ledger.Volume, error) {
+	rows, err := q.QueryContext(ctx, `SELECT `+volumeCols+` FROM volumes v LEFT JOIN rentals r ON r.id = v.rental_id
+		WHERE `+where+` ORDER BY v.id`, args...)
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: load volumes: %w", err)
+	}
+	var out []*ledger.Volume
+	byID := map[int64]*ledger.Volume{}
+	for rows.Next() {
+		var (
+			v                             ledger.Volume
+			rentalID                      sql.NullInt64
+			currency, price, unit, freeGB string
+			createdAt                     int64
+		)
+		if err := rows.Scan(&v.ID, &v.UserID, &v.Name, &rentalID, &v.RentalName, &v.Platform, &currency, &v.Priced,
+			&price, &unit, &freeGB, &createdAt); err != nil {
+			rows.Close()
+			return nil, fmt.Errorf("sqlite: load volumes: %w", err)
+		}
+		v.RentalID = rentalID.Int64
+		v.Currency = ledger.Currency(currency)
+		v.PriceUnit = ledger.StorageUnit(unit)
+		v.CreatedAt = fromUnix(createdAt)
+		if v.Price, err = dec(price, "volumes.price"); err != nil {
+			rows.Close()
+			return nil, err
+		}
+		if v.FreeGB, err = dec(freeGB, "volumes.free_gb"); err != nil {
+			rows.Close()
+			return nil, err
+		}
+		out = append(out, &v)
+		byID[v.ID] = &v
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("sqlite: load volumes: %w", err)
+	}
+	if len(out) == 0 {
+		return nil, nil
+	}
+	rows, err = q.QueryContext(ctx, `SELECT volume_id, id, kind, at, size_gb FROM volume_events
+		WHERE volume_id IN (SELECT v.id FROM volumes v WHERE `+where+`) ORDER BY volume_id, id`, args...)
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: load volume events: %w", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var (
+			vid, at int64
+			ev      ledger.VolumeEvent
+			kind    string
+			size    sql.NullString
+		)
+		if err := rows.Scan(&vid, &ev.ID, &kind, &at, &size); err != nil {
+			return nil, fmt.Errorf("sqlite: load volume events: %w", err)
+		}
+		ev.Kind = ledger.VolumeEventKind(kind)
+		ev.At = fromUnix(at)
+		if size.Valid {
+			if ev.SizeGB, err = dec(size.String, "volume_events.size_gb"); err != nil {
+				return nil, err
+			}
+		}
+		if v := byID[vid]; v != nil {
+			v.Events = append(v.Events, ev)
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("sqlite: load volume events: %w", err)
+	}
+	return out, nil
+}
+
+// findVolume returns the user's volume called name: the live one, or else
+// the most recently created deleted one. ENOTFOUND if there is none.
+func findVolume(ctx context.Context, q querier, userID int64, name string) (*ledger.Volume, error) {
+	var id int64
+	err := q.QueryRowContext(ctx, `SELECT id FROM volumes WHERE user_id = ? AND name = ?
+		ORDER BY deleted, id DESC LIMIT 1`, userID, name).Scan(&id)
+	if err == sql.ErrNoRows {
+		return nil, ledger.Errorf(ledger.ENOTFOUND, "you have no volume named %s (see /status)", name)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: find volume %s: %w", name, err)
+	}
+	vs, err := loadVolumes(ctx, q, `v.id = ?`, id)
+	if err != nil {
+		return nil, err
+	}
+	if len(vs) != 1 {
+		return nil, fmt.Errorf("sqlite: volume %d vanished", id)
+	}
+	return vs[0], nil
+}
+
+func insertVolumeEvent(ctx context.Context, tx *sql.Tx, volumeID, actionID int64, ev ledger.VolumeEvent) error {
+	var size sql.NullString
+	if ev.Kind != ledger.VolumeDelete {
+		size = sql.NullString{String: ev.SizeGB.String(), Valid: true}
+	}
+	_, err := tx.ExecContext(ctx, `INSERT INTO volume_events (volume_id, action_id, kind, at, size_gb) VALUES (?, ?, ?, ?, ?)`,
+		volumeID, actionID, string(ev.Kind), unix(ev.At), size)
+	if err != nil {
+		return fmt.Errorf("sqlite: record volume %s: %w", ev.Kind, err)
+	}
+	return nil
+}
+
+// CreateVolume stores a new volume for a.UserID whose Events hold exactly
+// its creation (time truncated to seconds). v.RentalName, if set, names
+// the user's rental it is attached to (the unreleased one, or else the
+// latest released one); an empty Platform or Currency is then taken from
+// that rental. Errors: EINVALID, ENOTFOUND (user or rental), ECONFLICT if
+// a live volume of the user has the same name, EDUPLICATE.
+func (db *DB) CreateVolume(ctx context.Context, a ledger.Action, v ledger.Volume) (*ledger.Volume, error) {
+	if len(v.Events) != 1 || v.Events[0].Kind != ledger.VolumeCreate {
+		return nil, ledger.Errorf(ledger.EINVALID, "a new volume needs exactly one event, its creation with a size")
+	}
+	create := v.Events[0]
+	create.At = sec(create.At)
+	if err := (&ledger.Volume{Name: v.Name}).CheckEvent(create); err != nil {
+		return nil, err
+	}
+	var out *ledger.Volume
+	err := db.withTx(ctx, func(tx *sql.Tx) error {
+		j, err := db.beginAction(ctx, tx, a, KindStorage, v.Name, true, true)
+		if err != nil {
+			return err
+		}
+		var rentalID int64
+		if v.RentalName != "" {
+			r, err := findRental(ctx, tx, j.userID, v.RentalName)
+			if err != nil {
+				return err
+			}
+			rentalID = r.ID
+			if v.Platform == "" {
+				v.Platform = r.Platform
+			}
+			if v.Currency == "" {
+				v.Currency = r.Currency
+			}
+		}
+		if err := v.Validate(); err != nil {
+			return err
+		}
+		conflict := fmt.Sprintf("a volume named %s already exists (delete it first or choose another name)", v.Name)
+		var one int
+		switch err := tx.QueryRowContext(ctx, `SELECT 1 FROM volumes WHERE user_id = ? AND name = ? AND deleted = 0`,
+			j.userID, v.Name).Scan(&one); err {
+		case nil:
+			return ledger.Errorf(ledger.ECONFLICT, "%s", conflict)
+		case sql.ErrNoRows:
+		default:
+			return fmt.Errorf("sqlite: check volume name: %w", err)
+		}
+		res, err := tx.ExecContext(ctx, `INSERT INTO volumes (user_id, action_id, name, rental_id, platform, currency,
+			priced, price, price_unit, free_gb, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+			j.userID, j.id, v.Name, nullID(rentalID), v.Platform, string(v.Currency), boolInt(v.Priced),
+			v.Price.String(), string(v.PriceUnit), v.FreeGB.String(), unix(j.at))
+		if err != nil {
+			return constraintError(err, "create volume", conflict)
+		}
+		id, err := res.LastInsertId()
+		if err != nil {
+			return fmt.Errorf("sqlite: create volume: %w", err)
+		}
+		if err := insertVolumeEvent(ctx, tx, id, j.id, create); err != nil {
+			return err
+		}
+		if err := j.target(ctx, tx, 0, id, nil); err != nil {
+			return err
+		}
+		vs, err := loadVolumes(ctx, tx, `v.id = ?`, id)
+		if err != nil {
+			return err
+		}
+		out = vs[0]
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// AppendVolumeEvent resizes or deletes the user's live volume called name
+// (time truncated to seconds), checked with Volume.CheckEvent. Errors:
+// EINVALID, ECONFLICT (a volume that was deleted), ENOTFOUND, EDUPLICATE.
+func (db *DB) AppendVolumeEvent(ctx context.Context, a ledger.Action, name string, ev ledger.VolumeEvent) (*ledger.Volume, error) {
+	ev.At = sec(ev.At)
+	ev.ID = 0
+	var kind string
+	switch ev.Kind {
+	case ledger.VolumeResize:
+		kind = KindStorageResize
+	case ledger.VolumeDelete:
+		kind = KindStorageDelete
+	case ledger.VolumeCreate:
+		kind = KindStorage // CheckEvent rejects it below
+	default:
+		return nil, ledger.Errorf(ledger.EINVALID, "unknown volume event %q: use resize or delete", ev.Kind)
+	}
+	var out *ledger.Volume
+	err := db.withTx(ctx, func(tx *sql.Tx) error {
+		j, err := db.beginAction(ctx, tx, a, kind, name, true, true)
+		if err != nil {
+			return err
+		}
+		v, err := findVolume(ctx, tx, j.userID, name)
+		if err != nil {
+			return err
+		}
+		if err := v.CheckEvent(ev); err != nil {
+			return err
+		}
+		if err := insertVolumeEvent(ctx, tx, v.ID, j.id, ev); err != nil {
+			return err
+		}
+		if ev.Kind == ledger.VolumeDelete {
+			if _, err := tx.ExecContext(ctx, `UPDATE volumes SET deleted = 1 WHERE id = ?`, v.ID); err != nil {
+				return fmt.Errorf("sqlite: delete volume %s: %w", name, err)
+			}
+		}
+		if err := j.target(ctx, tx, 0, v.ID, nil); err != nil {
+			return err
+		}
+		vs, err := loadVolumes(ctx, tx, `v.id = ?`, v.ID)
+		if err != nil {
+			return err
+		}
+		out = vs[0]
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// Volume returns the user's volume called name: the live one, or else the
+// most recently created deleted one. Errors: ENOTFOUND.
+func (db *DB) Volume(ctx context.Context, userID int64, name string) (*ledger.Volume, error) {
+	var v *ledger.Volume
+	err := db.withRead(ctx, func(tx *sql.Tx) error {
+		var err error
+		v, err = findVolume(ctx, tx, userID, name)
+		return err
+	})
+	return v, err
+}
