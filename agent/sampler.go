@@ -28,10 +28,10 @@ type Sample struct {
 	NetBytesPerS float64
 	NetErr       string
 
-	MemOK bool
-	Mem   Memory
-	DiskOK bool
-	Disk   Disk
+	MemOK    bool
+	Mem      Memory
+	DiskOK   bool
+	Disk     Disk
 	HostErrs []string // memory and disk errors (they decide nothing)
 
 	Watches []WatchReading

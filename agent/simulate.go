@@ -25,16 +25,16 @@ type SimFile struct {
 // SimGPU is one simulated GPU. A missing utilization makes that GPU unknown,
 // as a failed NVML read would.
 type SimGPU struct {
-	Name           string   `json:"name"`
-	UUID           string   `json:"uuid"`
-	MemoryTotalMiB uint64   `json:"memory_total_mib"`
-	MemoryUsedMiB  *uint64  `json:"memory_used_mib"`
-	Utilization    *float64 `json:"utilization"`
-	PowerW         *float64 `json:"power_w"`
-	TemperatureC   *float64 `json:"temperature_c"`
-	SMClockMHz     *uint32  `json:"sm_clock_mhz"`
-	SMClockMaxMHz  uint32   `json:"sm_clock_max_mhz"`
-	ClockReasons   uint64   `json:"clock_event_reasons"`
+	Name           string      `json:"name"`
+	UUID           string      `json:"uuid"`
+	MemoryTotalMiB uint64      `json:"memory_total_mib"`
+	MemoryUsedMiB  *uint64     `json:"memory_used_mib"`
+	Utilization    *float64    `json:"utilization"`
+	PowerW         *float64    `json:"power_w"`
+	TemperatureC   *float64    `json:"temperature_c"`
+	SMClockMHz     *uint32     `json:"sm_clock_mhz"`
+	SMClockMaxMHz  uint32      `json:"sm_clock_max_mhz"`
+	ClockReasons   uint64      `json:"clock_event_reasons"`
 	Processes      []wire.Proc `json:"processes"`
 }
 

@@ -16,29 +16,29 @@ type Window struct {
 }
 
 type window struct {
-	start, end           time.Time
-	n, busy, idle, unkn  int
-	gpus                 map[int]*gpuAgg
-	cpuSum, cpuMax       float64
-	cpuN                 int
-	cpuSrc               string
-	netRx, netTx         uint64
-	netMax               float64
-	netHave              bool
-	netTotals            NetCounters
-	mem                  *Memory
-	disk                 *Disk
-	hostErrs             []string
-	watch                map[string]*wire.WatchState
-	watchOrder           []string
-	last                 *Sample
+	start, end          time.Time
+	n, busy, idle, unkn int
+	gpus                map[int]*gpuAgg
+	cpuSum, cpuMax      float64
+	cpuN                int
+	cpuSrc              string
+	netRx, netTx        uint64
+	netMax              float64
+	netHave             bool
+	netTotals           NetCounters
+	mem                 *Memory
+	disk                *Disk
+	hostErrs            []string
+	watch               map[string]*wire.WatchState
+	watchOrder          []string
+	last                *Sample
 }
 
 type gpuAgg struct {
-	s         wire.GPUSummary
-	utilSum   float64
-	powerSum  float64
-	powerN    int
+	s        wire.GPUSummary
+	utilSum  float64
+	powerSum float64
+	powerN   int
 }
 
 // Add adds a sample to the current window.

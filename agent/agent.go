@@ -1,0 +1,356 @@
+// Package agent is the on-instance daemon: it samples the GPUs (NVML, or a
+// simulate file), the host and an optional wrapped job, decides whether the
+// rented host is doing work, reports heartbeats to the server and carries
+// out signed release orders and a local lease.
+//
+// The NVML backend needs cgo on Linux (backend_nvml.go); other builds get a
+// stub, so the package builds and tests everywhere.
+package agent
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/url"
+	"os"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/gpuledger/gpuledger/agent/wire"
+)
+
+// Version is the agent's version, reported in heartbeats; set at build time
+// with -ldflags "-X github.com/gpuledger/gpuledger/agent.Version=...".
+var Version = "0.1.0-dev"
+
+// Config is the agent's configuration; cmd/gpuledger-agent fills it from
+// flags and the environment.
+type Config struct {
+	Server            string        // base URL of the server's agent hub
+	Token             string        // the rental's agent token; never logged
+	Rental            string        // optional: refuse orders for other rentals even before the server names one
+	Interval          time.Duration // heartbeat interval; default 30 s
+	Sample            time.Duration // sample interval; default 5 s
+	ReleaseCmd        string
+	PreReleaseCmd     string
+	PreReleaseTimeout time.Duration
+	Watch             []string
+	Lease             time.Duration // 0: none
+	Simulate          string        // path of a simulate file; "" reads NVML
+	Thresholds        Thresholds
+	NVMLTimeout       time.Duration // watchdog for NVML reads; default 10 s
+	DiskPath          string
+	Job               []string // command to wrap; empty for none
+	JobStdout         io.Writer
+	JobStderr         io.Writer
+	Log               *slog.Logger
+}
+
+// Validate checks the configuration and names the offending field.
+func (c *Config) Validate() error {
+	if c.Server == "" {
+		return errors.New("agent: --server is required")
+	}
+	u, err := url.Parse(c.Server)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return fmt.Errorf("agent: --server %q: want http(s)://host[:port]", c.Server)
+	}
+	if c.Token == "" {
+		return errors.New("agent: --token (or GPULEDGER_AGENT_TOKEN) is required")
+	}
+	if c.Sample <= 0 || c.Interval <= 0 {
+		return errors.New("agent: --sample and --interval must be positive")
+	}
+	if c.Interval < c.Sample {
+		return fmt.Errorf("agent: --interval %s is shorter than --sample %s", c.Interval, c.Sample)
+	}
+	if c.Lease < 0 {
+		return errors.New("agent: --lease must not be negative")
+	}
+	if c.Thresholds.UtilPercent < 0 || c.Thresholds.UtilPercent >= 100 {
+		return fmt.Errorf("agent: --util-threshold %v: want 0 to 100", c.Thresholds.UtilPercent)
+	}
+	return nil
+}
+
+// OpenGPU returns the GPU source the configuration asks for: the simulate
+// file, or NVML. When NVML cannot be used it returns a source whose every
+// read fails (the verdict is then unknown, never idle) and the reason.
+func OpenGPU(ctx context.Context, simulate string, timeout time.Duration) (GPUSource, error) {
+	if simulate != "" {
+		return &SimulateSource{Path: simulate}, nil
+	}
+	if timeout <= 0 {
+		timeout = 10 * time.Second
+	}
+	src, err := OpenNVML(ctx, timeout)
+	if err != nil {
+		return NoGPU(err), err
+	}
+	return src, nil
+}
+
+// Run runs the agent until ctx ends. It returns nil on a clean stop.
+func Run(ctx context.Context, cfg Config) error {
+	if err := cfg.Validate(); err != nil {
+		return err
+	}
+	log := cfg.Log
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	gpu, err := OpenGPU(ctx, cfg.Simulate, cfg.NVMLTimeout)
+	if err != nil {
+		log.Warn("gpu readings unavailable: verdict will be unknown (never idle)", "err", err)
+	}
+	defer gpu.Close()
+
+	var job *Job
+	if len(cfg.Job) > 0 {
+		stdout, stderr := cfg.JobStdout, cfg.JobStderr
+		if stdout == nil {
+			stdout = os.Stdout
+		}
+		if stderr == nil {
+			stderr = os.Stderr
+		}
+		job, err = StartJob(ctx, cfg.Job, stdout, stderr)
+		if err != nil {
+			log.Error("wrapped job did not start", "err", err)
+		} else {
+			log.Info("wrapped job started", "pid", job.State().PID)
+		}
+	}
+
+	host := HostReader{DiskPath: cfg.DiskPath}
+	sampler := &Sampler{GPU: gpu, Host: host, Watch: cfg.Watch, Job: job, Thresholds: cfg.Thresholds, Log: log}
+	var win Window
+	bootID := randID()
+	var seq atomic.Uint64
+	var rental atomic.Value // string
+	rental.Store(cfg.Rental)
+	lease := newLease(cfg.Lease)
+
+	reporter := &Reporter{
+		Server:   cfg.Server,
+		Token:    cfg.Token,
+		Client:   &http.Client{Timeout: 15 * time.Second},
+		Interval: cfg.Interval,
+		Log:      log,
+	}
+	orders := make(chan wire.Order, 16)
+	exec := &Executor{
+		Token:             cfg.Token,
+		Rental:            func() string { return rental.Load().(string) },
+		Nonces:            &wire.MemoryNonceStore{},
+		Sampler:           sampler,
+		Job:               job,
+		ReleaseCmd:        cfg.ReleaseCmd,
+		PreReleaseCmd:     cfg.PreReleaseCmd,
+		PreReleaseTimeout: cfg.PreReleaseTimeout,
+		Report:            reporter.PostResult,
+		Log:               log,
+	}
+	hostFacts := func() wire.HostFacts {
+		f, _ := gpu.Facts(ctx)
+		hn, _ := os.Hostname()
+		hf := wire.HostFacts{Hostname: hn, GPUSource: f.Source, DriverVersion: f.DriverVersion,
+			CUDADriverVersion: f.CUDADriverVersion, GPUs: f.GPUs, CPUCores: host.CPUCores()}
+		if len(hf.GPUs) > wire.MaxGPUs {
+			hf.GPUs = hf.GPUs[:wire.MaxGPUs]
+		}
+		if m, err := host.ReadMemory(); err == nil {
+			hf.MemoryTotalBytes = m.TotalBytes
+		}
+		return hf
+	}
+	reporter.Cut = func() wire.HeartbeatRequest {
+		hb := wire.HeartbeatRequest{Version: wire.Version, AgentVersion: Version, Seq: seq.Add(1), BootID: bootID,
+			Host: hostFacts(), CanRelease: cfg.ReleaseCmd != ""}
+		w := win.Cut()
+		w.fill(&hb)
+		if since, dur, ok := sampler.Idle(); ok && hb.Verdict == wire.VerdictIdle {
+			hb.IdleSince, hb.IdleSeconds = &since, int64(dur/time.Second)
+		}
+		hb.LeaseUntil = lease.until()
+		return hb
+	}
+	reporter.OnResponse = func(resp wire.HeartbeatResponse) {
+		if resp.Rental != "" {
+			if cur := rental.Load().(string); cur == "" {
+				rental.Store(resp.Rental)
+			} else if cur != resp.Rental {
+				log.Warn("server names another rental for this token; keeping the first", "kept", cur, "server_says", resp.Rental)
+			}
+		}
+		if p := resp.Policy; p.UtilThreshold > 0 && p.UtilThreshold < 100 {
+			sampler.SetUtilThreshold(p.UtilThreshold)
+		}
+		if lu := resp.Policy.LeaseUntil; lu != nil {
+			lease.set(*lu)
+		}
+		for i, o := range resp.Orders {
+			if i >= 16 {
+				log.Warn("too many orders in one response; ignoring the rest", "count", len(resp.Orders))
+				break
+			}
+			select {
+			case orders <- o:
+			default:
+				log.Warn("order queue full; order dropped", "order", o.ID)
+			}
+		}
+	}
+
+	log.Info("agent started", "version", Version, "server", cfg.Server, "sample", cfg.Sample, "interval", cfg.Interval,
+		"gpu_source", func() string { f, _ := gpu.Facts(ctx); return f.Source }(), "release_cmd_set", cfg.ReleaseCmd != "", "lease", cfg.Lease)
+
+	var wg sync.WaitGroup
+	leaseReq := make(chan struct{}, 1)
+	wg.Go(func() { reporter.Run(ctx) })
+	wg.Go(func() {
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case o := <-orders:
+				exec.HandleOrder(ctx, o)
+			case <-leaseReq:
+				out := exec.Release(ctx, LocalLeaseID, wire.ActionRelease)
+				lease.done(out, log)
+			}
+		}
+	})
+	// The sampling loop runs here.
+	tick := time.NewTicker(cfg.Sample)
+	defer tick.Stop()
+	for {
+		s := sampler.Sample(ctx)
+		win.Add(s)
+		if lease.check(time.Now(), cfg.ReleaseCmd != "", log) {
+			select {
+			case leaseReq <- struct{}{}:
+			default:
+			}
+		}
+		select {
+		case <-ctx.Done():
+			wg.Wait()
+			if job != nil && job.Alive() {
+				<-job.Done()
+			}
+			log.Info("agent stopped")
+			return nil
+		case <-tick.C:
+		}
+	}
+}
+
+// SetUtilThreshold changes the GPU utilisation threshold (the server's
+// policy) for later samples.
+func (s *Sampler) SetUtilThreshold(p float64) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.Thresholds.UtilPercent = p
+}
+
+func randID() string {
+	b := make([]byte, 8)
+	rand.Read(b)
+	return hex.EncodeToString(b)
+}
+
+// lease is the local deadline, enforced even when the server is
+// unreachable. The deadline is kept on the monotonic clock; the server's
+// lease_until (wall clock) is converted once when received.
+type lease struct {
+	mu        sync.Mutex
+	deadline  time.Time // monotonic; zero: no lease
+	warned10  bool
+	warned1   bool
+	lastTry   time.Time
+	finished  bool
+	noCmdSaid bool
+}
+
+func newLease(d time.Duration) *lease {
+	l := &lease{}
+	if d > 0 {
+		l.deadline = time.Now().Add(d)
+	}
+	return l
+}
+
+func (l *lease) set(until time.Time) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.deadline = time.Now().Add(time.Until(until))
+	l.warned10, l.warned1, l.finished = false, false, false
+}
+
+func (l *lease) until() *time.Time {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.deadline.IsZero() {
+		return nil
+	}
+	t := l.deadline.Round(0)
+	return &t
+}
+
+// check logs warnings before the deadline and reports whether a release
+// attempt is due now (at most once a minute after the deadline, until one
+// succeeds).
+func (l *lease) check(now time.Time, canRelease bool, log *slog.Logger) bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.deadline.IsZero() || l.finished {
+		return false
+	}
+	left := l.deadline.Sub(now)
+	switch {
+	case left > 10*time.Minute:
+		return false
+	case left > time.Minute:
+		if !l.warned10 {
+			l.warned10 = true
+			log.Warn("lease ends soon; the host will be released if idle", "in", left.Round(time.Second), "release_cmd_set", canRelease)
+		}
+		return false
+	case left > 0:
+		if !l.warned1 {
+			l.warned1 = true
+			log.Warn("lease ends in under a minute", "in", left.Round(time.Second), "release_cmd_set", canRelease)
+		}
+		return false
+	}
+	if !canRelease {
+		if !l.noCmdSaid {
+			l.noCmdSaid = true
+			log.Warn("lease ended; no --release-cmd, so the agent only reports")
+		}
+		return false
+	}
+	if !l.lastTry.IsZero() && now.Sub(l.lastTry) < time.Minute {
+		return false
+	}
+	l.lastTry = now
+	return true
+}
+
+func (l *lease) done(outcome string, log *slog.Logger) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	switch outcome {
+	case wire.OutcomeDone, wire.OutcomeReleaseStarted:
+		l.finished = true
+	default:
+		log.Warn("lease ended but the host was not released; will retry", "outcome", outcome)
+	}
+}

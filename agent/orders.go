@@ -1,0 +1,220 @@
+package agent
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"os/exec"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/gpuledger/gpuledger/agent/wire"
+)
+
+// Executor carries out release orders and the local lease, one at a time.
+// It never releases while the wrapped job lives, nor unless a fresh sample
+// says idle: busy and unknown both refuse.
+type Executor struct {
+	Token             string
+	Rental            func() string // the rental this agent serves; "" when not known yet
+	Nonces            wire.NonceStore
+	Sampler           *Sampler
+	Job               *Job
+	ReleaseCmd        string // run with /bin/sh -c; "" means report only
+	PreReleaseCmd     string
+	PreReleaseTimeout time.Duration // default 10 min
+	ReleaseTimeout    time.Duration // default 10 min
+	Report            func(ctx context.Context, r wire.OrderResult) error
+	Now               func() time.Time
+	Log               *slog.Logger
+
+	mu sync.Mutex // one release at a time
+}
+
+// LocalLeaseID is the order id used for results of the local lease.
+const LocalLeaseID = "local-lease"
+
+func (e *Executor) now() time.Time {
+	if e.Now != nil {
+		return e.Now()
+	}
+	return time.Now()
+}
+
+func (e *Executor) log() *slog.Logger {
+	if e.Log != nil {
+		return e.Log
+	}
+	return slog.New(slog.DiscardHandler)
+}
+
+func (e *Executor) report(ctx context.Context, r wire.OrderResult) {
+	r.At = e.now().Round(0)
+	e.log().Info("order result", "order", r.OrderID, "outcome", r.Outcome, "exit_code", derefInt(r.ExitCode), "message", r.Message)
+	if e.Report == nil || r.OrderID == LocalLeaseID {
+		return
+	}
+	if err := e.Report(ctx, r); err != nil {
+		e.log().Warn("order result not delivered", "order", r.OrderID, "err", err)
+	}
+}
+
+func derefInt(p *int) any {
+	if p == nil {
+		return nil
+	}
+	return *p
+}
+
+// HandleOrder verifies o and, if it is genuine, fresh and for this rental,
+// tries to release. Each step is reported; the final outcome is returned.
+func (e *Executor) HandleOrder(ctx context.Context, o wire.Order) string {
+	if err := wire.VerifyOrder(e.Token, o, e.now(), e.Nonces); err != nil {
+		out := wire.OutcomeRejectedInvalid
+		switch {
+		case errors.Is(err, wire.ErrUnsigned), errors.Is(err, wire.ErrBadSignature):
+			out = wire.OutcomeRejectedSignature
+		case errors.Is(err, wire.ErrExpired), errors.Is(err, wire.ErrNotYetValid), errors.Is(err, wire.ErrTooLong):
+			out = wire.OutcomeRejectedExpired
+		case errors.Is(err, wire.ErrReplayed):
+			out = wire.OutcomeRejectedReplay
+		}
+		e.log().Warn("order rejected", "order", o.ID, "err", err)
+		if o.ID != "" && out != wire.OutcomeRejectedReplay {
+			// A replay already has its result; the rest are reported so
+			// the server sees why nothing happened.
+			e.report(ctx, wire.OrderResult{OrderID: o.ID, Outcome: out, Message: err.Error()})
+		}
+		return out
+	}
+	if want := e.rental(); want != "" && o.Rental != want {
+		msg := fmt.Sprintf("order is for rental %q, this agent serves %q", o.Rental, want)
+		e.log().Warn("order rejected", "order", o.ID, "err", msg)
+		e.report(ctx, wire.OrderResult{OrderID: o.ID, Outcome: wire.OutcomeRejectedRental, Message: msg})
+		return wire.OutcomeRejectedRental
+	}
+	e.log().Info("order accepted", "order", o.ID, "action", o.Action)
+	return e.Release(ctx, o.ID, o.Action)
+}
+
+func (e *Executor) rental() string {
+	if e.Rental == nil {
+		return ""
+	}
+	return e.Rental()
+}
+
+// Release runs the release procedure for order id: refuse without a
+// release command, while the job lives, or unless a fresh sample is idle;
+// then the pre-release command (its failure aborts), then the release
+// command. It returns the final outcome.
+func (e *Executor) Release(ctx context.Context, id, action string) string {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.ReleaseCmd == "" {
+		e.report(ctx, wire.OrderResult{OrderID: id, Outcome: wire.OutcomeRefusedNoCommand,
+			Message: "no --release-cmd on this host: the agent only reports"})
+		return wire.OutcomeRefusedNoCommand
+	}
+	if e.Job.Alive() {
+		st := e.Job.State()
+		e.report(ctx, wire.OrderResult{OrderID: id, Outcome: wire.OutcomeRefusedJob,
+			Message: fmt.Sprintf("wrapped job pid %d is running", st.PID)})
+		return wire.OutcomeRefusedJob
+	}
+	var v wire.Verdict = wire.VerdictUnknown
+	var why []string
+	if e.Sampler != nil {
+		s := e.Sampler.Sample(ctx)
+		v, why = s.Verdict, s.Reasons
+	}
+	switch v {
+	case wire.VerdictBusy:
+		e.report(ctx, wire.OrderResult{OrderID: id, Outcome: wire.OutcomeRefusedBusy, Verdict: v, Message: joinNotes(why)})
+		return wire.OutcomeRefusedBusy
+	case wire.VerdictUnknown:
+		e.report(ctx, wire.OrderResult{OrderID: id, Outcome: wire.OutcomeRefusedUnknown, Verdict: v, Message: joinNotes(why)})
+		return wire.OutcomeRefusedUnknown
+	}
+	env := []string{"GPULEDGER_ORDER_ID=" + id, "GPULEDGER_ORDER_ACTION=" + action}
+	if e.PreReleaseCmd != "" {
+		code, out, err := runShell(ctx, e.PreReleaseCmd, orDur(e.PreReleaseTimeout, 10*time.Minute), env)
+		if err != nil || code != 0 {
+			msg := fmt.Sprintf("pre-release command failed (exit %d): %v %s", code, err, out)
+			e.report(ctx, wire.OrderResult{OrderID: id, Outcome: wire.OutcomePreReleaseFailed, ExitCode: &code, Verdict: v, Message: truncate(msg, 1024)})
+			return wire.OutcomePreReleaseFailed
+		}
+	}
+	// Re-check: the pre-release command may have taken long, and a job
+	// may have started meanwhile.
+	if e.PreReleaseCmd != "" && e.Sampler != nil {
+		if s := e.Sampler.Sample(ctx); s.Verdict == wire.VerdictBusy {
+			e.report(ctx, wire.OrderResult{OrderID: id, Outcome: wire.OutcomeRefusedBusy, Verdict: s.Verdict, Message: joinNotes(s.Reasons)})
+			return wire.OutcomeRefusedBusy
+		}
+	}
+	e.report(ctx, wire.OrderResult{OrderID: id, Outcome: wire.OutcomeReleaseStarted, Verdict: v, Message: "running release command"})
+	code, out, err := runShell(ctx, e.ReleaseCmd, orDur(e.ReleaseTimeout, 10*time.Minute), env)
+	if err != nil || code != 0 {
+		msg := fmt.Sprintf("release command failed (exit %d): %v %s", code, err, out)
+		e.report(ctx, wire.OrderResult{OrderID: id, Outcome: wire.OutcomeReleaseFailed, ExitCode: &code, Message: truncate(msg, 1024)})
+		return wire.OutcomeReleaseFailed
+	}
+	e.report(ctx, wire.OrderResult{OrderID: id, Outcome: wire.OutcomeDone, ExitCode: &code, Message: truncate(out, 1024)})
+	return wire.OutcomeDone
+}
+
+func orDur(d, def time.Duration) time.Duration {
+	if d <= 0 {
+		return def
+	}
+	return d
+}
+
+// runShell runs cmd with /bin/sh -c in its own process group, killed as a
+// group at the timeout. It returns the exit code (-1 if it did not exit
+// normally) and the last 1 KiB of combined output.
+func runShell(ctx context.Context, cmd string, timeout time.Duration, env []string) (int, string, error) {
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	c := exec.CommandContext(ctx, "/bin/sh", "-c", cmd)
+	c.Env = append(os.Environ(), env...)
+	var out tailBuffer
+	c.Stdout, c.Stderr = &out, &out
+	c.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	c.Cancel = func() error { return syscall.Kill(-c.Process.Pid, syscall.SIGKILL) }
+	c.WaitDelay = 5 * time.Second
+	err := c.Run()
+	code := -1
+	if c.ProcessState != nil {
+		code = c.ProcessState.ExitCode()
+	}
+	var ee *exec.ExitError
+	if errors.As(err, &ee) && ctx.Err() == nil {
+		err = nil // a non-zero exit is reported by its code
+	}
+	if ctx.Err() != nil {
+		err = fmt.Errorf("agent: %q timed out after %s: %w", cmd, timeout, ctx.Err())
+	}
+	return code, string(bytes.TrimSpace(out.b)), err
+}
+
+// tailBuffer keeps the last 1 KiB written to it.
+type tailBuffer struct {
+	mu sync.Mutex
+	b  []byte
+}
+
+func (t *tailBuffer) Write(p []byte) (int, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.b = append(t.b, p...)
+	if len(t.b) > 1024 {
+		t.b = t.b[len(t.b)-1024:]
+	}
+	return len(p), nil
+}
