@@ -1,0 +1,561 @@
+package ledger
+
+import (
+	"math"
+	"math/big"
+	"sort"
+	"time"
+)
+
+// Meters turn a line's history into its cumulative charge function C(t):
+// the exact amount accrued strictly before the instant t. Instants are
+// whole Unix seconds (sub-second parts are dropped), so a window [a, b)
+// holds everything that accrued at a ≤ x < b and its spend is
+// Round(C(b)) − Round(C(a)). Each meter is built once in O(events) and
+// answers C(t) in O(log events) from prefix sums, so one statement, a
+// window or thirty days of a chart cost the same few lookups per line.
+
+const forever = math.MaxInt64
+
+func unix(t time.Time) int64 { return t.Unix() }
+
+// ceilTo rounds x ≥ 0 up to a multiple of s > 0.
+func ceilTo(x, s int64) int64 {
+	if x >= forever-s {
+		return forever
+	}
+	return (x + s - 1) / s * s
+}
+
+// billRun is a stretch over which a rental's compute is metered as one
+// unit: a running segment (start or resume to stop or release) for the
+// per-second family, or, for always-on, the wall-clock time between two
+// price changes (a new price starts a new package period).
+type billRun struct {
+	s, e      int64 // [s, e); e is forever while open
+	min, step int64 // seconds; step ≥ 1
+	p0, p1    int   // pieces[p0:p1]: the rates in force over the run
+}
+
+// billPiece says that from at on, the run is billed at rates[rate].
+type billPiece struct {
+	at   int64
+	rate int
+}
+
+// span is a half-open interval of Unix seconds with a rate index.
+type span struct {
+	from, to int64
+	rate     int
+}
+
+// rentalMeter meters one rental's compute, idle time and traffic.
+type rentalMeter struct {
+	r       *Rental
+	rates   []rate
+	start   int64
+	end     int64 // release, or forever
+	runs    []billRun
+	pieces  []billPiece
+	closed  []int64 // closed[i*k+j]: seconds billed at rate j by runs[:i]
+	billed  []int64 // billed[i]: seconds billed by runs[:i]
+	live    []span  // running intervals (rate unused)
+	liveSum []int64 // liveSum[i]: running seconds in live[:i]
+	idle    []span  // idle ∩ billed time, with the rate in force
+	idleSum []int64 // idleSum[i*k+j]: idle seconds at rate j in idle[:i]
+	traffic *trafficMeter
+}
+
+func (m *rentalMeter) k() int { return len(m.rates) }
+
+func (m *rentalMeter) rateIndex(p Price) int {
+	for i, r := range m.rates {
+		if r.price.Unit == p.Unit && r.price.Amount.norm() == p.Amount.norm() {
+			return i
+		}
+	}
+	m.rates = append(m.rates, newRate(p))
+	return len(m.rates) - 1
+}
+
+// effectiveStep is the rental's billing increment in seconds: its own
+// Step when set, else the mode's (per-minute 60 s, per-hour 3600 s).
+func effectiveStep(r *Rental) int64 {
+	if s := int64(r.Step / time.Second); s > 0 {
+		return s
+	}
+	switch r.Mode {
+	case PerMinute:
+		return 60
+	case PerHour:
+		return 3600
+	}
+	return 1
+}
+
+func newRentalMeter(r *Rental, loc *time.Location) *rentalMeter {
+	m := &rentalMeter{r: r, end: forever}
+	if len(r.Events) == 0 {
+		return m
+	}
+	m.start = unix(r.Events[0].At)
+	cur := m.rateIndex(r.Price)
+	alwaysOn := r.Mode == AlwaysOn
+	step, minSecs := effectiveStep(r), int64(r.Min/time.Second)
+	running := false
+	liveOpen := false
+	openRun := func(at int64) {
+		st, mn := step, minSecs
+		if alwaysOn {
+			mn, st = 0, 1
+			if u := m.rates[cur].price.Unit; u.IsPackage() {
+				st = u.Seconds()
+			}
+		}
+		m.runs = append(m.runs, billRun{s: at, e: forever, min: mn, step: st, p0: len(m.pieces)})
+		m.pieces = append(m.pieces, billPiece{at: at, rate: cur})
+		running = true
+	}
+	closeRun := func(at int64) {
+		last := &m.runs[len(m.runs)-1]
+		last.e, last.p1 = at, len(m.pieces)
+		running = false
+	}
+events:
+	for _, ev := range r.Events {
+		at := unix(ev.At)
+		switch ev.Kind {
+		case EventStart, EventResume:
+			if !liveOpen {
+				m.live = append(m.live, span{from: at, to: forever})
+				liveOpen = true
+			}
+			if !running && (!alwaysOn || ev.Kind == EventStart) {
+				openRun(at)
+			}
+		case EventPrice:
+			cur = m.rateIndex(ev.Price)
+			if !running {
+				continue
+			}
+			last := &m.runs[len(m.runs)-1]
+			if alwaysOn {
+				if last.s == at {
+					m.runs = m.runs[:len(m.runs)-1]
+					m.pieces = m.pieces[:last.p0]
+				} else {
+					closeRun(at)
+				}
+				openRun(at)
+				continue
+			}
+			if p := &m.pieces[len(m.pieces)-1]; p.at == at {
+				p.rate = cur
+			} else {
+				m.pieces = append(m.pieces, billPiece{at: at, rate: cur})
+			}
+		case EventStop, EventRelease:
+			if liveOpen {
+				m.live[len(m.live)-1].to = at
+				liveOpen = false
+			}
+			if running && (!alwaysOn || ev.Kind == EventRelease) {
+				closeRun(at)
+			}
+			if ev.Kind == EventRelease {
+				m.end = at
+				break events
+			}
+		}
+	}
+	if running {
+		m.runs[len(m.runs)-1].p1 = len(m.pieces)
+	}
+	m.buildPrefix()
+	m.buildIdle()
+	if len(r.TrafficUsage) > 0 {
+		m.traffic = newTrafficMeter(r, loc)
+	}
+	return m
+}
+
+func (m *rentalMeter) buildPrefix() {
+	k := m.k()
+	m.closed = make([]int64, (len(m.runs)+1)*k)
+	m.billed = make([]int64, len(m.runs)+1)
+	for i := range m.runs {
+		row, next := m.closed[i*k:(i+1)*k], m.closed[(i+1)*k:(i+2)*k]
+		copy(next, row)
+		run := &m.runs[i]
+		b := int64(0)
+		if run.e != forever {
+			b = m.runSecs(run, run.e-run.s, next)
+		}
+		m.billed[i+1] = m.billed[i] + b
+	}
+	m.liveSum = make([]int64, len(m.live)+1)
+	for i, s := range m.live {
+		d := int64(0)
+		if s.to != forever {
+			d = s.to - s.from
+		}
+		m.liveSum[i+1] = m.liveSum[i] + d
+	}
+}
+
+// runSecs adds to out the seconds run bills at each rate when it has run
+// for y seconds, and returns their sum. Steps are counted from the run's
+// start and accrue when they begin (so y seconds bill ⌈y/step⌉ steps); the
+// minimum accrues at the start at the rate then in force; a step beyond
+// the minimum is billed at the rate in force when it begins. Every billed
+// second thus gets its rate once and for all, which keeps C(t)
+// non-decreasing across price changes.
+func (m *rentalMeter) runSecs(run *billRun, y int64, out []int64) int64 {
+	if y <= 0 {
+		return 0
+	}
+	st := run.step
+	ns := ceilTo(y, st)
+	b := max(run.min, ns)
+	if run.min > 0 {
+		out[m.pieces[run.p0].rate] += run.min
+	}
+	p1 := run.p1
+	if run.e == forever {
+		p1 = len(m.pieces)
+	}
+	for i := run.p0; i < p1; i++ {
+		lo := ceilTo(m.pieces[i].at-run.s, st)
+		hi := int64(forever)
+		if i+1 < p1 {
+			hi = ceilTo(m.pieces[i+1].at-run.s, st)
+		}
+		lo, hi = max(lo, run.min), min(hi, ns)
+		if hi > lo {
+			out[m.pieces[i].rate] += hi - lo
+		}
+		if hi >= ns {
+			break
+		}
+	}
+	return b
+}
+
+// computeAt fills secs (length k, zeroed by the caller) with the seconds
+// billed at each rate before t and returns the total billed seconds.
+func (m *rentalMeter) computeAt(t int64, secs []int64) int64 {
+	j := sort.Search(len(m.runs), func(i int) bool { return m.runs[i].s >= t })
+	if j == 0 {
+		return 0
+	}
+	k := m.k()
+	copy(secs, m.closed[(j-1)*k:j*k])
+	run := &m.runs[j-1]
+	return m.billed[j-1] + m.runSecs(run, min(t, run.e)-run.s, secs)
+}
+
+// runningAt returns the seconds the rental was running before t.
+func (m *rentalMeter) runningAt(t int64) int64 {
+	j := sort.Search(len(m.live), func(i int) bool { return m.live[i].from >= t })
+	if j == 0 {
+		return 0
+	}
+	s := m.live[j-1]
+	return m.liveSum[j-1] + min(t, s.to) - s.from
+}
+
+// billedSpans returns the billed time of the rental as spans with the
+// rate in force: running segments for the per-second family, start to
+// release for always-on.
+func (m *rentalMeter) billedSpans() []span {
+	var out []span
+	for ri := range m.runs {
+		run := &m.runs[ri]
+		p1 := run.p1
+		if run.e == forever {
+			p1 = len(m.pieces)
+		}
+		for i := run.p0; i < p1; i++ {
+			to := run.e
+			if i+1 < p1 {
+				to = m.pieces[i+1].at
+			}
+			if to > m.pieces[i].at {
+				out = append(out, span{from: m.pieces[i].at, to: to, rate: m.pieces[i].rate})
+			}
+		}
+	}
+	return out
+}
+
+// buildIdle intersects the agent's idle intervals with billed time.
+func (m *rentalMeter) buildIdle() {
+	if len(m.r.Idle) == 0 {
+		return
+	}
+	idle := make([]span, 0, len(m.r.Idle))
+	for _, iv := range m.r.Idle {
+		to := int64(forever)
+		if !iv.To.IsZero() {
+			to = unix(iv.To)
+		}
+		if from := unix(iv.From); to > from {
+			idle = append(idle, span{from: from, to: to})
+		}
+	}
+	sort.Slice(idle, func(i, j int) bool { return idle[i].from < idle[j].from })
+	billed := m.billedSpans()
+	for i, j := 0, 0; i < len(idle) && j < len(billed); {
+		from, to := max(idle[i].from, billed[j].from), min(idle[i].to, billed[j].to)
+		if to > from && (len(m.idle) == 0 || from >= m.idle[len(m.idle)-1].to) {
+			m.idle = append(m.idle, span{from: from, to: to, rate: billed[j].rate})
+		}
+		if idle[i].to < billed[j].to {
+			i++
+		} else {
+			j++
+		}
+	}
+	k := m.k()
+	m.idleSum = make([]int64, (len(m.idle)+1)*k)
+	for i, s := range m.idle {
+		copy(m.idleSum[(i+1)*k:(i+2)*k], m.idleSum[i*k:(i+1)*k])
+		if s.to != forever {
+			m.idleSum[(i+1)*k+s.rate] += s.to - s.from
+		}
+	}
+}
+
+// idleAt fills secs (length k, zeroed) with the idle billed seconds before
+// t per rate and returns their sum. An idle interval still open counts up
+// to t.
+func (m *rentalMeter) idleAt(t int64, secs []int64) int64 {
+	j := sort.Search(len(m.idle), func(i int) bool { return m.idle[i].from >= t })
+	if j == 0 {
+		return 0
+	}
+	k := m.k()
+	copy(secs, m.idleSum[(j-1)*k:j*k])
+	s := m.idle[j-1]
+	secs[s.rate] += min(t, s.to) - s.from
+	var sum int64
+	for _, v := range secs {
+		sum += v
+	}
+	return sum
+}
+
+// rateAt returns the price in force at t (events at or before t).
+func (r *Rental) rateAt(t time.Time) Price {
+	p := r.Price
+	for _, ev := range r.Events {
+		if ev.At.After(t) {
+			break
+		}
+		if ev.Kind == EventPrice {
+			p = ev.Price
+		}
+	}
+	return p
+}
+
+// stateAt returns the rental's state after its events at or before t.
+func (r *Rental) stateAt(t time.Time) State {
+	st := Running
+	for _, e := range r.Events {
+		if e.At.After(t) {
+			break
+		}
+		switch e.Kind {
+		case EventStart, EventResume:
+			st = Running
+		case EventStop:
+			st = Stopped
+		case EventRelease:
+			st = Released
+		}
+	}
+	return st
+}
+
+// trafficMeter meters a rental's traffic in the charged direction: per
+// calendar month of the user's zone, the GiB above the free allowance.
+type trafficMeter struct {
+	at     []int64   // usage instants, sorted
+	cum    []int64   // bytes in the same month up to and including usage i
+	month  []int     // index into excess of usage i's month
+	excess []big.Int // excess[m]: Σ over months before m of max(0, bytes·10^fs − free·10^fs·2^30)
+	all    []int64   // instants of all usage in any direction, sorted (unpriced lines)
+}
+
+func chargedDirection(t TrafficTerms) Direction {
+	if t.Direction == "" {
+		return Out
+	}
+	return t.Direction
+}
+
+func newTrafficMeter(r *Rental, loc *time.Location) *trafficMeter {
+	tm := &trafficMeter{}
+	dir := chargedDirection(r.Traffic)
+	type use struct {
+		at    int64
+		bytes int64
+	}
+	var uses []use
+	for _, u := range r.TrafficUsage {
+		tm.all = append(tm.all, unix(u.At))
+		ud := u.Direction
+		if ud == "" {
+			ud = Out
+		}
+		if dir == Both || ud == dir {
+			uses = append(uses, use{unix(u.At), max(u.Bytes, 0)})
+		}
+	}
+	sort.Slice(tm.all, func(i, j int) bool { return tm.all[i] < tm.all[j] })
+	sort.SliceStable(uses, func(i, j int) bool { return uses[i].at < uses[j].at })
+	freeScaled := tm.freeBytesScaled(r.Traffic.FreeGB)
+	scale := big.NewInt(pow10[r.Traffic.FreeGB.scale])
+	var monthEnd int64 = math.MinInt64
+	var total big.Int
+	tm.excess = append(tm.excess, big.Int{})
+	for _, u := range uses {
+		if u.at >= monthEnd {
+			if len(tm.cum) > 0 {
+				total.Add(&total, excessOf(tm.cum[len(tm.cum)-1], scale, freeScaled))
+				tm.excess = append(tm.excess, *new(big.Int).Set(&total))
+			}
+			_, e := MonthRange(time.Unix(u.at, 0), loc)
+			monthEnd = unix(e)
+			tm.cum = append(tm.cum, 0)
+		} else {
+			tm.cum = append(tm.cum, tm.cum[len(tm.cum)-1])
+		}
+		c := &tm.cum[len(tm.cum)-1]
+		if *c > math.MaxInt64-u.bytes {
+			*c = math.MaxInt64
+		} else {
+			*c += u.bytes
+		}
+		tm.at = append(tm.at, u.at)
+		tm.month = append(tm.month, len(tm.excess)-1)
+	}
+	return tm
+}
+
+// freeBytesScaled returns free GiB × 2^30 × 10^scale(free): an integer.
+func (tm *trafficMeter) freeBytesScaled(free Decimal) *big.Int {
+	f := big.NewInt(max(free.coef, 0))
+	return f.Lsh(f, 30)
+}
+
+func excessOf(bytes int64, scale, freeScaled *big.Int) *big.Int {
+	x := new(big.Int).Mul(big.NewInt(bytes), scale)
+	x.Sub(x, freeScaled)
+	if x.Sign() < 0 {
+		x.SetInt64(0)
+	}
+	return x
+}
+
+// chargeAt returns the exact traffic charge accrued before t, priced with
+// terms. Usage accrues at its At.
+func (tm *trafficMeter) chargeAt(t int64, terms TrafficTerms) *big.Rat {
+	j := sort.Search(len(tm.at), func(i int) bool { return tm.at[i] >= t })
+	if j == 0 {
+		return new(big.Rat)
+	}
+	scale := big.NewInt(pow10[terms.FreeGB.scale])
+	n := excessOf(tm.cum[j-1], scale, tm.freeBytesScaled(terms.FreeGB))
+	n.Add(n, &tm.excess[tm.month[j-1]])
+	n.Mul(n, big.NewInt(terms.PricePerGB.coef))
+	d := new(big.Int).Mul(scale, big.NewInt(pow10[terms.PricePerGB.scale]))
+	d.Lsh(d, 30)
+	return new(big.Rat).SetFrac(n, d)
+}
+
+// usedIn reports whether any usage (any direction) was recorded in [a, b).
+func (tm *trafficMeter) usedIn(a, b int64) bool {
+	j := sort.Search(len(tm.all), func(i int) bool { return tm.all[i] >= a })
+	return j < len(tm.all) && tm.all[j] < b
+}
+
+// volumeMeter meters one volume: (size − free)⁺ × price × time, from
+// creation to deletion, a new segment at each resize.
+type volumeMeter struct {
+	v      *Volume
+	start  int64
+	end    int64 // deletion, or forever
+	segs   []volSeg
+	prefix []*big.Int // prefix[i]: Σ billable × seconds over segs[:i]
+}
+
+// volSeg is a stretch of a volume's life at one size; billable is the
+// size above the free quota in units of 10^-9 GB.
+type volSeg struct {
+	from, to int64
+	billable int64
+}
+
+func newVolumeMeter(v *Volume) *volumeMeter {
+	vm := &volumeMeter{v: v, end: forever}
+	if len(v.Events) == 0 {
+		return vm
+	}
+	vm.start = unix(v.Events[0].At)
+	free := scaled9(v.FreeGB)
+	for _, ev := range v.Events {
+		at := unix(ev.At)
+		if n := len(vm.segs); n > 0 {
+			vm.segs[n-1].to = at
+		}
+		if ev.Kind == VolumeDelete {
+			vm.end = at
+			break
+		}
+		vm.segs = append(vm.segs, volSeg{from: at, to: forever, billable: max(scaled9(ev.SizeGB)-free, 0)})
+	}
+	vm.prefix = make([]*big.Int, len(vm.segs)+1)
+	vm.prefix[0] = new(big.Int)
+	for i, s := range vm.segs {
+		p := new(big.Int).Set(vm.prefix[i])
+		if s.to != forever {
+			p.Add(p, new(big.Int).Mul(big.NewInt(s.billable), big.NewInt(s.to-s.from)))
+		}
+		vm.prefix[i+1] = p
+	}
+	return vm
+}
+
+// scaled9 returns d × 10^9 as an integer (sizes are below 10^7 GB).
+func scaled9(d Decimal) int64 { return d.coef * pow10[MaxDecimalScale-int(d.scale)] }
+
+// chargeAt returns the exact storage charge accrued before t.
+func (vm *volumeMeter) chargeAt(t int64) *big.Rat {
+	j := sort.Search(len(vm.segs), func(i int) bool { return vm.segs[i].from >= t })
+	if j == 0 {
+		return new(big.Rat)
+	}
+	s := vm.segs[j-1]
+	n := new(big.Int).Mul(big.NewInt(s.billable), big.NewInt(min(t, s.to)-s.from))
+	n.Add(n, vm.prefix[j-1])
+	n.Mul(n, big.NewInt(vm.v.Price.coef))
+	d := new(big.Int).Mul(big.NewInt(pow10[MaxDecimalScale]), big.NewInt(pow10[vm.v.Price.scale]))
+	d.Mul(d, big.NewInt(max(vm.v.PriceUnit.Seconds(), 1)))
+	return new(big.Rat).SetFrac(n, d)
+}
+
+// ratePerSecond returns the storage rate in force at t, 0 outside the
+// volume's life.
+func (vm *volumeMeter) ratePerSecond(t int64) *big.Rat {
+	for _, s := range vm.segs {
+		if s.from <= t && t < s.to {
+			n := new(big.Int).Mul(big.NewInt(s.billable), big.NewInt(vm.v.Price.coef))
+			d := new(big.Int).Mul(big.NewInt(pow10[MaxDecimalScale]), big.NewInt(pow10[vm.v.Price.scale]))
+			d.Mul(d, big.NewInt(max(vm.v.PriceUnit.Seconds(), 1)))
+			return new(big.Rat).SetFrac(n, d)
+		}
+	}
+	return new(big.Rat)
+}
