@@ -70,7 +70,7 @@ func randomRental(rng *rand.Rand, name string, start time.Time, span time.Durati
 
 func randomVolume(rng *rand.Rand, name string, start time.Time, span time.Duration) *Volume {
 	v := &Volume{ID: rng.Int64N(1 << 40), Name: name, Platform: "autodl", Currency: CNY, Priced: rng.IntN(8) > 0,
-		Price: MustDecimal([]string{"0.0066", "0.1", "0.0007"}[rng.IntN(3)]),
+		Price:     MustDecimal([]string{"0.0066", "0.1", "0.0007"}[rng.IntN(3)]),
 		PriceUnit: []StorageUnit{PerGBDay, PerGBMonth, PerGBHour}[rng.IntN(3)], FreeGB: MustDecimal("50")}
 	at := start
 	v.Events = []VolumeEvent{{Kind: VolumeCreate, At: at, SizeGB: DecimalFromInt(rng.Int64N(500))}}
@@ -157,7 +157,7 @@ func TestProperty_ChargesNeverDecrease(t *testing.T) {
 			i    int
 		}
 		last := map[key]int64{}
-		for t1 := t0.Add(-hour); t1.Before(t0.Add(25 * day)); t1 = t1.Add(time.Duration(1 + rng.Int64N(int64(6*hour/time.Second)))*time.Second) {
+		for t1 := t0.Add(-hour); t1.Before(t0.Add(25 * day)); t1 = t1.Add(time.Duration(1+rng.Int64N(int64(6*hour/time.Second))) * time.Second) {
 			tt := unix(t1)
 			check := func(k key, v int64) {
 				if prev, ok := last[k]; ok && v < prev {
