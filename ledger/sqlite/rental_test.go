@@ -34,7 +34,7 @@ func TestDB_CreateRental(t *testing.T) {
 		want := in
 		want.ID, want.UserID, want.CreatedAt = got.ID, 1, t0
 		want.Events = []ledger.Event{{ID: got.Events[0].ID, Kind: ledger.EventStart, At: at(-2 * time.Hour)}} // truncated to the second
-		want.Traffic.Direction = ledger.Out                                                                    // the default
+		want.Traffic.Direction = ledger.Out                                                                   // the default
 		if !reflect.DeepEqual(*got, want) {
 			t.Fatalf("CreateRental =\n%+v\nwant\n%+v", *got, want)
 		}
