@@ -1,0 +1,207 @@
+package ledger
+
+import (
+	"math"
+	"math/big"
+	"sort"
+	"time"
+)
+
+// BalanceStatus is a prepaid platform balance worked out from what the
+// user recorded, and how long it lasts at the current burn rate.
+type BalanceStatus struct {
+	Platform string
+	Currency Currency
+	Balance  Money
+	AsOf     time.Time // the now it was computed for
+	Since    time.Time // the balance record (or first top-up) it starts from
+	Recorded bool      // true: from a balance record; false: from top-ups alone
+	// BurnPerHour is the current spend rate: running rentals' compute
+	// (always-on ones until released; a prepaid package burns nothing
+	// until its period ends, since it is already paid) plus live volumes'
+	// storage. Rounded for display; RunsOutAt uses the exact rate.
+	BurnPerHour Money
+	// RunsOutAt is when the balance reaches zero at that rate: AsOf if it
+	// is already zero or below, nil if nothing burns.
+	RunsOutAt *time.Time
+	Unpriced  int // lines of this platform and currency that could not be charged
+}
+
+// Balances returns, per platform, the balance now: the last balance record
+// at or before now, plus top-ups after it, minus charges accrued from it
+// until now (every compute, storage, traffic and one-off line of that
+// platform and currency). With no balance record it is the sum of top-ups
+// minus the charges since the first top-up; a platform with neither has no
+// entry. A platform's currency is that of its latest record or top-up;
+// amounts in other currencies on the same platform are ignored. A top-up
+// recorded at the very instant of the balance record is taken as already
+// in it.
+func Balances(b *Book, now time.Time) map[string]BalanceStatus {
+	type fact struct {
+		at  time.Time
+		cur Currency
+	}
+	latest := map[string]fact{}
+	note := func(p string, at time.Time, c Currency) {
+		if at.After(now) {
+			return
+		}
+		if f, ok := latest[p]; !ok || !at.Before(f.at) {
+			latest[p] = fact{at, c}
+		}
+	}
+	for _, r := range b.Balances {
+		note(r.Platform, r.At, r.Currency)
+	}
+	for _, t := range b.TopUps {
+		note(t.Platform, t.At, t.Currency)
+	}
+	out := make(map[string]BalanceStatus, len(latest))
+	if len(latest) == 0 {
+		return out
+	}
+	e := newEngine(b)
+	platforms := make([]string, 0, len(latest))
+	for p := range latest {
+		platforms = append(platforms, p)
+	}
+	sort.Strings(platforms)
+	for _, p := range platforms {
+		out[p] = e.balance(p, latest[p].cur, now)
+	}
+	return out
+}
+
+func (e *engine) balance(plat string, c Currency, now time.Time) BalanceStatus {
+	bs := BalanceStatus{Platform: plat, Currency: c, AsOf: now, Balance: Money{Currency: c}, BurnPerHour: Money{Currency: c}}
+	var rec *BalanceRecord
+	for i := range e.b.Balances {
+		r := &e.b.Balances[i]
+		if r.Platform == plat && r.Currency == c && !r.At.After(now) && (rec == nil || !r.At.Before(rec.At)) {
+			rec = r
+		}
+	}
+	if rec != nil {
+		bs.Since, bs.Recorded = rec.At, true
+		bs.Balance = MoneyFromDecimal(rec.Amount, c)
+	} else {
+		first := true
+		for _, t := range e.b.TopUps {
+			if t.Platform == plat && t.Currency == c && !t.At.After(now) && (first || t.At.Before(bs.Since)) {
+				bs.Since, first = t.At, false
+			}
+		}
+	}
+	for _, t := range e.b.TopUps {
+		if t.Platform != plat || t.Currency != c || t.At.After(now) {
+			continue
+		}
+		if rec == nil || t.At.After(rec.At) {
+			bs.Balance = bs.Balance.Add(MoneyFromDecimal(t.Amount, c))
+		}
+	}
+	a, b := unix(bs.Since), unix(now)
+	burn := new(big.Rat)
+	for _, r := range e.b.Rentals {
+		if r.Platform != plat || r.Currency != c || !e.rentalActive(r, a, b) {
+			continue
+		}
+		m := e.rentalMeter(r)
+		pa, pb := e.rentalAt(m, a), e.rentalAt(m, b)
+		if r.Priced {
+			bs.Balance = bs.Balance.Add(sub(pa.compute, pb.compute))
+			burn.Add(burn, r.ratePerSecond(now))
+		} else if m.start < b && m.end > a {
+			bs.Unpriced++
+		}
+		if m.traffic != nil {
+			if r.Traffic.Priced {
+				bs.Balance = bs.Balance.Add(sub(pa.traffic, pb.traffic))
+			} else if m.traffic.usedIn(a, b) {
+				bs.Unpriced++
+			}
+		}
+	}
+	for _, v := range e.b.Volumes {
+		if v.Platform != plat || v.Currency != c || !volumeActive(v, a, b) {
+			continue
+		}
+		if !v.Priced {
+			bs.Unpriced++
+			continue
+		}
+		m := e.volumeMeter(v)
+		bs.Balance = bs.Balance.Add(sub(e.volumeAt(m, a), e.volumeAt(m, b)))
+		burn.Add(burn, m.ratePerSecond(b))
+	}
+	for i := range e.b.Charges {
+		ch := &e.b.Charges[i]
+		if at := unix(ch.At); at < a || at >= b || ch.Currency != c || e.chargePlatform(ch) != plat {
+			continue
+		}
+		bs.Balance = bs.Balance.Add(MoneyFromDecimal(ch.Amount, c).neg())
+	}
+	bs.BurnPerHour = Round(new(big.Rat).Mul(burn, big.NewRat(3600, 1)), c)
+	switch {
+	case bs.Balance.Minor <= 0:
+		t := now
+		bs.RunsOutAt = &t
+	case burn.Sign() > 0:
+		secs := new(big.Rat).Quo(bs.Balance.Decimal().Rat(), burn)
+		q := new(big.Int).Quo(secs.Num(), secs.Denom())
+		if q.IsInt64() && q.Int64() < math.MaxInt64/int64(time.Second)/2 {
+			t := now.Add(time.Duration(q.Int64()) * time.Second)
+			bs.RunsOutAt = &t
+		}
+	}
+	return bs
+}
+
+func (m Money) neg() Money { return Money{Currency: m.Currency, Minor: -m.Minor} }
+
+// BudgetStatus compares the month-to-date spend with the monthly budget.
+type BudgetStatus struct {
+	Month, End time.Time // the current local month [Month, End)
+	Budget     Money
+	Spent      Money    // priced spend this month to now, in the budget's currency
+	Fraction   *big.Rat // Spent / Budget, exact
+	Percent    int      // ⌊100 × Spent / Budget⌋
+	Over       bool     // Spent > Budget
+	Unpriced   int      // lines of that currency left out for having no price
+}
+
+// Budget returns the month-to-date spend against Settings.Budget, in
+// Settings.BudgetCurrency (when that is empty, the only currency the month
+// has; ok is false when there are several). ok is false when no budget is
+// set.
+func Budget(b *Book, now time.Time) (BudgetStatus, bool) {
+	set := b.User.Settings
+	if set.Budget.Sign() <= 0 {
+		return BudgetStatus{}, false
+	}
+	loc := b.User.Location()
+	from, end := MonthRange(now, loc)
+	st := Spend(b, from, now)
+	c := set.BudgetCurrency
+	if c == "" {
+		if len(st.Totals) != 1 {
+			return BudgetStatus{}, false
+		}
+		for k := range st.Totals {
+			c = k
+		}
+	}
+	tot := st.Total(c)
+	bs := BudgetStatus{
+		Month: from, End: end,
+		Budget:   MoneyFromDecimal(set.Budget, c),
+		Spent:    tot.Total,
+		Unpriced: tot.Unpriced,
+	}
+	bs.Fraction = new(big.Rat).Quo(bs.Spent.Decimal().Rat(), set.Budget.Rat())
+	pct := new(big.Rat).Mul(bs.Fraction, big.NewRat(100, 1))
+	q := new(big.Int).Div(pct.Num(), pct.Denom()) // Euclidean: the floor, as Denom > 0
+	bs.Percent = int(q.Int64())
+	bs.Over = bs.Fraction.Cmp(big.NewRat(1, 1)) > 0
+	return bs, true
+}
