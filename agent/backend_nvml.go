@@ -66,7 +66,10 @@ func nvmlErr(what string, r nvml.Return) error {
 
 func (s *NVMLSource) init() error {
 	if r := s.lib.Init(); r != nvml.SUCCESS {
-		if r == nvml.ERROR_LIBRARY_NOT_FOUND || r == nvml.ERROR_DRIVER_NOT_LOADED || r == nvml.ERROR_NO_PERMISSION {
+		switch r {
+		case nvml.ERROR_LIBRARY_NOT_FOUND:
+			return fmt.Errorf("%w: libnvidia-ml.so.1 not found (no NVIDIA driver here, or a container started without GPU access)", ErrNoNVML)
+		case nvml.ERROR_DRIVER_NOT_LOADED, nvml.ERROR_NO_PERMISSION:
 			return fmt.Errorf("%w: %w", ErrNoNVML, nvmlErr("init", r))
 		}
 		return nvmlErr("init", r)

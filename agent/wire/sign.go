@@ -70,10 +70,27 @@ func CanonicalOrder(o Order) []byte {
 }
 
 // SignOrder returns the signature of o under token: the lowercase hex
-// HMAC-SHA256 of CanonicalOrder(o), keyed with the token's bytes (the token
-// as shown to the user, not its hash). o.Signature is ignored.
+// HMAC-SHA256 of CanonicalOrder(o), keyed with SigningKey(token).
+// o.Signature is ignored.
 func SignOrder(token string, o Order) string {
-	m := hmac.New(sha256.New, []byte(token))
+	return SignOrderWithKey(SigningKey(token), o)
+}
+
+// SigningKey returns the HMAC key of a token's orders: the SHA-256 of the
+// token's bytes. The server stores only this hash of a token (it
+// authenticates heartbeats by looking the hash up), so keying the HMAC with
+// the hash lets it sign orders without keeping the token; the agent, which
+// holds the token, derives the same key. The hash of a 32-byte random token
+// is as hard to guess as the token itself.
+func SigningKey(token string) []byte {
+	h := sha256.Sum256([]byte(token))
+	return h[:]
+}
+
+// SignOrderWithKey is SignOrder for a caller that holds the signing key
+// (the token's SHA-256) rather than the token.
+func SignOrderWithKey(key []byte, o Order) string {
+	m := hmac.New(sha256.New, key)
 	m.Write(CanonicalOrder(o))
 	return hex.EncodeToString(m.Sum(nil))
 }

@@ -1,0 +1,195 @@
+// Command gpuledger-agent runs on a rented GPU host and tells the gpuledger
+// server, truthfully, whether the host is doing work.
+//
+//	gpuledger-agent [run] --server URL --token TOKEN [flags] [-- COMMAND ARGS...]
+//	gpuledger-agent check [--simulate FILE] [--json] [--strict]
+//	gpuledger-agent version
+//
+// See docs/agent.md.
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/signal"
+	"runtime"
+	"slices"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/gpuledger/gpuledger/agent"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	code := run(ctx, os.Args[1:], os.Stdout, os.Stderr, os.Getenv)
+	stop()
+	os.Exit(code)
+}
+
+// Exit codes.
+const (
+	exitOK      = 0
+	exitFailure = 1 // run failed; check read no GPU
+	exitUsage   = 2 // bad flags; check --strict with warnings
+)
+
+func run(ctx context.Context, args []string, stdout, stderr io.Writer, getenv func(string) string) int {
+	cmd := "run"
+	if len(args) > 0 && !strings.HasPrefix(args[0], "-") {
+		cmd, args = args[0], args[1:]
+	}
+	switch cmd {
+	case "run":
+		return runAgent(ctx, args, stderr, getenv)
+	case "check":
+		return runCheck(ctx, args, stdout, stderr)
+	case "version", "--version":
+		fmt.Fprintf(stdout, "gpuledger-agent %s (%s, %s/%s, nvml %v)\n", agent.Version, runtime.Version(), runtime.GOOS, runtime.GOARCH, agent.NVMLAvailable)
+		return exitOK
+	case "help", "-h", "--help":
+		fmt.Fprint(stdout, usage)
+		return exitOK
+	default:
+		fmt.Fprintf(stderr, "gpuledger-agent: unknown command %q\n%s", cmd, usage)
+		return exitUsage
+	}
+}
+
+const usage = `usage:
+  gpuledger-agent [run] --server URL --token TOKEN [flags] [-- COMMAND ARGS...]
+  gpuledger-agent check [--simulate FILE] [--json] [--strict]
+  gpuledger-agent version
+Run "gpuledger-agent run -h" or "gpuledger-agent check -h" for flags.
+`
+
+// stringList is a repeatable string flag.
+type stringList []string
+
+func (s *stringList) String() string     { return strings.Join(*s, ",") }
+func (s *stringList) Set(v string) error { *s = append(*s, v); return nil }
+
+func runAgent(ctx context.Context, args []string, stderr io.Writer, getenv func(string) string) int {
+	fs := flag.NewFlagSet("gpuledger-agent run", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	cfg := agent.Config{Thresholds: agent.DefaultThresholds}
+	var watch stringList
+	var logFormat, logLevel string
+	fs.StringVar(&cfg.Server, "server", "", "server URL, e.g. http://server:8477 (required)")
+	fs.StringVar(&cfg.Token, "token", "", "agent token (default $GPULEDGER_AGENT_TOKEN; prefer the variable: flags show in ps)")
+	fs.StringVar(&cfg.Rental, "rental", "", "refuse orders for any other rental (default: the name the server gives)")
+	fs.DurationVar(&cfg.Interval, "interval", 30*time.Second, "heartbeat interval")
+	fs.DurationVar(&cfg.Sample, "sample", 5*time.Second, "sample interval")
+	fs.StringVar(&cfg.ReleaseCmd, "release-cmd", "", `what "release" runs on this host via /bin/sh -c, e.g. "shutdown -h now"; unset: only report`)
+	fs.StringVar(&cfg.PreReleaseCmd, "pre-release-cmd", "", "run before the release command (e.g. a checkpoint sync); non-zero exit aborts the release")
+	fs.DurationVar(&cfg.PreReleaseTimeout, "pre-release-timeout", 10*time.Minute, "time limit of --pre-release-cmd")
+	fs.Var(&watch, "watch", "a log or checkpoint file (or directory) whose growth counts as progress; repeatable")
+	fs.DurationVar(&cfg.Lease, "lease", 0, "local deadline: at its end release if not busy, even when the server is unreachable")
+	fs.StringVar(&cfg.Simulate, "simulate", "", "read GPU samples from this JSON file, re-read at every sample")
+	fs.Float64Var(&cfg.Thresholds.UtilPercent, "util-threshold", agent.DefaultThresholds.UtilPercent, "GPU utilisation (percent) above which the host is busy")
+	fs.Float64Var(&cfg.Thresholds.CPUPercent, "cpu-threshold", agent.DefaultThresholds.CPUPercent, "CPU (percent of one core) above which the host is busy; 0 disables")
+	fs.Float64Var(&cfg.Thresholds.NetBytesPerS, "net-threshold", agent.DefaultThresholds.NetBytesPerS, "network bytes/s (in+out) above which the host is busy; 0 disables")
+	fs.DurationVar(&cfg.NVMLTimeout, "nvml-timeout", 10*time.Second, "give up on a GPU read after this long (verdict unknown)")
+	fs.StringVar(&cfg.DiskPath, "disk-path", "/", "report free space of the filesystem holding this path")
+	fs.StringVar(&logFormat, "log-format", "text", "text or json")
+	fs.StringVar(&logLevel, "log-level", "info", "debug, info, warn or error")
+	dashdash := slices.Index(args, "--")
+	var job []string
+	if dashdash >= 0 {
+		args, job = args[:dashdash], args[dashdash+1:]
+		if len(job) == 0 {
+			fmt.Fprintln(stderr, "gpuledger-agent: nothing after --")
+			return exitUsage
+		}
+	}
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return exitOK
+		}
+		return exitUsage
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(stderr, "gpuledger-agent: unexpected argument %q (put a command to wrap after --)\n", fs.Arg(0))
+		return exitUsage
+	}
+	if cfg.Token == "" {
+		cfg.Token = getenv("GPULEDGER_AGENT_TOKEN")
+	}
+	cfg.Watch, cfg.Job = watch, job
+	log, err := newLogger(stderr, logFormat, logLevel)
+	if err != nil {
+		fmt.Fprintln(stderr, "gpuledger-agent:", err)
+		return exitUsage
+	}
+	cfg.Log = log
+	if err := cfg.Validate(); err != nil {
+		fmt.Fprintln(stderr, "gpuledger-agent:", err)
+		return exitUsage
+	}
+	if err := agent.Run(ctx, cfg); err != nil {
+		log.Error("agent failed", "err", err)
+		return exitFailure
+	}
+	return exitOK
+}
+
+func newLogger(w io.Writer, format, level string) (*slog.Logger, error) {
+	var lv slog.Level
+	if err := lv.UnmarshalText([]byte(level)); err != nil {
+		return nil, fmt.Errorf("--log-level %q: %w", level, err)
+	}
+	opts := &slog.HandlerOptions{Level: lv}
+	switch format {
+	case "text":
+		return slog.New(slog.NewTextHandler(w, opts)), nil
+	case "json":
+		return slog.New(slog.NewJSONHandler(w, opts)), nil
+	}
+	return nil, fmt.Errorf("--log-format %q: want text or json", format)
+}
+
+func runCheck(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("gpuledger-agent check", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	var cfg agent.CheckConfig
+	var asJSON, strict bool
+	fs.StringVar(&cfg.Simulate, "simulate", "", "read GPUs from this JSON file instead of NVML")
+	fs.DurationVar(&cfg.NVMLTimeout, "nvml-timeout", 10*time.Second, "give up on a GPU read after this long")
+	fs.StringVar(&cfg.DiskPath, "disk-path", "/", "report free space of the filesystem holding this path")
+	fs.Uint64Var(&cfg.NoisyMemMiB, "noisy-mem-mib", 1024, "warn when a GPU has more than this much memory in use at start")
+	fs.BoolVar(&asJSON, "json", false, "print JSON instead of text")
+	fs.BoolVar(&strict, "strict", false, "exit 2 when there are warnings")
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return exitOK
+		}
+		return exitUsage
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(stderr, "gpuledger-agent check: unexpected argument %q\n", fs.Arg(0))
+		return exitUsage
+	}
+	rep, err := agent.Check(ctx, cfg)
+	if asJSON {
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		enc.Encode(rep.JSON())
+	} else {
+		rep.Print(stdout)
+	}
+	switch {
+	case err != nil:
+		fmt.Fprintln(stderr, "gpuledger-agent check:", err)
+		return exitFailure
+	case strict && len(rep.Warnings) > 0:
+		return exitUsage
+	}
+	return exitOK
+}
