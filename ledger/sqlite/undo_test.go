@@ -47,12 +47,18 @@ func TestDB_Undo_Stack(t *testing.T) {
 			_, err := db.AddTraffic(ctx, act(1), "box1", ledger.TrafficUsage{Bytes: 3 << 30, At: at(-6 * time.Hour)})
 			return err
 		}},
-		{"storage", "data1", func() error { _, err := db.CreateVolume(ctx, act(1), disk("data1", "box1", at(-6*time.Hour))); return err }},
+		{"storage", "data1", func() error {
+			_, err := db.CreateVolume(ctx, act(1), disk("data1", "box1", at(-6*time.Hour)))
+			return err
+		}},
 		{"storage_resize", "data1", func() error {
 			_, err := db.AppendVolumeEvent(ctx, act(1), "data1", ledger.VolumeEvent{Kind: ledger.VolumeResize, At: at(-5 * time.Hour), SizeGB: d("300")})
 			return err
 		}},
-		{"charge", "box1", func() error { _, err := db.AddCharge(ctx, act(1), "box1", ledger.Charge{Amount: d("5"), Note: "image"}); return err }},
+		{"charge", "box1", func() error {
+			_, err := db.AddCharge(ctx, act(1), "box1", ledger.Charge{Amount: d("5"), Note: "image"})
+			return err
+		}},
 		{"topup", "autodl", func() error {
 			_, err := db.AddTopUp(ctx, act(1), ledger.TopUp{Platform: "autodl", Amount: d("100"), Currency: ledger.CNY})
 			return err
