@@ -12,10 +12,3 @@ func runServe(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	return errors.New("not built yet")
 }
 
-func runExport(ctx context.Context, args []string, stdout, stderr io.Writer, getenv func(string) string) error {
-	return errors.New("not built yet")
-}
-
-func runBackup(ctx context.Context, args []string, stdout, stderr io.Writer, getenv func(string) string) error {
-	return errors.New("not built yet")
-}

@@ -1,0 +1,144 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/gpuledger/gpuledger/ledger"
+	"github.com/gpuledger/gpuledger/ledger/sqlite"
+)
+
+// runExport prints one user's ledger with computed charges (DESIGN.md
+// section 5). It only reads, so it is safe while the server runs.
+func runExport(ctx context.Context, args []string, stdout, stderr io.Writer, getenv func(string) string) error {
+	db := envOr(getenv, "GPULEDGER_DB", "gpuledger.db")
+	fs := flag.NewFlagSet("export", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.StringVar(&db, "db", db, "SQLite database file (GPULEDGER_DB)")
+	format := fs.String("format", "json", "output format: json or csv")
+	asOfText := fs.String("as-of", "", "compute charges as of TIME (RFC 3339, or 2006-01-02 15:04 in the user's zone); default now")
+	userText := fs.String("user", "", "the user (Telegram ID) to export; may be left out when the database has one user")
+	if err := fs.Parse(args); err != nil {
+		return errUsage
+	}
+	if fs.NArg() > 0 {
+		return fmt.Errorf("unexpected argument %q (flags go before it? use --format, --as-of, --user)", fs.Arg(0))
+	}
+	if *format != "json" && *format != "csv" {
+		return fmt.Errorf("--format %q: use json or csv", *format)
+	}
+	store, err := openExisting(ctx, db)
+	if err != nil {
+		return err
+	}
+	defer store.Close()
+
+	user, err := pickUser(ctx, store, *userText)
+	if err != nil {
+		return err
+	}
+	book, err := store.Book(ctx, user.ID)
+	if err != nil {
+		return fmt.Errorf("load ledger of user %d: %w", user.ID, err)
+	}
+	asOf := time.Now()
+	if *asOfText != "" {
+		asOf, err = parseAsOf(*asOfText, user.Location())
+		if err != nil {
+			return err
+		}
+	}
+	if *format == "csv" {
+		return ledger.WriteExportCSV(stdout, book, asOf)
+	}
+	return ledger.WriteExportJSON(stdout, book, asOf)
+}
+
+// runBackup writes a consistent copy of the live database to FILE.
+func runBackup(ctx context.Context, args []string, stdout, stderr io.Writer, getenv func(string) string) error {
+	db := envOr(getenv, "GPULEDGER_DB", "gpuledger.db")
+	fs := flag.NewFlagSet("backup", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.StringVar(&db, "db", db, "SQLite database file (GPULEDGER_DB)")
+	if err := fs.Parse(args); err != nil {
+		return errUsage
+	}
+	if fs.NArg() != 1 {
+		return errors.New("name the backup file: gpuledger backup FILE")
+	}
+	dst := fs.Arg(0)
+	if _, err := os.Stat(dst); err == nil {
+		return fmt.Errorf("%s already exists: choose a new file name (a backup never overwrites)", dst)
+	}
+	store, err := openExisting(ctx, db)
+	if err != nil {
+		return err
+	}
+	defer store.Close()
+	if err := store.Backup(ctx, dst); err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "backup written to %s\n", dst)
+	return nil
+}
+
+// openExisting opens a database that must already exist: export and
+// backup never create an empty one by mistake.
+func openExisting(ctx context.Context, path string) (*sqlite.DB, error) {
+	if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
+		return nil, fmt.Errorf("database %s does not exist (set GPULEDGER_DB or --db)", path)
+	} else if err != nil {
+		return nil, err
+	}
+	return sqlite.Open(ctx, path)
+}
+
+func pickUser(ctx context.Context, store *sqlite.DB, text string) (ledger.User, error) {
+	if text != "" {
+		id, err := strconv.ParseInt(text, 10, 64)
+		if err != nil {
+			return ledger.User{}, fmt.Errorf("--user %q is not a user ID (a number)", text)
+		}
+		u, err := store.User(ctx, id)
+		if err != nil {
+			return ledger.User{}, fmt.Errorf("--user %d: %s", id, ledger.ErrorMessage(err))
+		}
+		return u, nil
+	}
+	users, err := store.Users(ctx)
+	if err != nil {
+		return ledger.User{}, err
+	}
+	switch len(users) {
+	case 0:
+		return ledger.User{}, errors.New("the database has no users yet")
+	case 1:
+		return users[0], nil
+	}
+	ids := make([]string, 0, len(users))
+	for _, u := range users {
+		ids = append(ids, strconv.FormatInt(u.ID, 10))
+	}
+	return ledger.User{}, fmt.Errorf("the database has %d users: choose one with --user ID (%s)", len(users), strings.Join(ids, ", "))
+}
+
+// parseAsOf accepts RFC 3339, or a date with optional time in loc.
+func parseAsOf(s string, loc *time.Location) (time.Time, error) {
+	if t, err := time.Parse(time.RFC3339, s); err == nil {
+		return t, nil
+	}
+	for _, layout := range []string{"2006-01-02 15:04:05", "2006-01-02 15:04", "2006-01-02T15:04", "2006-01-02"} {
+		if t, err := time.ParseInLocation(layout, s, loc); err == nil {
+			return t, nil
+		}
+	}
+	return time.Time{}, fmt.Errorf("--as-of %q is not a time: use RFC 3339 (2026-11-02T00:00:00+08:00) or 2026-11-02 00:00", s)
+}
