@@ -1,0 +1,287 @@
+package bot
+
+import (
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/gpuledger/gpuledger/ledger"
+)
+
+// Languages the bot speaks. Any other tag falls back to English; tags such
+// as "zh-CN" or "zh-hans" count as Chinese.
+const (
+	LangEN = "en"
+	LangZH = "zh"
+)
+
+// NormLang maps a language tag (a user's setting, Telegram's language_code)
+// to LangEN or LangZH.
+func NormLang(lang string) string {
+	l := strings.ToLower(strings.TrimSpace(lang))
+	if l == "zh" || strings.HasPrefix(l, "zh-") || strings.HasPrefix(l, "zh_") || l == "cn" || l == "中文" {
+		return LangZH
+	}
+	return LangEN
+}
+
+// ParseError is the error Parse returns: a catalog key and arguments, so the
+// core can render it in the user's language with Text, plus the English
+// rendering as a *ledger.Error with code EINVALID (reached through Unwrap, so
+// ledger.ErrorCode and ledger.ErrorMessage work on it unchanged). Every
+// message names what was wrong and ends with a correct example of the
+// command concerned.
+type ParseError struct {
+	Key  string   // catalog key, e.g. "bad_price"
+	Args []string // inserted into the message in order; user tokens already quoted
+	Cmd  Kind     // the command whose example is shown; "" shows /help
+	en   *ledger.Error
+}
+
+func newParseError(cmd Kind, key string, args ...string) *ParseError {
+	e := &ParseError{Key: key, Args: args, Cmd: cmd}
+	e.en = &ledger.Error{Code: ledger.EINVALID, Message: e.Text(LangEN)}
+	return e
+}
+
+// Error returns the English message with the ledger's prefix and code.
+func (e *ParseError) Error() string { return e.en.Error() }
+
+// Unwrap returns the English *ledger.Error (code EINVALID).
+func (e *ParseError) Unwrap() error { return e.en }
+
+// Text renders the error in lang ("en" or "zh"): what was wrong, then an
+// example of the command.
+func (e *ParseError) Text(lang string) string {
+	lang = NormLang(lang)
+	msg := catalogText(lang, e.Key, e.Args)
+	ex := "/help"
+	if h, ok := helpEntry(e.Cmd); ok {
+		ex = h.example(lang)
+	}
+	if lang == LangZH {
+		return msg + "。例如：" + ex
+	}
+	return msg + ". Example: " + ex
+}
+
+// ErrorText renders any error for a user in lang: a *ParseError in that
+// language, a *ledger.Error by its message, anything else as a generic
+// internal error (whose details must be logged, not shown).
+func ErrorText(err error, lang string) string {
+	if err == nil {
+		return ""
+	}
+	var pe *ParseError
+	if errors.As(err, &pe) {
+		return pe.Text(lang)
+	}
+	if ledger.ErrorCode(err) == ledger.EINTERNAL {
+		if NormLang(lang) == LangZH {
+			return "内部错误，已记录。请稍后再试"
+		}
+		return "internal error, logged; please try again later"
+	}
+	return ledger.ErrorMessage(err)
+}
+
+// quote shows a user's token inside a message: quoted, control and
+// direction-changing characters escaped, invalid UTF-8 escaped, at most 40
+// characters.
+func quote(s string) string {
+	if utf8.RuneCountInString(s) > 40 {
+		r := []rune(s)
+		s = string(r[:40]) + "…"
+	}
+	return strconv.Quote(s)
+}
+
+// catalog holds the parser's messages: key → {en, zh}. Arguments are
+// inserted with explicit indexes (%[1]s) so a translation may reorder them.
+var catalog = map[string][2]string{
+	"too_long": {
+		"the message is too long (%[1]s bytes): a command is at most %[2]s bytes",
+		"消息太长（%[1]s 字节）：一条命令最多 %[2]s 字节"},
+	"too_many_words": {
+		"the command has too many words (more than %[1]s)",
+		"命令的词太多（超过 %[1]s 个）"},
+	"bad_utf8": {
+		"the message is not valid UTF-8 text",
+		"消息不是有效的 UTF-8 文本"},
+	"unknown_command": {
+		"unknown command %[1]s: send /help for the list",
+		"未知命令 %[1]s：发送 /help 查看命令列表"},
+	"missing_name": {
+		"/%[1]s needs a name, e.g. box1",
+		"/%[1]s 需要一个名字，比如 box1"},
+	"missing_platform": {
+		"/%[1]s needs a platform, e.g. autodl, runpod or vast",
+		"/%[1]s 需要平台名，比如 autodl、runpod 或 vast"},
+	"missing_gpu": {
+		"/%[1]s needs a GPU model, e.g. 4090 or 2xA100",
+		"/%[1]s 需要显卡型号，比如 4090 或 2xA100"},
+	"missing_price": {
+		"/%[1]s needs a price, e.g. 1.88/h",
+		"/%[1]s 需要价格，比如 1.88元/小时"},
+	"missing_size": {
+		"/%[1]s needs a size, e.g. 200GB",
+		"/%[1]s 需要容量，比如 200GB"},
+	"missing_amount": {
+		"/%[1]s needs an amount of money, e.g. 100 or $20",
+		"/%[1]s 需要金额，比如 100 或 ¥100"},
+	"missing_action": {
+		"/autorelease needs an action: off, notify, stop or release",
+		"/autorelease 需要一个动作：off（关闭）、notify（提醒）、stop（关机）或 release（释放）"},
+	"missing_traffic": {
+		"/traffic needs an amount used (e.g. 120GB) or price=PRICE/GB",
+		"/traffic 需要用量（比如 120GB）或 price=价格/GB"},
+	"bad_name": {
+		"name %[1]s may use only letters, digits, '-', '_' and '.', up to 32 characters",
+		"名字 %[1]s 只能用字母、数字、汉字、'-'、'_' 和 '.'，最多 32 个字符"},
+	"bad_platform": {
+		"platform %[1]s may use only letters, digits, '-', '_' and '.', up to 32 characters",
+		"平台名 %[1]s 只能用字母、数字、汉字、'-'、'_' 和 '.'，最多 32 个字符"},
+	"bad_price": {
+		"price %[1]s is not a price: write it like 1.88/h or ¥1.88/小时",
+		"价格 %[1]s 看不懂：请写成 1.88/h 或 1.88元/小时"},
+	"price_negative": {
+		"price %[1]s is negative",
+		"价格 %[1]s 是负数"},
+	"bad_storage_price": {
+		"storage price %[1]s is not a price per GB: write it like 0.0066/GB/day or 0.1元/GB/月",
+		"存储价格 %[1]s 看不懂：请写成 0.0066元/GB/天 或 0.1/GB/month"},
+	"bad_traffic_price": {
+		"traffic price %[1]s is not a price per GB: write it like 0.8/GB or $0.01/GB",
+		"流量价格 %[1]s 看不懂：请写成 0.8元/GB 或 $0.01/GB"},
+	"bad_gpu": {
+		"%[1]s is not a GPU I know: write it like 4090, 2x4090, A100-80G or H100*8",
+		"%[1]s 不是认识的显卡：请写成 4090、2x4090、A100-80G 或 H100*8"},
+	"bad_count": {
+		"GPU count %[1]s is out of range 1..64",
+		"显卡数量 %[1]s 超出范围 1..64"},
+	"bad_time": {
+		"%[1]s is not a time: write it like 10:00, 2026-11-01 10:00, -2h or 2h ago",
+		"%[1]s 不是时间：请写成 10:00、2026-11-01 10:00、-2h 或 2小时前"},
+	"future_time": {
+		"time %[1]s is in the future (%[2]s): give the time it happened",
+		"时间 %[1]s 在将来（%[2]s）：请填写实际发生的时间"},
+	"old_time": {
+		"time %[1]s is before 2000",
+		"时间 %[1]s 早于 2000 年"},
+	"bad_dur": {
+		"%[1]s is not a duration: write it like 30s, 90m, 1h30m or 2d",
+		"%[1]s 不是时长：请写成 30s、90m、1h30m、2d 或 2小时"},
+	"dur_range": {
+		"%[1]s=%[2]s is out of range %[3]s",
+		"%[1]s=%[2]s 超出范围 %[3]s"},
+	"bad_size": {
+		"%[1]s is not a size: write it like 200GB, 1.5TB or 500G",
+		"%[1]s 不是容量：请写成 200GB、1.5TB 或 500G"},
+	"bad_amount": {
+		"%[1]s is not an amount of money: write it like 100, ¥100 or $20.50",
+		"%[1]s 不是金额：请写成 100、100元 或 $20.50"},
+	"amount_positive": {
+		"amount %[1]s must be more than 0",
+		"金额 %[1]s 必须大于 0"},
+	"amount_nonzero": {
+		"amount %[1]s must not be 0",
+		"金额 %[1]s 不能是 0"},
+	"bad_currency": {
+		"%[1]s is not a currency: use a code like CNY or USD",
+		"%[1]s 不是货币：请用 CNY 或 USD 这样的代码"},
+	"currency_conflict": {
+		"currencies %[1]s and %[2]s disagree",
+		"货币 %[1]s 和 %[2]s 不一致"},
+	"twice": {
+		"%[1]s is given twice (%[2]s and %[3]s)",
+		"%[1]s 给了两次（%[2]s 和 %[3]s）"},
+	"unexpected": {
+		"I don't know what %[1]s means in /%[2]s",
+		"/%[2]s 里的 %[1]s 看不懂"},
+	"unknown_key": {
+		"/%[2]s has no setting %[1]s: use %[3]s",
+		"/%[2]s 没有 %[1]s 这个参数：可用的有 %[3]s"},
+	"package_unit": {
+		"%[1]s is a package paid per %[2]s, but the price is per %[3]s",
+		"%[1]s 是按%[2]s的套餐，但价格是按%[3]s"},
+	"bad_tz": {
+		"%[1]s is not a time zone: write it like Asia/Shanghai, Europe/Berlin or UTC+8",
+		"%[1]s 不是时区：请写成 Asia/Shanghai、Europe/Berlin 或 UTC+8"},
+	"bad_lang": {
+		"language %[1]s is not supported: use en or zh",
+		"不支持语言 %[1]s：请用 en 或 zh"},
+	"bad_hhmm": {
+		"%[1]s is not a time of day: write it like 22:00",
+		"%[1]s 不是钟点：请写成 22:00"},
+	"bad_quiet": {
+		"%[1]s is not a quiet-hours window: write it like 23:00-08:00 or off",
+		"%[1]s 不是免打扰时段：请写成 23:00-08:00 或 off"},
+	"bad_action": {
+		"%[1]s is not an action: use off, notify, stop or release",
+		"%[1]s 不是动作：请用 off、notify、stop 或 release"},
+	"bad_direction": {
+		"%[1]s is not a direction: use out, in or both",
+		"%[1]s 不是方向：请用 out（出）、in（入）或 both（双向）"},
+	"bad_period": {
+		"%[1]s is not a period: use today, yesterday, week, month, last-month or YYYY-MM",
+		"%[1]s 不是时间段：请用 today（今天）、yesterday（昨天）、week（本周）、month（本月）、last-month（上月）或 YYYY-MM"},
+	"bad_format": {
+		"%[1]s is not an export format: use csv or json",
+		"%[1]s 不是导出格式：请用 csv 或 json"},
+	"bad_budget_unit": {
+		"a budget is per month, not %[1]s: write it like 3000 or 3000/month",
+		"预算按月计，不是 %[1]s：请写成 3000 或 3000/月"},
+	"bad_storage_op": {
+		"%[1]s needs %[2]s",
+		"%[1]s 需要 %[2]s"},
+	"bad_topic": {
+		"there is no command %[1]s",
+		"没有命令 %[1]s"},
+	"bad_code": {
+		"%[1]s is not a claim code",
+		"%[1]s 不是认领码"},
+}
+
+func catalogText(lang, key string, args []string) string {
+	m, ok := catalog[key]
+	if !ok {
+		return key + " " + strings.Join(args, " ")
+	}
+	tmpl := m[0]
+	if lang == LangZH {
+		tmpl = m[1]
+	}
+	a := make([]any, len(args))
+	for i, s := range args {
+		if k, ok := strings.CutPrefix(s, nounMark); ok {
+			if n, found := nouns[k]; found {
+				s = n[0]
+				if lang == LangZH {
+					s = n[1]
+				}
+			} else {
+				s = k
+			}
+		}
+		a[i] = s
+	}
+	return fmt.Sprintf(tmpl, a...)
+}
+
+// nounMark marks an argument that is a word to translate (a field or unit
+// name) rather than the user's own text, which is always quoted.
+const nounMark = "§"
+
+func noun(k string) string { return nounMark + k }
+
+var nouns = map[string][2]string{
+	"name": {"name", "名字"}, "platform": {"platform", "平台"}, "GPU": {"GPU", "显卡"},
+	"price": {"price", "价格"}, "mode": {"billing mode", "计费方式"}, "count": {"GPU count", "显卡数量"},
+	"size": {"size", "容量"}, "amount": {"amount", "金额"}, "direction": {"direction", "方向"},
+	"operation": {"operation", "操作"}, "action": {"action", "动作"}, "after": {"after", "等待时长"},
+	"at":     {"time", "时间"},
+	"second": {"second", "秒"}, "minute": {"minute", "分钟"}, "hour": {"hour", "小时"},
+	"day": {"day", "天"}, "week": {"week", "周"}, "month": {"month", "月"},
+}

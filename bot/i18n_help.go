@@ -1,0 +1,204 @@
+package bot
+
+import (
+	"strings"
+)
+
+// helpItem documents one command in both languages: its usage line, a short
+// description (also used for Telegram's command menu) and a working example.
+type helpItem struct {
+	kind    Kind
+	usage   string
+	desc    [2]string // en, zh
+	ex      [2]string // en, zh
+	aliases []string
+}
+
+func (h helpItem) example(lang string) string {
+	if NormLang(lang) == LangZH {
+		return h.ex[1]
+	}
+	return h.ex[0]
+}
+
+func (h helpItem) description(lang string) string {
+	if NormLang(lang) == LangZH {
+		return h.desc[1]
+	}
+	return h.desc[0]
+}
+
+// helpItems lists every command in the order /help shows them. Examples
+// here are checked by a test: each must parse to a command of its kind.
+var helpItems = []helpItem{
+	{KindRent, "/rent NAME PLATFORM GPU PRICE [MODE] [min=DUR] [step=DUR] [floor=AMOUNT] [currency=CUR] [for=DUR] [at TIME]",
+		[2]string{"start a rental", "记一台新租的机器"},
+		[2]string{"/rent box1 autodl 4090 1.88/h", "/rent box1 autodl 4090 1.88元/小时 按秒"}, []string{"租", "租用"}},
+	{KindStop, "/stop NAME [at TIME]",
+		[2]string{"stop a rental (compute stops billing)", "关机（停止计算计费）"},
+		[2]string{"/stop box1", "/stop box1 at 10分钟前"}, []string{"停止", "关机"}},
+	{KindResume, "/resume NAME [at TIME]",
+		[2]string{"resume a stopped rental", "开机（恢复计费）"},
+		[2]string{"/resume box1", "/resume box1 at 今天 09:00"}, []string{"恢复", "开机"}},
+	{KindRelease, "/release NAME [at TIME]",
+		[2]string{"release a rental (the end)", "释放机器（结束租用）"},
+		[2]string{"/release box1", "/release box1 at 2小时前"}, []string{"释放", "退租"}},
+	{KindPrice, "/price NAME PRICE [at TIME]",
+		[2]string{"change a rental's price from now or from TIME", "修改价格（从现在或指定时间起）"},
+		[2]string{"/price box1 2.28/h", "/price box1 2.28元/小时"}, []string{"价格", "改价"}},
+	{KindStorage, "/storage VOLUME SIZE PRICE [free=SIZE] [rental=NAME] [at TIME] | VOLUME resize SIZE | VOLUME delete",
+		[2]string{"add, resize or delete a storage volume", "记录、扩容或删除存储盘"},
+		[2]string{"/storage data1 200GB 0.0066/GB/day free=50GB rental=box1", "/storage data1 200GB 0.0066元/GB/天 free=50GB rental=box1"}, []string{"存储", "硬盘"}},
+	{KindTraffic, "/traffic NAME price=PRICE/GB [free=SIZE] [direction=out|in|both] | NAME AMOUNT [out|in] [at TIME]",
+		[2]string{"set a traffic price or record traffic used", "设置流量价格或记录流量"},
+		[2]string{"/traffic box1 price=0.8/GB free=100GB", "/traffic box1 120GB out"}, []string{"流量"}},
+	{KindCharge, "/charge NAME AMOUNT NOTE...",
+		[2]string{"a one-off charge (image fee, support)", "一次性费用（镜像费等）"},
+		[2]string{"/charge box1 5 image fee", "/charge box1 5元 镜像费"}, []string{"扣费", "费用"}},
+	{KindTopup, "/topup PLATFORM AMOUNT [at TIME]",
+		[2]string{"record a top-up of a platform balance", "记录给平台充值"},
+		[2]string{"/topup autodl 100", "/topup autodl 100元"}, []string{"充值"}},
+	{KindBalance, "/balance [PLATFORM AMOUNT] [at TIME]",
+		[2]string{"record the balance a platform shows, or show balances", "记录平台显示的余额，或查看余额"},
+		[2]string{"/balance autodl 67.01", "/balance autodl 67.01元"}, []string{"余额"}},
+	{KindBudget, "/budget [AMOUNT[/month]|off]",
+		[2]string{"set or show the monthly budget", "设置或查看每月预算"},
+		[2]string{"/budget 3000/month", "/budget 3000元/月"}, []string{"预算"}},
+	{KindStatus, "/status",
+		[2]string{"what is running and what it costs", "查看在租机器和费用"},
+		[2]string{"/status", "/status"}, []string{"list", "状态", "列表"}},
+	{KindSpend, "/spend [today|yesterday|week|month|last-month|YYYY-MM]",
+		[2]string{"what was spent in a period", "查看某段时间的花费"},
+		[2]string{"/spend week", "/spend 本周"}, []string{"花费", "账单"}},
+	{KindSummary, "/summary",
+		[2]string{"the nightly summary, now", "立即发送每日总结"},
+		[2]string{"/summary", "/summary"}, []string{"总结", "日报"}},
+	{KindExport, "/export [csv|json]",
+		[2]string{"the ledger as a file", "导出账本文件"},
+		[2]string{"/export csv", "/export csv"}, []string{"导出"}},
+	{KindUndo, "/undo",
+		[2]string{"undo the last change", "撤销上一次修改"},
+		[2]string{"/undo", "/undo"}, []string{"撤销"}},
+	{KindAgent, "/agent NAME",
+		[2]string{"a token and install command for a rental's agent", "获取机器监控代理的令牌和安装命令"},
+		[2]string{"/agent box1", "/agent box1"}, []string{"代理", "探针"}},
+	{KindAutoRelease, "/autorelease NAME off|notify|stop|release [after DUR]",
+		[2]string{"what to do when a rental sits idle", "设置机器空闲时自动做什么"},
+		[2]string{"/autorelease box1 stop after 30m", "/autorelease box1 关机 after 30分钟"}, []string{"自动释放"}},
+	{KindSettings, "/settings [tz=ZONE] [lang=en|zh] [summary=HH:MM] [idle_warn=DUR] [silent=DUR] [quiet=HH:MM-HH:MM] [long_run=DUR]",
+		[2]string{"show or change your settings", "查看或修改设置"},
+		[2]string{"/settings tz=Asia/Shanghai lang=en summary=22:00", "/settings lang=zh quiet=23:00-08:00"}, []string{"设置"}},
+	{KindWhy, "/why NAME",
+		[2]string{"why the bot did what it did to a rental", "查看自动操作的原因"},
+		[2]string{"/why box1", "/why box1"}, []string{"原因"}},
+	{KindHelp, "/help [COMMAND]",
+		[2]string{"this help", "帮助"},
+		[2]string{"/help rent", "/help rent"}, []string{"帮助"}},
+	{KindStart, "/start [CODE]",
+		[2]string{"start, or claim the bot with the code from its log", "开始，或用日志里的认领码认领机器人"},
+		[2]string{"/start", "/start"}, []string{"开始"}},
+}
+
+func helpEntry(k Kind) (helpItem, bool) {
+	for _, h := range helpItems {
+		if h.kind == k {
+			return h, true
+		}
+	}
+	return helpItem{}, false
+}
+
+// CommandInfo is one entry of Telegram's command menu (setMyCommands):
+// Command is lowercase a-z, 0-9 and '_', at most 32 characters, without the
+// slash; Description is at most 256 characters.
+type CommandInfo struct {
+	Command     string
+	Description string
+}
+
+// CommandList returns the command menu in lang ("en" or "zh"), in the
+// order /help shows it. The transport registers one list per language.
+func CommandList(lang string) []CommandInfo {
+	out := make([]CommandInfo, 0, len(helpItems))
+	for _, h := range helpItems {
+		out = append(out, CommandInfo{Command: string(h.kind), Description: h.description(lang)})
+	}
+	return out
+}
+
+// HelpText returns /help's reply in lang: every command with its usage, a
+// description and an example. With a topic it returns that command's entry
+// only, with the shapes its arguments may take.
+func HelpText(lang string, topic Kind) string {
+	lang = NormLang(lang)
+	var b strings.Builder
+	if topic != "" {
+		if h, ok := helpEntry(topic); ok {
+			writeHelpItem(&b, lang, h, true)
+			b.WriteString("\n")
+			b.WriteString(shapesText(lang))
+			return b.String()
+		}
+	}
+	if lang == LangZH {
+		b.WriteString("命令（参数顺序随意，key=value 总是可用）：\n\n")
+	} else {
+		b.WriteString("Commands (arguments in any order; key=value always works):\n\n")
+	}
+	for _, h := range helpItems {
+		writeHelpItem(&b, lang, h, false)
+	}
+	b.WriteString("\n")
+	if lang == LangZH {
+		b.WriteString("也可以直接说：租了一台4090 1.88元/小时 autodl\n")
+	} else {
+		b.WriteString("Or just say: rented 2x4090 on vast at $0.70/h\n")
+	}
+	return b.String()
+}
+
+func writeHelpItem(b *strings.Builder, lang string, h helpItem, long bool) {
+	b.WriteString("/")
+	b.WriteString(string(h.kind))
+	b.WriteString(" — ")
+	b.WriteString(h.description(lang))
+	b.WriteString("\n")
+	if long {
+		b.WriteString("  ")
+		b.WriteString(h.usage)
+		b.WriteString("\n")
+		if len(h.aliases) > 0 {
+			b.WriteString("  ")
+			if lang == LangZH {
+				b.WriteString("别名：")
+			} else {
+				b.WriteString("aliases: ")
+			}
+			b.WriteString("/" + strings.Join(h.aliases, " /"))
+			b.WriteString("\n")
+		}
+	}
+	b.WriteString("  ")
+	if lang == LangZH {
+		b.WriteString("例如：")
+	} else {
+		b.WriteString("e.g. ")
+	}
+	b.WriteString(h.example(lang))
+	b.WriteString("\n")
+}
+
+func shapesText(lang string) string {
+	if lang == LangZH {
+		return "显卡：4090、2x4090、4090x2、A100-80G、H100*8、两张3090\n" +
+			"价格：1.88（默认每小时）、1.88元/小时、¥70/天、$0.70/h、0.7usd/h\n" +
+			"计费：per-second、per-minute、per-hour、always-on、按秒、按分钟、按小时、包日、包周、包月\n" +
+			"时间：10:00、今天 10:00、昨天 23:00、2026-11-01 10:00、-2h、2小时前\n" +
+			"时长：30s、90m、1h30m、2d、2小时、30分钟、2天；容量：200GB、1.5TB、500G\n"
+	}
+	return "GPU: 4090, 2x4090, 4090x2, A100-80G, H100*8, 8xH100\n" +
+		"PRICE: 1.88 (per hour), 1.88/h, ¥70/day, $0.70/h, 0.7usd/h, 1.88元/小时\n" +
+		"MODE: per-second, per-minute, per-hour, always-on (按秒, 按分钟, 按小时, 包日, 包周, 包月)\n" +
+		"TIME: 10:00, yesterday 23:00, 2026-11-01 10:00, -2h, 2h ago, RFC 3339\n" +
+		"DUR: 30s, 90m, 1h30m, 2d, 1w; SIZE: 200GB, 1.5TB, 500G\n"
+}

@@ -1,0 +1,548 @@
+package bot
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/gpuledger/gpuledger/ledger"
+)
+
+var (
+	shanghai = mustLoc("Asia/Shanghai")
+	// testNow is Sunday 2026-11-01 12:00 in Shanghai.
+	testNow = time.Date(2026, 11, 1, 12, 0, 0, 0, shanghai)
+)
+
+func mustLoc(name string) *time.Location {
+	loc, err := time.LoadLocation(name)
+	if err != nil {
+		panic(err)
+	}
+	return loc
+}
+
+func dec(s string) ledger.Decimal { return ledger.MustDecimal(s) }
+func decp(s string) *ledger.Decimal {
+	d := dec(s)
+	return &d
+}
+
+func at(y, mo, d, h, mi, s int) time.Time {
+	return time.Date(y, time.Month(mo), d, h, mi, s, 0, shanghai)
+}
+
+func price(amount string, u ledger.Unit, c ledger.Currency) *PriceSpec {
+	return &PriceSpec{Amount: dec(amount), Unit: u, Currency: c}
+}
+
+func ptr[T any](v T) *T { return &v }
+
+// show renders a command for comparison: its type and its fields as JSON
+// (pointers followed, decimals as text, times as instants with offsets).
+func show(c Command) string {
+	b, err := json.Marshal(c)
+	if err != nil {
+		return fmt.Sprintf("%T <%v>", c, err)
+	}
+	return fmt.Sprintf("%T %s", c, b)
+}
+
+func TestParse_OK(t *testing.T) {
+	box1 := func(r Rent) Rent {
+		if r.Name == "" {
+			r.Name = "box1"
+		}
+		if r.Platform == "" {
+			r.Platform = "autodl"
+		}
+		if r.GPU == "" {
+			r.GPU, r.GPUCount = "RTX 4090", 1
+		}
+		return r
+	}
+	tests := []struct {
+		in   string
+		want Command
+	}{
+		// /rent, the design's examples
+		{"/rent box1 autodl 4090 1.88/h", box1(Rent{Price: price("1.88", ledger.UnitHour, "")})},
+		{"/rent big runpod 8xH100 $21.52/h per-second", Rent{Name: "big", Platform: "runpod", GPU: "H100", GPUCount: 8,
+			Price: price("21.52", ledger.UnitHour, ledger.USD), Mode: ledger.PerSecond, Currency: ledger.USD}},
+		{"/rent pkg featurize 3090 70/day always-on", Rent{Name: "pkg", Platform: "featurize", GPU: "RTX 3090", GPUCount: 1,
+			Price: price("70", ledger.UnitDay, ""), Mode: ledger.AlwaysOn}},
+		// GPU shapes
+		{"/rent box1 autodl rtx4090 1.88", box1(Rent{Price: price("1.88", ledger.UnitHour, "")})},
+		{"/rent box1 autodl RTX 4090 1.88", box1(Rent{Price: price("1.88", ledger.UnitHour, "")})},
+		{"/rent box1 autodl 2x4090 1.88", box1(Rent{GPU: "RTX 4090", GPUCount: 2, Price: price("1.88", ledger.UnitHour, "")})},
+		{"/rent box1 autodl 4090x2 1.88", box1(Rent{GPU: "RTX 4090", GPUCount: 2, Price: price("1.88", ledger.UnitHour, "")})},
+		{"/rent box1 autodl 2 x 4090 1.88", box1(Rent{GPU: "RTX 4090", GPUCount: 2, Price: price("1.88", ledger.UnitHour, "")})},
+		{"/rent box1 autodl 4090 x2 1.88", box1(Rent{GPU: "RTX 4090", GPUCount: 2, Price: price("1.88", ledger.UnitHour, "")})},
+		{"/rent box1 autodl 4090×2 1.88", box1(Rent{GPU: "RTX 4090", GPUCount: 2, Price: price("1.88", ledger.UnitHour, "")})},
+		{"/rent box1 autodl A100-80G 5", box1(Rent{GPU: "A100 80GB", GPUCount: 1, Price: price("5", ledger.UnitHour, "")})},
+		{"/rent box1 autodl a100 80g 5", box1(Rent{GPU: "A100 80GB", GPUCount: 1, Price: price("5", ledger.UnitHour, "")})},
+		{"/rent box1 runpod H100*8 20", box1(Rent{Platform: "runpod", GPU: "H100", GPUCount: 8, Price: price("20", ledger.UnitHour, "")})},
+		{"/rent box1 autodl 3090ti 1.5", box1(Rent{GPU: "RTX 3090 Ti", GPUCount: 1, Price: price("1.5", ledger.UnitHour, "")})},
+		{"/rent box1 aws L40S 1.5", box1(Rent{Platform: "aws", GPU: "L40S", GPUCount: 1, Price: price("1.5", ledger.UnitHour, "")})},
+		{"/rent box1 aws A10 1.5", box1(Rent{Platform: "aws", GPU: "A10", GPUCount: 1, Price: price("1.5", ledger.UnitHour, "")})},
+		{"/rent box1 gcp T4 0.35", box1(Rent{Platform: "gcp", GPU: "T4", GPUCount: 1, Price: price("0.35", ledger.UnitHour, "")})},
+		{"/rent box1 gcp v100 2.48", box1(Rent{Platform: "gcp", GPU: "V100", GPUCount: 1, Price: price("2.48", ledger.UnitHour, "")})},
+		{"/rent box1 autodl 两张3090 3", box1(Rent{GPU: "RTX 3090", GPUCount: 2, Price: price("3", ledger.UnitHour, "")})},
+		{"/rent box1 autodl 8卡A100 40", box1(Rent{GPU: "A100", GPUCount: 8, Price: price("40", ledger.UnitHour, "")})},
+		{"/rent box1 vast h100-sxm 2.5", box1(Rent{Platform: "vast", GPU: "H100", GPUCount: 1, Price: price("2.5", ledger.UnitHour, "")})},
+		// prices
+		{"/rent box1 autodl 4090 ¥1.88/h", box1(Rent{Price: price("1.88", ledger.UnitHour, ledger.CNY), Currency: ledger.CNY})},
+		{"/rent box1 autodl 4090 ￥1.88/hr", box1(Rent{Price: price("1.88", ledger.UnitHour, ledger.CNY), Currency: ledger.CNY})},
+		{"/rent box1 autodl 4090 1.88元/小时", box1(Rent{Price: price("1.88", ledger.UnitHour, ledger.CNY), Currency: ledger.CNY})},
+		{"/rent box1 autodl 4090 1.88元/时", box1(Rent{Price: price("1.88", ledger.UnitHour, ledger.CNY), Currency: ledger.CNY})},
+		{"/rent box1 autodl 4090 1.88 元/小时", box1(Rent{Price: price("1.88", ledger.UnitHour, ledger.CNY), Currency: ledger.CNY})},
+		{"/rent box1 autodl 4090 1.88元每小时", box1(Rent{Price: price("1.88", ledger.UnitHour, ledger.CNY), Currency: ledger.CNY})},
+		{"/rent box1 autodl 4090 45元/天", box1(Rent{Price: price("45", ledger.UnitDay, ledger.CNY), Currency: ledger.CNY})},
+		{"/rent box1 autodl 4090 1200元/月", box1(Rent{Price: price("1200", ledger.UnitMonth, ledger.CNY), Currency: ledger.CNY})},
+		{"/rent box1 vast 4090 0.7usd/h", box1(Rent{Platform: "vast", Price: price("0.7", ledger.UnitHour, ledger.USD), Currency: ledger.USD})},
+		{"/rent box1 vast 4090 0.0002/s", box1(Rent{Platform: "vast", Price: price("0.0002", ledger.UnitSecond, "")})},
+		{"/rent box1 vast 4090 0.012/min", box1(Rent{Platform: "vast", Price: price("0.012", ledger.UnitMinute, "")})},
+		{"/rent box1 vast 4090 100/week", box1(Rent{Platform: "vast", Price: price("100", ledger.UnitWeek, "")})},
+		{"/rent box1 vast 4090 300/month", box1(Rent{Platform: "vast", Price: price("300", ledger.UnitMonth, "")})},
+		{"/rent box1 vast 4090 0.7 /h", box1(Rent{Platform: "vast", Price: price("0.7", ledger.UnitHour, "")})},
+		{"/rent box1 autodl 4090 0", box1(Rent{Price: price("0", ledger.UnitHour, "")})},
+		{"/rent box1 autodl 4090", box1(Rent{})}, // unpriced
+		// modes, Chinese modes, packages
+		{"/rent box1 autodl 4090 1.88 按秒", box1(Rent{Price: price("1.88", ledger.UnitHour, ""), Mode: ledger.PerSecond})},
+		{"/rent box1 autodl 4090 1.88 按分钟", box1(Rent{Price: price("1.88", ledger.UnitHour, ""), Mode: ledger.PerMinute})},
+		{"/rent box1 autodl 4090 1.88 按小时", box1(Rent{Price: price("1.88", ledger.UnitHour, ""), Mode: ledger.PerHour})},
+		{"/rent box1 autodl 4090 1.88 per hour", box1(Rent{Price: price("1.88", ledger.UnitHour, ""), Mode: ledger.PerHour})},
+		{"/rent box1 autodl 4090 1.88 per-minute", box1(Rent{Price: price("1.88", ledger.UnitHour, ""), Mode: ledger.PerMinute})},
+		{"/rent box1 autodl 4090 45 包日", box1(Rent{Price: price("45", ledger.UnitDay, ""), Mode: ledger.AlwaysOn})},
+		{"/rent box1 autodl 4090 280元 包周", box1(Rent{Price: price("280", ledger.UnitWeek, ledger.CNY), Mode: ledger.AlwaysOn, Currency: ledger.CNY})},
+		{"/rent box1 autodl 4090 1000元/月 包月", box1(Rent{Price: price("1000", ledger.UnitMonth, ledger.CNY), Mode: ledger.AlwaysOn, Currency: ledger.CNY})},
+		// key=value
+		{"/rent name=box1 platform=autodl gpu=4090 price=1.88/h mode=per-second",
+			box1(Rent{Price: price("1.88", ledger.UnitHour, ""), Mode: ledger.PerSecond})},
+		{"/rent box1 myhost 4090 1.88 min=1m step=1m floor=0.01 currency=usd for=3d",
+			box1(Rent{Platform: "myhost", Price: price("1.88", ledger.UnitHour, ""), Min: time.Minute, Step: time.Minute,
+				Floor: decp("0.01"), Currency: ledger.USD, Lease: 72 * time.Hour})},
+		{"/rent box1 autodl gpu=4090 count=4 1.88", box1(Rent{GPU: "RTX 4090", GPUCount: 4, Price: price("1.88", ledger.UnitHour, "")})},
+		{"/rent box1 autodl 4090 1.88 for 12h", box1(Rent{Price: price("1.88", ledger.UnitHour, ""), Lease: 12 * time.Hour})},
+		{"/rent box1 autodl 4090 1.88 租期=2天", box1(Rent{Price: price("1.88", ledger.UnitHour, ""), Lease: 48 * time.Hour})},
+		// group form, case, Chinese command words, full-width input
+		{"/rent@MyBot box1 autodl 4090 1.88", box1(Rent{Price: price("1.88", ledger.UnitHour, "")})},
+		{"/RENT Box1 AutoDL 4090 1.88", box1(Rent{Name: "Box1", Price: price("1.88", ledger.UnitHour, "")})},
+		{"/租 box1 autodl 4090 1.88", box1(Rent{Price: price("1.88", ledger.UnitHour, "")})},
+		{"／rent　box1　autodl　４０９０　１.８８", box1(Rent{Price: price("1.88", ledger.UnitHour, "")})},
+		{"/rent 显卡1号 恒源云 4090 1.88", Rent{Name: "显卡1号", Platform: "gpushare", GPU: "RTX 4090", GPUCount: 1, Price: price("1.88", ledger.UnitHour, "")}},
+		// times
+		{"/rent box1 autodl 4090 1.88 at 10:00", box1(Rent{Price: price("1.88", ledger.UnitHour, ""), At: at(2026, 11, 1, 10, 0, 0)})},
+		{"/rent box1 autodl 4090 1.88 at 2026-11-01 10:00", box1(Rent{Price: price("1.88", ledger.UnitHour, ""), At: at(2026, 11, 1, 10, 0, 0)})},
+		{"/rent box1 autodl 4090 1.88 at=2026-11-01 10:07:30", box1(Rent{Price: price("1.88", ledger.UnitHour, ""), At: at(2026, 11, 1, 10, 7, 30)})},
+		{"/rent box1 autodl 4090 1.88 at 2026-11-01T02:00:00Z", box1(Rent{Price: price("1.88", ledger.UnitHour, ""), At: at(2026, 11, 1, 10, 0, 0)})},
+		{"/rent box1 autodl 4090 1.88 -2h", box1(Rent{Price: price("1.88", ledger.UnitHour, ""), At: at(2026, 11, 1, 10, 0, 0)})},
+		{"/rent box1 autodl 4090 1.88 at 2h ago", box1(Rent{Price: price("1.88", ledger.UnitHour, ""), At: at(2026, 11, 1, 10, 0, 0)})},
+		{"/rent box1 autodl 4090 1.88 2 hours ago", box1(Rent{Price: price("1.88", ledger.UnitHour, ""), At: at(2026, 11, 1, 10, 0, 0)})},
+		{"/rent box1 autodl 4090 1.88 2小时前", box1(Rent{Price: price("1.88", ledger.UnitHour, ""), At: at(2026, 11, 1, 10, 0, 0)})},
+		{"/rent box1 autodl 4090 1.88 昨天 23:00", box1(Rent{Price: price("1.88", ledger.UnitHour, ""), At: at(2026, 10, 31, 23, 0, 0)})},
+		{"/rent box1 autodl 4090 1.88 在 今天10:30", box1(Rent{Price: price("1.88", ledger.UnitHour, ""), At: at(2026, 11, 1, 10, 30, 0)})},
+		// a clock time later than now+5m means yesterday
+		{"/stop box1 at 23:00", Stop{Name: "box1", At: at(2026, 10, 31, 23, 0, 0)}},
+		{"/stop box1 at 12:04", Stop{Name: "box1", At: at(2026, 11, 1, 12, 4, 0)}},
+		{"/stop box1", Stop{Name: "box1"}},
+		{"/stop name=box1 at=-30m", Stop{Name: "box1", At: at(2026, 11, 1, 11, 30, 0)}},
+		{"/关机 box1", Stop{Name: "box1"}},
+		{"/resume box1 at 半小时前", Resume{Name: "box1", At: at(2026, 11, 1, 11, 30, 0)}},
+		{"/release box1 at 30分钟前", Release{Name: "box1", At: at(2026, 11, 1, 11, 30, 0)}},
+		{"/release box1 now", Release{Name: "box1", At: testNow}},
+		{"/释放 box1", Release{Name: "box1"}},
+		{"/price box1 2.28/h", Price{Name: "box1", Price: *price("2.28", ledger.UnitHour, "")}},
+		{"/price 2.28元/小时 box1 at 10:00", Price{Name: "box1", Price: *price("2.28", ledger.UnitHour, ledger.CNY), At: at(2026, 11, 1, 10, 0, 0)}},
+		// storage
+		{"/storage data1 200GB 0.0066/GB/day free=50GB rental=box1", StorageCreate{Volume: "data1", SizeGB: dec("200"),
+			Price: &StoragePrice{Amount: dec("0.0066"), Unit: ledger.PerGBDay}, FreeGB: dec("50"), Rental: "box1"}},
+		{"/storage data1 0.0066元/GB/天 200", StorageCreate{Volume: "data1", SizeGB: dec("200"),
+			Price: &StoragePrice{Amount: dec("0.0066"), Unit: ledger.PerGBDay, Currency: ledger.CNY}}},
+		{"/storage net1 1.5TB $0.07/GB/month", StorageCreate{Volume: "net1", SizeGB: dec("1500"),
+			Price: &StoragePrice{Amount: dec("0.07"), Unit: ledger.PerGBMonth, Currency: ledger.USD}}},
+		{"/storage net1 500G 0.1元/GB/月", StorageCreate{Volume: "net1", SizeGB: dec("500"),
+			Price: &StoragePrice{Amount: dec("0.1"), Unit: ledger.PerGBMonth, Currency: ledger.CNY}}},
+		{"/storage net1 500 GB 0.0001/GB/h at -1h", StorageCreate{Volume: "net1", SizeGB: dec("500"),
+			Price: &StoragePrice{Amount: dec("0.0001"), Unit: ledger.PerGBHour}, At: at(2026, 11, 1, 11, 0, 0)}},
+		{"/storage data1 resize 300GB", StorageResize{Volume: "data1", SizeGB: dec("300")}},
+		{"/storage 扩容 data1 1TB at 10:00", StorageResize{Volume: "data1", SizeGB: dec("1000"), At: at(2026, 11, 1, 10, 0, 0)}},
+		{"/storage data1 delete", StorageDelete{Volume: "data1"}},
+		{"/storage 删除 data1 at 昨天 23:00", StorageDelete{Volume: "data1", At: at(2026, 10, 31, 23, 0, 0)}},
+		// traffic
+		{"/traffic box1 price=0.8/GB", TrafficTerms{Name: "box1", PricePerGB: dec("0.8")}},
+		{"/traffic box1 price=$0.01/GB free=100GB direction=both", TrafficTerms{Name: "box1", PricePerGB: dec("0.01"),
+			Currency: ledger.USD, FreeGB: dec("100"), Direction: ledger.Both}},
+		{"/traffic box1 0.8元/GB out", TrafficTerms{Name: "box1", PricePerGB: dec("0.8"), Currency: ledger.CNY, Direction: ledger.Out}},
+		{"/traffic box1 120GB", TrafficUsage{Name: "box1", SizeGB: dec("120"), Direction: ledger.Out}},
+		{"/traffic box1 120GB in at 10:00", TrafficUsage{Name: "box1", SizeGB: dec("120"), Direction: ledger.In, At: at(2026, 11, 1, 10, 0, 0)}},
+		{"/流量 box1 下行 2TB", TrafficUsage{Name: "box1", SizeGB: dec("2000"), Direction: ledger.In}},
+		// money
+		{"/charge box1 5 image fee", Charge{Target: "box1", Amount: Amount{Value: dec("5")}, Note: "image fee"}},
+		{"/charge box1 5元 镜像费", Charge{Target: "box1", Amount: Amount{Value: dec("5"), Currency: ledger.CNY}, Note: "镜像费"}},
+		{"/charge autodl $-2 refund at=10:00", Charge{Target: "autodl", Amount: Amount{Value: dec("-2"), Currency: ledger.USD},
+			Note: "refund", At: at(2026, 11, 1, 10, 0, 0)}},
+		{"/charge box1 5 fee for 2 days", Charge{Target: "box1", Amount: Amount{Value: dec("5")}, Note: "fee for 2 days"}},
+		{"/topup autodl 100", Topup{Platform: "autodl", Amount: Amount{Value: dec("100")}}},
+		{"/topup 100元 AutoDL", Topup{Platform: "autodl", Amount: Amount{Value: dec("100"), Currency: ledger.CNY}}},
+		{"/充值 vast.ai $20", Topup{Platform: "vast", Amount: Amount{Value: dec("20"), Currency: ledger.USD}}},
+		{"/balance autodl 67.01", Balance{Platform: "autodl", Set: true, Amount: Amount{Value: dec("67.01")}}},
+		{"/balance autodl -3.5 at 10:00", Balance{Platform: "autodl", Set: true, Amount: Amount{Value: dec("-3.5")}, At: at(2026, 11, 1, 10, 0, 0)}},
+		{"/balance", Balance{}},
+		{"/budget 3000/month", Budget{Set: true, Amount: Amount{Value: dec("3000")}}},
+		{"/budget ¥3000", Budget{Set: true, Amount: Amount{Value: dec("3000"), Currency: ledger.CNY}}},
+		{"/budget 3000元/月", Budget{Set: true, Amount: Amount{Value: dec("3000"), Currency: ledger.CNY}}},
+		{"/budget off", Budget{Set: true}},
+		{"/budget", Budget{}},
+		// reports
+		{"/status", Status{}},
+		{"/list", Status{}},
+		{"/STATUS@MyBot", Status{}},
+		{"/spend", Spend{Period: "month", From: at(2026, 11, 1, 0, 0, 0), To: at(2026, 12, 1, 0, 0, 0)}},
+		{"/spend today", Spend{Period: "today", From: at(2026, 11, 1, 0, 0, 0), To: at(2026, 11, 2, 0, 0, 0)}},
+		{"/spend 昨天", Spend{Period: "yesterday", From: at(2026, 10, 31, 0, 0, 0), To: at(2026, 11, 1, 0, 0, 0)}},
+		{"/spend week", Spend{Period: "week", From: at(2026, 10, 26, 0, 0, 0), To: at(2026, 11, 2, 0, 0, 0)}},
+		{"/spend 本周", Spend{Period: "week", From: at(2026, 10, 26, 0, 0, 0), To: at(2026, 11, 2, 0, 0, 0)}},
+		{"/spend last week", Spend{Period: "last-week", From: at(2026, 10, 19, 0, 0, 0), To: at(2026, 10, 26, 0, 0, 0)}},
+		{"/spend 本月", Spend{Period: "month", From: at(2026, 11, 1, 0, 0, 0), To: at(2026, 12, 1, 0, 0, 0)}},
+		{"/spend 上个月", Spend{Period: "last-month", From: at(2026, 10, 1, 0, 0, 0), To: at(2026, 11, 1, 0, 0, 0)}},
+		{"/spend 2026-02", Spend{Period: "2026-02", From: at(2026, 2, 1, 0, 0, 0), To: at(2026, 3, 1, 0, 0, 0)}},
+		{"/summary", Summary{}},
+		{"/export", Export{Format: "csv"}},
+		{"/export JSON", Export{Format: "json"}},
+		{"/undo", Undo{}},
+		{"/撤销", Undo{}},
+		{"/agent box1", Agent{Name: "box1"}},
+		{"/why box1", Why{Name: "box1"}},
+		// automation and settings
+		{"/autorelease box1 stop after 30m", AutoRelease{Name: "box1", Action: ActionStop, After: 30 * time.Minute}},
+		{"/autorelease box1 release", AutoRelease{Name: "box1", Action: ActionRelease}},
+		{"/autorelease notify box1", AutoRelease{Name: "box1", Action: ActionNotify}},
+		{"/autorelease box1 off", AutoRelease{Name: "box1", Action: ActionOff}},
+		{"/auto_release box1 关机 after 1小时30分钟", AutoRelease{Name: "box1", Action: ActionStop, After: 90 * time.Minute}},
+		{"/autorelease box1 释放 2h", AutoRelease{Name: "box1", Action: ActionRelease, After: 2 * time.Hour}},
+		{"/settings", Settings{}},
+		{"/settings tz=Asia/Shanghai lang=en summary=22:00", Settings{TZ: ptr("Asia/Shanghai"), Lang: ptr("en"), SummaryAt: ptr(22 * 60)}},
+		{"/settings tz=UTC+8", Settings{TZ: ptr("Etc/GMT-8")}},
+		{"/settings tz=GMT-5", Settings{TZ: ptr("Etc/GMT+5")}},
+		{"/settings tz=北京 lang=中文", Settings{TZ: ptr("Asia/Shanghai"), Lang: ptr("zh")}},
+		{"/settings idle_warn=45m silent=15m long_run=1d", Settings{IdleWarn: ptr(45 * time.Minute), Silent: ptr(15 * time.Minute), LongRun: ptr(24 * time.Hour)}},
+		{"/settings idle-warn=1h", Settings{IdleWarn: ptr(time.Hour)}},
+		{"/settings quiet=23:00-08:00", Settings{Quiet: &QuietHours{From: 23 * 60, To: 8 * 60}}},
+		{"/settings quiet=off summary=off", Settings{Quiet: &QuietHours{From: -1, To: -1}, SummaryAt: ptr(-1)}},
+		{"/help", Help{}},
+		{"/help rent", Help{Topic: KindRent}},
+		{"/help /list", Help{Topic: KindStatus}},
+		{"/帮助", Help{}},
+		{"/start", Start{}},
+		{"/start Ab_12-x", Start{Code: "Ab_12-x"}},
+		// free text
+		{"help", Help{}},
+		{"帮助", Help{}},
+		{"hello there", NotACommand{}},
+		{"", NotACommand{}},
+		{"/", NotACommand{}},
+		{"the 4090 is a nice card", NotACommand{}},
+		{"4090 1.88/h 贵吗", NotACommand{}},
+		{"租了一台4090 1.88元/小时 autodl", ProposedRent{Platform: "autodl", GPU: "RTX 4090", GPUCount: 1, Price: price("1.88", ledger.UnitHour, ledger.CNY)}},
+		{"rented 2x4090 on vast at $0.70/h", ProposedRent{Platform: "vast", GPU: "RTX 4090", GPUCount: 2, Price: price("0.70", ledger.UnitHour, ledger.USD)}},
+		{"在autodl租了两张3090，每小时2.5元", ProposedRent{Platform: "autodl", GPU: "RTX 3090", GPUCount: 2, Price: price("2.5", ledger.UnitHour, ledger.CNY)}},
+		{"just rented an H100 on runpod for $2.99/hr", ProposedRent{Platform: "runpod", GPU: "H100", GPUCount: 1, Price: price("2.99", ledger.UnitHour, ledger.USD)}},
+		{"Rented two RTX 4090s on vast.ai, 0.35 USD per hour", ProposedRent{Platform: "vast", GPU: "RTX 4090", GPUCount: 2, Price: price("0.35", ledger.UnitHour, ledger.USD)}},
+		{"租了8卡A100 包月 30000元 矩池云", ProposedRent{Platform: "matpool", GPU: "A100", GPUCount: 8, Price: price("30000", ledger.UnitMonth, ledger.CNY), Mode: ledger.AlwaysOn}},
+		{"刚租了一张4090", ProposedRent{GPU: "RTX 4090", GPUCount: 1}},
+		{"autodl 4090 1.88元/小时", ProposedRent{Platform: "autodl", GPU: "RTX 4090", GPUCount: 1, Price: price("1.88", ledger.UnitHour, ledger.CNY)}},
+		{"租了2块4090 autodl", ProposedRent{Platform: "autodl", GPU: "RTX 4090", GPUCount: 2}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.in, func(t *testing.T) {
+			got, err := Parse(tt.in, testNow, shanghai)
+			if err != nil {
+				t.Fatalf("Parse(%q): %v", tt.in, err)
+			}
+			if g, w := show(got), show(tt.want); g != w {
+				t.Errorf("Parse(%q)\n got %s\nwant %s", tt.in, g, w)
+			}
+		})
+	}
+}
+
+func TestParse_Err(t *testing.T) {
+	tests := []struct {
+		in      string
+		key     string
+		mention string // the bad token, as the message shows it
+	}{
+		{"/rent box1 autodl 4090 abc/h", "bad_price", `"abc/h"`},
+		{"/rent box1 autodl 4090 1.88/parsec", "bad_price", `"1.88/parsec"`},
+		{"/rent box1 autodl 4090 $1.88元", "bad_price", `"$1.88元"`},
+		{"/rent box1 autodl 4090 -1.88/h", "price_negative", `"-1.88/h"`},
+		{"/rent box1 autodl 4090 1.88 2.5", "twice", `"1.88"`},
+		{"/rent box1 autodl 4090 3090 1.88", "twice", `"3090"`},
+		{"/rent box1 autodl 100x4090 1.88", "bad_count", `"100x4090"`},
+		{"/rent box1 autodl gpu=9999 1.88", "bad_gpu", `"9999"`},
+		{"/rent autodl 4090 1.88", "missing_name", "/rent"},
+		{"/rent box1 4090 1.88", "missing_platform", "/rent"},
+		{"/rent box1 autodl 1.88", "missing_gpu", "/rent"},
+		{"/rent box1 autodl 4090 1.88 extra", "unexpected", `"extra"`},
+		{"/rent box!1 autodl 4090 1.88", "bad_name", `"box!1"`},
+		{"/rent box1 autodl 4090 1.88/h 包日", "package_unit", `"包日"`},
+		{"/rent box1 autodl 4090 1.88 per-second 按小时", "twice", `"按小时"`},
+		{"/rent box1 autodl 4090 1.88 colour=red", "unknown_key", `"colour="`},
+		{"/rent box1 autodl 4090 1.88 min=abc", "bad_dur", `"abc"`},
+		{"/rent box1 autodl 4090 1.88 step=40d", "dur_range", `"40d"`},
+		{"/rent box1 autodl 4090 1.88 for=0s", "dur_range", `"0s"`},
+		{"/rent box1 autodl 4090 1.88 floor=x", "bad_amount", `"x"`},
+		{"/rent box1 autodl 4090 $1.88/h currency=CNY", "currency_conflict", "CNY"},
+		{"/rent box1 autodl 4090 1.88 currency=dollarz", "bad_currency", `"dollarz"`},
+		{"/rent box1 autodl 4090 1.88 at 25:00", "bad_time", `"25:00"`},
+		{"/rent box1 autodl 4090 1.88 at soon", "bad_time", `"soon"`},
+		{"/rent box1 autodl 4090 1.88 at 2026-12-01 10:00", "future_time", `"2026-12-01 10:00"`},
+		{"/rent box1 autodl 4090 1.88 at 明天 10:00", "future_time", `"明天 10:00"`},
+		{"/rent box1 autodl 4090 1.88 at 1999-01-01 10:00", "old_time", `"1999-01-01 10:00"`},
+		{"/rent box1 autodl 4090 1.88 at 10:00 at 11:00", "twice", `"11:00"`},
+		{"/rent box1 autodl 4090 1.88 at=10:00 -1h", "twice", `"10:00"`},
+		{"/rent box1 autodl 4090 1.88 at", "unexpected", `"at"`},
+		{"/rent box1 autodl 4090 99999999999/h", "bad_price", `"99999999999/h"`},
+		{"/stop", "missing_name", "/stop"},
+		{"/stop box1 box2", "unexpected", `"box2"`},
+		{"/stop box1 at 2026-02-30 10:00", "bad_time", `"2026-02-30`},
+		{"/price box1", "missing_price", "/price"},
+		{"/price box1 cheap/h", "bad_price", `"cheap/h"`},
+		{"/storage data1 0.0066/GB/day", "missing_size", "/storage"},
+		{"/storage data1 200GB 0.0066/day", "bad_storage_price", `"0.0066/day"`},
+		{"/storage data1 200GB 0.0066/GB/week", "bad_storage_price", `"0.0066/GB/week"`},
+		{"/storage data1 200XB 0.0066/GB/day", "unexpected", `"200XB"`},
+		{"/storage data1 resize", "missing_size", "/storage"},
+		{"/storage data1 resize 200GB 0.1/GB/day", "unexpected", `"0.1/GB/day"`},
+		{"/storage data1 delete 200GB", "unexpected", `"200GB"`},
+		{"/storage data1 200GB free=lots", "bad_size", `"lots"`},
+		{"/storage data1 200GB rental=bad!", "bad_name", `"bad!"`},
+		{"/traffic box1", "missing_traffic", "/traffic"},
+		{"/traffic box1 price=0.8", "bad_traffic_price", `"0.8"`},
+		{"/traffic box1 120GB both", "bad_direction", `"both"`},
+		{"/traffic box1 120GB direction=up", "bad_direction", `"up"`},
+		{"/traffic box1 price=0.8/GB 120GB", "unexpected", `"120GB"`},
+		{"/charge box1", "missing_amount", "/charge"},
+		{"/charge box1 0 nothing", "amount_nonzero", `"0"`},
+		{"/charge 5", "missing_name", "/charge"},
+		{"/topup autodl", "missing_amount", "/topup"},
+		{"/topup autodl -5", "amount_positive", `"-5"`},
+		{"/topup 100", "missing_platform", "/topup"},
+		{"/topup autodl 100/h", "bad_amount", `"100/h"`},
+		{"/balance 100", "missing_platform", "/balance"},
+		{"/budget 100/day", "bad_budget_unit", `"100/day"`},
+		{"/budget lots", "bad_amount", `"lots"`},
+		{"/budget -5", "amount_positive", `"-5"`},
+		{"/status now", "unexpected", `"now"`},
+		{"/undo 3", "unexpected", `"3"`},
+		{"/spend fortnight", "bad_period", `"fortnight"`},
+		{"/spend 2026-13", "bad_period", `"2026-13"`},
+		{"/export xml", "bad_format", `"xml"`},
+		{"/agent", "missing_name", "/agent"},
+		{"/autorelease box1", "missing_action", "/autorelease"},
+		{"/autorelease box1 explode", "unexpected", `"explode"`},
+		{"/autorelease box1 action=explode", "bad_action", `"explode"`},
+		{"/autorelease box1 stop after 10s", "dur_range", `"10s"`},
+		{"/autorelease box1 stop after soon", "bad_dur", `"soon"`},
+		{"/settings tz=Mars/Olympus", "bad_tz", `"Mars/Olympus"`},
+		{"/settings tz=../../etc/passwd", "bad_tz", `"../../etc/passwd"`},
+		{"/settings lang=fr", "bad_lang", `"fr"`},
+		{"/settings summary=25:00", "bad_hhmm", `"25:00"`},
+		{"/settings quiet=23:00", "bad_quiet", `"23:00"`},
+		{"/settings idle_warn=10s", "dur_range", `"10s"`},
+		{"/settings silent=2d", "dur_range", `"2d"`},
+		{"/settings lang", "unknown_key", `"lang"`},
+		{"/settings colour=blue", "unknown_key", `"colour="`},
+		{"/help frobnicate", "bad_topic", `"frobnicate"`},
+		{"/start bad code!", "unexpected", `"code!"`},
+		{"/start c0de!", "bad_code", `"c0de!"`},
+		{"/frobnicate", "unknown_command", `"/frobnicate"`},
+		{"/rent box1 \u202eautodl 4090 1.88 x\u0007y", "unexpected", `"x"`},
+		{"/" + strings.Repeat("a", 5000), "too_long", "5001"},
+		{"/rent " + strings.Repeat("x ", 100), "too_many_words", "64"},
+		{"/rent box1 \xff\xfe 4090", "bad_utf8", "UTF-8"},
+	}
+	for _, tt := range tests {
+		name := tt.in
+		if len(name) > 60 {
+			name = name[:60]
+		}
+		t.Run(name, func(t *testing.T) {
+			c, err := Parse(tt.in, testNow, shanghai)
+			if err == nil {
+				t.Fatalf("Parse(%q) = %s, want error %s", tt.in, show(c), tt.key)
+			}
+			var pe *ParseError
+			if !errors.As(err, &pe) {
+				t.Fatalf("Parse(%q) error %T %v is not a *ParseError", tt.in, err, err)
+			}
+			if pe.Key != tt.key {
+				t.Errorf("key = %s, want %s (%v)", pe.Key, tt.key, err)
+			}
+			if code := ledger.ErrorCode(err); code != ledger.EINVALID {
+				t.Errorf("code = %s, want %s", code, ledger.EINVALID)
+			}
+			var le *ledger.Error
+			if !errors.As(err, &le) {
+				t.Errorf("error is not a *ledger.Error")
+			}
+			en, zh := ErrorText(err, "en"), ErrorText(err, "zh")
+			for lang, msg := range map[string]string{"en": en, "zh": zh} {
+				if !strings.Contains(msg, tt.mention) {
+					t.Errorf("%s message %q does not mention %s", lang, msg, tt.mention)
+				}
+				if strings.Contains(msg, "%!") || strings.Contains(msg, nounMark) {
+					t.Errorf("%s message %q is badly formatted", lang, msg)
+				}
+			}
+			if !strings.Contains(en, "Example: /") {
+				t.Errorf("en message %q shows no example", en)
+			}
+			if !strings.Contains(zh, "例如：/") {
+				t.Errorf("zh message %q shows no example", zh)
+			}
+			if ledger.ErrorMessage(err) != en {
+				t.Errorf("ledger.ErrorMessage = %q, want the English text %q", ledger.ErrorMessage(err), en)
+			}
+		})
+	}
+}
+
+// TestParse_OrderForgiving shuffles the positional tokens of commands and
+// checks every order gives the same command.
+func TestParse_OrderForgiving(t *testing.T) {
+	tests := []struct {
+		cmd  string
+		toks []string
+	}{
+		// NAME must come before an unknown platform; a known one may go anywhere.
+		{"/rent", []string{"box1", "autodl", "2x4090", "1.88元/小时", "按秒", "at=10:00", "for=3d"}},
+		{"/rent", []string{"big", "runpod", "8xH100", "$21.52/h", "per-second", "-2h"}},
+		{"/storage", []string{"data1", "200GB", "0.0066/GB/day", "free=50GB", "rental=box1"}},
+		{"/traffic", []string{"box1", "120GB", "in", "at=10:00"}},
+		{"/autorelease", []string{"box1", "stop", "after=30m"}},
+		{"/topup", []string{"autodl", "100元"}},
+		{"/price", []string{"box1", "2.28/h", "-1h"}},
+	}
+	for _, tt := range tests {
+		first, err := Parse(tt.cmd+" "+strings.Join(tt.toks, " "), testNow, shanghai)
+		if err != nil {
+			t.Fatalf("%s %v: %v", tt.cmd, tt.toks, err)
+		}
+		want := show(first)
+		n := 0
+		permute(tt.toks, func(p []string) {
+			n++
+			in := tt.cmd + " " + strings.Join(p, " ")
+			got, err := Parse(in, testNow, shanghai)
+			if err != nil {
+				t.Errorf("Parse(%q): %v", in, err)
+				return
+			}
+			if show(got) != want {
+				t.Errorf("Parse(%q)\n got %s\nwant %s", in, show(got), want)
+			}
+		})
+		if n < 2 {
+			t.Fatalf("only %d permutations tried", n)
+		}
+	}
+}
+
+// permute calls f with every permutation of s (Heap's algorithm).
+func permute(s []string, f func([]string)) {
+	a := append([]string(nil), s...)
+	var gen func(k int)
+	gen = func(k int) {
+		if k == 1 {
+			f(a)
+			return
+		}
+		gen(k - 1)
+		for i := 0; i < k-1; i++ {
+			if k%2 == 0 {
+				a[i], a[k-1] = a[k-1], a[i]
+			} else {
+				a[0], a[k-1] = a[k-1], a[0]
+			}
+			gen(k - 1)
+		}
+	}
+	gen(len(a))
+}
+
+func TestParseFor_OtherBot(t *testing.T) {
+	tests := []struct {
+		in   string
+		want Command
+	}{
+		{"/status@OtherBot", OtherBot{Bot: "OtherBot"}},
+		{"/status@gpuledger_bot", Status{}},
+		{"/status@GPULedger_Bot", Status{}},
+		{"/status", Status{}},
+	}
+	for _, tt := range tests {
+		got, err := ParseFor("gpuledger_bot", tt.in, testNow, shanghai)
+		if err != nil {
+			t.Fatalf("ParseFor(%q): %v", tt.in, err)
+		}
+		if show(got) != show(tt.want) {
+			t.Errorf("ParseFor(%q) = %s, want %s", tt.in, show(got), show(tt.want))
+		}
+	}
+}
+
+// TestParse_DST checks that clock times and periods are cut in the user's
+// zone across a DST change.
+func TestParse_DST(t *testing.T) {
+	ny := mustLoc("America/New_York")
+	now := time.Date(2026, 11, 1, 12, 0, 0, 0, ny) // DST ended at 02:00 this morning
+	c, err := Parse("/stop box1 at 01:30", now, ny)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := c.(Stop).At; got.In(ny).Hour() != 1 || got.In(ny).Minute() != 30 {
+		t.Errorf("at 01:30 gave %v", got)
+	}
+	c, err = Parse("/spend today", now, ny)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := c.(Spend)
+	if d := s.To.Sub(s.From); d != 25*time.Hour {
+		t.Errorf("today lasts %v on the DST change day, want 25h", d)
+	}
+}
+
+func TestParse_NilLocation(t *testing.T) {
+	c, err := Parse("/stop box1 at 10:00", time.Date(2026, 11, 1, 12, 0, 0, 0, time.UTC), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := time.Date(2026, 11, 1, 10, 0, 0, 0, time.UTC); !c.(Stop).At.Equal(want) {
+		t.Errorf("At = %v, want %v", c.(Stop).At, want)
+	}
+}
+
+func TestParse_HostileFreeText(t *testing.T) {
+	for _, in := range []string{
+		strings.Repeat("租了一台4090 ", 1000), // over the limit: not scanned
+		"\xff\xfe rented 4090 $1/h",
+		strings.Repeat("🙂", 500),
+		"שלום עולם 4090",
+		"\x00\x01\x02",
+	} {
+		c, err := Parse(in, testNow, shanghai)
+		if err != nil {
+			t.Errorf("Parse(%.40q) error %v, want NotACommand", in, err)
+			continue
+		}
+		if _, ok := c.(NotACommand); !ok {
+			t.Errorf("Parse(%.40q) = %s, want NotACommand", in, show(c))
+		}
+	}
+}
