@@ -1,0 +1,414 @@
+package bot
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"html"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/gpuledger/gpuledger/ledger"
+)
+
+// AgentTokens issues the token an on-instance agent uses to report for one
+// rental (the agent hub implements it). Issue returns the token in clear,
+// to be shown once.
+type AgentTokens interface {
+	Issue(ctx context.Context, userID int64, rental string) (token string, err error)
+}
+
+// Config configures a Core. Store is required; everything else has a
+// default.
+type Config struct {
+	Store ledger.Store
+	// Now is the clock, read once per update. Default time.Now.
+	Now func() time.Time
+	// Logger receives internal errors in full. Default slog.Default().
+	Logger *slog.Logger
+	// TZ is the IANA zone given to new users (GPULEDGER_TZ); "" means UTC.
+	TZ string
+	// AllowedUsers may use the bot (GPULEDGER_ALLOWED_USERS). When it is
+	// empty and there is no Owner, the bot waits to be claimed: see
+	// Core.ClaimCode.
+	AllowedUsers []int64
+	// Owner is a user who is the owner without claiming: the terminal
+	// console's user. 0 for none.
+	Owner int64
+	// Secret keys the MAC of button data. Empty: a random key kept in the
+	// store (created at first start), so buttons stay valid across
+	// restarts.
+	Secret []byte
+	// PublicURL is the URL agents use (GPULEDGER_PUBLIC_URL), shown in the
+	// install command of /agent.
+	PublicURL string
+	// AgentTokens issues agent tokens; nil means the agent hub is not
+	// running and /agent says so.
+	AgentTokens AgentTokens
+	// BotName is the bot's username without '@', so that a group command
+	// addressed to another bot is ignored. "" accepts any.
+	BotName string
+	// ProposalTTL is how long a proposed /rent waits for Confirm. Default 1h.
+	ProposalTTL time.Duration
+}
+
+// Core is the conversation core: it turns Updates into ledger operations
+// and replies, independent of any transport. It is safe for concurrent
+// use; updates of one user should be handled in order (the transports do).
+type Core struct {
+	store     ledger.Store
+	now       func() time.Time
+	log       *slog.Logger
+	tz        string
+	acc       *access
+	sig       signer
+	publicURL string
+	agents    AgentTokens
+	botName   string
+	props     *proposals
+
+	mu      sync.RWMutex
+	buttons map[string]ButtonFunc
+}
+
+var _ Handler = (*Core)(nil)
+
+// New returns a Core for cfg. It reads the owner, the claim code and the
+// button secret from the store, creating the code and the secret on first
+// start.
+func New(ctx context.Context, cfg Config) (*Core, error) {
+	if cfg.Store == nil {
+		return nil, errors.New("bot: config: Store is required")
+	}
+	if cfg.TZ != "" {
+		if _, err := time.LoadLocation(cfg.TZ); err != nil {
+			return nil, fmt.Errorf("bot: config: TZ %q: %w", cfg.TZ, err)
+		}
+	}
+	c := &Core{
+		store:     cfg.Store,
+		now:       cfg.Now,
+		log:       cfg.Logger,
+		tz:        cfg.TZ,
+		publicURL: cfg.PublicURL,
+		agents:    cfg.AgentTokens,
+		botName:   cfg.BotName,
+		buttons:   make(map[string]ButtonFunc),
+	}
+	if c.now == nil {
+		c.now = time.Now
+	}
+	if c.log == nil {
+		c.log = slog.Default()
+	}
+	ttl := cfg.ProposalTTL
+	if ttl <= 0 {
+		ttl = time.Hour
+	}
+	c.props = newProposals(ttl)
+	acc, err := loadAccess(ctx, cfg.Store, cfg.AllowedUsers, cfg.Owner)
+	if err != nil {
+		return nil, err
+	}
+	c.acc = acc
+	key, err := loadSecret(ctx, cfg.Store, cfg.Secret)
+	if err != nil {
+		return nil, err
+	}
+	c.sig = signer{key: key}
+	return c, nil
+}
+
+// ClaimCode returns the one-time owner claim code generated at this start,
+// for the server to print, or "" when none was generated: the bot has an
+// owner or an allow list, or a code was generated at an earlier start (it
+// is kept only hashed; it stays valid until the bot is claimed).
+func (c *Core) ClaimCode() string { return c.acc.claimCode }
+
+// WaitingForClaim reports whether the bot has no owner and no allow list
+// yet, so the server can remind that the code printed at first start is
+// still needed.
+func (c *Core) WaitingForClaim() bool { return c.acc.claimable() }
+
+// req is one update being handled: the clock read once, the user and
+// their language and zone.
+type req struct {
+	c    *Core
+	ctx  context.Context
+	u    Update
+	s    Sender
+	now  time.Time
+	user ledger.User
+	lang string
+	loc  *time.Location
+}
+
+// Handle processes one update. It returns an error only when the update
+// should be delivered again later (the database is unavailable); bad input
+// is answered, and a redelivered update that was already applied changes
+// nothing and is not answered twice.
+func (c *Core) Handle(ctx context.Context, u Update, s Sender) error {
+	r := &req{c: c, ctx: ctx, u: u, s: s, now: c.now(), lang: NormLang(u.LangCode), loc: time.UTC}
+	if u.ChatType == ChatChannel || u.UserID == 0 {
+		return nil // channel posts have no sender to answer
+	}
+	if u.Edited {
+		return r.fail(r.mark()) // the original was handled; a change is not re-run
+	}
+	if !c.acc.allowedUser(u.UserID) {
+		return r.fail(r.stranger())
+	}
+	user, err := c.ensureUser(ctx, u)
+	if err != nil {
+		return r.fail(err)
+	}
+	r.user, r.lang, r.loc = user, NormLang(user.Lang), user.Location()
+	switch u.Kind {
+	case KindCallback:
+		return r.fail(r.callback())
+	case KindText:
+		return r.fail(r.text())
+	}
+	// Stickers, photos, voice: a hint in private chats, nothing in groups.
+	if u.ChatType == ChatPrivate {
+		return r.fail(r.answer(r.plain(r.t("text_only"))))
+	}
+	return r.fail(r.mark())
+}
+
+// ensureUser returns the sender's user, registering a new one with the
+// language of their client and the default zone. The read comes first so
+// that the common case writes nothing.
+func (c *Core) ensureUser(ctx context.Context, u Update) (ledger.User, error) {
+	user, err := c.store.User(ctx, u.UserID)
+	if err == nil {
+		return user, nil
+	}
+	if ledger.ErrorCode(err) != ledger.ENOTFOUND {
+		return ledger.User{}, err
+	}
+	return c.store.EnsureUser(ctx, ledger.User{ID: u.UserID, Lang: NormLang(u.LangCode), TZ: c.tz})
+}
+
+// text handles a text message from an allowed user.
+func (r *req) text() error {
+	if r.u.Forwarded {
+		if r.u.ChatType != ChatPrivate {
+			return r.mark()
+		}
+		return r.answer(r.plain(r.t("forwarded")))
+	}
+	cmd, err := ParseFor(r.c.botName, r.u.Text, r.now, r.loc)
+	if err != nil {
+		var pe *ParseError
+		if errors.As(err, &pe) && pe.Key == "unknown_command" {
+			if r.u.ChatType != ChatPrivate {
+				return r.mark() // perhaps another bot's: stay quiet in groups
+			}
+			return r.answer(r.plain(r.t("unknown_command", firstWord(r.u.Text))))
+		}
+		return err
+	}
+	return r.dispatch(cmd)
+}
+
+// stranger answers someone who may not use the bot: the owner's claim,
+// else one refusal and then silence.
+func (r *req) stranger() error {
+	c := r.c
+	r.lang = NormLang(r.u.LangCode)
+	if r.u.Kind == KindText && !r.u.Forwarded {
+		if cmd, err := Parse(r.u.Text, r.now, time.UTC); err == nil {
+			if st, ok := cmd.(Start); ok && st.Code != "" && c.acc.claimable() {
+				if err := r.mark(); err != nil {
+					return err
+				}
+				res, err := c.acc.claim(r.ctx, r.u.UserID, st.Code)
+				if err != nil {
+					return err
+				}
+				switch res {
+				case claimOK:
+					if _, err := c.ensureUser(r.ctx, r.u); err != nil {
+						return err
+					}
+					c.log.Info("bot: claimed by its owner", "user", r.u.UserID)
+					return r.send(r.plain(r.t("claimed")))
+				case claimWrong:
+					return r.send(r.plain(r.t("claim_wrong")))
+				case claimSilence:
+					return nil
+				}
+			}
+		}
+	}
+	if r.u.ChatType != ChatPrivate && !(r.u.Kind == KindText && isCommand(r.u.Text)) {
+		return r.mark() // group chatter and stickers are not addressed to the bot
+	}
+	if err := r.mark(); err != nil {
+		return err
+	}
+	if r.u.Kind == KindCallback {
+		return r.s.AnswerCallback(r.ctx, r.u.CallbackID, "")
+	}
+	first, err := c.acc.firstRefusal(r.ctx, r.u.UserID)
+	if err != nil || !first {
+		return err
+	}
+	key := "refused"
+	if c.acc.claimable() {
+		key = "refused_claim"
+	}
+	return r.send(r.plain(r.t(key)))
+}
+
+// mark records the update's key for an update that changes nothing, so a
+// redelivery is recognised (EDUPLICATE). Without a key (the console) there
+// is nothing to record.
+func (r *req) mark() error {
+	if r.u.Key == "" {
+		return nil
+	}
+	return r.c.store.MarkHandled(r.ctx, ledger.Action{UserID: r.u.UserID, At: r.now, Key: r.u.Key})
+}
+
+// act is the ledger action of this update: who, when (the clock read
+// once) and the key that makes it apply once.
+func (r *req) act() ledger.Action {
+	return ledger.Action{UserID: r.u.UserID, At: r.now, Key: r.u.Key}
+}
+
+// answer sends the reply to a question: the key is recorded first, so a
+// redelivered question is not answered twice.
+func (r *req) answer(out Outgoing) error {
+	if err := r.mark(); err != nil {
+		return err
+	}
+	return r.send(out)
+}
+
+// send delivers a reply. A failed send is logged, not returned: the ledger
+// change (if any) is done, and a redelivery would not answer again.
+func (r *req) send(out Outgoing) error {
+	if out.ChatID == 0 {
+		out.ChatID = r.u.ChatID
+	}
+	if _, err := r.s.Send(r.ctx, out); err != nil {
+		r.c.log.Warn("bot: send reply", "chat", out.ChatID, "err", err)
+	}
+	return nil
+}
+
+func (r *req) plain(text string) Outgoing { return Outgoing{ChatID: r.u.ChatID, Text: text} }
+
+// fail turns a handler's error into a reply and Handle's result: nothing
+// for a redelivered update; the user-facing text for ledger and parse
+// errors (the key recorded so it is said once); a generic text for
+// internal errors, logged in full; and an error for transient failures so
+// the transport delivers the update again.
+func (r *req) fail(err error) error {
+	if err == nil {
+		return nil
+	}
+	code := ledger.ErrorCode(err)
+	if code == ledger.EDUPLICATE {
+		return nil
+	}
+	if code == ledger.EINTERNAL && transient(err) {
+		r.c.log.Warn("bot: transient failure, the update will be retried", "key", r.u.Key, "user", r.u.UserID, "err", err)
+		return fmt.Errorf("bot: handle update %s: %w", r.u.Key, err)
+	}
+	text := r.errorText(err)
+	if code == ledger.EINTERNAL {
+		r.c.log.Error("bot: internal error", "key", r.u.Key, "user", r.u.UserID, "kind", r.u.Kind, "err", err)
+	}
+	if merr := r.mark(); merr != nil {
+		if ledger.ErrorCode(merr) == ledger.EDUPLICATE {
+			return nil
+		}
+		if transient(merr) {
+			return fmt.Errorf("bot: handle update %s: %w", r.u.Key, merr)
+		}
+		r.c.log.Error("bot: record handled update", "key", r.u.Key, "err", merr)
+	}
+	if r.u.Kind == KindCallback {
+		_ = r.s.AnswerCallback(r.ctx, r.u.CallbackID, truncateRunes(html.UnescapeString(stripTags(text)), 190))
+		return nil
+	}
+	return r.send(r.plain(text))
+}
+
+// transient reports whether err means "try again later" rather than "this
+// cannot work": a cancelled or timed-out context, a closed pool, SQLite
+// busy, locked, I/O, full or cannot-open errors.
+func transient(err error) bool {
+	if errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled) || errors.Is(err, sql.ErrConnDone) {
+		return true
+	}
+	var coder interface{ Code() int }
+	if errors.As(err, &coder) {
+		switch coder.Code() & 0xff {
+		case 5, 6, 10, 13, 14: // SQLITE_BUSY, LOCKED, IOERR, FULL, CANTOPEN
+			return true
+		}
+	}
+	return false
+}
+
+// errorText renders an error for the user in their language.
+func (r *req) errorText(err error) string {
+	var pe *ParseError
+	if errors.As(err, &pe) {
+		return "✗ " + esc(pe.Text(r.lang))
+	}
+	code := ledger.ErrorCode(err)
+	if code == ledger.EINTERNAL {
+		return r.t("internal")
+	}
+	return "✗ " + esc(ledgerErrorText(err, r.lang))
+}
+
+func esc(s string) string { return html.EscapeString(s) }
+
+func firstWord(s string) string {
+	for i, c := range s {
+		if c == ' ' || c == '\n' || c == '\t' {
+			return truncateRunes(s[:i], 40)
+		}
+	}
+	return truncateRunes(s, 40)
+}
+
+func isCommand(s string) bool {
+	for _, c := range s {
+		return c == '/' || c == '／'
+	}
+	return false
+}
+
+func truncateRunes(s string, n int) string {
+	rs := []rune(s)
+	if len(rs) <= n {
+		return s
+	}
+	return string(rs[:n]) + "…"
+}
+
+// stripTags removes the HTML tags of a reply, for a callback toast.
+func stripTags(s string) string {
+	out := make([]rune, 0, len(s))
+	in := false
+	for _, c := range s {
+		switch {
+		case c == '<':
+			in = true
+		case c == '>' && in:
+			in = false
+		case !in:
+			out = append(out, c)
+		}
+	}
+	return string(out)
+}

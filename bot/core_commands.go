@@ -1,0 +1,623 @@
+package bot
+
+import (
+	"fmt"
+	"math/big"
+	"strings"
+	"time"
+
+	"github.com/gpuledger/gpuledger/ledger"
+)
+
+// dispatch runs one parsed command. Commands that change the ledger make
+// exactly one store call carrying the update's key; questions record the
+// key with MarkHandled just before answering.
+func (r *req) dispatch(cmd Command) error {
+	group := r.u.ChatType != ChatPrivate
+	switch c := cmd.(type) {
+	case Rent:
+		return r.rent(c)
+	case Stop:
+		return r.event(c.Name, ledger.Event{Kind: ledger.EventStop, At: r.at(c.At)})
+	case Resume:
+		return r.event(c.Name, ledger.Event{Kind: ledger.EventResume, At: r.at(c.At)})
+	case Release:
+		return r.event(c.Name, ledger.Event{Kind: ledger.EventRelease, At: r.at(c.At)})
+	case Price:
+		return r.price(c)
+	case StorageCreate:
+		return r.storageCreate(c)
+	case StorageResize:
+		return r.volumeEvent(c.Volume, ledger.VolumeEvent{Kind: ledger.VolumeResize, At: r.at(c.At), SizeGB: c.SizeGB})
+	case StorageDelete:
+		return r.volumeEvent(c.Volume, ledger.VolumeEvent{Kind: ledger.VolumeDelete, At: r.at(c.At)})
+	case TrafficTerms:
+		return r.trafficTerms(c)
+	case TrafficUsage:
+		return r.trafficUsage(c)
+	case Charge:
+		return r.charge(c)
+	case Topup:
+		return r.topup(c)
+	case Balance:
+		if !c.Set {
+			return r.showBalances()
+		}
+		return r.recordBalance(c)
+	case Budget:
+		return r.budget(c)
+	case Status:
+		return r.status()
+	case Spend:
+		return r.spend(c)
+	case Summary:
+		return r.summary()
+	case Export:
+		return r.export(c)
+	case Undo:
+		return r.undo()
+	case Agent:
+		return r.agent(c)
+	case AutoRelease:
+		return r.autoRelease(c)
+	case Settings:
+		return r.settings(c)
+	case Why:
+		return r.why(c)
+	case Help:
+		return r.answer(r.plain(esc(HelpText(r.lang, c.Topic))))
+	case Start:
+		return r.answer(r.plain(r.t("welcome") + "\n\n" + esc(HelpText(r.lang, ""))))
+	case ProposedRent:
+		if group {
+			return r.mark() // chatter in a group is not addressed to the bot
+		}
+		return r.propose(c)
+	case NotACommand:
+		if group {
+			return r.mark()
+		}
+		return r.answer(r.plain(r.t("not_a_command")))
+	case OtherBot:
+		return r.mark()
+	}
+	return fmt.Errorf("bot: no handler for command %T", cmd)
+}
+
+// at returns the time a command gave, or the moment of the update.
+func (r *req) at(t time.Time) time.Time {
+	if t.IsZero() {
+		return r.now
+	}
+	return t
+}
+
+// when formats t for a reply in the user's zone.
+func (r *req) when(t time.Time) string { return FormatTime(t, r.loc, r.now, r.lang) }
+
+// defaultCurrency is the currency assumed when neither the user, the price
+// nor a platform profile gives one: the currency of the user's language
+// (CNY for Chinese, USD otherwise). Replies say when it was assumed.
+func (r *req) defaultCurrency() ledger.Currency {
+	if r.lang == LangZH {
+		return ledger.CNY
+	}
+	return ledger.USD
+}
+
+// rental builds the ledger rental of a /rent: the user's values, then the
+// platform profile's defaults for what they left out. assumed is true when
+// the currency came from defaultCurrency.
+func (r *req) rental(c Rent) (rent ledger.Rental, assumed bool) {
+	rent = ledger.Rental{
+		UserID:   r.u.UserID,
+		Name:     c.Name,
+		Platform: c.Platform,
+		GPU:      c.GPU,
+		GPUCount: c.GPUCount,
+		Mode:     c.Mode,
+		Currency: c.Currency,
+		Min:      c.Min,
+		Step:     c.Step,
+		Lease:    c.Lease,
+		Events:   []ledger.Event{{Kind: ledger.EventStart, At: r.at(c.At)}},
+	}
+	if rent.GPUCount == 0 {
+		rent.GPUCount = 1
+	}
+	if c.Price != nil {
+		rent.Priced = true
+		rent.Price = c.Price.Price()
+		if rent.Currency == "" {
+			rent.Currency = c.Price.Currency
+		}
+	}
+	if c.Floor != nil {
+		rent.Floor = *c.Floor
+	}
+	if p, ok := ledger.LookupProfile(c.Platform); ok {
+		p.Apply(&rent)
+	}
+	if rent.Mode == "" {
+		rent.Mode = ledger.PerSecond
+	}
+	if rent.Currency == "" {
+		rent.Currency, assumed = r.defaultCurrency(), true
+	}
+	return rent, assumed
+}
+
+func (r *req) rent(c Rent) error {
+	rent, assumed := r.rental(c)
+	created, err := r.c.store.CreateRental(r.ctx, r.act(), rent)
+	if err != nil {
+		return err
+	}
+	return r.send(r.plain(r.rentedText(created, assumed)))
+}
+
+// rentedText is the reply to a new rental: "✓ box1 started 10:00 — autodl
+// RTX 4090, ¥1.88/h per-second".
+func (r *req) rentedText(x *ledger.Rental, assumed bool) string {
+	var b strings.Builder
+	b.WriteString(r.t("rented", x.Name, r.when(x.StartedAt()), gpuText(x), x.Platform, r.priceText(x, x.Price), FormatMode(x.Mode, r.lang)))
+	if x.Min > 0 {
+		b.WriteString(r.t("rented_min", FormatDuration(x.Min, r.lang)))
+	}
+	if x.Step > 0 && x.Mode != ledger.PerMinute && x.Mode != ledger.PerHour {
+		b.WriteString(r.t("rented_step", FormatDuration(x.Step, r.lang)))
+	}
+	if x.Lease > 0 {
+		b.WriteString(r.t("rented_lease", FormatDuration(x.Lease, r.lang), r.when(x.StartedAt().Add(x.Lease))))
+	}
+	if assumed {
+		b.WriteString("\n" + r.t("currency_assumed", string(x.Currency)))
+	}
+	return b.String()
+}
+
+func (r *req) priceText(x *ledger.Rental, p ledger.Price) string {
+	if !x.Priced {
+		return "UNPRICED"
+	}
+	return FormatPrice(p, x.Currency, r.lang)
+}
+
+func gpuText(x *ledger.Rental) string {
+	if x.GPUCount > 1 {
+		return fmt.Sprintf("%d×%s", x.GPUCount, x.GPU)
+	}
+	return x.GPU
+}
+
+// event stops, resumes or releases a rental and says what it cost so far.
+func (r *req) event(name string, ev ledger.Event) error {
+	x, err := r.c.store.AppendEvent(r.ctx, r.act(), name, ev)
+	if err != nil {
+		return err
+	}
+	asOf := ev.At
+	if r.now.After(asOf) {
+		asOf = r.now
+	}
+	st := ledger.StatementAsOf(&ledger.Book{User: r.user, Rentals: []*ledger.Rental{x}}, asOf)
+	cost, run := "", ""
+	if len(st.Rentals) == 1 {
+		rc := st.Rentals[0]
+		cost = r.moneyText(rc.ComputePriced, rc.Compute)
+		run = FormatDuration(time.Duration(rc.RunningSeconds)*time.Second, r.lang)
+	}
+	key := map[ledger.EventKind]string{ledger.EventStop: "stopped", ledger.EventResume: "resumed", ledger.EventRelease: "released"}[ev.Kind]
+	text := r.t(key, x.Name, r.when(ev.At), run, cost)
+	if ev.Kind == ledger.EventStop && x.Mode == ledger.AlwaysOn {
+		text += "\n" + r.t("always_on_note")
+	}
+	return r.send(r.plain(text))
+}
+
+func (r *req) moneyText(priced bool, m ledger.Money) string {
+	if !priced {
+		return "UNPRICED"
+	}
+	return FormatMoney(m)
+}
+
+// book loads the user's ledger.
+func (r *req) book() (*ledger.Book, error) {
+	b, err := r.c.store.Book(r.ctx, r.u.UserID)
+	if err != nil {
+		return nil, err
+	}
+	b.User = r.user
+	return b, nil
+}
+
+// liveRental returns the user's unreleased rental called name, or
+// ENOTFOUND.
+func (r *req) liveRental(b *ledger.Book, name string) (*ledger.Rental, error) {
+	x := b.Rental(name)
+	if x == nil || x.State() == ledger.Released {
+		return nil, ledger.Errorf(ledger.ENOTFOUND, "you have no unreleased rental called %s: /status lists them", name)
+	}
+	return x, nil
+}
+
+func sameCurrency(given, have ledger.Currency, what string) error {
+	if given != "" && given != have {
+		return ledger.Errorf(ledger.EINVALID, "%s is billed in %s, not %s: give the amount in %s", what, have, given, have)
+	}
+	return nil
+}
+
+func (r *req) price(c Price) error {
+	b, err := r.book()
+	if err != nil {
+		return err
+	}
+	x, err := r.liveRental(b, c.Name)
+	if err != nil {
+		return err
+	}
+	if err := sameCurrency(c.Price.Currency, x.Currency, x.Name); err != nil {
+		return err
+	}
+	ev := ledger.Event{Kind: ledger.EventPrice, At: r.at(c.At), Price: c.Price.Price()}
+	x, err = r.c.store.AppendEvent(r.ctx, r.act(), c.Name, ev)
+	if err != nil {
+		return err
+	}
+	x.Priced = true
+	return r.send(r.plain(r.t("priced", x.Name, FormatPrice(ev.Price, x.Currency, r.lang), r.when(ev.At))))
+}
+
+func (r *req) storageCreate(c StorageCreate) error {
+	v := ledger.Volume{
+		UserID:     r.u.UserID,
+		Name:       c.Volume,
+		RentalName: c.Rental,
+		FreeGB:     c.FreeGB,
+		Events:     []ledger.VolumeEvent{{Kind: ledger.VolumeCreate, At: r.at(c.At), SizeGB: c.SizeGB}},
+	}
+	if c.Price != nil {
+		v.Priced, v.Price, v.PriceUnit, v.Currency = true, c.Price.Amount, c.Price.Unit, c.Price.Currency
+	}
+	if c.Rental != "" {
+		b, err := r.book()
+		if err != nil {
+			return err
+		}
+		x, err := r.liveRental(b, c.Rental)
+		if err != nil {
+			return err
+		}
+		if err := sameCurrency(v.Currency, x.Currency, x.Name); err != nil {
+			return err
+		}
+		v.Platform, v.Currency = x.Platform, x.Currency
+		if p, ok := ledger.LookupProfile(x.Platform); ok {
+			p.ApplyVolume(&v)
+		}
+	}
+	assumed := false
+	if v.Currency == "" {
+		v.Currency, assumed = r.defaultCurrency(), true
+	}
+	created, err := r.c.store.CreateVolume(r.ctx, r.act(), v)
+	if err != nil {
+		return err
+	}
+	price := "UNPRICED"
+	if created.Priced {
+		price = FormatStoragePrice(created.Price, created.PriceUnit, created.Currency, r.lang)
+	}
+	text := r.t("volume_created", created.Name, created.SizeGB().String(), price, created.FreeGB.String(), r.when(created.Events[0].At))
+	if created.RentalName != "" {
+		text += r.t("volume_attached", created.RentalName)
+	}
+	if assumed && created.Priced {
+		text += "\n" + r.t("currency_assumed", string(created.Currency))
+	}
+	return r.send(r.plain(text))
+}
+
+func (r *req) volumeEvent(name string, ev ledger.VolumeEvent) error {
+	v, err := r.c.store.AppendVolumeEvent(r.ctx, r.act(), name, ev)
+	if err != nil {
+		return err
+	}
+	if ev.Kind == ledger.VolumeDelete {
+		return r.send(r.plain(r.t("volume_deleted", v.Name, r.when(ev.At))))
+	}
+	return r.send(r.plain(r.t("volume_resized", v.Name, ev.SizeGB.String(), r.when(ev.At))))
+}
+
+func (r *req) trafficTerms(c TrafficTerms) error {
+	b, err := r.book()
+	if err != nil {
+		return err
+	}
+	x, err := r.liveRental(b, c.Name)
+	if err != nil {
+		return err
+	}
+	if err := sameCurrency(c.Currency, x.Currency, x.Name); err != nil {
+		return err
+	}
+	dir := c.Direction
+	if dir == "" {
+		dir = ledger.Out
+	}
+	terms := ledger.TrafficTerms{Priced: true, PricePerGB: c.PricePerGB, FreeGB: c.FreeGB, Direction: dir}
+	x, err = r.c.store.SetTraffic(r.ctx, r.act(), c.Name, terms)
+	if err != nil {
+		return err
+	}
+	return r.send(r.plain(r.t("traffic_priced", x.Name, FormatAmount(c.PricePerGB, x.Currency), c.FreeGB.String(), string(dir))))
+}
+
+// gibBytes converts GB as written (the ledger counts GiB, 2^30 bytes) to
+// bytes, rounding down to a whole byte.
+func gibBytes(gb ledger.Decimal) int64 {
+	q := gb.Rat()
+	q.Mul(q, new(big.Rat).SetInt64(1<<30))
+	return new(big.Int).Quo(q.Num(), q.Denom()).Int64()
+}
+
+func (r *req) trafficUsage(c TrafficUsage) error {
+	dir := c.Direction
+	if dir == "" {
+		dir = ledger.Out
+	}
+	u := ledger.TrafficUsage{At: r.at(c.At), Bytes: gibBytes(c.SizeGB), Direction: dir}
+	x, err := r.c.store.AddTraffic(r.ctx, r.act(), c.Name, u)
+	if err != nil {
+		return err
+	}
+	return r.send(r.plain(r.t("traffic_used", x.Name, c.SizeGB.String(), string(dir), r.when(u.At))))
+}
+
+// charge records a one-off charge on a rental, or on a platform when the
+// user has no rental of that name.
+func (r *req) charge(c Charge) error {
+	b, err := r.book()
+	if err != nil {
+		return err
+	}
+	ch := ledger.Charge{UserID: r.u.UserID, Amount: c.Amount.Value, Currency: c.Amount.Currency, Note: c.Note, At: r.at(c.At)}
+	rentalName := ""
+	if x := b.Rental(c.Target); x != nil {
+		if err := sameCurrency(ch.Currency, x.Currency, x.Name); err != nil {
+			return err
+		}
+		rentalName, ch.Currency, ch.Platform = x.Name, x.Currency, x.Platform
+	} else {
+		ch.Platform = c.Target
+		if p, ok := ledger.LookupProfile(c.Target); ok {
+			ch.Platform = p.Key
+			if ch.Currency == "" {
+				ch.Currency = p.Currency
+			}
+		}
+	}
+	assumed := false
+	if ch.Currency == "" {
+		ch.Currency, assumed = r.defaultCurrency(), true
+	}
+	got, err := r.c.store.AddCharge(r.ctx, r.act(), rentalName, ch)
+	if err != nil {
+		return err
+	}
+	target := got.Platform
+	if rentalName != "" {
+		target = rentalName
+	}
+	text := r.t("charged", FormatAmount(got.Amount, got.Currency), target, got.Note)
+	if assumed {
+		text += "\n" + r.t("currency_assumed", string(got.Currency))
+	}
+	return r.send(r.plain(text))
+}
+
+// platformCurrency is the currency of money recorded for a platform: the
+// one given, else the profile's, else that of the user's last balance or
+// rental there, else the default (assumed).
+func (r *req) platformCurrency(b *ledger.Book, platform string, given ledger.Currency) (string, ledger.Currency, bool) {
+	if p, ok := ledger.LookupProfile(platform); ok {
+		platform = p.Key
+		if given == "" {
+			given = p.Currency
+		}
+	}
+	if given != "" {
+		return platform, given, false
+	}
+	for i := len(b.Balances) - 1; i >= 0; i-- {
+		if b.Balances[i].Platform == platform {
+			return platform, b.Balances[i].Currency, false
+		}
+	}
+	for i := len(b.Rentals) - 1; i >= 0; i-- {
+		if b.Rentals[i].Platform == platform {
+			return platform, b.Rentals[i].Currency, false
+		}
+	}
+	return platform, r.defaultCurrency(), true
+}
+
+func (r *req) topup(c Topup) error {
+	b, err := r.book()
+	if err != nil {
+		return err
+	}
+	plat, cur, assumed := r.platformCurrency(b, c.Platform, c.Amount.Currency)
+	t, err := r.c.store.AddTopUp(r.ctx, r.act(), ledger.TopUp{UserID: r.u.UserID, Platform: plat, Amount: c.Amount.Value, Currency: cur, At: r.at(c.At)})
+	if err != nil {
+		return err
+	}
+	text := r.t("topped_up", FormatAmount(t.Amount, t.Currency), t.Platform)
+	if assumed {
+		text += "\n" + r.t("currency_assumed", string(cur))
+	}
+	return r.send(r.plain(text))
+}
+
+func (r *req) recordBalance(c Balance) error {
+	b, err := r.book()
+	if err != nil {
+		return err
+	}
+	plat, cur, assumed := r.platformCurrency(b, c.Platform, c.Amount.Currency)
+	rec, err := r.c.store.RecordBalance(r.ctx, r.act(), ledger.BalanceRecord{UserID: r.u.UserID, Platform: plat, Amount: c.Amount.Value, Currency: cur, At: r.at(c.At)})
+	if err != nil {
+		return err
+	}
+	text := r.t("balance_set", rec.Platform, FormatAmount(rec.Amount, rec.Currency), r.when(rec.At))
+	if assumed {
+		text += "\n" + r.t("currency_assumed", string(cur))
+	}
+	return r.send(r.plain(text))
+}
+
+func (r *req) budget(c Budget) error {
+	if !c.Set {
+		b, err := r.book()
+		if err != nil {
+			return err
+		}
+		return r.answer(r.plain(renderBudget(b, r.now, r.lang)))
+	}
+	u := r.user
+	u.Settings.Budget, u.Settings.BudgetCurrency = c.Amount.Value, c.Amount.Currency
+	if c.Amount.Value.IsZero() {
+		u.Settings.BudgetCurrency = ""
+	} else if u.Settings.BudgetCurrency == "" {
+		u.Settings.BudgetCurrency = r.defaultCurrency()
+	}
+	if _, err := r.c.store.UpdateUser(r.ctx, r.act(), u); err != nil {
+		return err
+	}
+	if c.Amount.Value.IsZero() {
+		return r.send(r.plain(r.t("budget_off")))
+	}
+	return r.send(r.plain(r.t("budget_set", FormatAmount(u.Settings.Budget, u.Settings.BudgetCurrency))))
+}
+
+func (r *req) undo() error {
+	res, err := r.c.store.Undo(r.ctx, r.act())
+	if err != nil {
+		return err
+	}
+	what := r.t("undo_kind_" + res.Kind)
+	if strings.HasPrefix(what, "undo_kind_") {
+		what = res.Kind
+	}
+	if res.Name != "" {
+		what += " " + esc(res.Name)
+	}
+	return r.send(r.plain(r.t("undone", rawHTML(what), r.when(res.At))))
+}
+
+func (r *req) settings(c Settings) error {
+	if c.Empty() {
+		return r.answer(r.plain(r.settingsText(r.user)))
+	}
+	u := r.user
+	if c.Lang != nil {
+		u.Lang = NormLang(*c.Lang)
+	}
+	if c.TZ != nil {
+		u.TZ = *c.TZ
+	}
+	if c.SummaryAt != nil {
+		if *c.SummaryAt < 0 {
+			return ledger.Errorf(ledger.EINVALID, "the nightly summary cannot be turned off; choose a time, e.g. summary=22:00")
+		}
+		u.Settings.SummaryAt = *c.SummaryAt
+	}
+	if c.IdleWarn != nil {
+		u.Settings.IdleWarn = *c.IdleWarn
+	}
+	if c.Silent != nil {
+		u.Settings.Silent = *c.Silent
+	}
+	if c.LongRun != nil {
+		u.Settings.LongRun = *c.LongRun
+	}
+	if c.Quiet != nil {
+		u.Settings.QuietFrom, u.Settings.QuietTo = c.Quiet.From, c.Quiet.To
+		if c.Quiet.From < 0 {
+			u.Settings.QuietFrom, u.Settings.QuietTo = -1, -1
+		}
+	}
+	got, err := r.c.store.UpdateUser(r.ctx, r.act(), u)
+	if err != nil {
+		return err
+	}
+	r.user, r.lang, r.loc = got, NormLang(got.Lang), got.Location()
+	return r.send(r.plain(r.t("settings_saved") + "\n" + r.settingsText(got)))
+}
+
+func hhmm(m int) string { return fmt.Sprintf("%02d:%02d", m/60, m%60) }
+
+func (r *req) settingsText(u ledger.User) string {
+	s := u.Settings
+	tz := u.TZ
+	if tz == "" {
+		tz = "UTC"
+	}
+	quiet := r.t("off")
+	if s.QuietFrom >= 0 {
+		quiet = hhmm(s.QuietFrom) + "-" + hhmm(s.QuietTo)
+	}
+	budget := r.t("off")
+	if !s.Budget.IsZero() {
+		budget = FormatAmount(s.Budget, s.BudgetCurrency)
+	}
+	return r.t("settings", NormLang(u.Lang), tz, hhmm(s.SummaryAt), FormatDuration(s.IdleWarn, r.lang),
+		FormatDuration(s.Silent, r.lang), quiet, FormatDuration(s.LongRun, r.lang), budget)
+}
+
+func (r *req) agent(c Agent) error {
+	if r.c.agents == nil {
+		return r.answer(r.plain(r.t("agent_off")))
+	}
+	b, err := r.book()
+	if err != nil {
+		return err
+	}
+	if _, err := r.liveRental(b, c.Name); err != nil {
+		return err
+	}
+	// The key is recorded first: a redelivered /agent must not issue a
+	// second token.
+	if err := r.mark(); err != nil {
+		return err
+	}
+	tok, err := r.c.agents.Issue(r.ctx, r.u.UserID, c.Name)
+	if err != nil {
+		return err
+	}
+	url := r.c.publicURL
+	if url == "" {
+		url = "http://SERVER:8477"
+	}
+	cmd := fmt.Sprintf("gpuledger-agent run --server %s --token %s", url, tok)
+	return r.send(r.plain(r.t("agent_token", c.Name, cmd)))
+}
+
+func (r *req) why(c Why) error {
+	b, err := r.book()
+	if err != nil {
+		return err
+	}
+	if b.Rental(c.Name) == nil {
+		return ledger.Errorf(ledger.ENOTFOUND, "you have no rental called %s: /status lists them", c.Name)
+	}
+	return r.answer(r.plain(r.t("why_none", c.Name)))
+}
+
+// autoRelease answers /autorelease. Policies live in the agent hub's
+// store; until it is wired in, nothing can act on them, so none is stored.
+func (r *req) autoRelease(c AutoRelease) error {
+	return r.answer(r.plain(r.t("autorelease_off")))
+}

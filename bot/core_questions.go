@@ -1,0 +1,100 @@
+package bot
+
+import (
+	"bytes"
+	"time"
+
+	"github.com/gpuledger/gpuledger/ledger"
+)
+
+// Questions read the ledger and change nothing: each computes its answer,
+// then records the update's key (answer) so a redelivery is not answered
+// twice, then replies.
+
+func (r *req) status() error {
+	b, err := r.book()
+	if err != nil {
+		return err
+	}
+	return r.answer(r.plain(RenderStatus(b, r.now, r.lang)))
+}
+
+func (r *req) spend(c Spend) error {
+	b, err := r.book()
+	if err != nil {
+		return err
+	}
+	from, to := c.From, c.To
+	if from.IsZero() || to.IsZero() {
+		from, to = ledger.MonthRange(r.now, r.loc)
+	}
+	if to.After(r.now) {
+		to = r.now
+	}
+	if from.After(to) {
+		from = to
+	}
+	period := c.Period
+	if period == "" {
+		period = "month"
+	}
+	head := r.t("spend_head", r.t("period_"+period), FormatTime(from, r.loc, r.now, r.lang), FormatTime(to, r.loc, r.now, r.lang))
+	if len(period) == 7 && period[4] == '-' { // YYYY-MM
+		head = r.t("spend_head", period, FormatTime(from, r.loc, r.now, r.lang), FormatTime(to, r.loc, r.now, r.lang))
+	}
+	text := head + "\n" + RenderSpend(b, from, to, r.lang)
+	if mf, _ := ledger.MonthRange(r.now, r.loc); !from.Before(mf) {
+		text += "\n" + renderBudget(b, r.now, r.lang)
+	}
+	return r.answer(r.plain(text))
+}
+
+func (r *req) summary() error {
+	b, err := r.book()
+	if err != nil {
+		return err
+	}
+	return r.answer(r.plain(RenderSummary(b, r.now, r.lang)))
+}
+
+func (r *req) showBalances() error {
+	b, err := r.book()
+	if err != nil {
+		return err
+	}
+	text := renderBalances(b, r.now, r.lang)
+	if text == "" {
+		text = r.t("balances_none")
+	} else {
+		text = r.t("balances_head") + "\n" + text
+	}
+	return r.answer(r.plain(text))
+}
+
+// export sends the ledger as of now as a CSV or JSON document.
+func (r *req) export(c Export) error {
+	b, err := r.book()
+	if err != nil {
+		return err
+	}
+	var buf bytes.Buffer
+	ext := "csv"
+	if c.Format == "json" {
+		ext = "json"
+		err = ledger.WriteExportJSON(&buf, b, r.now)
+	} else {
+		err = ledger.WriteExportCSV(&buf, b, r.now)
+	}
+	if err != nil {
+		return err
+	}
+	name := "gpuledger-" + r.now.In(r.loc).Format("2006-01-02") + "." + ext
+	if err := r.mark(); err != nil {
+		return err
+	}
+	return r.send(Outgoing{
+		ChatID:   r.u.ChatID,
+		Text:     r.t("exported", r.now.In(r.loc).Format(time.DateTime)),
+		Document: &File{Name: name, Data: buf.Bytes()},
+	})
+}

@@ -1,0 +1,301 @@
+package bot
+
+import (
+	"errors"
+	"fmt"
+	"html"
+
+	"github.com/gpuledger/gpuledger/ledger"
+)
+
+// rawHTML is an argument of a message that is already HTML (a rendered
+// fragment); every other string argument is escaped.
+type rawHTML string
+
+// messages is the core's reply catalog: key → {English, Chinese}. The
+// templates are HTML (Telegram's subset); arguments are inserted with
+// explicit indexes (%[1]s) so a translation may reorder them, and are
+// escaped unless they are rawHTML.
+var messages = map[string][2]string{
+	// access
+	"refused": {
+		"Sorry, this is a private bot: you are not on its list of users. (I won't reply again.)",
+		"抱歉，这是私人机器人，你不在用户名单中。（之后不再回复。）"},
+	"refused_claim": {
+		"Sorry, this bot has not been set up for you. Its owner claims it with <code>/start CODE</code>, using the code from the server's log. (I won't reply again.)",
+		"抱歉，这个机器人不对你开放。机器人主人用服务器日志里的认领码发送 <code>/start 认领码</code> 来认领。（之后不再回复。）"},
+	"claimed": {
+		"✓ You are now the owner of this bot. Start with /help, or record a rental: <code>/rent box1 autodl 4090 1.88/h</code>",
+		"✓ 你现在是这个机器人的主人。发送 /help 查看命令，或记一台机器：<code>/rent box1 autodl 4090 1.88元/小时</code>"},
+	"claim_wrong": {
+		"✗ That claim code is wrong: copy it from the server's log, e.g. <code>/start k7q2m9xdpa3r</code>. Nothing was changed.",
+		"✗ 认领码不对：请从服务器日志复制，例如 <code>/start k7q2m9xdpa3r</code>。没有做任何修改。"},
+
+	// input the bot does not act on
+	"text_only": {
+		"I read text only — try /help",
+		"我只看得懂文字，试试 /help"},
+	"forwarded": {
+		"Forwarded messages are not executed. To do it, send the command yourself.",
+		"转发的消息不会被执行。如需执行，请自己发送这条命令。"},
+	"unknown_command": {
+		"unknown command %[1]s — /help lists them",
+		"未知命令 %[1]s —— /help 列出所有命令"},
+	"not_a_command": {
+		"I didn't understand that, so nothing was recorded. Commands start with /, e.g. <code>/rent box1 autodl 4090 1.88/h</code> or <code>/status</code>; /help lists them all.",
+		"没看懂，什么也没记录。命令以 / 开头，例如 <code>/rent box1 autodl 4090 1.88元/小时</code> 或 <code>/status</code>；/help 列出所有命令。"},
+	"internal": {
+		"✗ Something went wrong, nothing was changed. Please try again later.",
+		"✗ 出了点问题，没有做任何修改。请稍后再试。"},
+	"welcome": {
+		"Hi! I keep the ledger of your rented GPUs: what runs, what it costs, what is left.",
+		"你好！我帮你记租用 GPU 的账：哪些在跑、花了多少、余额还够多久。"},
+
+	// rentals
+	"rented": {
+		"✓ <b>%[1]s</b> started %[2]s — %[4]s %[3]s, %[5]s %[6]s",
+		"✓ <b>%[1]s</b> 已开始计费 %[2]s —— %[4]s %[3]s，%[5]s %[6]s"},
+	"rented_min":   {", minimum %[1]s per start", "，每次开机最少计 %[1]s"},
+	"rented_step":  {", billed in steps of %[1]s", "，按 %[1]s 为单位计费"},
+	"rented_lease": {", lease %[1]s (ends %[2]s)", "，租期 %[1]s（%[2]s 到期）"},
+	"currency_assumed": {
+		"(currency %[1]s assumed: add currency=… to change it)",
+		"（默认货币 %[1]s：如不对，加上 currency=…）"},
+	"stopped": {
+		"✓ <b>%[1]s</b> stopped %[2]s — ran %[3]s, compute so far %[4]s",
+		"✓ <b>%[1]s</b> 已关机 %[2]s —— 累计运行 %[3]s，计算费用 %[4]s"},
+	"resumed": {
+		"✓ <b>%[1]s</b> resumed %[2]s — ran %[3]s before, compute so far %[4]s",
+		"✓ <b>%[1]s</b> 已开机 %[2]s —— 之前运行 %[3]s，计算费用 %[4]s"},
+	"released": {
+		"✓ <b>%[1]s</b> released %[2]s — ran %[3]s, compute total %[4]s",
+		"✓ <b>%[1]s</b> 已释放 %[2]s —— 共运行 %[3]s，计算费用合计 %[4]s"},
+	"always_on_note": {
+		"(always-on: the meter keeps running until you /release it)",
+		"（包时段：释放前一直计费，请用 /release 结束）"},
+	"priced": {
+		"✓ <b>%[1]s</b> now costs %[2]s from %[3]s",
+		"✓ <b>%[1]s</b> 从 %[3]s 起价格改为 %[2]s"},
+
+	// storage and traffic
+	"volume_created": {
+		"✓ volume <b>%[1]s</b> %[2]sGB at %[3]s (free %[4]sGB) from %[5]s",
+		"✓ 存储盘 <b>%[1]s</b> %[2]sGB，%[3]s（免费 %[4]sGB），从 %[5]s 起计费"},
+	"volume_attached": {", attached to %[1]s", "，挂在 %[1]s 上"},
+	"volume_resized": {
+		"✓ volume <b>%[1]s</b> resized to %[2]sGB from %[3]s",
+		"✓ 存储盘 <b>%[1]s</b> 从 %[3]s 起改为 %[2]sGB"},
+	"volume_deleted": {
+		"✓ volume <b>%[1]s</b> deleted %[2]s: it no longer bills",
+		"✓ 存储盘 <b>%[1]s</b> 已删除 %[2]s，不再计费"},
+	"traffic_priced": {
+		"✓ <b>%[1]s</b> traffic costs %[2]s/GB (%[4]s), %[3]sGB free per month",
+		"✓ <b>%[1]s</b> 流量 %[2]s/GB（%[4]s），每月免费 %[3]sGB"},
+	"traffic_used": {
+		"✓ <b>%[1]s</b>: %[2]sGB %[3]s recorded at %[4]s",
+		"✓ <b>%[1]s</b>：已记录流量 %[2]sGB %[3]s（%[4]s）"},
+
+	// money
+	"charged": {
+		"✓ charge %[1]s on %[2]s recorded: %[3]s",
+		"✓ 已记录 %[2]s 的费用 %[1]s：%[3]s"},
+	"topped_up": {
+		"✓ top-up %[1]s on %[2]s recorded",
+		"✓ 已记录 %[2]s 充值 %[1]s"},
+	"balance_set": {
+		"✓ %[1]s balance %[2]s recorded at %[3]s",
+		"✓ 已记录 %[1]s 余额 %[2]s（%[3]s）"},
+	"budget_set": {
+		"✓ monthly budget set to %[1]s",
+		"✓ 每月预算设为 %[1]s"},
+	"budget_off": {
+		"✓ monthly budget removed",
+		"✓ 已取消每月预算"},
+	"budget_none": {
+		"No monthly budget. Set one: <code>/budget 3000/month</code>",
+		"没有设置每月预算。设置：<code>/budget 3000元/月</code>"},
+	"budget_mixed": {
+		"Budget %[1]s: this month has several currencies and none is the budget's",
+		"预算 %[1]s：本月有多种货币，无法对比"},
+	"budget_line": {
+		"Budget: %[1]s of %[2]s this month (%[3]s%%)",
+		"预算：本月已花 %[1]s / %[2]s（%[3]s%%）"},
+	"budget_over":   {"⚠ over budget", "⚠ 已超预算"},
+	"balances_head": {"<b>Balances</b>", "<b>余额</b>"},
+	"balances_none": {
+		"No balances recorded. Record one: <code>/balance autodl 67.01</code>",
+		"还没有记录余额。记录：<code>/balance autodl 67.01</code>"},
+	"balance_line": {
+		"%[1]s: %[2]s, burning %[3]s/h, %[4]s",
+		"%[1]s：%[2]s，每小时消耗 %[3]s，%[4]s"},
+	"runway_none": {"not burning", "当前不消耗"},
+	"runway_out":  {"⚠ used up", "⚠ 已用完"},
+	"runway_at":   {"runs out %[1]s (in %[2]s)", "预计 %[1]s 用完（还剩 %[2]s）"},
+
+	// undo
+	"undone": {
+		"↩ undone: %[1]s (%[2]s)",
+		"↩ 已撤销：%[1]s（%[2]s）"},
+	"undo_kind_rent":           {"rent", "记录租用"},
+	"undo_kind_stop":           {"stop", "关机"},
+	"undo_kind_resume":         {"resume", "开机"},
+	"undo_kind_price":          {"price change", "改价"},
+	"undo_kind_release":        {"release", "释放"},
+	"undo_kind_traffic":        {"traffic price", "流量价格"},
+	"undo_kind_traffic_usage":  {"traffic", "流量记录"},
+	"undo_kind_storage":        {"volume", "存储盘"},
+	"undo_kind_storage_resize": {"volume resize", "存储盘扩容"},
+	"undo_kind_storage_delete": {"volume deletion", "删除存储盘"},
+	"undo_kind_charge":         {"charge", "费用"},
+	"undo_kind_topup":          {"top-up", "充值"},
+	"undo_kind_balance":        {"balance", "余额记录"},
+	"undo_kind_settings":       {"settings change", "设置修改"},
+
+	// settings
+	"settings_saved": {"✓ settings saved", "✓ 设置已保存"},
+	"settings": {
+		"<b>Settings</b>\nlang=%[1]s tz=%[2]s summary=%[3]s\nidle_warn=%[4]s silent=%[5]s quiet=%[6]s long_run=%[7]s\nbudget: %[8]s",
+		"<b>设置</b>\nlang=%[1]s tz=%[2]s summary=%[3]s\nidle_warn=%[4]s silent=%[5]s quiet=%[6]s long_run=%[7]s\n预算：%[8]s"},
+	"off": {"off", "关闭"},
+
+	// agent and automatic decisions
+	"agent_off": {
+		"The agent hub is not running on this server, so no agent token can be issued.",
+		"服务器上的代理服务没有运行，无法发放代理令牌。"},
+	"agent_token": {
+		"Agent token for <b>%[1]s</b> (shown once). On the rented host run:\n<pre>%[2]s</pre>",
+		"<b>%[1]s</b> 的代理令牌（只显示一次）。在租用的机器上运行：\n<pre>%[2]s</pre>"},
+	"why_none": {
+		"No automatic decisions are recorded for <b>%[1]s</b>.",
+		"<b>%[1]s</b> 没有自动操作的记录。"},
+	"autorelease_off": {
+		"Automatic actions need the agent hub, which is not running on this server: nothing was changed.",
+		"自动操作需要代理服务，但服务器上没有运行：没有做任何修改。"},
+
+	"autorelease_set": {
+		"✓ <b>%[1]s</b>: when idle, %[2]s after a warning and %[3]s of grace",
+		"✓ <b>%[1]s</b>：空闲时先提醒，%[3]s 后执行 %[2]s"},
+
+	// status
+	"status_head":    {"<b>Rentals</b>", "<b>在租机器</b>"},
+	"status_empty":   {"No rentals. Record one: <code>/rent box1 autodl 4090 1.88/h</code>", "没有在租的机器。记一台：<code>/rent box1 autodl 4090 1.88元/小时</code>"},
+	"state_running":  {"▶ running, %[1]s so far", "▶ 运行中，累计 %[1]s"},
+	"state_stopped":  {"⏸ stopped %[1]s", "⏸ 已关机 %[1]s"},
+	"status_rental":  {"<b>%[1]s</b> · %[2]s %[3]s · %[4]s", "<b>%[1]s</b> · %[2]s %[3]s · %[4]s"},
+	"status_cost":    {"%[1]s %[2]s · compute %[3]s", "%[1]s %[2]s · 计算 %[3]s"},
+	"status_total":   {" · total %[1]s", " · 合计 %[1]s"},
+	"status_idle":    {"idle %[1]s (%[2]s)", "空闲 %[1]s（%[2]s）"},
+	"status_lease":   {"lease ends %[1]s", "租期 %[1]s 到期"},
+	"status_volume":  {"💾 %[1]s %[2]sGB · %[3]s", "💾 %[1]s %[2]sGB · %[3]s"},
+	"status_volumes": {"<b>Volumes</b>", "<b>存储盘</b>"},
+
+	// spend and summary
+	"spend_head":        {"<b>Spend: %[1]s</b> (%[2]s – %[3]s)", "<b>花费：%[1]s</b>（%[2]s – %[3]s）"},
+	"period_today":      {"today", "今天"},
+	"period_yesterday":  {"yesterday", "昨天"},
+	"period_week":       {"this week", "本周"},
+	"period_month":      {"this month", "本月"},
+	"period_last-month": {"last month", "上月"},
+	"spend_nothing":     {"nothing spent", "没有花费"},
+	"spend_total": {
+		"%[1]s — compute %[2]s · storage %[3]s · traffic %[4]s · other %[5]s",
+		"%[1]s —— 计算 %[2]s · 存储 %[3]s · 流量 %[4]s · 其他 %[5]s"},
+	"spend_unpriced":    {" (+ %[1]s UNPRICED)", "（另有 %[1]s 项 UNPRICED 未定价）"},
+	"no_platform":       {"(no platform)", "（无平台）"},
+	"spend_by_platform": {"by platform: %[1]s", "按平台：%[1]s"},
+	"spend_by_rental":   {"by rental: %[1]s", "按机器：%[1]s"},
+	"summary_head":      {"<b>Summary %[1]s</b>\nToday:", "<b>每日总结 %[1]s</b>\n今天："},
+	"summary_month":     {"Month to date:", "本月至今："},
+	"summary_none_running": {
+		"Nothing is running.",
+		"没有在运行的机器。"},
+	"summary_running":      {"Running: %[1]s, accruing %[2]s", "运行中：%[1]s 台，每小时 %[2]s"},
+	"summary_running_line": {"▶ %[1]s %[2]s (%[3]s) %[4]s", "▶ %[1]s %[2]s（%[3]s）%[4]s"},
+	"per_hour":             {"/h", "/小时"},
+	"prepaid":              {"prepaid %[1]s", "已预付 %[1]s"},
+	"exported": {
+		"Your ledger as of %[1]s",
+		"截至 %[1]s 的账本"},
+
+	// buttons and proposals
+	"not_yours": {
+		"This button is not yours (or it is no longer valid).",
+		"这个按钮不是给你的（或已失效）。"},
+	"button_stale": {
+		"This button no longer works.",
+		"这个按钮已失效。"},
+	"propose": {
+		"Looks like a rental. Record it as:\n<code>%[1]s</code>",
+		"看起来是租了一台机器。这样记录吗：\n<code>%[1]s</code>"},
+	"propose_incomplete": {
+		"Looks like a rental, but I need the platform and the price. Fill them in and send:\n<code>%[1]s</code>",
+		"看起来是租了一台机器，但还缺平台或价格。补全后发送：\n<code>%[1]s</code>"},
+	"btn_confirm": {"✓ Confirm", "✓ 确认"},
+	"btn_edit":    {"✎ Edit", "✎ 修改"},
+	"btn_cancel":  {"✗ Cancel", "✗ 取消"},
+	"proposal_gone": {
+		"This proposal has expired or was already answered: send the text again.",
+		"这个建议已过期或已处理：请重新发送。"},
+	"proposal_cancelled": {
+		"✗ Cancelled, nothing recorded: <code>%[1]s</code>",
+		"✗ 已取消，没有记录：<code>%[1]s</code>"},
+	"proposal_edit": {
+		"Copy, change and send:\n<code>%[1]s</code>",
+		"复制、修改后发送：\n<code>%[1]s</code>"},
+}
+
+// tr renders message key in lang with args (strings are escaped, rawHTML
+// is not). A missing key renders as the key, which tests catch.
+func tr(lang, key string, args ...any) string {
+	m, ok := messages[key]
+	if !ok {
+		return key
+	}
+	tmpl := m[0]
+	if NormLang(lang) == LangZH {
+		tmpl = m[1]
+	}
+	a := make([]any, len(args))
+	for i, v := range args {
+		switch v := v.(type) {
+		case rawHTML:
+			a[i] = string(v)
+		case string:
+			a[i] = html.EscapeString(v)
+		default:
+			a[i] = html.EscapeString(fmt.Sprint(v))
+		}
+	}
+	return fmt.Sprintf(tmpl, a...)
+}
+
+// t renders a message in the user's language.
+func (r *req) t(key string, args ...any) string { return tr(r.lang, key, args...) }
+
+// errorPrefixZH is the Chinese lead of a ledger error, by code; the
+// ledger's own message (English) follows, so no detail is lost.
+var errorPrefixZH = map[string]string{
+	ledger.EINVALID:      "输入有误",
+	ledger.ENOTFOUND:     "找不到",
+	ledger.ECONFLICT:     "与现状冲突",
+	ledger.EUNAUTHORIZED: "无权操作",
+}
+
+// ledgerErrorText renders a *ledger.Error for the user: the ledger's
+// message in English; in Chinese a lead naming the kind of problem, then
+// the message, and that nothing was changed.
+func ledgerErrorText(err error, lang string) string {
+	msg := ledger.ErrorMessage(err)
+	var le *ledger.Error
+	if !errors.As(err, &le) {
+		return msg
+	}
+	if NormLang(lang) == LangZH {
+		p := errorPrefixZH[le.Code]
+		if p == "" {
+			p = "出错"
+		}
+		return p + "：" + msg + "（没有做任何修改）"
+	}
+	return msg + " (nothing was changed)"
+}
