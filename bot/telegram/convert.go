@@ -1,0 +1,117 @@
+package telegram
+
+import (
+	"strconv"
+	"strings"
+
+	tgbotapi "github.com/go-telegram-bot-api/telegram-bot-api/v5"
+
+	"github.com/gpuledger/gpuledger/bot"
+)
+
+// UpdateKey returns the exactly-once key of a Telegram update.
+func UpdateKey(updateID int) string {
+	return "tg:update:" + strconv.Itoa(updateID)
+}
+
+// convert turns a Telegram update into the core's Update. ok is false for
+// updates the core never sees (channel posts, inline queries, polls,
+// updates without a sender); they are confirmed without handling.
+// botName is the bot's username, for commands addressed "/cmd@botname".
+func convert(u tgbotapi.Update, botName string) (out bot.Update, ok bool) {
+	out.Key = UpdateKey(u.UpdateID)
+	switch {
+	case u.Message != nil:
+		m := u.Message
+		if m.From == nil || m.Chat == nil {
+			return out, false
+		}
+		fromMessage(&out, m)
+		out.MessageID = m.MessageID
+		out.Forwarded = m.ForwardFrom != nil || m.ForwardFromChat != nil || m.ForwardSenderName != "" || m.ForwardDate != 0
+		if m.Text == "" {
+			out.Kind = bot.KindOther // sticker, photo, document, voice, service message
+			return out, true
+		}
+		text, mine := stripBotName(m.Text, botName)
+		out.Text = text
+		out.Kind = bot.KindText
+		if !mine {
+			out.Kind = bot.KindOther // a command for another bot in a group
+		}
+		return out, true
+	case u.EditedMessage != nil:
+		m := u.EditedMessage
+		if m.From == nil || m.Chat == nil {
+			return out, false
+		}
+		fromMessage(&out, m)
+		out.Kind = bot.KindOther
+		out.Edited = true
+		out.Text = m.Text
+		out.MessageID = m.MessageID
+		return out, true
+	case u.CallbackQuery != nil:
+		cb := u.CallbackQuery
+		if cb.From == nil {
+			return out, false
+		}
+		// The presser, never the message's author (the bot) or the chat.
+		out.Kind = bot.KindCallback
+		out.UserID = cb.From.ID
+		out.Username = cb.From.UserName
+		out.LangCode = cb.From.LanguageCode
+		out.CallbackID = cb.ID
+		out.CallbackData = cb.Data
+		out.ChatID = cb.From.ID
+		out.ChatType = bot.ChatPrivate
+		if cb.Message != nil && cb.Message.Chat != nil {
+			out.ChatID = cb.Message.Chat.ID
+			out.ChatType = bot.ChatType(cb.Message.Chat.Type)
+			out.MessageID = cb.Message.MessageID
+		}
+		return out, true
+	case u.MyChatMember != nil:
+		// The bot was blocked, unblocked, added to or removed from a chat.
+		m := u.MyChatMember
+		if m.Chat.Type == string(bot.ChatChannel) {
+			return out, false
+		}
+		out.Kind = bot.KindOther
+		out.UserID = m.From.ID
+		out.Username = m.From.UserName
+		out.LangCode = m.From.LanguageCode
+		out.ChatID = m.Chat.ID
+		out.ChatType = bot.ChatType(m.Chat.Type)
+		return out, true
+	}
+	return out, false // channel posts and everything else
+}
+
+func fromMessage(out *bot.Update, m *tgbotapi.Message) {
+	out.UserID = m.From.ID
+	out.Username = m.From.UserName
+	out.LangCode = m.From.LanguageCode
+	out.ChatID = m.Chat.ID
+	out.ChatType = bot.ChatType(m.Chat.Type)
+}
+
+// stripBotName turns "/status@mybot args" into "/status args" when mybot is
+// this bot, and reports false when the command names another bot.
+func stripBotName(text, botName string) (string, bool) {
+	if !strings.HasPrefix(text, "/") {
+		return text, true
+	}
+	end := strings.IndexAny(text, " \n\t")
+	if end < 0 {
+		end = len(text)
+	}
+	cmd, name, ok := strings.Cut(text[:end], "@")
+	if !ok {
+		return text, true
+	}
+	if botName != "" && !strings.EqualFold(name, botName) {
+		return text, false
+	}
+	return cmd + text[end:], true
+}

@@ -1,0 +1,292 @@
+package telegram
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	tgbotapi "github.com/go-telegram-bot-api/telegram-bot-api/v5"
+
+	"github.com/gpuledger/gpuledger/bot"
+)
+
+// maxRateLimitWaits bounds how many 429 answers one call waits out.
+const maxRateLimitWaits = 5
+
+// apiError returns the Bot API error in err's chain, or nil.
+func apiError(err error) *tgbotapi.Error {
+	var te *tgbotapi.Error
+	if errors.As(err, &te) {
+		return te
+	}
+	return nil
+}
+
+func apiSays(err error, text string) bool {
+	te := apiError(err)
+	return te != nil && strings.Contains(te.Message, text)
+}
+
+// call makes one Bot API request, paced for chatID (0: not paced), waiting
+// out 429 answers (their retry_after) and retrying network failures and 5xx
+// answers with backoff up to SendAttempts times. Other API errors (4xx)
+// are returned at once.
+func (t *Transport) call(ctx context.Context, chatID int64, c tgbotapi.Chattable) (*tgbotapi.APIResponse, error) {
+	failures, waits := 0, 0
+	for {
+		if chatID != 0 {
+			if err := t.cfg.Sleep(ctx, t.pace.reserve(chatID)); err != nil {
+				return nil, err
+			}
+		}
+		resp, err := t.bot(ctx).Request(c)
+		if err == nil {
+			return resp, nil
+		}
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		te := apiError(err)
+		switch {
+		case te != nil && te.RetryAfter > 0:
+			waits++
+			if waits > maxRateLimitWaits {
+				return nil, fmt.Errorf("telegram: still rate limited after %d waits: %w", maxRateLimitWaits, err)
+			}
+			d := time.Duration(te.RetryAfter) * time.Second
+			t.log.Warn("telegram rate limit, waiting", "chat", chatID, "retry_after", d)
+			if err := t.cfg.Sleep(ctx, d); err != nil {
+				return nil, err
+			}
+		case te != nil && te.Code > 0 && te.Code < 500:
+			return nil, fmt.Errorf("telegram: %w", err)
+		default: // network failure or 5xx
+			failures++
+			if failures >= t.cfg.SendAttempts {
+				return nil, fmt.Errorf("telegram: %d attempts failed: %w", failures, err)
+			}
+			if err := t.cfg.Sleep(ctx, t.cfg.Backoff.delay(failures)); err != nil {
+				return nil, err
+			}
+		}
+	}
+}
+
+// message calls a method that returns a Message and returns its ID.
+func (t *Transport) message(ctx context.Context, chatID int64, c tgbotapi.Chattable) (int, error) {
+	resp, err := t.call(ctx, chatID, c)
+	if err != nil {
+		return 0, err
+	}
+	var m tgbotapi.Message
+	if err := json.Unmarshal(resp.Result, &m); err != nil {
+		return 0, fmt.Errorf("telegram: decode sent message: %w", err)
+	}
+	return m.MessageID, nil
+}
+
+func keyboard(rows [][]bot.Button) *tgbotapi.InlineKeyboardMarkup {
+	if len(rows) == 0 {
+		return nil
+	}
+	mk := tgbotapi.InlineKeyboardMarkup{InlineKeyboard: [][]tgbotapi.InlineKeyboardButton{}}
+	for _, row := range rows {
+		r := []tgbotapi.InlineKeyboardButton{}
+		for _, b := range row {
+			r = append(r, tgbotapi.NewInlineKeyboardButtonData(b.Text, b.Data))
+		}
+		mk.InlineKeyboard = append(mk.InlineKeyboard, r)
+	}
+	return &mk
+}
+
+// Send delivers m (see bot.Sender) and returns the ID of the last message
+// sent, or of the edited message. Text is sent as HTML, split into parts
+// of at most MaxTextLen with the buttons under the last part; if Telegram
+// cannot parse the HTML the part is sent again as plain text. An edit
+// whose text is unchanged succeeds; an edit of a message that is gone or
+// too old to edit is sent as a new message. A document or photo carries
+// Text as its caption when it fits MaxCaptionLen, and is followed by Text
+// as messages otherwise. Send is safe for concurrent use.
+func (t *Transport) Send(ctx context.Context, m bot.Outgoing) (int, error) {
+	if m.ChatID == 0 {
+		return 0, errors.New("telegram: send: no chat ID")
+	}
+	switch {
+	case m.Document != nil || m.Photo != nil:
+		return t.sendFile(ctx, m)
+	case m.EditMessageID != 0:
+		return t.edit(ctx, m)
+	default:
+		return t.sendText(ctx, m)
+	}
+}
+
+func (t *Transport) sendText(ctx context.Context, m bot.Outgoing) (int, error) {
+	parts := SplitHTML(m.Text, MaxTextLen)
+	if len(parts) == 0 {
+		return 0, errors.New("telegram: send: empty text")
+	}
+	id := 0
+	for i, part := range parts {
+		cfg := tgbotapi.NewMessage(m.ChatID, part)
+		cfg.ParseMode = tgbotapi.ModeHTML
+		cfg.DisableWebPagePreview = true
+		cfg.DisableNotification = m.Silent
+		if i == len(parts)-1 {
+			if mk := keyboard(m.Buttons); mk != nil {
+				cfg.ReplyMarkup = mk
+			}
+		}
+		var err error
+		id, err = t.message(ctx, m.ChatID, cfg)
+		if apiSays(err, "can't parse entities") {
+			t.log.Warn("telegram rejected the HTML, sending plain text", "chat", m.ChatID, "err", t.scrubErr(err))
+			cfg.ParseMode, cfg.Text = "", StripHTML(part)
+			id, err = t.message(ctx, m.ChatID, cfg)
+		}
+		if err != nil {
+			return id, fmt.Errorf("telegram: send part %d of %d: %w", i+1, len(parts), err)
+		}
+	}
+	return id, nil
+}
+
+func (t *Transport) edit(ctx context.Context, m bot.Outgoing) (int, error) {
+	parts := SplitHTML(m.Text, MaxTextLen-1)
+	if len(parts) == 0 {
+		return 0, errors.New("telegram: edit: empty text")
+	}
+	text := parts[0]
+	if len(parts) > 1 {
+		text += "…" // a card is one message: the rest is cut
+	}
+	cfg := tgbotapi.NewEditMessageText(m.ChatID, m.EditMessageID, text)
+	cfg.ParseMode = tgbotapi.ModeHTML
+	cfg.DisableWebPagePreview = true
+	cfg.ReplyMarkup = keyboard(m.Buttons)
+	id, err := t.message(ctx, m.ChatID, cfg)
+	if apiSays(err, "can't parse entities") {
+		cfg.ParseMode, cfg.Text = "", StripHTML(text)
+		id, err = t.message(ctx, m.ChatID, cfg)
+	}
+	switch {
+	case err == nil:
+		return id, nil
+	case apiSays(err, "message is not modified"):
+		return m.EditMessageID, nil
+	case apiSays(err, "message to edit not found"), apiSays(err, "message can't be edited"), apiSays(err, "no text in the message"):
+		t.log.Debug("message cannot be edited, sending a new one", "chat", m.ChatID, "message", m.EditMessageID)
+		m.EditMessageID = 0
+		return t.sendText(ctx, m)
+	}
+	return 0, fmt.Errorf("telegram: edit message %d: %w", m.EditMessageID, err)
+}
+
+func (t *Transport) sendFile(ctx context.Context, m bot.Outgoing) (int, error) {
+	caption, rest := "", ""
+	if parts := SplitHTML(m.Text, MaxCaptionLen); len(parts) == 1 {
+		caption = parts[0]
+	} else if len(parts) > 1 {
+		rest = m.Text
+	}
+	var cfg tgbotapi.Chattable
+	var what string
+	buttons := keyboard(m.Buttons)
+	if rest != "" {
+		buttons = nil // they go under the text that follows
+	}
+	if m.Document != nil {
+		what = "document"
+		c := tgbotapi.NewDocument(m.ChatID, tgbotapi.FileBytes{Name: m.Document.Name, Bytes: m.Document.Data})
+		c.Caption, c.DisableNotification = caption, m.Silent
+		if caption != "" {
+			c.ParseMode = tgbotapi.ModeHTML
+		}
+		if buttons != nil {
+			c.ReplyMarkup = buttons
+		}
+		cfg = c
+	} else {
+		what = "photo"
+		c := tgbotapi.NewPhoto(m.ChatID, tgbotapi.FileBytes{Name: m.Photo.Name, Bytes: m.Photo.Data})
+		c.Caption, c.DisableNotification = caption, m.Silent
+		if caption != "" {
+			c.ParseMode = tgbotapi.ModeHTML
+		}
+		if buttons != nil {
+			c.ReplyMarkup = buttons
+		}
+		cfg = c
+	}
+	id, err := t.message(ctx, m.ChatID, cfg)
+	if err != nil {
+		return 0, fmt.Errorf("telegram: send %s: %w", what, err)
+	}
+	if rest == "" {
+		return id, nil
+	}
+	m.Document, m.Photo = nil, nil
+	return t.sendText(ctx, m)
+}
+
+// AnswerCallback answers a button press (see bot.Sender); text, if any, is
+// shown as a toast and cut to Telegram's 200 characters. A press too old to
+// answer is not an error: there is nothing left to stop.
+func (t *Transport) AnswerCallback(ctx context.Context, callbackID, text string) error {
+	if r := []rune(text); len(r) > 200 {
+		text = string(r[:199]) + "…"
+	}
+	_, err := t.call(ctx, 0, tgbotapi.NewCallback(callbackID, text))
+	if apiSays(err, "query is too old") || apiSays(err, "query ID is invalid") {
+		t.log.Debug("callback too old to answer", "callback", callbackID)
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("telegram: answer callback: %w", err)
+	}
+	return nil
+}
+
+// updateSender is the Sender a handler gets for one update: it remembers
+// whether the update's button press was answered, so the transport answers
+// it (stopping the client's spinner) when the handler did not, and never
+// answers it twice.
+type updateSender struct {
+	t        *Transport
+	cbID     string
+	answered atomic.Bool
+}
+
+func (s *updateSender) Send(ctx context.Context, m bot.Outgoing) (int, error) {
+	return s.t.Send(ctx, m)
+}
+
+func (s *updateSender) AnswerCallback(ctx context.Context, callbackID, text string) error {
+	if callbackID == s.cbID && s.answered.Swap(true) {
+		return nil
+	}
+	return s.t.AnswerCallback(ctx, callbackID, text)
+}
+
+// ensureAnswered answers the update's button press if nobody has.
+func (s *updateSender) ensureAnswered(ctx context.Context, text string) {
+	if s.cbID == "" || s.answered.Swap(true) {
+		return
+	}
+	if err := s.t.AnswerCallback(ctx, s.cbID, text); err != nil {
+		s.t.log.Warn("answering button press failed", "callback", s.cbID, "err", s.t.scrubErr(err))
+	}
+}
+
+func (t *Transport) scrubErr(err error) slog.Value {
+	if err == nil {
+		return slog.StringValue("")
+	}
+	return slog.StringValue(scrub(err.Error(), t.cfg.Token))
+}
