@@ -1,0 +1,439 @@
+package ledger
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+)
+
+// The agent side of the ledger: tokens that tie an on-instance agent to a
+// rental, what its heartbeats said (compactly), release orders and the
+// automatic decisions taken on the evidence (DESIGN.md sections 6 and 7).
+// Plain types and pure rules; the SQLite store persists them and the agent
+// hub and scheduler act on them.
+
+// AgentToken is the stored form of a rental's agent token. The token itself
+// is shown once and never stored: Hash is its SHA-256, which both
+// authenticates heartbeats (by lookup) and keys the HMAC of orders (the
+// agent hashes the token it holds; see wire.SignOrder).
+type AgentToken struct {
+	RentalID  int64
+	UserID    int64
+	Rental    string   // the rental's name, for the heartbeat response
+	Hash      [32]byte // SHA-256 of the token
+	IssuedAt  time.Time
+	RevokedAt time.Time // zero while valid
+}
+
+// Valid reports whether the token may still be used.
+func (t *AgentToken) Valid() bool { return t.RevokedAt.IsZero() }
+
+// Verdict is the agent's judgement of a host: busy, idle or unknown. It
+// mirrors wire.Verdict so that the ledger does not import the wire.
+type Verdict string
+
+// Verdicts. Unknown is never idle.
+const (
+	VerdictBusy    Verdict = "busy"
+	VerdictIdle    Verdict = "idle"
+	VerdictUnknown Verdict = "unknown"
+)
+
+// Valid reports whether v is a known verdict.
+func (v Verdict) Valid() bool {
+	return v == VerdictBusy || v == VerdictIdle || v == VerdictUnknown
+}
+
+// Beat is one heartbeat reduced to what the server keeps: the time it was
+// received (server clock), the window's length split by verdict and the
+// GPU utilisation in permille (0-1000, integers so that sums are exact).
+type Beat struct {
+	RentalID  int64
+	At        time.Time // received, server clock
+	Verdict   Verdict   // of the last sample
+	BusyS     int64     // seconds of the window judged busy
+	IdleS     int64
+	UnknownS  int64
+	UtilMean  int  // permille, mean over GPUs and samples; -1 if no reading
+	UtilMax   int  // permille; -1 if no reading
+	JobAlive  bool // the wrapped job was running at the end of the window
+	Samples   int
+	GPUSource string
+}
+
+// HourStat is the roll-up of one rental's beats in one UTC hour. A year of
+// 30 s heartbeats is 8,760 of these per rental instead of a million beats.
+type HourStat struct {
+	RentalID int64
+	Hour     time.Time // UTC, truncated to the hour
+	BusyS    int64
+	IdleS    int64
+	UnknownS int64
+	Beats    int64
+	UtilSum  int64 // sum of the beats' UtilMean (permille) over beats with a reading
+	UtilN    int64 // beats with a reading
+	UtilMax  int   // permille; -1 if none
+}
+
+// UtilMeanPermille returns the hour's mean utilisation in permille, or -1.
+func (h HourStat) UtilMeanPermille() int {
+	if h.UtilN == 0 {
+		return -1
+	}
+	return int(h.UtilSum / h.UtilN)
+}
+
+// Add folds b into h.
+func (h *HourStat) Add(b Beat) {
+	h.BusyS += b.BusyS
+	h.IdleS += b.IdleS
+	h.UnknownS += b.UnknownS
+	h.Beats++
+	if b.UtilMean >= 0 {
+		h.UtilSum += int64(b.UtilMean)
+		h.UtilN++
+	}
+	if b.UtilMax > h.UtilMax {
+		h.UtilMax = b.UtilMax
+	}
+}
+
+// JobInfo is the wrapped job as the agent last reported it.
+type JobInfo struct {
+	Command   string
+	Running   bool
+	Exited    bool
+	ExitCode  int // valid when Exited
+	StartedAt time.Time
+	EndedAt   time.Time
+	Duration  time.Duration
+}
+
+// GPUFacts is the hardware an agent reports, reduced to what the rental as
+// logged can be checked against.
+type GPUFacts struct {
+	Model  string // normalised name of the first GPU, e.g. "RTX 4090"
+	Count  int
+	Source string // "nvml", "simulate" or "none"
+}
+
+// AgentState is the latest that is known of a rental's agent: one row per
+// rental, replaced on every heartbeat.
+type AgentState struct {
+	RentalID   int64
+	UserID     int64
+	FirstSeen  time.Time
+	LastSeen   time.Time // server clock of the last heartbeat
+	BootID     string
+	Seq        uint64
+	Verdict    Verdict
+	IdleSince  time.Time // server-clock start of the current idle streak; zero unless idle
+	Job        JobInfo
+	GPU        GPUFacts
+	CanRelease bool   // the agent has a release command
+	Reasons    string // the agent's reasons for its verdict, joined
+}
+
+// Seen reports whether a heartbeat was ever received.
+func (s *AgentState) Seen() bool { return !s.LastSeen.IsZero() }
+
+// Fresh reports whether the last heartbeat is at most maxAge old at now.
+func (s *AgentState) Fresh(now time.Time, maxAge time.Duration) bool {
+	return s.Seen() && now.Sub(s.LastSeen) <= maxAge && !s.LastSeen.After(now.Add(time.Minute))
+}
+
+// IdleFor returns how long the host has been idle at now (0 unless idle).
+func (s *AgentState) IdleFor(now time.Time) time.Duration {
+	if s.Verdict != VerdictIdle || s.IdleSince.IsZero() || now.Before(s.IdleSince) {
+		return 0
+	}
+	return now.Sub(s.IdleSince)
+}
+
+// NormalizeGPUName reduces a GPU name as NVML reports it ("NVIDIA GeForce
+// RTX 4090", "NVIDIA H100 80GB HBM3") to a comparable key ("4090",
+// "h100"): lower case, vendor and marketing words dropped.
+func NormalizeGPUName(s string) string {
+	s = strings.ToLower(s)
+	for _, w := range []string{"nvidia", "geforce", "tesla", "quadro", "rtx", "gtx", "-", "_"} {
+		s = strings.ReplaceAll(s, w, " ")
+	}
+	f := strings.Fields(s)
+	if len(f) == 0 {
+		return ""
+	}
+	return f[0]
+}
+
+// GPUMismatch compares what the agent sees with the rental as logged and
+// returns a message for the user when the model differs or there are
+// fewer GPUs than paid for, or "" when they agree (or the agent sees no
+// real GPU).
+func GPUMismatch(r *Rental, f GPUFacts) string {
+	if f.Count == 0 || f.Source == "none" {
+		return ""
+	}
+	var parts []string
+	if want, got := NormalizeGPUName(r.GPU), NormalizeGPUName(f.Model); want != "" && got != "" && want != got {
+		parts = append(parts, fmt.Sprintf("the agent sees %s, you logged %s", f.Model, r.GPU))
+	}
+	if f.Count < r.GPUCount {
+		parts = append(parts, fmt.Sprintf("the agent sees %d GPU(s), you pay for %d", f.Count, r.GPUCount))
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	return strings.Join(parts, "; ")
+}
+
+// AutoAction is what a rental's automatic policy may do to an idle host.
+type AutoAction string
+
+// Automatic actions, in increasing order of force.
+const (
+	AutoOff     AutoAction = "off"     // no idle card at all
+	AutoNotify  AutoAction = "notify"  // warn only (the default)
+	AutoStop    AutoAction = "stop"    // stop after the grace period
+	AutoRelease AutoAction = "release" // release after the grace period
+)
+
+// Valid reports whether a is a known action.
+func (a AutoAction) Valid() bool {
+	switch a {
+	case AutoOff, AutoNotify, AutoStop, AutoRelease:
+		return true
+	}
+	return false
+}
+
+// DefaultGrace is the time between the idle warning and an automatic
+// action when /autorelease gives no "after".
+const DefaultGrace = 30 * time.Minute
+
+// AutoPolicy is a rental's /autorelease setting.
+type AutoPolicy struct {
+	RentalID int64
+	Action   AutoAction
+	After    time.Duration // grace after the warning; 0 means DefaultGrace
+	SetAt    time.Time
+}
+
+// Grace returns the effective grace period.
+func (p AutoPolicy) Grace() time.Duration {
+	if p.After <= 0 {
+		return DefaultGrace
+	}
+	return p.After
+}
+
+// Validate checks a policy from chat.
+func (p AutoPolicy) Validate() error {
+	if !p.Action.Valid() {
+		return Errorf(EINVALID, "unknown action %q: use off, notify, stop or release, e.g. /autorelease box1 stop after 1h", p.Action)
+	}
+	if p.After < 0 || p.After > 7*24*time.Hour {
+		return Errorf(EINVALID, "after=%s is out of range (0 to 7 days), e.g. /autorelease box1 stop after 1h", p.After)
+	}
+	if p.After != 0 && p.After < time.Minute && p.Action != AutoOff {
+		return Errorf(EINVALID, "after=%s is too short: give at least 1m, e.g. /autorelease box1 stop after 30m", p.After)
+	}
+	return nil
+}
+
+// OrderState is where a release order is in its life.
+type OrderState string
+
+// Order states. Pending orders are handed out with every heartbeat until
+// the agent reports a result or the order expires; an order with a result
+// is never handed out again, so an agent restarted mid-release cannot run
+// it twice.
+const (
+	OrderPending OrderState = "pending" // waiting for the agent to pick it up
+	OrderStarted OrderState = "started" // the agent accepted it and runs the release command
+	OrderDone    OrderState = "done"    // the release command succeeded; the ledger has the event
+	OrderRefused OrderState = "refused" // the agent refused (busy, job, no command, rejected)
+	OrderFailed  OrderState = "failed"  // the pre-release or release command failed
+	OrderExpired OrderState = "expired" // never picked up in time, or never confirmed
+)
+
+// Open reports whether the order is still in flight.
+func (s OrderState) Open() bool { return s == OrderPending || s == OrderStarted }
+
+// OrderOrigin says who asked for an order.
+type OrderOrigin string
+
+// Order origins.
+const (
+	OriginButton OrderOrigin = "button" // the user pressed Release now
+	OriginAuto   OrderOrigin = "auto"   // the rental's /autorelease policy
+)
+
+// Order is a stop or release order for a rental's agent, as the server
+// keeps it (the signed wire form is rebuilt from these fields).
+type Order struct {
+	ID        string
+	RentalID  int64
+	UserID    int64
+	Rental    string // the rental's name, signed into the order
+	Action    string // "stop" or "release"
+	Origin    OrderOrigin
+	IssuedAt  time.Time
+	ExpiresAt time.Time
+	Nonce     string
+	State     OrderState
+	Outcome   string // the agent's last outcome (wire.Outcome*)
+	Message   string // the agent's message with it
+	UpdatedAt time.Time
+	BootID    string // the agent boot that accepted it
+}
+
+// DecisionKind names an automatic decision.
+type DecisionKind string
+
+// Decision kinds recorded for /why.
+const (
+	DecisionWarn      DecisionKind = "warn"        // idle card shown
+	DecisionRemind    DecisionKind = "remind"      // idle reminder (decayed)
+	DecisionHold      DecisionKind = "hold"        // an automatic action held back, and why
+	DecisionOrder     DecisionKind = "order"       // an automatic stop/release order issued
+	DecisionOutcome   DecisionKind = "outcome"     // what the agent did with an order
+	DecisionSilent    DecisionKind = "silent"      // silent-agent alert
+	DecisionUnconfirm DecisionKind = "unconfirmed" // released rental still reporting
+	DecisionMismatch  DecisionKind = "mismatch"    // GPU facts differ from the rental
+	DecisionUser      DecisionKind = "user"        // a button press (release, snooze, keep)
+)
+
+// Decision is one automatic decision with the evidence it was taken on.
+type Decision struct {
+	ID       int64
+	UserID   int64
+	RentalID int64
+	At       time.Time
+	Kind     DecisionKind
+	Summary  string // one line for /why
+	Evidence string // the facts it rested on, e.g. "idle 41m (since 10:02), heartbeat 12s ago, no job"
+}
+
+// AutoInput is the evidence an automatic action is decided on.
+type AutoInput struct {
+	Now         time.Time
+	Rental      *Rental
+	Policy      AutoPolicy
+	Agent       *AgentState // nil: no agent
+	WarnedAt    time.Time   // when the idle card was first shown; zero if never
+	SnoozeUntil time.Time
+	Kept        bool          // the user pressed Keep for this idle streak
+	FreshWithin time.Duration // a heartbeat older than this is not fresh
+	OpenOrder   bool          // an order is already in flight
+}
+
+// AutoDecide applies DESIGN.md section 7: an automatic stop or release
+// only where the user chose it for the rental, only after a warning shown
+// at least the grace period earlier, with a fresh idle heartbeat, no live
+// job and no snooze. It returns the action ("" for none) and the evidence
+// or the reason for holding back.
+func AutoDecide(in AutoInput) (action string, why string) {
+	p := in.Policy
+	if p.Action != AutoStop && p.Action != AutoRelease {
+		return "", "no automatic action chosen (/autorelease)"
+	}
+	if in.Rental == nil || in.Rental.State() != Running {
+		return "", "rental is not running"
+	}
+	a := in.Agent
+	if a == nil || !a.Seen() {
+		return "", "no agent reports for this rental"
+	}
+	if in.OpenOrder {
+		return "", "an order is already in flight"
+	}
+	if in.WarnedAt.IsZero() {
+		return "", "no idle warning shown yet"
+	}
+	if wait := in.WarnedAt.Add(p.Grace()); in.Now.Before(wait) {
+		return "", fmt.Sprintf("grace period: warned %s, acting not before %s", in.WarnedAt.UTC().Format(time.TimeOnly), wait.UTC().Format(time.TimeOnly))
+	}
+	if in.Now.Before(in.SnoozeUntil) {
+		return "", "snoozed until " + in.SnoozeUntil.UTC().Format(time.TimeOnly)
+	}
+	if in.Kept {
+		return "", "the user chose Keep"
+	}
+	if !a.Fresh(in.Now, in.FreshWithin) {
+		return "", fmt.Sprintf("no fresh heartbeat (last %s ago)", in.Now.Sub(a.LastSeen).Round(time.Second))
+	}
+	if a.Job.Running {
+		return "", "the wrapped job is running"
+	}
+	if a.Verdict != VerdictIdle {
+		return "", "the host is " + string(a.Verdict)
+	}
+	act := string(p.Action)
+	ev := fmt.Sprintf("idle %s, warned %s ago, heartbeat %s ago, no job, policy %s after %s",
+		a.IdleFor(in.Now).Round(time.Minute), in.Now.Sub(in.WarnedAt).Round(time.Minute),
+		in.Now.Sub(a.LastSeen).Round(time.Second), p.Action, p.Grace())
+	return act, ev
+}
+
+// AgentStore persists what the agent hub and the scheduler need beyond the
+// ledger. Implementations are safe for concurrent use; errors are *Error
+// values (EINVALID, ENOTFOUND, ECONFLICT) or wrapped internal errors.
+type AgentStore interface {
+	// IssueToken stores the hash of a new token for the rental, revoking
+	// any earlier one, and returns the stored record. ENOTFOUND if the user
+	// has no unreleased rental by that name.
+	IssueToken(ctx context.Context, userID int64, rental string, hash [32]byte, at time.Time) (AgentToken, error)
+	// TokenByHash returns the token with that hash, valid or revoked, or
+	// ENOTFOUND.
+	TokenByHash(ctx context.Context, hash [32]byte) (AgentToken, error)
+	// RevokeTokens revokes the rental's tokens; revoking none is not an error.
+	RevokeTokens(ctx context.Context, rentalID int64, at time.Time) error
+	// ValidTokens returns every token not revoked.
+	ValidTokens(ctx context.Context) ([]AgentToken, error)
+
+	// SaveBeats appends beats, folds them into the hourly roll-up and
+	// replaces the agents' states, in one transaction.
+	SaveBeats(ctx context.Context, beats []Beat, states []AgentState) error
+	// AgentStates returns the state of every rental's agent that was seen.
+	AgentStates(ctx context.Context) ([]AgentState, error)
+	// Beats returns a rental's raw beats received in [from, to).
+	Beats(ctx context.Context, rentalID int64, from, to time.Time) ([]Beat, error)
+	// HourStats returns a rental's hourly roll-ups in [from, to).
+	HourStats(ctx context.Context, rentalID int64, from, to time.Time) ([]HourStat, error)
+	// PruneBeats deletes raw beats received before t (the roll-ups stay).
+	PruneBeats(ctx context.Context, before time.Time) (int64, error)
+
+	// OpenIdle starts an idle interval for the rental at from, unless one
+	// is open. CloseIdle ends the open one at to (not before its start).
+	OpenIdle(ctx context.Context, rentalID int64, from time.Time) error
+	CloseIdle(ctx context.Context, rentalID int64, to time.Time) error
+
+	// SetAutoPolicy replaces the policy of the user's unreleased rental
+	// called name. AutoPolicy returns a rental's policy (Action notify if
+	// none was set).
+	SetAutoPolicy(ctx context.Context, userID int64, name string, p AutoPolicy) (AutoPolicy, error)
+	AutoPolicy(ctx context.Context, rentalID int64) (AutoPolicy, error)
+
+	// CreateOrder stores a new pending order. ECONFLICT if the rental has
+	// an open order (so two presses of Release make one order).
+	CreateOrder(ctx context.Context, o Order) (Order, error)
+	// Order returns one order, or ENOTFOUND.
+	Order(ctx context.Context, id string) (Order, error)
+	// OpenOrders returns the open orders of a rental (or of all rentals
+	// when rentalID is 0), oldest first.
+	OpenOrders(ctx context.Context, rentalID int64) ([]Order, error)
+	// UpdateOrder changes an order's state, outcome and message. When ev
+	// is not nil, the event is appended to the rental in the same
+	// transaction (the stop or release the agent confirmed), unless the
+	// rental already has it.
+	UpdateOrder(ctx context.Context, o Order, ev *Event) (Order, *Rental, error)
+
+	// AddDecision records an automatic decision; Decisions returns a
+	// rental's latest ones, newest first.
+	AddDecision(ctx context.Context, d Decision) (Decision, error)
+	Decisions(ctx context.Context, rentalID int64, limit int) ([]Decision, error)
+
+	// RentalByID returns any rental by its id, or ENOTFOUND.
+	RentalByID(ctx context.Context, id int64) (*Rental, error)
+}

@@ -1,0 +1,111 @@
+package ledger
+
+import (
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestAutoDecide(t *testing.T) {
+	now := time.Date(2026, 11, 1, 12, 0, 0, 0, time.UTC)
+	running := &Rental{Name: "box1", Events: []Event{{Kind: EventStart, At: now.Add(-5 * time.Hour)}}}
+	stopped := &Rental{Name: "box1", Events: []Event{{Kind: EventStart, At: now.Add(-5 * time.Hour)}, {Kind: EventStop, At: now.Add(-time.Hour)}}}
+	idle := func() *AgentState {
+		return &AgentState{LastSeen: now.Add(-20 * time.Second), Verdict: VerdictIdle, IdleSince: now.Add(-90 * time.Minute)}
+	}
+	base := func() AutoInput {
+		return AutoInput{Now: now, Rental: running, Policy: AutoPolicy{Action: AutoStop, After: 30 * time.Minute},
+			Agent: idle(), WarnedAt: now.Add(-40 * time.Minute), FreshWithin: 2 * time.Minute}
+	}
+	tests := []struct {
+		name    string
+		mut     func(*AutoInput)
+		want    string
+		whyHint string
+	}{
+		{"OK/stop", nil, "stop", "idle"},
+		{"OK/release", func(in *AutoInput) { in.Policy.Action = AutoRelease }, "release", "policy release"},
+		{"NotifyOnly", func(in *AutoInput) { in.Policy.Action = AutoNotify }, "", "no automatic action"},
+		{"Off", func(in *AutoInput) { in.Policy.Action = AutoOff }, "", "no automatic action"},
+		{"NotRunning", func(in *AutoInput) { in.Rental = stopped }, "", "not running"},
+		{"NoAgent", func(in *AutoInput) { in.Agent = nil }, "", "no agent"},
+		{"NoWarning", func(in *AutoInput) { in.WarnedAt = time.Time{} }, "", "no idle warning"},
+		{"InGrace", func(in *AutoInput) { in.WarnedAt = now.Add(-29 * time.Minute) }, "", "grace"},
+		{"Snoozed", func(in *AutoInput) { in.SnoozeUntil = now.Add(time.Minute) }, "", "snoozed"},
+		{"Kept", func(in *AutoInput) { in.Kept = true }, "", "Keep"},
+		{"StaleHeartbeat", func(in *AutoInput) { in.Agent.LastSeen = now.Add(-3 * time.Minute) }, "", "fresh"},
+		{"FutureHeartbeat", func(in *AutoInput) { in.Agent.LastSeen = now.Add(time.Hour) }, "", "fresh"},
+		{"JobRunning", func(in *AutoInput) { in.Agent.Job.Running = true }, "", "job"},
+		{"Busy", func(in *AutoInput) { in.Agent.Verdict = VerdictBusy }, "", "busy"},
+		{"Unknown", func(in *AutoInput) { in.Agent.Verdict = VerdictUnknown }, "", "unknown"},
+		{"OrderInFlight", func(in *AutoInput) { in.OpenOrder = true }, "", "in flight"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			in := base()
+			if tt.mut != nil {
+				tt.mut(&in)
+			}
+			got, why := AutoDecide(in)
+			if got != tt.want || !strings.Contains(why, tt.whyHint) {
+				t.Fatalf("AutoDecide = %q, %q; want %q with %q", got, why, tt.want, tt.whyHint)
+			}
+		})
+	}
+}
+
+func TestReminderDelay(t *testing.T) {
+	for n, want := range map[int]time.Duration{0: time.Hour, 1: time.Hour, 2: 2 * time.Hour, 3: 4 * time.Hour, 5: 16 * time.Hour, 6: 24 * time.Hour, 40: 24 * time.Hour} {
+		if got := ReminderDelay(n); got != want {
+			t.Errorf("ReminderDelay(%d) = %s, want %s", n, got, want)
+		}
+	}
+}
+
+func TestInQuietHours(t *testing.T) {
+	u := &User{TZ: "Asia/Shanghai", Settings: Settings{QuietFrom: 23 * 60, QuietTo: 8 * 60}}
+	sh, _ := time.LoadLocation("Asia/Shanghai")
+	tests := []struct {
+		local   string
+		quiet   bool
+		endHour int
+	}{
+		{"2026-11-01 22:59", false, 22},
+		{"2026-11-01 23:00", true, 8},
+		{"2026-11-02 03:00", true, 8},
+		{"2026-11-02 08:00", false, 8},
+	}
+	for _, tt := range tests {
+		lt, _ := time.ParseInLocation("2006-01-02 15:04", tt.local, sh)
+		if got := InQuietHours(u, lt.UTC()); got != tt.quiet {
+			t.Errorf("InQuietHours(%s) = %v", tt.local, got)
+		}
+		end := QuietEnd(u, lt.UTC()).In(sh)
+		if tt.quiet && (end.Hour() != 8 || !end.After(lt)) {
+			t.Errorf("QuietEnd(%s) = %s", tt.local, end)
+		}
+	}
+	if InQuietHours(&User{Settings: DefaultSettings()}, time.Now()) {
+		t.Error("default settings have no quiet hours")
+	}
+}
+
+func TestGPUMismatch(t *testing.T) {
+	r := &Rental{GPU: "RTX 4090", GPUCount: 2}
+	tests := []struct {
+		f    GPUFacts
+		want string
+	}{
+		{GPUFacts{Model: "NVIDIA GeForce RTX 4090", Count: 2, Source: "nvml"}, ""},
+		{GPUFacts{Model: "NVIDIA GeForce RTX 4090", Count: 4, Source: "nvml"}, ""},
+		{GPUFacts{Model: "NVIDIA GeForce RTX 3090", Count: 2, Source: "nvml"}, "sees NVIDIA GeForce RTX 3090"},
+		{GPUFacts{Model: "NVIDIA GeForce RTX 4090", Count: 1, Source: "nvml"}, "1 GPU(s), you pay for 2"},
+		{GPUFacts{Source: "none"}, ""},
+	}
+	for _, tt := range tests {
+		got := GPUMismatch(r, tt.f)
+		if (tt.want == "") != (got == "") || !strings.Contains(got, tt.want) {
+			t.Errorf("GPUMismatch(%+v) = %q, want %q", tt.f, got, tt.want)
+		}
+	}
+}

@@ -1,0 +1,746 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/gpuledger/gpuledger/ledger"
+)
+
+// This file implements ledger.AgentStore: agent tokens, heartbeats and
+// their roll-up, idle intervals, /autorelease policies, orders and the
+// decision log.
+
+var _ ledger.AgentStore = (*DB)(nil)
+
+// IssueToken stores the hash of a new token for the user's unreleased
+// rental called name and revokes the rental's earlier tokens, in one
+// transaction. Errors: ENOTFOUND, ECONFLICT (the rental is released).
+func (db *DB) IssueToken(ctx context.Context, userID int64, name string, hash [32]byte, at time.Time) (ledger.AgentToken, error) {
+	at = sec(at)
+	var tok ledger.AgentToken
+	err := db.withTx(ctx, func(tx *sql.Tx) error {
+		r, err := findRental(ctx, tx, userID, name)
+		if err != nil {
+			return err
+		}
+		if r.State() == ledger.Released {
+			return ledger.Errorf(ledger.ECONFLICT, "%s was released: an agent can only report for a live rental", name)
+		}
+		if _, err := tx.ExecContext(ctx, `UPDATE agent_tokens SET revoked_at = ? WHERE rental_id = ? AND revoked_at IS NULL`,
+			unix(at), r.ID); err != nil {
+			return fmt.Errorf("sqlite: revoke tokens: %w", err)
+		}
+		if _, err := tx.ExecContext(ctx, `INSERT INTO agent_tokens (rental_id, user_id, hash, issued_at) VALUES (?, ?, ?, ?)`,
+			r.ID, userID, hash[:], unix(at)); err != nil {
+			return constraintError(err, "insert token", "token collision: try again")
+		}
+		tok = ledger.AgentToken{RentalID: r.ID, UserID: userID, Rental: r.Name, Hash: hash, IssuedAt: at}
+		return nil
+	})
+	return tok, err
+}
+
+const tokenCols = `t.rental_id, t.user_id, r.name, t.hash, t.issued_at, t.revoked_at, r.released`
+
+func scanToken(s scanner) (ledger.AgentToken, error) {
+	var (
+		t        ledger.AgentToken
+		hash     []byte
+		issued   int64
+		revoked  sql.NullInt64
+		released bool
+	)
+	if err := s.Scan(&t.RentalID, &t.UserID, &t.Rental, &hash, &issued, &revoked, &released); err != nil {
+		return t, err
+	}
+	copy(t.Hash[:], hash)
+	t.IssuedAt = fromUnix(issued)
+	t.RevokedAt = fromNullUnix(revoked)
+	if released && t.RevokedAt.IsZero() {
+		// Revoked on release, even before the scheduler writes it down.
+		t.RevokedAt = t.IssuedAt
+	}
+	return t, nil
+}
+
+// TokenByHash returns the token with that hash; a token of a released
+// rental is returned revoked. Errors: ENOTFOUND.
+func (db *DB) TokenByHash(ctx context.Context, hash [32]byte) (ledger.AgentToken, error) {
+	t, err := scanToken(db.reader.QueryRowContext(ctx, `SELECT `+tokenCols+`
+		FROM agent_tokens t JOIN rentals r ON r.id = t.rental_id WHERE t.hash = ?`, hash[:]))
+	if err == sql.ErrNoRows {
+		return t, ledger.Errorf(ledger.ENOTFOUND, "unknown agent token")
+	}
+	if err != nil {
+		return t, fmt.Errorf("sqlite: token by hash: %w", err)
+	}
+	return t, nil
+}
+
+// RevokeTokens revokes the rental's valid tokens at at.
+func (db *DB) RevokeTokens(ctx context.Context, rentalID int64, at time.Time) error {
+	return db.withTx(ctx, func(tx *sql.Tx) error {
+		if _, err := tx.ExecContext(ctx, `UPDATE agent_tokens SET revoked_at = ? WHERE rental_id = ? AND revoked_at IS NULL`,
+			unix(sec(at)), rentalID); err != nil {
+			return fmt.Errorf("sqlite: revoke tokens: %w", err)
+		}
+		return nil
+	})
+}
+
+// ValidTokens returns the tokens not revoked whose rental is not released.
+func (db *DB) ValidTokens(ctx context.Context) ([]ledger.AgentToken, error) {
+	rows, err := db.reader.QueryContext(ctx, `SELECT `+tokenCols+`
+		FROM agent_tokens t JOIN rentals r ON r.id = t.rental_id
+		WHERE t.revoked_at IS NULL AND r.released = 0 ORDER BY t.id`)
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: valid tokens: %w", err)
+	}
+	defer rows.Close()
+	var out []ledger.AgentToken
+	for rows.Next() {
+		t, err := scanToken(rows)
+		if err != nil {
+			return nil, fmt.Errorf("sqlite: valid tokens: %w", err)
+		}
+		out = append(out, t)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("sqlite: valid tokens: %w", err)
+	}
+	return out, nil
+}
+
+// beatChunk bounds the rows of one multi-row INSERT (10 columns each, well
+// under SQLite's limit on bound parameters).
+const beatChunk = 200
+
+// SaveBeats appends beats, adds them to the hourly roll-up and replaces
+// the given agent states, in one transaction. Beats of a rental that no
+// longer exists (its /rent was undone) are dropped.
+func (db *DB) SaveBeats(ctx context.Context, beats []ledger.Beat, states []ledger.AgentState) error {
+	if len(beats) == 0 && len(states) == 0 {
+		return nil
+	}
+	// Fold the hourly roll-up in memory first: one upsert per rental-hour.
+	type hk struct {
+		rental int64
+		hour   int64
+	}
+	hours := map[hk]*ledger.HourStat{}
+	var order []hk
+	for _, b := range beats {
+		k := hk{b.RentalID, b.At.UTC().Truncate(time.Hour).Unix()}
+		h := hours[k]
+		if h == nil {
+			h = &ledger.HourStat{RentalID: b.RentalID, Hour: fromUnix(k.hour), UtilMax: -1}
+			hours[k] = h
+			order = append(order, k)
+		}
+		h.Add(b)
+	}
+	return db.withTx(ctx, func(tx *sql.Tx) error {
+		live, err := liveRentalIDs(ctx, tx, beats, states)
+		if err != nil {
+			return err
+		}
+		for i := 0; i < len(beats); i += beatChunk {
+			chunk := beats[i:min(i+beatChunk, len(beats))]
+			var sb strings.Builder
+			sb.WriteString(`INSERT INTO agent_beats (rental_id, at, verdict, busy_s, idle_s, unknown_s, util_mean, util_max, job_alive, samples) VALUES `)
+			args := make([]any, 0, len(chunk)*10)
+			n := 0
+			for _, b := range chunk {
+				if !live[b.RentalID] {
+					continue
+				}
+				if n > 0 {
+					sb.WriteByte(',')
+				}
+				sb.WriteString(`(?,?,?,?,?,?,?,?,?,?)`)
+				args = append(args, b.RentalID, unix(b.At), string(b.Verdict), b.BusyS, b.IdleS, b.UnknownS,
+					b.UtilMean, b.UtilMax, boolInt(b.JobAlive), b.Samples)
+				n++
+			}
+			if n == 0 {
+				continue
+			}
+			if _, err := tx.ExecContext(ctx, sb.String(), args...); err != nil {
+				return fmt.Errorf("sqlite: save beats: %w", err)
+			}
+		}
+		for i := 0; i < len(order); i += beatChunk {
+			chunk := order[i:min(i+beatChunk, len(order))]
+			var sb strings.Builder
+			sb.WriteString(`INSERT INTO agent_hours (rental_id, hour, busy_s, idle_s, unknown_s, beats, util_sum, util_n, util_max) VALUES `)
+			args := make([]any, 0, len(chunk)*9)
+			n := 0
+			for _, k := range chunk {
+				if !live[k.rental] {
+					continue
+				}
+				h := hours[k]
+				if n > 0 {
+					sb.WriteByte(',')
+				}
+				sb.WriteString(`(?,?,?,?,?,?,?,?,?)`)
+				args = append(args, k.rental, k.hour, h.BusyS, h.IdleS, h.UnknownS, h.Beats, h.UtilSum, h.UtilN, h.UtilMax)
+				n++
+			}
+			if n == 0 {
+				continue
+			}
+			sb.WriteString(` ON CONFLICT (rental_id, hour) DO UPDATE SET busy_s = busy_s + excluded.busy_s,
+				idle_s = idle_s + excluded.idle_s, unknown_s = unknown_s + excluded.unknown_s,
+				beats = beats + excluded.beats, util_sum = util_sum + excluded.util_sum,
+				util_n = util_n + excluded.util_n, util_max = max(util_max, excluded.util_max)`)
+			if _, err := tx.ExecContext(ctx, sb.String(), args...); err != nil {
+				return fmt.Errorf("sqlite: roll up beats: %w", err)
+			}
+		}
+		for i := 0; i < len(states); i += beatChunk / 2 {
+			chunk := states[i:min(i+beatChunk/2, len(states))]
+			var sb strings.Builder
+			sb.WriteString(`INSERT INTO agent_state (rental_id, user_id, first_seen, last_seen, boot_id, seq, verdict, idle_since,
+				job, gpu_model, gpu_count, gpu_source, can_release, reasons) VALUES `)
+			args := make([]any, 0, len(chunk)*14)
+			n := 0
+			for _, s := range chunk {
+				if !live[s.RentalID] {
+					continue
+				}
+				var job sql.NullString
+				if s.Job.Command != "" || s.Job.Running || s.Job.Exited {
+					b, err := json.Marshal(s.Job)
+					if err != nil {
+						return fmt.Errorf("sqlite: encode job: %w", err)
+					}
+					job = sql.NullString{String: string(b), Valid: true}
+				}
+				if n > 0 {
+					sb.WriteByte(',')
+				}
+				sb.WriteString(`(?,?,?,?,?,?,?,?,?,?,?,?,?,?)`)
+				first := s.FirstSeen
+				if first.IsZero() {
+					first = s.LastSeen
+				}
+				args = append(args, s.RentalID, s.UserID, unix(first), unix(s.LastSeen), s.BootID, int64(s.Seq),
+					string(s.Verdict), nullUnix(s.IdleSince), job, s.GPU.Model, s.GPU.Count, s.GPU.Source,
+					boolInt(s.CanRelease), s.Reasons)
+				n++
+			}
+			if n == 0 {
+				continue
+			}
+			sb.WriteString(` ON CONFLICT (rental_id) DO UPDATE SET last_seen = excluded.last_seen,
+				boot_id = excluded.boot_id, seq = excluded.seq, verdict = excluded.verdict,
+				idle_since = excluded.idle_since, job = excluded.job, gpu_model = excluded.gpu_model,
+				gpu_count = excluded.gpu_count, gpu_source = excluded.gpu_source,
+				can_release = excluded.can_release, reasons = excluded.reasons`)
+			if _, err := tx.ExecContext(ctx, sb.String(), args...); err != nil {
+				return fmt.Errorf("sqlite: save agent state: %w", err)
+			}
+		}
+		return nil
+	})
+}
+
+// liveRentalIDs returns which of the rentals named by beats and states
+// still exist.
+func liveRentalIDs(ctx context.Context, tx *sql.Tx, beats []ledger.Beat, states []ledger.AgentState) (map[int64]bool, error) {
+	ids := map[int64]bool{}
+	for _, b := range beats {
+		ids[b.RentalID] = false
+	}
+	for _, s := range states {
+		ids[s.RentalID] = false
+	}
+	list := make([]any, 0, len(ids))
+	for id := range ids {
+		list = append(list, id)
+	}
+	for i := 0; i < len(list); i += 500 {
+		chunk := list[i:min(i+500, len(list))]
+		rows, err := tx.QueryContext(ctx, `SELECT id FROM rentals WHERE id IN (?`+strings.Repeat(",?", len(chunk)-1)+`)`, chunk...)
+		if err != nil {
+			return nil, fmt.Errorf("sqlite: check rentals: %w", err)
+		}
+		for rows.Next() {
+			var id int64
+			if err := rows.Scan(&id); err != nil {
+				rows.Close()
+				return nil, fmt.Errorf("sqlite: check rentals: %w", err)
+			}
+			ids[id] = true
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return nil, fmt.Errorf("sqlite: check rentals: %w", err)
+		}
+	}
+	return ids, nil
+}
+
+const stateCols = `rental_id, user_id, first_seen, last_seen, boot_id, seq, verdict, idle_since, job,
+	gpu_model, gpu_count, gpu_source, can_release, reasons`
+
+func scanState(s scanner) (ledger.AgentState, error) {
+	var (
+		st               ledger.AgentState
+		first, last, seq int64
+		idle             sql.NullInt64
+		job              sql.NullString
+		verdict          string
+		canRelease       bool
+	)
+	if err := s.Scan(&st.RentalID, &st.UserID, &first, &last, &st.BootID, &seq, &verdict, &idle, &job,
+		&st.GPU.Model, &st.GPU.Count, &st.GPU.Source, &canRelease, &st.Reasons); err != nil {
+		return st, err
+	}
+	st.FirstSeen, st.LastSeen = fromUnix(first), fromUnix(last)
+	st.Seq = uint64(seq)
+	st.Verdict = ledger.Verdict(verdict)
+	st.IdleSince = fromNullUnix(idle)
+	st.CanRelease = canRelease
+	if job.Valid {
+		if err := json.Unmarshal([]byte(job.String), &st.Job); err != nil {
+			return st, fmt.Errorf("agent_state.job of rental %d: %w", st.RentalID, err)
+		}
+	}
+	return st, nil
+}
+
+// AgentStates returns the state of every agent seen, in rental order.
+func (db *DB) AgentStates(ctx context.Context) ([]ledger.AgentState, error) {
+	rows, err := db.reader.QueryContext(ctx, `SELECT `+stateCols+` FROM agent_state ORDER BY rental_id`)
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: agent states: %w", err)
+	}
+	defer rows.Close()
+	var out []ledger.AgentState
+	for rows.Next() {
+		st, err := scanState(rows)
+		if err != nil {
+			return nil, fmt.Errorf("sqlite: agent states: %w", err)
+		}
+		out = append(out, st)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("sqlite: agent states: %w", err)
+	}
+	return out, nil
+}
+
+// Beats returns the rental's raw beats received in [from, to), oldest first.
+func (db *DB) Beats(ctx context.Context, rentalID int64, from, to time.Time) ([]ledger.Beat, error) {
+	rows, err := db.reader.QueryContext(ctx, `SELECT rental_id, at, verdict, busy_s, idle_s, unknown_s, util_mean, util_max,
+		job_alive, samples FROM agent_beats WHERE rental_id = ? AND at >= ? AND at < ? ORDER BY at, rowid`,
+		rentalID, unix(from), unix(to))
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: beats: %w", err)
+	}
+	defer rows.Close()
+	var out []ledger.Beat
+	for rows.Next() {
+		var (
+			b       ledger.Beat
+			at      int64
+			verdict string
+		)
+		if err := rows.Scan(&b.RentalID, &at, &verdict, &b.BusyS, &b.IdleS, &b.UnknownS, &b.UtilMean, &b.UtilMax,
+			&b.JobAlive, &b.Samples); err != nil {
+			return nil, fmt.Errorf("sqlite: beats: %w", err)
+		}
+		b.At, b.Verdict = fromUnix(at), ledger.Verdict(verdict)
+		out = append(out, b)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("sqlite: beats: %w", err)
+	}
+	return out, nil
+}
+
+// HourStats returns the rental's hourly roll-ups whose hour starts in
+// [from, to), oldest first.
+func (db *DB) HourStats(ctx context.Context, rentalID int64, from, to time.Time) ([]ledger.HourStat, error) {
+	rows, err := db.reader.QueryContext(ctx, `SELECT rental_id, hour, busy_s, idle_s, unknown_s, beats, util_sum, util_n, util_max
+		FROM agent_hours WHERE rental_id = ? AND hour >= ? AND hour < ? ORDER BY hour`, rentalID, unix(from), unix(to))
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: hour stats: %w", err)
+	}
+	defer rows.Close()
+	var out []ledger.HourStat
+	for rows.Next() {
+		var (
+			h    ledger.HourStat
+			hour int64
+		)
+		if err := rows.Scan(&h.RentalID, &hour, &h.BusyS, &h.IdleS, &h.UnknownS, &h.Beats, &h.UtilSum, &h.UtilN, &h.UtilMax); err != nil {
+			return nil, fmt.Errorf("sqlite: hour stats: %w", err)
+		}
+		h.Hour = fromUnix(hour)
+		out = append(out, h)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("sqlite: hour stats: %w", err)
+	}
+	return out, nil
+}
+
+// PruneBeats deletes raw beats received before t and returns how many.
+func (db *DB) PruneBeats(ctx context.Context, before time.Time) (int64, error) {
+	var n int64
+	err := db.withTx(ctx, func(tx *sql.Tx) error {
+		res, err := tx.ExecContext(ctx, `DELETE FROM agent_beats WHERE at < ?`, unix(before))
+		if err != nil {
+			return fmt.Errorf("sqlite: prune beats: %w", err)
+		}
+		n, _ = res.RowsAffected()
+		return nil
+	})
+	return n, err
+}
+
+// OpenIdle starts an idle interval at from unless one is open.
+func (db *DB) OpenIdle(ctx context.Context, rentalID int64, from time.Time) error {
+	return db.withTx(ctx, func(tx *sql.Tx) error {
+		var n int
+		if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM idle_intervals WHERE rental_id = ? AND to_at IS NULL`, rentalID).Scan(&n); err != nil {
+			return fmt.Errorf("sqlite: open idle: %w", err)
+		}
+		if n > 0 {
+			return nil
+		}
+		// Never overlap the previous interval.
+		var last sql.NullInt64
+		if err := tx.QueryRowContext(ctx, `SELECT max(to_at) FROM idle_intervals WHERE rental_id = ?`, rentalID).Scan(&last); err != nil {
+			return fmt.Errorf("sqlite: open idle: %w", err)
+		}
+		f := unix(sec(from))
+		if last.Valid && f < last.Int64 {
+			f = last.Int64
+		}
+		if _, err := tx.ExecContext(ctx, `INSERT INTO idle_intervals (rental_id, from_at) VALUES (?, ?)`, rentalID, f); err != nil {
+			return constraintError(err, "open idle", fmt.Sprintf("rental %d does not exist", rentalID))
+		}
+		return nil
+	})
+}
+
+// CloseIdle ends the rental's open idle interval at to (clamped to its
+// start); with none open it does nothing.
+func (db *DB) CloseIdle(ctx context.Context, rentalID int64, to time.Time) error {
+	return db.withTx(ctx, func(tx *sql.Tx) error {
+		_, err := tx.ExecContext(ctx, `UPDATE idle_intervals SET to_at = max(from_at, ?) WHERE rental_id = ? AND to_at IS NULL`,
+			unix(sec(to)), rentalID)
+		if err != nil {
+			return fmt.Errorf("sqlite: close idle: %w", err)
+		}
+		return nil
+	})
+}
+
+// SetAutoPolicy replaces the policy of the user's unreleased rental called
+// name. Errors: EINVALID, ENOTFOUND, ECONFLICT (released).
+func (db *DB) SetAutoPolicy(ctx context.Context, userID int64, name string, p ledger.AutoPolicy) (ledger.AutoPolicy, error) {
+	if err := p.Validate(); err != nil {
+		return p, err
+	}
+	p.SetAt = sec(p.SetAt)
+	if p.SetAt.IsZero() {
+		p.SetAt = db.now()
+	}
+	err := db.withTx(ctx, func(tx *sql.Tx) error {
+		r, err := findRental(ctx, tx, userID, name)
+		if err != nil {
+			return err
+		}
+		if r.State() == ledger.Released {
+			return ledger.Errorf(ledger.ECONFLICT, "%s was already released", name)
+		}
+		p.RentalID = r.ID
+		_, err = tx.ExecContext(ctx, `INSERT INTO auto_policies (rental_id, action, after_ns, set_at) VALUES (?, ?, ?, ?)
+			ON CONFLICT (rental_id) DO UPDATE SET action = excluded.action, after_ns = excluded.after_ns, set_at = excluded.set_at`,
+			r.ID, string(p.Action), int64(p.After), unix(p.SetAt))
+		if err != nil {
+			return fmt.Errorf("sqlite: set policy: %w", err)
+		}
+		return nil
+	})
+	return p, err
+}
+
+// AutoPolicy returns the rental's policy; a rental without one gets
+// Action notify.
+func (db *DB) AutoPolicy(ctx context.Context, rentalID int64) (ledger.AutoPolicy, error) {
+	p := ledger.AutoPolicy{RentalID: rentalID, Action: ledger.AutoNotify}
+	var (
+		action string
+		after  int64
+		setAt  int64
+	)
+	err := db.reader.QueryRowContext(ctx, `SELECT action, after_ns, set_at FROM auto_policies WHERE rental_id = ?`, rentalID).
+		Scan(&action, &after, &setAt)
+	if err == sql.ErrNoRows {
+		return p, nil
+	}
+	if err != nil {
+		return p, fmt.Errorf("sqlite: policy: %w", err)
+	}
+	p.Action, p.After, p.SetAt = ledger.AutoAction(action), time.Duration(after), fromUnix(setAt)
+	return p, nil
+}
+
+const orderCols = `id, rental_id, user_id, rental, action, origin, issued_at, expires_at, nonce, state, outcome, message, updated_at, boot_id`
+
+func scanOrder(s scanner) (ledger.Order, error) {
+	var (
+		o                          ledger.Order
+		origin, state              string
+		issued, expires, updatedAt int64
+	)
+	err := s.Scan(&o.ID, &o.RentalID, &o.UserID, &o.Rental, &o.Action, &origin, &issued, &expires, &o.Nonce, &state,
+		&o.Outcome, &o.Message, &updatedAt, &o.BootID)
+	if err != nil {
+		return o, err
+	}
+	o.Origin, o.State = ledger.OrderOrigin(origin), ledger.OrderState(state)
+	o.IssuedAt, o.ExpiresAt, o.UpdatedAt = fromUnix(issued), fromUnix(expires), fromUnix(updatedAt)
+	return o, nil
+}
+
+// CreateOrder stores a new pending order. Times are truncated to seconds
+// (the signature is made over the stored times). Errors: ECONFLICT when
+// the rental already has an order in flight, ENOTFOUND for an unknown
+// rental.
+func (db *DB) CreateOrder(ctx context.Context, o ledger.Order) (ledger.Order, error) {
+	o.IssuedAt, o.ExpiresAt, o.UpdatedAt = sec(o.IssuedAt), sec(o.ExpiresAt), sec(o.IssuedAt)
+	o.State = ledger.OrderPending
+	err := db.withTx(ctx, func(tx *sql.Tx) error {
+		var one int
+		err := tx.QueryRowContext(ctx, `SELECT 1 FROM rentals WHERE id = ? AND released = 0`, o.RentalID).Scan(&one)
+		if err == sql.ErrNoRows {
+			return ledger.Errorf(ledger.ENOTFOUND, "%s is not a live rental", o.Rental)
+		}
+		if err != nil {
+			return fmt.Errorf("sqlite: create order: %w", err)
+		}
+		_, err = tx.ExecContext(ctx, `INSERT INTO agent_orders (`+orderCols+`) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)`,
+			o.ID, o.RentalID, o.UserID, o.Rental, o.Action, string(o.Origin), unix(o.IssuedAt), unix(o.ExpiresAt),
+			o.Nonce, string(o.State), o.Outcome, o.Message, unix(o.UpdatedAt), o.BootID)
+		if isConstraint(err) {
+			return ledger.Errorf(ledger.ECONFLICT, "%s already has a release in progress", o.Rental)
+		}
+		if err != nil {
+			return fmt.Errorf("sqlite: create order: %w", err)
+		}
+		return nil
+	})
+	return o, err
+}
+
+// Order returns one order. Errors: ENOTFOUND.
+func (db *DB) Order(ctx context.Context, id string) (ledger.Order, error) {
+	o, err := scanOrder(db.reader.QueryRowContext(ctx, `SELECT `+orderCols+` FROM agent_orders WHERE id = ?`, id))
+	if err == sql.ErrNoRows {
+		return o, ledger.Errorf(ledger.ENOTFOUND, "no order %q", id)
+	}
+	if err != nil {
+		return o, fmt.Errorf("sqlite: order: %w", err)
+	}
+	return o, nil
+}
+
+// OpenOrders returns the orders in flight of one rental, or of all when
+// rentalID is 0, oldest first.
+func (db *DB) OpenOrders(ctx context.Context, rentalID int64) ([]ledger.Order, error) {
+	q := `SELECT ` + orderCols + ` FROM agent_orders WHERE state IN ('pending', 'started')`
+	var args []any
+	if rentalID != 0 {
+		q += ` AND rental_id = ?`
+		args = append(args, rentalID)
+	}
+	rows, err := db.reader.QueryContext(ctx, q+` ORDER BY issued_at, id`, args...)
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: open orders: %w", err)
+	}
+	defer rows.Close()
+	var out []ledger.Order
+	for rows.Next() {
+		o, err := scanOrder(rows)
+		if err != nil {
+			return nil, fmt.Errorf("sqlite: open orders: %w", err)
+		}
+		out = append(out, o)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("sqlite: open orders: %w", err)
+	}
+	return out, nil
+}
+
+// UpdateOrder stores o's state, outcome, message, boot id and update time.
+// A finished order is never reopened: an update to an order that is no
+// longer open returns it unchanged with ECONFLICT. When ev is set (the
+// stop or release the agent confirmed), it is appended to the rental in
+// the same transaction, journaled as an action of the order's user with
+// the key "order:ID", unless the rental is already stopped or released
+// (the user recorded it by hand); the rental is returned.
+func (db *DB) UpdateOrder(ctx context.Context, o ledger.Order, ev *ledger.Event) (ledger.Order, *ledger.Rental, error) {
+	o.UpdatedAt = sec(o.UpdatedAt)
+	if o.UpdatedAt.IsZero() {
+		o.UpdatedAt = db.now()
+	}
+	var (
+		out ledger.Order
+		rl  *ledger.Rental
+	)
+	err := db.withTx(ctx, func(tx *sql.Tx) error {
+		cur, err := scanOrder(tx.QueryRowContext(ctx, `SELECT `+orderCols+` FROM agent_orders WHERE id = ?`, o.ID))
+		if err == sql.ErrNoRows {
+			return ledger.Errorf(ledger.ENOTFOUND, "no order %q", o.ID)
+		}
+		if err != nil {
+			return fmt.Errorf("sqlite: update order: %w", err)
+		}
+		if !cur.State.Open() {
+			out = cur
+			return ledger.Errorf(ledger.ECONFLICT, "order %s is already %s", o.ID, cur.State)
+		}
+		cur.State, cur.Outcome, cur.Message, cur.UpdatedAt = o.State, o.Outcome, o.Message, o.UpdatedAt
+		if o.BootID != "" {
+			cur.BootID = o.BootID
+		}
+		if _, err := tx.ExecContext(ctx, `UPDATE agent_orders SET state = ?, outcome = ?, message = ?, updated_at = ?, boot_id = ? WHERE id = ?`,
+			string(cur.State), cur.Outcome, cur.Message, unix(cur.UpdatedAt), cur.BootID, cur.ID); err != nil {
+			return fmt.Errorf("sqlite: update order: %w", err)
+		}
+		out = cur
+		rs, err := loadRentals(ctx, tx, `r.id = ?`, cur.RentalID)
+		if err != nil {
+			return err
+		}
+		if len(rs) != 1 {
+			return ledger.Errorf(ledger.ENOTFOUND, "rental of order %s is gone", o.ID)
+		}
+		rl = rs[0]
+		if ev == nil {
+			return nil
+		}
+		e := *ev
+		e.At = sec(e.At)
+		if st := rl.State(); st == ledger.Released || (e.Kind == ledger.EventStop && st == ledger.Stopped) {
+			return nil
+		}
+		if last := rl.LastEventAt(); e.At.Before(last) {
+			e.At = last // a clock that jumped back must not break the ledger's order
+		}
+		if err := rl.CheckEvent(e); err != nil {
+			return err
+		}
+		j, err := db.beginAction(ctx, tx, ledger.Action{UserID: cur.UserID, At: e.At, Key: "order:" + cur.ID}, string(e.Kind), rl.Name, true, true)
+		if err != nil {
+			return err
+		}
+		if err := insertEvent(ctx, tx, rl.ID, j.id, e); err != nil {
+			return err
+		}
+		if e.Kind == ledger.EventRelease {
+			if _, err := tx.ExecContext(ctx, `UPDATE rentals SET released = 1 WHERE id = ?`, rl.ID); err != nil {
+				return fmt.Errorf("sqlite: release %s: %w", rl.Name, err)
+			}
+			if _, err := tx.ExecContext(ctx, `UPDATE agent_tokens SET revoked_at = ? WHERE rental_id = ? AND revoked_at IS NULL`,
+				unix(e.At), rl.ID); err != nil {
+				return fmt.Errorf("sqlite: revoke tokens: %w", err)
+			}
+		}
+		if _, err := tx.ExecContext(ctx, `UPDATE idle_intervals SET to_at = max(from_at, ?) WHERE rental_id = ? AND to_at IS NULL`,
+			unix(e.At), rl.ID); err != nil {
+			return fmt.Errorf("sqlite: close idle: %w", err)
+		}
+		if err := j.target(ctx, tx, rl.ID, 0, nil); err != nil {
+			return err
+		}
+		rs, err = loadRentals(ctx, tx, `r.id = ?`, rl.ID)
+		if err != nil {
+			return err
+		}
+		rl = rs[0]
+		return nil
+	})
+	if err != nil {
+		return out, rl, err
+	}
+	return out, rl, nil
+}
+
+// AddDecision records an automatic decision.
+func (db *DB) AddDecision(ctx context.Context, d ledger.Decision) (ledger.Decision, error) {
+	d.At = sec(d.At)
+	if d.At.IsZero() {
+		d.At = db.now()
+	}
+	err := db.withTx(ctx, func(tx *sql.Tx) error {
+		res, err := tx.ExecContext(ctx, `INSERT INTO decisions (user_id, rental_id, at, kind, summary, evidence) VALUES (?, ?, ?, ?, ?, ?)`,
+			d.UserID, d.RentalID, unix(d.At), string(d.Kind), d.Summary, d.Evidence)
+		if err != nil {
+			return constraintError(err, "add decision", fmt.Sprintf("rental %d does not exist", d.RentalID))
+		}
+		d.ID, err = res.LastInsertId()
+		return err
+	})
+	return d, err
+}
+
+// Decisions returns the rental's latest decisions, newest first.
+func (db *DB) Decisions(ctx context.Context, rentalID int64, limit int) ([]ledger.Decision, error) {
+	if limit <= 0 {
+		limit = 20
+	}
+	rows, err := db.reader.QueryContext(ctx, `SELECT id, user_id, rental_id, at, kind, summary, evidence FROM decisions
+		WHERE rental_id = ? ORDER BY id DESC LIMIT ?`, rentalID, limit)
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: decisions: %w", err)
+	}
+	defer rows.Close()
+	var out []ledger.Decision
+	for rows.Next() {
+		var (
+			d    ledger.Decision
+			at   int64
+			kind string
+		)
+		if err := rows.Scan(&d.ID, &d.UserID, &d.RentalID, &at, &kind, &d.Summary, &d.Evidence); err != nil {
+			return nil, fmt.Errorf("sqlite: decisions: %w", err)
+		}
+		d.At, d.Kind = fromUnix(at), ledger.DecisionKind(kind)
+		out = append(out, d)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("sqlite: decisions: %w", err)
+	}
+	return out, nil
+}
+
+// RentalByID returns any rental by id. Errors: ENOTFOUND.
+func (db *DB) RentalByID(ctx context.Context, id int64) (*ledger.Rental, error) {
+	var rs []*ledger.Rental
+	err := db.withRead(ctx, func(tx *sql.Tx) error {
+		var err error
+		rs, err = loadRentals(ctx, tx, `r.id = ?`, id)
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	if len(rs) == 0 {
+		return nil, ledger.Errorf(ledger.ENOTFOUND, "rental %d does not exist", id)
+	}
+	return rs[0], nil
+}

@@ -1,0 +1,321 @@
+package sqlite_test
+
+import (
+	"context"
+	"crypto/sha256"
+	"testing"
+	"time"
+
+	"github.com/gpuledger/gpuledger/ledger"
+)
+
+func TestDB_IssueToken(t *testing.T) {
+	ctx := context.Background()
+	db := openDB(t)
+	mustUser(t, db, 1)
+	mustUser(t, db, 2)
+	r := mustRent(t, db, 1, "box1", t0)
+	h1, h2 := sha256.Sum256([]byte("a")), sha256.Sum256([]byte("b"))
+
+	t.Run("OK", func(t *testing.T) {
+		tok, err := db.IssueToken(ctx, 1, "box1", h1, at(time.Minute))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if tok.RentalID != r.ID || tok.Rental != "box1" || !tok.Valid() {
+			t.Fatalf("token = %+v", tok)
+		}
+		got, err := db.TokenByHash(ctx, h1)
+		if err != nil || got.RentalID != r.ID || !got.Valid() {
+			t.Fatalf("TokenByHash = %+v, %v", got, err)
+		}
+	})
+	t.Run("ReissueRevokes", func(t *testing.T) {
+		if _, err := db.IssueToken(ctx, 1, "box1", h2, at(2*time.Minute)); err != nil {
+			t.Fatal(err)
+		}
+		old, err := db.TokenByHash(ctx, h1)
+		if err != nil || old.Valid() {
+			t.Fatalf("old token = %+v, %v; want revoked", old, err)
+		}
+		valid, err := db.ValidTokens(ctx)
+		if err != nil || len(valid) != 1 || valid[0].Hash != h2 {
+			t.Fatalf("ValidTokens = %+v, %v", valid, err)
+		}
+	})
+	t.Run("ErrNotFound/otherUser", func(t *testing.T) {
+		_, err := db.IssueToken(ctx, 2, "box1", sha256.Sum256([]byte("c")), t0)
+		wantCode(t, err, ledger.ENOTFOUND)
+		_, err = db.TokenByHash(ctx, sha256.Sum256([]byte("nope")))
+		wantCode(t, err, ledger.ENOTFOUND)
+	})
+	t.Run("RevokedOnRelease", func(t *testing.T) {
+		mustEvent(t, db, 1, "box1", ledger.EventRelease, at(time.Hour))
+		got, err := db.TokenByHash(ctx, h2)
+		if err != nil || got.Valid() {
+			t.Fatalf("token of released rental = %+v, %v; want revoked", got, err)
+		}
+		if v, _ := db.ValidTokens(ctx); len(v) != 0 {
+			t.Fatalf("ValidTokens after release = %d", len(v))
+		}
+		_, err = db.IssueToken(ctx, 1, "box1", sha256.Sum256([]byte("d")), at(2*time.Hour))
+		wantCode(t, err, ledger.ECONFLICT)
+	})
+}
+
+func TestDB_SaveBeats(t *testing.T) {
+	ctx := context.Background()
+	db := openDB(t)
+	mustUser(t, db, 1)
+	r := mustRent(t, db, 1, "box1", t0)
+	var beats []ledger.Beat
+	// Two hours of 30 s beats: busy the first hour, idle the second.
+	for i := range 240 {
+		b := ledger.Beat{RentalID: r.ID, At: at(time.Duration(i) * 30 * time.Second), Verdict: ledger.VerdictBusy,
+			BusyS: 30, UtilMean: 900, UtilMax: 1000, Samples: 6}
+		if i >= 120 {
+			b.Verdict, b.BusyS, b.IdleS, b.UtilMean, b.UtilMax = ledger.VerdictIdle, 0, 30, 0, 10
+		}
+		beats = append(beats, b)
+	}
+	st := ledger.AgentState{RentalID: r.ID, UserID: 1, LastSeen: at(2 * time.Hour), BootID: "b1", Seq: 240,
+		Verdict: ledger.VerdictIdle, IdleSince: at(time.Hour), GPU: ledger.GPUFacts{Model: "NVIDIA GeForce RTX 4090", Count: 1, Source: "nvml"},
+		Job: ledger.JobInfo{Command: "python train.py", Exited: true, ExitCode: 0}}
+	// Saved in two batches, as the hub does.
+	if err := db.SaveBeats(ctx, beats[:100], nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.SaveBeats(ctx, beats[100:], []ledger.AgentState{st}); err != nil {
+		t.Fatal(err)
+	}
+	hs, err := db.HourStats(ctx, r.ID, t0, at(3*time.Hour))
+	if err != nil || len(hs) != 2 {
+		t.Fatalf("HourStats = %+v, %v", hs, err)
+	}
+	if hs[0].BusyS != 3600 || hs[0].Beats != 120 || hs[0].UtilMeanPermille() != 900 || hs[0].UtilMax != 1000 {
+		t.Errorf("hour 0 = %+v", hs[0])
+	}
+	if hs[1].IdleS != 3600 || hs[1].BusyS != 0 || hs[1].UtilMax != 10 {
+		t.Errorf("hour 1 = %+v", hs[1])
+	}
+	got, err := db.Beats(ctx, r.ID, t0, at(time.Hour))
+	if err != nil || len(got) != 120 {
+		t.Fatalf("Beats = %d, %v", len(got), err)
+	}
+	n, err := db.PruneBeats(ctx, at(time.Hour))
+	if err != nil || n != 120 {
+		t.Fatalf("PruneBeats = %d, %v", n, err)
+	}
+	if hs2, _ := db.HourStats(ctx, r.ID, t0, at(3*time.Hour)); len(hs2) != 2 || hs2[0] != hs[0] {
+		t.Fatalf("roll-up changed by pruning: %+v", hs2)
+	}
+	states, err := db.AgentStates(ctx)
+	if err != nil || len(states) != 1 {
+		t.Fatalf("AgentStates = %+v, %v", states, err)
+	}
+	g := states[0]
+	if g.Verdict != ledger.VerdictIdle || !g.IdleSince.Equal(at(time.Hour)) || g.Job.Command != "python train.py" ||
+		!g.Job.Exited || g.GPU.Count != 1 || !g.FirstSeen.Equal(at(2*time.Hour)) {
+		t.Fatalf("state = %+v", g)
+	}
+	// A beat for a rental that is gone is dropped, not an error.
+	if err := db.SaveBeats(ctx, []ledger.Beat{{RentalID: 999, At: t0, Verdict: ledger.VerdictBusy}}, nil); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestDB_IdleIntervals(t *testing.T) {
+	ctx := context.Background()
+	db := openDB(t)
+	mustUser(t, db, 1)
+	r := mustRent(t, db, 1, "box1", t0)
+	steps := []struct {
+		open     bool
+		at       time.Duration
+		wantLast ledger.Interval
+	}{
+		{true, 10 * time.Minute, ledger.Interval{From: at(10 * time.Minute)}},
+		{true, 20 * time.Minute, ledger.Interval{From: at(10 * time.Minute)}}, // already open: kept
+		{false, 30 * time.Minute, ledger.Interval{From: at(10 * time.Minute), To: at(30 * time.Minute)}},
+		{false, 40 * time.Minute, ledger.Interval{From: at(10 * time.Minute), To: at(30 * time.Minute)}}, // none open
+		{true, 25 * time.Minute, ledger.Interval{From: at(30 * time.Minute)}},                            // no overlap
+	}
+	for i, s := range steps {
+		var err error
+		if s.open {
+			err = db.OpenIdle(ctx, r.ID, at(s.at))
+		} else {
+			err = db.CloseIdle(ctx, r.ID, at(s.at))
+		}
+		if err != nil {
+			t.Fatalf("step %d: %v", i, err)
+		}
+		got, _ := db.RentalByID(ctx, r.ID)
+		if last := got.Idle[len(got.Idle)-1]; !last.From.Equal(s.wantLast.From) || !last.To.Equal(s.wantLast.To) {
+			t.Fatalf("step %d: last interval %+v, want %+v", i, last, s.wantLast)
+		}
+	}
+}
+
+func TestDB_AutoPolicy(t *testing.T) {
+	ctx := context.Background()
+	db := openDB(t)
+	mustUser(t, db, 1)
+	r := mustRent(t, db, 1, "box1", t0)
+	p, err := db.AutoPolicy(ctx, r.ID)
+	if err != nil || p.Action != ledger.AutoNotify {
+		t.Fatalf("default policy = %+v, %v", p, err)
+	}
+	if _, err := db.SetAutoPolicy(ctx, 1, "box1", ledger.AutoPolicy{Action: ledger.AutoStop, After: time.Hour}); err != nil {
+		t.Fatal(err)
+	}
+	p, _ = db.AutoPolicy(ctx, r.ID)
+	if p.Action != ledger.AutoStop || p.Grace() != time.Hour {
+		t.Fatalf("policy = %+v", p)
+	}
+	for _, bad := range []ledger.AutoPolicy{{Action: "explode"}, {Action: ledger.AutoRelease, After: time.Second}, {Action: ledger.AutoStop, After: 30 * 24 * time.Hour}} {
+		_, err := db.SetAutoPolicy(ctx, 1, "box1", bad)
+		wantCode(t, err, ledger.EINVALID)
+	}
+	_, err = db.SetAutoPolicy(ctx, 1, "nobox", ledger.AutoPolicy{Action: ledger.AutoStop})
+	wantCode(t, err, ledger.ENOTFOUND)
+	if p, _ = db.AutoPolicy(ctx, r.ID); p.Action != ledger.AutoStop {
+		t.Fatalf("a bad policy changed the stored one: %+v", p)
+	}
+}
+
+func TestDB_Orders(t *testing.T) {
+	ctx := context.Background()
+	db := openDB(t)
+	mustUser(t, db, 1)
+	r := mustRent(t, db, 1, "box1", t0)
+	o := ledger.Order{ID: "o1", RentalID: r.ID, UserID: 1, Rental: "box1", Action: "release", Origin: ledger.OriginButton,
+		IssuedAt: at(time.Hour), ExpiresAt: at(time.Hour + 10*time.Minute), Nonce: "n1"}
+	if _, err := db.CreateOrder(ctx, o); err != nil {
+		t.Fatal(err)
+	}
+	t.Run("ErrConflict/secondOpenOrder", func(t *testing.T) {
+		o2 := o
+		o2.ID, o2.Nonce = "o2", "n2"
+		_, err := db.CreateOrder(ctx, o2)
+		wantCode(t, err, ledger.ECONFLICT)
+	})
+	open, err := db.OpenOrders(ctx, 0)
+	if err != nil || len(open) != 1 || open[0].State != ledger.OrderPending {
+		t.Fatalf("OpenOrders = %+v, %v", open, err)
+	}
+	o.State, o.Outcome, o.UpdatedAt = ledger.OrderStarted, "release_started", at(time.Hour+time.Minute)
+	if _, _, err := db.UpdateOrder(ctx, o, nil); err != nil {
+		t.Fatal(err)
+	}
+	o.State, o.Outcome, o.UpdatedAt = ledger.OrderDone, "done", at(time.Hour+2*time.Minute)
+	ev := &ledger.Event{Kind: ledger.EventRelease, At: at(time.Hour + 2*time.Minute)}
+	_, rl, err := db.UpdateOrder(ctx, o, ev)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, ok := rl.ReleasedAt(); !ok || !got.Equal(at(time.Hour+2*time.Minute)) {
+		t.Fatalf("rental after confirmed release: %v %v", got, ok)
+	}
+	t.Run("ErrConflict/twice", func(t *testing.T) {
+		_, _, err := db.UpdateOrder(ctx, o, ev)
+		wantCode(t, err, ledger.ECONFLICT)
+		got, _ := db.RentalByID(ctx, r.ID)
+		if n := len(got.Events); n != 2 {
+			t.Fatalf("events after a second confirmation: %d, want 2", n)
+		}
+	})
+	if open, _ := db.OpenOrders(ctx, r.ID); len(open) != 0 {
+		t.Fatalf("open orders after done: %+v", open)
+	}
+}
+
+func TestDB_UpdateOrder_AlreadyReleasedByHand(t *testing.T) {
+	ctx := context.Background()
+	db := openDB(t)
+	mustUser(t, db, 1)
+	r := mustRent(t, db, 1, "box1", t0)
+	o := ledger.Order{ID: "o1", RentalID: r.ID, UserID: 1, Rental: "box1", Action: "stop", Origin: ledger.OriginAuto,
+		IssuedAt: at(time.Hour), ExpiresAt: at(2 * time.Hour), Nonce: "n1"}
+	if _, err := db.CreateOrder(ctx, o); err != nil {
+		t.Fatal(err)
+	}
+	mustEvent(t, db, 1, "box1", ledger.EventStop, at(time.Hour+time.Minute))
+	o.State, o.Outcome = ledger.OrderDone, "done"
+	_, rl, err := db.UpdateOrder(ctx, o, &ledger.Event{Kind: ledger.EventStop, At: at(time.Hour + 2*time.Minute)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rl.Events) != 2 || !rl.Events[1].At.Equal(at(time.Hour+time.Minute)) {
+		t.Fatalf("events = %+v; want only the hand-recorded stop", rl.Events)
+	}
+}
+
+func TestDB_Decisions(t *testing.T) {
+	ctx := context.Background()
+	db := openDB(t)
+	mustUser(t, db, 1)
+	r := mustRent(t, db, 1, "box1", t0)
+	for i, k := range []ledger.DecisionKind{ledger.DecisionWarn, ledger.DecisionHold, ledger.DecisionOrder} {
+		if _, err := db.AddDecision(ctx, ledger.Decision{UserID: 1, RentalID: r.ID, At: at(time.Duration(i) * time.Minute),
+			Kind: k, Summary: string(k), Evidence: "idle 40m"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ds, err := db.Decisions(ctx, r.ID, 2)
+	if err != nil || len(ds) != 2 || ds[0].Kind != ledger.DecisionOrder || ds[1].Kind != ledger.DecisionHold {
+		t.Fatalf("Decisions = %+v, %v", ds, err)
+	}
+}
+
+func TestDB_Cards(t *testing.T) {
+	ctx := context.Background()
+	db := openDB(t)
+	mustUser(t, db, 1)
+	r := mustRent(t, db, 1, "box1", t0)
+	c, err := db.SaveCard(ctx, ledger.Card{UserID: 1, RentalID: r.ID, Kind: ledger.CardIdle, Incident: "100", MessageID: 7, FirstAt: t0, LastAt: t0})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = db.SaveCard(ctx, ledger.Card{UserID: 1, RentalID: r.ID, Kind: ledger.CardIdle, Incident: "100"})
+	wantCode(t, err, ledger.ECONFLICT)
+	c.SnoozeUntil, c.Reminders = at(time.Hour), 1
+	if _, err := db.SaveCard(ctx, c); err != nil {
+		t.Fatal(err)
+	}
+	got, err := db.CardByMessage(ctx, 1, 7)
+	if err != nil || !got.SnoozeUntil.Equal(at(time.Hour)) || got.Reminders != 1 {
+		t.Fatalf("CardByMessage = %+v, %v", got, err)
+	}
+	_, err = db.CardByMessage(ctx, 2, 7)
+	wantCode(t, err, ledger.ENOTFOUND)
+	if open, _ := db.OpenCards(ctx); len(open) != 1 {
+		t.Fatalf("OpenCards = %d", len(open))
+	}
+	c.Closed = true
+	db.SaveCard(ctx, c)
+	if open, _ := db.OpenCards(ctx); len(open) != 0 {
+		t.Fatalf("OpenCards after close = %d", len(open))
+	}
+	if latest, err := db.Card(ctx, r.ID, ledger.CardIdle); err != nil || latest.ID != c.ID {
+		t.Fatalf("Card = %+v, %v", latest, err)
+	}
+}
+
+func TestDB_MarkNotice(t *testing.T) {
+	ctx := context.Background()
+	db := openDB(t)
+	key := "summary:1:2026-11-01"
+	for i, want := range []bool{true, false} {
+		fresh, err := db.MarkNotice(ctx, 1, key, t0)
+		if err != nil || fresh != want {
+			t.Fatalf("MarkNotice #%d = %v, %v; want %v", i, fresh, err, want)
+		}
+	}
+	if err := db.UnmarkNotice(ctx, key); err != nil {
+		t.Fatal(err)
+	}
+	if has, _ := db.HasNotice(ctx, key); has {
+		t.Fatal("notice still recorded after UnmarkNotice")
+	}
+}
