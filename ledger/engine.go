@@ -3,7 +3,9 @@ package ledger
 import (
 	"math"
 	"math/big"
+	"slices"
 	"sort"
+	"strings"
 	"time"
 )
 
@@ -377,6 +379,7 @@ func (e *engine) statement(a, b int64, from, to time.Time) *Statement {
 		IdleCost:   make(map[Currency]Money),
 	}
 	ts := &totalsSet{byCur: st.Totals, byPlat: st.ByPlatform}
+	st.Rentals = make([]RentalCost, 0, len(e.b.Rentals))
 	idx := make(map[*Rental]int)
 	for _, r := range e.b.Rentals {
 		if !e.rentalActive(r, a, b) {
@@ -485,12 +488,11 @@ func (e *engine) statement(a, b int64, from, to time.Time) *Statement {
 		}
 		rc.Total = total
 	}
-	sort.SliceStable(st.Rentals, func(i, j int) bool {
-		ri, rj := st.Rentals[i].Rental, st.Rentals[j].Rental
-		if si, sj := ri.StartedAt(), rj.StartedAt(); !si.Equal(sj) {
-			return si.Before(sj)
+	slices.SortStableFunc(st.Rentals, func(x, y RentalCost) int {
+		if c := x.Rental.StartedAt().Compare(y.Rental.StartedAt()); c != 0 {
+			return c
 		}
-		return ri.Name < rj.Name
+		return strings.Compare(x.Rental.Name, y.Rental.Name)
 	})
 	sort.SliceStable(st.Volumes, func(i, j int) bool {
 		vi, vj := st.Volumes[i].Volume, st.Volumes[j].Volume

@@ -1,8 +1,10 @@
 package ledger
 
 import (
+	"cmp"
 	"math"
 	"math/big"
+	"slices"
 	"sort"
 	"time"
 )
@@ -99,6 +101,10 @@ func newRentalMeter(r *Rental, loc *time.Location) *rentalMeter {
 		return m
 	}
 	m.start = unix(r.Events[0].At)
+	n := len(r.Events)/2 + 1
+	m.runs = make([]billRun, 0, n)
+	m.pieces = make([]billPiece, 0, n)
+	m.live = make([]span, 0, n)
 	cur := m.rateIndex(r.Price)
 	alwaysOn := r.Mode == AlwaysOn
 	step, minSecs := effectiveStep(r), int64(r.Min/time.Second)
@@ -185,7 +191,9 @@ func (m *rentalMeter) buildPrefix() {
 	m.billed = make([]int64, len(m.runs)+1)
 	for i := range m.runs {
 		row, next := m.closed[i*k:(i+1)*k], m.closed[(i+1)*k:(i+2)*k]
-		copy(next, row)
+		for j, v := range row { // k is tiny: a loop beats copy's call
+			next[j] = v
+		}
 		run := &m.runs[i]
 		b := int64(0)
 		if run.e != forever {
@@ -268,7 +276,7 @@ func (m *rentalMeter) runningAt(t int64) int64 {
 // rate in force: running segments for the per-second family, start to
 // release for always-on.
 func (m *rentalMeter) billedSpans() []span {
-	var out []span
+	out := make([]span, 0, len(m.pieces))
 	for ri := range m.runs {
 		run := &m.runs[ri]
 		p1 := run.p1
@@ -303,8 +311,11 @@ func (m *rentalMeter) buildIdle() {
 			idle = append(idle, span{from: from, to: to})
 		}
 	}
-	sort.Slice(idle, func(i, j int) bool { return idle[i].from < idle[j].from })
+	if !sort.SliceIsSorted(idle, func(i, j int) bool { return idle[i].from < idle[j].from }) {
+		sort.Slice(idle, func(i, j int) bool { return idle[i].from < idle[j].from })
+	}
 	billed := m.billedSpans()
+	m.idle = make([]span, 0, len(idle))
 	for i, j := 0, 0; i < len(idle) && j < len(billed); {
 		from, to := max(idle[i].from, billed[j].from), min(idle[i].to, billed[j].to)
 		if to > from && (len(m.idle) == 0 || from >= m.idle[len(m.idle)-1].to) {
@@ -319,7 +330,10 @@ func (m *rentalMeter) buildIdle() {
 	k := m.k()
 	m.idleSum = make([]int64, (len(m.idle)+1)*k)
 	for i, s := range m.idle {
-		copy(m.idleSum[(i+1)*k:(i+2)*k], m.idleSum[i*k:(i+1)*k])
+		row, next := m.idleSum[i*k:(i+1)*k], m.idleSum[(i+1)*k:(i+2)*k]
+		for j, v := range row {
+			next[j] = v
+		}
 		if s.to != forever {
 			m.idleSum[(i+1)*k+s.rate] += s.to - s.from
 		}
@@ -402,7 +416,8 @@ func newTrafficMeter(r *Rental, loc *time.Location) *trafficMeter {
 		at    int64
 		bytes int64
 	}
-	var uses []use
+	uses := make([]use, 0, len(r.TrafficUsage))
+	tm.all = make([]int64, 0, len(r.TrafficUsage))
 	for _, u := range r.TrafficUsage {
 		tm.all = append(tm.all, unix(u.At))
 		ud := u.Direction
@@ -413,8 +428,11 @@ func newTrafficMeter(r *Rental, loc *time.Location) *trafficMeter {
 			uses = append(uses, use{unix(u.At), max(u.Bytes, 0)})
 		}
 	}
-	sort.Slice(tm.all, func(i, j int) bool { return tm.all[i] < tm.all[j] })
-	sort.SliceStable(uses, func(i, j int) bool { return uses[i].at < uses[j].at })
+	slices.Sort(tm.all)
+	slices.SortStableFunc(uses, func(a, b use) int { return cmp.Compare(a.at, b.at) })
+	tm.at = make([]int64, 0, len(uses))
+	tm.cum = make([]int64, 0, len(uses))
+	tm.month = make([]int, 0, len(uses))
 	freeScaled := tm.freeBytesScaled(r.Traffic.FreeGB)
 	scale := big.NewInt(pow10[r.Traffic.FreeGB.scale])
 	var monthEnd int64 = math.MinInt64
