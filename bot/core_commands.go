@@ -96,9 +96,25 @@ func (r *req) at(t time.Time) time.Time {
 func (r *req) when(t time.Time) string { return FormatTime(t, r.loc, r.now, r.lang) }
 
 // defaultCurrency is the currency assumed when neither the user, the price
-// nor a platform profile gives one: the currency of the user's language
-// (CNY for Chinese, USD otherwise). Replies say when it was assumed.
-func (r *req) defaultCurrency() ledger.Currency {
+// nor a platform profile gives one: that of the user's most recent rental,
+// else the currency of their language (CNY for Chinese, USD otherwise).
+// Replies say when it was assumed. b may be nil (not loaded).
+func (r *req) defaultCurrency(b *ledger.Book) ledger.Currency {
+	if b == nil {
+		var err error
+		if b, err = r.book(); err != nil {
+			b = &ledger.Book{} // the language decides; the store error shows up on the write
+		}
+	}
+	var last *ledger.Rental
+	for _, x := range b.Rentals {
+		if last == nil || x.StartedAt().After(last.StartedAt()) {
+			last = x
+		}
+	}
+	if last != nil {
+		return last.Currency
+	}
 	if r.lang == LangZH {
 		return ledger.CNY
 	}
@@ -142,7 +158,7 @@ func (r *req) rental(c Rent) (rent ledger.Rental, assumed bool) {
 		rent.Mode = ledger.PerSecond
 	}
 	if rent.Currency == "" {
-		rent.Currency, assumed = r.defaultCurrency(), true
+		rent.Currency, assumed = r.defaultCurrency(nil), true
 	}
 	return rent, assumed
 }
@@ -300,7 +316,7 @@ func (r *req) storageCreate(c StorageCreate) error {
 	}
 	assumed := false
 	if v.Currency == "" {
-		v.Currency, assumed = r.defaultCurrency(), true
+		v.Currency, assumed = r.defaultCurrency(nil), true
 	}
 	created, err := r.c.store.CreateVolume(r.ctx, r.act(), v)
 	if err != nil {
@@ -401,7 +417,7 @@ func (r *req) charge(c Charge) error {
 	}
 	assumed := false
 	if ch.Currency == "" {
-		ch.Currency, assumed = r.defaultCurrency(), true
+		ch.Currency, assumed = r.defaultCurrency(b), true
 	}
 	got, err := r.c.store.AddCharge(r.ctx, r.act(), rentalName, ch)
 	if err != nil {
@@ -441,7 +457,7 @@ func (r *req) platformCurrency(b *ledger.Book, platform string, given ledger.Cur
 			return platform, b.Rentals[i].Currency, false
 		}
 	}
-	return platform, r.defaultCurrency(), true
+	return platform, r.defaultCurrency(b), true
 }
 
 func (r *req) topup(c Topup) error {
@@ -491,7 +507,7 @@ func (r *req) budget(c Budget) error {
 	if c.Amount.Value.IsZero() {
 		u.Settings.BudgetCurrency = ""
 	} else if u.Settings.BudgetCurrency == "" {
-		u.Settings.BudgetCurrency = r.defaultCurrency()
+		u.Settings.BudgetCurrency = r.defaultCurrency(nil)
 	}
 	if _, err := r.c.store.UpdateUser(r.ctx, r.act(), u); err != nil {
 		return err

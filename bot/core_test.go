@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -66,9 +67,11 @@ type env struct {
 	core *bot.Core
 	rec  *recorder
 	now  time.Time
-	seq  int
 	logs *strings.Builder
 }
+
+// keySeq makes update keys unique across the envs sharing a store.
+var keySeq atomic.Int64
 
 var t0 = time.Date(2026, 11, 2, 2, 0, 0, 0, time.UTC) // 10:00 in Shanghai
 
@@ -118,8 +121,7 @@ func (w *syncWriter) Write(p []byte) (int, error) {
 
 // update returns a private text update from user with a fresh key.
 func (e *env) update(user int64, text string) bot.Update {
-	e.seq++
-	return bot.Update{Key: fmt.Sprintf("test:%d", e.seq), Kind: bot.KindText, UserID: user, ChatID: user,
+	return bot.Update{Key: fmt.Sprintf("test:%d", keySeq.Add(1)), Kind: bot.KindText, UserID: user, ChatID: user,
 		ChatType: bot.ChatPrivate, Text: text}
 }
 
@@ -196,4 +198,286 @@ func TestCore_RentLifecycle(t *testing.T) {
 	if st := e.book(alice).Rentals[0].State(); st != ledger.Running {
 		t.Fatalf("bob changed alice's rental: %s", st)
 	}
+}
+
+func TestCore_Chinese(t *testing.T) {
+	e := newEnv(t, bot.Config{AllowedUsers: []int64{alice}})
+	u := e.update(alice, "/rent box1 autodl 4090 1.88元/小时 按秒")
+	u.LangCode = "zh-hans"
+	out := e.handle(u)
+	if len(out) != 1 {
+		t.Fatalf("replies = %+v", out)
+	}
+	contains(t, out[0].Out.Text, "已开始计费", "¥1.88/小时", "按秒")
+	if b := e.book(alice); b.User.Lang != "zh" || len(b.Rentals) != 1 {
+		t.Fatalf("user %+v rentals %d", b.User, len(b.Rentals))
+	}
+	e.now = t0.Add(30 * time.Minute)
+	contains(t, e.say(alice, "/stop box1"), "已关机", "30分钟", "¥0.94")
+	contains(t, e.say(alice, "/stop box1"), "✗", "与现状冲突", "没有做任何修改")
+	contains(t, e.say(alice, "/settings lang=en"), "settings saved", "lang=en")
+	contains(t, e.say(alice, "/status"), "stopped")
+}
+
+func TestCore_BadInputChangesNothing(t *testing.T) {
+	e := newEnv(t, bot.Config{AllowedUsers: []int64{alice}})
+	for _, tc := range []struct{ in, want string }{
+		{"/rent box1 autodl 4090 abc", "Example: /rent"},
+		{"/foo bar", "unknown command /foo — /help lists them"},
+		{"/stop nosuch", "no rental named nosuch"},
+		{"hello there", "Commands start with /"},
+		{"/rent " + strings.Repeat("x", 10000), "too long"},
+		{strings.Repeat("租", 10000), "didn't understand"},
+		{"/rent box<b>1 autodl 4090 1.88", "&lt;b&gt;"},
+		{"/stop ‮1xob", "✗"},
+		{"🚀🚀 /status", "didn't understand"},
+	} {
+		got := e.say(alice, tc.in)
+		contains(t, got, tc.want)
+		if len(got) > 4096 {
+			t.Errorf("%q: reply of %d bytes", tc.in[:10], len(got))
+		}
+	}
+	if b := e.book(alice); len(b.Rentals)+len(b.Volumes)+len(b.Charges) != 0 {
+		t.Fatalf("bad input wrote: %+v", b)
+	}
+}
+
+func TestCore_Redelivery(t *testing.T) {
+	e := newEnv(t, bot.Config{AllowedUsers: []int64{alice}})
+	u := e.update(alice, "/rent box1 autodl 4090 1.88/h")
+	if out := e.handle(u); len(out) != 1 {
+		t.Fatalf("first delivery: %+v", out)
+	}
+	if out := e.handle(u); len(out) != 0 {
+		t.Fatalf("second delivery answered again: %+v", out)
+	}
+	q := e.update(alice, "/status")
+	e.handle(q)
+	if out := e.handle(q); len(out) != 0 {
+		t.Fatalf("question answered twice: %+v", out)
+	}
+	bad := e.update(alice, "/stop nosuch")
+	e.handle(bad)
+	if out := e.handle(bad); len(out) != 0 {
+		t.Fatalf("error answered twice: %+v", out)
+	}
+	if n := len(e.book(alice).Rentals); n != 1 {
+		t.Fatalf("%d rentals", n)
+	}
+}
+
+func TestCore_Strangers(t *testing.T) {
+	e := newEnv(t, bot.Config{AllowedUsers: []int64{alice}})
+	contains(t, e.say(mallory, "/status"), "private bot")
+	for _, s := range []string{"/status", "/rent x autodl 4090 1", "hello"} {
+		if out := e.handle(e.update(mallory, s)); len(out) != 0 {
+			t.Fatalf("second refusal: %+v", out)
+		}
+	}
+	// A restart keeps the silence.
+	core2, err := bot.New(context.Background(), bot.Config{Store: e.db, AllowedUsers: []int64{alice}, Now: func() time.Time { return e.now }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := core2.Handle(context.Background(), e.update(mallory, "/status"), e.rec); err != nil {
+		t.Fatal(err)
+	}
+	if out := e.rec.take(); len(out) != 0 {
+		t.Fatalf("refused again after restart: %+v", out)
+	}
+	if _, err := e.db.User(context.Background(), mallory); ledger.ErrorCode(err) != ledger.ENOTFOUND {
+		t.Fatalf("stranger registered: %v", err)
+	}
+}
+
+func TestCore_OwnerClaim(t *testing.T) {
+	db := openStore(t)
+	e := newEnv(t, bot.Config{Store: db})
+	code := e.core.ClaimCode()
+	if code == "" || !e.core.WaitingForClaim() {
+		t.Fatalf("no claim code: %q", code)
+	}
+	contains(t, e.say(bob, "/start wrongcode"), "claim code is wrong")
+	contains(t, e.say(bob, "/status"), "/start CODE")
+	if out := e.handle(e.update(bob, "/status")); len(out) != 0 {
+		t.Fatalf("refused twice: %+v", out)
+	}
+	// A restart keeps the same code (stored hashed) and prints none.
+	e2 := newEnv(t, bot.Config{Store: db})
+	if e2.core.ClaimCode() != "" {
+		t.Fatal("restart printed a new code")
+	}
+	contains(t, e2.say(alice, "/start "+strings.ToUpper(code)), "owner")
+	contains(t, e2.say(alice, "/rent box1 autodl 4090 1.88"), "✓")
+	if e2.core.WaitingForClaim() {
+		t.Fatal("still waiting after the claim")
+	}
+	// The code works once.
+	if out := e2.handle(e2.update(bob, "/start "+code)); len(out) != 0 {
+		t.Fatalf("second claim answered: %+v", out)
+	}
+	e3 := newEnv(t, bot.Config{Store: db})
+	contains(t, e3.say(alice, "/status"), "box1")
+	if v, _, _ := db.Meta(context.Background(), "owner"); v != fmt.Sprint(alice) {
+		t.Fatalf("owner meta = %q", v)
+	}
+}
+
+func TestCore_ConsoleOwner(t *testing.T) {
+	e := newEnv(t, bot.Config{Owner: 1})
+	if e.core.ClaimCode() != "" {
+		t.Fatal("console needs no claim code")
+	}
+	u := e.update(1, "/rent box1 myhost 4090 0.5")
+	u.Key = ""
+	out := e.handle(u)
+	contains(t, out[0].Out.Text, "box1", "$0.50/h", "currency USD assumed")
+}
+
+func TestCore_OtherUpdates(t *testing.T) {
+	e := newEnv(t, bot.Config{AllowedUsers: []int64{alice}})
+	e.say(alice, "/rent box1 autodl 4090 1.88/h")
+	sticker := bot.Update{Key: "k:st", Kind: bot.KindOther, UserID: alice, ChatID: alice, ChatType: bot.ChatPrivate}
+	contains(t, e.handle(sticker)[0].Out.Text, "text only")
+	groupSticker := bot.Update{Key: "k:gst", Kind: bot.KindOther, UserID: alice, ChatID: -5, ChatType: bot.ChatGroup}
+	edited := bot.Update{Key: "k:ed", Kind: bot.KindText, UserID: alice, ChatID: alice, ChatType: bot.ChatPrivate, Text: "/release box1", Edited: true}
+	channel := bot.Update{Key: "k:ch", Kind: bot.KindText, ChatID: -100, ChatType: bot.ChatChannel, Text: "/release box1"}
+	groupChat := bot.Update{Key: "k:gc", Kind: bot.KindText, UserID: alice, ChatID: -5, ChatType: bot.ChatGroup, Text: "rented a 4090 on vast at $0.70/h lol"}
+	for _, u := range []bot.Update{groupSticker, edited, channel, groupChat} {
+		if out := e.handle(u); len(out) != 0 {
+			t.Errorf("%+v answered: %+v", u, out)
+		}
+	}
+	fw := e.update(alice, "/release box1")
+	fw.Forwarded = true
+	contains(t, e.handle(fw)[0].Out.Text, "not executed")
+	if st := e.book(alice).Rentals[0].State(); st != ledger.Running {
+		t.Fatalf("state = %s", st)
+	}
+	// A command in a group works on the sender's own ledger; the reply goes to the group.
+	g := bot.Update{Key: "k:g", Kind: bot.KindText, UserID: alice, ChatID: -5, ChatType: bot.ChatGroup, Text: "/status@fake_bot"}
+	out := e.handle(g)
+	if len(out) != 1 || out[0].Out.ChatID != -5 {
+		t.Fatalf("group reply: %+v", out)
+	}
+	contains(t, out[0].Out.Text, "box1")
+}
+
+func press(e *env, user, chat int64, msgID int, data string) []sent {
+	return e.handle(bot.Update{Key: fmt.Sprintf("test:%d", keySeq.Add(1)), Kind: bot.KindCallback, UserID: user, ChatID: chat,
+		ChatType: bot.ChatPrivate, CallbackID: "cb", CallbackData: data, MessageID: msgID})
+}
+
+func TestCore_ProposalButtons(t *testing.T) {
+	e := newEnv(t, bot.Config{AllowedUsers: []int64{alice, bob}})
+	out := e.handle(e.update(alice, "rented 2x4090 on vast at $0.70/h"))
+	if len(out) != 1 || len(out[0].Out.Buttons) != 1 || len(out[0].Out.Buttons[0]) != 3 {
+		t.Fatalf("proposal: %+v", out)
+	}
+	contains(t, out[0].Out.Text, "/rent box1 vast 2xRTX4090 0.7/h currency=USD")
+	btn := out[0].Out.Buttons[0]
+	for _, b := range btn {
+		if len(b.Data) > 64 {
+			t.Fatalf("button data %q is %d bytes", b.Data, len(b.Data))
+		}
+	}
+	confirm := btn[0].Data
+	// Someone else's press, and altered data, change nothing.
+	got := press(e, bob, alice, 1, confirm)
+	if len(got) != 1 || !got[0].IsAnswer || !strings.Contains(got[0].Callback, "not yours") {
+		t.Fatalf("bob's press: %+v", got)
+	}
+	forged := []byte(confirm)
+	forged[3] ^= 1
+	got = press(e, alice, alice, 1, string(forged))
+	if len(got) != 1 || !strings.Contains(got[0].Callback, "not yours") {
+		t.Fatalf("forged press: %+v", got)
+	}
+	press(e, alice, alice, 1, "pc:1:AAAAAAAAAAAAAAAA")
+	if n := len(e.book(alice).Rentals) + len(e.book(bob).Rentals); n != 0 {
+		t.Fatalf("%d rentals after rejected presses", n)
+	}
+	// Alice confirms: the message is edited in place, the rental exists.
+	got = press(e, alice, alice, 1, confirm)
+	var edit *bot.Outgoing
+	for _, s := range got {
+		if !s.IsAnswer {
+			edit = &s.Out
+		}
+	}
+	if edit == nil || edit.EditMessageID != 1 || edit.Buttons != nil {
+		t.Fatalf("confirm: %+v", got)
+	}
+	contains(t, edit.Text, "✓", "box1", "2×RTX 4090", "$0.70/h")
+	b := e.book(alice)
+	if len(b.Rentals) != 1 || b.Rentals[0].GPUCount != 2 || b.Rentals[0].Currency != ledger.USD || !b.Rentals[0].StartedAt().Equal(t0) {
+		t.Fatalf("rentals = %+v", b.Rentals[0])
+	}
+	// A second press finds the proposal used.
+	got = press(e, alice, alice, 1, confirm)
+	if len(e.book(alice).Rentals) != 1 {
+		t.Fatal("second confirm created another rental")
+	}
+	contains(t, got[len(got)-1].Out.Text, "expired or was already answered")
+
+	// Edit and Cancel.
+	out = e.handle(e.update(alice, "租了一台4090 1.88元/小时 autodl"))
+	contains(t, out[0].Out.Text, "/rent box2 autodl RTX4090 1.88/h currency=CNY")
+	got = press(e, alice, alice, 2, out[0].Out.Buttons[0][1].Data)
+	contains(t, got[len(got)-1].Out.Text, "Copy, change and send", "/rent box2")
+	out = e.handle(e.update(alice, "rented a 4090 on runpod $0.4/h"))
+	got = press(e, alice, alice, 3, out[0].Out.Buttons[0][2].Data)
+	contains(t, got[len(got)-1].Out.Text, "Cancelled")
+	if n := len(e.book(alice).Rentals); n != 1 {
+		t.Fatalf("%d rentals after edit/cancel", n)
+	}
+}
+
+func TestCore_Money(t *testing.T) {
+	e := newEnv(t, bot.Config{AllowedUsers: []int64{alice}})
+	e.say(alice, "/rent box1 autodl 4090 1.88/h")
+	contains(t, e.say(alice, "/storage data1 200GB 0.0066/GB/day free=50GB rental=box1"), "data1", "200GB", "box1")
+	contains(t, e.say(alice, "/traffic box1 price=0.8/GB free=100GB"), "box1", "0.80")
+	contains(t, e.say(alice, "/traffic box1 120GB out"), "120GB")
+	contains(t, e.say(alice, "/charge box1 5 image fee"), "¥5.00", "image fee")
+	contains(t, e.say(alice, "/topup autodl 100"), "¥100.00")
+	contains(t, e.say(alice, "/balance autodl 80"), "¥80.00")
+	contains(t, e.say(alice, "/budget 3000/month"), "¥3000.00")
+	e.now = t0.Add(10 * time.Hour)
+	contains(t, e.say(alice, "/spend today"), "compute ¥18.80", "storage ¥0.41", "traffic ¥16.00", "other ¥5.00", "by platform: autodl", "by rental: box1")
+	contains(t, e.say(alice, "/summary"), "Today", "Month to date", "Budget", "Running: 1", "¥1.88/h", "autodl: ")
+	contains(t, e.say(alice, "/balance"), "autodl", "runs out")
+	contains(t, e.say(alice, "/storage data1 delete"), "deleted")
+	b := e.book(alice)
+	if len(b.Volumes) != 1 || len(b.Charges) != 1 || len(b.TopUps) != 1 || len(b.Balances) != 1 || b.User.Settings.Budget.String() != "3000" {
+		t.Fatalf("book = %+v", b)
+	}
+	if _, deleted := b.Volumes[0].Deleted(); !deleted {
+		t.Fatal("volume not deleted")
+	}
+	contains(t, e.say(alice, "/undo"), "volume deletion", "data1")
+	if _, deleted := e.book(alice).Volumes[0].Deleted(); deleted {
+		t.Fatal("undo left the volume deleted")
+	}
+	out := e.handle(e.update(alice, "/export"))
+	if len(out) != 1 || out[0].Out.Document == nil || !strings.HasPrefix(string(out[0].Out.Document.Data), "record,name") {
+		t.Fatalf("export: %+v", out)
+	}
+	out = e.handle(e.update(alice, "/export json"))
+	if len(out) != 1 || out[0].Out.Document == nil || !strings.Contains(string(out[0].Out.Document.Data), `"rentals"`) {
+		t.Fatalf("export json: %+v", out)
+	}
+}
+
+func TestCore_UnpricedAndAgent(t *testing.T) {
+	e := newEnv(t, bot.Config{AllowedUsers: []int64{alice}})
+	e.say(alice, "/rent box1 autodl 4090 1.88/h")
+	e.say(alice, "/storage scratch 100GB")
+	e.now = t0.Add(time.Hour)
+	contains(t, e.say(alice, "/status"), "scratch", "UNPRICED")
+	contains(t, e.say(alice, "/spend"), "UNPRICED")
+	contains(t, e.say(alice, "/agent box1"), "agent hub is not running")
+	contains(t, e.say(alice, "/help"), "/rent", "/status")
+	contains(t, e.say(alice, "/why box1"), "No automatic decisions")
 }
