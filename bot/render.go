@@ -22,6 +22,7 @@ func RenderStatus(b *ledger.Book, now time.Time, lang string) string {
 	lang = NormLang(lang)
 	loc := b.User.Location()
 	st := ledger.StatementAsOf(b, now)
+	costs := liveCosts(b, st)
 	vols := map[int64][]ledger.VolumeCost{}
 	var loose []ledger.VolumeCost
 	for _, vc := range st.Volumes {
@@ -36,11 +37,8 @@ func RenderStatus(b *ledger.Book, now time.Time, lang string) string {
 	}
 	var sb strings.Builder
 	n := 0
-	for _, rc := range st.Rentals {
+	for _, rc := range costs {
 		x := rc.Rental
-		if rc.State == ledger.Released {
-			continue
-		}
 		n++
 		if n == 1 {
 			sb.WriteString(tr(lang, "status_head") + "\n")
@@ -78,6 +76,30 @@ func RenderStatus(b *ledger.Book, now time.Time, lang string) string {
 		return tr(lang, "status_empty")
 	}
 	return sb.String()
+}
+
+// liveCosts returns the cost of each unreleased rental as of the
+// statement's end, in the statement's order. A rental started in the very
+// second of the statement has accrued nothing yet and is not in it: it gets
+// a zero cost, so it is still listed.
+func liveCosts(b *ledger.Book, st *ledger.Statement) []ledger.RentalCost {
+	var out []ledger.RentalCost
+	seen := map[*ledger.Rental]bool{}
+	for _, rc := range st.Rentals {
+		seen[rc.Rental] = true
+		if rc.State != ledger.Released {
+			out = append(out, rc)
+		}
+	}
+	for _, x := range b.Rentals {
+		if seen[x] || x.State() == ledger.Released || len(x.Events) == 0 || x.StartedAt().Before(st.To) {
+			continue
+		}
+		z := ledger.Money{Currency: x.Currency}
+		out = append(out, ledger.RentalCost{Rental: x, State: x.State(), Rate: x.Price, ComputePriced: x.Priced,
+			StoragePriced: true, TrafficPriced: true, Compute: z, Storage: z, Traffic: z, Other: z, Total: z, IdleCost: z})
+	}
+	return out
 }
 
 func lastStop(x *ledger.Rental) time.Time {
@@ -279,10 +301,9 @@ func RenderSummary(b *ledger.Book, now time.Time, lang string) string {
 	}
 	sb.WriteString("\n" + renderBudget(b, now, lang))
 
-	asOf := ledger.StatementAsOf(b, now)
 	var running []string
 	perHour := map[ledger.Currency]ledger.Money{}
-	for _, rc := range asOf.Rentals {
+	for _, rc := range liveCosts(b, ledger.StatementAsOf(b, now)) {
 		x := rc.Rental
 		burning := rc.State == ledger.Running || (x.Mode == ledger.AlwaysOn && rc.State != ledger.Released)
 		if !burning {
