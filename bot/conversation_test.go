@@ -59,13 +59,13 @@ func newChat(t *testing.T, cfg bot.Config) *chat {
 		t.Fatal(err)
 	}
 	tr, err := telegram.New(telegram.Config{
-		Token:       fake.Token(),
-		Endpoint:    fake.Endpoint(),
-		Handler:     core,
-		Store:       db,
-		Logger:      cfg.Logger,
-		PollTimeout: time.Second,
-		BusyPoll:    10 * time.Millisecond,
+		Token:         fake.Token(),
+		Endpoint:      fake.Endpoint(),
+		Handler:       core,
+		Store:         db,
+		Logger:        cfg.Logger,
+		PollTimeout:   time.Second,
+		BusyPoll:      10 * time.Millisecond,
 		Pacing:        telegram.Pacing{Chat: time.Millisecond, Group: time.Millisecond, Global: time.Microsecond, ChatBurst: 100},
 		FloodInterval: time.Millisecond,
 		FloodBurst:    1000,
