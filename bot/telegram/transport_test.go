@@ -22,7 +22,7 @@ import (
 const token = "987654:LEAKME-token-aaaaaaaaaaaaaaa"
 
 // memStore is an in-memory MetaStore for the transport's mechanics; the
-// ledger's SQLite store is exercised by the binary-level tests.
+// ledger's SQLite store is used in core_test.go.
 type memStore struct {
 	mu   sync.Mutex
 	m    map[string]string
@@ -108,7 +108,6 @@ func (b *syncBuffer) String() string {
 type env struct {
 	t      *testing.T
 	fake   *tgfake.Server
-	store  *memStore
 	logs   *syncBuffer
 	tr     *telegram.Transport
 	cancel context.CancelFunc
@@ -134,9 +133,9 @@ func fastConfig(fake *tgfake.Server, h bot.Handler, store telegram.MetaStore, lo
 
 // start runs a transport against fake until the test ends; edit adjusts
 // the config first.
-func start(t *testing.T, fake *tgfake.Server, h bot.Handler, store *memStore, edit func(*telegram.Config)) *env {
+func start(t *testing.T, fake *tgfake.Server, h bot.Handler, store telegram.MetaStore, edit func(*telegram.Config)) *env {
 	t.Helper()
-	e := &env{t: t, fake: fake, store: store, logs: &syncBuffer{}, done: make(chan error, 1)}
+	e := &env{t: t, fake: fake, logs: &syncBuffer{}, done: make(chan error, 1)}
 	cfg := fastConfig(fake, h, store, e.logs)
 	if edit != nil {
 		edit(&cfg)
