@@ -1,0 +1,163 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/gpuledger/gpuledger/bot"
+	"github.com/gpuledger/gpuledger/bot/console"
+	"github.com/gpuledger/gpuledger/bot/telegram"
+	"github.com/gpuledger/gpuledger/ledger/sqlite"
+)
+
+// runServe runs the server until ctx ends (SIGINT, SIGTERM) or, in
+// terminal mode, until the end of standard input.
+func runServe(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer, getenv func(string) string) error {
+	cfg, rest, err := parseConfig("serve", args, getenv, stderr)
+	if err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return nil
+		}
+		return err
+	}
+	if len(rest) > 0 {
+		return fmt.Errorf("unexpected argument %q", rest[0])
+	}
+	terminal := cfg.TelegramToken == ""
+	log := newLogger(cfg, stderr, terminal)
+	slog.SetDefault(log)
+
+	db, err := sqlite.Open(ctx, cfg.DB, sqlite.WithLogger(log))
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	log.Info("database open", "path", cfg.DB)
+
+	coreCfg := bot.Config{
+		Store:        db,
+		Logger:       log,
+		TZ:           cfg.TZ,
+		AllowedUsers: cfg.AllowedUsers,
+		PublicURL:    cfg.publicURL(),
+	}
+	if terminal {
+		coreCfg.Owner = cfg.ConsoleUser
+	}
+	hub, err := startHub(ctx, cfg, db, log)
+	if err != nil {
+		return err
+	}
+	defer hub.Close()
+	coreCfg.AgentTokens = hub.Tokens()
+
+	core, err := bot.New(ctx, coreCfg)
+	if err != nil {
+		return err
+	}
+	if code := core.ClaimCode(); code != "" {
+		// The one place a secret is logged: it is useless once claimed,
+		// and the owner needs to read it here.
+		log.Warn("no owner yet: send this to the bot to claim it", "command", "/start "+code)
+	} else if !terminal && core.WaitingForClaim() {
+		log.Warn("no owner yet: send /start CODE with the code printed at first start, or set GPULEDGER_ALLOWED_USERS")
+	}
+
+	if terminal {
+		wd, _ := os.Getwd()
+		c, err := console.New(console.Config{
+			In:      stdin,
+			Out:     stdout,
+			Handler: core,
+			UserID:  cfg.ConsoleUser,
+			Dir:     filepath.Clean(wd),
+			Logger:  log,
+		})
+		if err != nil {
+			return err
+		}
+		if err := hub.Start(ctx, core, c); err != nil {
+			return err
+		}
+		return c.Run(ctx)
+	}
+
+	commands := map[string][]telegram.Command{}
+	for _, lang := range []string{"en", "zh"} {
+		key := lang
+		if lang == "en" {
+			key = ""
+		}
+		for _, ci := range bot.CommandList(lang) {
+			commands[key] = append(commands[key], telegram.Command{Command: ci.Command, Description: ci.Description})
+		}
+	}
+	t, err := telegram.New(telegram.Config{
+		Token:    cfg.TelegramToken,
+		Endpoint: cfg.TelegramEndpoint,
+		Client:   telegram.NewHTTPClient(60*time.Second, telegram.ProxyFromEnv(getenv)),
+		Handler:  core,
+		Store:    db,
+		Logger:   log,
+		Commands: commands,
+	})
+	if err != nil {
+		return err
+	}
+	if err := hub.Start(ctx, core, t); err != nil {
+		return err
+	}
+	log.Info("serving Telegram", "endpoint_host", endpointHost(cfg.TelegramEndpoint))
+	return t.Run(ctx)
+}
+
+// newLogger returns the process logger: text on a terminal, JSON
+// otherwise (or as configured). In console mode logs go to stderr so that
+// they do not mix with the conversation on stdout.
+func newLogger(cfg Config, w io.Writer, console bool) *slog.Logger {
+	var level slog.Level
+	_ = level.UnmarshalText([]byte(cfg.LogLevel))
+	if console && cfg.LogLevel == "info" {
+		// The terminal is the conversation: keep the log to what matters.
+		level = slog.LevelWarn
+	}
+	opts := &slog.HandlerOptions{Level: level}
+	format := cfg.LogFormat
+	if format == "auto" {
+		format = "json"
+		if isTerminal(w) {
+			format = "text"
+		}
+	}
+	if format == "text" {
+		return slog.New(slog.NewTextHandler(w, opts))
+	}
+	return slog.New(slog.NewJSONHandler(w, opts))
+}
+
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	if !ok {
+		return false
+	}
+	st, err := f.Stat()
+	return err == nil && st.Mode()&os.ModeCharDevice != 0
+}
+
+// endpointHost returns the endpoint without the token placeholder's
+// surroundings, for logging (the token itself never appears in it).
+func endpointHost(endpoint string) string {
+	for i := 0; i+2 < len(endpoint); i++ {
+		if endpoint[i:i+3] == "/bo" {
+			return endpoint[:i]
+		}
+	}
+	return endpoint
+}
