@@ -3,4 +3,3 @@ package main
 import "errors"
 
 var errUsage = errors.New("usage")
-
