@@ -1,0 +1,279 @@
+package bot
+
+import (
+	"errors"
+	"strings"
+	"testing"
+	"time"
+	"unicode/utf8"
+
+	"github.com/gpuledger/gpuledger/ledger"
+)
+
+// FuzzParse checks that Parse never panics, that every error is a
+// localisable *ParseError with code EINVALID and a short message, and that
+// every command it returns carries valid fields. Seeds are in
+// testdata/fuzz/FuzzParse and below.
+func FuzzParse(f *testing.F) {
+	for _, s := range []string{
+		"/rent box1 autodl 4090 1.88/h",
+		"/rent big runpod 8xH100 $21.52/h per-second at 2h ago",
+		"/rent pkg featurize 3090 70/day always-on for=3d min=1m step=1m floor=0.01",
+		"/rent 显卡1号 恒源云 两张3090 1.88元/小时 包日 at 昨天 23:00",
+		"/storage data1 200GB 0.0066/GB/day free=50GB rental=box1",
+		"/storage data1 resize 1.5TB at -1h",
+		"/traffic box1 price=0.8/GB free=100GB direction=both",
+		"/traffic box1 120GB in at 10:00",
+		"/charge box1 5元 镜像费",
+		"/balance autodl -3.5 at 2026-11-01 10:00",
+		"/settings tz=UTC+8 lang=zh summary=22:00 quiet=23:00-08:00 idle_warn=45m",
+		"/autorelease box1 关机 after 1小时30分钟",
+		"/spend 2026-10",
+		"在autodl租了两张3090，每小时2.5元",
+		"rented 2x4090 on vast at $0.70/h",
+		"/rent box1 \u202eautodl\u200b 4090 1.88",
+		"/rent box1 autodl 4090 999999999.999999999/s",
+	} {
+		f.Add(s)
+	}
+	now := time.Date(2026, 11, 1, 12, 0, 0, 0, shanghai)
+	f.Fuzz(func(t *testing.T, in string) {
+		c, err := Parse(in, now, shanghai)
+		if err != nil {
+			if c != nil {
+				t.Fatalf("Parse(%q) returned both %v and %v", in, c, err)
+			}
+			checkParseError(t, in, err)
+			return
+		}
+		if c == nil {
+			t.Fatalf("Parse(%q) returned nil, nil", in)
+		}
+		c2, err2 := Parse(in, now, shanghai)
+		if err2 != nil || show(c2) != show(c) {
+			t.Fatalf("Parse(%q) is not deterministic: %s / %s, %v", in, show(c), show(c2), err2)
+		}
+		checkCommand(t, in, c, now)
+	})
+}
+
+func checkParseError(t *testing.T, in string, err error) {
+	t.Helper()
+	var pe *ParseError
+	if !errors.As(err, &pe) {
+		t.Fatalf("Parse(%q) error %T %v is not a *ParseError", in, err, err)
+	}
+	if _, ok := catalog[pe.Key]; !ok {
+		t.Fatalf("Parse(%q) error key %q is not in the catalog", in, pe.Key)
+	}
+	if ledger.ErrorCode(err) != ledger.EINVALID {
+		t.Fatalf("Parse(%q) error code %s", in, ledger.ErrorCode(err))
+	}
+	for _, lang := range []string{LangEN, LangZH} {
+		msg := pe.Text(lang)
+		if msg == "" || len(msg) > 1200 || !utf8.ValidString(msg) || strings.Contains(msg, "%!") {
+			t.Fatalf("Parse(%q) %s message is bad: %q", in, lang, msg)
+		}
+	}
+}
+
+func validName(t *testing.T, in, what, name string) {
+	t.Helper()
+	if err := ledger.ValidateName(name); err != nil {
+		t.Fatalf("Parse(%q): %s %q is not valid: %v", in, what, name, err)
+	}
+}
+
+func validAt(t *testing.T, in string, at, now time.Time) {
+	t.Helper()
+	if !at.IsZero() && (at.After(now.Add(futureSlack)) || at.Year() < 2000) {
+		t.Fatalf("Parse(%q): time %v is out of range", in, at)
+	}
+}
+
+func nonNeg(t *testing.T, in, what string, d ledger.Decimal) {
+	t.Helper()
+	if d.Sign() < 0 {
+		t.Fatalf("Parse(%q): %s %s is negative", in, what, d)
+	}
+}
+
+func checkCommand(t *testing.T, in string, c Command, now time.Time) {
+	t.Helper()
+	switch c := c.(type) {
+	case Rent:
+		r := ledger.Rental{Name: c.Name, Platform: c.Platform, GPU: c.GPU, GPUCount: c.GPUCount,
+			Mode: c.Mode, Currency: c.Currency, Min: c.Min, Step: c.Step, Lease: c.Lease}
+		if r.Mode == "" {
+			r.Mode = ledger.PerSecond
+		}
+		if r.Currency == "" {
+			r.Currency = ledger.CNY
+		}
+		if c.Floor != nil {
+			r.Floor = *c.Floor
+		}
+		if err := r.Validate(); err != nil {
+			t.Fatalf("Parse(%q) = %s: rental does not validate: %v", in, show(c), err)
+		}
+		validName(t, in, "platform", c.Platform)
+		if c.GPU == "" {
+			t.Fatalf("Parse(%q): no GPU", in)
+		}
+		if c.Price != nil {
+			if err := c.Price.Price().Validate(); err != nil {
+				t.Fatalf("Parse(%q): price: %v", in, err)
+			}
+		}
+		validAt(t, in, c.At, now)
+	case Stop:
+		validName(t, in, "name", c.Name)
+		validAt(t, in, c.At, now)
+	case Resume:
+		validName(t, in, "name", c.Name)
+		validAt(t, in, c.At, now)
+	case Release:
+		validName(t, in, "name", c.Name)
+		validAt(t, in, c.At, now)
+	case Price:
+		validName(t, in, "name", c.Name)
+		if err := c.Price.Price().Validate(); err != nil {
+			t.Fatalf("Parse(%q): price: %v", in, err)
+		}
+		validAt(t, in, c.At, now)
+	case StorageCreate:
+		v := ledger.Volume{Name: c.Volume, FreeGB: c.FreeGB, Currency: ledger.CNY}
+		if c.Price != nil {
+			v.Priced, v.Price, v.PriceUnit = true, c.Price.Amount, c.Price.Unit
+		}
+		if err := v.Validate(); err != nil {
+			t.Fatalf("Parse(%q): volume: %v", in, err)
+		}
+		if err := v.CheckEvent(ledger.VolumeEvent{Kind: ledger.VolumeCreate, At: now, SizeGB: c.SizeGB}); err != nil {
+			t.Fatalf("Parse(%q): volume create: %v", in, err)
+		}
+		if c.Rental != "" {
+			validName(t, in, "rental", c.Rental)
+		}
+		validAt(t, in, c.At, now)
+	case StorageResize:
+		validName(t, in, "volume", c.Volume)
+		nonNeg(t, in, "size", c.SizeGB)
+		validAt(t, in, c.At, now)
+	case StorageDelete:
+		validName(t, in, "volume", c.Volume)
+		validAt(t, in, c.At, now)
+	case TrafficTerms:
+		validName(t, in, "name", c.Name)
+		nonNeg(t, in, "price", c.PricePerGB)
+		nonNeg(t, in, "free", c.FreeGB)
+		if c.Direction != "" && c.Direction != ledger.In && c.Direction != ledger.Out && c.Direction != ledger.Both {
+			t.Fatalf("Parse(%q): direction %q", in, c.Direction)
+		}
+	case TrafficUsage:
+		validName(t, in, "name", c.Name)
+		nonNeg(t, in, "size", c.SizeGB)
+		if c.Direction != ledger.In && c.Direction != ledger.Out {
+			t.Fatalf("Parse(%q): direction %q", in, c.Direction)
+		}
+		validAt(t, in, c.At, now)
+	case Charge:
+		validName(t, in, "target", c.Target)
+		if c.Amount.Value.IsZero() {
+			t.Fatalf("Parse(%q): zero charge", in)
+		}
+		if utf8.RuneCountInString(c.Note) > maxNoteRunes+1 || !utf8.ValidString(c.Note) {
+			t.Fatalf("Parse(%q): note %q", in, c.Note)
+		}
+		validAt(t, in, c.At, now)
+	case Topup:
+		validName(t, in, "platform", c.Platform)
+		if c.Amount.Value.Sign() <= 0 {
+			t.Fatalf("Parse(%q): top-up %s", in, c.Amount.Value)
+		}
+		validAt(t, in, c.At, now)
+	case Balance:
+		if c.Set {
+			validName(t, in, "platform", c.Platform)
+		}
+		validAt(t, in, c.At, now)
+	case Budget:
+		nonNeg(t, in, "budget", c.Amount.Value)
+	case Spend:
+		if !c.From.Before(c.To) {
+			t.Fatalf("Parse(%q): period %v..%v", in, c.From, c.To)
+		}
+	case Agent:
+		validName(t, in, "name", c.Name)
+	case Why:
+		validName(t, in, "name", c.Name)
+	case AutoRelease:
+		validName(t, in, "name", c.Name)
+		switch c.Action {
+		case ActionOff, ActionNotify, ActionStop, ActionRelease:
+		default:
+			t.Fatalf("Parse(%q): action %q", in, c.Action)
+		}
+		if c.After < 0 {
+			t.Fatalf("Parse(%q): after %v", in, c.After)
+		}
+	case Settings:
+		if c.TZ != nil {
+			if _, err := time.LoadLocation(*c.TZ); err != nil {
+				t.Fatalf("Parse(%q): tz %q: %v", in, *c.TZ, err)
+			}
+		}
+		if c.Lang != nil && *c.Lang != LangEN && *c.Lang != LangZH {
+			t.Fatalf("Parse(%q): lang %q", in, *c.Lang)
+		}
+	case ProposedRent:
+		if c.GPU == "" || c.GPUCount < 1 || c.GPUCount > 64 {
+			t.Fatalf("Parse(%q): proposal %s", in, show(c))
+		}
+		if c.Price != nil {
+			if err := c.Price.Price().Validate(); err != nil {
+				t.Fatalf("Parse(%q): price: %v", in, err)
+			}
+		}
+		if c.Platform != "" {
+			validName(t, in, "platform", c.Platform)
+		}
+	case Help, Start, Status, Summary, Export, Undo, NotACommand, OtherBot:
+	default:
+		t.Fatalf("Parse(%q) returned unknown type %T", in, c)
+	}
+}
+
+func BenchmarkParse(b *testing.B) {
+	inputs := []string{
+		"/rent big runpod 8xH100 $21.52/h per-second at 2h ago",
+		"/storage data1 200GB 0.0066/GB/day free=50GB rental=box1",
+		"/settings tz=Asia/Shanghai lang=zh summary=22:00 quiet=23:00-08:00",
+		"在autodl租了两张3090，每小时2.5元",
+		"just chatting about nothing in particular, no GPU here",
+	}
+	for _, in := range inputs {
+		b.Run(strings.Fields(in)[0], func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := Parse(in, testNow, shanghai); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+	b.Run("hostile-4KiB", func(b *testing.B) {
+		in := "/rent " + strings.Repeat("4090x2 ", 584)
+		b.ReportAllocs()
+		for b.Loop() {
+			_, _ = Parse(in, testNow, shanghai)
+		}
+	})
+	b.Run("free-4KiB", func(b *testing.B) {
+		in := strings.Repeat("租了 $ 1.88 ", 300)[:4000]
+		b.ReportAllocs()
+		for b.Loop() {
+			_, _ = Parse(in, testNow, shanghai)
+		}
+	})
+}

@@ -1,0 +1,103 @@
+package bot
+
+import (
+	"testing"
+	"time"
+
+	"github.com/gpuledger/gpuledger/ledger"
+)
+
+func TestFormatDuration(t *testing.T) {
+	tests := []struct {
+		d      time.Duration
+		en, zh string
+	}{
+		{0, "0s", "0秒"},
+		{45 * time.Second, "45s", "45秒"},
+		{12*time.Minute + 59*time.Second, "12m", "12分钟"},
+		{time.Hour, "1h", "1小时"},
+		{time.Hour + 5*time.Minute, "1h05m", "1小时5分"},
+		{23*time.Hour + 59*time.Minute, "23h59m", "23小时59分"},
+		{24 * time.Hour, "1d", "1天"},
+		{51 * time.Hour, "2d3h", "2天3小时"},
+		{-90 * time.Minute, "-1h30m", "-1小时30分"},
+		{-1 << 63, "-106751d23h", "-106751天23小时"},
+	}
+	for _, tt := range tests {
+		if got := FormatDuration(tt.d, "en"); got != tt.en {
+			t.Errorf("FormatDuration(%v, en) = %q, want %q", tt.d, got, tt.en)
+		}
+		if got := FormatDuration(tt.d, "zh"); got != tt.zh {
+			t.Errorf("FormatDuration(%v, zh) = %q, want %q", tt.d, got, tt.zh)
+		}
+	}
+}
+
+func TestFormatTime(t *testing.T) {
+	now := at(2026, 11, 1, 12, 0, 0)
+	tests := []struct {
+		t      time.Time
+		en, zh string
+	}{
+		{at(2026, 11, 1, 10, 0, 0), "10:00", "10:00"},
+		{at(2026, 11, 1, 10, 7, 30), "10:07:30", "10:07:30"},
+		{at(2026, 10, 31, 23, 0, 0), "yesterday 23:00", "昨天 23:00"},
+		{at(2026, 11, 2, 9, 0, 0), "tomorrow 09:00", "明天 09:00"},
+		{at(2026, 3, 5, 8, 0, 0), "Mar 5 08:00", "3月5日 08:00"},
+		{at(2025, 11, 1, 10, 0, 0), "2025-11-01 10:00", "2025-11-01 10:00"},
+		// an instant given in UTC is shown in the user's zone
+		{time.Date(2026, 10, 31, 16, 30, 0, 0, time.UTC), "00:30", "00:30"},
+	}
+	for _, tt := range tests {
+		if got := FormatTime(tt.t, shanghai, now, "en"); got != tt.en {
+			t.Errorf("FormatTime(%v, en) = %q, want %q", tt.t, got, tt.en)
+		}
+		if got := FormatTime(tt.t, shanghai, now, "zh"); got != tt.zh {
+			t.Errorf("FormatTime(%v, zh) = %q, want %q", tt.t, got, tt.zh)
+		}
+	}
+	if got := FormatTime(now, nil, now, "en"); got != "04:00" {
+		t.Errorf("nil location: %q, want UTC 04:00", got)
+	}
+}
+
+func TestFormatMoney(t *testing.T) {
+	tests := []struct {
+		m    ledger.Money
+		want string
+	}{
+		{ledger.Money{Currency: ledger.CNY, Minor: 329}, "¥3.29"},
+		{ledger.Money{Currency: ledger.USD, Minor: 70}, "$0.70"},
+		{ledger.Money{Currency: ledger.CNY, Minor: -100}, "-¥1.00"},
+		{ledger.Money{Currency: "JPY", Minor: 500}, "JP¥500"},
+	}
+	for _, tt := range tests {
+		if got := FormatMoney(tt.m); got != tt.want {
+			t.Errorf("FormatMoney(%+v) = %q, want %q", tt.m, got, tt.want)
+		}
+	}
+}
+
+func TestFormatAmountAndPrice(t *testing.T) {
+	tests := []struct{ got, want string }{
+		{FormatAmount(dec("0.0066"), ledger.CNY), "¥0.0066"},
+		{FormatAmount(dec("100"), ledger.CNY), "¥100.00"},
+		{FormatAmount(dec("21.5"), ledger.USD), "$21.50"},
+		{FormatAmount(dec("-2"), ledger.USD), "-$2.00"},
+		{FormatAmount(dec("1.88"), ""), "1.88"},
+		{FormatAmount(dec("5"), "CHF"), "CHF 5.00"},
+		{FormatPrice(ledger.Price{Amount: dec("1.88"), Unit: ledger.UnitHour}, ledger.CNY, "en"), "¥1.88/h"},
+		{FormatPrice(ledger.Price{Amount: dec("1.88"), Unit: ledger.UnitHour}, ledger.CNY, "zh"), "¥1.88/小时"},
+		{FormatPrice(ledger.Price{Amount: dec("70"), Unit: ledger.UnitDay}, ledger.CNY, "zh"), "¥70.00/天"},
+		{FormatPrice(ledger.Price{Amount: dec("21.52"), Unit: ledger.UnitHour}, ledger.USD, "en"), "$21.52/h"},
+		{FormatStoragePrice(dec("0.0066"), ledger.PerGBDay, ledger.CNY, "zh"), "¥0.0066/GB/天"},
+		{FormatStoragePrice(dec("0.1"), ledger.PerGBMonth, ledger.USD, "en"), "$0.10/GB/month"},
+		{FormatMode(ledger.PerSecond, "zh"), "按秒"},
+		{FormatMode(ledger.PerHour, "en"), "per-hour"},
+	}
+	for i, tt := range tests {
+		if tt.got != tt.want {
+			t.Errorf("%d: got %q, want %q", i, tt.got, tt.want)
+		}
+	}
+}
