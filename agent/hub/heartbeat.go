@@ -1,0 +1,415 @@
+package hub
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/gpuledger/gpuledger/agent/wire"
+	"github.com/gpuledger/gpuledger/ledger"
+)
+
+// maxWindow bounds the length of a heartbeat window the hub believes: a
+// longer one comes from a clock that jumped (or a liar).
+const maxWindow = 15 * time.Minute
+
+// rentalTTL is how long a cached rental is trusted (its state decides
+// whether idle time is recorded).
+const rentalTTL = 30 * time.Second
+
+func writeError(w http.ResponseWriter, code int, msg string) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(code)
+	json.NewEncoder(w).Encode(map[string]string{"error": msg})
+}
+
+// decodeBody reads a JSON body of at most wire.MaxBodyBytes into v. It
+// answers 413 or 400 itself and returns false on failure.
+func decodeBody(w http.ResponseWriter, r *http.Request, v any) (bool, string) {
+	body := http.MaxBytesReader(w, r.Body, wire.MaxBodyBytes)
+	b, err := io.ReadAll(body)
+	if err != nil {
+		var mbe *http.MaxBytesError
+		if errors.As(err, &mbe) {
+			writeError(w, http.StatusRequestEntityTooLarge, fmt.Sprintf("body over %d bytes", wire.MaxBodyBytes))
+			return false, resultTooLarge
+		}
+		writeError(w, http.StatusBadRequest, "could not read the body")
+		return false, resultBadRequest
+	}
+	if err := json.Unmarshal(b, v); err != nil {
+		writeError(w, http.StatusBadRequest, "malformed JSON: "+truncate(err.Error(), 200))
+		return false, resultBadRequest
+	}
+	return true, ""
+}
+
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "…"
+}
+
+func (h *Hub) serveHeartbeat(w http.ResponseWriter, r *http.Request) {
+	start := time.Now()
+	result := resultError
+	defer func() { h.m.observe(result, start) }()
+	ctx := r.Context()
+
+	tok, ar := h.authenticate(ctx, r)
+	switch ar {
+	case authUnknown:
+		result = resultUnauthorized
+		writeError(w, http.StatusUnauthorized, "unknown agent token: get one with /agent NAME")
+		return
+	case authRevoked:
+		result = resultUnauthorized
+		h.noteAfterRelease(ctx, tok)
+		writeError(w, http.StatusUnauthorized, "agent token revoked (the rental was released or a new token was issued)")
+		return
+	case authLimited:
+		result = resultRateLimited
+		w.Header().Set("Retry-After", "5")
+		writeError(w, http.StatusTooManyRequests, "too many requests for this token")
+		return
+	case authError:
+		writeError(w, http.StatusServiceUnavailable, "the ledger is unavailable; retry later")
+		return
+	}
+	var hb wire.HeartbeatRequest
+	if ok, res := decodeBody(w, r, &hb); !ok {
+		result = res
+		return
+	}
+	if msg := checkHeartbeat(&hb); msg != "" {
+		result = resultBadRequest
+		writeError(w, http.StatusBadRequest, msg)
+		return
+	}
+	resp, dup, err := h.record(ctx, tok, &hb)
+	if err != nil {
+		h.log.Error("hub: heartbeat", "rental", tok.RentalID, "err", err)
+		writeError(w, http.StatusServiceUnavailable, "the ledger is unavailable; retry later")
+		return
+	}
+	result = resultOK
+	if dup {
+		result = resultDuplicate
+	}
+	w.Header().Set("Content-Type", "application/json")
+	json.NewEncoder(w).Encode(resp)
+}
+
+// checkHeartbeat rejects a heartbeat that is not one: a wrong version or
+// verdict, or counts that cannot be.
+func checkHeartbeat(hb *wire.HeartbeatRequest) string {
+	if hb.Version != "" && hb.Version != wire.Version {
+		return fmt.Sprintf("unsupported protocol version %q: this server speaks %s", truncate(hb.Version, 20), wire.Version)
+	}
+	switch hb.Verdict {
+	case wire.VerdictBusy, wire.VerdictIdle, wire.VerdictUnknown:
+	default:
+		return fmt.Sprintf("verdict %q must be busy, idle or unknown", truncate(string(hb.Verdict), 20))
+	}
+	if hb.Samples < 0 || hb.BusySamples < 0 || hb.IdleSamples < 0 || hb.UnknownSamples < 0 ||
+		hb.BusySamples+hb.IdleSamples+hb.UnknownSamples > hb.Samples || hb.Samples > 100000 {
+		return "sample counts are inconsistent"
+	}
+	if hb.IdleSeconds < 0 || hb.IdleSeconds > 366*86400 {
+		return "idle_seconds out of range"
+	}
+	if len(hb.GPUs) > wire.MaxGPUs || len(hb.Host.GPUs) > wire.MaxGPUs {
+		return fmt.Sprintf("more than %d GPUs", wire.MaxGPUs)
+	}
+	return ""
+}
+
+// record applies a heartbeat: the agent's state in memory, a beat for the
+// next flush, the idle interval (written now when it opens or closes), and
+// the response with the rental's pending orders.
+func (h *Hub) record(ctx context.Context, tok ledger.AgentToken, hb *wire.HeartbeatRequest) (wire.HeartbeatResponse, bool, error) {
+	now := h.now().UTC()
+	resp := wire.HeartbeatResponse{Rental: tok.Rental, Policy: wire.Policy{UtilThreshold: h.cfg.UtilThreshold}}
+	rl, err := h.rental(ctx, tok.RentalID, now)
+	if err != nil {
+		return resp, false, err
+	}
+	if rl.Lease > 0 {
+		until := rl.StartedAt().Add(rl.Lease)
+		resp.Policy.LeaseUntil = &until
+	}
+
+	h.mu.Lock()
+	a := h.agentLocked(tok.RentalID)
+	prev := a.state
+	// A heartbeat already applied (the agent retried after a lost answer,
+	// or someone replays one) changes nothing.
+	dup := prev.BootID != "" && prev.BootID == hb.BootID && hb.Seq != 0 && hb.Seq <= prev.Seq
+	var interrupted []ledger.Order
+	if !dup {
+		if prev.BootID != "" && hb.BootID != prev.BootID {
+			// The agent restarted: an order it had started cannot be
+			// confirmed by the new process.
+			keep := a.orders[:0]
+			for _, o := range a.orders {
+				if o.State == ledger.OrderStarted && o.BootID != hb.BootID {
+					interrupted = append(interrupted, o)
+					continue
+				}
+				keep = append(keep, o)
+			}
+			a.orders = keep
+		}
+		h.applyLocked(a, tok, rl, hb, now)
+	}
+	st := a.state
+	for _, o := range a.orders {
+		if o.State == ledger.OrderPending && now.Before(o.ExpiresAt) {
+			resp.Orders = append(resp.Orders, signed(o, tok.Hash))
+		}
+	}
+	h.mu.Unlock()
+
+	for _, o := range interrupted {
+		o.State, o.Outcome = ledger.OrderFailed, "agent_restarted"
+		o.Message, o.UpdatedAt = "the agent restarted while the release command ran; the release was not confirmed", now
+		h.finishOrder(ctx, o, nil)
+	}
+	if dup {
+		return resp, true, nil
+	}
+	if err := h.idleTransition(ctx, rl, prev, st, now); err != nil {
+		return resp, false, err
+	}
+	return resp, false, nil
+}
+
+// applyLocked folds hb into a's state and queues its beat.
+func (h *Hub) applyLocked(a *agent, tok ledger.AgentToken, rl *ledger.Rental, hb *wire.HeartbeatRequest, now time.Time) {
+	prev := a.state
+	s := prev
+	s.RentalID, s.UserID = tok.RentalID, tok.UserID
+	if s.FirstSeen.IsZero() {
+		s.FirstSeen = now
+	}
+	s.LastSeen, s.BootID, s.Seq = now, truncate(hb.BootID, 64), hb.Seq
+	s.Verdict = ledger.Verdict(hb.Verdict)
+	s.CanRelease = hb.CanRelease
+	s.Reasons = truncate(strings.Join(hb.Reasons, "; "), 512)
+	s.GPU = gpuFacts(hb)
+
+	// The window's length on the server's clock: never more than the time
+	// since the last heartbeat, so a jumping agent clock cannot inflate it.
+	win := hb.WindowEnd.Sub(hb.WindowStart)
+	if win < 0 {
+		win = 0
+	}
+	limit := maxWindow
+	if prev.Seen() && now.After(prev.LastSeen) {
+		limit = min(limit, now.Sub(prev.LastSeen))
+	}
+	win = min(win, limit)
+
+	if s.Verdict == ledger.VerdictIdle {
+		if prev.Verdict != ledger.VerdictIdle || prev.IdleSince.IsZero() {
+			// The streak started IdleSeconds ago by the agent's monotonic
+			// clock; measured back from the server's now, not believed
+			// before the previous busy report or the rental's start.
+			since := now.Add(-time.Duration(hb.IdleSeconds) * time.Second)
+			if hb.IdleSeconds == 0 {
+				since = now.Add(-win)
+			}
+			if prev.Seen() && prev.Verdict != ledger.VerdictIdle && since.Before(prev.LastSeen) {
+				since = prev.LastSeen
+			}
+			if st := rl.StartedAt(); since.Before(st) {
+				since = st
+			}
+			s.IdleSince = since.Truncate(time.Second)
+		}
+		a.lastIdleBeat = now
+	} else {
+		s.IdleSince = time.Time{}
+	}
+
+	if hb.Job != nil {
+		j := ledger.JobInfo{Command: truncate(hb.Job.Command, 200), Running: hb.Job.Running, Exited: hb.Job.Exited,
+			StartedAt: hb.Job.StartedAt, Duration: time.Duration(hb.Job.DurationSeconds * float64(time.Second))}
+		if hb.Job.ExitCode != nil {
+			j.ExitCode = *hb.Job.ExitCode
+		}
+		if hb.Job.EndedAt != nil {
+			j.EndedAt = *hb.Job.EndedAt
+		}
+		if math.IsNaN(hb.Job.DurationSeconds) || hb.Job.DurationSeconds < 0 || hb.Job.DurationSeconds > 366*86400 {
+			j.Duration = 0
+		}
+		s.Job = j
+		if j.Exited && !j.Running {
+			end := j.EndedAt
+			if end.IsZero() {
+				end = j.StartedAt.Add(j.Duration)
+			}
+			if !end.Equal(a.jobEndReported) {
+				a.jobEndReported = end
+				r := rl
+				h.emit(func(ctx context.Context, l Listener) { l.JobFinished(ctx, r, j) })
+			}
+		}
+	} else {
+		s.Job = ledger.JobInfo{}
+	}
+
+	if msg := ledger.GPUMismatch(rl, s.GPU); msg != "" && a.mismatchBoot != s.BootID {
+		a.mismatchBoot = s.BootID
+		r := rl
+		h.emit(func(ctx context.Context, l Listener) { l.GPUMismatch(ctx, r, msg) })
+	}
+	a.state = s
+	h.dirty[s.RentalID] = true
+
+	b := ledger.Beat{RentalID: s.RentalID, At: now, Verdict: s.Verdict, UtilMean: -1, UtilMax: -1,
+		JobAlive: hb.Job != nil && hb.Job.Running, Samples: hb.Samples, GPUSource: hb.Host.GPUSource}
+	if n := hb.Samples; n > 0 {
+		ws := int64(win / time.Second)
+		b.BusyS = ws * int64(hb.BusySamples) / int64(n)
+		b.IdleS = ws * int64(hb.IdleSamples) / int64(n)
+		b.UnknownS = ws - b.BusyS - b.IdleS
+	}
+	var sum float64
+	var cnt int
+	for _, g := range hb.GPUs {
+		if g.UtilMean != nil && *g.UtilMean >= 0 && *g.UtilMean <= 100 {
+			sum += *g.UtilMean
+			cnt++
+		}
+		if g.UtilMax != nil && *g.UtilMax >= 0 && *g.UtilMax <= 100 {
+			b.UtilMax = max(b.UtilMax, int(*g.UtilMax*10))
+		}
+	}
+	if cnt > 0 {
+		b.UtilMean = int(sum / float64(cnt) * 10)
+	}
+	h.beats = append(h.beats, b)
+	if len(h.beats) >= 2000 {
+		select {
+		case h.flushNow <- struct{}{}:
+		default:
+		}
+	}
+}
+
+func gpuFacts(hb *wire.HeartbeatRequest) ledger.GPUFacts {
+	f := ledger.GPUFacts{Source: truncate(hb.Host.GPUSource, 16), Count: len(hb.Host.GPUs)}
+	if len(hb.Host.GPUs) > 0 {
+		f.Model = truncate(hb.Host.GPUs[0].Name, 64)
+	}
+	return f
+}
+
+// idleTransition writes the idle interval when the verdict turns idle or
+// stops being idle, for a running rental.
+func (h *Hub) idleTransition(ctx context.Context, rl *ledger.Rental, prev, cur ledger.AgentState, now time.Time) error {
+	h.mu.Lock()
+	a := h.agents[rl.ID]
+	open := a.idleOpen
+	lastIdle := a.lastIdleBeat
+	h.mu.Unlock()
+	running := rl.State() == ledger.Running
+	switch {
+	case cur.Verdict == ledger.VerdictIdle && !open && running:
+		if err := h.store.OpenIdle(ctx, rl.ID, cur.IdleSince); err != nil {
+			return err
+		}
+		h.mu.Lock()
+		a.idleOpen = true
+		h.mu.Unlock()
+	case cur.Verdict != ledger.VerdictIdle && open:
+		// Closed at the last heartbeat that still said idle: idle cost
+		// is never overstated.
+		to := lastIdle
+		if to.IsZero() || to.After(now) {
+			to = now
+		}
+		if prev.Verdict == ledger.VerdictIdle && prev.LastSeen.After(to) {
+			to = prev.LastSeen
+		}
+		if err := h.store.CloseIdle(ctx, rl.ID, to); err != nil {
+			return err
+		}
+		h.mu.Lock()
+		a.idleOpen = false
+		h.mu.Unlock()
+	}
+	return nil
+}
+
+// CloseIdleAt ends a rental's open idle interval (the agent went silent,
+// or the rental stopped) at t.
+func (h *Hub) CloseIdleAt(ctx context.Context, rentalID int64, t time.Time) error {
+	if err := h.store.CloseIdle(ctx, rentalID, t); err != nil {
+		return err
+	}
+	h.mu.Lock()
+	if a := h.agents[rentalID]; a != nil {
+		a.idleOpen = false
+	}
+	h.mu.Unlock()
+	return nil
+}
+
+// rental returns the rental, from a cache refreshed every rentalTTL.
+func (h *Hub) rental(ctx context.Context, id int64, now time.Time) (*ledger.Rental, error) {
+	h.mu.Lock()
+	e := h.rentals[id]
+	h.mu.Unlock()
+	if e != nil && now.Sub(e.loadedAt) < rentalTTL && !now.Before(e.loadedAt) {
+		return e.r, nil
+	}
+	r, err := h.store.RentalByID(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	h.mu.Lock()
+	h.rentals[id] = &rentalEntry{r: r, loadedAt: now}
+	h.mu.Unlock()
+	return r, nil
+}
+
+// forgetRental drops a cached rental after it changed.
+func (h *Hub) forgetRental(id int64) {
+	h.mu.Lock()
+	delete(h.rentals, id)
+	h.mu.Unlock()
+}
+
+// noteAfterRelease tells the listener, at most once an hour per rental,
+// that a released rental's agent still reports.
+func (h *Hub) noteAfterRelease(ctx context.Context, tok ledger.AgentToken) {
+	now := h.now()
+	rl, err := h.store.RentalByID(ctx, tok.RentalID)
+	if err != nil {
+		return
+	}
+	at, released := rl.ReleasedAt()
+	// Heartbeats in flight at the release are expected for a while.
+	if !released || now.Sub(at) < 3*time.Minute {
+		return
+	}
+	h.mu.Lock()
+	a := h.agentLocked(tok.RentalID)
+	if !a.afterRelease.IsZero() && now.Sub(a.afterRelease) < time.Hour {
+		h.mu.Unlock()
+		return
+	}
+	a.afterRelease = now
+	h.mu.Unlock()
+	h.emit(func(ctx context.Context, l Listener) { l.ReportAfterRelease(ctx, rl, now) })
+}

@@ -1,0 +1,384 @@
+// Package hub is the server side of the agent protocol (DESIGN.md section
+// 6): the HTTP handler that receives heartbeats and order results from
+// gpuledger-agent, the tokens that tie an agent to a rental, and the
+// release orders handed out in heartbeat responses.
+//
+// The hub keeps each agent's latest state in memory and writes heartbeats
+// to the store in batches (Run flushes them), so that thousands of agents
+// cost one transaction per flush instead of one per heartbeat. What must
+// not be lost (idle intervals opening and closing, orders and their
+// results, the stop or release an agent confirmed) is written before the
+// request is answered.
+package hub
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/gpuledger/gpuledger/agent/wire"
+	"github.com/gpuledger/gpuledger/ledger"
+)
+
+// Store is what the hub needs of the ledger.
+type Store interface {
+	ledger.AgentStore
+}
+
+// Listener is told what the user should hear about. Its methods are called
+// one at a time, in order, from Run's goroutine (never from a request), so
+// a slow chat transport does not slow heartbeats down.
+type Listener interface {
+	// JobFinished: the wrapped job of a rental exited.
+	JobFinished(ctx context.Context, r *ledger.Rental, job ledger.JobInfo)
+	// GPUMismatch: the agent sees other GPUs than the rental as logged
+	// (reported once per rental and agent start).
+	GPUMismatch(ctx context.Context, r *ledger.Rental, msg string)
+	// ReportAfterRelease: the agent of a released rental still reports:
+	// the release may not have happened.
+	ReportAfterRelease(ctx context.Context, r *ledger.Rental, at time.Time)
+	// OrderUpdated: an order changed state (picked up, done, refused,
+	// failed, expired); r is the rental after the change.
+	OrderUpdated(ctx context.Context, o ledger.Order, r *ledger.Rental)
+}
+
+// Config configures a Hub. Store is required.
+type Config struct {
+	Store    Store
+	Listener Listener         // nil: nobody is told
+	Now      func() time.Time // default time.Now
+	Logger   *slog.Logger     // default slog.Default()
+	// Registerer receives the hub's metrics; nil means a new registry
+	// (served by Handler's /metrics either way).
+	Registry *prometheus.Registry
+
+	// RateBurst and RateEvery limit each token: a bucket of RateBurst
+	// requests refilled by one every RateEvery. Defaults 40 and 1s: an
+	// agent sends one heartbeat every 30 s, and up to 20 queued ones in a
+	// row after an outage, so only a runaway agent is refused.
+	RateBurst int
+	RateEvery time.Duration
+	// FlushEvery is how often Run writes buffered heartbeats. Default 500ms.
+	FlushEvery time.Duration
+	// OrderTTL is how long an order stays valid. Default 10 min.
+	OrderTTL time.Duration
+	// StartedTimeout is how long an order may stay started (the release
+	// command running) before it is given up as not confirmed. Default 20 min.
+	StartedTimeout time.Duration
+	// TokenTTL is how long a token looked up is trusted before it is read
+	// again (so a /release typed in chat revokes it soon). Default 30s.
+	TokenTTL time.Duration
+	// UtilThreshold, when set, is sent to agents as their busy threshold.
+	UtilThreshold float64
+}
+
+// Hub serves the agent endpoints. It is safe for concurrent use.
+type Hub struct {
+	store    Store
+	listener Listener
+	now      func() time.Time
+	log      *slog.Logger
+	reg      *prometheus.Registry
+	m        *metrics
+	cfg      Config
+
+	mu       sync.Mutex
+	tokens   map[[32]byte]*tokenEntry // by token hash
+	unknown  map[[32]byte]time.Time   // hashes known not to exist, until
+	agents   map[int64]*agent         // by rental id
+	beats    []ledger.Beat            // waiting for the next flush
+	dirty    map[int64]bool           // rentals whose state changed since the flush
+	rentals  map[int64]*rentalEntry   // cached rentals
+	events   chan func(context.Context, Listener)
+	flushNow chan struct{}
+}
+
+type tokenEntry struct {
+	tok      ledger.AgentToken
+	loadedAt time.Time
+	bucket   bucket
+}
+
+type rentalEntry struct {
+	r        *ledger.Rental
+	loadedAt time.Time
+}
+
+// agent is the hub's memory of one rental's agent.
+type agent struct {
+	state          ledger.AgentState
+	idleOpen       bool      // an idle interval is open in the store
+	lastIdleBeat   time.Time // server time of the last idle heartbeat
+	mismatchBoot   string    // the boot whose GPU mismatch was reported
+	jobEndReported time.Time // the job end already reported
+	orders         []ledger.Order
+	afterRelease   time.Time // the last "reports after release" told
+}
+
+// New returns a hub for cfg. Call Load before serving and run Run.
+func New(cfg Config) (*Hub, error) {
+	if cfg.Store == nil {
+		return nil, errors.New("hub: config: Store is required")
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+	if cfg.Registry == nil {
+		cfg.Registry = prometheus.NewRegistry()
+	}
+	if cfg.RateBurst <= 0 {
+		cfg.RateBurst = 40
+	}
+	if cfg.RateEvery <= 0 {
+		cfg.RateEvery = time.Second
+	}
+	if cfg.FlushEvery <= 0 {
+		cfg.FlushEvery = 500 * time.Millisecond
+	}
+	if cfg.OrderTTL <= 0 {
+		cfg.OrderTTL = 10 * time.Minute
+	}
+	if cfg.OrderTTL > wire.MaxOrderLifetime {
+		return nil, fmt.Errorf("hub: config: OrderTTL %s is over the protocol's %s", cfg.OrderTTL, wire.MaxOrderLifetime)
+	}
+	if cfg.StartedTimeout <= 0 {
+		cfg.StartedTimeout = 20 * time.Minute
+	}
+	if cfg.TokenTTL <= 0 {
+		cfg.TokenTTL = 30 * time.Second
+	}
+	h := &Hub{
+		store:    cfg.Store,
+		listener: cfg.Listener,
+		now:      cfg.Now,
+		log:      cfg.Logger,
+		reg:      cfg.Registry,
+		cfg:      cfg,
+		tokens:   map[[32]byte]*tokenEntry{},
+		unknown:  map[[32]byte]time.Time{},
+		agents:   map[int64]*agent{},
+		dirty:    map[int64]bool{},
+		rentals:  map[int64]*rentalEntry{},
+		events:   make(chan func(context.Context, Listener), 1024),
+		flushNow: make(chan struct{}, 1),
+	}
+	m, err := newMetrics(cfg.Registry, h.agentsSeen)
+	if err != nil {
+		return nil, err
+	}
+	h.m = m
+	return h, nil
+}
+
+// Load reads the agents' states and the open orders from the store, so a
+// restarted server knows when each agent last reported and still hands out
+// orders issued before the restart.
+func (h *Hub) Load(ctx context.Context) error {
+	states, err := h.store.AgentStates(ctx)
+	if err != nil {
+		return fmt.Errorf("hub: load: %w", err)
+	}
+	orders, err := h.store.OpenOrders(ctx, 0)
+	if err != nil {
+		return fmt.Errorf("hub: load: %w", err)
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	for _, s := range states {
+		a := h.agentLocked(s.RentalID)
+		a.state = s
+		a.idleOpen = s.Verdict == ledger.VerdictIdle
+		if a.idleOpen {
+			a.lastIdleBeat = s.LastSeen
+		}
+		if s.Job.Exited && s.Job.EndedAt.IsZero() {
+			a.jobEndReported = s.LastSeen
+		} else if s.Job.Exited {
+			a.jobEndReported = s.Job.EndedAt
+		}
+	}
+	for _, o := range orders {
+		a := h.agentLocked(o.RentalID)
+		a.orders = append(a.orders, o)
+	}
+	return nil
+}
+
+func (h *Hub) agentLocked(rentalID int64) *agent {
+	a := h.agents[rentalID]
+	if a == nil {
+		a = &agent{state: ledger.AgentState{RentalID: rentalID}}
+		h.agents[rentalID] = a
+	}
+	return a
+}
+
+// Handler returns the HTTP handler: the agent endpoints, /healthz and
+// /metrics.
+func (h *Hub) Handler() http.Handler {
+	mux := http.NewServeMux()
+	mux.HandleFunc("POST "+wire.PathHeartbeat, h.serveHeartbeat)
+	mux.HandleFunc(wire.PathOrderResultPattern, h.serveResult)
+	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+		w.Write([]byte("ok\n"))
+	})
+	mux.Handle("GET /metrics", metricsHandler(h.reg))
+	return mux
+}
+
+// Run flushes buffered heartbeats every FlushEvery and delivers events to
+// the listener until ctx ends; then it flushes once more and returns.
+func (h *Hub) Run(ctx context.Context) error {
+	t := time.NewTicker(h.cfg.FlushEvery)
+	defer t.Stop()
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case ev := <-h.events:
+				h.deliver(ctx, ev)
+			}
+		}
+	}()
+	for {
+		select {
+		case <-ctx.Done():
+			<-done
+			fctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+			defer cancel()
+			return h.Flush(fctx)
+		case <-t.C:
+		case <-h.flushNow:
+		}
+		if err := h.Flush(ctx); err != nil && ctx.Err() == nil {
+			h.log.Error("hub: flush heartbeats", "err", err)
+		}
+	}
+}
+
+func (h *Hub) deliver(ctx context.Context, ev func(context.Context, Listener)) {
+	if h.listener == nil {
+		return
+	}
+	defer func() {
+		if p := recover(); p != nil {
+			h.log.Error("hub: listener panicked", "panic", p)
+		}
+	}()
+	ev(ctx, h.listener)
+}
+
+// DrainEvents delivers the queued listener events now, on the caller's
+// goroutine (for tests and for a server without Run).
+func (h *Hub) DrainEvents(ctx context.Context) {
+	for {
+		select {
+		case ev := <-h.events:
+			h.deliver(ctx, ev)
+		default:
+			return
+		}
+	}
+}
+
+func (h *Hub) emit(ev func(context.Context, Listener)) {
+	select {
+	case h.events <- ev:
+	default:
+		h.log.Warn("hub: listener queue full; dropping an event")
+	}
+}
+
+// Flush writes the buffered heartbeats and agent states to the store.
+func (h *Hub) Flush(ctx context.Context) error {
+	h.mu.Lock()
+	beats := h.beats
+	h.beats = nil
+	states := make([]ledger.AgentState, 0, len(h.dirty))
+	for id := range h.dirty {
+		if a := h.agents[id]; a != nil {
+			states = append(states, a.state)
+		}
+	}
+	clear(h.dirty)
+	h.mu.Unlock()
+	if len(beats) == 0 && len(states) == 0 {
+		return nil
+	}
+	if err := h.store.SaveBeats(ctx, beats, states); err != nil {
+		// Put them back for the next try (a busy disk is no reason to
+		// lose heartbeats), bounded.
+		h.mu.Lock()
+		if len(h.beats) < 200_000 {
+			h.beats = append(beats, h.beats...)
+		}
+		for _, s := range states {
+			h.dirty[s.RentalID] = true
+		}
+		h.mu.Unlock()
+		return fmt.Errorf("hub: flush: %w", err)
+	}
+	return nil
+}
+
+// AgentState returns the latest state of a rental's agent and whether one
+// was ever seen.
+func (h *Hub) AgentState(rentalID int64) (ledger.AgentState, bool) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	a := h.agents[rentalID]
+	if a == nil || !a.state.Seen() {
+		return ledger.AgentState{}, false
+	}
+	return a.state, true
+}
+
+// States returns the states of every agent seen.
+func (h *Hub) States() []ledger.AgentState {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	out := make([]ledger.AgentState, 0, len(h.agents))
+	for _, a := range h.agents {
+		if a.state.Seen() {
+			out = append(out, a.state)
+		}
+	}
+	return out
+}
+
+func (h *Hub) agentsSeen() float64 {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	now := h.now()
+	n := 0
+	for _, a := range h.agents {
+		if a.state.Seen() && now.Sub(a.state.LastSeen) < 10*time.Minute {
+			n++
+		}
+	}
+	return float64(n)
+}
+
+func randomHex(n int) string {
+	b := make([]byte, n)
+	rand.Read(b)
+	return hex.EncodeToString(b)
+}
+
+func hashToken(tok string) [32]byte { return sha256.Sum256([]byte(tok)) }

@@ -1,0 +1,514 @@
+package hub_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/gpuledger/gpuledger/agent/hub"
+	"github.com/gpuledger/gpuledger/agent/wire"
+	"github.com/gpuledger/gpuledger/ledger"
+	"github.com/gpuledger/gpuledger/ledger/sqlite"
+)
+
+var t0 = time.Date(2026, 11, 1, 2, 0, 0, 0, time.UTC)
+
+// clock is a settable clock, safe for concurrent use.
+type clock struct {
+	mu sync.Mutex
+	t  time.Time
+}
+
+func (c *clock) Now() time.Time { c.mu.Lock(); defer c.mu.Unlock(); return c.t }
+func (c *clock) Add(d time.Duration) {
+	c.mu.Lock()
+	c.t = c.t.Add(d)
+	c.mu.Unlock()
+}
+
+// recorder is a Listener that records what it is told.
+type recorder struct {
+	mu     sync.Mutex
+	events []string
+}
+
+func (r *recorder) add(s string) { r.mu.Lock(); r.events = append(r.events, s); r.mu.Unlock() }
+func (r *recorder) JobFinished(_ context.Context, rl *ledger.Rental, j ledger.JobInfo) {
+	r.add("job:" + rl.Name)
+}
+func (r *recorder) GPUMismatch(_ context.Context, rl *ledger.Rental, msg string) {
+	r.add("mismatch:" + rl.Name)
+}
+func (r *recorder) ReportAfterRelease(_ context.Context, rl *ledger.Rental, _ time.Time) {
+	r.add("after-release:" + rl.Name)
+}
+func (r *recorder) OrderUpdated(_ context.Context, o ledger.Order, rl *ledger.Rental) {
+	r.add("order:" + string(o.State) + ":" + o.Outcome)
+}
+func (r *recorder) list() []string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return append([]string(nil), r.events...)
+}
+
+type env struct {
+	t     *testing.T
+	db    *sqlite.DB
+	path  string
+	clk   *clock
+	hub   *hub.Hub
+	srv   *httptest.Server
+	rec   *recorder
+	rid   int64
+	token string
+}
+
+func newEnv(t *testing.T, cfg hub.Config) *env {
+	t.Helper()
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "ledger.db")
+	db, err := sqlite.Open(ctx, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	clk := &clock{t: t0}
+	db.Now = clk.Now
+	if _, err := db.EnsureUser(ctx, ledger.User{ID: 1, TZ: "Asia/Shanghai"}); err != nil {
+		t.Fatal(err)
+	}
+	r, err := db.CreateRental(ctx, ledger.Action{UserID: 1, At: t0}, ledger.Rental{
+		Name: "box1", Platform: "autodl", GPU: "RTX 4090", GPUCount: 1, Mode: ledger.PerSecond,
+		Priced: true, Price: ledger.Price{Amount: ledger.MustDecimal("1.88"), Unit: ledger.UnitHour}, Currency: ledger.CNY,
+		Events: []ledger.Event{{Kind: ledger.EventStart, At: t0}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := &env{t: t, db: db, path: path, clk: clk, rec: &recorder{}, rid: r.ID}
+	e.start(cfg)
+	tok, err := e.hub.Tokens().Issue(ctx, 1, "box1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.token = tok
+	return e
+}
+
+func (e *env) start(cfg hub.Config) {
+	cfg.Store, cfg.Now, cfg.Listener = e.db, e.clk.Now, e.rec
+	h, err := hub.New(cfg)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	if err := h.Load(context.Background()); err != nil {
+		e.t.Fatal(err)
+	}
+	e.hub = h
+	if e.srv != nil {
+		e.srv.Close()
+	}
+	e.srv = httptest.NewServer(h.Handler())
+	e.t.Cleanup(e.srv.Close)
+}
+
+func (e *env) post(path, token string, body []byte) (int, []byte) {
+	e.t.Helper()
+	req, _ := http.NewRequest(http.MethodPost, e.srv.URL+path, bytes.NewReader(body))
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	defer res.Body.Close()
+	b, _ := io.ReadAll(res.Body)
+	return res.StatusCode, b
+}
+
+var seq uint64
+
+func hb(verdict wire.Verdict, idleSeconds int64) wire.HeartbeatRequest {
+	seq++
+	h := wire.HeartbeatRequest{Version: wire.Version, Seq: seq, BootID: "boot1", Verdict: verdict,
+		WindowStart: t0, WindowEnd: t0.Add(30 * time.Second), Samples: 6,
+		Host:       wire.HostFacts{GPUSource: "simulate", GPUs: []wire.GPUFact{{Name: "NVIDIA GeForce RTX 4090", UUID: "GPU-1"}}},
+		CanRelease: true}
+	u := 90.0
+	switch verdict {
+	case wire.VerdictBusy:
+		h.BusySamples = 6
+	case wire.VerdictIdle:
+		h.IdleSamples, u = 6, 0
+		h.IdleSeconds = idleSeconds
+	default:
+		h.UnknownSamples = 6
+	}
+	h.GPUs = []wire.GPUSummary{{Index: 0, UUID: "GPU-1", Samples: 6, UtilMean: &u, UtilMax: &u}}
+	return h
+}
+
+func (e *env) beat(token string, h wire.HeartbeatRequest) (int, wire.HeartbeatResponse) {
+	e.t.Helper()
+	b, _ := json.Marshal(h)
+	code, body := e.post(wire.PathHeartbeat, token, b)
+	var resp wire.HeartbeatResponse
+	if code == http.StatusOK {
+		if err := json.Unmarshal(body, &resp); err != nil {
+			e.t.Fatalf("response %s: %v", body, err)
+		}
+	}
+	return code, resp
+}
+
+func (e *env) result(token string, r wire.OrderResult) int {
+	e.t.Helper()
+	b, _ := json.Marshal(r)
+	code, _ := e.post(wire.PathOrderResult(r.OrderID), token, b)
+	return code
+}
+
+func (e *env) rental() *ledger.Rental {
+	e.t.Helper()
+	r, err := e.db.RentalByID(context.Background(), e.rid)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return r
+}
+
+func TestHeartbeat_OK(t *testing.T) {
+	e := newEnv(t, hub.Config{})
+	code, resp := e.beat(e.token, hb(wire.VerdictBusy, 0))
+	if code != http.StatusOK || resp.Rental != "box1" {
+		t.Fatalf("heartbeat = %d %+v", code, resp)
+	}
+	if err := e.hub.Flush(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	states, err := e.db.AgentStates(context.Background())
+	if err != nil || len(states) != 1 || states[0].Verdict != ledger.VerdictBusy || !states[0].LastSeen.Equal(t0) {
+		t.Fatalf("states = %+v, %v", states, err)
+	}
+	beats, _ := e.db.Beats(context.Background(), e.rid, t0, t0.Add(time.Hour))
+	if len(beats) != 1 || beats[0].BusyS != 30 || beats[0].UtilMean != 900 {
+		t.Fatalf("beats = %+v", beats)
+	}
+}
+
+func TestHeartbeat_Refused(t *testing.T) {
+	e := newEnv(t, hub.Config{})
+	good, _ := json.Marshal(hb(wire.VerdictIdle, 600))
+	big := append([]byte(`{"version":"v1","reasons":["`), bytes.Repeat([]byte("x"), wire.MaxBodyBytes)...)
+	big = append(big, `"]}`...)
+	badVerdict, _ := json.Marshal(func() wire.HeartbeatRequest { h := hb(wire.VerdictBusy, 0); h.Verdict = "asleep"; return h }())
+	tests := []struct {
+		name  string
+		token string
+		body  []byte
+		want  int
+	}{
+		{"ErrNoToken", "", good, http.StatusUnauthorized},
+		{"ErrUnknownToken", "forged-token", good, http.StatusUnauthorized},
+		{"ErrTooLarge", e.token, big, http.StatusRequestEntityTooLarge},
+		{"ErrMalformed", e.token, []byte(`{"version":`), http.StatusBadRequest},
+		{"ErrBadVerdict", e.token, badVerdict, http.StatusBadRequest},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if code, _ := e.post(wire.PathHeartbeat, tt.token, tt.body); code != tt.want {
+				t.Fatalf("status = %d, want %d", code, tt.want)
+			}
+			e.hub.Flush(context.Background())
+			if _, seen := e.hub.AgentState(e.rid); seen {
+				t.Fatal("a refused heartbeat changed the agent's state")
+			}
+			if st, _ := e.db.AgentStates(context.Background()); len(st) != 0 {
+				t.Fatal("a refused heartbeat was stored")
+			}
+			if r := e.rental(); len(r.Idle) != 0 {
+				t.Fatal("a refused heartbeat opened an idle interval")
+			}
+		})
+	}
+	t.Run("ErrRevokedByReissue", func(t *testing.T) {
+		old := e.token
+		if _, err := e.hub.Tokens().Issue(context.Background(), 1, "box1"); err != nil {
+			t.Fatal(err)
+		}
+		if code, _ := e.post(wire.PathHeartbeat, old, good); code != http.StatusUnauthorized {
+			t.Fatalf("old token: status %d, want 401", code)
+		}
+	})
+}
+
+func TestHeartbeat_RateLimitPerToken(t *testing.T) {
+	e := newEnv(t, hub.Config{RateBurst: 5, RateEvery: time.Second})
+	ctx := context.Background()
+	r2, err := e.db.CreateRental(ctx, ledger.Action{UserID: 1, At: t0}, ledger.Rental{
+		Name: "box2", Platform: "autodl", GPU: "RTX 4090", GPUCount: 1, Mode: ledger.PerSecond, Currency: ledger.CNY,
+		Events: []ledger.Event{{Kind: ledger.EventStart, At: t0}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tok2, _ := e.hub.Tokens().Issue(ctx, 1, "box2")
+	var limited int
+	for range 20 {
+		if code, _ := e.beat(e.token, hb(wire.VerdictBusy, 0)); code == http.StatusTooManyRequests {
+			limited++
+		}
+	}
+	if limited != 15 {
+		t.Fatalf("%d of 20 flooded heartbeats limited, want 15", limited)
+	}
+	if code, _ := e.beat(tok2, hb(wire.VerdictBusy, 0)); code != http.StatusOK {
+		t.Fatalf("another agent during the flood: %d, want 200", code)
+	}
+	e.clk.Add(2 * time.Second)
+	if code, _ := e.beat(e.token, hb(wire.VerdictBusy, 0)); code != http.StatusOK {
+		t.Fatalf("after refill: %d", code)
+	}
+	_ = r2
+}
+
+func TestHeartbeat_IdleIntervals(t *testing.T) {
+	e := newEnv(t, hub.Config{})
+	e.clk.Add(time.Hour)
+	e.beat(e.token, hb(wire.VerdictBusy, 0))
+	e.clk.Add(30 * time.Minute)
+	// Idle for 10 minutes by the agent's clock.
+	e.beat(e.token, hb(wire.VerdictIdle, 600))
+	e.clk.Add(20 * time.Minute)
+	e.beat(e.token, hb(wire.VerdictIdle, 1800))
+	st, _ := e.hub.AgentState(e.rid)
+	if want := t0.Add(80 * time.Minute); !st.IdleSince.Equal(want) || st.IdleFor(e.clk.Now()) != 30*time.Minute {
+		t.Fatalf("idle since %s (for %s), want %s", st.IdleSince, st.IdleFor(e.clk.Now()), want)
+	}
+	e.clk.Add(5 * time.Minute)
+	e.beat(e.token, hb(wire.VerdictBusy, 0))
+	r := e.rental()
+	if len(r.Idle) != 1 || !r.Idle[0].From.Equal(t0.Add(80*time.Minute)) || !r.Idle[0].To.Equal(t0.Add(110*time.Minute)) {
+		t.Fatalf("idle intervals = %+v", r.Idle)
+	}
+	// The engine turns it into idle cost.
+	s := ledger.StatementAsOf(&ledger.Book{User: ledger.User{ID: 1}, Rentals: []*ledger.Rental{r}}, e.clk.Now())
+	if s.Rentals[0].IdleSeconds != 1800 {
+		t.Fatalf("engine idle seconds = %d, want 1800", s.Rentals[0].IdleSeconds)
+	}
+}
+
+func TestHeartbeat_AgentClockJump(t *testing.T) {
+	e := newEnv(t, hub.Config{})
+	e.clk.Add(time.Hour)
+	e.beat(e.token, hb(wire.VerdictBusy, 0))
+	e.clk.Add(time.Minute)
+	h := hb(wire.VerdictIdle, 0)
+	// The agent's wall clock jumped a year: its window means nothing.
+	h.WindowStart, h.WindowEnd = t0.Add(-365*24*time.Hour), t0.Add(365*24*time.Hour)
+	e.beat(e.token, h)
+	st, _ := e.hub.AgentState(e.rid)
+	if !st.IdleSince.Equal(t0.Add(time.Hour)) {
+		t.Fatalf("idle since %s, want the previous busy report %s", st.IdleSince, t0.Add(time.Hour))
+	}
+	e.hub.Flush(context.Background())
+	beats, _ := e.db.Beats(context.Background(), e.rid, t0, t0.Add(2*time.Hour))
+	if last := beats[len(beats)-1]; last.IdleS > 60 {
+		t.Fatalf("idle seconds of one beat = %d, want at most the 60 s since the last", last.IdleS)
+	}
+}
+
+func TestHeartbeat_Duplicate(t *testing.T) {
+	e := newEnv(t, hub.Config{})
+	h := hb(wire.VerdictBusy, 0)
+	e.beat(e.token, h)
+	e.clk.Add(time.Minute)
+	e.beat(e.token, h) // the same heartbeat again
+	st, _ := e.hub.AgentState(e.rid)
+	if !st.LastSeen.Equal(t0) {
+		t.Fatalf("a replayed heartbeat moved LastSeen to %s", st.LastSeen)
+	}
+}
+
+func TestOrders_ReleaseFlow(t *testing.T) {
+	e := newEnv(t, hub.Config{})
+	ctx := context.Background()
+	if _, err := e.hub.IssueOrder(ctx, e.rid, wire.ActionRelease, ledger.OriginButton); ledger.ErrorCode(err) != ledger.ENOTFOUND {
+		t.Fatalf("order before any heartbeat: %v, want ENOTFOUND", err)
+	}
+	e.beat(e.token, hb(wire.VerdictIdle, 3600))
+	o, err := e.hub.IssueOrder(ctx, e.rid, wire.ActionRelease, ledger.OriginButton)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Two presses of Release make one order.
+	if _, err := e.hub.IssueOrder(ctx, e.rid, wire.ActionRelease, ledger.OriginButton); ledger.ErrorCode(err) != ledger.ECONFLICT {
+		t.Fatalf("second order: %v, want ECONFLICT", err)
+	}
+	e.clk.Add(30 * time.Second)
+	_, resp := e.beat(e.token, hb(wire.VerdictIdle, 3630))
+	if len(resp.Orders) != 1 || resp.Orders[0].ID != o.ID {
+		t.Fatalf("orders in response = %+v", resp.Orders)
+	}
+	// The agent, holding the token, accepts the signature.
+	if err := wire.VerifyOrder(e.token, resp.Orders[0], e.clk.Now(), &wire.MemoryNonceStore{}); err != nil {
+		t.Fatalf("agent rejects the order: %v", err)
+	}
+	// A token of another rental cannot report on it.
+	if code := e.result("forged", wire.OrderResult{OrderID: o.ID, Outcome: wire.OutcomeDone}); code != http.StatusUnauthorized {
+		t.Fatalf("forged result: %d", code)
+	}
+	if code := e.result(e.token, wire.OrderResult{OrderID: o.ID, Outcome: "exploded"}); code != http.StatusBadRequest {
+		t.Fatalf("unknown outcome: %d", code)
+	}
+	if code := e.result(e.token, wire.OrderResult{OrderID: o.ID, Outcome: wire.OutcomeReleaseStarted}); code != http.StatusNoContent {
+		t.Fatalf("release_started: %d", code)
+	}
+	e.clk.Add(10 * time.Second)
+	doneAt := e.clk.Now()
+	if code := e.result(e.token, wire.OrderResult{OrderID: o.ID, Outcome: wire.OutcomeDone}); code != http.StatusNoContent {
+		t.Fatalf("done: %d", code)
+	}
+	r := e.rental()
+	if at, ok := r.ReleasedAt(); !ok || !at.Equal(doneAt) {
+		t.Fatalf("released %v %v, want at %s", at, ok, doneAt)
+	}
+	// A retried result changes nothing.
+	e.result(e.token, wire.OrderResult{OrderID: o.ID, Outcome: wire.OutcomeDone})
+	if n := len(e.rental().Events); n != 2 {
+		t.Fatalf("events after a retried result: %d, want 2", n)
+	}
+	// The release revoked the token.
+	e.clk.Add(10 * time.Minute)
+	if code, _ := e.beat(e.token, hb(wire.VerdictIdle, 0)); code != http.StatusUnauthorized {
+		t.Fatalf("heartbeat after release: %d, want 401", code)
+	}
+	e.hub.DrainEvents(ctx)
+	got := strings.Join(e.rec.list(), ",")
+	for _, want := range []string{"order:started:release_started", "order:done:done", "after-release:box1"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("listener heard %s; missing %s", got, want)
+		}
+	}
+}
+
+func TestOrders_Refused(t *testing.T) {
+	e := newEnv(t, hub.Config{})
+	ctx := context.Background()
+	e.beat(e.token, hb(wire.VerdictIdle, 3600))
+	o, _ := e.hub.IssueOrder(ctx, e.rid, wire.ActionStop, ledger.OriginAuto)
+	if code := e.result(e.token, wire.OrderResult{OrderID: o.ID, Outcome: wire.OutcomeRefusedBusy}); code != http.StatusNoContent {
+		t.Fatalf("refused: %d", code)
+	}
+	if r := e.rental(); r.State() != ledger.Running {
+		t.Fatalf("a refused order changed the rental: %s", r.State())
+	}
+	got, _ := e.db.Order(ctx, o.ID)
+	if got.State != ledger.OrderRefused {
+		t.Fatalf("order state %s", got.State)
+	}
+	// A new order may be issued after a refusal.
+	if _, err := e.hub.IssueOrder(ctx, e.rid, wire.ActionStop, ledger.OriginAuto); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestOrders_ServerRestart(t *testing.T) {
+	e := newEnv(t, hub.Config{})
+	ctx := context.Background()
+	e.beat(e.token, hb(wire.VerdictIdle, 3600))
+	e.hub.Flush(ctx)
+	o, _ := e.hub.IssueOrder(ctx, e.rid, wire.ActionRelease, ledger.OriginButton)
+	// The server restarts: a new hub on the same database.
+	e.start(hub.Config{})
+	if st, seen := e.hub.AgentState(e.rid); !seen || st.Verdict != ledger.VerdictIdle {
+		t.Fatalf("restarted hub lost the agent state: %+v", st)
+	}
+	e.clk.Add(30 * time.Second)
+	_, resp := e.beat(e.token, hb(wire.VerdictIdle, 3630))
+	if len(resp.Orders) != 1 || resp.Orders[0].ID != o.ID {
+		t.Fatalf("order lost across a restart: %+v", resp.Orders)
+	}
+	// Expired orders are given up and the user told.
+	e.clk.Add(time.Hour)
+	if err := e.hub.ExpireOrders(ctx); err != nil {
+		t.Fatal(err)
+	}
+	got, _ := e.db.Order(ctx, o.ID)
+	if got.State != ledger.OrderExpired {
+		t.Fatalf("order state %s, want expired", got.State)
+	}
+}
+
+func TestOrders_AgentRestartMidRelease(t *testing.T) {
+	e := newEnv(t, hub.Config{})
+	ctx := context.Background()
+	e.beat(e.token, hb(wire.VerdictIdle, 3600))
+	o, _ := e.hub.IssueOrder(ctx, e.rid, wire.ActionRelease, ledger.OriginButton)
+	e.result(e.token, wire.OrderResult{OrderID: o.ID, Outcome: wire.OutcomeReleaseStarted})
+	e.clk.Add(time.Minute)
+	h := hb(wire.VerdictIdle, 10)
+	h.BootID, h.Seq = "boot2", 1
+	_, resp := e.beat(e.token, h)
+	if len(resp.Orders) != 0 {
+		t.Fatalf("a started order was handed out again after the agent restarted: %+v", resp.Orders)
+	}
+	got, _ := e.db.Order(ctx, o.ID)
+	if got.State != ledger.OrderFailed || got.Outcome != "agent_restarted" {
+		t.Fatalf("order = %s %s", got.State, got.Outcome)
+	}
+	if e.rental().State() != ledger.Running {
+		t.Fatal("an unconfirmed release was recorded")
+	}
+	e.hub.DrainEvents(ctx)
+	if !strings.Contains(strings.Join(e.rec.list(), ","), "order:failed:agent_restarted") {
+		t.Fatalf("user not told: %v", e.rec.list())
+	}
+}
+
+func TestHeartbeat_JobAndMismatch(t *testing.T) {
+	e := newEnv(t, hub.Config{})
+	ctx := context.Background()
+	code0 := 0
+	end := t0.Add(3 * time.Hour)
+	for range 3 {
+		h := hb(wire.VerdictIdle, 60)
+		h.Host.GPUs = []wire.GPUFact{{Name: "NVIDIA GeForce RTX 3090"}}
+		h.Job = &wire.JobState{Command: "python train.py", Exited: true, ExitCode: &code0, StartedAt: t0, EndedAt: &end, DurationSeconds: 3 * 3600}
+		e.beat(e.token, h)
+		e.clk.Add(30 * time.Second)
+	}
+	e.hub.DrainEvents(ctx)
+	got := e.rec.list()
+	if strings.Join(got, ",") != "job:box1,mismatch:box1" {
+		t.Fatalf("listener heard %v; want one job and one mismatch", got)
+	}
+}
+
+func TestMetricsAndHealth(t *testing.T) {
+	e := newEnv(t, hub.Config{})
+	e.beat(e.token, hb(wire.VerdictBusy, 0))
+	e.beat("nope", hb(wire.VerdictBusy, 0))
+	for path, want := range map[string]string{
+		"/healthz": "ok",
+		"/metrics": `gpuledger_hub_heartbeats_total{result="ok"} 1`,
+	} {
+		res, err := http.Get(e.srv.URL + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(res.Body)
+		res.Body.Close()
+		if !strings.Contains(string(b), want) {
+			t.Errorf("%s lacks %q:\n%s", path, want, b)
+		}
+	}
+}

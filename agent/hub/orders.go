@@ -1,0 +1,253 @@
+package hub
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"time"
+
+	"github.com/gpuledger/gpuledger/agent/wire"
+	"github.com/gpuledger/gpuledger/ledger"
+)
+
+// signed returns the wire form of o signed with the token hash: the HMAC
+// key both ends derive from the token (wire.SigningKey).
+func signed(o ledger.Order, hash [32]byte) wire.Order {
+	w := wire.Order{ID: o.ID, Rental: o.Rental, Action: o.Action, IssuedAt: o.IssuedAt.UTC(),
+		ExpiresAt: o.ExpiresAt.UTC(), Nonce: o.Nonce}
+	w.Signature = wire.SignOrderWithKey(hash[:], w)
+	return w
+}
+
+// IssueOrder creates a stop or release order for a rental's agent, handed
+// out with its next heartbeats until the agent reports a result or the
+// order expires. Errors: EINVALID (unknown action), ENOTFOUND (no such
+// live rental, or no agent has reported for it), ECONFLICT (an order is
+// already in flight: two presses of Release make one order).
+func (h *Hub) IssueOrder(ctx context.Context, rentalID int64, action string, origin ledger.OrderOrigin) (ledger.Order, error) {
+	if action != wire.ActionStop && action != wire.ActionRelease {
+		return ledger.Order{}, ledger.Errorf(ledger.EINVALID, "unknown order action %q: use stop or release", action)
+	}
+	rl, err := h.store.RentalByID(ctx, rentalID)
+	if err != nil {
+		return ledger.Order{}, err
+	}
+	if rl.State() != ledger.Running && !(action == wire.ActionRelease && rl.State() == ledger.Stopped) {
+		return ledger.Order{}, ledger.Errorf(ledger.ECONFLICT, "%s is %s: nothing to %s", rl.Name, rl.State(), action)
+	}
+	if _, seen := h.AgentState(rentalID); !seen {
+		return ledger.Order{}, ledger.Errorf(ledger.ENOTFOUND, "no agent has reported for %s: release it on the platform, then /release %s", rl.Name, rl.Name)
+	}
+	now := h.now().UTC().Truncate(time.Second)
+	o := ledger.Order{ID: "o-" + randomHex(8), RentalID: rl.ID, UserID: rl.UserID, Rental: rl.Name, Action: action,
+		Origin: origin, IssuedAt: now, ExpiresAt: now.Add(h.cfg.OrderTTL), Nonce: randomHex(16)}
+	o, err = h.store.CreateOrder(ctx, o)
+	if err != nil {
+		return o, err
+	}
+	h.mu.Lock()
+	a := h.agentLocked(rl.ID)
+	a.orders = append(a.orders, o)
+	h.mu.Unlock()
+	h.m.orders.WithLabelValues("issued").Inc()
+	h.log.Info("hub: order issued", "order", o.ID, "rental", rl.ID, "action", action, "origin", origin)
+	return o, nil
+}
+
+// OpenOrder returns the rental's order in flight, if any.
+func (h *Hub) OpenOrder(rentalID int64) (ledger.Order, bool) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if a := h.agents[rentalID]; a != nil && len(a.orders) > 0 {
+		return a.orders[0], true
+	}
+	return ledger.Order{}, false
+}
+
+// outcomeState maps an agent's reported outcome to the order's state.
+func outcomeState(outcome string) (ledger.OrderState, bool) {
+	switch outcome {
+	case wire.OutcomeReleaseStarted:
+		return ledger.OrderStarted, true
+	case wire.OutcomeDone:
+		return ledger.OrderDone, true
+	case wire.OutcomePreReleaseFailed, wire.OutcomeReleaseFailed:
+		return ledger.OrderFailed, true
+	case wire.OutcomeRejectedSignature, wire.OutcomeRejectedExpired, wire.OutcomeRejectedReplay,
+		wire.OutcomeRejectedRental, wire.OutcomeRejectedInvalid, wire.OutcomeRefusedNoCommand,
+		wire.OutcomeRefusedJob, wire.OutcomeRefusedBusy, wire.OutcomeRefusedUnknown:
+		return ledger.OrderRefused, true
+	}
+	return "", false
+}
+
+func (h *Hub) serveResult(w http.ResponseWriter, r *http.Request) {
+	ctx := r.Context()
+	tok, ar := h.authenticate(ctx, r)
+	switch ar {
+	case authUnknown, authRevoked:
+		// A revoked token may still report the result of the release
+		// that revoked it: let that through below.
+		if ar == authUnknown {
+			writeError(w, http.StatusUnauthorized, "unknown agent token")
+			return
+		}
+	case authLimited:
+		w.Header().Set("Retry-After", "5")
+		writeError(w, http.StatusTooManyRequests, "too many requests for this token")
+		return
+	case authError:
+		writeError(w, http.StatusServiceUnavailable, "the ledger is unavailable; retry later")
+		return
+	}
+	var res wire.OrderResult
+	if ok, _ := decodeBody(w, r, &res); !ok {
+		return
+	}
+	id := r.PathValue("id")
+	if res.OrderID == "" {
+		res.OrderID = id
+	}
+	if res.OrderID != id {
+		writeError(w, http.StatusBadRequest, "order_id in the body differs from the path")
+		return
+	}
+	state, known := outcomeState(res.Outcome)
+	if !known {
+		writeError(w, http.StatusBadRequest, fmt.Sprintf("unknown outcome %q", truncate(res.Outcome, 40)))
+		return
+	}
+	o, err := h.store.Order(ctx, id)
+	if err != nil || o.RentalID != tok.RentalID {
+		// Another rental's order is as unknown as a made-up one.
+		writeError(w, http.StatusNotFound, "no such order for this token")
+		return
+	}
+	if ar == authRevoked && !o.State.Open() {
+		writeError(w, http.StatusUnauthorized, "agent token revoked")
+		return
+	}
+	h.m.results.WithLabelValues(res.Outcome).Inc()
+	if !o.State.Open() {
+		// A retried or late result changes nothing.
+		w.WriteHeader(http.StatusNoContent)
+		return
+	}
+	if o.State == ledger.OrderStarted && state == ledger.OrderStarted {
+		w.WriteHeader(http.StatusNoContent)
+		return
+	}
+	now := h.now().UTC()
+	o.State, o.Outcome, o.Message, o.UpdatedAt = state, res.Outcome, truncate(res.Message, 500), now
+	if state == ledger.OrderStarted {
+		if st, ok := h.AgentState(o.RentalID); ok {
+			o.BootID = st.BootID
+		}
+	}
+	var ev *ledger.Event
+	if state == ledger.OrderDone {
+		// Recorded at the moment the agent confirms it, on the server's
+		// clock.
+		kind := ledger.EventRelease
+		if o.Action == wire.ActionStop {
+			kind = ledger.EventStop
+		}
+		ev = &ledger.Event{Kind: kind, At: now}
+	}
+	if err := h.finishOrder(ctx, o, ev); err != nil {
+		h.log.Error("hub: order result", "order", o.ID, "err", err)
+		writeError(w, http.StatusServiceUnavailable, "the ledger is unavailable; retry later")
+		return
+	}
+	w.WriteHeader(http.StatusNoContent)
+}
+
+// finishOrder stores an order's new state (and the confirmed event),
+// updates the hub's memory and tells the listener.
+func (h *Hub) finishOrder(ctx context.Context, o ledger.Order, ev *ledger.Event) error {
+	saved, rl, err := h.store.UpdateOrder(ctx, o, ev)
+	if ledger.ErrorCode(err) == ledger.ECONFLICT && !saved.State.Open() && saved.ID != "" {
+		// Someone else finished it first (a retried result): nothing to do.
+		h.dropOrder(o)
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	h.mu.Lock()
+	a := h.agentLocked(saved.RentalID)
+	for i := range a.orders {
+		if a.orders[i].ID == saved.ID {
+			a.orders[i] = saved
+		}
+	}
+	h.mu.Unlock()
+	if !saved.State.Open() {
+		h.dropOrder(saved)
+		h.m.orders.WithLabelValues(string(saved.State)).Inc()
+	}
+	if ev != nil {
+		h.forgetRental(saved.RentalID)
+		h.mu.Lock()
+		a.idleOpen = false
+		h.mu.Unlock()
+		if ev.Kind == ledger.EventRelease {
+			h.mu.Lock()
+			for k, e := range h.tokens {
+				if e.tok.RentalID == saved.RentalID {
+					delete(h.tokens, k)
+				}
+			}
+			h.mu.Unlock()
+		}
+	}
+	h.log.Info("hub: order updated", "order", saved.ID, "state", saved.State, "outcome", saved.Outcome)
+	h.emit(func(ctx context.Context, l Listener) { l.OrderUpdated(ctx, saved, rl) })
+	return nil
+}
+
+func (h *Hub) dropOrder(o ledger.Order) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	a := h.agents[o.RentalID]
+	if a == nil {
+		return
+	}
+	keep := a.orders[:0]
+	for _, x := range a.orders {
+		if x.ID != o.ID {
+			keep = append(keep, x)
+		}
+	}
+	a.orders = keep
+}
+
+// ExpireOrders gives up orders never picked up before they expired, and
+// orders started but never confirmed within StartedTimeout, telling the
+// user either way. The scheduler calls it on every tick.
+func (h *Hub) ExpireOrders(ctx context.Context) error {
+	now := h.now().UTC()
+	h.mu.Lock()
+	var due []ledger.Order
+	for _, a := range h.agents {
+		for _, o := range a.orders {
+			switch {
+			case o.State == ledger.OrderPending && !now.Before(o.ExpiresAt):
+				o.Message = "the agent did not pick the order up in time (is it running?)"
+				due = append(due, o)
+			case o.State == ledger.OrderStarted && now.Sub(o.UpdatedAt) >= h.cfg.StartedTimeout:
+				o.Message = "the release command started but its end was never reported"
+				due = append(due, o)
+			}
+		}
+	}
+	h.mu.Unlock()
+	var firstErr error
+	for _, o := range due {
+		o.State, o.Outcome, o.UpdatedAt = ledger.OrderExpired, "expired", now
+		if err := h.finishOrder(ctx, o, nil); err != nil && firstErr == nil {
+			firstErr = err
+		}
+	}
+	return firstErr
+}
