@@ -131,3 +131,11 @@ func BenchmarkSignOrder(b *testing.B) {
 		wire.SignOrder("secret-token", o)
 	}
 }
+
+func TestSignOrder_Vector(t *testing.T) {
+	// Computed independently: HMAC-SHA256(key=SHA-256("secret-token"), canonical).
+	const want = "43cb28f64818d7c2a096727b68ae483967f71ea6e8eb5b90d3a8447fb387f841"
+	if got := wire.SignOrder("secret-token", order()); got != want {
+		t.Fatalf("got %s, want %s", got, want)
+	}
+}
