@@ -103,18 +103,16 @@ func mergeTokens(toks []string) []string {
 	out := make([]string, 0, len(toks))
 	for i := 0; i < len(toks); i++ {
 		t := toks[i]
+		if g, n := joinGPU(toks[i:]); n > 1 {
+			out = append(out, g)
+			i += n - 1
+			continue
+		}
 		if n := len(out); n > 0 {
 			prev := out[n-1]
 			lt, lp := strings.ToLower(t), strings.ToLower(prev)
 			switch {
 			case isBareNumber(prev) && isUnitTail(lt):
-				out[n-1] = prev + t
-				continue
-			case (t == "x" || t == "*") && i+1 < len(toks) && joinsCount(prev, toks[i+1]):
-				out[n-1] = prev + t + toks[i+1]
-				i++
-				continue
-			case joinsGPU(prev, t):
 				out[n-1] = prev + t
 				continue
 			case lp == "per" && (lt == "second" || lt == "minute" || lt == "hour"):
@@ -181,33 +179,56 @@ func isUnitTail(t string) bool {
 	return false
 }
 
-// joinsGPU: prev+t is a GPU while neither alone is ("2x" "4090", "rtx"
-// "4090", "两张" "3090"), or prev is a GPU and t its count ("4090" "x2").
-func joinsGPU(prev, t string) bool {
-	if _, _, ok := parseGPU(prev + t); !ok {
-		return false
+// gpuStarts are words that begin a GPU written in several tokens.
+var gpuStarts = map[string]bool{"rtx": true, "gtx": true, "nvidia": true, "geforce": true, "tesla": true,
+	"titan": true, "pro": true, "rtxpro": true, "quadro": true}
+
+// startsGPU reports whether t may begin a GPU written in several tokens:
+// a GPU itself, a brand word, or a count ("2", "2x", "两张", "8卡").
+func startsGPU(t string) bool {
+	lt := strings.ToLower(t)
+	if gpuStarts[lt] {
+		return true
 	}
-	_, _, pok := parseGPU(prev)
-	_, _, tok := parseGPU(t)
-	if pok && !tok {
-		lt := strings.ToLower(t)
-		mem := strings.TrimSuffix(strings.TrimSuffix(lt, "b"), "g")
-		return (lt[0] == 'x' || lt[0] == '*') && isDigits(lt[1:]) || // "4090" "x2"
-			isDigits(mem) && mem != lt // "a100" "80g"
+	if _, _, ok := parseGPU(lt); ok {
+		return true
 	}
-	if !pok && tok {
-		_, _, numOK := cutNumber(prev)
-		return !numOK || strings.HasSuffix(strings.ToLower(prev), "x") || strings.HasSuffix(prev, "*")
+	if n := strings.TrimRight(lt, "x*"); isDigits(n) && len(n) <= 2 {
+		return true
 	}
-	return false
+	if i := strings.IndexAny(lt, "张台卡块个"); i > 0 {
+		_, size := utf8.DecodeRuneInString(lt[i:])
+		_, cn := chineseCount[lt[:i]]
+		return i+size == len(lt) && (cn || isDigits(lt[:i]))
+	}
+	_, cn := chineseCount[lt]
+	return cn
 }
 
-// joinsCount: "2" "x" "4090" or "4090" "x" "2".
-func joinsCount(a, b string) bool {
-	if isDigits(a) && len(a) <= 2 {
-		return parseGPUModel(b) != ""
+// joinGPU finds the longest run of up to four tokens at the start of toks
+// that reads as one GPU: "RTX" "4090", "RTX" "4070" "Ti" "SUPER", "A100"
+// "80G", "2" "x" "4090", "4090" "x2", "两张" "3090". A bare number is never
+// appended to a run that is already a GPU ("A10" "0" stays apart: the 0 is
+// a price). It returns the joined token and how many tokens it took.
+func joinGPU(toks []string) (string, int) {
+	if len(toks) < 2 || !startsGPU(toks[0]) {
+		return "", 0
 	}
-	return isDigits(b) && len(b) <= 2 && parseGPUModel(a) != ""
+	cur := toks[0]
+	_, _, curOK := parseGPU(cur)
+	best, bestN := "", 0
+	for k := 1; k < 4 && k < len(toks); k++ {
+		t := toks[k]
+		if curOK && isDigits(t) || strings.ContainsAny(t, "=/") {
+			break
+		}
+		cur += t
+		_, _, curOK = parseGPU(cur)
+		if curOK {
+			best, bestN = cur, k+1
+		}
+	}
+	return best, bestN
 }
 
 func endsWithDay(s string) bool {

@@ -12,7 +12,7 @@ import (
 
 var (
 	// gpuRun is a candidate GPU mention: "4090", "2x4090", "a100-80g", "h100*8".
-	gpuRun = regexp.MustCompile(`[0-9a-z][0-9a-z*\-]*`)
+	gpuRun = regexp.MustCompile(`[0-9a-z][0-9a-z*\-]*(?: (?:ti|super|ada|nvl|xp|[0-9]{2,3}gb?)\b)*`)
 	// brandSpace joins a brand to its model: "rtx 4090" → "rtx4090".
 	brandSpace = regexp.MustCompile(`\b(nvidia|geforce|rtx|gtx|tesla)\s+`)
 	// countBefore is a count right before a GPU: "两张", "2张", "8卡", "2 x ", "two ".

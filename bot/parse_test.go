@@ -256,6 +256,8 @@ func TestParse_OK(t *testing.T) {
 		{"刚租了一张4090", ProposedRent{GPU: "RTX 4090", GPUCount: 1}},
 		{"autodl 4090 1.88元/小时", ProposedRent{Platform: "autodl", GPU: "RTX 4090", GPUCount: 1, Price: price("1.88", ledger.UnitHour, ledger.CNY)}},
 		{"租了2块4090 autodl", ProposedRent{Platform: "autodl", GPU: "RTX 4090", GPUCount: 2}},
+		{"rented a 3090 Ti on vast for $0.30/h", ProposedRent{Platform: "vast", GPU: "RTX 3090 Ti", GPUCount: 1, Price: price("0.30", ledger.UnitHour, ledger.USD)}},
+		{"/rent box1 autodl A10 0", box1(Rent{GPU: "A10", GPUCount: 1, Price: price("0", ledger.UnitHour, "")})},
 	}
 	for _, tt := range tests {
 		t.Run(tt.in, func(t *testing.T) {
@@ -543,6 +545,30 @@ func TestParse_HostileFreeText(t *testing.T) {
 		}
 		if _, ok := c.(NotACommand); !ok {
 			t.Errorf("Parse(%.40q) = %s, want NotACommand", in, show(c))
+		}
+	}
+}
+
+// TestParseGPU_RoundTrip checks that every normalised model name, written
+// with or without spaces and with a count, parses back to itself, so a
+// command built from a parsed Rent reads the same.
+func TestParseGPU_RoundTrip(t *testing.T) {
+	for _, name := range gpuModels {
+		for _, form := range []string{name, strings.ReplaceAll(name, " ", ""), "3x" + strings.ReplaceAll(name, " ", ""),
+			strings.ReplaceAll(name, " ", "") + "*3", strings.ToLower(strings.ReplaceAll(name, " ", "-"))} {
+			want := 1
+			if strings.Contains(form, "3x") || strings.Contains(form, "*3") {
+				want = 3
+			}
+			in := "/rent box1 autodl " + form + " 1.88"
+			c, err := Parse(in, testNow, shanghai)
+			if err != nil {
+				t.Errorf("Parse(%q): %v", in, err)
+				continue
+			}
+			if r := c.(Rent); r.GPU != name || r.GPUCount != want {
+				t.Errorf("Parse(%q): GPU %q x%d, want %q x%d", in, r.GPU, r.GPUCount, name, want)
+			}
 		}
 	}
 }
