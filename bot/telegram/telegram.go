@@ -107,6 +107,11 @@ type Config struct {
 	// SlowDownText is the reply to a flooding user, by language hint.
 	SlowDownText func(lang string) string
 
+	// CallbackGrace is how long a button press may wait for the handler
+	// to answer it before the transport answers it without text, so the
+	// client's spinner stops even when the work behind it is slow (2s).
+	CallbackGrace time.Duration
+
 	// ShutdownGrace is how long Run waits, after its context ends, for
 	// updates in flight to finish before cancelling them (10s).
 	ShutdownGrace time.Duration
@@ -174,6 +179,9 @@ func (c *Config) setDefaults() {
 	if c.SlowDownText == nil {
 		c.SlowDownText = defaultSlowDown
 	}
+	if c.CallbackGrace <= 0 {
+		c.CallbackGrace = 2 * time.Second
+	}
 	if c.ShutdownGrace <= 0 {
 		c.ShutdownGrace = 10 * time.Second
 	}
@@ -225,6 +233,9 @@ func New(cfg Config) (*Transport, error) {
 		return nil, errors.New("telegram: Config.Store is nil")
 	}
 	cfg.setDefaults()
+	if cfg.Client.Timeout != 0 && cfg.Client.Timeout <= cfg.PollTimeout {
+		return nil, fmt.Errorf("telegram: Config.Client.Timeout %v must exceed PollTimeout %v, or long polls are cut off", cfg.Client.Timeout, cfg.PollTimeout)
+	}
 	if strings.Count(cfg.Endpoint, "%s") != 2 {
 		return nil, fmt.Errorf("telegram: endpoint %q must contain %%s twice, e.g. https://api.telegram.org/bot%%s/%%s", cfg.Endpoint)
 	}
@@ -505,6 +516,10 @@ func (t *Transport) process(ctx, hctx context.Context, it *item) bool {
 			log.Debug("update dropped: user over the flood limit")
 		}
 		return true
+	}
+	if s.cbID != "" {
+		stop := time.AfterFunc(t.cfg.CallbackGrace, func() { s.ensureAnswered(hctx, "") })
+		defer stop.Stop()
 	}
 	for attempt := 1; ; attempt++ {
 		err := t.handle(hctx, it.u, s)

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net/http"
 	"slices"
 	"strconv"
 	"strings"
@@ -378,6 +379,23 @@ func TestTransport_Callbacks(t *testing.T) {
 	}
 }
 
+func TestTransport_SlowCallbackAnsweredEarly(t *testing.T) {
+	fake := tgfake.New(t, token)
+	release := make(chan struct{})
+	h := &recorder{hook: func(ctx context.Context, u bot.Update, s bot.Sender) error {
+		<-release
+		return s.AnswerCallback(ctx, u.CallbackID, "too late for a toast")
+	}}
+	start(t, fake, h, newMemStore(), func(c *telegram.Config) { c.CallbackGrace = 30 * time.Millisecond })
+	fake.PressButton(1, 1, 1, "export")
+	waitFor(t, "an answer while the handler is still busy", func() bool { return len(fake.Answers()) == 1 })
+	close(release)
+	waitFor(t, "handled", func() bool { return len(h.updates()) == 1 })
+	if a := fake.Answers(); len(a) != 1 || a[0].Text != "" {
+		t.Errorf("answers = %+v; want one early empty answer", a)
+	}
+}
+
 func TestTransport_OtherUpdates(t *testing.T) {
 	fake := tgfake.New(t, token)
 	store := newMemStore()
@@ -484,6 +502,7 @@ func TestNew_Errors(t *testing.T) {
 		{"no handler", func(c *telegram.Config) { c.Handler = nil }, "Handler"},
 		{"no store", func(c *telegram.Config) { c.Store = nil }, "Store"},
 		{"bad endpoint", func(c *telegram.Config) { c.Endpoint = "http://x/bot" }, "%s twice"},
+		{"client timeout below poll", func(c *telegram.Config) { c.Client = &http.Client{Timeout: 10 * time.Second} }, "must exceed PollTimeout"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
