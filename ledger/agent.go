@@ -437,3 +437,34 @@ type AgentStore interface {
 	// RentalByID returns any rental by its id, or ENOTFOUND.
 	RentalByID(ctx context.Context, id int64) (*Rental, error)
 }
+
+// LeaseEnd is where a rental's lease (for=DUR) stands: its end, moved by
+// Extend, and whether the user chose Release at end (then the agent is
+// told the deadline and enforces it, even without the server).
+type LeaseEnd struct {
+	RentalID     int64
+	EndsAt       time.Time
+	ReleaseAtEnd bool
+}
+
+// LeaseStore keeps lease ends. Implementations are safe for concurrent use.
+type LeaseStore interface {
+	// LeaseEnd returns the rental's stored lease end; ok is false when the
+	// lease was never extended or chosen to end in a release (its end is
+	// then the rental's start plus Lease).
+	LeaseEnd(ctx context.Context, rentalID int64) (l LeaseEnd, ok bool, err error)
+	// SetLeaseEnd stores l.
+	SetLeaseEnd(ctx context.Context, l LeaseEnd) error
+}
+
+// LeaseEndOf returns the effective lease end of r given the stored one,
+// and false when r has no lease.
+func LeaseEndOf(r *Rental, stored LeaseEnd, ok bool) (LeaseEnd, bool) {
+	if ok {
+		return stored, true
+	}
+	if r.Lease <= 0 {
+		return LeaseEnd{}, false
+	}
+	return LeaseEnd{RentalID: r.ID, EndsAt: r.StartedAt().Add(r.Lease)}, true
+}

@@ -137,12 +137,15 @@ func checkHeartbeat(hb *wire.HeartbeatRequest) string {
 func (h *Hub) record(ctx context.Context, tok ledger.AgentToken, hb *wire.HeartbeatRequest) (wire.HeartbeatResponse, bool, error) {
 	now := h.now().UTC()
 	resp := wire.HeartbeatResponse{Rental: tok.Rental, Policy: wire.Policy{UtilThreshold: h.cfg.UtilThreshold}}
-	rl, err := h.rental(ctx, tok.RentalID, now)
+	re, err := h.rental(ctx, tok.RentalID, now)
 	if err != nil {
 		return resp, false, err
 	}
-	if rl.Lease > 0 {
-		until := rl.StartedAt().Add(rl.Lease)
+	rl := re.r
+	if re.leaseOK && re.lease.ReleaseAtEnd {
+		// Only where the user chose Release at end: the agent then
+		// enforces the deadline itself, even without the server.
+		until := re.lease.EndsAt.UTC()
 		resp.Policy.LeaseUntil = &until
 	}
 
@@ -365,23 +368,33 @@ func (h *Hub) CloseIdleAt(ctx context.Context, rentalID int64, t time.Time) erro
 	return nil
 }
 
-// rental returns the rental, from a cache refreshed every rentalTTL.
-func (h *Hub) rental(ctx context.Context, id int64, now time.Time) (*ledger.Rental, error) {
+// rental returns the rental and its stored lease end, from a cache
+// refreshed every rentalTTL.
+func (h *Hub) rental(ctx context.Context, id int64, now time.Time) (*rentalEntry, error) {
 	h.mu.Lock()
 	e := h.rentals[id]
 	h.mu.Unlock()
 	if e != nil && now.Sub(e.loadedAt) < rentalTTL && !now.Before(e.loadedAt) {
-		return e.r, nil
+		return e, nil
 	}
 	r, err := h.store.RentalByID(ctx, id)
 	if err != nil {
 		return nil, err
 	}
+	l, ok, err := h.store.LeaseEnd(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	e = &rentalEntry{r: r, lease: l, leaseOK: ok, loadedAt: now}
 	h.mu.Lock()
-	h.rentals[id] = &rentalEntry{r: r, loadedAt: now}
+	h.rentals[id] = e
 	h.mu.Unlock()
-	return r, nil
+	return e, nil
 }
+
+// Refresh drops what the hub cached of a rental, after it changed outside
+// the hub (a lease extended, a /stop typed in chat).
+func (h *Hub) Refresh(rentalID int64) { h.forgetRental(rentalID) }
 
 // forgetRental drops a cached rental after it changed.
 func (h *Hub) forgetRental(id int64) {

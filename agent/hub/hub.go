@@ -32,6 +32,7 @@ import (
 // Store is what the hub needs of the ledger.
 type Store interface {
 	ledger.AgentStore
+	ledger.LeaseStore
 }
 
 // Listener is told what the user should hear about. Its methods are called
@@ -110,6 +111,8 @@ type tokenEntry struct {
 
 type rentalEntry struct {
 	r        *ledger.Rental
+	lease    ledger.LeaseEnd // the stored lease end, when leaseOK
+	leaseOK  bool
 	loadedAt time.Time
 }
 
