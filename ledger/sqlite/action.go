@@ -43,7 +43,7 @@ type journal struct {
 // in the transaction, so that a duplicate key is reported as EDUPLICATE
 // before anything else is looked at (a retried action must not fail with
 // "already stopped"). needUser requires the user to exist.
-func (db *DB) beginAction(ctx context.Context, tx *sql.Tx, a ledger.Action, kind, name string, undoable, needUser bool) (journal, error) {
+func (db *DB) beginAction(ctx context.Context, tx querier, a ledger.Action, kind, name string, undoable, needUser bool) (journal, error) {
 	if a.UserID == 0 {
 		return journal{}, ledger.Errorf(ledger.EINVALID, "the action has no user")
 	}
@@ -83,7 +83,7 @@ func (db *DB) beginAction(ctx context.Context, tx *sql.Tx, a ledger.Action, kind
 // target records what the action changed: the rental or volume (for Undo
 // to recompute its released or deleted flag) and the previous values of
 // an update, as JSON.
-func (j journal) target(ctx context.Context, tx *sql.Tx, rentalID, volumeID int64, prev any) error {
+func (j journal) target(ctx context.Context, tx querier, rentalID, volumeID int64, prev any) error {
 	var p sql.NullString
 	if prev != nil {
 		b, err := json.Marshal(prev)
@@ -111,7 +111,7 @@ func (db *DB) MarkHandled(ctx context.Context, a ledger.Action) error {
 	if a.Key == "" {
 		return ledger.Errorf(ledger.EINVALID, "MarkHandled needs an action key, e.g. tg:42:update:1001")
 	}
-	return db.withTx(ctx, func(tx *sql.Tx) error {
+	return db.withWrite(ctx, func(tx *wtx) error {
 		_, err := db.beginAction(ctx, tx, a, KindHandled, "", false, false)
 		return err
 	})
@@ -137,7 +137,7 @@ var undoTables = []string{
 // same name; EDUPLICATE for a repeated key.
 func (db *DB) Undo(ctx context.Context, a ledger.Action) (ledger.UndoResult, error) {
 	var out ledger.UndoResult
-	err := db.withTx(ctx, func(tx *sql.Tx) error {
+	err := db.withWrite(ctx, func(tx *wtx) error {
 		j, err := db.beginAction(ctx, tx, a, KindUndo, "", false, true)
 		if err != nil {
 			return err

@@ -33,7 +33,7 @@ func TestHelperWriter(t *testing.T) {
 	}
 	round := os.Getenv(crashRoundEnv)
 	ctx := context.Background()
-	db, err := sqlite.Open(ctx, path)
+	db, err := sqlite.Open(ctx, path, sqlite.WithLogger(quiet))
 	if err != nil {
 		fmt.Println("error", err)
 		os.Exit(2)

@@ -28,7 +28,7 @@ func (db *DB) SetMeta(ctx context.Context, key, value string) error {
 	if key == "" {
 		return ledger.Errorf(ledger.EINVALID, "meta key is empty")
 	}
-	return db.withTx(ctx, func(tx *sql.Tx) error {
+	return db.withWrite(ctx, func(tx *wtx) error {
 		_, err := tx.ExecContext(ctx, `INSERT INTO meta (key, value) VALUES (?, ?)
 			ON CONFLICT (key) DO UPDATE SET value = excluded.value`, key, value)
 		if err != nil {

@@ -67,46 +67,50 @@ func SchemaVersion() int {
 // migrate applies the migrations the database has not seen yet, each in
 // its own immediate transaction together with its schema_migrations row,
 // so a crash mid-way leaves the schema at a whole version and two
-// processes opening the same new file do not both apply one.
+// processes opening the same new file do not both apply one: each step
+// reads the version under the write lock.
 func (db *DB) migrate(ctx context.Context) error {
 	ms, err := migrations()
 	if err != nil {
 		return err
 	}
-	if _, err := db.writer.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS schema_migrations (
-		version    INTEGER PRIMARY KEY,
-		name       TEXT    NOT NULL,
-		applied_at INTEGER NOT NULL
-	) STRICT`); err != nil {
-		return fmt.Errorf("sqlite: create schema_migrations: %w", err)
-	}
-	var have int
-	if err := db.writer.QueryRowContext(ctx, `SELECT coalesce(max(version), 0) FROM schema_migrations`).Scan(&have); err != nil {
-		return fmt.Errorf("sqlite: read schema version: %w", err)
-	}
-	if have > len(ms) {
-		return fmt.Errorf("sqlite: database %s has schema version %d, newer than this program's %d: run a newer gpuledger", db.path, have, len(ms))
-	}
-	for _, m := range ms[have:] {
+	for {
+		var applied *migration
 		err := db.withTx(ctx, func(tx *sql.Tx) error {
-			var n int
-			if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM schema_migrations WHERE version = ?`, m.version).Scan(&n); err != nil {
-				return err
+			if _, err := tx.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS schema_migrations (
+				version    INTEGER PRIMARY KEY,
+				name       TEXT    NOT NULL,
+				applied_at INTEGER NOT NULL
+			) STRICT`); err != nil {
+				return fmt.Errorf("create schema_migrations: %w", err)
 			}
-			if n > 0 {
-				return nil // another process applied it while we waited
+			var have int
+			if err := tx.QueryRowContext(ctx, `SELECT coalesce(max(version), 0) FROM schema_migrations`).Scan(&have); err != nil {
+				return fmt.Errorf("read schema version: %w", err)
 			}
+			if have > len(ms) {
+				return fmt.Errorf("database %s has schema version %d, newer than this program's %d: run a newer gpuledger", db.path, have, len(ms))
+			}
+			if have == len(ms) {
+				return nil
+			}
+			m := ms[have]
 			if _, err := tx.ExecContext(ctx, m.sql); err != nil {
-				return err
+				return fmt.Errorf("migration %s: %w", m.name, err)
 			}
-			_, err := tx.ExecContext(ctx, `INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)`,
-				m.version, m.name, time.Now().Unix())
-			return err
+			if _, err := tx.ExecContext(ctx, `INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)`,
+				m.version, m.name, time.Now().Unix()); err != nil {
+				return fmt.Errorf("migration %s: %w", m.name, err)
+			}
+			applied = &m
+			return nil
 		})
 		if err != nil {
-			return fmt.Errorf("sqlite: migration %s: %w", m.name, err)
+			return fmt.Errorf("sqlite: migrate: %w", err)
 		}
-		db.log.Info("sqlite: applied migration", "file", m.name, "db", db.path)
+		if applied == nil {
+			return nil
+		}
+		db.log.Info("sqlite: applied migration", "file", applied.name, "db", db.path)
 	}
-	return nil
 }

@@ -43,7 +43,7 @@ func TestOpen_Fresh(t *testing.T) {
 		t.Fatalf("SchemaVersion() = %d, want at least 2", want)
 	}
 	for i := range 2 { // the second open finds everything applied
-		db, err := sqlite.Open(ctx, path)
+		db, err := sqlite.Open(ctx, path, sqlite.WithLogger(quiet))
 		if err != nil {
 			t.Fatalf("open #%d: %v", i+1, err)
 		}
@@ -127,7 +127,7 @@ func TestOpen_ExistingV1(t *testing.T) {
 func TestOpen_NewerSchema(t *testing.T) {
 	ctx := context.Background()
 	path := filepath.Join(t.TempDir(), "ledger.db")
-	db, err := sqlite.Open(ctx, path)
+	db, err := sqlite.Open(ctx, path, sqlite.WithLogger(quiet))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -140,7 +140,7 @@ func TestOpen_NewerSchema(t *testing.T) {
 		t.Fatal(err)
 	}
 	raw.Close()
-	_, err = sqlite.Open(ctx, path)
+	_, err = sqlite.Open(ctx, path, sqlite.WithLogger(quiet))
 	if err == nil || !strings.Contains(err.Error(), "newer") {
 		t.Fatalf("Open of a newer schema: err = %v, want one that says the database is newer", err)
 	}
@@ -162,7 +162,7 @@ func TestOpen_Concurrent(t *testing.T) {
 	errs := make(chan error, 4)
 	for range 4 {
 		go func() {
-			db, err := sqlite.Open(context.Background(), path)
+			db, err := sqlite.Open(context.Background(), path, sqlite.WithLogger(quiet))
 			if err == nil {
 				err = db.Close()
 			}

@@ -30,7 +30,7 @@ func (db *DB) AddCharge(ctx context.Context, a ledger.Action, rentalName string,
 	if name == "" {
 		name = c.Platform
 	}
-	err := db.withTx(ctx, func(tx *sql.Tx) error {
+	err := db.withWrite(ctx, func(tx *wtx) error {
 		j, err := db.beginAction(ctx, tx, a, KindCharge, name, true, true)
 		if err != nil {
 			return err
@@ -97,7 +97,7 @@ func (db *DB) addPlatformAmount(ctx context.Context, a ledger.Action, p *platfor
 	if p.currency == "" {
 		return 0, 0, ledger.Errorf(ledger.EINVALID, "no currency given, e.g. /%s autodl ¥100", p.kind)
 	}
-	err = db.withTx(ctx, func(tx *sql.Tx) error {
+	err = db.withWrite(ctx, func(tx *wtx) error {
 		j, err := db.beginAction(ctx, tx, a, p.kind, p.platform, true, true)
 		if err != nil {
 			return err

@@ -90,26 +90,26 @@ func loadRentals(ctx context.Context, q querier, where string, args ...any) ([]*
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: load rental events: %w", err)
 	}
+	// Scanned into reused buffers: a year of history is ~10^5 rows, and
+	// per-row string allocations were a third of Book's cost.
+	var (
+		rid, at           int64
+		kind, price, unit sql.RawBytes
+	)
 	for rows.Next() {
-		var (
-			rid, at int64
-			ev      ledger.Event
-			kind    string
-			price   sql.NullString
-			unit    sql.NullString
-		)
+		var ev ledger.Event
 		if err := rows.Scan(&rid, &ev.ID, &kind, &at, &price, &unit); err != nil {
 			rows.Close()
 			return nil, fmt.Errorf("sqlite: load rental events: %w", err)
 		}
-		ev.Kind = ledger.EventKind(kind)
+		ev.Kind = eventKind(kind)
 		ev.At = fromUnix(at)
-		if price.Valid {
-			if ev.Price.Amount, err = dec(price.String, "rental_events.price"); err != nil {
+		if price != nil {
+			if ev.Price.Amount, err = dec(string(price), "rental_events.price"); err != nil {
 				rows.Close()
 				return nil, err
 			}
-			ev.Price.Unit = ledger.Unit(unit.String)
+			ev.Price.Unit = ledger.Unit(unit)
 		}
 		if r := byID[rid]; r != nil {
 			r.Events = append(r.Events, ev)
@@ -169,6 +169,23 @@ func loadRentals(ctx context.Context, q querier, where string, args ...any) ([]*
 		return nil, fmt.Errorf("sqlite: load idle intervals: %w", err)
 	}
 	return out, nil
+}
+
+// eventKind converts a stored kind without allocating for the known ones.
+func eventKind(b []byte) ledger.EventKind {
+	switch string(b) {
+	case string(ledger.EventStart):
+		return ledger.EventStart
+	case string(ledger.EventStop):
+		return ledger.EventStop
+	case string(ledger.EventResume):
+		return ledger.EventResume
+	case string(ledger.EventPrice):
+		return ledger.EventPrice
+	case string(ledger.EventRelease):
+		return ledger.EventRelease
+	}
+	return ledger.EventKind(b)
 }
 
 // findRental returns the user's rental called name: the unreleased one,
@@ -236,7 +253,7 @@ func (db *DB) CreateRental(ctx context.Context, a ledger.Action, r ledger.Rental
 		}
 	}
 	var out *ledger.Rental
-	err := db.withTx(ctx, func(tx *sql.Tx) error {
+	err := db.withWrite(ctx, func(tx *wtx) error {
 		j, err := db.beginAction(ctx, tx, a, KindRent, r.Name, true, true)
 		if err != nil {
 			return err
@@ -285,18 +302,28 @@ func (db *DB) CreateRental(ctx context.Context, a ledger.Action, r ledger.Rental
 	return out, nil
 }
 
-func insertEvent(ctx context.Context, tx *sql.Tx, rentalID, actionID int64, ev ledger.Event) error {
+func insertEvent(ctx context.Context, tx querier, rentalID, actionID int64, ev ledger.Event) error {
+	_, err := addEvent(ctx, tx, rentalID, actionID, ev)
+	return err
+}
+
+// addEvent inserts ev and returns its id.
+func addEvent(ctx context.Context, tx querier, rentalID, actionID int64, ev ledger.Event) (int64, error) {
 	var price, unit sql.NullString
 	if ev.Kind == ledger.EventPrice {
 		price = sql.NullString{String: ev.Price.Amount.String(), Valid: true}
 		unit = sql.NullString{String: string(ev.Price.Unit), Valid: true}
 	}
-	_, err := tx.ExecContext(ctx, `INSERT INTO rental_events (rental_id, action_id, kind, at, price, price_unit)
+	res, err := tx.ExecContext(ctx, `INSERT INTO rental_events (rental_id, action_id, kind, at, price, price_unit)
 		VALUES (?, ?, ?, ?, ?, ?)`, rentalID, actionID, string(ev.Kind), unix(ev.At), price, unit)
 	if err != nil {
-		return fmt.Errorf("sqlite: record %s event: %w", ev.Kind, err)
+		return 0, fmt.Errorf("sqlite: record %s event: %w", ev.Kind, err)
 	}
-	return nil
+	id, err := res.LastInsertId()
+	if err != nil {
+		return 0, fmt.Errorf("sqlite: record %s event: %w", ev.Kind, err)
+	}
+	return id, nil
 }
 
 // AppendEvent adds an event (stop, resume, price, release; its time
@@ -316,7 +343,7 @@ func (db *DB) AppendEvent(ctx context.Context, a ledger.Action, name string, ev 
 		return nil, ledger.Errorf(ledger.EINVALID, "unknown event %q: use stop, resume, price or release", ev.Kind)
 	}
 	var out *ledger.Rental
-	err := db.withTx(ctx, func(tx *sql.Tx) error {
+	err := db.withWrite(ctx, func(tx *wtx) error {
 		j, err := db.beginAction(ctx, tx, a, string(ev.Kind), name, true, true)
 		if err != nil {
 			return err
@@ -328,8 +355,11 @@ func (db *DB) AppendEvent(ctx context.Context, a ledger.Action, name string, ev 
 		if err := r.CheckEvent(ev); err != nil {
 			return err
 		}
-		if err := insertEvent(ctx, tx, r.ID, j.id, ev); err != nil {
+		if ev.ID, err = addEvent(ctx, tx, r.ID, j.id, ev); err != nil {
 			return err
+		}
+		if ev.Kind != ledger.EventPrice {
+			ev.Price = ledger.Price{} // stored only for price changes
 		}
 		if ev.Kind == ledger.EventRelease {
 			if _, err := tx.ExecContext(ctx, `UPDATE rentals SET released = 1 WHERE id = ?`, r.ID); err != nil {
@@ -339,11 +369,9 @@ func (db *DB) AppendEvent(ctx context.Context, a ledger.Action, name string, ev 
 		if err := j.target(ctx, tx, r.ID, 0, nil); err != nil {
 			return err
 		}
-		rs, err := loadRentals(ctx, tx, `r.id = ?`, r.ID)
-		if err != nil {
-			return err
-		}
-		out = rs[0]
+		// r was loaded in this transaction; the new event is all that changed.
+		r.Events = append(r.Events, ev)
+		out = r
 		return nil
 	})
 	if err != nil {
@@ -361,7 +389,7 @@ func (db *DB) SetTraffic(ctx context.Context, a ledger.Action, name string, t le
 		return nil, err
 	}
 	var out *ledger.Rental
-	err := db.withTx(ctx, func(tx *sql.Tx) error {
+	err := db.withWrite(ctx, func(tx *wtx) error {
 		j, err := db.beginAction(ctx, tx, a, KindTraffic, name, true, true)
 		if err != nil {
 			return err
@@ -389,7 +417,7 @@ func (db *DB) SetTraffic(ctx context.Context, a ledger.Action, name string, t le
 // trafficPrev is TrafficTerms as journaled (Decimals marshal as text).
 type trafficPrev ledger.TrafficTerms
 
-func writeTraffic(ctx context.Context, tx *sql.Tx, rentalID int64, t ledger.TrafficTerms) error {
+func writeTraffic(ctx context.Context, tx querier, rentalID int64, t ledger.TrafficTerms) error {
 	_, err := tx.ExecContext(ctx, `UPDATE rentals SET traffic_priced = ?, traffic_price_per_gb = ?, traffic_free_gb = ?,
 		traffic_direction = ? WHERE id = ?`,
 		boolInt(t.Priced), t.PricePerGB.String(), t.FreeGB.String(), string(t.Direction), rentalID)
@@ -399,7 +427,7 @@ func writeTraffic(ctx context.Context, tx *sql.Tx, rentalID int64, t ledger.Traf
 	return nil
 }
 
-func restoreTraffic(ctx context.Context, tx *sql.Tx, rentalID int64, prev string) error {
+func restoreTraffic(ctx context.Context, tx querier, rentalID int64, prev string) error {
 	var p trafficPrev
 	if err := json.Unmarshal([]byte(prev), &p); err != nil {
 		return fmt.Errorf("sqlite: undo traffic: decode previous value: %w", err)
@@ -423,7 +451,7 @@ func (db *DB) AddTraffic(ctx context.Context, a ledger.Action, name string, u le
 		return nil, ledger.Errorf(ledger.EINVALID, "traffic direction %q: use out or in, e.g. /traffic %s 12GB out", u.Direction, name)
 	}
 	var out *ledger.Rental
-	err := db.withTx(ctx, func(tx *sql.Tx) error {
+	err := db.withWrite(ctx, func(tx *wtx) error {
 		j, err := db.beginAction(ctx, tx, a, KindTrafficUsage, name, true, true)
 		if err != nil {
 			return err

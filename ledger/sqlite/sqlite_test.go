@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"log/slog"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -13,6 +14,9 @@ import (
 	"github.com/gpuledger/gpuledger/ledger"
 	"github.com/gpuledger/gpuledger/ledger/sqlite"
 )
+
+// quiet discards the store's migration log in tests.
+var quiet = slog.New(slog.DiscardHandler)
 
 // t0 is the tests' "now": the store's clock and the base of event times.
 var t0 = time.Date(2026, 11, 1, 2, 0, 0, 0, time.UTC)
@@ -26,7 +30,7 @@ func openDB(t testing.TB) *sqlite.DB {
 
 func openPath(t testing.TB, path string) *sqlite.DB {
 	t.Helper()
-	db, err := sqlite.Open(context.Background(), path)
+	db, err := sqlite.Open(context.Background(), path, sqlite.WithLogger(quiet))
 	if err != nil {
 		t.Fatalf("Open: %v", err)
 	}

@@ -88,7 +88,7 @@ func (db *DB) EnsureUser(ctx context.Context, u ledger.User) (ledger.User, error
 		return ledger.User{}, err
 	}
 	var out ledger.User
-	err := db.withTx(ctx, func(tx *sql.Tx) error {
+	err := db.withWrite(ctx, func(tx *wtx) error {
 		s := u.Settings
 		_, err := tx.ExecContext(ctx, `INSERT INTO users (`+userCols+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 			ON CONFLICT (id) DO NOTHING`,
@@ -167,7 +167,7 @@ func (db *DB) UpdateUser(ctx context.Context, a ledger.Action, u ledger.User) (l
 		return ledger.User{}, err
 	}
 	var out ledger.User
-	err := db.withTx(ctx, func(tx *sql.Tx) error {
+	err := db.withWrite(ctx, func(tx *wtx) error {
 		j, err := db.beginAction(ctx, tx, a, KindSettings, "", true, true)
 		if err != nil {
 			return err
@@ -188,7 +188,7 @@ func (db *DB) UpdateUser(ctx context.Context, a ledger.Action, u ledger.User) (l
 	return out, err
 }
 
-func writeUser(ctx context.Context, tx *sql.Tx, id int64, lang, tz string, s ledger.Settings) error {
+func writeUser(ctx context.Context, tx querier, id int64, lang, tz string, s ledger.Settings) error {
 	_, err := tx.ExecContext(ctx, `UPDATE users SET lang = ?, tz = ?, summary_at = ?, idle_warn_ns = ?, silent_ns = ?,
 		quiet_from = ?, quiet_to = ?, long_run_ns = ?, budget = ?, budget_currency = ? WHERE id = ?`,
 		lang, tz, s.SummaryAt, int64(s.IdleWarn), int64(s.Silent), s.QuietFrom, s.QuietTo, int64(s.LongRun),
@@ -199,7 +199,7 @@ func writeUser(ctx context.Context, tx *sql.Tx, id int64, lang, tz string, s led
 	return nil
 }
 
-func restoreUser(ctx context.Context, tx *sql.Tx, id int64, prev string) error {
+func restoreUser(ctx context.Context, tx querier, id int64, prev string) error {
 	var p userPrev
 	if err := json.Unmarshal([]byte(prev), &p); err != nil {
 		return fmt.Errorf("sqlite: undo settings: decode previous value: %w", err)

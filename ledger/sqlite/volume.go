@@ -110,7 +110,7 @@ func findVolume(ctx context.Context, q querier, userID int64, name string) (*led
 	return vs[0], nil
 }
 
-func insertVolumeEvent(ctx context.Context, tx *sql.Tx, volumeID, actionID int64, ev ledger.VolumeEvent) error {
+func insertVolumeEvent(ctx context.Context, tx querier, volumeID, actionID int64, ev ledger.VolumeEvent) error {
 	var size sql.NullString
 	if ev.Kind != ledger.VolumeDelete {
 		size = sql.NullString{String: ev.SizeGB.String(), Valid: true}
@@ -139,7 +139,7 @@ func (db *DB) CreateVolume(ctx context.Context, a ledger.Action, v ledger.Volume
 		return nil, err
 	}
 	var out *ledger.Volume
-	err := db.withTx(ctx, func(tx *sql.Tx) error {
+	err := db.withWrite(ctx, func(tx *wtx) error {
 		j, err := db.beginAction(ctx, tx, a, KindStorage, v.Name, true, true)
 		if err != nil {
 			return err
@@ -219,7 +219,7 @@ func (db *DB) AppendVolumeEvent(ctx context.Context, a ledger.Action, name strin
 		return nil, ledger.Errorf(ledger.EINVALID, "unknown volume event %q: use resize or delete", ev.Kind)
 	}
 	var out *ledger.Volume
-	err := db.withTx(ctx, func(tx *sql.Tx) error {
+	err := db.withWrite(ctx, func(tx *wtx) error {
 		j, err := db.beginAction(ctx, tx, a, kind, name, true, true)
 		if err != nil {
 			return err
