@@ -178,3 +178,42 @@ func TestOpen_Concurrent(t *testing.T) {
 		t.Fatalf("versions %v", vs)
 	}
 }
+
+func TestDB_Backup(t *testing.T) {
+	ctx := context.Background()
+	db := openDB(t)
+	mustUser(t, db, 1)
+	mustRent(t, db, 1, "box1", t0)
+	dst := filepath.Join(t.TempDir(), "copy.db")
+	if err := db.Backup(ctx, dst); err != nil {
+		t.Fatal(err)
+	}
+	cp := openPath(t, dst)
+	if r, err := cp.Rental(ctx, 1, "box1"); err != nil || r.State() != ledger.Running {
+		t.Fatalf("the copy's box1 = %v, %v", r, err)
+	}
+	if err := db.Backup(ctx, dst); err == nil {
+		t.Fatal("Backup over an existing file succeeded, want an error")
+	}
+}
+
+func TestOpen_Options(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "ledger.db")
+	db, err := sqlite.Open(ctx, path, sqlite.WithFullSync(), sqlite.WithReaders(1), sqlite.WithLogger(quiet))
+	if err != nil {
+		t.Fatal(err)
+	}
+	mustUser(t, db, 1)
+	mustRent(t, db, 1, "box1", t0)
+	if _, err := db.Book(ctx, 1); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if db, err := sqlite.Open(ctx, path, sqlite.WithReaders(0)); err == nil {
+		db.Close()
+		t.Fatal("Open with 0 readers succeeded, want an error")
+	}
+}
