@@ -1,0 +1,527 @@
+package scheduler
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"html"
+	"strconv"
+	"time"
+
+	"github.com/gpuledger/gpuledger/bot"
+	"github.com/gpuledger/gpuledger/ledger"
+)
+
+// Button actions of the scheduler's cards (registered with the core by
+// RegisterButtons). The payload is the rental ID.
+const (
+	ActRelease      = "ir" // Release now: an order to the rental's agent
+	ActSnooze       = "is" // Snooze 1h
+	ActKeep         = "ik" // Keep: no more reminders, no automatic action for this idle streak
+	ActExtend       = "le" // Extend the lease 2h
+	ActReleaseAtEnd = "la" // Release at the lease's end (the agent enforces it)
+	ActReleased     = "nr" // I released it (no agent): record the release now
+)
+
+// Durations of the buttons.
+const (
+	SnoozeFor = time.Hour
+	ExtendBy  = 2 * time.Hour
+)
+
+// button is a card button before signing.
+type button struct {
+	text, action string
+	rentalID     int64
+}
+
+func idleButtons(r *ledger.Rental) [][]button {
+	return [][]button{{{"Release now", ActRelease, r.ID}, {"Snooze 1h", ActSnooze, r.ID}, {"Keep", ActKeep, r.ID}}}
+}
+
+// sendCard sends or edits c's message. notify sends a new message (a
+// reminder makes a sound; an edit does not); otherwise an existing message
+// is edited in place. Routine messages (urgent false) are held during the
+// user's quiet hours and sent when they end (flushPending); a card about a
+// pending automatic action is urgent and never held. It saves the card.
+func (s *Scheduler) sendCard(ctx context.Context, u *ledger.User, c *ledger.Card, text string, buttons [][]button, notify, urgent bool) error {
+	now := s.now()
+	quiet := ledger.InQuietHours(u, now)
+	if notify && quiet && !urgent {
+		c.Text, c.Pending = text, true
+		saved, err := s.store.SaveCard(ctx, *c)
+		if err == nil {
+			*c = saved
+		}
+		return err
+	}
+	m := bot.Outgoing{ChatID: s.cfg.ChatID(u.ID), Text: text, Silent: quiet}
+	if !notify && c.MessageID != 0 {
+		m.EditMessageID = c.MessageID
+	}
+	if buttons != nil {
+		rows, err := s.sign(u.ID, buttons)
+		if err != nil {
+			return err
+		}
+		m.Buttons = rows
+	}
+	id, err := s.cfg.Sender.Send(ctx, m)
+	if err != nil {
+		return fmt.Errorf("send %s card: %w", c.Kind, err)
+	}
+	if id != 0 {
+		c.MessageID = id
+	}
+	c.Text, c.Pending = text, false
+	if notify {
+		c.LastAt = now
+		if c.FirstAt.IsZero() {
+			c.FirstAt = now
+		}
+	}
+	saved, err := s.store.SaveCard(ctx, *c)
+	if err != nil {
+		return err
+	}
+	*c = saved
+	return nil
+}
+
+func (s *Scheduler) sign(userID int64, rows [][]button) ([][]bot.Button, error) {
+	out := make([][]bot.Button, 0, len(rows))
+	for _, row := range rows {
+		var r []bot.Button
+		for _, b := range row {
+			d, err := s.cfg.Buttons.ButtonData(userID, b.action, strconv.FormatInt(b.rentalID, 10))
+			if err != nil {
+				return nil, err
+			}
+			r = append(r, bot.Button{Text: b.text, Data: d})
+		}
+		out = append(out, r)
+	}
+	return out, nil
+}
+
+// notifyText sends a plain message (no card), silently in quiet hours.
+func (s *Scheduler) notifyText(ctx context.Context, u *ledger.User, text string) error {
+	_, err := s.cfg.Sender.Send(ctx, bot.Outgoing{ChatID: s.cfg.ChatID(u.ID), Text: text, Silent: ledger.InQuietHours(u, s.now())})
+	return err
+}
+
+// openCard returns the rental's open card of kind, or ok false.
+func (s *Scheduler) openCard(ctx context.Context, rentalID int64, kind ledger.CardKind) (ledger.Card, bool, error) {
+	c, err := s.store.Card(ctx, rentalID, kind)
+	if ledger.ErrorCode(err) == ledger.ENOTFOUND {
+		return ledger.Card{}, false, nil
+	}
+	if err != nil {
+		return c, false, err
+	}
+	return c, true, nil
+}
+
+// cardFor returns the rental's card of kind for incident, or a new one
+// (not yet saved) when there is none; seen reports whether it existed.
+func (s *Scheduler) cardFor(ctx context.Context, u *ledger.User, r *ledger.Rental, kind ledger.CardKind, incident string) (ledger.Card, bool, error) {
+	c, ok, err := s.openCard(ctx, r.ID, kind)
+	if err != nil {
+		return c, false, err
+	}
+	if ok && c.Incident == incident {
+		return c, true, nil
+	}
+	return ledger.Card{UserID: u.ID, RentalID: r.ID, Kind: kind, Incident: incident}, false, nil
+}
+
+func (s *Scheduler) decide(ctx context.Context, r *ledger.Rental, kind ledger.DecisionKind, summary, evidence string) {
+	_, err := s.store.AddDecision(ctx, ledger.Decision{UserID: r.UserID, RentalID: r.ID, At: s.now(), Kind: kind,
+		Summary: summary, Evidence: evidence})
+	if err != nil {
+		s.log.Error("scheduler: record decision", "rental", r.ID, "err", err)
+	}
+}
+
+func idleWarn(u *ledger.User) time.Duration {
+	if u.Settings.IdleWarn > 0 {
+		return u.Settings.IdleWarn
+	}
+	return 30 * time.Minute
+}
+
+func silentAfter(u *ledger.User) time.Duration {
+	if u.Settings.Silent > 0 {
+		return u.Settings.Silent
+	}
+	return 10 * time.Minute
+}
+
+// fmtDur formats a duration for cards: "35 min", "3h12m", "2d4h".
+func fmtDur(d time.Duration) string {
+	d = d.Round(time.Minute)
+	switch {
+	case d < time.Hour:
+		return fmt.Sprintf("%d min", int(d/time.Minute))
+	case d < 48*time.Hour:
+		h, m := int(d/time.Hour), int(d%time.Hour/time.Minute)
+		if m == 0 {
+			return fmt.Sprintf("%dh", h)
+		}
+		return fmt.Sprintf("%dh%02dm", h, m)
+	}
+	return fmt.Sprintf("%dd%dh", int(d/(24*time.Hour)), int(d%(24*time.Hour)/time.Hour))
+}
+
+func clock(u *ledger.User, t time.Time) string { return t.In(u.Location()).Format("15:04") }
+
+func esc(s string) string { return html.EscapeString(s) }
+
+// idleCost returns what the rental accrued while idle in [from, to), and
+// its compute over the same window, from the cost engine.
+func (s *Scheduler) idleCost(ctx context.Context, r *ledger.Rental, from, to time.Time) (idle, total ledger.Money, err error) {
+	b, err := s.store.Book(ctx, r.UserID)
+	if err != nil {
+		return idle, total, err
+	}
+	idle, total = ledger.Money{Currency: r.Currency}, ledger.Money{Currency: r.Currency}
+	if !to.After(from) {
+		return idle, total, nil
+	}
+	st := ledger.Spend(b, from, to)
+	for _, rc := range st.Rentals {
+		if rc.Rental.ID == r.ID {
+			return rc.IdleCost, rc.Total, nil
+		}
+	}
+	return idle, total, nil
+}
+
+// checkIdle keeps the idle card of one rental and takes the automatic
+// action when DESIGN.md section 7 allows it.
+func (s *Scheduler) checkIdle(ctx context.Context, u *ledger.User, r *ledger.Rental, st ledger.AgentState, now time.Time) error {
+	pol, err := s.store.AutoPolicy(ctx, r.ID)
+	if err != nil {
+		return err
+	}
+	card, open, err := s.openCard(ctx, r.ID, ledger.CardIdle)
+	if err != nil {
+		return err
+	}
+	if open && card.Closed {
+		open = false
+	}
+	fresh := st.Fresh(now, s.cfg.FreshWithin)
+	idle := st.Verdict == ledger.VerdictIdle && r.State() == ledger.Running && pol.Action != ledger.AutoOff
+	incident := strconv.FormatInt(st.IdleSince.Unix(), 10)
+	if open && (!idle || card.Incident != incident) && fresh {
+		if _, inFlight := s.openOrder(r.ID); !inFlight {
+			if err := s.closeIdleCard(ctx, u, r, &card, st, now); err != nil {
+				return err
+			}
+			open = false
+		}
+	}
+	if !idle || !fresh {
+		return nil
+	}
+	idleFor := st.IdleFor(now)
+	if idleFor < idleWarn(u) {
+		return nil
+	}
+	idleMoney, _, err := s.idleCost(ctx, r, st.IdleSince, now)
+	if err != nil {
+		return err
+	}
+	auto := pol.Action == ledger.AutoStop || pol.Action == ledger.AutoRelease
+	text := s.idleText(u, r, st, pol, card, idleFor, idleMoney, now)
+	if !open {
+		card = ledger.Card{UserID: u.ID, RentalID: r.ID, Kind: ledger.CardIdle, Incident: incident}
+		if err := s.sendCard(ctx, u, &card, text, idleButtons(r), true, auto); err != nil {
+			return err
+		}
+		if !card.Pending {
+			s.decide(ctx, r, ledger.DecisionWarn, "idle warning shown",
+				fmt.Sprintf("idle %s since %s, %s spent idle, policy %s", fmtDur(idleFor), clock(u, st.IdleSince), idleMoney.Format(), pol.Action))
+		}
+		return nil
+	}
+	if card.Pending {
+		return nil // held by quiet hours; flushPending sends it
+	}
+	if _, inFlight := s.openOrder(r.ID); inFlight {
+		return nil // the card shows the order's progress
+	}
+	if auto {
+		in := ledger.AutoInput{Now: now, Rental: r, Policy: pol, Agent: &st, WarnedAt: card.FirstAt,
+			SnoozeUntil: card.SnoozeUntil, Kept: card.Kept, FreshWithin: s.cfg.FreshWithin}
+		action, why := ledger.AutoDecide(in)
+		if action != "" {
+			return s.autoOrder(ctx, u, r, &card, action, why)
+		}
+		s.recordHold(ctx, r, why)
+	}
+	if !card.Kept && !now.Before(card.SnoozeUntil) && !now.Before(card.LastAt.Add(ledger.ReminderDelay(card.Reminders+1))) {
+		card.Reminders++
+		if s.cfg.Sender != nil && card.MessageID != 0 {
+			// The old message loses its buttons; the reminder carries them.
+			s.cfg.Sender.Send(ctx, bot.Outgoing{ChatID: s.cfg.ChatID(u.ID), EditMessageID: card.MessageID, Text: card.Text + "\n<i>(reminder below)</i>"})
+		}
+		if err := s.sendCard(ctx, u, &card, text, idleButtons(r), true, auto); err != nil {
+			return err
+		}
+		s.decide(ctx, r, ledger.DecisionRemind, fmt.Sprintf("idle reminder #%d", card.Reminders),
+			fmt.Sprintf("idle %s, %s spent idle", fmtDur(idleFor), idleMoney.Format()))
+		return nil
+	}
+	if text != card.Text {
+		var btns [][]button
+		if !card.Kept {
+			btns = idleButtons(r)
+		}
+		return s.sendCard(ctx, u, &card, text, btns, false, auto)
+	}
+	return nil
+}
+
+func (s *Scheduler) openOrder(rentalID int64) (ledger.Order, bool) {
+	if s.hub == nil {
+		return ledger.Order{}, false
+	}
+	return s.hub.OpenOrder(rentalID)
+}
+
+func (s *Scheduler) idleText(u *ledger.User, r *ledger.Rental, st ledger.AgentState, pol ledger.AutoPolicy, c ledger.Card, idleFor time.Duration, idle ledger.Money, now time.Time) string {
+	t := fmt.Sprintf("<b>%s</b> idle %s · %s spent idle", esc(r.Name), fmtDur(idleFor), idle.Format())
+	switch {
+	case c.Kept:
+		t += "\nKept: no more reminders while it stays idle."
+	case now.Before(c.SnoozeUntil):
+		t += "\nSnoozed until " + clock(u, c.SnoozeUntil) + "."
+	case pol.Action == ledger.AutoStop || pol.Action == ledger.AutoRelease:
+		first := c.FirstAt
+		if first.IsZero() {
+			first = now
+		}
+		t += fmt.Sprintf("\nAuto-%s at %s if it stays idle (/autorelease %s off to cancel).", pol.Action, clock(u, first.Add(pol.Grace())), esc(r.Name))
+	}
+	return t
+}
+
+func (s *Scheduler) closeIdleCard(ctx context.Context, u *ledger.User, r *ledger.Rental, c *ledger.Card, st ledger.AgentState, now time.Time) error {
+	c.Closed = true
+	if c.MessageID == 0 || c.Pending {
+		c.Pending = false
+		_, err := s.store.SaveCard(ctx, *c)
+		return err
+	}
+	text := fmt.Sprintf("<b>%s</b> is busy again.", esc(r.Name))
+	switch {
+	case r.State() != ledger.Running:
+		text = fmt.Sprintf("<b>%s</b> is %s.", esc(r.Name), r.State())
+	case st.Verdict == ledger.VerdictUnknown:
+		text = fmt.Sprintf("<b>%s</b>: the agent cannot tell whether it is idle.", esc(r.Name))
+	}
+	return s.sendCard(ctx, u, c, text, nil, false, false)
+}
+
+func (s *Scheduler) recordHold(ctx context.Context, r *ledger.Rental, why string) {
+	s.mu.Lock()
+	same := s.lastHold[r.ID] == why
+	s.lastHold[r.ID] = why
+	s.mu.Unlock()
+	if !same {
+		s.decide(ctx, r, ledger.DecisionHold, "automatic action held back", why)
+	}
+}
+
+// autoOrder issues the automatic stop or release and shows it on the card.
+func (s *Scheduler) autoOrder(ctx context.Context, u *ledger.User, r *ledger.Rental, c *ledger.Card, action, evidence string) error {
+	if s.hub == nil {
+		return nil
+	}
+	o, err := s.hub.IssueOrder(ctx, r.ID, action, ledger.OriginAuto)
+	if ledger.ErrorCode(err) == ledger.ECONFLICT {
+		return nil
+	}
+	if err != nil {
+		s.decide(ctx, r, ledger.DecisionHold, "automatic "+action+" not ordered", ledger.ErrorMessage(err))
+		return err
+	}
+	s.decide(ctx, r, ledger.DecisionOrder, "automatic "+action+" ordered ("+o.ID+")", evidence)
+	text := fmt.Sprintf("<b>%s</b>: automatic %s ordered (idle past the grace period). Waiting for the agent to confirm…", esc(r.Name), action)
+	return s.sendCard(ctx, u, c, text, nil, true, true)
+}
+
+// checkSilent raises the silent-agent alert once per incident (silence
+// never triggers a release) and clears it when the agent is back.
+func (s *Scheduler) checkSilent(ctx context.Context, u *ledger.User, r *ledger.Rental, st ledger.AgentState, now time.Time) error {
+	incident := strconv.FormatInt(st.LastSeen.Unix(), 10)
+	c, open, err := s.openCard(ctx, r.ID, ledger.CardSilent)
+	if err != nil {
+		return err
+	}
+	gone := now.Sub(st.LastSeen)
+	if open && !c.Closed && (c.Incident != incident || r.State() != ledger.Running) {
+		c.Closed = true
+		text := fmt.Sprintf("<b>%s</b>'s agent is back (silent %s).", esc(r.Name), fmtDur(st.LastSeen.Sub(time.Unix(mustInt(c.Incident), 0))))
+		if r.State() != ledger.Running {
+			text = fmt.Sprintf("<b>%s</b> is %s.", esc(r.Name), r.State())
+		}
+		if c.MessageID == 0 {
+			_, err := s.store.SaveCard(ctx, c)
+			return err
+		}
+		return s.sendCard(ctx, u, &c, text, nil, false, false)
+	}
+	if r.State() != ledger.Running || gone < silentAfter(u) {
+		return nil
+	}
+	if open && c.Incident == incident {
+		return nil // once per incident
+	}
+	// Idle time is not counted while nobody watches.
+	if st.Verdict == ledger.VerdictIdle && s.hub != nil {
+		if err := s.hub.CloseIdleAt(ctx, r.ID, st.LastSeen); err != nil {
+			return err
+		}
+	}
+	c = ledger.Card{UserID: u.ID, RentalID: r.ID, Kind: ledger.CardSilent, Incident: incident}
+	text := fmt.Sprintf("<b>%s</b>'s agent has been silent %s: crashed, preempted or released elsewhere? It may still be billing.", esc(r.Name), fmtDur(gone))
+	if err := s.sendCard(ctx, u, &c, text, [][]button{{{"I released it", ActReleased, r.ID}}}, true, false); err != nil {
+		return err
+	}
+	s.decide(ctx, r, ledger.DecisionSilent, "silent-agent alert", fmt.Sprintf("last heartbeat %s (%s ago); no release is ever taken on silence", clock(u, st.LastSeen), fmtDur(gone)))
+	return nil
+}
+
+func mustInt(s string) int64 {
+	n, _ := strconv.ParseInt(s, 10, 64)
+	return n
+}
+
+// runningSince returns the start of the current running segment.
+func runningSince(r *ledger.Rental) time.Time {
+	var t time.Time
+	for _, e := range r.Events {
+		if e.Kind == ledger.EventStart || e.Kind == ledger.EventResume {
+			t = e.At
+		}
+	}
+	return t
+}
+
+// checkLongRun reminds once per running segment about a rental without an
+// agent that has run for the user's LongRun.
+func (s *Scheduler) checkLongRun(ctx context.Context, u *ledger.User, r *ledger.Rental, now time.Time) error {
+	long := u.Settings.LongRun
+	if long <= 0 {
+		long = 12 * time.Hour
+	}
+	since := runningSince(r)
+	if since.IsZero() || now.Sub(since) < long {
+		return nil
+	}
+	c, seen, err := s.cardFor(ctx, u, r, ledger.CardLongRun, strconv.FormatInt(since.Unix(), 10))
+	if err != nil || seen {
+		return err
+	}
+	_, total, err := s.idleCost(ctx, r, since, now)
+	if err != nil {
+		return err
+	}
+	text := fmt.Sprintf("<b>%s</b> has been running %s (%s so far) and has no agent watching it. Still using it?", esc(r.Name), fmtDur(now.Sub(since)), total.Format())
+	return s.sendCard(ctx, u, &c, text, [][]button{{{"I released it", ActReleased, r.ID}, {"Keep", ActKeep, r.ID}}}, true, false)
+}
+
+// checkLease reminds LeaseWarn before a lease ends (Extend 2h / Release at
+// end), and once more when it has ended with the rental still running.
+func (s *Scheduler) checkLease(ctx context.Context, u *ledger.User, r *ledger.Rental, hasAgent bool, now time.Time) error {
+	if r.State() == ledger.Released {
+		return nil
+	}
+	stored, ok, err := s.store.LeaseEnd(ctx, r.ID)
+	if err != nil {
+		return err
+	}
+	le, ok := ledger.LeaseEndOf(r, stored, ok)
+	if !ok || now.Before(le.EndsAt.Add(-s.cfg.LeaseWarn)) {
+		return nil
+	}
+	ended := !now.Before(le.EndsAt)
+	incident := strconv.FormatInt(le.EndsAt.Unix(), 10)
+	if ended {
+		if le.ReleaseAtEnd || r.State() != ledger.Running {
+			return nil // the agent enforces it; its order result tells the user
+		}
+		incident = "end:" + incident
+	}
+	c, seen, err := s.cardFor(ctx, u, r, ledger.CardLease, incident)
+	if err != nil || seen {
+		return err
+	}
+	var text string
+	btns := [][]button{{{"Extend 2h", ActExtend, r.ID}}}
+	if ended {
+		text = fmt.Sprintf("<b>%s</b>'s lease ended at %s and it is still running (billing).", esc(r.Name), clock(u, le.EndsAt))
+	} else {
+		text = fmt.Sprintf("<b>%s</b>'s lease ends at %s (in %s).", esc(r.Name), clock(u, le.EndsAt), fmtDur(le.EndsAt.Sub(now)))
+		if le.ReleaseAtEnd {
+			text += " Its agent will release it then, unless it is busy."
+		}
+	}
+	if hasAgent && !le.ReleaseAtEnd && !ended {
+		btns[0] = append(btns[0], button{"Release at end", ActReleaseAtEnd, r.ID})
+	} else if hasAgent && ended {
+		btns[0] = append(btns[0], button{"Release now", ActRelease, r.ID})
+	} else if !hasAgent {
+		btns[0] = append(btns[0], button{"I released it", ActReleased, r.ID})
+	}
+	return s.sendCard(ctx, u, &c, text, btns, true, le.ReleaseAtEnd)
+}
+
+// flushPending sends the cards held by quiet hours once they are over.
+func (s *Scheduler) flushPending(ctx context.Context, users map[int64]*ledger.User) error {
+	cards, err := s.store.OpenCards(ctx)
+	if err != nil {
+		return err
+	}
+	var errs []error
+	for _, c := range cards {
+		if !c.Pending {
+			continue
+		}
+		u := users[c.UserID]
+		if u == nil {
+			uu, err := s.store.User(ctx, c.UserID)
+			if err != nil {
+				errs = append(errs, err)
+				continue
+			}
+			u = &uu
+		}
+		if ledger.InQuietHours(u, s.now()) {
+			continue
+		}
+		r, err := s.store.RentalByID(ctx, c.RentalID)
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		var btns [][]button
+		switch c.Kind {
+		case ledger.CardIdle, ledger.CardJob:
+			btns = idleButtons(r)
+			if c.Kind == ledger.CardJob {
+				btns = [][]button{{{"Release now", ActRelease, r.ID}, {"Keep", ActKeep, r.ID}}}
+			}
+		case ledger.CardSilent, ledger.CardLongRun:
+			btns = [][]button{{{"I released it", ActReleased, r.ID}}}
+		}
+		c := c
+		if err := s.sendCard(ctx, u, &c, c.Text, btns, true, false); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
+}

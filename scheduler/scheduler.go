@@ -1,0 +1,278 @@
+// Package scheduler runs the reminder loop: cron jobs that read the ledger
+// and the agents' reports and tell users what their rentals are doing
+// (idle cards with one-tap release, silent agents, finished jobs, lease
+// ends, long runs, the nightly summary, budget and balance alerts), and
+// the automatic stop or release a user chose with /autorelease, taken only
+// under DESIGN.md section 7's conditions.
+//
+// Jobs are plain func(ctx) error adapted to cron.Job in one place (adapt),
+// run by robfig/cron with seconds, an explicit location, and a chain that
+// recovers panics and skips a run while the previous one is still going.
+// Time comes from Config.Now, so tests drive the checks with an injected
+// clock and call the jobs directly.
+package scheduler
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/robfig/cron/v3"
+
+	"github.com/gpuledger/gpuledger/bot"
+	"github.com/gpuledger/gpuledger/ledger"
+)
+
+// Store is what the scheduler reads and writes.
+type Store interface {
+	ledger.Store
+	ledger.AgentStore
+	ledger.NotifyStore
+	ledger.LeaseStore
+	// LiveRentals returns every user's unreleased rentals.
+	LiveRentals(ctx context.Context) ([]*ledger.Rental, error)
+}
+
+// Hub is what the scheduler needs of the agent hub (agent/hub.Hub).
+type Hub interface {
+	AgentState(rentalID int64) (ledger.AgentState, bool)
+	IssueOrder(ctx context.Context, rentalID int64, action string, origin ledger.OrderOrigin) (ledger.Order, error)
+	OpenOrder(rentalID int64) (ledger.Order, bool)
+	ExpireOrders(ctx context.Context) error
+	CloseIdleAt(ctx context.Context, rentalID int64, t time.Time) error
+	Refresh(rentalID int64)
+}
+
+// Buttons makes signed button data (bot.Core.ButtonData): a press is
+// accepted only from the user the button was made for.
+type Buttons interface {
+	ButtonData(userID int64, action, payload string) (string, error)
+}
+
+// Config configures a Scheduler. Store, Sender and Buttons are required;
+// Hub may be nil (no agents: only leases, long runs, summaries, budget).
+type Config struct {
+	Store   Store
+	Hub     Hub
+	Sender  bot.Sender // delivers to a user's private chat (chat ID = user ID)
+	Buttons Buttons
+	// ChatID maps a user to the chat their notifications go to. Default:
+	// the user ID (a Telegram private chat).
+	ChatID   func(userID int64) int64
+	Now      func() time.Time // default time.Now
+	Logger   *slog.Logger     // default slog.Default()
+	Location *time.Location   // the cron's zone; default time.Local
+	// Tick is how often the idle, silent, lease and order checks run
+	// (GPULEDGER_TICK). Default 30s.
+	Tick time.Duration
+	// FreshWithin is the age beyond which a heartbeat is not fresh enough
+	// for an automatic action. Default 3 × Tick, at least 90s.
+	FreshWithin time.Duration
+	// LeaseWarn is how long before a lease's end the reminder comes.
+	// Default 30 min.
+	LeaseWarn time.Duration
+	// BeatsKept is how long raw heartbeats are kept (the hourly roll-up is
+	// kept for good). Default 24h.
+	BeatsKept time.Duration
+	// Chart, when true (the default unless NoChart), adds the 14-day PNG
+	// to the nightly summary.
+	NoChart bool
+}
+
+// Scheduler runs the jobs. It is safe for concurrent use; its button
+// handlers may be called while the jobs run.
+type Scheduler struct {
+	cfg   Config
+	store Store
+	hub   Hub
+	now   func() time.Time
+	log   *slog.Logger
+
+	mu       sync.Mutex
+	lastHold map[int64]string // the last hold reason recorded per rental, to record changes only
+	rentMu   sync.Map         // per-rental *sync.Mutex: a button press and a tick never interleave
+}
+
+// New returns a Scheduler for cfg.
+func New(cfg Config) (*Scheduler, error) {
+	if cfg.Store == nil || cfg.Sender == nil || cfg.Buttons == nil {
+		return nil, errors.New("scheduler: config: Store, Sender and Buttons are required")
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+	if cfg.Location == nil {
+		cfg.Location = time.Local
+	}
+	if cfg.Tick <= 0 {
+		cfg.Tick = 30 * time.Second
+	}
+	if cfg.Tick < time.Second {
+		return nil, fmt.Errorf("scheduler: config: Tick %s is under a second", cfg.Tick)
+	}
+	if cfg.FreshWithin <= 0 {
+		cfg.FreshWithin = max(3*cfg.Tick, 90*time.Second)
+	}
+	if cfg.LeaseWarn <= 0 {
+		cfg.LeaseWarn = 30 * time.Minute
+	}
+	if cfg.BeatsKept <= 0 {
+		cfg.BeatsKept = 24 * time.Hour
+	}
+	if cfg.ChatID == nil {
+		cfg.ChatID = func(id int64) int64 { return id }
+	}
+	return &Scheduler{cfg: cfg, store: cfg.Store, hub: cfg.Hub, now: cfg.Now, log: cfg.Logger,
+		lastHold: map[int64]string{}}, nil
+}
+
+// Job is one scheduled task.
+type Job func(ctx context.Context) error
+
+// adapt turns a Job into a cron.Job: each run gets a context derived from
+// the scheduler's (cancelled when it stops) with a timeout, and its error
+// is logged with the job's name. This is the only place jobs meet cron.
+func (s *Scheduler) adapt(ctx context.Context, name string, timeout time.Duration, j Job) cron.Job {
+	return cron.FuncJob(func() {
+		if ctx.Err() != nil {
+			return
+		}
+		jctx, cancel := context.WithTimeout(ctx, timeout)
+		defer cancel()
+		if err := j(jctx); err != nil && ctx.Err() == nil {
+			s.log.Error("scheduler: job failed", "job", name, "err", err)
+		}
+	})
+}
+
+// cronLogger adapts slog to cron.Logger.
+type cronLogger struct{ l *slog.Logger }
+
+func (c cronLogger) Info(msg string, kv ...any) { c.l.Debug("cron: "+msg, kv...) }
+func (c cronLogger) Error(err error, msg string, kv ...any) {
+	c.l.Error("cron: "+msg, append(kv, "err", err)...)
+}
+
+// Specs of the jobs (cron with seconds).
+const (
+	specSummary = "0 * * * * *"    // every minute: summaries due (in each user's zone)
+	specMoney   = "30 */5 * * * *" // every 5 minutes: budget, runway, deadlines
+	specHousek  = "15 7 * * * *"   // hourly: prune raw heartbeats, revoke tokens of released rentals
+)
+
+// Run starts the jobs and blocks until ctx ends, then waits for running
+// jobs to finish. At start it catches up on summaries missed while the
+// server was down.
+func (s *Scheduler) Run(ctx context.Context) error {
+	l := cronLogger{s.log}
+	c := cron.New(cron.WithSeconds(), cron.WithLocation(s.cfg.Location),
+		cron.WithChain(cron.Recover(l), cron.SkipIfStillRunning(l)), cron.WithLogger(l))
+	jobs := []struct {
+		spec    string
+		name    string
+		timeout time.Duration
+		job     Job
+	}{
+		{fmt.Sprintf("@every %s", s.cfg.Tick), "checks", 10 * time.Minute, s.Checks},
+		{specSummary, "summaries", 10 * time.Minute, s.Summaries},
+		{specMoney, "money", 10 * time.Minute, s.MoneyAlerts},
+		{specHousek, "housekeeping", 30 * time.Minute, s.Housekeeping},
+	}
+	for _, j := range jobs {
+		if _, err := c.AddJob(j.spec, s.adapt(ctx, j.name, j.timeout, j.job)); err != nil {
+			return fmt.Errorf("scheduler: job %s (%q): %w", j.name, j.spec, err)
+		}
+	}
+	// Catch up first: a summary due while the server was down goes out now,
+	// marked late.
+	if err := s.Summaries(ctx); err != nil {
+		s.log.Error("scheduler: summary catch-up", "err", err)
+	}
+	c.Start()
+	<-ctx.Done()
+	<-c.Stop().Done()
+	return nil
+}
+
+// Checks runs the frequent checks: orders that expired, idle rentals (and
+// the automatic actions), silent agents, finished leases and long runs.
+// Each rental is checked on its own: one failure does not stop the rest.
+func (s *Scheduler) Checks(ctx context.Context) error {
+	var errs []error
+	if s.hub != nil {
+		if err := s.hub.ExpireOrders(ctx); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	rentals, err := s.store.LiveRentals(ctx)
+	if err != nil {
+		return errors.Join(append(errs, err)...)
+	}
+	users := map[int64]*ledger.User{}
+	for _, r := range rentals {
+		if ctx.Err() != nil {
+			break
+		}
+		u := users[r.UserID]
+		if u == nil {
+			uu, err := s.store.User(ctx, r.UserID)
+			if err != nil {
+				errs = append(errs, err)
+				continue
+			}
+			u = &uu
+			users[r.UserID] = u
+		}
+		if err := s.checkRental(ctx, u, r); err != nil {
+			errs = append(errs, fmt.Errorf("rental %d: %w", r.ID, err))
+		}
+	}
+	if err := s.flushPending(ctx, users); err != nil {
+		errs = append(errs, err)
+	}
+	return errors.Join(errs...)
+}
+
+func (s *Scheduler) lockRental(id int64) func() {
+	m, _ := s.rentMu.LoadOrStore(id, &sync.Mutex{})
+	mu := m.(*sync.Mutex)
+	mu.Lock()
+	return mu.Unlock
+}
+
+func (s *Scheduler) checkRental(ctx context.Context, u *ledger.User, r *ledger.Rental) error {
+	defer s.lockRental(r.ID)()
+	now := s.now()
+	var errs []error
+	var st ledger.AgentState
+	seen := false
+	if s.hub != nil {
+		st, seen = s.hub.AgentState(r.ID)
+	}
+	if seen {
+		errs = append(errs, s.checkIdle(ctx, u, r, st, now), s.checkSilent(ctx, u, r, st, now))
+	} else if r.State() == ledger.Running {
+		errs = append(errs, s.checkLongRun(ctx, u, r, now))
+	}
+	errs = append(errs, s.checkLease(ctx, u, r, seen, now))
+	return errors.Join(errs...)
+}
+
+// Housekeeping prunes raw heartbeats older than BeatsKept (their hourly
+// roll-up stays).
+func (s *Scheduler) Housekeeping(ctx context.Context) error {
+	n, err := s.store.PruneBeats(ctx, s.now().Add(-s.cfg.BeatsKept))
+	if err != nil {
+		return err
+	}
+	if n > 0 {
+		s.log.Info("scheduler: pruned raw heartbeats", "rows", n)
+	}
+	return nil
+}

@@ -1,0 +1,607 @@
+package scheduler_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/gpuledger/gpuledger/agent/hub"
+	"github.com/gpuledger/gpuledger/agent/wire"
+	"github.com/gpuledger/gpuledger/bot"
+	"github.com/gpuledger/gpuledger/ledger"
+	"github.com/gpuledger/gpuledger/ledger/sqlite"
+	"github.com/gpuledger/gpuledger/scheduler"
+)
+
+// t0 is 10:00 in Shanghai.
+var t0 = time.Date(2026, 11, 2, 2, 0, 0, 0, time.UTC)
+
+type clock struct {
+	mu sync.Mutex
+	t  time.Time
+}
+
+func (c *clock) Now() time.Time { c.mu.Lock(); defer c.mu.Unlock(); return c.t }
+func (c *clock) Add(d time.Duration) {
+	c.mu.Lock()
+	c.t = c.t.Add(d)
+	c.mu.Unlock()
+}
+
+// chat is a bot.Sender that records what is sent.
+type chat struct {
+	mu     sync.Mutex
+	next   int
+	msgs   []bot.Outgoing
+	fail   bool
+	toasts []string
+}
+
+func (c *chat) Send(_ context.Context, m bot.Outgoing) (int, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.fail {
+		return 0, io.ErrUnexpectedEOF
+	}
+	c.msgs = append(c.msgs, m)
+	if m.EditMessageID != 0 {
+		return m.EditMessageID, nil
+	}
+	c.next++
+	return c.next, nil
+}
+
+func (c *chat) AnswerCallback(_ context.Context, _, text string) error {
+	c.mu.Lock()
+	c.toasts = append(c.toasts, text)
+	c.mu.Unlock()
+	return nil
+}
+
+func (c *chat) all() []bot.Outgoing {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return append([]bot.Outgoing(nil), c.msgs...)
+}
+
+// newMsgs returns the messages that are not edits.
+func (c *chat) newMsgs() []bot.Outgoing {
+	var out []bot.Outgoing
+	for _, m := range c.all() {
+		if m.EditMessageID == 0 {
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
+// signer makes unsigned "action:payload" data (the core's MAC is tested
+// in bot).
+type signer struct{}
+
+func (signer) ButtonData(_ int64, action, payload string) (string, error) {
+	return action + ":" + payload, nil
+}
+
+// registry collects the button handlers, standing in for bot.Core.
+type registry map[string]bot.ButtonFunc
+
+func (r registry) HandleButton(a string, fn bot.ButtonFunc) { r[a] = fn }
+
+type env struct {
+	t     *testing.T
+	db    *sqlite.DB
+	clk   *clock
+	hub   *hub.Hub
+	srv   *httptest.Server
+	chat  *chat
+	s     *scheduler.Scheduler
+	btn   registry
+	rid   int64
+	token string
+	seq   uint64
+	key   int
+}
+
+func newEnv(t *testing.T, settings func(*ledger.Settings)) *env {
+	t.Helper()
+	ctx := context.Background()
+	db, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "ledger.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	clk := &clock{t: t0}
+	db.Now = clk.Now
+	st := ledger.DefaultSettings()
+	st.IdleWarn = 30 * time.Minute
+	if settings != nil {
+		settings(&st)
+	}
+	if _, err := db.EnsureUser(ctx, ledger.User{ID: 1, Lang: "en", TZ: "Asia/Shanghai", Settings: st, CreatedAt: t0.Add(-72 * time.Hour)}); err != nil {
+		t.Fatal(err)
+	}
+	r, err := db.CreateRental(ctx, ledger.Action{UserID: 1, At: t0}, ledger.Rental{
+		Name: "box1", Platform: "autodl", GPU: "RTX 4090", GPUCount: 1, Mode: ledger.PerSecond,
+		Priced: true, Price: ledger.Price{Amount: ledger.MustDecimal("1.88"), Unit: ledger.UnitHour}, Currency: ledger.CNY,
+		Events: []ledger.Event{{Kind: ledger.EventStart, At: t0}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := &env{t: t, db: db, clk: clk, chat: &chat{}, btn: registry{}, rid: r.ID}
+	e.s, err = scheduler.New(scheduler.Config{Store: db, Sender: e.chat, Buttons: signer{}, Now: clk.Now, Tick: 30 * time.Second, NoChart: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.hub, err = hub.New(hub.Config{Store: db, Now: clk.Now, Listener: e.s})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The scheduler and the hub know each other: rebuild with the hub.
+	e.s, _ = scheduler.New(scheduler.Config{Store: db, Hub: e.hub, Sender: e.chat, Buttons: signer{}, Now: clk.Now, Tick: 30 * time.Second, NoChart: true})
+	e.hub, _ = hub.New(hub.Config{Store: db, Now: clk.Now, Listener: e.s})
+	e.s, _ = scheduler.New(scheduler.Config{Store: db, Hub: e.hub, Sender: e.chat, Buttons: signer{}, Now: clk.Now, Tick: 30 * time.Second, NoChart: true})
+	e.s.RegisterButtons(e.btn)
+	e.srv = httptest.NewServer(e.hub.Handler())
+	t.Cleanup(e.srv.Close)
+	e.token, err = e.hub.Tokens().Issue(ctx, 1, "box1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return e
+}
+
+// beat posts a heartbeat with the verdict; idle gives the idle streak.
+func (e *env) beat(v wire.Verdict, idle time.Duration, job *wire.JobState) wire.HeartbeatResponse {
+	e.t.Helper()
+	e.seq++
+	h := wire.HeartbeatRequest{Version: wire.Version, Seq: e.seq, BootID: "b1", Verdict: v, Samples: 6,
+		WindowStart: e.clk.Now().Add(-30 * time.Second), WindowEnd: e.clk.Now(), CanRelease: true, Job: job,
+		Host: wire.HostFacts{GPUSource: "simulate", GPUs: []wire.GPUFact{{Name: "NVIDIA GeForce RTX 4090"}}}}
+	switch v {
+	case wire.VerdictIdle:
+		h.IdleSamples, h.IdleSeconds = 6, int64(idle/time.Second)
+	case wire.VerdictBusy:
+		h.BusySamples = 6
+	}
+	b, _ := json.Marshal(h)
+	req, _ := http.NewRequest(http.MethodPost, e.srv.URL+wire.PathHeartbeat, bytes.NewReader(b))
+	req.Header.Set("Authorization", "Bearer "+e.token)
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	defer res.Body.Close()
+	var resp wire.HeartbeatResponse
+	json.NewDecoder(res.Body).Decode(&resp)
+	if res.StatusCode != 200 {
+		e.t.Fatalf("heartbeat: %d", res.StatusCode)
+	}
+	e.hub.DrainEvents(context.Background())
+	return resp
+}
+
+func (e *env) result(id, outcome string) {
+	e.t.Helper()
+	b, _ := json.Marshal(wire.OrderResult{OrderID: id, Outcome: outcome})
+	req, _ := http.NewRequest(http.MethodPost, e.srv.URL+wire.PathOrderResult(id), bytes.NewReader(b))
+	req.Header.Set("Authorization", "Bearer "+e.token)
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	res.Body.Close()
+	e.hub.DrainEvents(context.Background())
+}
+
+func (e *env) tick() {
+	e.t.Helper()
+	if err := e.s.Checks(context.Background()); err != nil {
+		e.t.Fatalf("Checks: %v", err)
+	}
+}
+
+// press presses a button of the card (as the core would after verifying).
+func (e *env) press(action string, msgID int) {
+	e.t.Helper()
+	e.key++
+	fn := e.btn[action]
+	if fn == nil {
+		e.t.Fatalf("no handler for %s", action)
+	}
+	p := bot.ButtonPress{Update: bot.Update{Key: "tg:update:" + strings.Repeat("x", e.key), Kind: bot.KindCallback, UserID: 1, ChatID: 1, MessageID: msgID, CallbackID: "cb"},
+		Action: action, Payload: itoa(e.rid), Now: e.clk.Now()}
+	if err := fn(context.Background(), p, e.chat); err != nil {
+		e.t.Fatalf("press %s: %v", action, err)
+	}
+}
+
+func itoa(n int64) string { return strings.TrimSpace(strings.Replace(jsonNum(n), "\n", "", -1)) }
+func jsonNum(n int64) string {
+	b, _ := json.Marshal(n)
+	return string(b)
+}
+
+func TestIdleCard(t *testing.T) {
+	e := newEnv(t, nil)
+	e.clk.Add(2 * time.Hour)
+	e.beat(wire.VerdictIdle, 20*time.Minute, nil)
+	e.tick()
+	if n := len(e.chat.all()); n != 0 {
+		t.Fatalf("%d messages before idle_warn", n)
+	}
+	e.clk.Add(15 * time.Minute)
+	e.beat(wire.VerdictIdle, 35*time.Minute, nil)
+	e.tick()
+	msgs := e.chat.newMsgs()
+	if len(msgs) != 1 {
+		t.Fatalf("messages = %d, want one card", len(msgs))
+	}
+	card := msgs[0]
+	if !strings.Contains(card.Text, "box1</b> idle 35 min · ¥1.10 spent idle") || len(card.Buttons) != 1 || len(card.Buttons[0]) != 3 {
+		t.Fatalf("card = %q %v", card.Text, card.Buttons)
+	}
+	// Later ticks edit it in place.
+	e.clk.Add(10 * time.Minute)
+	e.beat(wire.VerdictIdle, 45*time.Minute, nil)
+	e.tick()
+	all := e.chat.all()
+	if last := all[len(all)-1]; last.EditMessageID != 1 || !strings.Contains(last.Text, "idle 45 min") {
+		t.Fatalf("second tick sent %+v; want an edit of message 1", last)
+	}
+	if n := len(e.chat.newMsgs()); n != 1 {
+		t.Fatalf("new messages = %d, want still 1", n)
+	}
+	// The reminder comes an hour after the card.
+	for range 4 {
+		e.clk.Add(15 * time.Minute)
+		e.beat(wire.VerdictIdle, 0, nil)
+		e.tick()
+	}
+	if n := len(e.chat.newMsgs()); n != 2 {
+		t.Fatalf("new messages after 1h = %d, want the card and one reminder", n)
+	}
+	// Busy again: the card says so and loses its buttons.
+	e.clk.Add(time.Minute)
+	e.beat(wire.VerdictBusy, 0, nil)
+	e.tick()
+	all = e.chat.all()
+	if last := all[len(all)-1]; !strings.Contains(last.Text, "busy again") || last.Buttons != nil {
+		t.Fatalf("after busy: %+v", last)
+	}
+	ds, _ := e.db.Decisions(context.Background(), e.rid, 10)
+	if len(ds) < 2 || ds[len(ds)-1].Kind != ledger.DecisionWarn {
+		t.Fatalf("decisions = %+v", ds)
+	}
+}
+
+func TestIdleCard_SnoozeAndKeep(t *testing.T) {
+	e := newEnv(t, nil)
+	e.clk.Add(time.Hour)
+	e.beat(wire.VerdictIdle, 40*time.Minute, nil)
+	e.tick()
+	e.press(scheduler.ActSnooze, 1)
+	// No reminder during the hour of snooze...
+	for range 3 {
+		e.clk.Add(18 * time.Minute)
+		e.beat(wire.VerdictIdle, 0, nil)
+		e.tick()
+	}
+	if n := len(e.chat.newMsgs()); n != 1 {
+		t.Fatalf("new messages while snoozed = %d, want 1", n)
+	}
+	// ...one after it.
+	e.clk.Add(6 * time.Minute)
+	e.beat(wire.VerdictIdle, 0, nil)
+	e.tick()
+	if n := len(e.chat.newMsgs()); n != 2 {
+		t.Fatalf("new messages after the snooze = %d, want 2", n)
+	}
+	e.press(scheduler.ActKeep, 2)
+	for range 10 {
+		e.clk.Add(time.Hour)
+		e.beat(wire.VerdictIdle, 0, nil)
+		e.tick()
+	}
+	if n := len(e.chat.newMsgs()); n != 2 {
+		t.Fatalf("new messages after Keep = %d, want 2", n)
+	}
+}
+
+func TestAutoRelease(t *testing.T) {
+	e := newEnv(t, nil)
+	ctx := context.Background()
+	if _, err := e.db.SetAutoPolicy(ctx, 1, "box1", ledger.AutoPolicy{Action: ledger.AutoRelease, After: 20 * time.Minute}); err != nil {
+		t.Fatal(err)
+	}
+	e.clk.Add(time.Hour)
+	e.beat(wire.VerdictIdle, 31*time.Minute, nil)
+	e.tick() // the warning
+	if len(e.chat.newMsgs()) != 1 || !strings.Contains(e.chat.newMsgs()[0].Text, "Auto-release at") {
+		t.Fatalf("warning = %+v", e.chat.newMsgs())
+	}
+	// Within the grace period: nothing.
+	for range 3 {
+		e.clk.Add(5 * time.Minute)
+		if resp := e.beat(wire.VerdictIdle, 0, nil); len(resp.Orders) != 0 {
+			t.Fatal("order within the grace period")
+		}
+		e.tick()
+	}
+	if _, ok := e.hub.OpenOrder(e.rid); ok {
+		t.Fatal("order issued within the grace period")
+	}
+	// The GPU gets busy just as the grace ends: never an order.
+	e.clk.Add(6 * time.Minute)
+	e.beat(wire.VerdictBusy, 0, nil)
+	e.tick()
+	if _, ok := e.hub.OpenOrder(e.rid); ok {
+		t.Fatal("order issued while busy")
+	}
+	// Idle again: a new warning, a new grace period, then the order.
+	for range 31 {
+		e.clk.Add(time.Minute)
+		e.beat(wire.VerdictIdle, 0, nil)
+		e.tick()
+	}
+	if _, ok := e.hub.OpenOrder(e.rid); ok {
+		t.Fatal("order issued right at the new warning")
+	}
+	e.clk.Add(21 * time.Minute)
+	e.beat(wire.VerdictIdle, 0, nil)
+	e.tick()
+	o, ok := e.hub.OpenOrder(e.rid)
+	if !ok || o.Action != "release" || o.Origin != ledger.OriginAuto {
+		t.Fatalf("no automatic order after the grace period: %+v %v", o, ok)
+	}
+	resp := e.beat(wire.VerdictIdle, 0, nil)
+	if len(resp.Orders) != 1 {
+		t.Fatalf("order not handed out: %+v", resp)
+	}
+	e.result(o.ID, wire.OutcomeReleaseStarted)
+	e.clk.Add(5 * time.Second)
+	e.result(o.ID, wire.OutcomeDone)
+	r, _ := e.db.RentalByID(ctx, e.rid)
+	if at, ok := r.ReleasedAt(); !ok || !at.Equal(e.clk.Now().Truncate(time.Second)) {
+		t.Fatalf("released %v %v", at, ok)
+	}
+	all := e.chat.all()
+	if last := all[len(all)-1]; !strings.Contains(last.Text, "released at") || !strings.Contains(last.Text, "confirmed by its agent") {
+		t.Fatalf("last message %q", last.Text)
+	}
+	ds, _ := e.db.Decisions(ctx, e.rid, 50)
+	var kinds []string
+	for _, d := range ds {
+		kinds = append(kinds, string(d.Kind))
+	}
+	got := strings.Join(kinds, ",")
+	for _, want := range []string{"outcome", "order", "hold", "warn"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("decisions %s lack %s", got, want)
+		}
+	}
+}
+
+func TestReleaseButton_TwicePressed(t *testing.T) {
+	e := newEnv(t, nil)
+	e.clk.Add(time.Hour)
+	e.beat(wire.VerdictIdle, 40*time.Minute, nil)
+	e.tick()
+	e.press(scheduler.ActRelease, 1)
+	e.press(scheduler.ActRelease, 1)
+	resp := e.beat(wire.VerdictIdle, 0, nil)
+	if len(resp.Orders) != 1 {
+		t.Fatalf("orders = %d, want exactly 1", len(resp.Orders))
+	}
+	if !strings.Contains(e.chat.toasts[1], "already being released") {
+		t.Fatalf("second press toast %q", e.chat.toasts[1])
+	}
+	e.result(resp.Orders[0].ID, wire.OutcomeRefusedBusy)
+	all := e.chat.all()
+	if last := all[len(all)-1]; !strings.Contains(last.Text, "not released") || !strings.Contains(last.Text, "busy") {
+		t.Fatalf("refusal message %q", last.Text)
+	}
+	r, _ := e.db.RentalByID(context.Background(), e.rid)
+	if r.State() != ledger.Running {
+		t.Fatal("refused release changed the ledger")
+	}
+}
+
+func TestQuietHours(t *testing.T) {
+	// Quiet 10:00-12:00 Shanghai; the test starts at 10:00.
+	e := newEnv(t, func(s *ledger.Settings) { s.QuietFrom, s.QuietTo = 10*60, 12*60 })
+	e.clk.Add(time.Hour)
+	e.beat(wire.VerdictIdle, 40*time.Minute, nil)
+	e.tick()
+	if n := len(e.chat.all()); n != 0 {
+		t.Fatalf("%d messages in quiet hours", n)
+	}
+	e.clk.Add(61 * time.Minute) // 12:01
+	e.beat(wire.VerdictIdle, 0, nil)
+	e.tick()
+	if n := len(e.chat.newMsgs()); n != 1 {
+		t.Fatalf("held card not sent after quiet hours: %d", n)
+	}
+}
+
+func TestQuietHours_AutoActionNotHeld(t *testing.T) {
+	e := newEnv(t, func(s *ledger.Settings) { s.QuietFrom, s.QuietTo = 10*60, 12*60 })
+	e.db.SetAutoPolicy(context.Background(), 1, "box1", ledger.AutoPolicy{Action: ledger.AutoStop, After: 10 * time.Minute})
+	e.clk.Add(30 * time.Minute)
+	e.beat(wire.VerdictIdle, 40*time.Minute, nil)
+	e.tick()
+	if m := e.chat.newMsgs(); len(m) != 1 || !m[0].Silent {
+		t.Fatalf("warning before an automatic stop held or loud in quiet hours: %+v", m)
+	}
+	e.clk.Add(11 * time.Minute)
+	e.beat(wire.VerdictIdle, 0, nil)
+	e.tick()
+	if o, ok := e.hub.OpenOrder(e.rid); !ok || o.Action != "stop" {
+		t.Fatalf("automatic stop held by quiet hours: %+v %v", o, ok)
+	}
+}
+
+func TestSilentAgent(t *testing.T) {
+	e := newEnv(t, nil)
+	e.clk.Add(time.Hour)
+	e.beat(wire.VerdictBusy, 0, nil)
+	e.clk.Add(9 * time.Minute)
+	e.tick()
+	if n := len(e.chat.all()); n != 0 {
+		t.Fatalf("alert before silent: %d", n)
+	}
+	e.clk.Add(2 * time.Minute)
+	e.tick()
+	e.clk.Add(time.Minute)
+	e.tick()
+	msgs := e.chat.newMsgs()
+	if len(msgs) != 1 || !strings.Contains(msgs[0].Text, "silent 11 min") || !strings.Contains(msgs[0].Text, "may still be billing") {
+		t.Fatalf("silent alert = %+v", msgs)
+	}
+	if _, ok := e.hub.OpenOrder(e.rid); ok {
+		t.Fatal("silence triggered an order")
+	}
+	e.beat(wire.VerdictBusy, 0, nil)
+	e.tick()
+	all := e.chat.all()
+	if last := all[len(all)-1]; !strings.Contains(last.Text, "is back") {
+		t.Fatalf("back message %q", last.Text)
+	}
+}
+
+func TestJobFinished(t *testing.T) {
+	e := newEnv(t, nil)
+	e.clk.Add(4 * time.Hour)
+	code := 0
+	end := e.clk.Now()
+	job := &wire.JobState{Command: "python train.py", Exited: true, ExitCode: &code, StartedAt: end.Add(-(3*time.Hour + 12*time.Minute)), EndedAt: &end, DurationSeconds: (3*time.Hour + 12*time.Minute).Seconds()}
+	e.beat(wire.VerdictIdle, 10, job)
+	e.clk.Add(30 * time.Second)
+	e.beat(wire.VerdictIdle, 40, job)
+	msgs := e.chat.newMsgs()
+	if len(msgs) != 1 || !strings.Contains(msgs[0].Text, "finished (exit 0, 3h12m, ¥6.02). Release?") {
+		t.Fatalf("job messages = %+v", msgs)
+	}
+}
+
+func TestLeaseReminder(t *testing.T) {
+	e := newEnv(t, nil)
+	ctx := context.Background()
+	// A lease of 4h: Extend moves it.
+	if err := e.db.SetLeaseEnd(ctx, ledger.LeaseEnd{RentalID: e.rid, EndsAt: t0.Add(4 * time.Hour)}); err != nil {
+		t.Fatal(err)
+	}
+	e.beat(wire.VerdictBusy, 0, nil)
+	e.clk.Add(3*time.Hour + 29*time.Minute)
+	e.beat(wire.VerdictBusy, 0, nil)
+	e.tick()
+	if n := len(e.chat.all()); n != 0 {
+		t.Fatalf("lease reminder too early: %d", n)
+	}
+	e.clk.Add(2 * time.Minute)
+	e.beat(wire.VerdictBusy, 0, nil)
+	e.tick()
+	m := e.chat.newMsgs()
+	if len(m) != 1 || !strings.Contains(m[0].Text, "lease ends at 14:00") || m[0].Buttons[0][0].Text != "Extend 2h" {
+		t.Fatalf("lease reminder = %+v", m)
+	}
+	e.press(scheduler.ActExtend, 1)
+	le, _, _ := e.db.LeaseEnd(ctx, e.rid)
+	if !le.EndsAt.Equal(t0.Add(6 * time.Hour)) {
+		t.Fatalf("lease end after Extend = %s", le.EndsAt)
+	}
+	e.press(scheduler.ActReleaseAtEnd, 1)
+	resp := e.beat(wire.VerdictBusy, 0, nil)
+	if resp.Policy.LeaseUntil == nil || !resp.Policy.LeaseUntil.Equal(t0.Add(6*time.Hour)) {
+		t.Fatalf("agent not told the deadline: %+v", resp.Policy)
+	}
+}
+
+func TestLongRunWithoutAgent(t *testing.T) {
+	e := newEnv(t, nil)
+	ctx := context.Background()
+	if _, err := e.db.CreateRental(ctx, ledger.Action{UserID: 1, At: t0}, ledger.Rental{Name: "box2", Platform: "runpod", GPU: "H100", GPUCount: 1,
+		Mode: ledger.PerSecond, Priced: true, Price: ledger.Price{Amount: ledger.MustDecimal("2.00"), Unit: ledger.UnitHour}, Currency: ledger.USD,
+		Events: []ledger.Event{{Kind: ledger.EventStart, At: t0}}}); err != nil {
+		t.Fatal(err)
+	}
+	e.clk.Add(12 * time.Hour)
+	e.beat(wire.VerdictBusy, 0, nil) // box1 has an agent
+	e.tick()
+	e.tick()
+	m := e.chat.newMsgs()
+	if len(m) != 1 || !strings.Contains(m[0].Text, "box2</b> has been running 12h ($24.00 so far)") {
+		t.Fatalf("long-run reminders = %+v", m)
+	}
+}
+
+func TestSummaries_OncePerDayAndCatchUp(t *testing.T) {
+	e := newEnv(t, nil)
+	ctx := context.Background()
+	// The user joined yesterday at 10:00; the server was down from 21:00
+	// to 10:00, so yesterday's 22:00 summary was missed.
+	e.clk.Add(24 * time.Hour)
+	if err := e.s.Summaries(ctx); err != nil {
+		t.Fatal(err)
+	}
+	m := e.chat.newMsgs()
+	if len(m) != 1 || !strings.Contains(m[0].Text, "late") {
+		t.Fatalf("catch-up = %+v", m)
+	}
+	e.s.Summaries(ctx)
+	if n := len(e.chat.newMsgs()); n != 1 {
+		t.Fatalf("summary sent %d times", n)
+	}
+	// Today's at 22:00 Shanghai (14:00 UTC), on time; a failure is retried.
+	e.clk.Add(12 * time.Hour)
+	e.chat.fail = true
+	if err := e.s.Summaries(ctx); err == nil {
+		t.Fatal("a failed send reported no error")
+	}
+	e.chat.fail = false
+	e.clk.Add(time.Minute)
+	e.s.Summaries(ctx)
+	e.s.Summaries(ctx)
+	m = e.chat.newMsgs()
+	if len(m) != 2 || strings.Contains(m[1].Text, "late") {
+		t.Fatalf("today's summary = %+v", m)
+	}
+}
+
+func TestBudgetAlerts(t *testing.T) {
+	e := newEnv(t, nil)
+	ctx := context.Background()
+	u, _ := e.db.User(ctx, 1)
+	u.Settings.Budget, u.Settings.BudgetCurrency = ledger.MustDecimal("100"), ledger.CNY
+	if _, err := e.db.UpdateUser(ctx, ledger.Action{UserID: 1, At: t0}, u); err != nil {
+		t.Fatal(err)
+	}
+	// ¥1.88/h: 50% after about 26.6 h, 80% after 42.6 h.
+	for _, step := range []struct {
+		at   time.Duration
+		want int
+	}{{20 * time.Hour, 0}, {27 * time.Hour, 1}, {28 * time.Hour, 1}, {43 * time.Hour, 2}} {
+		e.clk.t = t0.Add(step.at)
+		if err := e.s.MoneyAlerts(ctx); err != nil {
+			t.Fatal(err)
+		}
+		var n int
+		for _, m := range e.chat.newMsgs() {
+			if strings.Contains(m.Text, "Budget") {
+				n++
+			}
+		}
+		if n != step.want {
+			t.Fatalf("at +%s: %d budget alerts, want %d", step.at, n, step.want)
+		}
+	}
+}

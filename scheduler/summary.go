@@ -1,0 +1,260 @@
+package scheduler
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/gpuledger/gpuledger/bot"
+	"github.com/gpuledger/gpuledger/ledger"
+)
+
+// lateAfter is how long after its time a summary counts as late.
+const lateAfter = 10 * time.Minute
+
+// Summaries sends each user's nightly summary that is due and not yet
+// sent: exactly once per user and local day (the store records "summary
+// sent for user U, date D" before sending, and forgets it if sending
+// fails). A summary whose time passed while the server was down goes out
+// at the next run, marked late; only yesterday's and today's are caught up.
+func (s *Scheduler) Summaries(ctx context.Context) error {
+	users, err := s.store.Users(ctx)
+	if err != nil {
+		return err
+	}
+	now := s.now()
+	var errs []error
+	for i := range users {
+		u := &users[i]
+		if u.Settings.SummaryAt < 0 {
+			continue
+		}
+		loc := u.Location()
+		today, _ := ledger.DayRange(now, loc)
+		for _, back := range []int{1, 0} {
+			day := time.Date(today.Year(), today.Month(), today.Day()-back, 0, 0, 0, 0, loc)
+			due := time.Date(day.Year(), day.Month(), day.Day(), u.Settings.SummaryAt/60, u.Settings.SummaryAt%60, 0, 0, loc)
+			if now.Before(due) || due.Before(u.CreatedAt) {
+				continue
+			}
+			if err := s.sendSummary(ctx, u, day, due, now); err != nil {
+				errs = append(errs, fmt.Errorf("user %d: %w", u.ID, err))
+			}
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// SummaryKey is the notice key of user's summary for the local day.
+func SummaryKey(userID int64, day time.Time) string {
+	return fmt.Sprintf("summary:%d:%s", userID, day.Format("2006-01-02"))
+}
+
+func (s *Scheduler) sendSummary(ctx context.Context, u *ledger.User, day, due, now time.Time) error {
+	key := SummaryKey(u.ID, day)
+	fresh, err := s.store.MarkNotice(ctx, u.ID, key, now)
+	if err != nil || !fresh {
+		return err
+	}
+	b, err := s.store.Book(ctx, u.ID)
+	if err != nil {
+		s.store.UnmarkNotice(ctx, key)
+		return err
+	}
+	// The summary is as of its due time (a late one shows the day it is for).
+	asOf := due
+	text := bot.RenderSummary(b, asOf, u.Lang)
+	if idle := idleLine(b, asOf); idle != "" {
+		text += "\n" + idle
+	}
+	if late := now.Sub(due); late > lateAfter {
+		text = fmt.Sprintf("<i>(late: this summary was due at %s %s; the server was not running)</i>\n", due.Format("2006-01-02"), clock(u, due)) + text
+	}
+	if _, err := s.cfg.Sender.Send(ctx, bot.Outgoing{ChatID: s.cfg.ChatID(u.ID), Text: text, Silent: ledger.InQuietHours(u, now)}); err != nil {
+		if uerr := s.store.UnmarkNotice(ctx, key); uerr != nil {
+			s.log.Error("scheduler: unmark summary", "user", u.ID, "err", uerr)
+		}
+		return fmt.Errorf("send summary: %w", err)
+	}
+	if s.cfg.NoChart {
+		return nil
+	}
+	days := ledger.DailySpend(b, 14, asOf)
+	png, err := SpendChart(days, chartCurrency(days))
+	if err != nil {
+		s.log.Error("scheduler: chart", "user", u.ID, "err", err)
+		return nil
+	}
+	_, err = s.cfg.Sender.Send(ctx, bot.Outgoing{ChatID: s.cfg.ChatID(u.ID), Text: "Last 14 days",
+		Photo: &bot.File{Name: "spend-14d.png", Data: png}, Silent: true})
+	if err != nil {
+		s.log.Error("scheduler: send chart", "user", u.ID, "err", err)
+	}
+	return nil
+}
+
+// idleLine says how much of today's compute was spent while the agents saw
+// the hosts idle.
+func idleLine(b *ledger.Book, now time.Time) string {
+	day, _ := ledger.DayRange(now, b.User.Location())
+	st := ledger.Spend(b, day, now)
+	var parts []string
+	for _, c := range sortedCurrencies(st.IdleCost) {
+		m := st.IdleCost[c]
+		if m.Minor == 0 {
+			continue
+		}
+		parts = append(parts, fmt.Sprintf("%s of %s compute", m.Format(), st.Total(c).Compute.Format()))
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	return "Idle cost today: " + strings.Join(parts, "; ")
+}
+
+func sortedCurrencies[V any](m map[ledger.Currency]V) []ledger.Currency {
+	out := make([]ledger.Currency, 0, len(m))
+	for c := range m {
+		out = append(out, c)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i] < out[j] })
+	return out
+}
+
+// chartCurrency picks the currency with the most spend over the days.
+func chartCurrency(days []ledger.DaySpend) ledger.Currency {
+	sum := map[ledger.Currency]int64{}
+	for _, d := range days {
+		for c, t := range d.Totals {
+			sum[c] += t.Total.Minor
+		}
+	}
+	best, bestN := ledger.Currency(""), int64(-1)
+	for _, c := range sortedCurrencies(sum) {
+		if sum[c] > bestN {
+			best, bestN = c, sum[c]
+		}
+	}
+	if best == "" {
+		best = ledger.CNY
+	}
+	return best
+}
+
+// Budget levels alerted once per month each.
+var budgetLevels = []int{50, 80, 100}
+
+// runwayWarn is how short a platform's runway must get to be alerted.
+const runwayWarn = 12 * time.Hour
+
+// deadlineWarn is how long before a platform destroys a stopped
+// instance's data the user is warned.
+const deadlineWarn = 24 * time.Hour
+
+// MoneyAlerts sends the budget alerts (50, 80 and 100% of the monthly
+// budget, once per month and level), the runway alert (a platform balance
+// running out within 12 h, once per balance state) and the data deadline
+// warning (AutoDL releases an instance stopped 15 days: a day before, once
+// per stop).
+func (s *Scheduler) MoneyAlerts(ctx context.Context) error {
+	users, err := s.store.Users(ctx)
+	if err != nil {
+		return err
+	}
+	now := s.now()
+	var errs []error
+	for i := range users {
+		u := &users[i]
+		b, err := s.store.Book(ctx, u.ID)
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		errs = append(errs, s.budgetAlert(ctx, u, b, now), s.runwayAlert(ctx, u, b, now), s.deadlineAlert(ctx, u, b, now))
+	}
+	return errors.Join(errs...)
+}
+
+// once sends text unless key was recorded, recording it first.
+func (s *Scheduler) once(ctx context.Context, u *ledger.User, key, text string) error {
+	fresh, err := s.store.MarkNotice(ctx, u.ID, key, s.now())
+	if err != nil || !fresh {
+		return err
+	}
+	if err := s.notifyText(ctx, u, text); err != nil {
+		s.store.UnmarkNotice(ctx, key)
+		return err
+	}
+	return nil
+}
+
+func (s *Scheduler) budgetAlert(ctx context.Context, u *ledger.User, b *ledger.Book, now time.Time) error {
+	bs, ok := ledger.Budget(b, now)
+	if !ok {
+		return nil
+	}
+	month := bs.Month.Format("2006-01")
+	// Only the highest level reached is sent; lower ones are marked so
+	// they never come after it.
+	top := -1
+	for i, lv := range budgetLevels {
+		if bs.Percent >= lv {
+			top = i
+		}
+	}
+	if top < 0 {
+		return nil
+	}
+	for i := 0; i < top; i++ {
+		if _, err := s.store.MarkNotice(ctx, u.ID, fmt.Sprintf("budget:%d:%s:%d", u.ID, month, budgetLevels[i]), now); err != nil {
+			return err
+		}
+	}
+	lv := budgetLevels[top]
+	text := fmt.Sprintf("Budget: %s of %s spent this month (%d%%).", bs.Spent.Format(), bs.Budget.Format(), bs.Percent)
+	if lv >= 100 {
+		text = "⚠ " + text + " You are over budget."
+	}
+	return s.once(ctx, u, fmt.Sprintf("budget:%d:%s:%d", u.ID, month, lv), text)
+}
+
+func (s *Scheduler) runwayAlert(ctx context.Context, u *ledger.User, b *ledger.Book, now time.Time) error {
+	var errs []error
+	for plat, st := range ledger.Balances(b, now) {
+		if st.RunsOutAt == nil || st.RunsOutAt.Sub(now) >= runwayWarn {
+			continue
+		}
+		// Once per balance state: a new balance record or top-up re-arms it.
+		key := fmt.Sprintf("runway:%d:%s:%s:%d:%d", u.ID, plat, st.Currency, st.Since.Unix(), len(b.TopUps))
+		left := st.RunsOutAt.Sub(now)
+		text := fmt.Sprintf("⚠ Your %s balance (%s) runs out in %s (at %s) at %s/h. Top up, or instances will be stopped.",
+			esc(plat), st.Balance.Format(), fmtDur(max(left, 0)), clock(u, *st.RunsOutAt), st.BurnPerHour.Format())
+		errs = append(errs, s.once(ctx, u, key, text))
+	}
+	return errors.Join(errs...)
+}
+
+func (s *Scheduler) deadlineAlert(ctx context.Context, u *ledger.User, b *ledger.Book, now time.Time) error {
+	var errs []error
+	for _, r := range b.Rentals {
+		if r.State() != ledger.Stopped {
+			continue
+		}
+		p, ok := ledger.LookupProfile(r.Platform)
+		if !ok {
+			continue
+		}
+		dl, ok := p.DataDeadline(r, now)
+		if !ok || dl.Sub(now) > deadlineWarn {
+			continue
+		}
+		key := fmt.Sprintf("deadline:%d:%d:%d", u.ID, r.ID, r.LastEventAt().Unix())
+		text := fmt.Sprintf("⚠ <b>%s</b> has been stopped since %s: %s releases it and deletes its data at %s %s. Start it, or move your data.",
+			esc(r.Name), r.LastEventAt().In(u.Location()).Format("2006-01-02"), esc(r.Platform), dl.In(u.Location()).Format("2006-01-02"), clock(u, dl))
+		errs = append(errs, s.once(ctx, u, key, text))
+	}
+	return errors.Join(errs...)
+}
