@@ -145,8 +145,18 @@ func TestDB_AppendEvent(t *testing.T) {
 				t.Fatalf("step %d: stored %+v, want %+v", i, last, s.ev)
 			}
 		}
-		if r, _ := db.Rental(ctx, 1, "box1"); r.State() != ledger.Released {
-			t.Fatalf("state after release = %s", r.State())
+		stored, err := db.Rental(ctx, 1, "box1")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if stored.State() != ledger.Released || len(stored.Events) != len(steps)+1 {
+			t.Fatalf("stored %s with %d events, want released with %d", stored.State(), len(stored.Events), len(steps)+1)
+		}
+		for i, s := range steps {
+			s.ev.ID = stored.Events[i+1].ID
+			if !reflect.DeepEqual(stored.Events[i+1], s.ev) {
+				t.Fatalf("stored event %d = %+v, want %+v", i+1, stored.Events[i+1], s.ev)
+			}
 		}
 	})
 	t.Run("Errors", func(t *testing.T) {
