@@ -165,6 +165,9 @@ func Run(ctx context.Context, cfg Config) error {
 		if len(hf.GPUs) > wire.MaxGPUs {
 			hf.GPUs = hf.GPUs[:wire.MaxGPUs]
 		}
+		for i := range hf.GPUs {
+			hf.GPUs[i].Name, hf.GPUs[i].UUID = truncate(hf.GPUs[i].Name, 128), truncate(hf.GPUs[i].UUID, 64)
+		}
 		if m, err := host.ReadMemory(); err == nil {
 			hf.MemoryTotalBytes = m.TotalBytes
 		}

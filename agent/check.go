@@ -78,8 +78,10 @@ func Check(ctx context.Context, cfg CheckConfig) (*CheckReport, error) {
 		name := fmt.Sprintf("GPU %d", g.Index)
 		if !g.UtilOK {
 			warn("%s: utilisation unreadable (%s): the agent will report unknown, never idle", name, orDefault(g.Err, "no reading"))
-		} else if g.UtilMax > DefaultThresholds.UtilPercent {
-			warn("%s: already %.0f%% busy at start (mean %.0f%%): someone else may be using it", name, g.UtilMax, g.UtilMean)
+		} else if g.UtilMean > DefaultThresholds.UtilPercent {
+			// The mean over NVML's recent samples (about 14 s), not the
+			// max: one sample of a driver or CUDA init reads 99%.
+			warn("%s: already %.0f%% busy at start (max %.0f%%): someone else may be using it", name, g.UtilMean, g.UtilMax)
 		}
 		if g.MemOK && g.MemoryUsedMiB > cfg.NoisyMemMiB {
 			warn("%s: %s of GPU memory already in use at start: another process or tenant holds it", name, mib(g.MemoryUsedMiB))

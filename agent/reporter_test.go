@@ -94,7 +94,10 @@ func TestReporter_ServerDown(t *testing.T) {
 		time.Sleep(backoffMax + 30*time.Second)
 		synctest.Wait()
 		got := hub.Heartbeats()
-		if len(got) < 4 || got[0].Seq != 3 || got[0].Dropped != 2 {
+		// The queue held the newest 4 (how many more were cut before the
+		// jittered retry fired varies); everything older was dropped and
+		// counted, and nothing after the first delivered one was lost.
+		if len(got) < 4 || got[0].Dropped != got[0].Seq-1 || got[0].Dropped < 2 {
 			t.Fatalf("after recovery: seqs %v, first dropped %d", seqs(got), got[0].Dropped)
 		}
 		for i := 1; i < len(got); i++ {

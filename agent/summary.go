@@ -80,7 +80,7 @@ func (w *window) add(s *Sample) {
 			a = &gpuAgg{s: wire.GPUSummary{Index: g.Index}}
 			w.gpus[g.Index] = a
 		}
-		a.s.UUID = g.UUID
+		a.s.UUID = truncate(g.UUID, 64)
 		if !g.UtilOK {
 			a.s.FailedSamples++
 		} else {
@@ -91,7 +91,7 @@ func (w *window) add(s *Sample) {
 			}
 		}
 		if g.Err != "" {
-			a.s.LastError = truncate(g.Err, wire.MaxStrLen)
+			a.s.LastError = truncate(g.Err, 128)
 		}
 		if g.MemOK {
 			a.s.MemoryUsedMiB = ptr(g.MemoryUsedMiB)
@@ -159,7 +159,7 @@ func (w *window) add(s *Sample) {
 			w.watch[r.Path] = ws
 			w.watchOrder = append(w.watchOrder, r.Path)
 		}
-		ws.Exists, ws.SizeBytes, ws.Error = r.Exists, r.SizeBytes, truncate(r.Err, wire.MaxStrLen)
+		ws.Exists, ws.SizeBytes, ws.Error = r.Exists, r.SizeBytes, truncate(r.Err, 128)
 		if r.Grew > 0 {
 			ws.GrewBytes += r.Grew
 		}

@@ -1,6 +1,7 @@
 package agent
 
 import (
+	"encoding/json"
 	"testing"
 	"time"
 
@@ -94,5 +95,28 @@ func BenchmarkDecide(b *testing.B) {
 	}
 	for b.Loop() {
 		Decide(s, DefaultThresholds)
+	}
+}
+
+func BenchmarkHeartbeatEncode(b *testing.B) {
+	var w Window
+	s := &Sample{At: time.Now(), CPUOK: true, CPUPercent: 3, NetOK: true, Verdict: wire.VerdictIdle, Reasons: []string{"all signals below thresholds"}}
+	for i := range 8 {
+		g := gpu(float64(i))
+		g.Index, g.UUID, g.PowerOK, g.PowerW = i, "GPU-0287225a-83d4-1d0b-31ea-0c5b80b64937", true, 77
+		g.Procs = []wire.Proc{{PID: 100, UsedMemoryMiB: 1000}}
+		s.GPUs = append(s.GPUs, g)
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		for range 6 {
+			w.Add(s)
+		}
+		hb := wire.HeartbeatRequest{Version: wire.Version}
+		win := w.Cut()
+		win.fill(&hb)
+		if _, err := json.Marshal(hb); err != nil {
+			b.Fatal(err)
+		}
 	}
 }

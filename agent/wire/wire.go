@@ -41,7 +41,7 @@ const MaxBodyBytes = 64 << 10
 // Caps that keep a heartbeat well under MaxBodyBytes whatever the host.
 const (
 	MaxGPUs      = 16 // GPUs reported per heartbeat
-	MaxProcesses = 16 // processes reported per GPU
+	MaxProcesses = 8  // processes reported per GPU
 	MaxWatches   = 16 // watched files reported
 	MaxStrLen    = 256
 )

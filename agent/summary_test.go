@@ -1,0 +1,67 @@
+package agent
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/gpuledger/gpuledger/agent/wire"
+)
+
+func TestWindow_WorstCaseSize(t *testing.T) {
+	var w Window
+	long := strings.Repeat("x", 4096)
+	s := &Sample{At: time.Now(), CPUOK: true, NetOK: true, Verdict: wire.VerdictUnknown,
+		HostErrs: []string{long, long, long, long, long, long}}
+	for i := range 64 {
+		g := GPUReading{Index: i, UUID: long, Err: long, UtilOK: true, MemOK: true, ClockReasons: 0xffff, ReasonsOK: true}
+		for p := range 100 {
+			g.Procs = append(g.Procs, wire.Proc{PID: uint32(p), UsedMemoryMiB: 1 << 20})
+		}
+		s.GPUs = append(s.GPUs, g)
+		s.Reasons = append(s.Reasons, long)
+	}
+	for i := range 100 {
+		s.Watches = append(s.Watches, WatchReading{Path: long + string(rune('a'+i%26)) + strings.Repeat("y", i), Exists: true, Err: long})
+	}
+	for range 12 {
+		w.Add(s)
+	}
+	hb := wire.HeartbeatRequest{}
+	win := w.Cut()
+	win.fill(&hb)
+	b, _ := json.Marshal(hb)
+	if len(b) > wire.MaxBodyBytes/2 {
+		t.Fatalf("worst-case heartbeat is %d bytes, over half the %d limit", len(b), wire.MaxBodyBytes)
+	}
+	t.Logf("worst-case heartbeat: %d bytes", len(b))
+	if hb.Samples != 12 || hb.UnknownSamples != 12 || hb.Verdict != wire.VerdictUnknown {
+		t.Fatalf("%+v", hb)
+	}
+}
+
+func TestWindow_Summary(t *testing.T) {
+	var w Window
+	t0 := time.Now()
+	for i, u := range []float64{0, 100, 50} {
+		g := gpu(u)
+		g.PowerOK, g.PowerW, g.MemoryUsedMiB = true, 100*float64(i+1), uint64(10*i)
+		g.ReasonsOK, g.ClockReasons = true, uint64(1)<<i
+		w.Add(&Sample{At: t0.Add(time.Duration(i) * time.Second), GPUs: []GPUReading{g}, Verdict: wire.VerdictBusy, CPUOK: true, CPUPercent: float64(i)})
+	}
+	w.Add(&Sample{At: t0.Add(3 * time.Second), GPUs: []GPUReading{{Index: 0, Err: "gpu is lost"}}, Verdict: wire.VerdictUnknown})
+	hb := wire.HeartbeatRequest{}
+	win := w.Cut()
+	win.fill(&hb)
+	g := hb.GPUs[0]
+	if *g.UtilMean != 50 || *g.UtilMax != 100 || *g.PowerMeanW != 200 || *g.MemoryMaxMiB != 20 || g.ClockReasons != 7 || g.Samples != 3 || g.FailedSamples != 1 || g.LastError != "gpu is lost" {
+		t.Fatalf("%+v", g)
+	}
+	if hb.Verdict != wire.VerdictUnknown || hb.BusySamples != 3 || *hb.HostStats.CPUPercentMax != 2 {
+		t.Fatalf("%+v", hb)
+	}
+	if empty := w.Cut(); empty.n != 0 {
+		t.Fatal("cut did not reset")
+	}
+}
