@@ -143,6 +143,9 @@ type req struct {
 	user ledger.User
 	lang string
 	loc  *time.Location
+	// marked is set once the update's key is recorded, so an error after
+	// that (a hub call) is still answered.
+	marked bool
 }
 
 // Handle processes one update. It returns an error only when the update
@@ -268,10 +271,14 @@ func (r *req) stranger() error {
 // redelivery is recognised (EDUPLICATE). Without a key (the console) there
 // is nothing to record.
 func (r *req) mark() error {
-	if r.u.Key == "" {
+	if r.u.Key == "" || r.marked {
 		return nil
 	}
-	return r.c.store.MarkHandled(r.ctx, ledger.Action{UserID: r.u.UserID, At: r.now, Key: r.u.Key})
+	if err := r.c.store.MarkHandled(r.ctx, ledger.Action{UserID: r.u.UserID, At: r.now, Key: r.u.Key}); err != nil {
+		return err
+	}
+	r.marked = true
+	return nil
 }
 
 // act is the ledger action of this update: who, when (the clock read

@@ -1,6 +1,7 @@
 package bot
 
 import (
+	"context"
 	"fmt"
 	"math/big"
 	"strings"
@@ -626,14 +627,62 @@ func (r *req) why(c Why) error {
 	if err != nil {
 		return err
 	}
-	if b.Rental(c.Name) == nil {
+	x := b.Rental(c.Name)
+	if x == nil {
 		return ledger.Errorf(ledger.ENOTFOUND, "you have no rental called %s: /status lists them", c.Name)
 	}
-	return r.answer(r.plain(r.t("why_none", c.Name)))
+	var ds []ledger.Decision
+	if st, ok := r.c.store.(autoStore); ok {
+		if ds, err = st.Decisions(r.ctx, x.ID, 10); err != nil {
+			return err
+		}
+	}
+	if len(ds) == 0 {
+		return r.answer(r.plain(r.t("why_none", c.Name)))
+	}
+	var sb strings.Builder
+	sb.WriteString(r.t("why_head", c.Name))
+	for _, d := range ds {
+		sb.WriteString("\n" + esc(r.when(d.At)) + " · " + esc(d.Summary))
+		if d.Evidence != "" {
+			sb.WriteString("\n   <i>" + esc(d.Evidence) + "</i>")
+		}
+	}
+	return r.answer(r.plain(sb.String()))
 }
 
-// autoRelease answers /autorelease. Policies live in the agent hub's
-// store; until it is wired in, nothing can act on them, so none is stored.
+// autoStore is the part of the agent hub's store that keeps /autorelease
+// policies and the /why log; the core uses it when the configured store
+// has it (ledger/sqlite does).
+type autoStore interface {
+	SetAutoPolicy(ctx context.Context, userID int64, name string, p ledger.AutoPolicy) (ledger.AutoPolicy, error)
+	Decisions(ctx context.Context, rentalID int64, limit int) ([]ledger.Decision, error)
+}
+
 func (r *req) autoRelease(c AutoRelease) error {
-	return r.answer(r.plain(r.t("autorelease_off")))
+	st, ok := r.c.store.(autoStore)
+	if !ok {
+		return r.answer(r.plain(r.t("autorelease_off")))
+	}
+	p := ledger.AutoPolicy{Action: ledger.AutoAction(c.Action), After: c.After, SetAt: r.now}
+	if err := p.Validate(); err != nil {
+		return err
+	}
+	// Policies are not journaled with a key: record the key first, so a
+	// redelivery does not set it twice.
+	if err := r.mark(); err != nil {
+		return err
+	}
+	got, err := st.SetAutoPolicy(r.ctx, r.u.UserID, c.Name, p)
+	if err != nil {
+		return err
+	}
+	key := "autorelease_set"
+	switch got.Action {
+	case ledger.AutoOff:
+		key = "autorelease_none"
+	case ledger.AutoNotify:
+		key = "autorelease_notify"
+	}
+	return r.send(r.plain(r.t(key, c.Name, string(got.Action), FormatDuration(got.Grace(), r.lang))))
 }

@@ -480,4 +480,16 @@ func TestCore_UnpricedAndAgent(t *testing.T) {
 	contains(t, e.say(alice, "/agent box1"), "agent hub is not running")
 	contains(t, e.say(alice, "/help"), "/rent", "/status")
 	contains(t, e.say(alice, "/why box1"), "No automatic decisions")
+	contains(t, e.say(alice, "/autorelease box1 stop after 45m"), "box1", "stop", "45m")
+	x := e.book(alice).Rental("box1")
+	p, err := e.db.AutoPolicy(context.Background(), x.ID)
+	if err != nil || p.Action != ledger.AutoStop || p.After != 45*time.Minute {
+		t.Fatalf("policy = %+v, %v", p, err)
+	}
+	if _, err := e.db.AddDecision(context.Background(), ledger.Decision{UserID: alice, RentalID: x.ID, At: e.now, Kind: ledger.DecisionWarn,
+		Summary: "idle card shown", Evidence: "idle 41m <no job>"}); err != nil {
+		t.Fatal(err)
+	}
+	contains(t, e.say(alice, "/why box1"), "idle card shown", "&lt;no job&gt;")
+	contains(t, e.say(alice, "/autorelease nosuch stop"), "✗")
 }

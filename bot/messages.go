@@ -168,13 +168,21 @@ var messages = map[string][2]string{
 	"why_none": {
 		"No automatic decisions are recorded for <b>%[1]s</b>.",
 		"<b>%[1]s</b> 没有自动操作的记录。"},
+	"autorelease_set": {
+		"✓ <b>%[1]s</b>: when idle, I warn you and %[2]s it %[3]s after the warning",
+		"✓ <b>%[1]s</b>：空闲时先提醒，提醒 %[3]s 后自动执行 %[2]s"},
+	"autorelease_notify": {
+		"✓ <b>%[1]s</b>: when idle, I only warn you",
+		"✓ <b>%[1]s</b>：空闲时只提醒"},
+	"autorelease_none": {
+		"✓ <b>%[1]s</b>: no idle warnings or automatic actions",
+		"✓ <b>%[1]s</b>：不提醒空闲，也不自动操作"},
+	"why_head": {
+		"<b>Automatic decisions for %[1]s</b>, newest first:",
+		"<b>%[1]s 的自动操作记录</b>（最新在前）："},
 	"autorelease_off": {
 		"Automatic actions need the agent hub, which is not running on this server: nothing was changed.",
 		"自动操作需要代理服务，但服务器上没有运行：没有做任何修改。"},
-
-	"autorelease_set": {
-		"✓ <b>%[1]s</b>: when idle, %[2]s after a warning and %[3]s of grace",
-		"✓ <b>%[1]s</b>：空闲时先提醒，%[3]s 后执行 %[2]s"},
 
 	// status
 	"status_head":    {"<b>Rentals</b>", "<b>在租机器</b>"},
