@@ -1,0 +1,204 @@
+package main_test
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/gpuledger/gpuledger/bot/telegram/tgfake"
+	"github.com/gpuledger/gpuledger/ledger/sqlite"
+)
+
+// buildServer compiles cmd/gpuledger into a temporary directory.
+func buildServer(t *testing.T) string {
+	t.Helper()
+	gobin, err := exec.LookPath("go")
+	if err != nil {
+		t.Skip("the go command is not on PATH: this test builds the real binary; put Go on PATH to run it")
+	}
+	bin := filepath.Join(t.TempDir(), "gpuledger")
+	cmd := exec.Command(gobin, "build", "-o", bin, ".")
+	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	return bin
+}
+
+// TestCrash_UpdatesAppliedExactlyOnce runs the real server against a fake
+// Bot API, kills it with SIGKILL twice in the middle of a stream of
+// updates, restarts it, and checks that every update was applied exactly
+// once: none lost (Telegram keeps unconfirmed updates and redelivers them)
+// and none applied twice (the update's key is stored in the transaction
+// that applies it).
+func TestCrash_UpdatesAppliedExactlyOnce(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts the server binary several times; run without -short")
+	}
+	bin := buildServer(t)
+	fake := tgfake.New(t, "4242:crash-test-token")
+	dir := t.TempDir()
+	dbPath := filepath.Join(dir, "gpuledger.db")
+
+	const users, perUser = 30, 8 // within the per-user flood burst
+	var ids []string
+	for u := range users {
+		ids = append(ids, fmt.Sprint(1001+u))
+	}
+	env := append(os.Environ(),
+		"GPULEDGER_DB="+dbPath,
+		"TELEGRAM_BOT_TOKEN="+fake.Token(),
+		"TELEGRAM_API_ENDPOINT="+fake.Endpoint(),
+		"GPULEDGER_ALLOWED_USERS="+strings.Join(ids, ","),
+		"GPULEDGER_LISTEN=127.0.0.1:0",
+		"GPULEDGER_LOG_FORMAT=json",
+		"GPULEDGER_TZ=UTC",
+	)
+	start := func() *exec.Cmd {
+		cmd := exec.Command(bin, "serve")
+		cmd.Env = env
+		cmd.Dir = dir
+		logf, err := os.OpenFile(filepath.Join(dir, "server.log"), os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o600)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { logf.Close() })
+		cmd.Stdout, cmd.Stderr = logf, logf
+		if err := cmd.Start(); err != nil {
+			t.Fatalf("start server: %v", err)
+		}
+		t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+		return cmd
+	}
+	kill := func(cmd *exec.Cmd) {
+		if err := cmd.Process.Kill(); err != nil { // SIGKILL
+			t.Fatalf("kill: %v", err)
+		}
+		cmd.Wait()
+	}
+
+	// The whole stream is queued at once; the server works through it
+	// while it is killed and restarted.
+	notes := make(map[string]int64)
+	for i := range perUser {
+		for u := range users {
+			uid := int64(1001 + u)
+			note := fmt.Sprintf("u%d-n%d", uid, i)
+			notes[note] = uid
+			fake.SendText(uid, uid, fmt.Sprintf("/charge autodl 0.01 %s", note))
+		}
+	}
+	total := users * perUser
+
+	srv := start()
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
+	for _, frac := range []int{3, 2} {
+		// Kill once a fraction of the stream has been answered.
+		want := total / frac
+		if err := fake.WaitFor(ctx, func() bool { return fake.Confirmed() >= want/2 && countReplies(fake, ids) >= want/frac }); err != nil {
+			t.Fatalf("waiting for progress before the kill: %v (log in %s)", err, dir)
+		}
+		applied, _ := countApplied(ctx, dbPath, ids)
+		kill(srv)
+		t.Logf("SIGKILL with %d of %d updates applied, %d confirmed to Telegram", applied, total, fake.Confirmed())
+		if applied >= total {
+			t.Fatalf("the stream was already fully applied at the kill: the test would prove nothing")
+		}
+		srv = start()
+	}
+	// Wait until every charge is in the ledger, then a little longer so
+	// that a duplicate, if any, would have time to appear.
+	count := func() (map[string]int, error) {
+		db, err := sqlite.Open(ctx, dbPath)
+		if err != nil {
+			return nil, err
+		}
+		defer db.Close()
+		seen := make(map[string]int)
+		for _, id := range ids {
+			var uid int64
+			fmt.Sscan(id, &uid)
+			b, err := db.Book(ctx, uid)
+			if err != nil {
+				continue // the user may not exist yet
+			}
+			for _, c := range b.Charges {
+				seen[c.Note]++
+			}
+		}
+		return seen, nil
+	}
+	var seen map[string]int
+	for {
+		var err error
+		seen, err = count()
+		if err != nil {
+			t.Fatalf("reading the ledger: %v", err)
+		}
+		if len(seen) >= total {
+			break
+		}
+		select {
+		case <-ctx.Done():
+			t.Fatalf("only %d of %d charges applied after restarts (log in %s)", len(seen), total, dir)
+		case <-time.After(200 * time.Millisecond):
+		}
+	}
+	time.Sleep(time.Second)
+	seen, _ = count()
+	for note := range notes {
+		if seen[note] != 1 {
+			t.Errorf("charge %s applied %d times, want exactly 1", note, seen[note])
+		}
+	}
+	if len(seen) != total {
+		t.Errorf("ledger holds %d distinct charges, want %d", len(seen), total)
+	}
+	kill(srv)
+
+	raw, err := sql.Open("sqlite", dbPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer raw.Close()
+	var msg string
+	if err := raw.QueryRowContext(ctx, "PRAGMA integrity_check").Scan(&msg); err != nil || msg != "ok" {
+		t.Errorf("integrity_check = %q, %v; want ok", msg, err)
+	}
+}
+
+// countReplies counts the bot's messages in the users' chats.
+func countReplies(fake *tgfake.Server, ids []string) int {
+	n := 0
+	for _, id := range ids {
+		var chat int64
+		fmt.Sscan(id, &chat)
+		n += len(fake.Messages(chat))
+	}
+	return n
+}
+
+// countApplied counts the charges in the ledger of the users in ids.
+func countApplied(ctx context.Context, dbPath string, ids []string) (int, error) {
+	db, err := sqlite.Open(ctx, dbPath)
+	if err != nil {
+		return 0, err
+	}
+	defer db.Close()
+	n := 0
+	for _, id := range ids {
+		var uid int64
+		fmt.Sscan(id, &uid)
+		if b, err := db.Book(ctx, uid); err == nil {
+			n += len(b.Charges)
+		}
+	}
+	return n, nil
+}
