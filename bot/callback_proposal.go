@@ -53,7 +53,8 @@ func (r *req) callback() error {
 		if err := r.mark(); err != nil {
 			return err
 		}
-		return r.s.AnswerCallback(r.ctx, r.u.CallbackID, stripTags(r.t("not_yours")))
+		r.ack(r.t("not_yours"))
+		return nil
 	}
 	switch action {
 	case actConfirm, actEdit, actCancel:
@@ -66,7 +67,8 @@ func (r *req) callback() error {
 		if err := r.mark(); err != nil {
 			return err
 		}
-		return r.s.AnswerCallback(r.ctx, r.u.CallbackID, stripTags(r.t("button_stale")))
+		r.ack(r.t("button_stale"))
+		return nil
 	}
 	return fn(r.ctx, ButtonPress{Update: r.u, Action: action, Payload: payload, Now: r.now}, r.s)
 }
@@ -226,7 +228,7 @@ func (r *req) proposalButton(action, id string) error {
 		if err := r.mark(); err != nil {
 			return err
 		}
-		_ = r.s.AnswerCallback(r.ctx, r.u.CallbackID, stripTags(r.t("proposal_gone")))
+		r.ack(r.t("proposal_gone"))
 		edit.Text = r.t("proposal_gone")
 		return r.send(edit)
 	}
@@ -235,14 +237,14 @@ func (r *req) proposalButton(action, id string) error {
 		if err := r.mark(); err != nil {
 			return err
 		}
-		_ = r.s.AnswerCallback(r.ctx, r.u.CallbackID, "")
+		r.ack("")
 		edit.Text = r.t("proposal_cancelled", rentCommand(rent))
 		return r.send(edit)
 	case actEdit:
 		if err := r.mark(); err != nil {
 			return err
 		}
-		_ = r.s.AnswerCallback(r.ctx, r.u.CallbackID, "")
+		r.ack("")
 		edit.Text = r.t("proposal_edit", rentCommand(rent))
 		return r.send(edit)
 	}
@@ -254,7 +256,7 @@ func (r *req) proposalButton(action, id string) error {
 		}
 		return err
 	}
-	_ = r.s.AnswerCallback(r.ctx, r.u.CallbackID, "✓")
+	r.ack("✓")
 	edit.Text = r.rentedText(created, assumed)
 	return r.send(edit)
 }

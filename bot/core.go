@@ -254,7 +254,8 @@ func (r *req) stranger() error {
 		return err
 	}
 	if r.u.Kind == KindCallback {
-		return r.s.AnswerCallback(r.ctx, r.u.CallbackID, "")
+		r.ack("")
+		return nil
 	}
 	first, err := c.acc.firstRefusal(r.ctx, r.u.UserID)
 	if err != nil || !first {
@@ -308,6 +309,14 @@ func (r *req) send(out Outgoing) error {
 	return nil
 }
 
+// ack answers the button press of this update with an optional toast. A
+// failure is logged only: the press has been handled either way.
+func (r *req) ack(text string) {
+	if err := r.s.AnswerCallback(r.ctx, r.u.CallbackID, truncateRunes(html.UnescapeString(stripTags(text)), 190)); err != nil {
+		r.c.log.Warn("bot: answer callback", "user", r.u.UserID, "err", err)
+	}
+}
+
 func (r *req) plain(text string) Outgoing { return Outgoing{ChatID: r.u.ChatID, Text: text} }
 
 // fail turns a handler's error into a reply and Handle's result: nothing
@@ -341,7 +350,7 @@ func (r *req) fail(err error) error {
 		r.c.log.Error("bot: record handled update", "key", r.u.Key, "err", merr)
 	}
 	if r.u.Kind == KindCallback {
-		_ = r.s.AnswerCallback(r.ctx, r.u.CallbackID, truncateRunes(html.UnescapeString(stripTags(text)), 190))
+		r.ack(text)
 		return nil
 	}
 	return r.send(r.plain(text))
