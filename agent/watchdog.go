@@ -28,13 +28,19 @@ func (w *watchdog) do(ctx context.Context, f func() error) error {
 	}
 	done := make(chan error, 1)
 	go func() {
-		defer w.busy.Store(false)
-		defer func() {
-			if r := recover(); r != nil {
-				done <- fmt.Errorf("agent: gpu read panicked: %v", r)
-			}
+		var err error
+		func() {
+			defer func() {
+				if r := recover(); r != nil {
+					err = fmt.Errorf("agent: gpu read panicked: %v", r)
+				}
+			}()
+			err = f()
 		}()
-		done <- f()
+		// Clear busy before handing over the result, so the caller's
+		// next call never sees a finished call as still running.
+		w.busy.Store(false)
+		done <- err
 	}()
 	timeout := w.timeout
 	if timeout <= 0 {
