@@ -211,6 +211,10 @@ func (a AutoAction) Valid() bool {
 // action when /autorelease gives no "after".
 const DefaultGrace = 30 * time.Minute
 
+// MinGrace is the shortest grace period a policy may have. Chat commands
+// may ask for more; the store accepts this little for tests and demos.
+const MinGrace = 5 * time.Second
+
 // AutoPolicy is a rental's /autorelease setting.
 type AutoPolicy struct {
 	RentalID int64
@@ -235,8 +239,8 @@ func (p AutoPolicy) Validate() error {
 	if p.After < 0 || p.After > 7*24*time.Hour {
 		return Errorf(EINVALID, "after=%s is out of range (0 to 7 days), e.g. /autorelease box1 stop after 1h", p.After)
 	}
-	if p.After != 0 && p.After < time.Minute && p.Action != AutoOff {
-		return Errorf(EINVALID, "after=%s is too short: give at least 1m, e.g. /autorelease box1 stop after 30m", p.After)
+	if p.After != 0 && p.After < MinGrace && p.Action != AutoOff {
+		return Errorf(EINVALID, "after=%s is too short: give at least %s, e.g. /autorelease box1 stop after 30m", p.After, MinGrace)
 	}
 	return nil
 }

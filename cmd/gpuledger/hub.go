@@ -2,26 +2,168 @@ package main
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"log/slog"
+	"net"
+	"net/http"
+	"sync"
+	"time"
 
+	"github.com/gpuledger/gpuledger/agent/hub"
 	"github.com/gpuledger/gpuledger/bot"
+	"github.com/gpuledger/gpuledger/ledger"
 	"github.com/gpuledger/gpuledger/ledger/sqlite"
+	"github.com/gpuledger/gpuledger/scheduler"
 )
 
 // reminders is the agent hub and the scheduler, as serve sees them.
-type reminders struct{}
+type reminders struct {
+	cfg  Config
+	db   *sqlite.DB
+	log  *slog.Logger
+	hub  *hub.Hub
+	srv  *http.Server
+	ln   net.Listener
+	tell listener
 
-// startHub starts the agent hub's listener. Start begins the scheduler
-// once the chat transport exists to notify through.
-func startHub(ctx context.Context, cfg Config, db *sqlite.DB, log *slog.Logger) (*reminders, error) {
-	return &reminders{}, nil
+	rctx   context.Context // cancelled by Close
+	cancel context.CancelFunc
+	wg     sync.WaitGroup
 }
 
-// Tokens returns the agent token issuer for /agent, or nil.
-func (r *reminders) Tokens() bot.AgentTokens { return nil }
+// listener forwards the hub's events to the scheduler once it exists
+// (the hub starts first, so /agent works before the transport is up).
+type listener struct {
+	mu sync.Mutex
+	s  *scheduler.Scheduler
+}
 
-// Start starts the scheduler, notifying through s.
-func (r *reminders) Start(ctx context.Context, core *bot.Core, s bot.Sender) error { return nil }
+func (l *listener) get() *scheduler.Scheduler {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.s
+}
 
-// Close stops the hub and the scheduler, finishing work in flight.
-func (r *reminders) Close() error { return nil }
+func (l *listener) JobFinished(ctx context.Context, r *ledger.Rental, j ledger.JobInfo) {
+	if s := l.get(); s != nil {
+		s.JobFinished(ctx, r, j)
+	}
+}
+
+func (l *listener) GPUMismatch(ctx context.Context, r *ledger.Rental, msg string) {
+	if s := l.get(); s != nil {
+		s.GPUMismatch(ctx, r, msg)
+	}
+}
+
+func (l *listener) ReportAfterRelease(ctx context.Context, r *ledger.Rental, at time.Time) {
+	if s := l.get(); s != nil {
+		s.ReportAfterRelease(ctx, r, at)
+	}
+}
+
+func (l *listener) OrderUpdated(ctx context.Context, o ledger.Order, r *ledger.Rental) {
+	if s := l.get(); s != nil {
+		s.OrderUpdated(ctx, o, r)
+	}
+}
+
+// startHub opens the agent hub's listener on cfg.Listen and starts serving
+// it (heartbeats are buffered and flushed by the hub's Run). Start begins
+// the scheduler once the chat transport exists to notify through.
+func startHub(ctx context.Context, cfg Config, db *sqlite.DB, log *slog.Logger) (*reminders, error) {
+	r := &reminders{cfg: cfg, db: db, log: log}
+	h, err := hub.New(hub.Config{Store: db, Listener: &r.tell, Logger: log})
+	if err != nil {
+		return nil, err
+	}
+	if err := h.Load(ctx); err != nil {
+		return nil, err
+	}
+	r.hub = h
+	ln, err := net.Listen("tcp", cfg.Listen)
+	if err != nil {
+		return nil, fmt.Errorf("agent hub: listen on %s (GPULEDGER_LISTEN): %w", cfg.Listen, err)
+	}
+	r.ln = ln
+	r.srv = &http.Server{
+		Handler:           h.Handler(),
+		ReadHeaderTimeout: 10 * time.Second,
+		ReadTimeout:       30 * time.Second,
+		WriteTimeout:      30 * time.Second,
+		IdleTimeout:       2 * time.Minute,
+		MaxHeaderBytes:    16 << 10,
+		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
+	}
+	rctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	r.rctx, r.cancel = rctx, cancel
+	r.wg.Add(2)
+	go func() {
+		defer r.wg.Done()
+		if err := r.srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			log.Error("agent hub stopped", "err", err)
+		}
+	}()
+	go func() {
+		defer r.wg.Done()
+		if err := h.Run(rctx); err != nil {
+			log.Error("agent hub flush", "err", err)
+		}
+	}()
+	log.Info("agent hub listening", "addr", ln.Addr().String(), "public_url", cfg.publicURL())
+	return r, nil
+}
+
+// Tokens returns the agent token issuer for /agent.
+func (r *reminders) Tokens() bot.AgentTokens { return r.hub.Tokens() }
+
+// Start starts the scheduler, notifying through s, with its card buttons
+// registered with the core.
+func (r *reminders) Start(ctx context.Context, core *bot.Core, s bot.Sender) error {
+	sch, err := scheduler.New(scheduler.Config{
+		Store:    r.db,
+		Hub:      r.hub,
+		Sender:   s,
+		Buttons:  core,
+		Logger:   r.log,
+		Location: time.UTC,
+		Tick:     r.cfg.Tick,
+	})
+	if err != nil {
+		return err
+	}
+	sch.RegisterButtons(core)
+	r.tell.mu.Lock()
+	r.tell.s = sch
+	r.tell.mu.Unlock()
+	sctx, cancel := context.WithCancel(ctx)
+	stop := context.AfterFunc(r.rctx, cancel) // Close stops it too
+	r.wg.Add(1)
+	go func() {
+		defer r.wg.Done()
+		defer stop()
+		defer cancel()
+		if err := sch.Run(sctx); err != nil {
+			r.log.Error("scheduler stopped", "err", err)
+		}
+	}()
+	return nil
+}
+
+// Close stops the hub and the scheduler, finishing work in flight: the
+// listener stops accepting, requests in progress complete, buffered
+// heartbeats are written.
+func (r *reminders) Close() error {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	err := r.srv.Shutdown(ctx)
+	r.cancel()
+	done := make(chan struct{})
+	go func() { r.wg.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-ctx.Done():
+	}
+	return err
+}
