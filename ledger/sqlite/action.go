@@ -132,9 +132,15 @@ var undoTables = []string{
 // stack: calling it twice reverses the two most recent actions. The undo
 // is journaled (with a.Key) but cannot itself be undone.
 //
+// A stop or release that an agent confirmed (UpdateOrder) is not on the
+// stack: the host really stopped or went away. Undo reverses only the
+// user's own changes, and refuses one that such a confirmation followed
+// on the same rental.
+//
 // Errors: ENOTFOUND if there is nothing to undo or the user does not
 // exist; ECONFLICT if undoing a release would give two live rentals the
-// same name; EDUPLICATE for a repeated key.
+// same name, or if the rental was stopped or released by its agent after
+// the change; EDUPLICATE for a repeated key.
 func (db *DB) Undo(ctx context.Context, a ledger.Action) (ledger.UndoResult, error) {
 	var out ledger.UndoResult
 	err := db.withWrite(ctx, func(tx *wtx) error {
@@ -153,10 +159,16 @@ func (db *DB) Undo(ctx context.Context, a ledger.Action) (ledger.UndoResult, err
 			WHERE user_id = ? AND undoable = 1 AND undone_by IS NULL ORDER BY id DESC LIMIT 1`, j.userID).
 			Scan(&id, &kind, &name, &at, &rentalID, &volumeID, &prev)
 		if err == sql.ErrNoRows {
-			return ledger.Errorf(ledger.ENOTFOUND, "there is nothing to undo")
+			return ledger.Errorf(ledger.ENOTFOUND, "there is nothing to undo (a stop or release confirmed by an agent cannot be undone: /resume NAME starts a stopped rental again)")
 		}
 		if err != nil {
 			return fmt.Errorf("sqlite: find the action to undo: %w", err)
+		}
+		switch kind {
+		case KindRent, KindStop, KindResume, KindRelease:
+			if err := laterAgentAction(ctx, tx, id, rentalID.Int64, kind, name); err != nil {
+				return err
+			}
 		}
 		for _, t := range undoTables {
 			if _, err := tx.ExecContext(ctx, `DELETE FROM `+t+` WHERE action_id = ?`, id); err != nil {
@@ -201,6 +213,31 @@ func (db *DB) Undo(ctx context.Context, a ledger.Action) (ledger.UndoResult, err
 		return nil
 	})
 	return out, err
+}
+
+// laterAgentAction refuses to undo action id (a rent, stop, resume or
+// release of rental rentalID called name) when the rental was stopped or released by its
+// agent after it. Those confirmations are not undoable (the host really
+// stopped or went away), and reversing an earlier change beneath one would
+// leave the rental's events out of order (two stops in a row) or delete a
+// rental whose release is on record.
+func laterAgentAction(ctx context.Context, tx querier, id, rentalID int64, kind, name string) error {
+	var later string
+	err := tx.QueryRowContext(ctx, `SELECT kind FROM actions WHERE rental_id = ? AND id > ? AND undoable = 0
+		AND undone_by IS NULL AND kind IN (?, ?) ORDER BY id DESC LIMIT 1`, rentalID, id, KindStop, KindRelease).Scan(&later)
+	if err == sql.ErrNoRows {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("sqlite: undo %s: look for later agent actions: %w", kind, err)
+	}
+	past := map[string]string{KindStop: "stopped", KindRelease: "released"}[later]
+	hint := "/resume " + name + " starts it again"
+	if later == KindRelease {
+		hint = "record a new rental with /rent"
+	}
+	return ledger.Errorf(ledger.ECONFLICT, "cannot undo your last change (%s %s): its agent %s %s after it, and that cannot be undone; %s",
+		kind, name, past, name, hint)
 }
 
 // ActionRecord is one row of a user's journal, for display.

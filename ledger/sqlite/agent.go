@@ -590,7 +590,7 @@ func (db *DB) OpenOrders(ctx context.Context, rentalID int64) ([]ledger.Order, e
 // longer open returns it unchanged with ECONFLICT. When ev is set (the
 // stop or release the agent confirmed), it is appended to the rental in
 // the same transaction, journaled as an action of the order's user with
-// the key "order:ID", unless the rental is already stopped or released
+// the key "order:ID" that Undo does not reverse, unless the rental is already stopped or released
 // (the user recorded it by hand); the rental is returned.
 func (db *DB) UpdateOrder(ctx context.Context, o ledger.Order, ev *ledger.Event) (ledger.Order, *ledger.Rental, error) {
 	o.UpdatedAt = sec(o.UpdatedAt)
@@ -644,7 +644,11 @@ func (db *DB) UpdateOrder(ctx context.Context, o ledger.Order, ev *ledger.Event)
 		if err := rl.CheckEvent(e); err != nil {
 			return err
 		}
-		j, err := db.beginAction(ctx, tx, ledger.Action{UserID: cur.UserID, At: e.At, Key: "order:" + cur.ID}, string(e.Kind), rl.Name, true, true)
+		// Not undoable: the agent really stopped or released the host, and
+		// /undo cannot bring it back (a stopped rental is started again
+		// with /resume). Undo skips it, and refuses to reverse an earlier
+		// change of the same rental beneath it.
+		j, err := db.beginAction(ctx, tx, ledger.Action{UserID: cur.UserID, At: e.At, Key: "order:" + cur.ID}, string(e.Kind), rl.Name, false, true)
 		if err != nil {
 			return err
 		}
