@@ -92,7 +92,10 @@ func liveCosts(b *ledger.Book, st *ledger.Statement) []ledger.RentalCost {
 		}
 	}
 	for _, x := range b.Rentals {
-		if seen[x] || x.State() == ledger.Released || len(x.Events) == 0 || x.StartedAt().Before(st.To) {
+		// A rental the statement left out has not accrued anything yet:
+		// it started in the statement's last (partial) second. The engine
+		// meters whole seconds, so compare nothing finer here.
+		if seen[x] || x.State() == ledger.Released || len(x.Events) == 0 {
 			continue
 		}
 		z := ledger.Money{Currency: x.Currency}
