@@ -20,6 +20,16 @@ type AgentTokens interface {
 	Issue(ctx context.Context, userID int64, rental string) (token string, err error)
 }
 
+// RentalWatcher is told when a chat command changed whether a rental runs
+// (/stop, /resume, /release, or an /undo of one), after the change is
+// stored. The agent hub implements it (agent/hub.Tokens): it forgets what
+// it cached of the rental, so idle warnings follow the change at once, and
+// revokes a released rental's agent token immediately. An error is logged;
+// the ledger change stands.
+type RentalWatcher interface {
+	RentalChanged(ctx context.Context, r *ledger.Rental) error
+}
+
 // Config configures a Core. Store is required; everything else has a
 // default.
 type Config struct {
@@ -47,6 +57,10 @@ type Config struct {
 	// AgentTokens issues agent tokens; nil means the agent hub is not
 	// running and /agent says so.
 	AgentTokens AgentTokens
+	// Rentals is told when a command stopped, resumed or released a
+	// rental. nil: AgentTokens, when it implements RentalWatcher (the
+	// agent hub's does).
+	Rentals RentalWatcher
 	// BotName is the bot's username without '@', so that a group command
 	// addressed to another bot is ignored. "" accepts any.
 	BotName string
@@ -66,6 +80,7 @@ type Core struct {
 	sig       signer
 	publicURL string
 	agents    AgentTokens
+	watcher   RentalWatcher
 	botName   string
 	props     *proposals
 
@@ -94,11 +109,15 @@ func New(ctx context.Context, cfg Config) (*Core, error) {
 		tz:        cfg.TZ,
 		publicURL: cfg.PublicURL,
 		agents:    cfg.AgentTokens,
+		watcher:   cfg.Rentals,
 		botName:   cfg.BotName,
 		buttons:   make(map[string]ButtonFunc),
 	}
 	if c.now == nil {
 		c.now = time.Now
+	}
+	if w, ok := cfg.AgentTokens.(RentalWatcher); ok && c.watcher == nil {
+		c.watcher = w
 	}
 	if c.log == nil {
 		c.log = slog.Default()

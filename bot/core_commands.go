@@ -213,6 +213,7 @@ func (r *req) event(name string, ev ledger.Event) error {
 	if err != nil {
 		return err
 	}
+	r.rentalChanged(x)
 	asOf := ev.At
 	if r.now.After(asOf) {
 		asOf = r.now
@@ -519,6 +520,25 @@ func (r *req) budget(c Budget) error {
 	return r.send(r.plain(r.t("budget_set", FormatAmount(u.Settings.Budget, u.Settings.BudgetCurrency))))
 }
 
+// rentalChanged tells the watcher (the agent hub) that x was stopped,
+// resumed or released. A failure is logged: the ledger change stands, and
+// the hub's cache expires on its own within seconds.
+func (r *req) rentalChanged(x *ledger.Rental) {
+	if r.c.watcher == nil || x == nil {
+		return
+	}
+	if err := r.c.watcher.RentalChanged(r.ctx, x); err != nil {
+		r.c.log.Error("bot: tell the agent hub that a rental changed", "rental", x.ID, "err", err)
+	}
+}
+
+// undo reverses the user's own last change. Only the user's changes are
+// on the undo stack: a stop or release that an agent confirmed (an
+// automatic one, or Release now) really happened to the host and is
+// skipped; the store refuses to undo a change of a rental beneath one.
+// Undoing a release makes the rental live again in the ledger, but its
+// agent token stays revoked (un-revoking a token is unsafe: it may have
+// leaked with the released host), so the reply says to issue a new one.
 func (r *req) undo() error {
 	res, err := r.c.store.Undo(r.ctx, r.act())
 	if err != nil {
@@ -531,7 +551,19 @@ func (r *req) undo() error {
 	if res.Name != "" {
 		what += " " + esc(res.Name)
 	}
-	return r.send(r.plain(r.t("undone", rawHTML(what), r.when(res.At))))
+	text := r.t("undone", rawHTML(what), r.when(res.At))
+	switch res.Kind {
+	case string(ledger.EventStop), string(ledger.EventResume), string(ledger.EventRelease):
+		if b, err := r.book(); err == nil {
+			r.rentalChanged(b.Rental(res.Name))
+		} else {
+			r.c.log.Error("bot: reload after undo", "user", r.u.UserID, "err", err)
+		}
+		if res.Kind == string(ledger.EventRelease) && r.c.agents != nil {
+			text += "\n" + r.t("undo_release_token", res.Name)
+		}
+	}
+	return r.send(r.plain(text))
 }
 
 func (r *req) settings(c Settings) error {

@@ -136,6 +136,9 @@ var messages = map[string][2]string{
 	"undone": {
 		"↩ undone: %[1]s (%[2]s)",
 		"↩ 已撤销：%[1]s（%[2]s）"},
+	"undo_release_token": {
+		"The agent token of %[1]s was revoked at the release and stays revoked: issue a new one with <code>/agent %[1]s</code>.",
+		"%[1]s 的代理令牌已在释放时作废，不会恢复：请用 <code>/agent %[1]s</code> 重新生成。"},
 	"undo_kind_rent":           {"rent", "记录租用"},
 	"undo_kind_stop":           {"stop", "关机"},
 	"undo_kind_resume":         {"resume", "开机"},

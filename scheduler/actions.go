@@ -298,6 +298,14 @@ func (s *Scheduler) MarkReleased(ctx context.Context, userID, rentalID int64, ke
 	if err := s.store.RevokeTokens(ctx, r.ID, now); err != nil {
 		s.log.Error("scheduler: revoke tokens", "rental", r.ID, "err", err)
 	}
+	if s.hub != nil {
+		// The hub caches rentals and tokens: make it read them again now,
+		// and end the idle time at the release.
+		s.hub.Refresh(r.ID)
+		if err := s.hub.CloseIdleAt(ctx, r.ID, now); err != nil {
+			s.log.Error("scheduler: close idle interval", "rental", r.ID, "err", err)
+		}
+	}
 	s.decide(ctx, r, ledger.DecisionUser, "I released it pressed", "release recorded at "+clock(u, now))
 	for _, k := range []ledger.CardKind{ledger.CardSilent, ledger.CardLongRun, ledger.CardLease, ledger.CardIdle} {
 		if c, ok, _ := s.openCard(ctx, r.ID, k); ok && !c.Closed && c.MessageID != 0 {

@@ -392,9 +392,19 @@ func (h *Hub) rental(ctx context.Context, id int64, now time.Time) (*rentalEntry
 	return e, nil
 }
 
-// Refresh drops what the hub cached of a rental, after it changed outside
-// the hub (a lease extended, a /stop typed in chat).
-func (h *Hub) Refresh(rentalID int64) { h.forgetRental(rentalID) }
+// Refresh drops what the hub cached of a rental and its tokens, after it
+// changed outside the hub (a lease extended, a /stop typed in chat, a
+// release recorded by hand): the next heartbeat reads them again.
+func (h *Hub) Refresh(rentalID int64) {
+	h.forgetRental(rentalID)
+	h.mu.Lock()
+	for k, e := range h.tokens {
+		if e.tok.RentalID == rentalID {
+			delete(h.tokens, k)
+		}
+	}
+	h.mu.Unlock()
+}
 
 // forgetRental drops a cached rental after it changed.
 func (h *Hub) forgetRental(id int64) {
