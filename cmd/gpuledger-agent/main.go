@@ -19,6 +19,7 @@ import (
 	"os"
 	"os/signal"
 	"runtime"
+	"runtime/pprof"
 	"slices"
 	"strings"
 	"syscall"
@@ -81,7 +82,7 @@ func runAgent(ctx context.Context, args []string, stderr io.Writer, getenv func(
 	fs.SetOutput(stderr)
 	cfg := agent.Config{Thresholds: agent.DefaultThresholds}
 	var watch stringList
-	var logFormat, logLevel string
+	var logFormat, logLevel, cpuProfile string
 	fs.StringVar(&cfg.Server, "server", "", "server URL, e.g. http://server:8477 (required)")
 	fs.StringVar(&cfg.Token, "token", "", "agent token (default $GPULEDGER_AGENT_TOKEN; prefer the variable: flags show in ps)")
 	fs.StringVar(&cfg.Rental, "rental", "", "refuse orders for any other rental (default: the name the server gives)")
@@ -100,6 +101,7 @@ func runAgent(ctx context.Context, args []string, stderr io.Writer, getenv func(
 	fs.StringVar(&cfg.DiskPath, "disk-path", "/", "report free space of the filesystem holding this path")
 	fs.StringVar(&logFormat, "log-format", "text", "text or json")
 	fs.StringVar(&logLevel, "log-level", "info", "debug, info, warn or error")
+	fs.StringVar(&cpuProfile, "cpuprofile", "", "write a CPU profile of the whole run to this file (for footprint work)")
 	dashdash := slices.Index(args, "--")
 	var job []string
 	if dashdash >= 0 {
@@ -133,11 +135,33 @@ func runAgent(ctx context.Context, args []string, stderr io.Writer, getenv func(
 		fmt.Fprintln(stderr, "gpuledger-agent:", err)
 		return exitUsage
 	}
+	if cpuProfile != "" {
+		stopProfile, err := startCPUProfile(cpuProfile)
+		if err != nil {
+			fmt.Fprintln(stderr, "gpuledger-agent:", err)
+			return exitUsage
+		}
+		defer stopProfile()
+	}
 	if err := agent.Run(ctx, cfg); err != nil {
 		log.Error("agent failed", "err", err)
 		return exitFailure
 	}
 	return exitOK
+}
+
+// startCPUProfile profiles the whole run into path; the returned func
+// stops the profile and closes the file.
+func startCPUProfile(path string) (func(), error) {
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, fmt.Errorf("--cpuprofile: %w", err)
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("--cpuprofile: %w", err)
+	}
+	return func() { pprof.StopCPUProfile(); f.Close() }, nil
 }
 
 func newLogger(w io.Writer, format, level string) (*slog.Logger, error) {
