@@ -3,6 +3,7 @@ package scheduler
 import (
 	"context"
 	"fmt"
+	"html"
 	"strconv"
 	"strings"
 	"time"
@@ -29,9 +30,13 @@ func (s *Scheduler) RegisterButtons(reg ButtonRegistry) {
 // press handles one verified button press: it runs the action and answers
 // the callback with a short toast.
 func (s *Scheduler) press(ctx context.Context, p bot.ButtonPress, snd bot.Sender) error {
+	lg := bot.LangEN
+	if u, err := s.store.User(ctx, p.Update.UserID); err == nil {
+		lg = lang(&u)
+	}
 	id, err := strconv.ParseInt(p.Payload, 10, 64)
 	if err != nil || id <= 0 {
-		return snd.AnswerCallback(ctx, p.Update.CallbackID, "This button is broken: use /status.")
+		return snd.AnswerCallback(ctx, p.Update.CallbackID, text(lg, "t_broken"))
 	}
 	if p.Action != ActReleased {
 		// Record the update as handled: a redelivered press changes
@@ -62,7 +67,7 @@ func (s *Scheduler) press(ctx context.Context, p bot.ButtonPress, snd bot.Sender
 	if err != nil {
 		if ledger.ErrorCode(err) == ledger.EINTERNAL {
 			s.log.Error("scheduler: button", "action", p.Action, "rental", id, "err", err)
-			toast = "Something went wrong; nothing was changed. Try again."
+			toast = text(lg, "t_internal")
 		} else {
 			toast = ledger.ErrorMessage(err)
 		}
@@ -99,11 +104,12 @@ func (s *Scheduler) Release(ctx context.Context, userID, rentalID int64) (string
 	if err != nil {
 		return "", err
 	}
+	lg := lang(u)
 	if r.State() == ledger.Released {
-		return fmt.Sprintf("%s is already released.", r.Name), nil
+		return text(lg, "t_already_released", r.Name), nil
 	}
 	if o, ok := s.openOrder(r.ID); ok {
-		return fmt.Sprintf("%s is already being released (order %s, %s).", r.Name, o.ID, o.State), nil
+		return text(lg, "t_releasing_order", r.Name, o.ID, o.State), nil
 	}
 	var st ledger.AgentState
 	seen := false
@@ -111,25 +117,24 @@ func (s *Scheduler) Release(ctx context.Context, userID, rentalID int64) (string
 		st, seen = s.hub.AgentState(r.ID)
 	}
 	if !seen {
-		return fmt.Sprintf("%s has no agent: release it on the platform, then send /release %s.", r.Name, r.Name), nil
+		return text(lg, "t_no_agent", r.Name), nil
 	}
 	if !st.CanRelease {
-		return fmt.Sprintf("%s's agent has no --release-cmd: release it on the platform, then send /release %s.", r.Name, r.Name), nil
+		return text(lg, "t_no_command", r.Name), nil
 	}
 	o, err := s.hub.IssueOrder(ctx, r.ID, wire.ActionRelease, ledger.OriginButton)
 	if ledger.ErrorCode(err) == ledger.ECONFLICT {
-		return fmt.Sprintf("%s is already being released.", r.Name), nil
+		return text(lg, "t_releasing", r.Name), nil
 	}
 	if err != nil {
 		return "", err
 	}
 	s.decide(ctx, r, ledger.DecisionUser, "Release now pressed: order "+o.ID, "")
 	c := s.orderCard(ctx, u, r)
-	text := fmt.Sprintf("Releasing <b>%s</b>: waiting for its agent to confirm (it re-checks that the GPU is idle first)…", esc(r.Name))
-	if err := s.sendCard(ctx, u, &c, text, nil, c.MessageID == 0, true); err != nil {
+	if err := s.sendCard(ctx, u, &c, tr(lg, "releasing", r.Name), nil, c.MessageID == 0, true); err != nil {
 		return "", err
 	}
-	return "Release ordered: " + r.Name, nil
+	return text(lg, "t_release_ord", r.Name), nil
 }
 
 // orderCard returns the card an order's progress is shown on: the open
@@ -166,19 +171,20 @@ func (s *Scheduler) Snooze(ctx context.Context, userID, rentalID int64, messageI
 	if err != nil {
 		return "", err
 	}
+	lg := lang(u)
 	c, ok := s.cardOf(ctx, userID, rentalID, messageID)
 	if !ok {
-		return "Nothing to snooze.", nil
+		return text(lg, "t_nothing_snooze"), nil
 	}
 	now := s.now()
 	c.SnoozeUntil = now.Add(SnoozeFor)
 	c.LastAt = now
 	s.decide(ctx, r, ledger.DecisionUser, "Snooze 1h pressed", "until "+clock(u, c.SnoozeUntil))
-	text := stripNote(c.Text) + "\nSnoozed until " + clock(u, c.SnoozeUntil) + "."
-	if err := s.sendCard(ctx, u, &c, text, idleButtons(r), false, false); err != nil {
+	msg := stripNote(c.Text) + "\n" + tr(lg, "snoozed_until", clock(u, c.SnoozeUntil))
+	if err := s.sendCard(ctx, u, &c, msg, idleButtons(lg, r), false, false); err != nil {
 		return "", err
 	}
-	return "Snoozed until " + clock(u, c.SnoozeUntil), nil
+	return text(lg, "t_snoozed", clock(u, c.SnoozeUntil)), nil
 }
 
 // Keep stops the reminders and any automatic action for this incident.
@@ -188,20 +194,21 @@ func (s *Scheduler) Keep(ctx context.Context, userID, rentalID int64, messageID 
 	if err != nil {
 		return "", err
 	}
+	lg := lang(u)
 	c, ok := s.cardOf(ctx, userID, rentalID, messageID)
 	if !ok {
-		return "OK.", nil
+		return text(lg, "t_ok"), nil
 	}
 	c.Kept = true
 	if c.Kind != ledger.CardIdle {
 		c.Closed = true
 	}
 	s.decide(ctx, r, ledger.DecisionUser, "Keep pressed", string(c.Kind)+" card")
-	text := stripNote(c.Text) + "\nKept: no more reminders about this."
-	if err := s.sendCard(ctx, u, &c, text, nil, false, false); err != nil {
+	msg := stripNote(c.Text) + "\n" + tr(lg, "kept")
+	if err := s.sendCard(ctx, u, &c, msg, nil, false, false); err != nil {
 		return "", err
 	}
-	return "Kept " + r.Name, nil
+	return text(lg, "t_kept", r.Name), nil
 }
 
 // stripNote drops the status line a card's text ends with.
@@ -223,9 +230,10 @@ func (s *Scheduler) Extend(ctx context.Context, userID, rentalID int64) (string,
 	if err != nil {
 		return "", err
 	}
+	lg := lang(u)
 	le, ok := ledger.LeaseEndOf(r, stored, ok)
 	if !ok {
-		return r.Name + " has no lease.", nil
+		return text(lg, "t_no_lease", r.Name), nil
 	}
 	base := le.EndsAt
 	if now := s.now(); base.Before(now) {
@@ -240,9 +248,9 @@ func (s *Scheduler) Extend(ctx context.Context, userID, rentalID int64) (string,
 	}
 	if c, ok, _ := s.openCard(ctx, r.ID, ledger.CardLease); ok && !c.Closed {
 		c.Closed = true
-		s.sendCard(ctx, u, &c, fmt.Sprintf("<b>%s</b>'s lease now ends at %s.", esc(r.Name), clock(u, le.EndsAt)), nil, false, false)
+		s.sendCard(ctx, u, &c, tr(lg, "lease_now_ends", r.Name, clock(u, le.EndsAt)), nil, false, false)
 	}
-	return "Lease extended to " + clock(u, le.EndsAt), nil
+	return text(lg, "t_extended", clock(u, le.EndsAt)), nil
 }
 
 // ReleaseAtEnd has the rental's agent release it at the lease's end (the
@@ -257,9 +265,10 @@ func (s *Scheduler) ReleaseAtEnd(ctx context.Context, userID, rentalID int64) (s
 	if err != nil {
 		return "", err
 	}
+	lg := lang(u)
 	le, ok := ledger.LeaseEndOf(r, stored, ok)
 	if !ok {
-		return r.Name + " has no lease.", nil
+		return text(lg, "t_no_lease", r.Name), nil
 	}
 	le.ReleaseAtEnd = true
 	if err := s.store.SetLeaseEnd(ctx, le); err != nil {
@@ -270,10 +279,10 @@ func (s *Scheduler) ReleaseAtEnd(ctx context.Context, userID, rentalID int64) (s
 	}
 	s.decide(ctx, r, ledger.DecisionUser, "Release at end pressed", "lease ends "+clock(u, le.EndsAt))
 	if c, ok, _ := s.openCard(ctx, r.ID, ledger.CardLease); ok && !c.Closed {
-		s.sendCard(ctx, u, &c, fmt.Sprintf("<b>%s</b> will be released by its agent at %s, unless it is busy then.", esc(r.Name), clock(u, le.EndsAt)),
-			[][]button{{{"Extend 2h", ActExtend, r.ID}}}, false, false)
+		s.sendCard(ctx, u, &c, tr(lg, "lease_release_at", r.Name, clock(u, le.EndsAt)),
+			[][]button{{{text(lg, "btn_extend"), ActExtend, r.ID}}}, false, false)
 	}
-	return "Release at " + clock(u, le.EndsAt), nil
+	return text(lg, "t_release_at", clock(u, le.EndsAt)), nil
 }
 
 // MarkReleased records that the user released a rental by hand (a rental
@@ -284,8 +293,9 @@ func (s *Scheduler) MarkReleased(ctx context.Context, userID, rentalID int64, ke
 	if err != nil {
 		return "", err
 	}
+	lg := lang(u)
 	if r.State() == ledger.Released {
-		return r.Name + " is already released.", nil
+		return text(lg, "t_already_released", r.Name), nil
 	}
 	now := s.now()
 	_, err = s.store.AppendEvent(ctx, ledger.Action{UserID: userID, At: now, Key: key}, r.Name, ledger.Event{Kind: ledger.EventRelease, At: now})
@@ -310,10 +320,10 @@ func (s *Scheduler) MarkReleased(ctx context.Context, userID, rentalID int64, ke
 	for _, k := range []ledger.CardKind{ledger.CardSilent, ledger.CardLongRun, ledger.CardLease, ledger.CardIdle} {
 		if c, ok, _ := s.openCard(ctx, r.ID, k); ok && !c.Closed && c.MessageID != 0 {
 			c.Closed = true
-			s.sendCard(ctx, u, &c, fmt.Sprintf("✓ <b>%s</b> released at %s (recorded by hand).", esc(r.Name), clock(u, now)), nil, false, false)
+			s.sendCard(ctx, u, &c, tr(lg, "released_by_hand", r.Name, clock(u, now)), nil, false, false)
 		}
 	}
-	return "✓ " + r.Name + " released " + clock(u, now), nil
+	return text(lg, "t_released", r.Name, clock(u, now)), nil
 }
 
 // The hub's Listener: what the agents report that the user should hear.
@@ -346,12 +356,13 @@ func (s *Scheduler) jobFinished(ctx context.Context, r *ledger.Rental, j ledger.
 	if err != nil {
 		return err
 	}
-	what := "the job"
+	lg := lang(&u)
+	what := tr(lg, "the_job")
 	if j.Command != "" {
-		what = "<code>" + esc(truncate(j.Command, 60)) + "</code>"
+		what = "<code>" + html.EscapeString(truncate(j.Command, 60)) + "</code>"
 	}
-	text := fmt.Sprintf("<b>%s</b>: %s finished (exit %d, %s, %s). Release?", esc(r.Name), what, j.ExitCode, fmtDur(j.Duration), cost.Format())
-	return s.sendCard(ctx, &u, &c, text, [][]button{{{"Release now", ActRelease, r.ID}, {"Keep", ActKeep, r.ID}}}, true, false)
+	msg := tr(lg, "job_finished", r.Name, raw(what), j.ExitCode, fmtDur(j.Duration, lg), cost.Format())
+	return s.sendCard(ctx, &u, &c, msg, jobButtons(lg, r), true, false)
 }
 
 // GPUMismatch tells the user once that the agent sees other GPUs than
@@ -363,7 +374,7 @@ func (s *Scheduler) GPUMismatch(ctx context.Context, r *ledger.Rental, msg strin
 		return
 	}
 	s.decide(ctx, r, ledger.DecisionMismatch, "GPU facts differ from the rental", msg)
-	if err := s.notifyText(ctx, &u, fmt.Sprintf("⚠ <b>%s</b>: %s. Check what you are paying for.", esc(r.Name), esc(msg))); err != nil {
+	if err := s.notifyText(ctx, &u, tr(lang(&u), "gpu_mismatch", r.Name, msg)); err != nil {
 		s.log.Error("scheduler: gpu mismatch", "rental", r.ID, "err", err)
 	}
 }
@@ -380,8 +391,7 @@ func (s *Scheduler) ReportAfterRelease(ctx context.Context, r *ledger.Rental, at
 		return
 	}
 	s.decide(ctx, r, ledger.DecisionUnconfirm, "release not confirmed", "the agent reported at "+clock(&u, at)+" after the release at "+clock(&u, rel))
-	text := fmt.Sprintf("⚠ <b>%s</b>: release not confirmed. It was recorded as released at %s, but its agent still reports. Check the platform: it may still be billing.", esc(r.Name), clock(&u, rel))
-	if err := s.sendCard(ctx, &u, &c, text, nil, true, true); err != nil {
+	if err := s.sendCard(ctx, &u, &c, tr(lang(&u), "unconfirmed", r.Name, clock(&u, rel)), nil, true, true); err != nil {
 		s.log.Error("scheduler: release not confirmed", "rental", r.ID, "err", err)
 	}
 }
@@ -394,18 +404,35 @@ func (s *Scheduler) OrderUpdated(ctx context.Context, o ledger.Order, r *ledger.
 	}
 }
 
-var outcomeText = map[string]string{
-	wire.OutcomeRefusedBusy:       "the agent found the GPU busy",
-	wire.OutcomeRefusedJob:        "the wrapped job is still running",
-	wire.OutcomeRefusedUnknown:    "the agent could not tell whether the GPU is idle",
-	wire.OutcomeRefusedNoCommand:  "the agent has no --release-cmd",
-	wire.OutcomeRejectedSignature: "the agent rejected the order's signature (was the token re-issued?)",
-	wire.OutcomeRejectedExpired:   "the order expired before the agent got it (check the host's clock)",
-	wire.OutcomeRejectedRental:    "the agent serves another rental",
-	wire.OutcomeRejectedInvalid:   "the agent found the order malformed",
-	wire.OutcomePreReleaseFailed:  "the pre-release command failed",
-	wire.OutcomeReleaseFailed:     "the release command failed",
+// outcomeText says in lang why an order was not carried out: the
+// catalog's words for the agent's outcome, with the agent's message. For
+// the outcomes the hub sets itself (expired, agent restarted) its English
+// message is the text, and the catalog's words replace it in Chinese.
+func outcomeText(lg string, o ledger.Order) string {
+	key := "outcome_" + o.Outcome
+	_, known := messages[key]
+	hubSide := o.Outcome == outcomeExpired || o.Outcome == outcomeRestarted
+	switch {
+	case hubSide && lg == bot.LangZH:
+		return text(lg, key)
+	case !known || hubSide:
+		if o.Message != "" {
+			return o.Message
+		}
+		return text(lg, "outcome_unknown", o.Outcome)
+	}
+	why := text(lg, key)
+	if o.Message != "" {
+		why += " (" + truncate(o.Message, 200) + ")"
+	}
+	return why
 }
+
+// Outcomes the hub records itself (agent/hub).
+const (
+	outcomeExpired   = "expired"
+	outcomeRestarted = "agent_restarted"
+)
 
 func (s *Scheduler) orderUpdated(ctx context.Context, o ledger.Order, r *ledger.Rental) error {
 	defer s.lockRental(r.ID)()
@@ -417,30 +444,26 @@ func (s *Scheduler) orderUpdated(ctx context.Context, o ledger.Order, r *ledger.
 	if o.Action == wire.ActionStop {
 		verb = "stop"
 	}
+	lg := lang(&u)
 	var text string
 	switch o.State {
 	case ledger.OrderPending:
 		return nil
 	case ledger.OrderStarted:
-		text = fmt.Sprintf("<b>%s</b>: the agent is running the %s command…", esc(r.Name), verb)
+		text = tr(lg, "order_started", r.Name, raw(tr(lg, "act_"+verb)))
 	case ledger.OrderDone:
-		past := map[string]string{"release": "released", "stop": "stopped"}[verb]
 		at := o.UpdatedAt
 		if r != nil && len(r.Events) > 0 {
 			at = r.LastEventAt()
 		}
-		text = fmt.Sprintf("✓ <b>%s</b> %s at %s, confirmed by its agent.", esc(r.Name), past, clock(&u, at))
+		text = tr(lg, "order_done", r.Name, raw(tr(lg, "done_"+verb)), clock(&u, at))
 	default:
-		why := outcomeText[o.Outcome]
-		if why == "" {
-			why = o.Message
-		} else if o.Message != "" {
-			why += " (" + truncate(o.Message, 200) + ")"
+		// "was not released" / "未能释放": the participle in English, the verb in Chinese.
+		how := tr(lg, "done_"+verb)
+		if lg == bot.LangZH {
+			how = tr(lg, "act_"+verb)
 		}
-		text = fmt.Sprintf("<b>%s</b> was not %sd: %s. Nothing was recorded in the ledger.", esc(r.Name), verb, esc(why))
-		if verb == "stop" {
-			text = fmt.Sprintf("<b>%s</b> was not stopped: %s. Nothing was recorded in the ledger.", esc(r.Name), esc(why))
-		}
+		text = tr(lg, "order_not_done", r.Name, raw(how), outcomeText(lg, o))
 	}
 	if !o.State.Open() {
 		kind := ledger.DecisionOutcome
@@ -456,7 +479,7 @@ func (s *Scheduler) orderUpdated(ctx context.Context, o ledger.Order, r *ledger.
 	var btns [][]button
 	if o.State == ledger.OrderRefused || o.State == ledger.OrderFailed || o.State == ledger.OrderExpired {
 		if c.Kind == ledger.CardIdle && !c.Kept {
-			btns = idleButtons(r)
+			btns = idleButtons(lg, r)
 		}
 	}
 	return s.sendCard(ctx, &u, &c, text, btns, o.State.Open() == false && o.State != ledger.OrderDone, true)

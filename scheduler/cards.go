@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"html"
 	"strconv"
 	"time"
 
@@ -35,8 +34,16 @@ type button struct {
 	rentalID     int64
 }
 
-func idleButtons(r *ledger.Rental) [][]button {
-	return [][]button{{{"Release now", ActRelease, r.ID}, {"Snooze 1h", ActSnooze, r.ID}, {"Keep", ActKeep, r.ID}}}
+func idleButtons(lang string, r *ledger.Rental) [][]button {
+	return [][]button{{{text(lang, "btn_release_now"), ActRelease, r.ID}, {text(lang, "btn_snooze"), ActSnooze, r.ID}, {text(lang, "btn_keep"), ActKeep, r.ID}}}
+}
+
+func jobButtons(lang string, r *ledger.Rental) [][]button {
+	return [][]button{{{text(lang, "btn_release_now"), ActRelease, r.ID}, {text(lang, "btn_keep"), ActKeep, r.ID}}}
+}
+
+func releasedButtons(lang string, r *ledger.Rental) [][]button {
+	return [][]button{{{text(lang, "btn_released"), ActReleased, r.ID}}}
 }
 
 // sendCard sends or edits c's message. notify sends a new message (a
@@ -157,25 +164,7 @@ func silentAfter(u *ledger.User) time.Duration {
 	return 10 * time.Minute
 }
 
-// fmtDur formats a duration for cards: "35 min", "3h12m", "2d4h".
-func fmtDur(d time.Duration) string {
-	d = d.Round(time.Minute)
-	switch {
-	case d < time.Hour:
-		return fmt.Sprintf("%d min", int(d/time.Minute))
-	case d < 48*time.Hour:
-		h, m := int(d/time.Hour), int(d%time.Hour/time.Minute)
-		if m == 0 {
-			return fmt.Sprintf("%dh", h)
-		}
-		return fmt.Sprintf("%dh%02dm", h, m)
-	}
-	return fmt.Sprintf("%dd%dh", int(d/(24*time.Hour)), int(d%(24*time.Hour)/time.Hour))
-}
-
 func clock(u *ledger.User, t time.Time) string { return t.In(u.Location()).Format("15:04") }
-
-func esc(s string) string { return html.EscapeString(s) }
 
 // idleCost returns what the rental accrued while idle in [from, to), and
 // its compute over the same window, from the cost engine.
@@ -234,15 +223,16 @@ func (s *Scheduler) checkIdle(ctx context.Context, u *ledger.User, r *ledger.Ren
 		return err
 	}
 	auto := pol.Action == ledger.AutoStop || pol.Action == ledger.AutoRelease
-	text := s.idleText(u, r, st, pol, card, idleFor, idleMoney, now)
+	lg := lang(u)
+	text := s.idleText(u, r, pol, card, idleFor, idleMoney, now)
 	if !open {
 		card = ledger.Card{UserID: u.ID, RentalID: r.ID, Kind: ledger.CardIdle, Incident: incident}
-		if err := s.sendCard(ctx, u, &card, text, idleButtons(r), true, auto); err != nil {
+		if err := s.sendCard(ctx, u, &card, text, idleButtons(lg, r), true, auto); err != nil {
 			return err
 		}
 		if !card.Pending {
 			s.decide(ctx, r, ledger.DecisionWarn, "idle warning shown",
-				fmt.Sprintf("idle %s since %s, %s spent idle, policy %s", fmtDur(idleFor), clock(u, st.IdleSince), idleMoney.Format(), pol.Action))
+				fmt.Sprintf("idle %s since %s, %s spent idle, policy %s", fmtDur(idleFor, bot.LangEN), clock(u, st.IdleSince), idleMoney.Format(), pol.Action))
 		}
 		return nil
 	}
@@ -265,19 +255,19 @@ func (s *Scheduler) checkIdle(ctx context.Context, u *ledger.User, r *ledger.Ren
 		card.Reminders++
 		if s.cfg.Sender != nil && card.MessageID != 0 {
 			// The old message loses its buttons; the reminder carries them.
-			s.cfg.Sender.Send(ctx, bot.Outgoing{ChatID: s.cfg.ChatID(u.ID), EditMessageID: card.MessageID, Text: card.Text + "\n<i>(reminder below)</i>"})
+			s.cfg.Sender.Send(ctx, bot.Outgoing{ChatID: s.cfg.ChatID(u.ID), EditMessageID: card.MessageID, Text: card.Text + "\n" + tr(lg, "reminder_below")})
 		}
-		if err := s.sendCard(ctx, u, &card, text, idleButtons(r), true, auto); err != nil {
+		if err := s.sendCard(ctx, u, &card, text, idleButtons(lg, r), true, auto); err != nil {
 			return err
 		}
 		s.decide(ctx, r, ledger.DecisionRemind, fmt.Sprintf("idle reminder #%d", card.Reminders),
-			fmt.Sprintf("idle %s, %s spent idle", fmtDur(idleFor), idleMoney.Format()))
+			fmt.Sprintf("idle %s, %s spent idle", fmtDur(idleFor, bot.LangEN), idleMoney.Format()))
 		return nil
 	}
 	if text != card.Text {
 		var btns [][]button
 		if !card.Kept {
-			btns = idleButtons(r)
+			btns = idleButtons(lg, r)
 		}
 		return s.sendCard(ctx, u, &card, text, btns, false, auto)
 	}
@@ -291,21 +281,27 @@ func (s *Scheduler) openOrder(rentalID int64) (ledger.Order, bool) {
 	return s.hub.OpenOrder(rentalID)
 }
 
-func (s *Scheduler) idleText(u *ledger.User, r *ledger.Rental, st ledger.AgentState, pol ledger.AutoPolicy, c ledger.Card, idleFor time.Duration, idle ledger.Money, now time.Time) string {
-	t := fmt.Sprintf("<b>%s</b> idle %s · %s spent idle", esc(r.Name), fmtDur(idleFor), idle.Format())
+func (s *Scheduler) idleText(u *ledger.User, r *ledger.Rental, pol ledger.AutoPolicy, c ledger.Card, idleFor time.Duration, idle ledger.Money, now time.Time) string {
+	lg := lang(u)
+	t := tr(lg, "idle", r.Name, fmtDur(idleFor, lg), idle.Format())
 	switch {
 	case c.Kept:
-		t += "\nKept: no more reminders while it stays idle."
+		t += "\n" + tr(lg, "idle_kept")
 	case now.Before(c.SnoozeUntil):
-		t += "\nSnoozed until " + clock(u, c.SnoozeUntil) + "."
+		t += "\n" + tr(lg, "snoozed_until", clock(u, c.SnoozeUntil))
 	case pol.Action == ledger.AutoStop || pol.Action == ledger.AutoRelease:
 		first := c.FirstAt
 		if first.IsZero() {
 			first = now
 		}
-		t += fmt.Sprintf("\nAuto-%s at %s if it stays idle (/autorelease %s off to cancel).", pol.Action, clock(u, first.Add(pol.Grace())), esc(r.Name))
+		t += "\n" + tr(lg, "idle_auto", raw(tr(lg, "act_"+string(pol.Action))), clock(u, first.Add(pol.Grace())), r.Name)
 	}
 	return t
+}
+
+// stateText is "<b>box1</b> is stopped." in the user's language.
+func stateText(lg string, r *ledger.Rental) string {
+	return tr(lg, "is_state", r.Name, raw(tr(lg, "state_"+string(r.State()))))
 }
 
 func (s *Scheduler) closeIdleCard(ctx context.Context, u *ledger.User, r *ledger.Rental, c *ledger.Card, st ledger.AgentState, now time.Time) error {
@@ -315,12 +311,13 @@ func (s *Scheduler) closeIdleCard(ctx context.Context, u *ledger.User, r *ledger
 		_, err := s.store.SaveCard(ctx, *c)
 		return err
 	}
-	text := fmt.Sprintf("<b>%s</b> is busy again.", esc(r.Name))
+	lg := lang(u)
+	text := tr(lg, "busy_again", r.Name)
 	switch {
 	case r.State() != ledger.Running:
-		text = fmt.Sprintf("<b>%s</b> is %s.", esc(r.Name), r.State())
+		text = stateText(lg, r)
 	case st.Verdict == ledger.VerdictUnknown:
-		text = fmt.Sprintf("<b>%s</b>: the agent cannot tell whether it is idle.", esc(r.Name))
+		text = tr(lg, "verdict_unknown", r.Name)
 	}
 	return s.sendCard(ctx, u, c, text, nil, false, false)
 }
@@ -349,7 +346,8 @@ func (s *Scheduler) autoOrder(ctx context.Context, u *ledger.User, r *ledger.Ren
 		return err
 	}
 	s.decide(ctx, r, ledger.DecisionOrder, "automatic "+action+" ordered ("+o.ID+")", evidence)
-	text := fmt.Sprintf("<b>%s</b>: automatic %s ordered (idle past the grace period). Waiting for the agent to confirm…", esc(r.Name), action)
+	lg := lang(u)
+	text := tr(lg, "auto_ordered", r.Name, raw(tr(lg, "act_"+action)))
 	return s.sendCard(ctx, u, c, text, nil, true, true)
 }
 
@@ -362,11 +360,12 @@ func (s *Scheduler) checkSilent(ctx context.Context, u *ledger.User, r *ledger.R
 		return err
 	}
 	gone := now.Sub(st.LastSeen)
+	lg := lang(u)
 	if open && !c.Closed && (c.Incident != incident || r.State() != ledger.Running) {
 		c.Closed = true
-		text := fmt.Sprintf("<b>%s</b>'s agent is back (silent %s).", esc(r.Name), fmtDur(st.LastSeen.Sub(time.Unix(mustInt(c.Incident), 0))))
+		text := tr(lg, "silent_back", r.Name, fmtDur(st.LastSeen.Sub(time.Unix(mustInt(c.Incident), 0)), lg))
 		if r.State() != ledger.Running {
-			text = fmt.Sprintf("<b>%s</b> is %s.", esc(r.Name), r.State())
+			text = stateText(lg, r)
 		}
 		if c.MessageID == 0 {
 			_, err := s.store.SaveCard(ctx, c)
@@ -387,11 +386,11 @@ func (s *Scheduler) checkSilent(ctx context.Context, u *ledger.User, r *ledger.R
 		}
 	}
 	c = ledger.Card{UserID: u.ID, RentalID: r.ID, Kind: ledger.CardSilent, Incident: incident}
-	text := fmt.Sprintf("<b>%s</b>'s agent has been silent %s: crashed, preempted or released elsewhere? It may still be billing.", esc(r.Name), fmtDur(gone))
-	if err := s.sendCard(ctx, u, &c, text, [][]button{{{"I released it", ActReleased, r.ID}}}, true, false); err != nil {
+	text := tr(lg, "silent", r.Name, fmtDur(gone, lg))
+	if err := s.sendCard(ctx, u, &c, text, releasedButtons(lg, r), true, false); err != nil {
 		return err
 	}
-	s.decide(ctx, r, ledger.DecisionSilent, "silent-agent alert", fmt.Sprintf("last heartbeat %s (%s ago); no release is ever taken on silence", clock(u, st.LastSeen), fmtDur(gone)))
+	s.decide(ctx, r, ledger.DecisionSilent, "silent-agent alert", fmt.Sprintf("last heartbeat %s (%s ago); no release is ever taken on silence", clock(u, st.LastSeen), fmtDur(gone, bot.LangEN)))
 	return nil
 }
 
@@ -430,8 +429,9 @@ func (s *Scheduler) checkLongRun(ctx context.Context, u *ledger.User, r *ledger.
 	if err != nil {
 		return err
 	}
-	text := fmt.Sprintf("<b>%s</b> has been running %s (%s so far) and has no agent watching it. Still using it?", esc(r.Name), fmtDur(now.Sub(since)), total.Format())
-	return s.sendCard(ctx, u, &c, text, [][]button{{{"I released it", ActReleased, r.ID}, {"Keep", ActKeep, r.ID}}}, true, false)
+	lg := lang(u)
+	msg := tr(lg, "long_run", r.Name, fmtDur(now.Sub(since), lg), total.Format())
+	return s.sendCard(ctx, u, &c, msg, [][]button{{{text(lg, "btn_released"), ActReleased, r.ID}, {text(lg, "btn_keep"), ActKeep, r.ID}}}, true, false)
 }
 
 // checkLease reminds LeaseWarn before a lease ends (Extend 2h / Release at
@@ -460,24 +460,25 @@ func (s *Scheduler) checkLease(ctx context.Context, u *ledger.User, r *ledger.Re
 	if err != nil || seen {
 		return err
 	}
-	var text string
-	btns := [][]button{{{"Extend 2h", ActExtend, r.ID}}}
+	var msg string
+	lg := lang(u)
+	btns := [][]button{{{text(lg, "btn_extend"), ActExtend, r.ID}}}
 	if ended {
-		text = fmt.Sprintf("<b>%s</b>'s lease ended at %s and it is still running (billing).", esc(r.Name), clock(u, le.EndsAt))
+		msg = tr(lg, "lease_ended", r.Name, clock(u, le.EndsAt))
 	} else {
-		text = fmt.Sprintf("<b>%s</b>'s lease ends at %s (in %s).", esc(r.Name), clock(u, le.EndsAt), fmtDur(le.EndsAt.Sub(now)))
+		msg = tr(lg, "lease_ends", r.Name, clock(u, le.EndsAt), fmtDur(le.EndsAt.Sub(now), lg))
 		if le.ReleaseAtEnd {
-			text += " Its agent will release it then, unless it is busy."
+			msg += tr(lg, "lease_agent_releases")
 		}
 	}
 	if hasAgent && !le.ReleaseAtEnd && !ended {
-		btns[0] = append(btns[0], button{"Release at end", ActReleaseAtEnd, r.ID})
+		btns[0] = append(btns[0], button{text(lg, "btn_release_end"), ActReleaseAtEnd, r.ID})
 	} else if hasAgent && ended {
-		btns[0] = append(btns[0], button{"Release now", ActRelease, r.ID})
+		btns[0] = append(btns[0], button{text(lg, "btn_release_now"), ActRelease, r.ID})
 	} else if !hasAgent {
-		btns[0] = append(btns[0], button{"I released it", ActReleased, r.ID})
+		btns[0] = append(btns[0], button{text(lg, "btn_released"), ActReleased, r.ID})
 	}
-	return s.sendCard(ctx, u, &c, text, btns, true, le.ReleaseAtEnd)
+	return s.sendCard(ctx, u, &c, msg, btns, true, le.ReleaseAtEnd)
 }
 
 // flushPending sends the cards held by quiet hours once they are over.
@@ -510,13 +511,12 @@ func (s *Scheduler) flushPending(ctx context.Context, users map[int64]*ledger.Us
 		}
 		var btns [][]button
 		switch c.Kind {
-		case ledger.CardIdle, ledger.CardJob:
-			btns = idleButtons(r)
-			if c.Kind == ledger.CardJob {
-				btns = [][]button{{{"Release now", ActRelease, r.ID}, {"Keep", ActKeep, r.ID}}}
-			}
+		case ledger.CardIdle:
+			btns = idleButtons(lang(u), r)
+		case ledger.CardJob:
+			btns = jobButtons(lang(u), r)
 		case ledger.CardSilent, ledger.CardLongRun:
-			btns = [][]button{{{"I released it", ActReleased, r.ID}}}
+			btns = releasedButtons(lang(u), r)
 		}
 		c := c
 		if err := s.sendCard(ctx, u, &c, c.Text, btns, true, false); err != nil {

@@ -66,12 +66,13 @@ func (s *Scheduler) sendSummary(ctx context.Context, u *ledger.User, day, due, n
 	}
 	// The summary is as of its due time (a late one shows the day it is for).
 	asOf := due
-	text := bot.RenderSummary(b, asOf, u.Lang)
-	if idle := idleLine(b, asOf); idle != "" {
+	lg := lang(u)
+	text := bot.RenderSummary(b, asOf, lg)
+	if idle := idleLine(b, asOf, lg); idle != "" {
 		text += "\n" + idle
 	}
 	if late := now.Sub(due); late > lateAfter {
-		text = fmt.Sprintf("<i>(late: this summary was due at %s %s; the server was not running)</i>\n", due.Format("2006-01-02"), clock(u, due)) + text
+		text = tr(lg, "summary_late", due.In(u.Location()).Format("2006-01-02"), clock(u, due)) + "\n" + text
 	}
 	if _, err := s.cfg.Sender.Send(ctx, bot.Outgoing{ChatID: s.cfg.ChatID(u.ID), Text: text, Silent: ledger.InQuietHours(u, now)}); err != nil {
 		if uerr := s.store.UnmarkNotice(ctx, key); uerr != nil {
@@ -88,7 +89,7 @@ func (s *Scheduler) sendSummary(ctx context.Context, u *ledger.User, day, due, n
 		s.log.Error("scheduler: chart", "user", u.ID, "err", err)
 		return nil
 	}
-	_, err = s.cfg.Sender.Send(ctx, bot.Outgoing{ChatID: s.cfg.ChatID(u.ID), Text: "Last 14 days",
+	_, err = s.cfg.Sender.Send(ctx, bot.Outgoing{ChatID: s.cfg.ChatID(u.ID), Text: tr(lg, "chart_caption"),
 		Photo: &bot.File{Name: "spend-14d.png", Data: png}, Silent: true})
 	if err != nil {
 		s.log.Error("scheduler: send chart", "user", u.ID, "err", err)
@@ -98,7 +99,7 @@ func (s *Scheduler) sendSummary(ctx context.Context, u *ledger.User, day, due, n
 
 // idleLine says how much of today's compute was spent while the agents saw
 // the hosts idle.
-func idleLine(b *ledger.Book, now time.Time) string {
+func idleLine(b *ledger.Book, now time.Time, lg string) string {
 	day, _ := ledger.DayRange(now, b.User.Location())
 	st := ledger.Spend(b, day, now)
 	var parts []string
@@ -107,12 +108,12 @@ func idleLine(b *ledger.Book, now time.Time) string {
 		if m.Minor == 0 {
 			continue
 		}
-		parts = append(parts, fmt.Sprintf("%s of %s compute", m.Format(), st.Total(c).Compute.Format()))
+		parts = append(parts, tr(lg, "idle_of_compute", m.Format(), st.Total(c).Compute.Format()))
 	}
 	if len(parts) == 0 {
 		return ""
 	}
-	return "Idle cost today: " + strings.Join(parts, "; ")
+	return tr(lg, "idle_today", raw(strings.Join(parts, "; ")))
 }
 
 func sortedCurrencies[V any](m map[ledger.Currency]V) []ledger.Currency {
@@ -214,9 +215,10 @@ func (s *Scheduler) budgetAlert(ctx context.Context, u *ledger.User, b *ledger.B
 		}
 	}
 	lv := budgetLevels[top]
-	text := fmt.Sprintf("Budget: %s of %s spent this month (%d%%).", bs.Spent.Format(), bs.Budget.Format(), bs.Percent)
+	lg := lang(u)
+	text := tr(lg, "budget", bs.Spent.Format(), bs.Budget.Format(), bs.Percent)
 	if lv >= 100 {
-		text = "⚠ " + text + " You are over budget."
+		text = tr(lg, "budget_over", raw(text))
 	}
 	return s.once(ctx, u, fmt.Sprintf("budget:%d:%s:%d", u.ID, month, lv), text)
 }
@@ -230,8 +232,8 @@ func (s *Scheduler) runwayAlert(ctx context.Context, u *ledger.User, b *ledger.B
 		// Once per balance state: a new balance record or top-up re-arms it.
 		key := fmt.Sprintf("runway:%d:%s:%s:%d:%d", u.ID, plat, st.Currency, st.Since.Unix(), len(b.TopUps))
 		left := st.RunsOutAt.Sub(now)
-		text := fmt.Sprintf("⚠ Your %s balance (%s) runs out in %s (at %s) at %s/h. Top up, or instances will be stopped.",
-			esc(plat), st.Balance.Format(), fmtDur(max(left, 0)), clock(u, *st.RunsOutAt), st.BurnPerHour.Format())
+		lg := lang(u)
+		text := tr(lg, "runway", plat, st.Balance.Format(), fmtDur(max(left, 0), lg), clock(u, *st.RunsOutAt), st.BurnPerHour.Format())
 		errs = append(errs, s.once(ctx, u, key, text))
 	}
 	return errors.Join(errs...)
@@ -252,8 +254,8 @@ func (s *Scheduler) deadlineAlert(ctx context.Context, u *ledger.User, b *ledger
 			continue
 		}
 		key := fmt.Sprintf("deadline:%d:%d:%d", u.ID, r.ID, r.LastEventAt().Unix())
-		text := fmt.Sprintf("⚠ <b>%s</b> has been stopped since %s: %s releases it and deletes its data at %s %s. Start it, or move your data.",
-			esc(r.Name), r.LastEventAt().In(u.Location()).Format("2006-01-02"), esc(r.Platform), dl.In(u.Location()).Format("2006-01-02"), clock(u, dl))
+		text := tr(lang(u), "deadline", r.Name, r.LastEventAt().In(u.Location()).Format("2006-01-02"), r.Platform,
+			dl.In(u.Location()).Format("2006-01-02")+" "+clock(u, dl))
 		errs = append(errs, s.once(ctx, u, key, text))
 	}
 	return errors.Join(errs...)

@@ -1,0 +1,254 @@
+package scheduler
+
+import (
+	"fmt"
+	"html"
+	"time"
+
+	"github.com/gpuledger/gpuledger/agent/wire"
+	"github.com/gpuledger/gpuledger/bot"
+	"github.com/gpuledger/gpuledger/ledger"
+)
+
+// raw is an argument of a message that is already HTML; every other
+// string argument is escaped.
+type raw string
+
+// messages is the scheduler's catalog: key → {English, Chinese}. Cards,
+// alerts, button labels and button toasts follow the user's language
+// setting, like the core's replies (bot/messages.go). Templates are HTML
+// (Telegram's subset) with indexed verbs (%[1]s) so that a translation
+// may reorder its arguments. The /why log stays in English: it is
+// evidence recorded once, not a reply.
+var messages = map[string][2]string{
+	// buttons
+	"btn_release_now": {"Release now", "立即释放"},
+	"btn_snooze":      {"Snooze 1h", "推迟 1 小时"},
+	"btn_keep":        {"Keep", "保留"},
+	"btn_released":    {"I released it", "我已释放"},
+	"btn_extend":      {"Extend 2h", "延长 2 小时"},
+	"btn_release_end": {"Release at end", "到期释放"},
+
+	// the idle card
+	"idle": {
+		"<b>%[1]s</b> idle %[2]s · %[3]s spent idle",
+		"<b>%[1]s</b> 空闲 %[2]s · 空闲花费 %[3]s"},
+	"idle_kept": {
+		"Kept: no more reminders while it stays idle.",
+		"已保留：空闲期间不再提醒。"},
+	"snoozed_until": {"Snoozed until %[1]s.", "已推迟到 %[1]s。"},
+	"idle_auto": {
+		"Auto-%[1]s at %[2]s if it stays idle (/autorelease %[3]s off to cancel).",
+		"如果一直空闲，将在 %[2]s 自动%[1]s（取消：/autorelease %[3]s off）。"},
+	"reminder_below": {"<i>(reminder below)</i>", "<i>（见下方提醒）</i>"},
+	"busy_again":     {"<b>%[1]s</b> is busy again.", "<b>%[1]s</b> 又忙起来了。"},
+	"is_state":       {"<b>%[1]s</b> is %[2]s.", "<b>%[1]s</b> %[2]s。"},
+	"verdict_unknown": {
+		"<b>%[1]s</b>: the agent cannot tell whether it is idle.",
+		"<b>%[1]s</b>：代理无法判断它是否空闲。"},
+	"auto_ordered": {
+		"<b>%[1]s</b>: automatic %[2]s ordered (idle past the grace period). Waiting for the agent to confirm…",
+		"<b>%[1]s</b>：空闲已超过宽限期，已下令自动%[2]s。等待代理确认…"},
+
+	// silent agents, long runs, leases
+	"silent_back": {
+		"<b>%[1]s</b>'s agent is back (silent %[2]s).",
+		"<b>%[1]s</b> 的代理恢复上报了（失联 %[2]s）。"},
+	"silent": {
+		"<b>%[1]s</b>'s agent has been silent %[2]s: crashed, preempted or released elsewhere? It may still be billing.",
+		"<b>%[1]s</b> 的代理已失联 %[2]s：崩溃了、被抢占了，还是在别处释放了？它可能仍在计费。"},
+	"long_run": {
+		"<b>%[1]s</b> has been running %[2]s (%[3]s so far) and has no agent watching it. Still using it?",
+		"<b>%[1]s</b> 已运行 %[2]s（已花 %[3]s），没有代理在监控它。还在用吗？"},
+	"lease_ended": {
+		"<b>%[1]s</b>'s lease ended at %[2]s and it is still running (billing).",
+		"<b>%[1]s</b> 的租期已于 %[2]s 结束，但它仍在运行（计费中）。"},
+	"lease_ends": {
+		"<b>%[1]s</b>'s lease ends at %[2]s (in %[3]s).",
+		"<b>%[1]s</b> 的租期将于 %[2]s 结束（还有 %[3]s）。"},
+	"lease_agent_releases": {
+		" Its agent will release it then, unless it is busy.",
+		"届时代理会释放它，除非它正忙。"},
+	"lease_now_ends": {
+		"<b>%[1]s</b>'s lease now ends at %[2]s.",
+		"<b>%[1]s</b> 的租期已延长到 %[2]s。"},
+	"lease_release_at": {
+		"<b>%[1]s</b> will be released by its agent at %[2]s, unless it is busy then.",
+		"<b>%[1]s</b> 将由代理在 %[2]s 释放，除非届时它正忙。"},
+
+	// button toasts
+	"t_broken":           {"This button is broken: use /status.", "这个按钮坏了：请用 /status。"},
+	"t_internal":         {"Something went wrong; nothing was changed. Try again.", "出了点问题，没有做任何修改。请重试。"},
+	"t_already_released": {"%[1]s is already released.", "%[1]s 已经释放了。"},
+	"t_releasing_order": {
+		"%[1]s is already being released (order %[2]s, %[3]s).",
+		"%[1]s 正在释放中（指令 %[2]s，%[3]s）。"},
+	"t_releasing":   {"%[1]s is already being released.", "%[1]s 正在释放中。"},
+	"t_no_agent":    {"%[1]s has no agent: release it on the platform, then send /release %[1]s.", "%[1]s 没有代理：请在平台上释放，然后发送 /release %[1]s。"},
+	"t_no_command":  {"%[1]s's agent has no --release-cmd: release it on the platform, then send /release %[1]s.", "%[1]s 的代理没有设置 --release-cmd：请在平台上释放，然后发送 /release %[1]s。"},
+	"t_release_ord": {"Release ordered: %[1]s", "已下令释放：%[1]s"},
+	"releasing": {
+		"Releasing <b>%[1]s</b>: waiting for its agent to confirm (it re-checks that the GPU is idle first)…",
+		"正在释放 <b>%[1]s</b>：等待代理确认（它会先再次确认 GPU 空闲）…"},
+	"t_nothing_snooze": {"Nothing to snooze.", "没有需要推迟的提醒。"},
+	"t_snoozed":        {"Snoozed until %[1]s", "已推迟到 %[1]s"},
+	"t_ok":             {"OK.", "好的。"},
+	"kept":             {"Kept: no more reminders about this.", "已保留：不再就此提醒。"},
+	"t_kept":           {"Kept %[1]s", "已保留 %[1]s"},
+	"t_no_lease":       {"%[1]s has no lease.", "%[1]s 没有设置租期。"},
+	"t_extended":       {"Lease extended to %[1]s", "租期已延长到 %[1]s"},
+	"t_release_at":     {"Release at %[1]s", "将在 %[1]s 释放"},
+	"released_by_hand": {
+		"✓ <b>%[1]s</b> released at %[2]s (recorded by hand).",
+		"✓ <b>%[1]s</b> 已于 %[2]s 释放（手动记录）。"},
+	"t_released": {"✓ %[1]s released %[2]s", "✓ %[1]s 已于 %[2]s 释放"},
+
+	// what the agents report
+	"the_job": {"the job", "任务"},
+	"job_finished": {
+		"<b>%[1]s</b>: %[2]s finished (exit %[3]s, %[4]s, %[5]s). Release?",
+		"<b>%[1]s</b>：%[2]s 已结束（退出码 %[3]s，用时 %[4]s，花费 %[5]s）。要释放吗？"},
+	"gpu_mismatch": {
+		"⚠ <b>%[1]s</b>: %[2]s. Check what you are paying for.",
+		"⚠ <b>%[1]s</b>：%[2]s。请核对你付费的配置。"},
+	"unconfirmed": {
+		"⚠ <b>%[1]s</b>: release not confirmed. It was recorded as released at %[2]s, but its agent still reports. Check the platform: it may still be billing.",
+		"⚠ <b>%[1]s</b>：释放未确认。账本记录它已于 %[2]s 释放，但它的代理仍在上报。请到平台上检查：可能仍在计费。"},
+	"order_started": {
+		"<b>%[1]s</b>: the agent is running the %[2]s command…",
+		"<b>%[1]s</b>：代理正在执行%[2]s命令…"},
+	"order_done": {
+		"✓ <b>%[1]s</b> %[2]s at %[3]s, confirmed by its agent.",
+		"✓ <b>%[1]s</b> 于 %[3]s %[2]s，代理已确认。"},
+	"order_not_done": {
+		"<b>%[1]s</b> was not %[2]s: %[3]s. Nothing was recorded in the ledger.",
+		"<b>%[1]s</b> 未能%[2]s：%[3]s。账本中没有记录。"},
+
+	// actions and states, as words inside sentences
+	"act_stop":        {"stop", "关机"},
+	"act_release":     {"release", "释放"},
+	"done_stop":       {"stopped", "已关机"},
+	"done_release":    {"released", "已释放"},
+	"state_running":   {"running", "运行中"},
+	"state_stopped":   {"stopped", "已关机"},
+	"state_released":  {"released", "已释放"},
+	"outcome_unknown": {"the agent reported %[1]s", "代理报告 %[1]s"},
+	"outcome_" + wire.OutcomeRefusedBusy: {
+		"the agent found the GPU busy", "代理发现 GPU 正忙"},
+	"outcome_" + wire.OutcomeRefusedJob: {
+		"the wrapped job is still running", "托管的任务仍在运行"},
+	"outcome_" + wire.OutcomeRefusedUnknown: {
+		"the agent could not tell whether the GPU is idle", "代理无法判断 GPU 是否空闲"},
+	"outcome_" + wire.OutcomeRefusedNoCommand: {
+		"the agent has no --release-cmd", "代理没有设置 --release-cmd"},
+	"outcome_" + wire.OutcomeRejectedSignature: {
+		"the agent rejected the order's signature (was the token re-issued?)", "代理拒绝了指令的签名（令牌是否重新生成过？）"},
+	"outcome_" + wire.OutcomeRejectedExpired: {
+		"the order expired before the agent got it (check the host's clock)", "代理收到指令时它已过期（请检查机器的时钟）"},
+	"outcome_" + wire.OutcomeRejectedRental: {
+		"the agent serves another rental", "这个代理属于另一台机器"},
+	"outcome_" + wire.OutcomeRejectedInvalid: {
+		"the agent found the order malformed", "代理认为指令格式不对"},
+	"outcome_" + wire.OutcomePreReleaseFailed: {
+		"the pre-release command failed", "释放前命令执行失败"},
+	"outcome_" + wire.OutcomeReleaseFailed: {
+		"the release command failed", "释放命令执行失败"},
+	"outcome_" + outcomeExpired: {
+		"the order expired", "代理没有按时取走指令，或命令开始后一直没有报告结果"},
+	"outcome_" + outcomeRestarted: {
+		"the agent restarted", "命令执行期间代理重启了，结果未确认"},
+
+	// the nightly summary and money alerts
+	"summary_late": {
+		"<i>(late: this summary was due at %[1]s %[2]s; the server was not running)</i>",
+		"<i>（迟到：这份总结应在 %[1]s %[2]s 发送，当时服务器没有运行）</i>"},
+	"idle_today":      {"Idle cost today: %[1]s", "今日空闲花费：%[1]s"},
+	"idle_of_compute": {"%[1]s of %[2]s compute", "%[1]s（计算共 %[2]s）"},
+	"chart_caption":   {"Last 14 days", "最近 14 天"},
+	"budget": {
+		"Budget: %[1]s of %[2]s spent this month (%[3]s%%).",
+		"预算：本月已花 %[1]s / %[2]s（%[3]s%%）。"},
+	"budget_over": {"⚠ %[1]s You are over budget.", "⚠ %[1]s 已超预算。"},
+	"runway": {
+		"⚠ Your %[1]s balance (%[2]s) runs out in %[3]s (at %[4]s) at %[5]s/h. Top up, or instances will be stopped.",
+		"⚠ 你的 %[1]s 余额（%[2]s）按每小时 %[5]s 的消耗，将在 %[3]s 后（%[4]s）用完。请充值，否则实例会被停机。"},
+	"deadline": {
+		"⚠ <b>%[1]s</b> has been stopped since %[2]s: %[3]s releases it and deletes its data at %[4]s. Start it, or move your data.",
+		"⚠ <b>%[1]s</b> 自 %[2]s 起关机：%[3]s 将在 %[4]s 释放它并删除数据。请开机，或把数据迁走。"},
+}
+
+// lang returns the user's language (bot.LangEN or bot.LangZH).
+func lang(u *ledger.User) string { return bot.NormLang(u.Lang) }
+
+// tr renders message key in lang with args: strings are escaped, raw is
+// not, other values are formatted with %v. A missing key renders as the
+// key, which the catalog test catches.
+func tr(lang, key string, args ...any) string {
+	m, ok := messages[key]
+	if !ok {
+		return key
+	}
+	tmpl := m[0]
+	if lang == bot.LangZH {
+		tmpl = m[1]
+	}
+	a := make([]any, len(args))
+	for i, v := range args {
+		switch v := v.(type) {
+		case raw:
+			a[i] = string(v)
+		case string:
+			a[i] = html.EscapeString(v)
+		default:
+			a[i] = html.EscapeString(fmt.Sprint(v))
+		}
+	}
+	return fmt.Sprintf(tmpl, a...)
+}
+
+// text renders a message without HTML escaping, for button labels and
+// callback toasts (plain text on Telegram's side).
+func text(lang, key string, args ...any) string {
+	m, ok := messages[key]
+	if !ok {
+		return key
+	}
+	tmpl := m[0]
+	if lang == bot.LangZH {
+		tmpl = m[1]
+	}
+	a := make([]any, len(args))
+	for i, v := range args {
+		a[i] = fmt.Sprint(v)
+	}
+	return fmt.Sprintf(tmpl, a...)
+}
+
+// fmtDur formats a duration for cards: "35 min", "3h12m", "2d4h" in
+// English; "35 分钟", "3 小时 12 分", "2 天 4 小时" in Chinese.
+func fmtDur(d time.Duration, lang string) string {
+	d = d.Round(time.Minute)
+	zh := lang == bot.LangZH
+	switch {
+	case d < time.Hour && zh:
+		return fmt.Sprintf("%d 分钟", int(d/time.Minute))
+	case d < time.Hour:
+		return fmt.Sprintf("%d min", int(d/time.Minute))
+	case d < 48*time.Hour:
+		h, m := int(d/time.Hour), int(d%time.Hour/time.Minute)
+		switch {
+		case zh && m == 0:
+			return fmt.Sprintf("%d 小时", h)
+		case zh:
+			return fmt.Sprintf("%d 小时 %d 分", h, m)
+		case m == 0:
+			return fmt.Sprintf("%dh", h)
+		}
+		return fmt.Sprintf("%dh%02dm", h, m)
+	}
+	days, hours := int(d/(24*time.Hour)), int(d%(24*time.Hour)/time.Hour)
+	if zh {
+		return fmt.Sprintf("%d 天 %d 小时", days, hours)
+	}
+	return fmt.Sprintf("%dd%dh", days, hours)
+}
