@@ -709,12 +709,52 @@ func (r *req) autoRelease(c AutoRelease) error {
 	if err != nil {
 		return err
 	}
-	key := "autorelease_set"
+	var text string
 	switch got.Action {
 	case ledger.AutoOff:
-		key = "autorelease_none"
+		text = r.t("autorelease_none", c.Name)
 	case ledger.AutoNotify:
-		key = "autorelease_notify"
+		text = r.t("autorelease_notify", c.Name)
+	default:
+		text = r.autoActionText(c.Name, got)
 	}
-	return r.send(r.plain(r.t(key, c.Name, string(got.Action), FormatDuration(got.Grace(), r.lang))))
+	return r.send(r.plain(text))
+}
+
+// autoActionText says what an automatic stop or release will do to the
+// rental: when (the idle warning after the user's idle_warn, then the
+// grace period), what the ledger records, and, for a stop, what the
+// platform's profile says a stopped instance costs or risks. Both run the
+// agent's release command; stop is preferred (DESIGN.md section 7), so a
+// release says how to choose stop instead. The policy stays as chosen:
+// the profiles do not say which platforms can stop at all.
+func (r *req) autoActionText(name string, p ledger.AutoPolicy) string {
+	warn := r.user.Settings.IdleWarn
+	if warn <= 0 {
+		warn = 30 * time.Minute
+	}
+	grace, after := FormatDuration(p.Grace(), r.lang), FormatDuration(warn, r.lang)
+	if p.Action == ledger.AutoRelease {
+		return r.t("autorelease_release", name, grace, after)
+	}
+	text := r.t("autorelease_stop", name, grace, after)
+	b, err := r.book()
+	if err != nil {
+		return text
+	}
+	x := b.Rental(name)
+	if x == nil {
+		return text
+	}
+	prof, ok := ledger.LookupProfile(x.Platform)
+	if !ok {
+		return text
+	}
+	if prof.Storage.BilledWhileStopped {
+		text += "\n" + r.t("autorelease_stop_storage", prof.Name)
+	}
+	if prof.ReleaseAfterStopped > 0 {
+		text += "\n" + r.t("autorelease_stop_deadline", prof.Name, FormatDuration(prof.ReleaseAfterStopped, r.lang))
+	}
+	return text
 }

@@ -142,3 +142,17 @@ func TestCore_StopReachesHubAtOnce(t *testing.T) {
 		t.Fatalf("box2 idle intervals after /resume = %+v; want one open", iv)
 	}
 }
+
+// TestCore_AutoReleaseSaysWhatHappens: /autorelease says when the action
+// comes, what the ledger records, and for a stop what the platform does
+// to a stopped instance; release points to stop, which keeps the data.
+func TestCore_AutoReleaseSaysWhatHappens(t *testing.T) {
+	he := newHubEnv(t)
+	he.say(alice, "/rent box1 autodl 4090 1.88/h")
+	contains(t, he.say(alice, "/autorelease box1 stop after 45m"),
+		"idle 30m", "45m more", "<b>stop</b>", "data stays", "AutoDL keeps billing its storage", "stopped for 15d")
+	got := he.say(alice, "/autorelease box1 release")
+	contains(t, got, "30m more", "<b>release</b>", "token is revoked", "<code>/autorelease box1 stop</code>")
+	he.say(alice, "/settings lang=zh")
+	contains(t, he.say(alice, "/autorelease box1 stop"), "记为<b>关机</b>", "数据保留", "AutoDL 会释放关机满")
+}

@@ -171,9 +171,18 @@ var messages = map[string][2]string{
 	"why_none": {
 		"No automatic decisions are recorded for <b>%[1]s</b>.",
 		"<b>%[1]s</b> 没有自动操作的记录。"},
-	"autorelease_set": {
-		"✓ <b>%[1]s</b>: when idle, I warn you and %[2]s it %[3]s after the warning",
-		"✓ <b>%[1]s</b>：空闲时先提醒，提醒 %[3]s 后自动执行 %[2]s"},
+	"autorelease_stop": {
+		"✓ <b>%[1]s</b>: when it has been idle %[3]s I warn you; if it stays idle %[2]s more, its agent runs its release command and I record a <b>stop</b> (preferred: the data stays, /resume records the restart). Never while a job runs or the GPU is busy.",
+		"✓ <b>%[1]s</b>：空闲 %[3]s 后提醒你；提醒后仍空闲 %[2]s，代理执行它的释放命令，并记为<b>关机</b>（推荐：数据保留，重新开机后用 /resume 记录）。有任务在跑或 GPU 在忙时从不执行。"},
+	"autorelease_release": {
+		"✓ <b>%[1]s</b>: when it has been idle %[3]s I warn you; if it stays idle %[2]s more, its agent runs its release command and I record a <b>release</b> (final: the instance's data is gone, its agent token is revoked). Stopping keeps the data: <code>/autorelease %[1]s stop</code>. Never while a job runs or the GPU is busy.",
+		"✓ <b>%[1]s</b>：空闲 %[3]s 后提醒你；提醒后仍空闲 %[2]s，代理执行它的释放命令，并记为<b>释放</b>（不可恢复：实例数据丢失，代理令牌作废）。关机可保留数据：<code>/autorelease %[1]s stop</code>。有任务在跑或 GPU 在忙时从不执行。"},
+	"autorelease_stop_storage": {
+		"While stopped, %[1]s keeps billing its storage.",
+		"关机期间 %[1]s 仍按存储计费。"},
+	"autorelease_stop_deadline": {
+		"%[1]s releases an instance stopped for %[2]s, with its data; I warn you a day before.",
+		"%[1]s 会释放关机满 %[2]s 的实例及其数据；我会提前一天提醒。"},
 	"autorelease_notify": {
 		"✓ <b>%[1]s</b>: when idle, I only warn you",
 		"✓ <b>%[1]s</b>：空闲时只提醒"},
