@@ -43,6 +43,7 @@ type Config struct {
 	Watch             []string
 	Lease             time.Duration // 0: none
 	Simulate          string        // path of a simulate file; "" reads NVML
+	UtilSamples       bool          // read every NVML utilisation sample at every sample (gap-free; about 2.3 ms CPU per GPU on an H200)
 	Thresholds        Thresholds
 	NVMLTimeout       time.Duration // watchdog for NVML reads; default 10 s
 	DiskPath          string
@@ -110,6 +111,9 @@ func Run(ctx context.Context, cfg Config) error {
 		log.Warn("gpu readings unavailable: verdict will be unknown (never idle)", "err", err)
 	}
 	defer gpu.Close()
+	if us, ok := gpu.(interface{ SetUtilSamples(bool) }); ok {
+		us.SetUtilSamples(cfg.UtilSamples)
+	}
 
 	var job *Job
 	if len(cfg.Job) > 0 {
@@ -128,7 +132,8 @@ func Run(ctx context.Context, cfg Config) error {
 		}
 	}
 
-	host := HostReader{DiskPath: cfg.DiskPath}
+	host := HostReader{DiskPath: cfg.DiskPath}.Cached()
+	defer host.Close()
 	sampler := &Sampler{GPU: gpu, Host: host, Watch: cfg.Watch, Job: job, Thresholds: cfg.Thresholds, Log: log}
 	var win Window
 	bootID := randID()
@@ -157,23 +162,40 @@ func Run(ctx context.Context, cfg Config) error {
 		Report:            reporter.PostResult,
 		Log:               log,
 	}
+	// What changes rarely or never (hostname, CPU quota, memory size) is
+	// read again every few minutes, not at every heartbeat.
+	var slow struct {
+		at       time.Time
+		hostname string
+		cores    float64
+		memTotal uint64
+	}
 	hostFacts := func() wire.HostFacts {
-		f, _ := gpu.Facts(ctx)
-		hn, _ := os.Hostname()
-		hf := wire.HostFacts{Hostname: hn, GPUSource: f.Source, DriverVersion: f.DriverVersion,
-			CUDADriverVersion: f.CUDADriverVersion, GPUs: f.GPUs, CPUCores: host.CPUCores()}
-		if len(hf.GPUs) > wire.MaxGPUs {
-			hf.GPUs = hf.GPUs[:wire.MaxGPUs]
+		if now := time.Now(); slow.at.IsZero() || now.Sub(slow.at) >= hostFactsEvery {
+			slow.at = now
+			slow.hostname, _ = os.Hostname()
+			slow.cores = host.CPUCores()
+			if m, err := host.ReadMemory(); err == nil {
+				slow.memTotal = m.TotalBytes
+			}
 		}
+		f, _ := gpu.Facts(ctx)
+		hf := wire.HostFacts{Hostname: slow.hostname, GPUSource: f.Source, DriverVersion: f.DriverVersion,
+			CUDADriverVersion: f.CUDADriverVersion, CPUCores: slow.cores, MemoryTotalBytes: slow.memTotal}
+		// A copy: the source keeps its facts.
+		hf.GPUs = append([]wire.GPUFact(nil), f.GPUs[:min(len(f.GPUs), wire.MaxGPUs)]...)
 		for i := range hf.GPUs {
 			hf.GPUs[i].Name, hf.GPUs[i].UUID = truncate(hf.GPUs[i].Name, 128), truncate(hf.GPUs[i].UUID, 64)
 		}
-		if m, err := host.ReadMemory(); err == nil {
-			hf.MemoryTotalBytes = m.TotalBytes
-		}
 		return hf
 	}
+	// The first sample after each cut reads what is only reported (GPU
+	// memory, clock-event reasons, processes, host memory, disk), so that
+	// every heartbeat carries them once.
+	var wantFull atomic.Bool
+	wantFull.Store(true)
 	reporter.Cut = func() wire.HeartbeatRequest {
+		defer wantFull.Store(true)
 		hb := wire.HeartbeatRequest{Version: wire.Version, AgentVersion: Version, Seq: seq.Add(1), BootID: bootID,
 			Host: hostFacts(), CanRelease: cfg.ReleaseCmd != ""}
 		w := win.Cut()
@@ -234,7 +256,11 @@ func Run(ctx context.Context, cfg Config) error {
 	tick := time.NewTicker(cfg.Sample)
 	defer tick.Stop()
 	for {
-		s := sampler.Sample(ctx)
+		level := ReadFast
+		if wantFull.Swap(false) {
+			level = ReadFull
+		}
+		s := sampler.SampleLevel(ctx, level)
 		win.Add(s)
 		if lease.check(time.Now(), cfg.ReleaseCmd != "", log) {
 			select {
@@ -262,6 +288,10 @@ func (s *Sampler) SetUtilThreshold(p float64) {
 	defer s.mu.Unlock()
 	s.Thresholds.UtilPercent = p
 }
+
+// hostFactsEvery is how often heartbeats re-read the host facts that
+// change rarely or never.
+const hostFactsEvery = 10 * time.Minute
 
 func randID() string {
 	b := make([]byte, 8)

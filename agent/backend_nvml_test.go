@@ -90,7 +90,7 @@ func TestNVMLSource_Read(t *testing.T) {
 			return nvml.VALUE_TYPE_UNSIGNED_INT, utilSamples(200000, 0, 100, 100, 0), nvml.SUCCESS
 		}
 		src, _ := NewNVMLSource(ctx, lib, time.Second)
-		gs, err := src.Read(ctx)
+		gs, err := src.Read(ctx, ReadConfirm)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -103,7 +103,7 @@ func TestNVMLSource_Read(t *testing.T) {
 		}
 		// The next read asks only for newer samples and, finding none,
 		// falls back to the instantaneous rate.
-		gs, _ = src.Read(ctx)
+		gs, _ = src.Read(ctx, ReadConfirm)
 		if since[1] != 200000+3*200000 || gs[0].UtilSource != "rates" || !gs[0].UtilOK {
 			t.Fatalf("since %v, %+v", since, gs[0])
 		}
@@ -112,7 +112,7 @@ func TestNVMLSource_Read(t *testing.T) {
 		lib, ds := newMock(2)
 		fakeGPU(ds[1], 4294967295, 0)
 		src, _ := NewNVMLSource(ctx, lib, time.Second)
-		gs, err := src.Read(ctx)
+		gs, err := src.Read(ctx, ReadConfirm)
 		if err != nil || !gs[0].UtilOK || gs[1].UtilOK || !strings.Contains(gs[1].Err, "implausible") {
 			t.Fatalf("%+v %v", gs, err)
 		}
@@ -127,7 +127,7 @@ func TestNVMLSource_Read(t *testing.T) {
 			return nvml.VALUE_TYPE_UNSIGNED_INT, utilSamples(1, 3, 0xFFFFFFFF), nvml.SUCCESS
 		}
 		src, _ := NewNVMLSource(ctx, lib, time.Second)
-		gs, _ := src.Read(ctx)
+		gs, _ := src.Read(ctx, ReadConfirm)
 		if gs[0].UtilOK {
 			t.Fatalf("implausible sample accepted (rates must not paper over it): %+v", gs[0])
 		}
@@ -136,7 +136,7 @@ func TestNVMLSource_Read(t *testing.T) {
 		lib, ds := newMock(1)
 		ds[0].MemoryInfo.Used = ds[0].MemoryInfo.Total * 2
 		src, _ := NewNVMLSource(ctx, lib, time.Second)
-		gs, _ := src.Read(ctx)
+		gs, _ := src.Read(ctx, ReadConfirm)
 		if gs[0].UtilOK || gs[0].MemOK {
 			t.Fatalf("%+v", gs[0])
 		}
@@ -145,7 +145,7 @@ func TestNVMLSource_Read(t *testing.T) {
 		lib, ds := newMock(2)
 		src, _ := NewNVMLSource(ctx, lib, time.Second)
 		ds[0].GetUtilizationRatesFunc = func() (nvml.Utilization, nvml.Return) { return nvml.Utilization{}, nvml.ERROR_GPU_IS_LOST }
-		gs, err := src.Read(ctx)
+		gs, err := src.Read(ctx, ReadConfirm)
 		if err != nil || gs[0].UtilOK || gs[0].Err != "gpu is lost" || !gs[1].UtilOK {
 			t.Fatalf("%+v %v", gs, err)
 		}
@@ -157,7 +157,7 @@ func TestNVMLSource_Read(t *testing.T) {
 		src, _ := NewNVMLSource(ctx, lib, time.Second)
 		ds[0].GetUtilizationRatesFunc = func() (nvml.Utilization, nvml.Return) { return nvml.Utilization{}, nvml.ERROR_UNKNOWN }
 		for range 4 {
-			src.Read(ctx)
+			src.Read(ctx, ReadConfirm)
 		}
 		if inits.Load() != 2 {
 			t.Fatalf("inits %d, want a re-init after 3 failed reads", inits.Load())
@@ -177,7 +177,7 @@ func TestNVMLSource_Read(t *testing.T) {
 		ds[0].GetCurrentClocksEventReasonsFunc = func() (uint64, nvml.Return) { panic("missing symbol called") }
 		ds[0].GetCurrentClocksThrottleReasonsFunc = func() (uint64, nvml.Return) { return ReasonHWSlowdown, nvml.SUCCESS }
 		src, _ := NewNVMLSource(ctx, lib, time.Second)
-		gs, err := src.Read(ctx)
+		gs, err := src.Read(ctx, ReadConfirm)
 		if err != nil || !gs[0].UtilOK || gs[0].ClockReasons != ReasonHWSlowdown {
 			t.Fatalf("%+v %v", gs, err)
 		}
@@ -186,7 +186,7 @@ func TestNVMLSource_Read(t *testing.T) {
 		lib, ds := newMock(1)
 		ds[0].GetPowerUsageFunc = nil // the mock panics on an unset func
 		src, _ := NewNVMLSource(ctx, lib, time.Second)
-		if _, err := src.Read(ctx); err == nil || !strings.Contains(err.Error(), "panicked") {
+		if _, err := src.Read(ctx, ReadConfirm); err == nil || !strings.Contains(err.Error(), "panicked") {
 			t.Fatal(err)
 		}
 	})
@@ -207,7 +207,7 @@ func TestNVMLSource_Errors(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, err := src.Read(ctx); err == nil {
+		if _, err := src.Read(ctx, ReadConfirm); err == nil {
 			t.Fatal("read with no gpus succeeded")
 		}
 	})
@@ -219,15 +219,15 @@ func TestNVMLSource_Errors(t *testing.T) {
 			<-release
 			return nvml.Utilization{}, nvml.SUCCESS
 		}
-		if _, err := src.Read(ctx); !errors.Is(err, ErrHung) {
+		if _, err := src.Read(ctx, ReadConfirm); !errors.Is(err, ErrHung) {
 			t.Fatal(err)
 		}
-		if _, err := src.Read(ctx); !errors.Is(err, ErrHung) {
+		if _, err := src.Read(ctx, ReadConfirm); !errors.Is(err, ErrHung) {
 			t.Fatal("second read started while the first hangs:", err)
 		}
 		close(release)
 		for range 100 {
-			if _, err := src.Read(ctx); err == nil {
+			if _, err := src.Read(ctx, ReadConfirm); err == nil {
 				return
 			}
 			time.Sleep(5 * time.Millisecond)
@@ -253,6 +253,66 @@ func BenchmarkNVMLSource_Read(b *testing.B) {
 	lib, _ := newMock(8)
 	src, _ := NewNVMLSource(context.Background(), lib, time.Second)
 	for b.Loop() {
-		src.Read(context.Background())
+		src.Read(context.Background(), ReadFull)
+	}
+}
+
+func TestNVMLSource_ReadLevels(t *testing.T) {
+	ctx := context.Background()
+	lib, ds := newMock(1)
+	var samples, mem, procs int
+	ds[0].GetSamplesFunc = func(nvml.SamplingType, uint64) (nvml.ValueType, []nvml.Sample, nvml.Return) {
+		samples++
+		return nvml.VALUE_TYPE_UNSIGNED_INT, utilSamples(200000, 40, 60), nvml.SUCCESS
+	}
+	memInfo := ds[0].GetMemoryInfoFunc
+	ds[0].GetMemoryInfoFunc = func() (nvml.Memory, nvml.Return) { mem++; return memInfo() }
+	ds[0].GetComputeRunningProcessesFunc = func() ([]nvml.ProcessInfo, nvml.Return) {
+		procs++
+		return []nvml.ProcessInfo{{Pid: 7, UsedGpuMemory: 1 << 30}}, nvml.SUCCESS
+	}
+	src, err := NewNVMLSource(ctx, lib, time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mem = 0 // init reads the total once
+	tests := []struct {
+		name                     string
+		level                    ReadLevel
+		utilSamples              bool
+		wantSource               string
+		wantSamples, wantMem     int
+		wantProcs                int
+		wantMemOK, wantProcsOK   bool
+		wantReasonsOK, wantPower bool
+	}{
+		{"Fast", ReadFast, false, "rates", 0, 0, 0, false, false, false, true},
+		{"Full", ReadFull, false, "rates", 0, 1, 1, true, true, true, true},
+		{"Confirm", ReadConfirm, false, "samples", 1, 1, 1, true, true, true, true},
+		{"FastWithUtilSamples", ReadFast, true, "rates", 1, 0, 0, false, false, false, true}, // no new samples: the rate
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			samples, mem, procs = 0, 0, 0
+			src.SetUtilSamples(tt.utilSamples)
+			gs, err := src.Read(ctx, tt.level)
+			if err != nil {
+				t.Fatal(err)
+			}
+			g := gs[0]
+			if samples != tt.wantSamples || mem != tt.wantMem || procs != tt.wantProcs {
+				t.Fatalf("calls: samples %d mem %d procs %d; want %d %d %d", samples, mem, procs, tt.wantSamples, tt.wantMem, tt.wantProcs)
+			}
+			if !g.UtilOK || g.UtilSource != tt.wantSource || g.MemOK != tt.wantMemOK || g.ProcsOK != tt.wantProcsOK ||
+				g.ReasonsOK != tt.wantReasonsOK || g.PowerOK != tt.wantPower {
+				t.Fatalf("%+v", g)
+			}
+			if g.ProcsOK && (len(g.Procs) != 1 || g.Procs[0].PID != 7) {
+				t.Fatalf("procs %+v", g.Procs)
+			}
+			if g.MemoryTotalMiB == 0 {
+				t.Fatal("memory total lost on a fast read")
+			}
+		})
 	}
 }

@@ -65,7 +65,7 @@ func Check(ctx context.Context, cfg CheckConfig) (*CheckReport, error) {
 		r.Facts, err = src.Facts(ctx)
 	}
 	if err == nil {
-		r.GPUs, err = src.Read(ctx)
+		r.GPUs, err = src.Read(ctx, ReadConfirm)
 	}
 	if err != nil {
 		r.GPUErr = err.Error()

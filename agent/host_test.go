@@ -1,7 +1,11 @@
 package agent
 
 import (
+	"errors"
+	"os"
+	"path/filepath"
 	"runtime"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -20,7 +24,7 @@ func TestParseProcStat(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got, err := parseProcStat(strings.NewReader(tt.in))
+			got, err := parseProcStat([]byte(tt.in))
 			if (err != nil) != tt.wantErr || got != tt.want {
 				t.Fatalf("got %d, %v; want %d, err %v", got, err, tt.want, tt.wantErr)
 			}
@@ -33,14 +37,14 @@ func TestParseNetDev(t *testing.T) {
 		"    lo: 500 1 0 0 0 0 0 0 500 1 0 0 0 0 0 0\n" +
 		"  eth0: 100 1 0 0 0 0 0 0 200 1 0 0 0 0 0 0\n" +
 		"eth1:300 1 0 0 0 0 0 0 400 1 0 0 0 0 0 0\n"
-	got, err := parseNetDev(strings.NewReader(in))
+	got, err := parseNetDev([]byte(in))
 	if err != nil || got.RxBytes != 400 || got.TxBytes != 600 {
 		t.Fatalf("got %+v, %v", got, err)
 	}
-	if _, err := parseNetDev(strings.NewReader("eth0: 1 2 3\n")); err == nil {
+	if _, err := parseNetDev([]byte("eth0: 1 2 3\n")); err == nil {
 		t.Fatal("short line accepted")
 	}
-	if _, err := parseNetDev(strings.NewReader("eth0: x 1 0 0 0 0 0 0 y 1 0 0 0 0 0 0\n")); err == nil {
+	if _, err := parseNetDev([]byte("eth0: x 1 0 0 0 0 0 0 y 1 0 0 0 0 0 0\n")); err == nil {
 		t.Fatal("garbage accepted")
 	}
 }
@@ -150,5 +154,99 @@ func TestClockReasons(t *testing.T) {
 	names := ClockReasonNames(0x4 | 0x40 | 0x10000)
 	if strings.Join(names, ",") != "sw_power_cap,hw_thermal_slowdown,0x10000" {
 		t.Fatal(names)
+	}
+}
+
+func TestHostReader_Cached(t *testing.T) {
+	for _, root := range []string{"testdata/cgroup1", "testdata/cgroup2", "testdata/nonexistent"} {
+		t.Run(root, func(t *testing.T) {
+			plain := HostReader{ProcRoot: "testdata/proc", CgroupRoot: root}
+			cached := plain.Cached()
+			defer cached.Close()
+			for range 2 { // the second read goes through the open files
+				u1, err1 := plain.ReadCPU()
+				u2, err2 := cached.ReadCPU()
+				if u1 != u2 || (err1 == nil) != (err2 == nil) {
+					t.Fatalf("cpu %+v %v, cached %+v %v", u1, err1, u2, err2)
+				}
+				m1, err1 := plain.ReadMemory()
+				m2, err2 := cached.ReadMemory()
+				if m1 != m2 || (err1 == nil) != (err2 == nil) {
+					t.Fatalf("mem %+v %v, cached %+v %v", m1, err1, m2, err2)
+				}
+				n1, err1 := plain.ReadNet()
+				n2, err2 := cached.ReadNet()
+				if n1 != n2 || (err1 == nil) != (err2 == nil) {
+					t.Fatalf("net %+v %v, cached %+v %v", n1, err1, n2, err2)
+				}
+			}
+		})
+	}
+	t.Run("RewrittenInPlace", func(t *testing.T) {
+		dir := t.TempDir()
+		p := filepath.Join(dir, "cpu.stat")
+		h := HostReader{CgroupRoot: dir}.Cached()
+		defer h.Close()
+		for _, us := range []string{"5", "123456789012"} { // shorter, then longer
+			if err := os.WriteFile(p, []byte("usage_usec "+us+"\nuser_usec 1\n"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			u, err := h.ReadCPU()
+			want, _ := strconv.ParseFloat(us, 64)
+			if err != nil || u.Seconds != want/1e6 {
+				t.Fatalf("%+v %v, want %v s", u, err, want/1e6)
+			}
+		}
+	})
+	t.Run("LargeFile", func(t *testing.T) {
+		dir := t.TempDir()
+		big := strings.Repeat("nr_periods 0\n", 1000) + "usage_usec 42\n" // over the first 4 KiB buffer
+		if err := os.WriteFile(filepath.Join(dir, "cpu.stat"), []byte(big), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		h := HostReader{CgroupRoot: dir}.Cached()
+		defer h.Close()
+		if u, err := h.ReadCPU(); err != nil || u.Seconds != 42e-6 {
+			t.Fatalf("%+v %v", u, err)
+		}
+	})
+	t.Run("ErrMissing", func(t *testing.T) {
+		h := HostReader{ProcRoot: "testdata/nonexistent", CgroupRoot: "testdata/nonexistent"}.Cached()
+		defer h.Close()
+		for range 2 { // the second time from the cache of missing files
+			if _, err := h.ReadNet(); !errors.Is(err, os.ErrNotExist) {
+				t.Fatal(err)
+			}
+		}
+	})
+}
+
+func TestParse_NoAllocs(t *testing.T) {
+	stat, _ := os.ReadFile("testdata/proc/stat")
+	dev, _ := os.ReadFile("testdata/proc/net/dev")
+	mem, _ := os.ReadFile("testdata/proc/meminfo")
+	cg, _ := os.ReadFile("testdata/cgroup2/cpu.stat")
+	if n := testing.AllocsPerRun(100, func() {
+		parseProcStat(stat)
+		parseNetDev(dev)
+		parseMeminfo(mem)
+		parseCgroup2CPUStat(cg)
+	}); n != 0 {
+		t.Fatalf("%v allocations per parse of the sampled files; want 0", n)
+	}
+}
+
+func BenchmarkHostReader(b *testing.B) {
+	for _, tt := range []struct {
+		name string
+		h    HostReader
+	}{{"Open", HostReader{}}, {"Cached", HostReader{}.Cached()}} {
+		b.Run(tt.name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				tt.h.ReadCPU()
+				tt.h.ReadNet()
+			}
+		})
 	}
 }

@@ -28,6 +28,7 @@ type Sample struct {
 	NetBytesPerS float64
 	NetErr       string
 
+	HostRead bool // memory and disk were read (level ReadFull or above)
 	MemOK    bool
 	Mem      Memory
 	DiskOK   bool
@@ -90,16 +91,25 @@ func (s *Sampler) log() *slog.Logger {
 	return slog.New(slog.DiscardHandler)
 }
 
-// Sample reads everything once, decides the verdict and updates the idle
-// streak.
+// Sample reads everything once, with every utilisation sample NVML still
+// holds (ReadConfirm), decides the verdict and updates the idle streak. It
+// is the sample taken before a release.
 func (s *Sampler) Sample(ctx context.Context) *Sample {
+	return s.SampleLevel(ctx, ReadConfirm)
+}
+
+// SampleLevel is Sample reading the GPUs at level. Below ReadFull it skips
+// what decides nothing and is only reported (GPU memory, clock-event
+// reasons, processes, host memory, disk): the sampling loop reads those
+// once per heartbeat.
+func (s *Sampler) SampleLevel(ctx context.Context, level ReadLevel) *Sample {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	sm := &Sample{At: s.now()}
 
 	if s.GPU == nil {
 		sm.GPUErr = "no gpu source"
-	} else if gs, err := s.GPU.Read(ctx); err != nil {
+	} else if gs, err := s.GPU.Read(ctx, level); err != nil {
 		sm.GPUErr = err.Error()
 	} else {
 		sm.GPUs = gs
@@ -110,15 +120,18 @@ func (s *Sampler) Sample(ctx context.Context) *Sample {
 	}
 	s.readCPU(sm, override)
 	s.readNet(sm, override)
-	if m, err := s.Host.ReadMemory(); err == nil {
-		sm.MemOK, sm.Mem = true, m
-	} else {
-		sm.HostErrs = append(sm.HostErrs, err.Error())
-	}
-	if d, err := s.Host.ReadDisk(); err == nil {
-		sm.DiskOK, sm.Disk = true, d
-	} else {
-		sm.HostErrs = append(sm.HostErrs, err.Error())
+	if level >= ReadFull {
+		sm.HostRead = true
+		if m, err := s.Host.ReadMemory(); err == nil {
+			sm.MemOK, sm.Mem = true, m
+		} else {
+			sm.HostErrs = append(sm.HostErrs, err.Error())
+		}
+		if d, err := s.Host.ReadDisk(); err == nil {
+			sm.DiskOK, sm.Disk = true, d
+		} else {
+			sm.HostErrs = append(sm.HostErrs, err.Error())
+		}
 	}
 	s.readWatches(sm)
 	if s.Job != nil {
@@ -259,6 +272,21 @@ func readWatch(p string) WatchReading {
 	return w
 }
 
+// gpuKeys are the logChanges keys of the first GPUs, made once.
+var gpuKeys = func() (k [wire.MaxGPUs]string) {
+	for i := range k {
+		k[i] = "gpu" + strconv.Itoa(i)
+	}
+	return k
+}()
+
+func gpuKey(i int) string {
+	if i >= 0 && i < len(gpuKeys) {
+		return gpuKeys[i]
+	}
+	return "gpu" + strconv.Itoa(i)
+}
+
 // logChanges logs a failing signal when its error first appears or changes,
 // and when it recovers, so a broken GPU does not flood the log.
 func (s *Sampler) logChanges(sm *Sample) {
@@ -268,9 +296,11 @@ func (s *Sampler) logChanges(sm *Sample) {
 	check := func(key, err string) {
 		prev := s.lastErr[key]
 		switch {
-		case err != "" && err != prev:
+		case err == prev:
+			return
+		case err != "":
 			s.log().Warn("reading failed", "signal", key, "err", err)
-		case err == "" && prev != "":
+		default:
 			s.log().Info("reading recovered", "signal", key)
 		}
 		s.lastErr[key] = err
@@ -281,7 +311,7 @@ func (s *Sampler) logChanges(sm *Sample) {
 		if g.UtilOK && e != "" {
 			e = "" // partial: optional readings only
 		}
-		check("gpu"+strconv.Itoa(g.Index), e)
+		check(gpuKey(g.Index), e)
 	}
 	check("cpu", sm.CPUErr)
 	check("net", sm.NetErr)

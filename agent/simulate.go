@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"time"
 
 	"github.com/gpuledger/gpuledger/agent/wire"
 )
@@ -66,14 +67,51 @@ func ParseSimFile(b []byte) (SimFile, error) {
 }
 
 // SimulateSource is a GPUSource reading a SimFile from Path at every Read.
-// A missing or malformed file fails the read (verdict unknown) and is
-// retried at the next sample.
+// The file is parsed again only when its size, modification time or inode
+// changed since the last read (a stat costs far less than decoding JSON);
+// write it by renaming a new file into place, as editors and tests do. A
+// missing or malformed file fails the read (verdict unknown) and is
+// looked at again at the next sample.
 type SimulateSource struct {
 	Path string
 	last *SimHost
+
+	stamp  simStamp // of the file behind file/err
+	file   SimFile
+	err    error
+	loaded bool
+}
+
+// simStamp identifies one version of the simulate file.
+type simStamp struct {
+	size  int64
+	mtime time.Time
+	sys   any // *syscall.Stat_t on Unix: inode and ctime
+}
+
+func (a simStamp) same(b simStamp) bool {
+	if a.size != b.size || !a.mtime.Equal(b.mtime) {
+		return false
+	}
+	return sameSys(a.sys, b.sys)
 }
 
 func (s *SimulateSource) load() (SimFile, error) {
+	fi, err := os.Stat(s.Path)
+	if err != nil {
+		s.loaded = false
+		return SimFile{}, fmt.Errorf("agent: simulate: %w", err)
+	}
+	st := simStamp{size: fi.Size(), mtime: fi.ModTime(), sys: fi.Sys()}
+	if s.loaded && s.stamp.same(st) {
+		return s.file, s.err
+	}
+	s.file, s.err = s.readFile()
+	s.stamp, s.loaded = st, true
+	return s.file, s.err
+}
+
+func (s *SimulateSource) readFile() (SimFile, error) {
 	fh, err := os.Open(s.Path)
 	if err != nil {
 		return SimFile{}, fmt.Errorf("agent: simulate: %w", err)
@@ -103,8 +141,8 @@ func (s *SimulateSource) Facts(context.Context) (GPUFacts, error) {
 	return facts, nil
 }
 
-// Read implements GPUSource.
-func (s *SimulateSource) Read(context.Context) ([]GPUReading, error) {
+// Read implements GPUSource. Every level reads everything the file holds.
+func (s *SimulateSource) Read(context.Context, ReadLevel) ([]GPUReading, error) {
 	f, err := s.load()
 	if err != nil {
 		s.last = nil
@@ -132,7 +170,7 @@ func (s *SimulateSource) Read(context.Context) ([]GPUReading, error) {
 			r.ClockOK, r.SMClockMHz, r.SMClockMaxMHz = true, *g.SMClockMHz, g.SMClockMaxMHz
 		}
 		r.ReasonsOK, r.ClockReasons = true, g.ClockReasons
-		r.Procs = g.Processes
+		r.ProcsOK, r.Procs = true, g.Processes
 		r.validate()
 		out = append(out, r)
 	}

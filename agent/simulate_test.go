@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -28,13 +29,13 @@ func TestSimulateSource(t *testing.T) {
 	s := &SimulateSource{Path: p}
 
 	t.Run("ErrMissing", func(t *testing.T) {
-		if _, err := s.Read(ctx); err == nil {
+		if _, err := s.Read(ctx, ReadFast); err == nil {
 			t.Fatal("missing file read")
 		}
 	})
 	t.Run("Busy", func(t *testing.T) {
 		copyFile(t, "testdata/sim/busy.json", p)
-		gs, err := s.Read(ctx)
+		gs, err := s.Read(ctx, ReadFast)
 		if err != nil || len(gs) != 1 || !gs[0].UtilOK || gs[0].UtilMean != 97 || gs[0].MemoryUsedMiB != 18000 || !gs[0].PowerOK {
 			t.Fatalf("%+v %v", gs, err)
 		}
@@ -48,7 +49,7 @@ func TestSimulateSource(t *testing.T) {
 	})
 	t.Run("Implausible", func(t *testing.T) {
 		copyFile(t, "testdata/sim/implausible.json", p)
-		gs, err := s.Read(ctx)
+		gs, err := s.Read(ctx, ReadFast)
 		if err != nil || gs[0].UtilOK || !strings.Contains(gs[0].Err, "implausible") {
 			t.Fatalf("%+v %v", gs, err)
 		}
@@ -56,7 +57,7 @@ func TestSimulateSource(t *testing.T) {
 	for _, bad := range []string{"typo.json", "truncated.json"} {
 		t.Run("Err/"+bad, func(t *testing.T) {
 			copyFile(t, "testdata/sim/"+bad, p)
-			if _, err := s.Read(ctx); err == nil {
+			if _, err := s.Read(ctx, ReadFast); err == nil {
 				t.Fatal("malformed file accepted")
 			}
 			if s.HostOverride() != nil {
@@ -68,7 +69,7 @@ func TestSimulateSource(t *testing.T) {
 		if err := os.WriteFile(p, []byte(strings.Repeat(" ", maxSimFile+10)), 0o644); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := s.Read(ctx); err == nil {
+		if _, err := s.Read(ctx, ReadFast); err == nil {
 			t.Fatal("huge file accepted")
 		}
 	})
@@ -121,5 +122,28 @@ func TestSampler_WatchAndRealHost(t *testing.T) {
 	sm = s.Sample(ctx)
 	if sm.Watches[0].Growing {
 		t.Fatal("still growing")
+	}
+}
+
+func TestSimulateSource_RewrittenInPlace(t *testing.T) {
+	ctx := context.Background()
+	p := filepath.Join(t.TempDir(), "sim.json")
+	s := &SimulateSource{Path: p}
+	for _, util := range []string{"3", "97", "50.5"} {
+		// In place (not renamed): the size or times change, so the
+		// file is parsed again.
+		if err := os.WriteFile(p, []byte(`{"gpus": [{"name": "x", "utilization": `+util+`}]}`), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		gs, err := s.Read(ctx, ReadFast)
+		if err != nil || len(gs) != 1 || strconv.FormatFloat(gs[0].UtilMean, 'f', -1, 64) != util {
+			t.Fatalf("%+v %v, want utilisation %s", gs, err, util)
+		}
+	}
+	if err := os.Remove(p); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Read(ctx, ReadFast); err == nil {
+		t.Fatal("read of a removed file succeeded from the cache")
 	}
 }

@@ -115,9 +115,11 @@ func (w *window) add(s *Sample) {
 		if g.ReasonsOK {
 			a.s.ClockReasons |= g.ClockReasons
 		}
-		a.s.Processes = g.Procs
-		if len(a.s.Processes) > wire.MaxProcesses {
-			a.s.Processes = a.s.Processes[:wire.MaxProcesses]
+		if g.ProcsOK {
+			a.s.Processes = g.Procs
+			if len(a.s.Processes) > wire.MaxProcesses {
+				a.s.Processes = a.s.Processes[:wire.MaxProcesses]
+			}
 		}
 	}
 	if s.CPUOK {
@@ -145,7 +147,9 @@ func (w *window) add(s *Sample) {
 		d := s.Disk
 		w.disk = &d
 	}
-	w.hostErrs = s.HostErrs
+	if s.HostRead {
+		w.hostErrs = s.HostErrs
+	}
 	if w.watch == nil {
 		w.watch = map[string]*wire.WatchState{}
 	}

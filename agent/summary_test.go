@@ -65,3 +65,31 @@ func TestWindow_Summary(t *testing.T) {
 		t.Fatal("cut did not reset")
 	}
 }
+
+// A heartbeat window reads processes, host memory and disk once, at its
+// first (full) sample; the fast samples after it must not erase them.
+func TestWindow_FullThenFast(t *testing.T) {
+	var w Window
+	t0 := time.Now()
+	full := gpu(0)
+	full.MemOK, full.MemoryUsedMiB = true, 100
+	full.ProcsOK, full.Procs = true, []wire.Proc{{PID: 7, UsedMemoryMiB: 100}}
+	w.Add(&Sample{At: t0, GPUs: []GPUReading{full}, HostRead: true, MemOK: true, Mem: Memory{UsedBytes: 1 << 30},
+		DiskOK: true, Disk: Disk{Path: "/", FreeBytes: 1 << 40}, HostErrs: []string{"x"}, Verdict: wire.VerdictIdle})
+	fast := gpu(0)
+	fast.MemOK = false
+	for i := 1; i < 6; i++ {
+		w.Add(&Sample{At: t0.Add(time.Duration(i) * 5 * time.Second), GPUs: []GPUReading{fast}, Verdict: wire.VerdictIdle})
+	}
+	var hb wire.HeartbeatRequest
+	win := w.Cut()
+	win.fill(&hb)
+	g := hb.GPUs[0]
+	if len(g.Processes) != 1 || g.Processes[0].PID != 7 || g.MemoryUsedMiB == nil || *g.MemoryUsedMiB != 100 {
+		t.Fatalf("gpu %+v", g)
+	}
+	h := hb.HostStats
+	if h.MemoryUsedB == nil || *h.MemoryUsedB != 1<<30 || h.DiskFreeBytes != 1<<40 || len(h.Errors) != 1 {
+		t.Fatalf("host %+v", h)
+	}
+}
