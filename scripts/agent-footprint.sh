@@ -100,6 +100,17 @@ while time.monotonic() - t0 < window:
 wall = time.monotonic() - t0
 c1 = cpu_ns(p.pid)
 st = status(p.pid)
+maps = {}
+try:  # resident memory per mapped file (anonymous memory as [anon])
+    name = None
+    for line in open(f"/proc/{p.pid}/smaps"):
+        f = line.split()
+        if "-" in f[0] and not f[0].endswith(":"):
+            name = f[5] if len(f) > 5 else "[anon]"
+        elif f[0] == "Rss:":
+            maps[name] = maps.get(name, 0) + int(f[1])
+except OSError:
+    pass
 smi_ru = resource.getrusage(resource.RUSAGE_CHILDREN)  # the agent is not reaped yet: nvidia-smi runs only
 p.send_signal(signal.SIGTERM)
 _, _, agent_ru = os.wait4(p.pid, 0)
@@ -117,6 +128,8 @@ print(f"agent CPU    : {a_ns/1e6:.2f} ms in the window = {per_hour_ms:.1f} ms pe
 print(f"agent RSS    : VmRSS {mib(st['VmRSS']):.1f} MiB (max seen {mib(max(rss)):.1f}), VmHWM {mib(st['VmHWM']):.1f} MiB; "
       f"RssAnon {mib(st.get('RssAnon', 0)):.1f} MiB, RssFile {mib(st.get('RssFile', 0)):.1f} MiB, "
       f"RssShmem {mib(st.get('RssShmem', 0)):.1f} MiB; threads {threads0}->{st.get('Threads', 0)}")
+top = sorted(maps.items(), key=lambda kv: -kv[1])[:6]
+print("agent RSS by mapping: " + ", ".join(f"{os.path.basename(k)} {v/1024:.1f}" for k, v in top) + " (MiB)")
 print(f"agent whole run (start-up included, getrusage): user {agent_ru.ru_utime:.3f} s, sys {agent_ru.ru_stime:.3f} s")
 if runs:
     s_cpu = smi_ru.ru_utime + smi_ru.ru_stime

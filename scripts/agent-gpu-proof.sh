@@ -11,8 +11,10 @@
 #    (every heartbeat: OUTDIR/heartbeats.jsonl; agent log: OUTDIR/agent.log)
 # 3. a second process holds GPU memory, no compute; check again
 #                                                  -> OUTDIR/check-neighbour.txt
-# 4. footprint over the same 120 s: the agent at --sample 5s (RSS, CPU) against
-#    nvidia-smi --query-gpu once per 5 s           -> OUTDIR/footprint.txt
+# 4. footprint over the same 120 s: the agent at --sample 5s (CPU per hour and
+#    per sample from schedstat, VmRSS, VmHWM, RssAnon/RssFile, RSS per
+#    mapping) against nvidia-smi --query-gpu once per 5 s
+#                                                  -> OUTDIR/footprint.txt
 # OUTDIR/summary.txt collects the verdicts.
 set -uo pipefail
 
@@ -137,46 +139,12 @@ else
 fi
 kill $HPID 2>/dev/null; wait $HPID 2>/dev/null
 
-# 4. Footprint, side by side over the same window.
+# 4. Footprint, side by side over the same window (scripts/agent-footprint.sh:
+# the agent's CPU from the nanosecond schedstat of all its threads, RSS split
+# into anonymous and file-backed pages; nvidia-smi's from getrusage).
 say "footprint: ${FOOT_S} s, agent at --sample 5s --interval 30s vs nvidia-smi every 5 s"
-GPULEDGER_AGENT_TOKEN=$TOKEN "$AGENT" run --server http://127.0.0.1:$PORT --sample 5s --interval 30s >>"$OUT/agent.log" 2>&1 &
-APID=$!
-pids+=($APID)
-python3 - "$APID" "$FOOT_S" >"$OUT/footprint.txt" <<'PY'
-import os, resource, shutil, subprocess, sys, time
-pid, dur = int(sys.argv[1]), float(sys.argv[2])
-hz = os.sysconf("SC_CLK_TCK")
-def cpu(p):
-    f = open(f"/proc/{p}/stat").read().rsplit(")", 1)[1].split()
-    return (int(f[11]) + int(f[12])) / hz
-def status(p, key):
-    for l in open(f"/proc/{p}/status"):
-        if l.startswith(key + ":"):
-            return int(l.split()[1])
-time.sleep(1)  # past start-up and nvml init
-c0, t0 = cpu(pid), time.time()
-smi = shutil.which("nvidia-smi")
-runs, rss = 0, []
-while time.time() - t0 < dur:
-    t = time.time()
-    if smi:
-        subprocess.run([smi, "--query-gpu=utilization.gpu,memory.used,power.draw,temperature.gpu", "--format=csv"],
-                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        runs += 1
-    rss.append(status(pid, "VmRSS"))
-    time.sleep(max(0, 5 - (time.time() - t)))
-wall = time.time() - t0
-c1 = cpu(pid)
-ch = resource.getrusage(resource.RUSAGE_CHILDREN)
-a_cpu = c1 - c0
-print(f"window {wall:.0f} s")
-print(f"agent       : RSS {rss[-1]/1024:.1f} MiB (max {max(rss)/1024:.1f}, VmHWM {status(pid, 'VmHWM')/1024:.1f}); CPU {a_cpu:.3f} s = {a_cpu/wall*3600:.1f} s per hour ({a_cpu/wall*100:.3f}% of one core)")
-if runs:
-    s_cpu = ch.ru_utime + ch.ru_stime
-    print(f"nvidia-smi  : {runs} runs; CPU {s_cpu:.3f} s = {s_cpu/wall*3600:.1f} s per hour ({s_cpu/runs*1000:.0f} ms per run); peak RSS of one run {ch.ru_maxrss/1024:.1f} MiB")
-    print(f"ratio       : nvidia-smi polling costs {s_cpu/max(a_cpu,1e-9):.0f}x the agent's CPU")
-PY
-kill -TERM $APID; wait $APID 2>/dev/null
+AGENT=$AGENT HUB=$HUB PORT=$((PORT + 1)) SAMPLE=5s INTERVAL=30s WINDOW=$FOOT_S SMI=auto \
+	"$ROOT/scripts/agent-footprint.sh" >"$OUT/footprint.txt" 2>&1 || fail=1
 sed 's/^/    /' "$OUT/footprint.txt" | tee -a "$SUMMARY"
 grep -c '"verdict"' "$OUT/heartbeats.jsonl" >/dev/null 2>&1
 say "largest heartbeat body: $(python3 -c "import json,sys; print(max(json.loads(l)['bytes'] for l in open(sys.argv[1])))" "$OUT/heartbeats.jsonl") bytes"

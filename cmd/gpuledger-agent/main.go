@@ -19,6 +19,7 @@ import (
 	"os"
 	"os/signal"
 	"runtime"
+	"runtime/debug"
 	"runtime/pprof"
 	"slices"
 	"strings"
@@ -136,6 +137,7 @@ func runAgent(ctx context.Context, args []string, stderr io.Writer, getenv func(
 		fmt.Fprintln(stderr, "gpuledger-agent:", err)
 		return exitUsage
 	}
+	quietRuntime(getenv)
 	if cpuProfile != "" {
 		stopProfile, err := startCPUProfile(cpuProfile)
 		if err != nil {
@@ -149,6 +151,29 @@ func runAgent(ctx context.Context, args []string, stderr io.Writer, getenv func(
 		return exitFailure
 	}
 	return exitOK
+}
+
+// Runtime settings of a running agent, unless GOMAXPROCS, GOGC or
+// GOMEMLIMIT say otherwise.
+const (
+	agentMaxProcs = 2        // it wakes a few goroutines every few seconds: no idle Ps spinning on a 100-core host
+	agentMemLimit = 10 << 20 // Go's own memory (heap, stacks, runtime); the live heap is about 1 MiB
+)
+
+// quietRuntime keeps the Go runtime from costing more than the agent's
+// work. With the default GOGC the runtime forces a collection every two
+// minutes whatever the allocation rate (30 an hour); with GOGC off and a
+// soft memory limit it collects only when Go's memory reaches the limit,
+// a few times an hour at the agent's allocation rate, and the heap stays
+// as small as under the default (whose smallest target is 4 MiB).
+func quietRuntime(getenv func(string) string) {
+	if getenv("GOMAXPROCS") == "" && runtime.GOMAXPROCS(0) > agentMaxProcs {
+		runtime.GOMAXPROCS(agentMaxProcs)
+	}
+	if getenv("GOGC") == "" && getenv("GOMEMLIMIT") == "" {
+		debug.SetMemoryLimit(agentMemLimit)
+		debug.SetGCPercent(-1)
+	}
 }
 
 // startCPUProfile profiles the whole run into path; the returned func
