@@ -54,6 +54,13 @@ func TestInstallScript_EndToEnd(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 
+	if res, body := get(t, base+"/agent/download.sha256"); res.StatusCode != http.StatusOK {
+		t.Fatalf("GET /agent/download.sha256: %d %s: the server does not hand out the agent (cmd/gpuledger/hub.go must serve agentHandler)", res.StatusCode, body)
+	}
+	if out, err := exec.Command(agentBin, "install", "-h").CombinedOutput(); err != nil || !strings.Contains(string(out), "--init") {
+		t.Fatalf("gpuledger-agent install -h: %v %s: the agent has no install command (cmd/gpuledger-agent/main.go must call runInstall)", err, out)
+	}
+
 	// The token, as a user gets it.
 	say := func(text string) string {
 		t.Helper()
