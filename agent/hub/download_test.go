@@ -267,3 +267,21 @@ func TestInstallScript_Err(t *testing.T) {
 		t.Fatalf("rental name not defused: %v\n%s", err, s)
 	}
 }
+
+// TestInstallScript_Shellcheck holds the install script to POSIX sh, as
+// dash and busybox run it.
+func TestInstallScript_Shellcheck(t *testing.T) {
+	sc, err := exec.LookPath("shellcheck")
+	if err != nil {
+		t.Skip("shellcheck is not installed (apt-get install shellcheck; scripts/ship-lint-dockerfile.sh installs it)")
+	}
+	s, err := hub.InstallScript(hub.InstallParams{Server: "https://x.example", Token: strings.Repeat("a", 43), Rental: "box1", SHA256: strings.Repeat("0", 64)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(sc, "--shell=sh", "--severity=style", "-")
+	cmd.Stdin = strings.NewReader(s)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("shellcheck: %v\n%s", err, out)
+	}
+}

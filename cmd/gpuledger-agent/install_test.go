@@ -260,3 +260,16 @@ func TestInstall_NohupAgentExits(t *testing.T) {
 		t.Fatalf("exit %d, stderr %q; want failure with the agent's log", code, errb.String())
 	}
 }
+
+// TestStartScript_Shellcheck holds start.sh to POSIX sh.
+func TestStartScript_Shellcheck(t *testing.T) {
+	sc, err := exec.LookPath("shellcheck")
+	if err != nil {
+		t.Skip("shellcheck is not installed (apt-get install shellcheck; scripts/ship-lint-dockerfile.sh installs it)")
+	}
+	cmd := exec.Command(sc, "--shell=sh", "--severity=style", "--exclude=SC1091", "-")
+	cmd.Stdin = strings.NewReader(startScript("/root/.gpuledger", "/root/.gpuledger/gpuledger-agent", []string{"--server", "http://s", "--release-cmd", "it's done"}))
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("shellcheck: %v\n%s", err, out)
+	}
+}
