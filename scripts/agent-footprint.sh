@@ -10,7 +10,8 @@
 # `go build`), HUB (default dist/hubstub, else `go build`), PORT (18479),
 # SAMPLE (5s), INTERVAL (30s), WINDOW seconds (120), SETTLE seconds before
 # the window opens (3: past start-up and nvml.Init), SMI (auto|0|1),
-# CPUPROFILE (a file: the agent writes a CPU profile of its run there).
+# CPUPROFILE (a file: the agent writes a CPU profile of its run there),
+# AGENT_LOG (a file: keep the agent's log there).
 # Examples:
 #   scripts/agent-footprint.sh                                  # NVML, on a GPU host
 #   SAMPLE=50ms WINDOW=30 SMI=0 scripts/agent-footprint.sh --simulate agent/testdata/sim/idle.json
@@ -39,7 +40,7 @@ hubpid=$!
 sleep 0.5
 
 GPULEDGER_AGENT_TOKEN=$TOKEN python3 - "$AGENT" "$PORT" "${SAMPLE:-5s}" "${INTERVAL:-30s}" "${WINDOW:-120}" \
-	"${SETTLE:-3}" "${SMI:-auto}" "${CPUPROFILE:-}" "$WORK/agent.log" "$WORK/heartbeats.jsonl" "$@" <<'PY'
+	"${SETTLE:-3}" "${SMI:-auto}" "${CPUPROFILE:-}" "${AGENT_LOG:-$WORK/agent.log}" "$WORK/heartbeats.jsonl" "$@" <<'PY'
 import os, re, resource, shutil, signal, subprocess, sys, time
 
 agent, port, sample, interval, window, settle, smi_mode, prof, logpath, hblog = sys.argv[1:11]

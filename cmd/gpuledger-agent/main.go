@@ -156,8 +156,12 @@ func runAgent(ctx context.Context, args []string, stderr io.Writer, getenv func(
 // Runtime settings of a running agent, unless GOMAXPROCS, GOGC or
 // GOMEMLIMIT say otherwise.
 const (
-	agentMaxProcs = 2        // it wakes a few goroutines every few seconds: no idle Ps spinning on a 100-core host
-	agentMemLimit = 10 << 20 // Go's own memory (heap, stacks, runtime); the live heap is about 1 MiB
+	// One P: a sample's goroutines then run one after another on the
+	// thread the ticker woke, with no other thread woken or spinning
+	// (cross-CPU wake-ups are what a sample costs most in a VM). A hung
+	// NVML call in C does not hold the P: the runtime hands it on.
+	agentMaxProcs = 1
+	agentMemLimit = 8 << 20 // Go's own memory (heap, stacks, runtime); the live heap is about 1 MiB
 )
 
 // quietRuntime keeps the Go runtime from costing more than the agent's
