@@ -650,7 +650,7 @@ func (r *req) agent(c Agent) error {
 	if url == "" {
 		url = "http://SERVER:8477"
 	}
-	cmd := fmt.Sprintf("gpuledger-agent run --server %s --token %s", url, tok)
+	cmd := fmt.Sprintf("curl -fsSL '%s/agent/install.sh?token=%s' | sh", url, tok)
 	return r.send(r.plain(r.t("agent_token", c.Name, cmd)))
 }
 

@@ -40,7 +40,7 @@ func newHubEnv(t *testing.T) *hubEnv {
 	return he
 }
 
-var tokenRE = regexp.MustCompile(`--token ([A-Za-z0-9_-]+)`)
+var tokenRE = regexp.MustCompile(`(?:--token |token=)([A-Za-z0-9_-]+)`)
 
 // agent issues a token for name with /agent and returns it.
 func (he *hubEnv) agent(name string) string {

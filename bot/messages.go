@@ -166,8 +166,8 @@ var messages = map[string][2]string{
 		"The agent hub is not running on this server, so no agent token can be issued.",
 		"服务器上的代理服务没有运行，无法发放代理令牌。"},
 	"agent_token": {
-		"Agent token for <b>%[1]s</b> (shown once). On the rented host run:\n<pre>%[2]s</pre>",
-		"<b>%[1]s</b> 的代理令牌（只显示一次）。在租用的机器上运行：\n<pre>%[2]s</pre>"},
+		"Agent token for <b>%[1]s</b> (shown once). On the rented host run:\n<pre>%[2]s</pre>\nIt downloads the agent from this server, checks its SHA-256 and starts it (at every boot where systemd runs). To let it release the host, put <code>GPULEDGER_AGENT_ARGS='--release-cmd \"shutdown -h now\"'</code> before <code>sh</code>.",
+		"<b>%[1]s</b> 的代理令牌（只显示一次）。在租用的机器上运行：\n<pre>%[2]s</pre>\n它从本服务器下载代理、校验 SHA-256 并启动（有 systemd 时开机自启）。要允许它释放机器，在 <code>sh</code> 前加 <code>GPULEDGER_AGENT_ARGS='--release-cmd \"shutdown -h now\"'</code>。"},
 	"why_none": {
 		"No automatic decisions are recorded for <b>%[1]s</b>.",
 		"<b>%[1]s</b> 没有自动操作的记录。"},

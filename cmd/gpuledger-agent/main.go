@@ -53,6 +53,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, getenv fu
 		return runAgent(ctx, args, stderr, getenv)
 	case "check":
 		return runCheck(ctx, args, stdout, stderr)
+	case "install":
+		return runInstall(ctx, args, stdout, stderr, getenv)
 	case "version", "--version":
 		fmt.Fprintf(stdout, "gpuledger-agent %s (%s, %s/%s, nvml %v)\n", agent.Version, runtime.Version(), runtime.GOOS, runtime.GOARCH, agent.NVMLAvailable)
 		return exitOK
@@ -68,6 +70,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, getenv fu
 const usage = `usage:
   gpuledger-agent [run] --server URL --token TOKEN [flags] [-- COMMAND ARGS...]
   gpuledger-agent check [--simulate FILE] [--json] [--strict]
+  gpuledger-agent install --server URL [--token TOKEN] [run flags] (start at boot; see install -h)
   gpuledger-agent version
 Run "gpuledger-agent run -h" or "gpuledger-agent check -h" for flags.
 `

@@ -26,6 +26,7 @@ type Config struct {
 	LogFormat        string        // GPULEDGER_LOG_FORMAT: auto, text or json
 	LogLevel         string        // GPULEDGER_LOG_LEVEL: debug, info, warn, error
 	Backup           string        // GPULEDGER_BACKUP_DIR: nightly backups go here; empty: none
+	AgentBinary      string        // GPULEDGER_AGENT_BINARY: the agent handed out by /agent/download
 	ConsoleUser      int64         // GPULEDGER_CONSOLE_USER: the terminal owner's user ID
 }
 
@@ -45,6 +46,7 @@ func parseConfig(name string, args []string, getenv func(string) string, stderr 
 		LogFormat:        envOr(getenv, "GPULEDGER_LOG_FORMAT", "auto"),
 		LogLevel:         envOr(getenv, "GPULEDGER_LOG_LEVEL", "info"),
 		Backup:           getenv("GPULEDGER_BACKUP_DIR"),
+		AgentBinary:      getenv("GPULEDGER_AGENT_BINARY"),
 	}
 	var errs []error
 	tick, err := envDuration(getenv, "GPULEDGER_TICK", 30*time.Second)
@@ -75,6 +77,7 @@ func parseConfig(name string, args []string, getenv func(string) string, stderr 
 	fs.StringVar(&c.LogFormat, "log-format", c.LogFormat, "log format: auto (text on a terminal, else JSON), text or json (GPULEDGER_LOG_FORMAT)")
 	fs.StringVar(&c.LogLevel, "log-level", c.LogLevel, "log level: debug, info, warn or error (GPULEDGER_LOG_LEVEL)")
 	fs.StringVar(&c.Backup, "backup-dir", c.Backup, "directory for a nightly online backup; empty for none (GPULEDGER_BACKUP_DIR)")
+	fs.StringVar(&c.AgentBinary, "agent-binary", c.AgentBinary, "the agent binary served at /agent/download; default gpuledger-agent next to this binary, else /opt/gpuledger/gpuledger-agent (GPULEDGER_AGENT_BINARY)")
 	fs.Int64Var(&c.ConsoleUser, "console-user", c.ConsoleUser, "user ID of the terminal console's owner (GPULEDGER_CONSOLE_USER)")
 	if err := fs.Parse(args); err != nil {
 		return c, nil, err

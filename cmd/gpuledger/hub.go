@@ -88,7 +88,7 @@ func startHub(ctx context.Context, cfg Config, db *sqlite.DB, log *slog.Logger) 
 	}
 	r.ln = ln
 	r.srv = &http.Server{
-		Handler:           h.Handler(),
+		Handler:           agentHandler(h, cfg.AgentBinary, cfg.publicURL(), log),
 		ReadHeaderTimeout: 10 * time.Second,
 		ReadTimeout:       30 * time.Second,
 		WriteTimeout:      30 * time.Second,

@@ -29,6 +29,7 @@ commands:
   serve      run the bot, agent hub and scheduler (the default)
   export     print the ledger with computed charges: export [--format json|csv] [--as-of TIME] [--user ID]
   backup     write a consistent online copy of the database: backup FILE
+  healthcheck  exit 0 when the running server answers /healthz (the Docker HEALTHCHECK)
   version    print the version
 
 Run "gpuledger COMMAND -h" for a command's flags. Every flag can also be set
@@ -49,6 +50,8 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		err = runExport(ctx, args, stdout, stderr, getenv)
 	case "backup":
 		err = runBackup(ctx, args, stdout, stderr, getenv)
+	case "healthcheck":
+		err = runHealthcheck(ctx, args, stdout, stderr, getenv)
 	case "version":
 		fmt.Fprintf(stdout, "gpuledger %s\n", version)
 		return 0

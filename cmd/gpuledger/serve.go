@@ -40,6 +40,15 @@ func runServe(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	}
 	defer db.Close()
 	log.Info("database open", "path", cfg.DB)
+	backupOpts, err := backupOptionsFromEnv(cfg.Backup, cfg.TZ, getenv)
+	if err != nil {
+		return err
+	}
+	stopBackups, err := startBackups(ctx, db, backupOpts, log)
+	if err != nil {
+		return err
+	}
+	defer stopBackups()
 
 	coreCfg := bot.Config{
 		Store:        db,
