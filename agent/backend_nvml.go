@@ -44,7 +44,21 @@ type NVMLSource struct {
 	// costs about 2.3 ms of CPU per GPU on an H200 (the driver asks the
 	// GPU's firmware), 1000 times a GetUtilizationRates.
 	utilSamples bool
+	// lastHist: per device, when utilisation history was last read. A
+	// fast read that sees a quiet GPU reads the history too, at most every
+	// histEvery: NVML keeps about 14 s of it, so bursts between 5 s samples
+	// are still seen before a GPU is called idle, at a fraction of the
+	// cost of reading it every time.
+	lastHist []time.Time
 }
+
+// histEvery is how often a quiet GPU's utilisation history is read; it
+// must stay below the roughly 14 s of history NVML keeps.
+const histEvery = 10 * time.Second
+
+// quietUtil is the instantaneous utilisation (percent) under which a fast
+// read double-checks the history: at or above it the GPU is busy anyway.
+const quietUtil = 5
 
 // symbols records which optional NVML functions the loaded library has.
 type symbols struct {
@@ -104,7 +118,7 @@ func (s *NVMLSource) init() error {
 	if n > wire.MaxGPUs {
 		n = wire.MaxGPUs
 	}
-	s.devs, s.lastTS, s.noSampl = nil, nil, nil
+	s.devs, s.lastTS, s.noSampl, s.lastHist = nil, nil, nil, nil
 	for i := range n {
 		d, r := s.lib.DeviceGetHandleByIndex(i)
 		fact := wire.GPUFact{Index: i}
@@ -122,6 +136,7 @@ func (s *NVMLSource) init() error {
 		}
 		s.devs = append(s.devs, d)
 		s.lastTS = append(s.lastTS, 0)
+		s.lastHist = append(s.lastHist, time.Time{})
 		s.noSampl = append(s.noSampl, false)
 		f.GPUs = append(f.GPUs, fact)
 	}
@@ -216,7 +231,8 @@ func (s *NVMLSource) readDevice(i int, d nvml.Device, g *GPUReading, level ReadL
 	// Utilisation: every sample since the last one seen when asked for
 	// (ReadConfirm, or SetUtilSamples), else the current rate.
 	implausible := false
-	if s.has.samples && !s.noSampl[i] && (s.utilSamples || level >= ReadConfirm) {
+	history := func() (lost bool) {
+		s.lastHist[i] = time.Now()
 		vt, samples, r := d.GetSamples(nvml.GPU_UTILIZATION_SAMPLES, s.lastTS[i])
 		switch r {
 		case nvml.SUCCESS:
@@ -232,12 +248,19 @@ func (s *NVMLSource) readDevice(i int, d nvml.Device, g *GPUReading, level ReadL
 		case nvml.ERROR_NOT_SUPPORTED:
 			s.noSampl[i] = true
 		case nvml.ERROR_NOT_FOUND:
-			// No new samples since lastTS: fall back below.
+			// No new samples since lastTS: the current rate stands.
 		case nvml.ERROR_GPU_IS_LOST:
 			g.Err = "gpu is lost"
-			return
+			return true
 		default:
 			note("samples", r)
+		}
+		return false
+	}
+	canHist := s.has.samples && !s.noSampl[i]
+	if canHist && (s.utilSamples || level >= ReadConfirm) {
+		if history() {
+			return
 		}
 	}
 	if !g.UtilOK && !implausible {
@@ -250,6 +273,14 @@ func (s *NVMLSource) readDevice(i int, d nvml.Device, g *GPUReading, level ReadL
 			return
 		default:
 			errs = append(errs, "utilization: "+nvml.ErrorString(r))
+		}
+		// A quiet instant is not a quiet GPU: before it counts as idle,
+		// look at the history since the last look.
+		if g.UtilOK && g.UtilSource == "rates" && g.UtilMean < quietUtil && canHist && !s.noSampl[i] &&
+			time.Since(s.lastHist[i]) >= histEvery {
+			if history() {
+				return
+			}
 		}
 	}
 	if p, r := d.GetPowerUsage(); r == nvml.SUCCESS {

@@ -260,10 +260,12 @@ func BenchmarkNVMLSource_Read(b *testing.B) {
 func TestNVMLSource_ReadLevels(t *testing.T) {
 	ctx := context.Background()
 	lib, ds := newMock(1)
-	var samples, mem, procs int
+	var samples, mem, procs, calls int
 	ds[0].GetSamplesFunc = func(nvml.SamplingType, uint64) (nvml.ValueType, []nvml.Sample, nvml.Return) {
 		samples++
-		return nvml.VALUE_TYPE_UNSIGNED_INT, utilSamples(200000, 40, 60), nvml.SUCCESS
+		calls++
+		// Fresh samples at every call, as NVML gives after time passes.
+		return nvml.VALUE_TYPE_UNSIGNED_INT, utilSamples(uint64(calls)*1000000, 40, 60), nvml.SUCCESS
 	}
 	memInfo := ds[0].GetMemoryInfoFunc
 	ds[0].GetMemoryInfoFunc = func() (nvml.Memory, nvml.Return) { mem++; return memInfo() }
@@ -286,10 +288,14 @@ func TestNVMLSource_ReadLevels(t *testing.T) {
 		wantMemOK, wantProcsOK   bool
 		wantReasonsOK, wantPower bool
 	}{
-		{"Fast", ReadFast, false, "rates", 0, 0, 0, false, false, false, true},
+		// The mock's current rate is 0: a quiet instant, so the first fast
+		// read looks at the history (and finds the 40/60 burst); the next
+		// ones, within histEvery, do not.
+		{"FastQuietReadsHistory", ReadFast, false, "samples", 1, 0, 0, false, false, false, true},
+		{"FastQuietAgain", ReadFast, false, "rates", 0, 0, 0, false, false, false, true},
 		{"Full", ReadFull, false, "rates", 0, 1, 1, true, true, true, true},
 		{"Confirm", ReadConfirm, false, "samples", 1, 1, 1, true, true, true, true},
-		{"FastWithUtilSamples", ReadFast, true, "rates", 1, 0, 0, false, false, false, true}, // no new samples: the rate
+		{"FastWithUtilSamples", ReadFast, true, "samples", 1, 0, 0, false, false, false, true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
