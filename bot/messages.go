@@ -10,13 +10,13 @@ import (
 
 // rawHTML is an argument of a message that is already HTML (a rendered
 // fragment); every other string argument is escaped.
-type rawHTML string
+type rawHTML = RawHTML
 
 // messages is the core's reply catalog: key → {English, Chinese}. The
 // templates are HTML (Telegram's subset); arguments are inserted with
 // explicit indexes (%[1]s) so a translation may reorder them, and are
 // escaped unless they are rawHTML.
-var messages = map[string][2]string{
+var messages = Catalog{
 	// access
 	"refused": {
 		"Sorry, this is a private bot: you are not on its list of users. (I won't reply again.)",
@@ -264,10 +264,19 @@ var messages = map[string][2]string{
 		"复制、修改后发送：\n<code>%[1]s</code>"},
 }
 
-// tr renders message key in lang with args (strings are escaped, rawHTML
-// is not). A missing key renders as the key, which tests catch.
-func tr(lang, key string, args ...any) string {
-	m, ok := messages[key]
+// Catalog maps a message key to its English and Chinese templates (fmt
+// verbs, HTML). Both the core and the scheduler keep their texts in one.
+type Catalog map[string][2]string
+
+// RawHTML is a message argument that is already HTML and must not be
+// escaped (a rendered fragment). Every other argument is escaped.
+type RawHTML string
+
+// Render formats key in lang with args: strings are HTML-escaped, RawHTML
+// is not, other values are formatted with %v and escaped. A missing key
+// renders as the key itself, which the catalog tests catch.
+func (c Catalog) Render(lang, key string, args ...any) string {
+	m, ok := c[key]
 	if !ok {
 		return key
 	}
@@ -288,6 +297,9 @@ func tr(lang, key string, args ...any) string {
 	}
 	return fmt.Sprintf(tmpl, a...)
 }
+
+// tr renders one of the core's messages.
+func tr(lang, key string, args ...any) string { return messages.Render(lang, key, args...) }
 
 // t renders a message in the user's language.
 func (r *req) t(key string, args ...any) string { return tr(r.lang, key, args...) }

@@ -2,7 +2,6 @@ package scheduler
 
 import (
 	"fmt"
-	"html"
 	"time"
 
 	"github.com/gpuledger/gpuledger/agent/wire"
@@ -12,7 +11,7 @@ import (
 
 // raw is an argument of a message that is already HTML; every other
 // string argument is escaped.
-type raw string
+type raw = bot.RawHTML
 
 // messages is the scheduler's catalog: key → {English, Chinese}. Cards,
 // alerts, button labels and button toasts follow the user's language
@@ -20,7 +19,7 @@ type raw string
 // (Telegram's subset) with indexed verbs (%[1]s) so that a translation
 // may reorder its arguments. The /why log stays in English: it is
 // evidence recorded once, not a reply.
-var messages = map[string][2]string{
+var messages = bot.Catalog{
 	// buttons
 	"btn_release_now": {"Release now", "立即释放"},
 	"btn_snooze":      {"Snooze 1h", "推迟 1 小时"},
@@ -181,30 +180,8 @@ var messages = map[string][2]string{
 func lang(u *ledger.User) string { return bot.NormLang(u.Lang) }
 
 // tr renders message key in lang with args: strings are escaped, raw is
-// not, other values are formatted with %v. A missing key renders as the
-// key, which the catalog test catches.
-func tr(lang, key string, args ...any) string {
-	m, ok := messages[key]
-	if !ok {
-		return key
-	}
-	tmpl := m[0]
-	if lang == bot.LangZH {
-		tmpl = m[1]
-	}
-	a := make([]any, len(args))
-	for i, v := range args {
-		switch v := v.(type) {
-		case raw:
-			a[i] = string(v)
-		case string:
-			a[i] = html.EscapeString(v)
-		default:
-			a[i] = html.EscapeString(fmt.Sprint(v))
-		}
-	}
-	return fmt.Sprintf(tmpl, a...)
-}
+// not (bot.Catalog.Render).
+func tr(lang, key string, args ...any) string { return messages.Render(lang, key, args...) }
 
 // text renders a message without HTML escaping, for button labels and
 // callback toasts (plain text on Telegram's side).
