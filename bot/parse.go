@@ -785,11 +785,8 @@ func (p *parser) price(toks []string) (Command, error) {
 		}
 		names = append(names, w)
 	}
-	if v, ok := p.kv["price"]; ok {
-		if priceSrc != "" {
-			return nil, p.err("twice", noun("price"), quote(priceSrc), quote(v))
-		}
-		priceSrc = v
+	if err := p.fromKV("price", &priceSrc); err != nil {
+		return nil, err
 	}
 	p.words = names
 	n, err := p.oneName()
@@ -853,17 +850,11 @@ func (p *parser) storage(toks []string) (Command, error) {
 			rest = append(rest, w)
 		}
 	}
-	if v, ok := p.kv["size"]; ok {
-		if sizeSrc != "" {
-			return nil, p.err("twice", noun("size"), quote(sizeSrc), quote(v))
-		}
-		sizeSrc = v
+	if err := p.fromKV("size", &sizeSrc); err != nil {
+		return nil, err
 	}
-	if v, ok := p.kv["price"]; ok {
-		if prcSrc != "" {
-			return nil, p.err("twice", noun("price"), quote(prcSrc), quote(v))
-		}
-		prcSrc = v
+	if err := p.fromKV("price", &prcSrc); err != nil {
+		return nil, err
 	}
 	p.words = rest
 	vol, err := p.oneName()
@@ -994,17 +985,11 @@ func (p *parser) traffic(toks []string) (Command, error) {
 			return nil, err
 		}
 	}
-	if v, ok := p.kv["price"]; ok {
-		if prcSrc != "" {
-			return nil, p.err("twice", noun("price"), quote(prcSrc), quote(v))
-		}
-		prcSrc = v
+	if err := p.fromKV("price", &prcSrc); err != nil {
+		return nil, err
 	}
-	if v, ok := p.kv["amount"]; ok {
-		if amtSrc != "" {
-			return nil, p.err("twice", noun("amount"), quote(amtSrc), quote(v))
-		}
-		amtSrc = v
+	if err := p.fromKV("amount", &amtSrc); err != nil {
+		return nil, err
 	}
 	p.words = rest
 	n, err := p.oneName()
@@ -1082,11 +1067,8 @@ func (p *parser) charge(toks []string) (Command, error) {
 		}
 		note = append(note, w)
 	}
-	if v, ok := p.kv["amount"]; ok {
-		if amtSrc != "" {
-			return nil, p.err("twice", noun("amount"), quote(amtSrc), quote(v))
-		}
-		amtSrc = v
+	if err := p.fromKV("amount", &amtSrc); err != nil {
+		return nil, err
 	}
 	if !hasTarget {
 		return nil, p.err("missing_name", string(p.kind))
@@ -1133,11 +1115,8 @@ func (p *parser) topupBalance(toks []string) (Command, error) {
 		}
 		rest = append(rest, w)
 	}
-	if v, ok := p.kv["amount"]; ok {
-		if amtSrc != "" {
-			return nil, p.err("twice", noun("amount"), quote(amtSrc), quote(v))
-		}
-		amtSrc = v
+	if err := p.fromKV("amount", &amtSrc); err != nil {
+		return nil, err
 	}
 	plat, hasPlat := p.kv["platform"]
 	if hasPlat && len(rest) > 0 {
@@ -1334,17 +1313,11 @@ func (p *parser) autoRelease(toks []string) (Command, error) {
 		}
 		rest = append(rest, w)
 	}
-	if v, ok := p.kv["action"]; ok {
-		if actSrc != "" {
-			return nil, p.err("twice", noun("action"), quote(actSrc), quote(v))
-		}
-		actSrc = v
+	if err := p.fromKV("action", &actSrc); err != nil {
+		return nil, err
 	}
-	if v, ok := p.kv["after"]; ok {
-		if durSrc != "" {
-			return nil, p.err("twice", noun("after"), quote(durSrc), quote(v))
-		}
-		durSrc = v
+	if err := p.fromKV("after", &durSrc); err != nil {
+		return nil, err
 	}
 	p.words = rest
 	n, err := p.oneName()
@@ -1544,4 +1517,18 @@ func (p *parser) start(toks []string) (Command, error) {
 		}
 	}
 	return Start{Code: code}, nil
+}
+
+// fromKV takes key=value for a field that positional words may also give
+// (by its shape): *src is what the words gave, and giving both is an error.
+func (p *parser) fromKV(key string, src *string) error {
+	v, ok := p.kv[key]
+	if !ok {
+		return nil
+	}
+	if *src != "" {
+		return p.err("twice", noun(key), quote(*src), quote(v))
+	}
+	*src = v
+	return nil
 }
