@@ -95,6 +95,12 @@ func runServe(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 		if err := hub.Start(ctx, core, c); err != nil {
 			return err
 		}
+		if r, ok := stdin.(*os.File); ok && isTerminal(r) {
+			// Only a person at a terminal is greeted: a script piped in
+			// gets nothing but the replies.
+			fmt.Fprintf(stdout, "gpuledger %s — your GPU rental ledger (database %s).\n"+
+				"Type /help for the commands, e.g. /rent box1 autodl 4090 1.88/h; 输入 /help 查看命令。Ctrl-D quits.\n", version, cfg.DB)
+		}
 		return c.Run(ctx)
 	}
 
@@ -151,7 +157,7 @@ func newLogger(cfg Config, w io.Writer, console bool) *slog.Logger {
 	return slog.New(slog.NewJSONHandler(w, opts))
 }
 
-func isTerminal(w io.Writer) bool {
+func isTerminal(w any) bool {
 	f, ok := w.(*os.File)
 	if !ok {
 		return false
