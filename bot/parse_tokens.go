@@ -603,6 +603,7 @@ func parseDur(tok string) (time.Duration, bool) {
 	if s == "" {
 		return 0, false
 	}
+	s = cnNumerals(s)
 	total := new(big.Rat)
 	for s != "" {
 		num, rest, ok := cutNumber(s)
@@ -798,4 +799,43 @@ func parseHHMM(s string) (int, bool) {
 	}
 	v, ok := parseClock(s)
 	return v / 60, ok
+}
+
+// cnDigit is the value of a Chinese numeral character, and whether it is one.
+var cnDigit = map[rune]int{'零': 0, '一': 1, '二': 2, '两': 2, '俩': 2, '三': 3, '四': 4, '五': 5, '六': 6, '七': 7, '八': 8, '九': 9}
+
+// cnNumerals rewrites Chinese numerals from 0 to 99 written before a unit
+// ("两小时", "三十分钟", "十二天", "二十五分") as Arabic digits, so that
+// durations read the same either way. Anything else is left as it is.
+func cnNumerals(s string) string {
+	rs := []rune(s)
+	var b strings.Builder
+	for i := 0; i < len(rs); {
+		j, n := i, -1
+		// [digit] 十 [digit] | digit
+		if d, ok := cnDigit[rs[j]]; ok && (j+1 >= len(rs) || rs[j+1] != '十') {
+			n, j = d, j+1
+		} else {
+			tens := 1
+			if d, ok := cnDigit[rs[j]]; ok && j+1 < len(rs) && rs[j+1] == '十' {
+				tens, j = d, j+1
+			}
+			if j < len(rs) && rs[j] == '十' {
+				n, j = tens*10, j+1
+				if j < len(rs) {
+					if d, ok := cnDigit[rs[j]]; ok && rs[j] != '两' && rs[j] != '俩' {
+						n, j = n+d, j+1
+					}
+				}
+			}
+		}
+		if n < 0 {
+			b.WriteRune(rs[i])
+			i++
+			continue
+		}
+		b.WriteString(strconv.Itoa(n))
+		i = j
+	}
+	return b.String()
 }
