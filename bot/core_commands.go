@@ -559,7 +559,7 @@ func (r *req) undo() error {
 		} else {
 			r.c.log.Error("bot: reload after undo", "user", r.u.UserID, "err", err)
 		}
-		if res.Kind == string(ledger.EventRelease) && r.c.agents != nil {
+		if res.Kind == string(ledger.EventRelease) && r.c.agents != nil && r.hadToken(res.Name) {
 			text += "\n" + r.t("undo_release_token", res.Name)
 		}
 	}
@@ -757,4 +757,34 @@ func (r *req) autoActionText(name string, p ledger.AutoPolicy) string {
 		text += "\n" + r.t("autorelease_stop_deadline", prof.Name, FormatDuration(prof.ReleaseAfterStopped, r.lang))
 	}
 	return text
+}
+
+// tokenStore is the part of the store that knows whether a rental ever had
+// an agent token.
+type tokenStore interface {
+	TokenIssued(ctx context.Context, userID, rentalID int64) (bool, error)
+}
+
+// hadToken reports whether the user's rental called name ever had an agent
+// token. When the store cannot tell, it answers true: saying a token stays
+// revoked is harmless, missing it when there was one is not.
+func (r *req) hadToken(name string) bool {
+	st, ok := r.c.store.(tokenStore)
+	if !ok {
+		return true
+	}
+	b, err := r.book()
+	if err != nil {
+		return true
+	}
+	x := b.Rental(name)
+	if x == nil {
+		return true
+	}
+	had, err := st.TokenIssued(r.ctx, r.u.UserID, x.ID)
+	if err != nil {
+		r.c.log.Error("bot: token issued", "user", r.u.UserID, "err", err)
+		return true
+	}
+	return had
 }

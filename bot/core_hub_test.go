@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"regexp"
+	"strings"
 	"testing"
 	"time"
 
@@ -155,4 +156,18 @@ func TestCore_AutoReleaseSaysWhatHappens(t *testing.T) {
 	contains(t, got, "30m more", "<b>release</b>", "token is revoked", "<code>/autorelease box1 stop</code>")
 	he.say(alice, "/settings lang=zh")
 	contains(t, he.say(alice, "/autorelease box1 stop"), "记为<b>关机</b>", "数据保留", "AutoDL 会释放关机满")
+}
+
+// TestCore_UndoReleaseWithoutToken: with the hub running but no token ever
+// issued for the rental, undoing its release says nothing of a token.
+func TestCore_UndoReleaseWithoutToken(t *testing.T) {
+	he := newHubEnv(t)
+	he.say(alice, "/rent box1 autodl 4090 1.88/h")
+	he.now = he.now.Add(time.Hour)
+	contains(t, he.say(alice, "/release box1"), "released")
+	got := he.say(alice, "/undo")
+	contains(t, got, "undone", "release", "box1")
+	if strings.Contains(got, "revoked") || strings.Contains(got, "/agent") {
+		t.Errorf("/undo of a release without a token mentions one:\n%s", got)
+	}
 }

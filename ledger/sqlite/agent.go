@@ -748,3 +748,16 @@ func (db *DB) RentalByID(ctx context.Context, id int64) (*ledger.Rental, error) 
 	}
 	return rs[0], nil
 }
+
+// TokenIssued reports whether an agent token was ever issued for the
+// user's rental, valid or revoked: the bot mentions a revoked token only
+// when there was one.
+func (db *DB) TokenIssued(ctx context.Context, userID, rentalID int64) (bool, error) {
+	var n int
+	err := db.reader.QueryRowContext(ctx,
+		`SELECT count(*) FROM agent_tokens WHERE rental_id = ? AND user_id = ?`, rentalID, userID).Scan(&n)
+	if err != nil {
+		return false, fmt.Errorf("sqlite: token issued: %w", err)
+	}
+	return n > 0, nil
+}
