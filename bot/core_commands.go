@@ -578,10 +578,9 @@ func (r *req) settings(c Settings) error {
 		u.TZ = *c.TZ
 	}
 	if c.SummaryAt != nil {
-		if *c.SummaryAt < 0 {
-			return ledger.Errorf(ledger.EINVALID, "the nightly summary cannot be turned off; choose a time, e.g. summary=22:00")
-		}
-		u.Settings.SummaryAt = *c.SummaryAt
+		// -1 (summary=off) turns the nightly summary off; /summary still
+		// answers on demand.
+		u.Settings.SummaryAt = max(*c.SummaryAt, -1)
 	}
 	if c.IdleWarn != nil {
 		u.Settings.IdleWarn = *c.IdleWarn
@@ -622,7 +621,11 @@ func (r *req) settingsText(u ledger.User) string {
 	if !s.Budget.IsZero() {
 		budget = FormatAmount(s.Budget, s.BudgetCurrency)
 	}
-	return r.t("settings", NormLang(u.Lang), tz, hhmm(s.SummaryAt), FormatDuration(s.IdleWarn, r.lang),
+	summary := r.t("off")
+	if s.SummaryAt >= 0 {
+		summary = hhmm(s.SummaryAt)
+	}
+	return r.t("settings", NormLang(u.Lang), tz, summary, FormatDuration(s.IdleWarn, r.lang),
 		FormatDuration(s.Silent, r.lang), quiet, FormatDuration(s.LongRun, r.lang), budget)
 }
 

@@ -47,8 +47,8 @@ func validateUser(u ledger.User) error {
 		}
 	}
 	s := u.Settings
-	if s.SummaryAt < 0 || s.SummaryAt >= 24*60 {
-		return ledger.Errorf(ledger.EINVALID, "summary time is out of range: use HH:MM, e.g. summary=22:00")
+	if s.SummaryAt < -1 || s.SummaryAt >= 24*60 { // -1: no nightly summary
+		return ledger.Errorf(ledger.EINVALID, "summary time is out of range: use HH:MM, e.g. summary=22:00, or summary=off")
 	}
 	if s.QuietFrom < -1 || s.QuietFrom >= 24*60 || s.QuietTo < -1 || s.QuietTo >= 24*60 || (s.QuietFrom == -1) != (s.QuietTo == -1) {
 		return ledger.Errorf(ledger.EINVALID, "quiet hours are out of range: use HH:MM-HH:MM, e.g. quiet=23:00-08:00")
