@@ -250,12 +250,26 @@ func (r *req) book() (*ledger.Book, error) {
 	return b, nil
 }
 
+// named returns the user's rental called name (the unreleased one, else
+// the latest released one), or ENOTFOUND. It reads that rental alone:
+// commands about one rental must not load a year of history.
+func (r *req) named(name string) (*ledger.Rental, error) {
+	return r.c.store.Rental(r.ctx, r.u.UserID, name)
+}
+
 // liveRental returns the user's unreleased rental called name, or
-// ENOTFOUND.
-func (r *req) liveRental(b *ledger.Book, name string) (*ledger.Rental, error) {
-	x := b.Rental(name)
-	if x == nil || x.State() == ledger.Released {
+// ENOTFOUND; an amount given in cur (if not "") must be in the rental's
+// currency.
+func (r *req) liveRental(name string, cur ledger.Currency) (*ledger.Rental, error) {
+	x, err := r.named(name)
+	if ledger.ErrorCode(err) == ledger.ENOTFOUND || err == nil && x.State() == ledger.Released {
 		return nil, ledger.Errorf(ledger.ENOTFOUND, "you have no unreleased rental called %s: /status lists them", name)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if err := sameCurrency(cur, x.Currency, x.Name); err != nil {
+		return nil, err
 	}
 	return x, nil
 }
@@ -268,15 +282,8 @@ func sameCurrency(given, have ledger.Currency, what string) error {
 }
 
 func (r *req) price(c Price) error {
-	b, err := r.book()
+	x, err := r.liveRental(c.Name, c.Price.Currency)
 	if err != nil {
-		return err
-	}
-	x, err := r.liveRental(b, c.Name)
-	if err != nil {
-		return err
-	}
-	if err := sameCurrency(c.Price.Currency, x.Currency, x.Name); err != nil {
 		return err
 	}
 	ev := ledger.Event{Kind: ledger.EventPrice, At: r.at(c.At), Price: c.Price.Price()}
@@ -300,15 +307,8 @@ func (r *req) storageCreate(c StorageCreate) error {
 		v.Priced, v.Price, v.PriceUnit, v.Currency = true, c.Price.Amount, c.Price.Unit, c.Price.Currency
 	}
 	if c.Rental != "" {
-		b, err := r.book()
+		x, err := r.liveRental(c.Rental, v.Currency)
 		if err != nil {
-			return err
-		}
-		x, err := r.liveRental(b, c.Rental)
-		if err != nil {
-			return err
-		}
-		if err := sameCurrency(v.Currency, x.Currency, x.Name); err != nil {
 			return err
 		}
 		v.Platform, v.Currency = x.Platform, x.Currency
@@ -350,15 +350,8 @@ func (r *req) volumeEvent(name string, ev ledger.VolumeEvent) error {
 }
 
 func (r *req) trafficTerms(c TrafficTerms) error {
-	b, err := r.book()
+	x, err := r.liveRental(c.Name, c.Currency)
 	if err != nil {
-		return err
-	}
-	x, err := r.liveRental(b, c.Name)
-	if err != nil {
-		return err
-	}
-	if err := sameCurrency(c.Currency, x.Currency, x.Name); err != nil {
 		return err
 	}
 	dir := c.Direction
@@ -397,13 +390,13 @@ func (r *req) trafficUsage(c TrafficUsage) error {
 // charge records a one-off charge on a rental, or on a platform when the
 // user has no rental of that name.
 func (r *req) charge(c Charge) error {
-	b, err := r.book()
-	if err != nil {
+	x, err := r.named(c.Target)
+	if err != nil && ledger.ErrorCode(err) != ledger.ENOTFOUND {
 		return err
 	}
 	ch := ledger.Charge{UserID: r.u.UserID, Amount: c.Amount.Value, Currency: c.Amount.Currency, Note: c.Note, At: r.at(c.At)}
 	rentalName := ""
-	if x := b.Rental(c.Target); x != nil {
+	if x != nil {
 		if err := sameCurrency(ch.Currency, x.Currency, x.Name); err != nil {
 			return err
 		}
@@ -419,7 +412,7 @@ func (r *req) charge(c Charge) error {
 	}
 	assumed := false
 	if ch.Currency == "" {
-		ch.Currency, assumed = r.defaultCurrency(b), true
+		ch.Currency, assumed = r.defaultCurrency(nil), true
 	}
 	got, err := r.c.store.AddCharge(r.ctx, r.act(), rentalName, ch)
 	if err != nil {
@@ -554,8 +547,8 @@ func (r *req) undo() error {
 	text := r.t("undone", rawHTML(what), r.when(res.At))
 	switch res.Kind {
 	case string(ledger.EventStop), string(ledger.EventResume), string(ledger.EventRelease):
-		if b, err := r.book(); err == nil {
-			r.rentalChanged(b.Rental(res.Name))
+		if x, err := r.named(res.Name); err == nil {
+			r.rentalChanged(x)
 		} else {
 			r.c.log.Error("bot: reload after undo", "user", r.u.UserID, "err", err)
 		}
@@ -633,11 +626,7 @@ func (r *req) agent(c Agent) error {
 	if r.c.agents == nil {
 		return r.answer(r.plain(r.t("agent_off")))
 	}
-	b, err := r.book()
-	if err != nil {
-		return err
-	}
-	if _, err := r.liveRental(b, c.Name); err != nil {
+	if _, err := r.liveRental(c.Name, ""); err != nil {
 		return err
 	}
 	// The key is recorded first: a redelivered /agent must not issue a
@@ -658,13 +647,12 @@ func (r *req) agent(c Agent) error {
 }
 
 func (r *req) why(c Why) error {
-	b, err := r.book()
+	x, err := r.named(c.Name)
+	if ledger.ErrorCode(err) == ledger.ENOTFOUND {
+		return ledger.Errorf(ledger.ENOTFOUND, "you have no rental called %s: /status lists them", c.Name)
+	}
 	if err != nil {
 		return err
-	}
-	x := b.Rental(c.Name)
-	if x == nil {
-		return ledger.Errorf(ledger.ENOTFOUND, "you have no rental called %s: /status lists them", c.Name)
 	}
 	var ds []ledger.Decision
 	if st, ok := r.c.store.(autoStore); ok {
@@ -741,12 +729,8 @@ func (r *req) autoActionText(name string, p ledger.AutoPolicy) string {
 		return r.t("autorelease_release", name, grace, after)
 	}
 	text := r.t("autorelease_stop", name, grace, after)
-	b, err := r.book()
+	x, err := r.named(name)
 	if err != nil {
-		return text
-	}
-	x := b.Rental(name)
-	if x == nil {
 		return text
 	}
 	prof, ok := ledger.LookupProfile(x.Platform)
@@ -776,12 +760,8 @@ func (r *req) hadToken(name string) bool {
 	if !ok {
 		return true
 	}
-	b, err := r.book()
+	x, err := r.named(name)
 	if err != nil {
-		return true
-	}
-	x := b.Rental(name)
-	if x == nil {
 		return true
 	}
 	had, err := st.TokenIssued(r.ctx, r.u.UserID, x.ID)

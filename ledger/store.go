@@ -72,6 +72,11 @@ type Store interface {
 	// EDUPLICATE if the key was already recorded.
 	MarkHandled(ctx context.Context, a Action) error
 
+	// Rental returns the user's rental called name: the unreleased one, or
+	// else the most recently created released one, without loading the
+	// rest of the ledger. ENOTFOUND if there is none.
+	Rental(ctx context.Context, userID int64, name string) (*Rental, error)
+
 	// Book loads everything the cost engine needs for one user.
 	Book(ctx context.Context, userID int64) (*Book, error)
 
