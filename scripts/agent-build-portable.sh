@@ -32,6 +32,11 @@ if [ "$(id -u)" != 0 ]; then
 	exit 1
 fi
 
+# The symbol check at the end reads the binary with objdump (binutils).
+if ! command -v objdump >/dev/null; then
+	apt-get update -qq && apt-get install -y -qq binutils >/dev/null
+fi
+
 if [ ! -x "$SYSROOT/usr/bin/gcc" ]; then
 	if ! command -v debootstrap >/dev/null; then
 		apt-get update -qq && apt-get install -y -qq debootstrap >/dev/null
