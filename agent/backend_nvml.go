@@ -45,16 +45,28 @@ type NVMLSource struct {
 	// GPU's firmware), 1000 times a GetUtilizationRates.
 	utilSamples bool
 	// lastHist: per device, when utilisation history was last read. A
-	// fast read that sees a quiet GPU reads the history too, at most every
-	// histEvery: NVML keeps about 14 s of it, so bursts between 5 s samples
-	// are still seen before a GPU is called idle, at a fraction of the
-	// cost of reading it every time.
+	// fast read that sees a quiet GPU which may hold a CUDA context reads
+	// the history too, at most every histEvery: NVML keeps about 14 s of
+	// it, so bursts between 5 s samples are still seen before such a GPU
+	// is called idle.
 	lastHist []time.Time
+	// memFloor: per device, the least memory in use seen (MiB), the level
+	// of a GPU that no process holds; math.MaxUint64 until first read.
+	memFloor []uint64
+	// procs: per device, whether the last process list (read once per
+	// heartbeat) showed any compute process. Inside containers the list
+	// is often empty whatever runs, so only a non-empty one counts.
+	procs []bool
 }
 
 // histEvery is how often a quiet GPU's utilisation history is read; it
 // must stay below the roughly 14 s of history NVML keeps.
 const histEvery = 10 * time.Second
+
+// contextMiB is how far above its floor a GPU's memory in use may be
+// while no CUDA context exists: a context reserves hundreds of MiB, and
+// the driver's own use wanders by a few.
+const contextMiB = 64
 
 // quietUtil is the instantaneous utilisation (percent) under which a fast
 // read double-checks the history: at or above it the GPU is busy anyway.
@@ -118,7 +130,7 @@ func (s *NVMLSource) init() error {
 	if n > wire.MaxGPUs {
 		n = wire.MaxGPUs
 	}
-	s.devs, s.lastTS, s.noSampl, s.lastHist = nil, nil, nil, nil
+	s.devs, s.lastTS, s.noSampl, s.lastHist, s.memFloor, s.procs = nil, nil, nil, nil, nil, nil
 	for i := range n {
 		d, r := s.lib.DeviceGetHandleByIndex(i)
 		fact := wire.GPUFact{Index: i}
@@ -138,6 +150,8 @@ func (s *NVMLSource) init() error {
 		s.lastTS = append(s.lastTS, 0)
 		s.lastHist = append(s.lastHist, time.Time{})
 		s.noSampl = append(s.noSampl, false)
+		s.memFloor = append(s.memFloor, math.MaxUint64)
+		s.procs = append(s.procs, false)
 		f.GPUs = append(f.GPUs, fact)
 	}
 	s.facts = f
@@ -274,13 +288,39 @@ func (s *NVMLSource) readDevice(i int, d nvml.Device, g *GPUReading, level ReadL
 		default:
 			errs = append(errs, "utilization: "+nvml.ErrorString(r))
 		}
-		// A quiet instant is not a quiet GPU: before it counts as idle,
-		// look at the history since the last look.
-		if g.UtilOK && g.UtilSource == "rates" && g.UtilMean < quietUtil && canHist && !s.noSampl[i] &&
-			time.Since(s.lastHist[i]) >= histEvery {
-			if history() {
-				return
-			}
+	}
+	// Memory in use and clock-event reasons: reported, and they tell
+	// whether any process can be using the GPU (cheap: under a
+	// microsecond each).
+	if m, r := d.GetMemoryInfo(); r == nvml.SUCCESS {
+		g.MemOK, g.MemoryUsedMiB = true, m.Used>>20
+		if m.Total > 0 {
+			g.MemoryTotalMiB = m.Total >> 20
+		}
+		s.memFloor[i] = min(s.memFloor[i], g.MemoryUsedMiB)
+	} else {
+		note("memory", r)
+	}
+	var reasons uint64
+	r := nvml.ERROR_NOT_SUPPORTED
+	switch {
+	case s.has.eventReasons:
+		reasons, r = d.GetCurrentClocksEventReasons()
+	case s.has.throttleReasons:
+		reasons, r = d.GetCurrentClocksThrottleReasons()
+	}
+	if r == nvml.SUCCESS {
+		g.ReasonsOK, g.ClockReasons = true, reasons
+	} else {
+		note("clock reasons", r)
+	}
+	// A quiet instant is not a quiet GPU: work may have run between two
+	// samples. Where a process may hold a CUDA context, look at the
+	// history since the last look before the GPU counts as idle.
+	if g.UtilOK && g.UtilSource == "rates" && g.UtilMean < quietUtil && canHist && !s.noSampl[i] &&
+		!s.empty(i, g) && time.Since(s.lastHist[i]) >= histEvery {
+		if history() {
+			return
 		}
 	}
 	if p, r := d.GetPowerUsage(); r == nvml.SUCCESS {
@@ -304,31 +344,11 @@ func (s *NVMLSource) readDevice(i int, d nvml.Device, g *GPUReading, level ReadL
 		}
 		return
 	}
-	// Reported, deciding nothing, and dearer: once per heartbeat.
-	if m, r := d.GetMemoryInfo(); r == nvml.SUCCESS {
-		g.MemOK, g.MemoryUsedMiB = true, m.Used>>20
-		if m.Total > 0 {
-			g.MemoryTotalMiB = m.Total >> 20
-		}
-	} else {
-		note("memory", r)
-	}
-	var reasons uint64
-	r := nvml.ERROR_NOT_SUPPORTED
-	switch {
-	case s.has.eventReasons:
-		reasons, r = d.GetCurrentClocksEventReasons()
-	case s.has.throttleReasons:
-		reasons, r = d.GetCurrentClocksThrottleReasons()
-	}
-	if r == nvml.SUCCESS {
-		g.ReasonsOK, g.ClockReasons = true, reasons
-	} else {
-		note("clock reasons", r)
-	}
+	// Reported, deciding nothing: once per heartbeat.
 	if s.has.processes {
 		if ps, r := d.GetComputeRunningProcesses(); r == nvml.SUCCESS {
 			g.ProcsOK = true
+			s.procs[i] = len(ps) > 0
 			for j, p := range ps {
 				if j >= wire.MaxProcesses {
 					break
@@ -346,6 +366,25 @@ func (s *NVMLSource) readDevice(i int, d nvml.Device, g *GPUReading, level ReadL
 	if len(errs) > 0 {
 		g.Err = joinNotes(errs)
 	}
+}
+
+// empty reports whether GPU i, read into g, can hold no CUDA context: the
+// driver says the GPU is idle (the clock-event reason it sets when nothing
+// has run for a while; on an H200 it is never set while any process holds
+// a context, even one running nothing) and its memory in use is at the
+// lowest level seen, so no process has memory on it. Work can then only
+// have run between samples in a process that started and ended in the gap,
+// which the host's CPU counter (gap-free) sees. A process list that names
+// a process (read once per heartbeat) also rules emptiness out. A context
+// that already held memory when the agent started is in the floor; on
+// GPUs that report the idle reason under an idle context, its bursts
+// between samples are then seen only by chance (--util-samples reads the
+// history at every sample). Reading the history costs
+// about 2.3 ms of CPU on an H200, over a thousand times the fast read, and
+// an empty GPU is what a forgotten rental looks like.
+func (s *NVMLSource) empty(i int, g *GPUReading) bool {
+	return g.ReasonsOK && g.ClockReasons&ReasonGPUIdle != 0 && !s.procs[i] &&
+		g.MemOK && g.MemoryUsedMiB <= s.memFloor[i]+contextMiB
 }
 
 // summariseSamples returns mean and max utilisation of the samples newer

@@ -267,6 +267,8 @@ func TestNVMLSource_ReadLevels(t *testing.T) {
 		// Fresh samples at every call, as NVML gives after time passes.
 		return nvml.VALUE_TYPE_UNSIGNED_INT, utilSamples(uint64(calls)*1000000, 40, 60), nvml.SUCCESS
 	}
+	// A process holds a context: the GPU is not idle as the driver sees it.
+	ds[0].GetCurrentClocksEventReasonsFunc = func() (uint64, nvml.Return) { return ReasonSWPowerCap, nvml.SUCCESS }
 	memInfo := ds[0].GetMemoryInfoFunc
 	ds[0].GetMemoryInfoFunc = func() (nvml.Memory, nvml.Return) { mem++; return memInfo() }
 	ds[0].GetComputeRunningProcessesFunc = func() ([]nvml.ProcessInfo, nvml.Return) {
@@ -277,25 +279,22 @@ func TestNVMLSource_ReadLevels(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	mem = 0 // init reads the total once
 	tests := []struct {
-		name                     string
-		level                    ReadLevel
-		utilSamples              bool
-		wantSource               string
-		wantSamples, wantMem     int
-		wantProcs                int
-		wantMemOK, wantProcsOK   bool
-		wantReasonsOK, wantPower bool
+		name                   string
+		level                  ReadLevel
+		utilSamples            bool
+		wantSource             string
+		wantSamples, wantProcs int
+		wantProcsOK            bool
 	}{
-		// The mock's current rate is 0: a quiet instant, so the first fast
-		// read looks at the history (and finds the 40/60 burst); the next
-		// ones, within histEvery, do not.
-		{"FastQuietReadsHistory", ReadFast, false, "samples", 1, 0, 0, false, false, false, true},
-		{"FastQuietAgain", ReadFast, false, "rates", 0, 0, 0, false, false, false, true},
-		{"Full", ReadFull, false, "rates", 0, 1, 1, true, true, true, true},
-		{"Confirm", ReadConfirm, false, "samples", 1, 1, 1, true, true, true, true},
-		{"FastWithUtilSamples", ReadFast, true, "samples", 1, 0, 0, false, false, false, true},
+		// The mock's current rate is 0: a quiet instant on a GPU that may
+		// hold a context, so the first fast read looks at the history (and
+		// finds the 40/60 burst); the next ones, within histEvery, do not.
+		{"FastQuietReadsHistory", ReadFast, false, "samples", 1, 0, false},
+		{"FastQuietAgain", ReadFast, false, "rates", 0, 0, false},
+		{"Full", ReadFull, false, "rates", 0, 1, true},
+		{"Confirm", ReadConfirm, false, "samples", 1, 1, true},
+		{"FastWithUtilSamples", ReadFast, true, "samples", 1, 0, false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -306,11 +305,11 @@ func TestNVMLSource_ReadLevels(t *testing.T) {
 				t.Fatal(err)
 			}
 			g := gs[0]
-			if samples != tt.wantSamples || mem != tt.wantMem || procs != tt.wantProcs {
-				t.Fatalf("calls: samples %d mem %d procs %d; want %d %d %d", samples, mem, procs, tt.wantSamples, tt.wantMem, tt.wantProcs)
+			if samples != tt.wantSamples || mem != 1 || procs != tt.wantProcs {
+				t.Fatalf("calls: samples %d mem %d procs %d; want %d 1 %d", samples, mem, procs, tt.wantSamples, tt.wantProcs)
 			}
-			if !g.UtilOK || g.UtilSource != tt.wantSource || g.MemOK != tt.wantMemOK || g.ProcsOK != tt.wantProcsOK ||
-				g.ReasonsOK != tt.wantReasonsOK || g.PowerOK != tt.wantPower {
+			if !g.UtilOK || g.UtilSource != tt.wantSource || !g.MemOK || g.ProcsOK != tt.wantProcsOK ||
+				!g.ReasonsOK || !g.PowerOK {
 				t.Fatalf("%+v", g)
 			}
 			if g.ProcsOK && (len(g.Procs) != 1 || g.Procs[0].PID != 7) {
@@ -318,6 +317,69 @@ func TestNVMLSource_ReadLevels(t *testing.T) {
 			}
 			if g.MemoryTotalMiB == 0 {
 				t.Fatal("memory total lost on a fast read")
+			}
+		})
+	}
+}
+
+// A quiet GPU that no process can be using (the driver's idle reason, no
+// memory above the floor, no process listed) is not worth 2.3 ms of
+// history; one that may hold a context is.
+func TestNVMLSource_HistoryOnlyWhenAContextMayExist(t *testing.T) {
+	ctx := context.Background()
+	tests := []struct {
+		name    string
+		reasons []uint64 // per read
+		memMiB  []uint64 // per read
+		procs   bool     // a Full read first lists a process
+		want    []int    // history reads per read
+	}{
+		{"EmptyGPU", []uint64{ReasonGPUIdle, ReasonGPUIdle}, []uint64{615, 620}, false, []int{0, 0}},
+		{"ContextHeldNotIdle", []uint64{0}, []uint64{615}, false, []int{1}},
+		{"IdleReasonButMemoryRose", []uint64{ReasonGPUIdle, ReasonGPUIdle}, []uint64{615, 615 + contextMiB + 1}, false, []int{0, 1}},
+		{"IdleReasonButProcessListed", []uint64{ReasonGPUIdle}, []uint64{615}, true, []int{1}},
+		{"ReasonsUnreadable", nil, []uint64{615}, false, []int{1}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			lib, ds := newMock(1)
+			var hist, read int
+			ds[0].GetSamplesFunc = func(nvml.SamplingType, uint64) (nvml.ValueType, []nvml.Sample, nvml.Return) {
+				hist++
+				return nvml.VALUE_TYPE_UNSIGNED_INT, utilSamples(uint64(hist)*1000000, 0, 0), nvml.SUCCESS
+			}
+			ds[0].GetCurrentClocksEventReasonsFunc = func() (uint64, nvml.Return) {
+				if tt.reasons == nil {
+					return 0, nvml.ERROR_UNKNOWN
+				}
+				return tt.reasons[min(read, len(tt.reasons)-1)], nvml.SUCCESS
+			}
+			ds[0].GetMemoryInfoFunc = func() (nvml.Memory, nvml.Return) {
+				return nvml.Memory{Total: 80 << 30, Used: tt.memMiB[min(read, len(tt.memMiB)-1)] << 20}, nvml.SUCCESS
+			}
+			if tt.procs {
+				ds[0].GetComputeRunningProcessesFunc = func() ([]nvml.ProcessInfo, nvml.Return) {
+					return []nvml.ProcessInfo{{Pid: 9, UsedGpuMemory: 1 << 30}}, nvml.SUCCESS
+				}
+			}
+			src, err := NewNVMLSource(ctx, lib, time.Second)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if tt.procs {
+				src.Read(ctx, ReadFull)
+				src.lastHist[0] = time.Time{}
+			}
+			for i, want := range tt.want {
+				read = i
+				hist = 0
+				src.lastHist[0] = time.Time{} // past histEvery
+				if _, err := src.Read(ctx, ReadFast); err != nil {
+					t.Fatal(err)
+				}
+				if hist != want {
+					t.Fatalf("read %d: %d history reads, want %d", i, hist, want)
+				}
 			}
 		})
 	}

@@ -59,11 +59,13 @@ type ReadLevel int
 
 const (
 	// ReadFast reads utilisation (NVML's current rate, or every sample
-	// since the last read when the source is set to), power, temperature
-	// and SM clock: the calls that cost about a microsecond each.
+	// since the last read when the source is set to, or when a quiet GPU
+	// may hold a CUDA context), memory in use, clock-event reasons, power,
+	// temperature and SM clock: the calls that cost about a microsecond
+	// each.
 	ReadFast ReadLevel = iota
-	// ReadFull adds memory in use, clock-event reasons and processes
-	// (about 30 µs more per GPU on an H200): once per heartbeat.
+	// ReadFull adds the process list (a few µs more per GPU on an H200):
+	// once per heartbeat.
 	ReadFull
 	// ReadConfirm is ReadFull with every utilisation sample NVML still
 	// holds since the last one seen (about 14 s of history; about 2.3 ms

@@ -21,6 +21,7 @@ set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 SYSROOT=${SYSROOT:-$ROOT/.sysroot/bullseye}
 OUT_BIN=${OUT_BIN:-$ROOT/dist/gpuledger-agent-linux-amd64}
+PKG=${PKG:-./cmd/gpuledger-agent} # another main package built the same way (agent/internal/nvmlcost)
 GO=${GO:-go}
 GOROOT_HOST=$("$GO" env GOROOT)
 GOMODCACHE_HOST=$("$GO" env GOMODCACHE)
@@ -69,8 +70,8 @@ unshare --mount --propagation private bash -euo pipefail -c '
 	chroot "$S" /usr/bin/env -i PATH=/usr/local/go/bin:/usr/bin:/bin HOME=/tmp \
 		GOROOT=/usr/local/go GOMODCACHE=/gomod GOCACHE=/gocache GOPROXY=off GOTOOLCHAIN=local \
 		GOFLAGS="-mod=readonly -buildvcs=false" CGO_ENABLED=1 CGO_CFLAGS="-O2 -Wno-deprecated-declarations" \
-		sh -c "cd /src && go build -trimpath -tags netgo,osusergo -ldflags \"-s -w -X github.com/gpuledger/gpuledger/agent.Version=$7\" -o /out/$8 ./cmd/gpuledger-agent"
-' _ "$SYSROOT" "$GOROOT_HOST" "$GOMODCACHE_HOST" "$CACHE" "$ROOT" "$(dirname "$OUT_BIN")" "$VERSION" "$(basename "$OUT_BIN")"
+		sh -c "cd /src && go build -trimpath -tags netgo,osusergo -ldflags \"-s -w -X github.com/gpuledger/gpuledger/agent.Version=$7\" -o /out/$8 $9"
+' _ "$SYSROOT" "$GOROOT_HOST" "$GOMODCACHE_HOST" "$CACHE" "$ROOT" "$(dirname "$OUT_BIN")" "$VERSION" "$(basename "$OUT_BIN")" "$PKG"
 
 echo "agent-build-portable: built $OUT_BIN ($VERSION)" >&2
 "$ROOT/scripts/agent-check-glibc.sh" "$OUT_BIN"
