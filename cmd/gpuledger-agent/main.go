@@ -20,6 +20,7 @@ import (
 	"os/signal"
 	"runtime"
 	"runtime/debug"
+	"runtime/metrics"
 	"runtime/pprof"
 	"slices"
 	"strings"
@@ -140,7 +141,11 @@ func runAgent(ctx context.Context, args []string, stderr io.Writer, getenv func(
 		fmt.Fprintln(stderr, "gpuledger-agent:", err)
 		return exitUsage
 	}
-	quietRuntime(getenv)
+	if quietRuntime(getenv) {
+		gcCtx, stopGC := context.WithCancel(ctx)
+		defer stopGC()
+		go collect(gcCtx, collectEvery, collectCheck)
+	}
 	if cpuProfile != "" {
 		stopProfile, err := startCPUProfile(cpuProfile)
 		if err != nil {
@@ -164,22 +169,61 @@ const (
 	// (cross-CPU wake-ups are what a sample costs most in a VM). A hung
 	// NVML call in C does not hold the P: the runtime hands it on.
 	agentMaxProcs = 1
-	agentMemLimit = 4 << 20 // Go's own memory (heap, stacks, runtime); the live heap is under 1 MiB, and an hour of samples and heartbeats allocates a few MiB
+	// agentMemLimit is a safety net only, far above what the agent uses
+	// (a live heap under 1 MiB). A tight limit is worse than none: the
+	// runtime's own memory (stacks, metadata, about 3 MiB) counts toward
+	// it, and a limit near that makes the runtime collect at every
+	// allocation: measured on the H200 host, a 4 MiB limit meant 85
+	// collections in two minutes, nearly all of the agent's CPU.
+	agentMemLimit = 64 << 20
+	// collectEvery: the agent collects garbage itself once this much has
+	// been allocated since the last collection, checked every
+	// collectCheck. An hour of samples and heartbeats allocates a few MiB.
+	collectEvery = 1 << 20
+	collectCheck = time.Minute
 )
 
 // quietRuntime keeps the Go runtime from costing more than the agent's
 // work. With the default GOGC the runtime forces a collection every two
-// minutes whatever the allocation rate (30 an hour); with GOGC off and a
-// soft memory limit it collects only when Go's memory reaches the limit,
-// a few times an hour at the agent's allocation rate, and the heap stays
-// as small as under the default (whose smallest target is 4 MiB).
-func quietRuntime(getenv func(string) string) {
+// minutes whatever the allocation rate (30 an hour) and lets the heap
+// double before collecting. With GOGC off, the runtime never collects on
+// its own below the safety limit; collect (started by the caller) does it
+// after every collectEvery bytes allocated, and hands the freed pages back
+// to the system, so the heap's resident memory stays near the live heap.
+// It reports whether the caller should run collect.
+func quietRuntime(getenv func(string) string) (manualGC bool) {
 	if getenv("GOMAXPROCS") == "" && runtime.GOMAXPROCS(0) > agentMaxProcs {
 		runtime.GOMAXPROCS(agentMaxProcs)
 	}
 	if getenv("GOGC") == "" && getenv("GOMEMLIMIT") == "" {
 		debug.SetMemoryLimit(agentMemLimit)
 		debug.SetGCPercent(-1)
+		return true
+	}
+	return false
+}
+
+// collect runs a collection, and returns freed memory to the system, each
+// time the heap has allocated every bytes since the last one; it checks
+// every check until ctx ends. Reading one runtime metric costs about a
+// microsecond.
+func collect(ctx context.Context, every uint64, check time.Duration) {
+	m := []metrics.Sample{{Name: "/gc/heap/allocs:bytes"}}
+	metrics.Read(m)
+	last := m[0].Value.Uint64()
+	t := time.NewTicker(check)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		metrics.Read(m)
+		if now := m[0].Value.Uint64(); now-last >= every {
+			debug.FreeOSMemory()
+			last = now
+		}
 	}
 }
 

@@ -179,13 +179,16 @@ func rss(flags uint32) error {
 // resident: their size says whether they are heaps, stacks or driver maps.
 func anonRegions() {
 	sm, _ := os.ReadFile("/proc/self/smaps")
-	head, anon := "", false
+	head, prev, anon := "", "", false
 	for _, l := range strings.Split(string(sm), "\n") {
 		f := strings.Fields(l)
 		if len(f) == 0 {
 			continue
 		}
 		if strings.Contains(f[0], "-") && !strings.HasSuffix(f[0], ":") {
+			if head != "" {
+				prev = head
+			}
 			head, anon = l, len(f) <= 5 || strings.HasPrefix(f[5], "[")
 			continue
 		}
@@ -193,7 +196,7 @@ func anonRegions() {
 			var kb int
 			fmt.Sscan(f[1], &kb)
 			if kb > 256 {
-				fmt.Printf("    anon %6d KiB resident: %s\n", kb, head)
+				fmt.Printf("    anon %6d KiB resident: %s\n        after: %s\n", kb, head, prev)
 			}
 		}
 	}
