@@ -64,6 +64,17 @@ def cpu_ns(pid):
             pass  # the thread ended meanwhile
     return total
 
+def threads(pid):
+    """Per thread: (cpu ns, times scheduled) from /proc/PID/task/*/schedstat."""
+    out = {}
+    for t in os.listdir(f"/proc/{pid}/task"):
+        try:
+            f = open(f"/proc/{pid}/task/{t}/schedstat").read().split()
+            out[int(t)] = (int(f[0]), int(f[2]))
+        except (FileNotFoundError, ProcessLookupError):
+            pass
+    return out
+
 def status(pid):
     out = {}
     for line in open(f"/proc/{pid}/status"):
@@ -87,6 +98,7 @@ smi = shutil.which("nvidia-smi") if smi_mode != "0" else None
 if smi_mode == "1" and not smi:
     sys.exit("agent-footprint: SMI=1 but nvidia-smi is not on PATH")
 threads0 = status(p.pid).get("Threads", 0)
+th0 = threads(p.pid)
 c0, t0 = cpu_ns(p.pid), time.monotonic()
 runs, rss = 0, []
 period = 5.0
@@ -100,6 +112,7 @@ while time.monotonic() - t0 < window:
     time.sleep(max(0.0, min(period - (time.monotonic() - t), window - (time.monotonic() - t0))))
 wall = time.monotonic() - t0
 c1 = cpu_ns(p.pid)
+th1 = threads(p.pid)
 st = status(p.pid)
 maps = {}
 try:  # resident memory per mapped file (anonymous memory as [anon])
@@ -112,6 +125,10 @@ try:  # resident memory per mapped file (anonymous memory as [anon])
             maps[name] = maps.get(name, 0) + int(f[1])
 except OSError:
     pass
+per_thread = []
+for tid, (ns, n) in sorted(th1.items()):
+    ns0, n0 = th0.get(tid, (0, 0))
+    per_thread.append(f"{tid - p.pid:+d}: {(ns - ns0) / 1e6:.2f} ms/{n - n0} runs")
 smi_ru = resource.getrusage(resource.RUSAGE_CHILDREN)  # the agent is not reaped yet: nvidia-smi runs only
 p.send_signal(signal.SIGTERM)
 _, _, agent_ru = os.wait4(p.pid, 0)
@@ -129,6 +146,7 @@ print(f"agent CPU    : {a_ns/1e6:.2f} ms in the window = {per_hour_ms:.1f} ms pe
 print(f"agent RSS    : VmRSS {mib(st['VmRSS']):.1f} MiB (max seen {mib(max(rss)):.1f}), VmHWM {mib(st['VmHWM']):.1f} MiB; "
       f"RssAnon {mib(st.get('RssAnon', 0)):.1f} MiB, RssFile {mib(st.get('RssFile', 0)):.1f} MiB, "
       f"RssShmem {mib(st.get('RssShmem', 0)):.1f} MiB; threads {threads0}->{st.get('Threads', 0)}")
+print("agent threads: " + ", ".join(per_thread) + " (thread id - pid: CPU in the window / times scheduled)")
 top = sorted(maps.items(), key=lambda kv: -kv[1])[:6]
 print("agent RSS by mapping: " + ", ".join(f"{os.path.basename(k)} {v/1024:.1f}" for k, v in top) + " (MiB)")
 print(f"agent whole run (start-up included, getrusage): user {agent_ru.ru_utime:.3f} s, sys {agent_ru.ru_stime:.3f} s")

@@ -203,14 +203,14 @@ func quietRuntime(getenv func(string) string) (manualGC bool) {
 	return false
 }
 
-// collect runs a collection, and returns freed memory to the system, each
-// time the heap has allocated every bytes since the last one; it checks
-// every check until ctx ends. Reading one runtime metric costs about a
+// collect runs a collection, and returns freed memory to the system, at
+// its first check and then each time the heap has allocated every bytes
+// since the last one; it checks every check until ctx ends. Reading one runtime metric costs about a
 // microsecond.
 func collect(ctx context.Context, every uint64, check time.Duration) {
 	m := []metrics.Sample{{Name: "/gc/heap/allocs:bytes"}}
-	metrics.Read(m)
-	last := m[0].Value.Uint64()
+	var last uint64
+	first := true // the first check frees start-up's garbage (NVML start, the first heartbeat)
 	t := time.NewTicker(check)
 	defer t.Stop()
 	for {
@@ -220,9 +220,9 @@ func collect(ctx context.Context, every uint64, check time.Duration) {
 		case <-t.C:
 		}
 		metrics.Read(m)
-		if now := m[0].Value.Uint64(); now-last >= every {
+		if now := m[0].Value.Uint64(); first || now-last >= every {
 			debug.FreeOSMemory()
-			last = now
+			last, first = now, false
 		}
 	}
 }

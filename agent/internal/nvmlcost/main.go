@@ -60,6 +60,13 @@ func main() {
 		win := fs.Duration("window", 5*time.Second, "window between readings")
 		fs.Parse(os.Args[2:])
 		err = energy(*secs, *win)
+	case "tick":
+		fs := flag.NewFlagSet("tick", flag.ExitOnError)
+		secs := fs.Int("seconds", 60, "how long to tick")
+		every := fs.Duration("every", 5*time.Second, "tick period")
+		read := fs.Bool("nvml", false, "read utilisation (one cgo call) at each tick")
+		fs.Parse(os.Args[2:])
+		err = tick(*secs, *every, *read)
 	default:
 		err = fmt.Errorf("unknown mode %q", os.Args[1])
 	}
@@ -200,6 +207,63 @@ func anonRegions() {
 			}
 		}
 	}
+}
+
+// tick measures the floor: a process with one P that wakes on a ticker and
+// does nothing (or one NVML read), as the agent does between samples. It
+// prints each thread's CPU and how often it ran.
+func tick(secs int, every time.Duration, read bool) error {
+	runtime.GOMAXPROCS(1)
+	var d nvml.Device
+	if read {
+		lib := nvml.New()
+		if err := check("init", lib.Init()); err != nil {
+			return err
+		}
+		defer lib.Shutdown()
+		var r nvml.Return
+		if d, r = lib.DeviceGetHandleByIndex(0); r != nvml.SUCCESS {
+			return check("handle", r)
+		}
+	}
+	sched := func() map[string][2]int64 {
+		out := map[string][2]int64{}
+		ents, _ := os.ReadDir("/proc/self/task")
+		for _, e := range ents {
+			b, err := os.ReadFile("/proc/self/task/" + e.Name() + "/schedstat")
+			if err != nil {
+				continue
+			}
+			var ns, wait, runs int64
+			fmt.Sscan(string(b), &ns, &wait, &runs)
+			out[e.Name()] = [2]int64{ns, runs}
+		}
+		return out
+	}
+	t := time.NewTicker(every)
+	defer t.Stop()
+	before := sched()
+	end := time.Now().Add(time.Duration(secs) * time.Second)
+	n := 0
+	for time.Now().Before(end) {
+		<-t.C
+		if read {
+			d.GetUtilizationRates()
+		}
+		n++
+	}
+	after := sched()
+	var total int64
+	var parts []string
+	for id, a := range after {
+		b := before[id]
+		total += a[0] - b[0]
+		parts = append(parts, fmt.Sprintf("%s: %.0f µs/%d runs", id, float64(a[0]-b[0])/1e3, a[1]-b[1]))
+	}
+	sort.Strings(parts)
+	fmt.Printf("tick every %s, nvml %v: %d ticks, %.1f µs CPU per tick; threads %s\n", every, read, n,
+		float64(total)/1e3/float64(n), strings.Join(parts, ", "))
+	return nil
 }
 
 func threadCPU() time.Duration {
