@@ -203,14 +203,16 @@ func quietRuntime(getenv func(string) string) (manualGC bool) {
 	return false
 }
 
-// collect runs a collection, and returns freed memory to the system, at
-// its first check and then each time the heap has allocated every bytes
-// since the last one; it checks every check until ctx ends. Reading one runtime metric costs about a
+// collect runs a collection, and returns freed memory to the system, each
+// time the heap has allocated every bytes since the last one; it checks
+// every check until ctx ends. (Freeing start-up's garbage at once was
+// tried: on the H200 host it changed RSS by less than run-to-run noise
+// and cost a collection.) Reading one runtime metric costs about a
 // microsecond.
 func collect(ctx context.Context, every uint64, check time.Duration) {
 	m := []metrics.Sample{{Name: "/gc/heap/allocs:bytes"}}
-	var last uint64
-	first := true // the first check frees start-up's garbage (NVML start, the first heartbeat)
+	metrics.Read(m)
+	last := m[0].Value.Uint64()
 	t := time.NewTicker(check)
 	defer t.Stop()
 	for {
@@ -220,9 +222,9 @@ func collect(ctx context.Context, every uint64, check time.Duration) {
 		case <-t.C:
 		}
 		metrics.Read(m)
-		if now := m[0].Value.Uint64(); first || now-last >= every {
+		if now := m[0].Value.Uint64(); now-last >= every {
 			debug.FreeOSMemory()
-			last, first = now, false
+			last = now
 		}
 	}
 }
