@@ -3,7 +3,8 @@
 # work show in the GPU's energy counter (agent/internal/nvmlcost). Needs
 # dist/nvmlcost, built here with
 #   PKG=./agent/internal/nvmlcost OUT_BIN=dist/nvmlcost scripts/agent-build-portable.sh
-# and python3 with torch on the GPU host for the burst part. About 3 minutes.
+# and dist/csleep (gcc -O2 -static -o dist/csleep scripts/csleep.c), and
+# python3 with torch on the GPU host for the burst part. About 4 minutes.
 #
 #   scripts/agent-nvml-costs.sh OUTDIR
 #
@@ -12,6 +13,8 @@
 # OUTDIR/idle.txt    5 s windows on an idle GPU: energy-counter power, utilisation history
 # OUTDIR/bursts.txt  the same while a process holds a CUDA context and runs
 #                    bursts of 50 ms, 200 ms and 1 s of bf16 matmul every 10 s
+# OUTDIR/floor.txt   CPU per wake of a process that only wakes once a second:
+#                    C (csleep), Go on a ticker, Go with one NVML read per tick
 set -uo pipefail
 OUT=${1:?usage: agent-nvml-costs.sh OUTDIR}
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
@@ -21,6 +24,12 @@ date -u +%Y-%m-%dT%H:%M:%SZ >"$OUT/date.txt"
 "$BIN" rss >"$OUT/rss.txt" 2>&1
 "$BIN" calls -n "${N:-2000}" >"$OUT/calls.txt" 2>&1
 "$BIN" energy -seconds "${IDLE_S:-40}" -window 5s >"$OUT/idle.txt" 2>&1
+{
+	"$BIN" tick -seconds 60 -every 1s &
+	"$BIN" tick -seconds 60 -every 1s -nvml &
+	"${CSLEEP:-$ROOT/dist/csleep}" 60 1 &
+	wait
+} >"$OUT/floor.txt" 2>&1
 cat >"$OUT/bursts.py" <<'PY'
 import sys, time, torch
 a = torch.randn(8192, 8192, device="cuda", dtype=torch.bfloat16)
