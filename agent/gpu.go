@@ -61,8 +61,7 @@ const (
 	// ReadFast reads utilisation (NVML's current rate, or every sample
 	// since the last read when the source is set to, or when a quiet GPU
 	// may hold a CUDA context), memory in use, clock-event reasons, power,
-	// temperature and SM clock: the calls that cost about a microsecond
-	// each.
+	// temperature and SM clock: on an H200 0.3-0.5 µs each, memory 4.4 µs.
 	ReadFast ReadLevel = iota
 	// ReadFull adds the process list (a few µs more per GPU on an H200):
 	// once per heartbeat.

@@ -54,16 +54,6 @@ def dur(s):
         sys.exit(f"agent-footprint: cannot read duration {s!r}")
     return float(m.group(1)) * units[m.group(2)]
 
-def cpu_ns(pid):
-    """CPU time of every live thread of pid, in ns (/proc/PID/task/*/schedstat, field 1)."""
-    total = 0
-    for t in os.listdir(f"/proc/{pid}/task"):
-        try:
-            total += int(open(f"/proc/{pid}/task/{t}/schedstat").read().split()[0])
-        except (FileNotFoundError, ProcessLookupError):
-            pass  # the thread ended meanwhile
-    return total
-
 def threads(pid):
     """Per thread: (cpu ns, times scheduled) from /proc/PID/task/*/schedstat."""
     out = {}
@@ -98,8 +88,7 @@ smi = shutil.which("nvidia-smi") if smi_mode != "0" else None
 if smi_mode == "1" and not smi:
     sys.exit("agent-footprint: SMI=1 but nvidia-smi is not on PATH")
 threads0 = status(p.pid).get("Threads", 0)
-th0 = threads(p.pid)
-c0, t0 = cpu_ns(p.pid), time.monotonic()
+th0, t0 = threads(p.pid), time.monotonic()
 runs, rss = 0, []
 period = 5.0
 while time.monotonic() - t0 < window:
@@ -111,7 +100,6 @@ while time.monotonic() - t0 < window:
     rss.append(status(p.pid)["VmRSS"])
     time.sleep(max(0.0, min(period - (time.monotonic() - t), window - (time.monotonic() - t0))))
 wall = time.monotonic() - t0
-c1 = cpu_ns(p.pid)
 th1 = threads(p.pid)
 st = status(p.pid)
 maps = {}
@@ -133,7 +121,8 @@ smi_ru = resource.getrusage(resource.RUSAGE_CHILDREN)  # the agent is not reaped
 p.send_signal(signal.SIGTERM)
 _, _, agent_ru = os.wait4(p.pid, 0)
 
-a_ns = c1 - c0
+# Threads that ended in the window are not counted (the agent's do not end).
+a_ns = sum(ns for ns, _ in th1.values()) - sum(ns for tid, (ns, _) in th0.items() if tid in th1)
 samples = wall / dur(sample)
 beats = wall / dur(interval)
 per_hour_ms = a_ns / 1e6 / wall * 3600

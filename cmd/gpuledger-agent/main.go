@@ -171,14 +171,16 @@ const (
 	agentMaxProcs = 1
 	// agentMemLimit is a safety net only, far above what the agent uses
 	// (a live heap under 1 MiB). A tight limit is worse than none: the
-	// runtime's own memory (stacks, metadata, about 3 MiB) counts toward
-	// it, and a limit near that makes the runtime collect at every
-	// allocation: measured on the H200 host, a 4 MiB limit meant 85
-	// collections in two minutes, nearly all of the agent's CPU.
+	// runtime's own memory (stacks, metadata) counts toward it, and a
+	// limit near that makes the runtime collect at nearly every
+	// allocation: on the H200 host a 4 MiB limit meant 85 collections in
+	// two minutes (gctrace), nearly all of the agent's CPU.
 	agentMemLimit = 64 << 20
 	// collectEvery: the agent collects garbage itself once this much has
 	// been allocated since the last collection, checked every
-	// collectCheck. An hour of samples and heartbeats allocates a few MiB.
+	// collectCheck. At ten times the default sample and heartbeat rates
+	// (--simulate) the agent allocated under 1 MiB in a minute: under
+	// 6 MiB an hour at the defaults.
 	collectEvery = 1 << 20
 	collectCheck = time.Minute
 )
@@ -207,8 +209,7 @@ func quietRuntime(getenv func(string) string) (manualGC bool) {
 // time the heap has allocated every bytes since the last one; it checks
 // every check until ctx ends. (Freeing start-up's garbage at once was
 // tried: on the H200 host it changed RSS by less than run-to-run noise
-// and cost a collection.) Reading one runtime metric costs about a
-// microsecond.
+// and cost a collection.)
 func collect(ctx context.Context, every uint64, check time.Duration) {
 	m := []metrics.Sample{{Name: "/gc/heap/allocs:bytes"}}
 	metrics.Read(m)

@@ -266,28 +266,26 @@ func tick(secs int, every time.Duration, read bool) error {
 	return nil
 }
 
-func threadCPU() time.Duration {
+// threadCPU returns the calling thread's CPU time, all of it and the
+// system part.
+func threadCPU() (all, sys time.Duration) {
 	var ru syscall.Rusage
 	syscall.Getrusage(1 /* RUSAGE_THREAD */, &ru)
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
-}
-
-func threadSys() time.Duration {
-	var ru syscall.Rusage
-	syscall.Getrusage(1, &ru)
-	return time.Duration(ru.Stime.Nano())
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano()), time.Duration(ru.Stime.Nano())
 }
 
 // measure runs f n times on one locked thread and prints CPU and wall time
 // per call.
 func measure(name string, n int, f func()) {
 	f() // warm
-	c0, s0, t0 := threadCPU(), threadSys(), time.Now()
+	c0, s0 := threadCPU()
+	t0 := time.Now()
 	for range n {
 		f()
 	}
 	wall := time.Since(t0)
-	cpu, sys := threadCPU()-c0, threadSys()-s0
+	c1, s1 := threadCPU()
+	cpu, sys := c1-c0, s1-s0
 	fmt.Printf("%-44s %9.1f µs CPU/call (%3.0f%% system) %9.1f µs wall/call  n=%d\n", name,
 		float64(cpu.Nanoseconds())/1e3/float64(n), 100*float64(sys)/float64(max(cpu, 1)),
 		float64(wall.Nanoseconds())/1e3/float64(n), n)
@@ -404,15 +402,19 @@ func energy(secs int, win time.Duration) error {
 		vt, s, _ := d.GetSamples(nvml.GPU_UTILIZATION_SAMPLES, last)
 		var sum, mx float64
 		cnt := 0
+		since := last
 		for _, x := range s {
-			if x.TimeStamp <= last {
+			if x.TimeStamp <= since {
 				continue
 			}
-			v := sampleValue(vt, x.SampleValue)
+			last = max(last, x.TimeStamp)
+			v, ok := agent.SampleValue(vt, x.SampleValue)
+			if !ok {
+				continue
+			}
 			sum += v
 			mx = max(mx, v)
 			cnt++
-			last = max(last, x.TimeStamp)
 		}
 		mean := 0.0
 		if cnt > 0 {
@@ -423,18 +425,4 @@ func energy(secs int, win time.Duration) error {
 		e0, t0 = e1, t1
 	}
 	return nil
-}
-
-func sampleValue(vt nvml.ValueType, b [8]byte) float64 {
-	u := uint64(0)
-	for i := 7; i >= 0; i-- {
-		u = u<<8 | uint64(b[i])
-	}
-	switch vt {
-	case nvml.VALUE_TYPE_UNSIGNED_INT:
-		return float64(uint32(u))
-	case nvml.VALUE_TYPE_UNSIGNED_LONG, nvml.VALUE_TYPE_UNSIGNED_LONG_LONG:
-		return float64(u)
-	}
-	return -1
 }
