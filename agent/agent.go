@@ -23,6 +23,7 @@ import (
 	"time"
 
 	"github.com/gpuledger/gpuledger/agent/wire"
+	"github.com/gpuledger/gpuledger/internal/clip"
 )
 
 // Version is the agent's version, reported in heartbeats; set at build time
@@ -185,7 +186,7 @@ func Run(ctx context.Context, cfg Config) error {
 		// A copy: the source keeps its facts.
 		hf.GPUs = append([]wire.GPUFact(nil), f.GPUs[:min(len(f.GPUs), wire.MaxGPUs)]...)
 		for i := range hf.GPUs {
-			hf.GPUs[i].Name, hf.GPUs[i].UUID = truncate(hf.GPUs[i].Name, 128), truncate(hf.GPUs[i].UUID, 64)
+			hf.GPUs[i].Name, hf.GPUs[i].UUID = clip.Bytes(hf.GPUs[i].Name, 128, ""), clip.Bytes(hf.GPUs[i].UUID, 64, "")
 		}
 		return hf
 	}

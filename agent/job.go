@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/gpuledger/gpuledger/agent/wire"
+	"github.com/gpuledger/gpuledger/internal/clip"
 )
 
 // Job is the command the agent wraps (run ... -- COMMAND). While it lives the
@@ -33,7 +34,7 @@ const jobStopGrace = 10 * time.Second
 // with Error set, and the error.
 func StartJob(ctx context.Context, args []string, stdout, stderr io.Writer) (*Job, error) {
 	j := &Job{done: make(chan struct{}), start: time.Now()}
-	j.state = wire.JobState{Command: truncate(strings.Join(args, " "), wire.MaxStrLen), StartedAt: j.start.Round(0)}
+	j.state = wire.JobState{Command: clip.Bytes(strings.Join(args, " "), wire.MaxStrLen, ""), StartedAt: j.start.Round(0)}
 	if len(args) == 0 {
 		j.finish(nil, errors.New("agent: empty job command"))
 		return j, errors.New("agent: empty job command")
@@ -72,7 +73,7 @@ func (j *Job) finish(code *int, err error) {
 	j.state.EndedAt = &e
 	j.state.DurationSeconds = end.Sub(j.start).Seconds()
 	if err != nil {
-		j.state.Error = truncate(err.Error(), wire.MaxStrLen)
+		j.state.Error = clip.Bytes(err.Error(), wire.MaxStrLen, "")
 	}
 	close(j.done)
 }
@@ -100,10 +101,3 @@ func (j *Job) Alive() bool {
 
 // Done is closed when the job has exited (or failed to start).
 func (j *Job) Done() <-chan struct{} { return j.done }
-
-func truncate(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	return s[:n]
-}

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/gpuledger/gpuledger/agent/wire"
+	"github.com/gpuledger/gpuledger/internal/clip"
 )
 
 // Executor carries out release orders and the local lease, one at a time.
@@ -145,7 +146,7 @@ func (e *Executor) Release(ctx context.Context, id, action string) string {
 		code, out, err := runShell(ctx, e.PreReleaseCmd, orDur(e.PreReleaseTimeout, 10*time.Minute), env)
 		if err != nil || code != 0 {
 			msg := fmt.Sprintf("pre-release command failed (exit %d): %v %s", code, err, out)
-			e.report(ctx, wire.OrderResult{OrderID: id, Outcome: wire.OutcomePreReleaseFailed, ExitCode: &code, Verdict: v, Message: truncate(msg, 1024)})
+			e.report(ctx, wire.OrderResult{OrderID: id, Outcome: wire.OutcomePreReleaseFailed, ExitCode: &code, Verdict: v, Message: clip.Bytes(msg, 1024, "")})
 			return wire.OutcomePreReleaseFailed
 		}
 	}
@@ -161,10 +162,10 @@ func (e *Executor) Release(ctx context.Context, id, action string) string {
 	code, out, err := runShell(ctx, e.ReleaseCmd, orDur(e.ReleaseTimeout, 10*time.Minute), env)
 	if err != nil || code != 0 {
 		msg := fmt.Sprintf("release command failed (exit %d): %v %s", code, err, out)
-		e.report(ctx, wire.OrderResult{OrderID: id, Outcome: wire.OutcomeReleaseFailed, ExitCode: &code, Message: truncate(msg, 1024)})
+		e.report(ctx, wire.OrderResult{OrderID: id, Outcome: wire.OutcomeReleaseFailed, ExitCode: &code, Message: clip.Bytes(msg, 1024, "")})
 		return wire.OutcomeReleaseFailed
 	}
-	e.report(ctx, wire.OrderResult{OrderID: id, Outcome: wire.OutcomeDone, ExitCode: &code, Message: truncate(out, 1024)})
+	e.report(ctx, wire.OrderResult{OrderID: id, Outcome: wire.OutcomeDone, ExitCode: &code, Message: clip.Bytes(out, 1024, "")})
 	return wire.OutcomeDone
 }
 

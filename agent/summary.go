@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/gpuledger/gpuledger/agent/wire"
+	"github.com/gpuledger/gpuledger/internal/clip"
 )
 
 // Window accumulates the samples between two heartbeats. It is safe for
@@ -80,7 +81,7 @@ func (w *window) add(s *Sample) {
 			a = &gpuAgg{s: wire.GPUSummary{Index: g.Index}}
 			w.gpus[g.Index] = a
 		}
-		a.s.UUID = truncate(g.UUID, 64)
+		a.s.UUID = clip.Bytes(g.UUID, 64, "")
 		if !g.UtilOK {
 			a.s.FailedSamples++
 		} else {
@@ -91,7 +92,7 @@ func (w *window) add(s *Sample) {
 			}
 		}
 		if g.Err != "" {
-			a.s.LastError = truncate(g.Err, 128)
+			a.s.LastError = clip.Bytes(g.Err, 128, "")
 		}
 		if g.MemOK {
 			a.s.MemoryUsedMiB = ptr(g.MemoryUsedMiB)
@@ -159,11 +160,11 @@ func (w *window) add(s *Sample) {
 			if len(w.watchOrder) >= wire.MaxWatches {
 				continue
 			}
-			ws = &wire.WatchState{Path: truncate(r.Path, wire.MaxStrLen)}
+			ws = &wire.WatchState{Path: clip.Bytes(r.Path, wire.MaxStrLen, "")}
 			w.watch[r.Path] = ws
 			w.watchOrder = append(w.watchOrder, r.Path)
 		}
-		ws.Exists, ws.SizeBytes, ws.Error = r.Exists, r.SizeBytes, truncate(r.Err, 128)
+		ws.Exists, ws.SizeBytes, ws.Error = r.Exists, r.SizeBytes, clip.Bytes(r.Err, 128, "")
 		if r.Grew > 0 {
 			ws.GrewBytes += r.Grew
 		}
@@ -223,7 +224,7 @@ func (w *window) fill(hb *wire.HeartbeatRequest) {
 		if i >= 4 {
 			break
 		}
-		h.Errors = append(h.Errors, truncate(e, wire.MaxStrLen))
+		h.Errors = append(h.Errors, clip.Bytes(e, wire.MaxStrLen, ""))
 	}
 	for _, p := range w.watchOrder {
 		hb.Watches = append(hb.Watches, *w.watch[p])
@@ -234,7 +235,7 @@ func (w *window) fill(hb *wire.HeartbeatRequest) {
 			if i >= 8 {
 				break
 			}
-			hb.Reasons = append(hb.Reasons, truncate(r, wire.MaxStrLen))
+			hb.Reasons = append(hb.Reasons, clip.Bytes(r, wire.MaxStrLen, ""))
 		}
 		hb.Job = w.last.Job
 	} else {

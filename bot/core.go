@@ -10,6 +10,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/gpuledger/gpuledger/internal/clip"
 	"github.com/gpuledger/gpuledger/ledger"
 )
 
@@ -331,7 +332,7 @@ func (r *req) send(out Outgoing) error {
 // ack answers the button press of this update with an optional toast. A
 // failure is logged only: the press has been handled either way.
 func (r *req) ack(text string) {
-	if err := r.s.AnswerCallback(r.ctx, r.u.CallbackID, truncateRunes(html.UnescapeString(stripTags(text)), 190)); err != nil {
+	if err := r.s.AnswerCallback(r.ctx, r.u.CallbackID, clip.Runes(html.UnescapeString(stripTags(text)), 190, "…")); err != nil {
 		r.c.log.Warn("bot: answer callback", "user", r.u.UserID, "err", err)
 	}
 }
@@ -410,10 +411,10 @@ func esc(s string) string { return html.EscapeString(s) }
 func firstWord(s string) string {
 	for i, c := range s {
 		if c == ' ' || c == '\n' || c == '\t' {
-			return truncateRunes(s[:i], 40)
+			return clip.Runes(s[:i], 40, "…")
 		}
 	}
-	return truncateRunes(s, 40)
+	return clip.Runes(s, 40, "…")
 }
 
 func isCommand(s string) bool {
@@ -421,14 +422,6 @@ func isCommand(s string) bool {
 		return c == '/' || c == '／'
 	}
 	return false
-}
-
-func truncateRunes(s string, n int) string {
-	rs := []rune(s)
-	if len(rs) <= n {
-		return s
-	}
-	return string(rs[:n]) + "…"
 }
 
 // stripTags removes the HTML tags of a reply, for a callback toast.

@@ -3,6 +3,8 @@ package ledger
 import (
 	"fmt"
 	"time"
+
+	"github.com/gpuledger/gpuledger/internal/clip"
 )
 
 // Mode is a rental's compute billing mode (DESIGN.md section 4).
@@ -277,21 +279,13 @@ func ValidateName(name string) error {
 			(c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
 			(c >= 0x4e00 && c <= 0x9fff)
 		if !ok {
-			return Errorf(EINVALID, "name %q may use only letters, digits, '-', '_' and '.', e.g. box1", truncate(name, 40))
+			return Errorf(EINVALID, "name %q may use only letters, digits, '-', '_' and '.', e.g. box1", clip.Runes(name, 40, "…"))
 		}
 	}
 	if n == 0 || n > 32 {
-		return Errorf(EINVALID, "name %q must be 1 to 32 characters long", truncate(name, 40))
+		return Errorf(EINVALID, "name %q must be 1 to 32 characters long", clip.Runes(name, 40, "…"))
 	}
 	return nil
-}
-
-func truncate(s string, n int) string {
-	r := []rune(s)
-	if len(r) <= n {
-		return s
-	}
-	return string(r[:n]) + "…"
 }
 
 // CheckEvent reports whether ev may be appended to r's history: events

@@ -10,6 +10,7 @@ import (
 
 	"github.com/gpuledger/gpuledger/agent/wire"
 	"github.com/gpuledger/gpuledger/bot"
+	"github.com/gpuledger/gpuledger/internal/clip"
 	"github.com/gpuledger/gpuledger/ledger"
 )
 
@@ -72,14 +73,7 @@ func (s *Scheduler) press(ctx context.Context, p bot.ButtonPress, snd bot.Sender
 			toast = ledger.ErrorMessage(err)
 		}
 	}
-	return snd.AnswerCallback(ctx, p.Update.CallbackID, truncate(toast, 190))
-}
-
-func truncate(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	return s[:n] + "…"
+	return snd.AnswerCallback(ctx, p.Update.CallbackID, clip.Bytes(toast, 190, "…"))
 }
 
 // ownRental returns the user's rental by id; another user's is ENOTFOUND.
@@ -359,7 +353,7 @@ func (s *Scheduler) jobFinished(ctx context.Context, r *ledger.Rental, j ledger.
 	lg := lang(&u)
 	what := tr(lg, "the_job")
 	if j.Command != "" {
-		what = "<code>" + html.EscapeString(truncate(j.Command, 60)) + "</code>"
+		what = "<code>" + html.EscapeString(clip.Bytes(j.Command, 60, "…")) + "</code>"
 	}
 	msg := tr(lg, "job_finished", r.Name, raw(what), j.ExitCode, fmtDur(j.Duration, lg), cost.Format())
 	return s.sendCard(ctx, &u, &c, msg, jobButtons(lg, r), true, false)
@@ -423,7 +417,7 @@ func outcomeText(lg string, o ledger.Order) string {
 	}
 	why := text(lg, key)
 	if o.Message != "" {
-		why += " (" + truncate(o.Message, 200) + ")"
+		why += " (" + clip.Bytes(o.Message, 200, "…") + ")"
 	}
 	return why
 }
@@ -467,7 +461,7 @@ func (s *Scheduler) orderUpdated(ctx context.Context, o ledger.Order, r *ledger.
 	}
 	if !o.State.Open() {
 		kind := ledger.DecisionOutcome
-		s.decide(ctx, r, kind, fmt.Sprintf("%s order %s: %s", verb, o.ID, o.State), o.Outcome+" "+truncate(o.Message, 200))
+		s.decide(ctx, r, kind, fmt.Sprintf("%s order %s: %s", verb, o.ID, o.State), o.Outcome+" "+clip.Bytes(o.Message, 200, "…"))
 	}
 	c := s.orderCard(ctx, &u, r)
 	if o.State == ledger.OrderDone {

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/gpuledger/gpuledger/agent/wire"
+	"github.com/gpuledger/gpuledger/internal/clip"
 	"github.com/gpuledger/gpuledger/ledger"
 )
 
@@ -44,17 +45,10 @@ func decodeBody(w http.ResponseWriter, r *http.Request, v any) (bool, string) {
 		return false, resultBadRequest
 	}
 	if err := json.Unmarshal(b, v); err != nil {
-		writeError(w, http.StatusBadRequest, "malformed JSON: "+truncate(err.Error(), 200))
+		writeError(w, http.StatusBadRequest, "malformed JSON: "+clip.Bytes(err.Error(), 200, "…"))
 		return false, resultBadRequest
 	}
 	return true, ""
-}
-
-func truncate(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	return s[:n] + "…"
 }
 
 func (h *Hub) serveHeartbeat(w http.ResponseWriter, r *http.Request) {
@@ -111,12 +105,12 @@ func (h *Hub) serveHeartbeat(w http.ResponseWriter, r *http.Request) {
 // verdict, or counts that cannot be.
 func checkHeartbeat(hb *wire.HeartbeatRequest) string {
 	if hb.Version != "" && hb.Version != wire.Version {
-		return fmt.Sprintf("unsupported protocol version %q: this server speaks %s", truncate(hb.Version, 20), wire.Version)
+		return fmt.Sprintf("unsupported protocol version %q: this server speaks %s", clip.Bytes(hb.Version, 20, "…"), wire.Version)
 	}
 	switch hb.Verdict {
 	case wire.VerdictBusy, wire.VerdictIdle, wire.VerdictUnknown:
 	default:
-		return fmt.Sprintf("verdict %q must be busy, idle or unknown", truncate(string(hb.Verdict), 20))
+		return fmt.Sprintf("verdict %q must be busy, idle or unknown", clip.Bytes(string(hb.Verdict), 20, "…"))
 	}
 	if hb.Samples < 0 || hb.BusySamples < 0 || hb.IdleSamples < 0 || hb.UnknownSamples < 0 ||
 		hb.BusySamples+hb.IdleSamples+hb.UnknownSamples > hb.Samples || hb.Samples > 100000 {
@@ -202,10 +196,10 @@ func (h *Hub) applyLocked(a *agent, tok ledger.AgentToken, rl *ledger.Rental, hb
 	if s.FirstSeen.IsZero() {
 		s.FirstSeen = now
 	}
-	s.LastSeen, s.BootID, s.Seq = now, truncate(hb.BootID, 64), hb.Seq
+	s.LastSeen, s.BootID, s.Seq = now, clip.Bytes(hb.BootID, 64, "…"), hb.Seq
 	s.Verdict = ledger.Verdict(hb.Verdict)
 	s.CanRelease = hb.CanRelease
-	s.Reasons = truncate(strings.Join(hb.Reasons, "; "), 512)
+	s.Reasons = clip.Bytes(strings.Join(hb.Reasons, "; "), 512, "…")
 	s.GPU = gpuFacts(hb)
 
 	// The window's length on the server's clock: never more than the time
@@ -243,7 +237,7 @@ func (h *Hub) applyLocked(a *agent, tok ledger.AgentToken, rl *ledger.Rental, hb
 	}
 
 	if hb.Job != nil {
-		j := ledger.JobInfo{Command: truncate(hb.Job.Command, 200), Running: hb.Job.Running, Exited: hb.Job.Exited,
+		j := ledger.JobInfo{Command: clip.Bytes(hb.Job.Command, 200, "…"), Running: hb.Job.Running, Exited: hb.Job.Exited,
 			StartedAt: hb.Job.StartedAt, Duration: time.Duration(hb.Job.DurationSeconds * float64(time.Second))}
 		if hb.Job.ExitCode != nil {
 			j.ExitCode = *hb.Job.ExitCode
@@ -310,9 +304,9 @@ func (h *Hub) applyLocked(a *agent, tok ledger.AgentToken, rl *ledger.Rental, hb
 }
 
 func gpuFacts(hb *wire.HeartbeatRequest) ledger.GPUFacts {
-	f := ledger.GPUFacts{Source: truncate(hb.Host.GPUSource, 16), Count: len(hb.Host.GPUs)}
+	f := ledger.GPUFacts{Source: clip.Bytes(hb.Host.GPUSource, 16, "…"), Count: len(hb.Host.GPUs)}
 	if len(hb.Host.GPUs) > 0 {
-		f.Model = truncate(hb.Host.GPUs[0].Name, 64)
+		f.Model = clip.Bytes(hb.Host.GPUs[0].Name, 64, "…")
 	}
 	return f
 }

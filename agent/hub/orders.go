@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/gpuledger/gpuledger/agent/wire"
+	"github.com/gpuledger/gpuledger/internal/clip"
 	"github.com/gpuledger/gpuledger/ledger"
 )
 
@@ -114,7 +115,7 @@ func (h *Hub) serveResult(w http.ResponseWriter, r *http.Request) {
 	}
 	state, known := outcomeState(res.Outcome)
 	if !known {
-		writeError(w, http.StatusBadRequest, fmt.Sprintf("unknown outcome %q", truncate(res.Outcome, 40)))
+		writeError(w, http.StatusBadRequest, fmt.Sprintf("unknown outcome %q", clip.Bytes(res.Outcome, 40, "…")))
 		return
 	}
 	o, err := h.store.Order(ctx, id)
@@ -138,7 +139,7 @@ func (h *Hub) serveResult(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	now := h.now().UTC()
-	o.State, o.Outcome, o.Message, o.UpdatedAt = state, res.Outcome, truncate(res.Message, 500), now
+	o.State, o.Outcome, o.Message, o.UpdatedAt = state, res.Outcome, clip.Bytes(res.Message, 500, "…"), now
 	if state == ledger.OrderStarted {
 		if st, ok := h.AgentState(o.RentalID); ok {
 			o.BootID = st.BootID
