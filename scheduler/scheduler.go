@@ -77,8 +77,8 @@ type Config struct {
 	// BeatsKept is how long raw heartbeats are kept (the hourly roll-up is
 	// kept for good). Default 24h.
 	BeatsKept time.Duration
-	// Chart, when true (the default unless NoChart), adds the 14-day PNG
-	// to the nightly summary.
+	// NoChart leaves the 14-day PNG out of the nightly summary (it is
+	// there by default).
 	NoChart bool
 }
 
@@ -163,7 +163,7 @@ func (c cronLogger) Error(err error, msg string, kv ...any) {
 const (
 	specSummary = "0 * * * * *"    // every minute: summaries due (in each user's zone)
 	specMoney   = "30 */5 * * * *" // every 5 minutes: budget, runway, deadlines
-	specHousek  = "15 7 * * * *"   // hourly: prune raw heartbeats, revoke tokens of released rentals
+	specHousek  = "15 7 * * * *"   // hourly: prune raw heartbeats
 )
 
 // Run starts the jobs and blocks until ctx ends, then waits for running

@@ -138,18 +138,18 @@ func newEnv(t *testing.T, settings func(*ledger.Settings)) *env {
 		t.Fatal(err)
 	}
 	e := &env{t: t, db: db, clk: clk, chat: &chat{}, btn: registry{}, rid: r.ID}
-	e.s, err = scheduler.New(scheduler.Config{Store: db, Sender: e.chat, Buttons: signer{}, Now: clk.Now, Tick: 30 * time.Second, NoChart: true})
+	// The scheduler and the hub know each other: the hub is built with a
+	// listener that forwards to the scheduler built after it.
+	fwd := &struct{ *scheduler.Scheduler }{}
+	e.hub, err = hub.New(hub.Config{Store: db, Now: clk.Now, Listener: fwd})
 	if err != nil {
 		t.Fatal(err)
 	}
-	e.hub, err = hub.New(hub.Config{Store: db, Now: clk.Now, Listener: e.s})
+	e.s, err = scheduler.New(scheduler.Config{Store: db, Hub: e.hub, Sender: e.chat, Buttons: signer{}, Now: clk.Now, Tick: 30 * time.Second, NoChart: true})
 	if err != nil {
 		t.Fatal(err)
 	}
-	// The scheduler and the hub know each other: rebuild with the hub.
-	e.s, _ = scheduler.New(scheduler.Config{Store: db, Hub: e.hub, Sender: e.chat, Buttons: signer{}, Now: clk.Now, Tick: 30 * time.Second, NoChart: true})
-	e.hub, _ = hub.New(hub.Config{Store: db, Now: clk.Now, Listener: e.s})
-	e.s, _ = scheduler.New(scheduler.Config{Store: db, Hub: e.hub, Sender: e.chat, Buttons: signer{}, Now: clk.Now, Tick: 30 * time.Second, NoChart: true})
+	fwd.Scheduler = e.s
 	e.s.RegisterButtons(e.btn)
 	e.srv = httptest.NewServer(e.hub.Handler())
 	t.Cleanup(e.srv.Close)

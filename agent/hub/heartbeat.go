@@ -392,12 +392,17 @@ func (h *Hub) rental(ctx context.Context, id int64, now time.Time) (*rentalEntry
 func (h *Hub) Refresh(rentalID int64) {
 	h.forgetRental(rentalID)
 	h.mu.Lock()
+	h.forgetTokensLocked(rentalID)
+	h.mu.Unlock()
+}
+
+// forgetTokensLocked drops the cached tokens of a rental; h.mu is held.
+func (h *Hub) forgetTokensLocked(rentalID int64) {
 	for k, e := range h.tokens {
 		if e.tok.RentalID == rentalID {
 			delete(h.tokens, k)
 		}
 	}
-	h.mu.Unlock()
 }
 
 // forgetRental drops a cached rental after it changed.
@@ -411,6 +416,15 @@ func (h *Hub) forgetRental(id int64) {
 // that a released rental's agent still reports.
 func (h *Hub) noteAfterRelease(ctx context.Context, tok ledger.AgentToken) {
 	now := h.now()
+	// The hourly limit first: a leftover agent reports every 30 s, and
+	// each check would otherwise read the rental.
+	h.mu.Lock()
+	a := h.agentLocked(tok.RentalID)
+	noted := !a.afterRelease.IsZero() && now.Sub(a.afterRelease) < time.Hour
+	h.mu.Unlock()
+	if noted {
+		return
+	}
 	rl, err := h.store.RentalByID(ctx, tok.RentalID)
 	if err != nil {
 		return
@@ -421,10 +435,9 @@ func (h *Hub) noteAfterRelease(ctx context.Context, tok ledger.AgentToken) {
 		return
 	}
 	h.mu.Lock()
-	a := h.agentLocked(tok.RentalID)
 	if !a.afterRelease.IsZero() && now.Sub(a.afterRelease) < time.Hour {
 		h.mu.Unlock()
-		return
+		return // noted meanwhile by a concurrent heartbeat
 	}
 	a.afterRelease = now
 	h.mu.Unlock()

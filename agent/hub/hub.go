@@ -58,7 +58,7 @@ type Config struct {
 	Listener Listener         // nil: nobody is told
 	Now      func() time.Time // default time.Now
 	Logger   *slog.Logger     // default slog.Default()
-	// Registerer receives the hub's metrics; nil means a new registry
+	// Registry receives the hub's metrics; nil means a new registry
 	// (served by Handler's /metrics either way).
 	Registry *prometheus.Registry
 

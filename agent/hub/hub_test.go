@@ -62,7 +62,6 @@ func (r *recorder) list() []string {
 type env struct {
 	t     *testing.T
 	db    *sqlite.DB
-	path  string
 	clk   *clock
 	hub   *hub.Hub
 	srv   *httptest.Server
@@ -93,7 +92,7 @@ func newEnv(t *testing.T, cfg hub.Config) *env {
 	if err != nil {
 		t.Fatal(err)
 	}
-	e := &env{t: t, db: db, path: path, clk: clk, rec: &recorder{}, rid: r.ID}
+	e := &env{t: t, db: db, clk: clk, rec: &recorder{}, rid: r.ID}
 	e.start(cfg)
 	tok, err := e.hub.Tokens().Issue(ctx, 1, "box1")
 	if err != nil {
@@ -254,7 +253,7 @@ func TestHeartbeat_Refused(t *testing.T) {
 func TestHeartbeat_RateLimitPerToken(t *testing.T) {
 	e := newEnv(t, hub.Config{RateBurst: 5, RateEvery: time.Second})
 	ctx := context.Background()
-	r2, err := e.db.CreateRental(ctx, ledger.Action{UserID: 1, At: t0}, ledger.Rental{
+	_, err := e.db.CreateRental(ctx, ledger.Action{UserID: 1, At: t0}, ledger.Rental{
 		Name: "box2", Platform: "autodl", GPU: "RTX 4090", GPUCount: 1, Mode: ledger.PerSecond, Currency: ledger.CNY,
 		Events: []ledger.Event{{Kind: ledger.EventStart, At: t0}}})
 	if err != nil {
@@ -277,7 +276,6 @@ func TestHeartbeat_RateLimitPerToken(t *testing.T) {
 	if code, _ := e.beat(e.token, hb(wire.VerdictBusy, 0)); code != http.StatusOK {
 		t.Fatalf("after refill: %d", code)
 	}
-	_ = r2
 }
 
 func TestHeartbeat_IdleIntervals(t *testing.T) {
@@ -362,9 +360,22 @@ func TestOrders_ReleaseFlow(t *testing.T) {
 	if err := wire.VerifyOrder(e.token, resp.Orders[0], e.clk.Now(), &wire.MemoryNonceStore{}); err != nil {
 		t.Fatalf("agent rejects the order: %v", err)
 	}
-	// A token of another rental cannot report on it.
+	// An unknown token cannot report on it, nor can a token of another
+	// rental: to that agent the order does not exist.
 	if code := e.result("forged", wire.OrderResult{OrderID: o.ID, Outcome: wire.OutcomeDone}); code != http.StatusUnauthorized {
 		t.Fatalf("forged result: %d", code)
+	}
+	if _, err := e.db.CreateRental(context.Background(), ledger.Action{UserID: 1, At: t0}, ledger.Rental{
+		Name: "box2", Platform: "autodl", GPU: "RTX 4090", GPUCount: 1, Mode: ledger.PerSecond, Currency: ledger.CNY,
+		Events: []ledger.Event{{Kind: ledger.EventStart, At: t0}}}); err != nil {
+		t.Fatal(err)
+	}
+	tok2, err := e.hub.Tokens().Issue(context.Background(), 1, "box2")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if code := e.result(tok2, wire.OrderResult{OrderID: o.ID, Outcome: wire.OutcomeDone}); code != http.StatusNotFound {
+		t.Fatalf("another rental's token: %d, want 404", code)
 	}
 	if code := e.result(e.token, wire.OrderResult{OrderID: o.ID, Outcome: "exploded"}); code != http.StatusBadRequest {
 		t.Fatalf("unknown outcome: %d", code)

@@ -194,11 +194,7 @@ func (h *Hub) finishOrder(ctx context.Context, o ledger.Order, ev *ledger.Event)
 		h.mu.Unlock()
 		if ev.Kind == ledger.EventRelease {
 			h.mu.Lock()
-			for k, e := range h.tokens {
-				if e.tok.RentalID == saved.RentalID {
-					delete(h.tokens, k)
-				}
-			}
+			h.forgetTokensLocked(saved.RentalID)
 			h.mu.Unlock()
 		}
 	}

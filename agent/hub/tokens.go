@@ -39,11 +39,7 @@ func (t *Tokens) Issue(ctx context.Context, userID int64, rental string) (string
 		return "", err
 	}
 	h.mu.Lock()
-	for k, e := range h.tokens {
-		if e.tok.RentalID == rec.RentalID {
-			delete(h.tokens, k)
-		}
-	}
+	h.forgetTokensLocked(rec.RentalID)
 	delete(h.unknown, hash)
 	h.tokens[hash] = &tokenEntry{tok: rec, loadedAt: h.now()}
 	h.mu.Unlock()
@@ -57,11 +53,7 @@ func (t *Tokens) Revoke(ctx context.Context, rentalID int64) error {
 		return err
 	}
 	h.mu.Lock()
-	for k, e := range h.tokens {
-		if e.tok.RentalID == rentalID {
-			delete(h.tokens, k)
-		}
-	}
+	h.forgetTokensLocked(rentalID)
 	h.mu.Unlock()
 	return nil
 }

@@ -102,8 +102,8 @@ func TestNightly_Next(t *testing.T) {
 		{"UTCInputPast", "03:30", sh, time.Date(2026, 11, 1, 20, 0, 0, 0, time.UTC), time.Date(2026, 11, 3, 3, 30, 0, 0, sh)},
 		{"MonthEnd", "00:00", sh, time.Date(2026, 12, 31, 12, 0, 0, 0, sh), time.Date(2027, 1, 1, 0, 0, 0, 0, sh)},
 		// 02:30 does not exist on 8 March 2026 in New York: time.Date
-		// takes the offset before the gap (01:30 EST); the backup still
-		// runs that night, once.
+		// applies the offset after the gap (EDT), which gives 01:30 EST;
+		// the backup still runs that night, once.
 		{"DSTGap", "02:30", ny, time.Date(2026, 3, 8, 1, 0, 0, 0, ny), time.Date(2026, 3, 8, 1, 30, 0, 0, ny)},
 		{"DSTGapPassed", "02:30", ny, time.Date(2026, 3, 8, 4, 0, 0, 0, ny), time.Date(2026, 3, 9, 2, 30, 0, 0, ny)},
 	} {
