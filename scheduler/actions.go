@@ -216,30 +216,17 @@ func stripNote(t string) string {
 // Extend moves the rental's lease end 2 hours later.
 func (s *Scheduler) Extend(ctx context.Context, userID, rentalID int64) (string, error) {
 	defer s.lockRental(rentalID)()
-	r, u, err := s.ownRental(ctx, userID, rentalID)
-	if err != nil {
-		return "", err
-	}
-	stored, ok, err := s.store.LeaseEnd(ctx, r.ID)
-	if err != nil {
-		return "", err
+	r, u, le, toast, err := s.editLease(ctx, userID, rentalID, func(le *ledger.LeaseEnd) {
+		base := le.EndsAt
+		if now := s.now(); base.Before(now) {
+			base = now
+		}
+		le.EndsAt = base.Add(ExtendBy)
+	})
+	if r == nil || err != nil {
+		return toast, err
 	}
 	lg := lang(u)
-	le, ok := ledger.LeaseEndOf(r, stored, ok)
-	if !ok {
-		return text(lg, "t_no_lease", r.Name), nil
-	}
-	base := le.EndsAt
-	if now := s.now(); base.Before(now) {
-		base = now
-	}
-	le.EndsAt = base.Add(ExtendBy)
-	if err := s.store.SetLeaseEnd(ctx, le); err != nil {
-		return "", err
-	}
-	if s.hub != nil {
-		s.hub.Refresh(r.ID)
-	}
 	if c, ok, _ := s.openCard(ctx, r.ID, ledger.CardLease); ok && !c.Closed {
 		c.Closed = true
 		s.sendCard(ctx, u, &c, tr(lg, "lease_now_ends", r.Name, clock(u, le.EndsAt)), nil, false, false)
@@ -251,32 +238,43 @@ func (s *Scheduler) Extend(ctx context.Context, userID, rentalID int64) (string,
 // agent enforces the deadline itself, and refuses while busy).
 func (s *Scheduler) ReleaseAtEnd(ctx context.Context, userID, rentalID int64) (string, error) {
 	defer s.lockRental(rentalID)()
-	r, u, err := s.ownRental(ctx, userID, rentalID)
-	if err != nil {
-		return "", err
-	}
-	stored, ok, err := s.store.LeaseEnd(ctx, r.ID)
-	if err != nil {
-		return "", err
+	r, u, le, toast, err := s.editLease(ctx, userID, rentalID, func(le *ledger.LeaseEnd) { le.ReleaseAtEnd = true })
+	if r == nil || err != nil {
+		return toast, err
 	}
 	lg := lang(u)
-	le, ok := ledger.LeaseEndOf(r, stored, ok)
-	if !ok {
-		return text(lg, "t_no_lease", r.Name), nil
-	}
-	le.ReleaseAtEnd = true
-	if err := s.store.SetLeaseEnd(ctx, le); err != nil {
-		return "", err
-	}
-	if s.hub != nil {
-		s.hub.Refresh(r.ID)
-	}
 	s.decide(ctx, r, ledger.DecisionUser, "Release at end pressed", "lease ends "+clock(u, le.EndsAt))
 	if c, ok, _ := s.openCard(ctx, r.ID, ledger.CardLease); ok && !c.Closed {
 		s.sendCard(ctx, u, &c, tr(lg, "lease_release_at", r.Name, clock(u, le.EndsAt)),
 			[][]button{{{text(lg, "btn_extend"), ActExtend, r.ID}}}, false, false)
 	}
 	return text(lg, "t_release_at", clock(u, le.EndsAt)), nil
+}
+
+// editLease applies change to the user's rental's lease end, stores it and
+// has the hub re-read it; the caller holds the rental's lock. A nil rental
+// with a nil error means there is no lease: toast says so.
+func (s *Scheduler) editLease(ctx context.Context, userID, rentalID int64, change func(*ledger.LeaseEnd)) (*ledger.Rental, *ledger.User, ledger.LeaseEnd, string, error) {
+	r, u, err := s.ownRental(ctx, userID, rentalID)
+	if err != nil {
+		return nil, nil, ledger.LeaseEnd{}, "", err
+	}
+	stored, ok, err := s.store.LeaseEnd(ctx, r.ID)
+	if err != nil {
+		return nil, nil, ledger.LeaseEnd{}, "", err
+	}
+	le, ok := ledger.LeaseEndOf(r, stored, ok)
+	if !ok {
+		return nil, nil, ledger.LeaseEnd{}, text(lang(u), "t_no_lease", r.Name), nil
+	}
+	change(&le)
+	if err := s.store.SetLeaseEnd(ctx, le); err != nil {
+		return nil, nil, ledger.LeaseEnd{}, "", err
+	}
+	if s.hub != nil {
+		s.hub.Refresh(r.ID)
+	}
+	return r, u, le, "", nil
 }
 
 // MarkReleased records that the user released a rental by hand (a rental
