@@ -222,7 +222,7 @@ func (r *req) event(name string, ev ledger.Event) error {
 	cost, run := "", ""
 	if len(st.Rentals) == 1 {
 		rc := st.Rentals[0]
-		cost = r.moneyText(rc.ComputePriced, rc.Compute)
+		cost = moneyOrUnpriced(rc.ComputePriced, rc.Compute)
 		run = FormatDuration(time.Duration(rc.RunningSeconds)*time.Second, r.lang)
 	}
 	key := map[ledger.EventKind]string{ledger.EventStop: "stopped", ledger.EventResume: "resumed", ledger.EventRelease: "released"}[ev.Kind]
@@ -231,13 +231,6 @@ func (r *req) event(name string, ev ledger.Event) error {
 		text += "\n" + r.t("always_on_note")
 	}
 	return r.send(r.plain(text))
-}
-
-func (r *req) moneyText(priced bool, m ledger.Money) string {
-	if !priced {
-		return "UNPRICED"
-	}
-	return FormatMoney(m)
 }
 
 // book loads the user's ledger.
@@ -332,9 +325,7 @@ func (r *req) storageCreate(c StorageCreate) error {
 	if created.RentalName != "" {
 		text += r.t("volume_attached", created.RentalName)
 	}
-	if assumed && created.Priced {
-		text += "\n" + r.t("currency_assumed", string(created.Currency))
-	}
+	text = r.assumedNote(text, assumed && created.Priced, created.Currency)
 	return r.send(r.plain(text))
 }
 
@@ -423,16 +414,14 @@ func (r *req) charge(c Charge) error {
 		target = rentalName
 	}
 	text := r.t("charged", FormatAmount(got.Amount, got.Currency), target, got.Note)
-	if assumed {
-		text += "\n" + r.t("currency_assumed", string(got.Currency))
-	}
-	return r.send(r.plain(text))
+	return r.send(r.plain(r.assumedNote(text, assumed, got.Currency)))
 }
 
 // platformCurrency is the currency of money recorded for a platform: the
 // one given, else the profile's, else that of the user's last balance or
-// rental there, else the default (assumed).
-func (r *req) platformCurrency(b *ledger.Book, platform string, given ledger.Currency) (string, ledger.Currency, bool) {
+// rental there (the only case that reads the user's ledger), else the
+// default (assumed).
+func (r *req) platformCurrency(platform string, given ledger.Currency) (string, ledger.Currency, bool, error) {
 	if p, ok := ledger.LookupProfile(platform); ok {
 		platform = p.Key
 		if given == "" {
@@ -440,53 +429,65 @@ func (r *req) platformCurrency(b *ledger.Book, platform string, given ledger.Cur
 		}
 	}
 	if given != "" {
-		return platform, given, false
+		return platform, given, false, nil
+	}
+	b, err := r.book()
+	if err != nil {
+		return "", "", false, err
 	}
 	for i := len(b.Balances) - 1; i >= 0; i-- {
 		if b.Balances[i].Platform == platform {
-			return platform, b.Balances[i].Currency, false
+			return platform, b.Balances[i].Currency, false, nil
 		}
 	}
 	for i := len(b.Rentals) - 1; i >= 0; i-- {
 		if b.Rentals[i].Platform == platform {
-			return platform, b.Rentals[i].Currency, false
+			return platform, b.Rentals[i].Currency, false, nil
 		}
 	}
-	return platform, r.defaultCurrency(b), true
+	return platform, r.defaultCurrency(b), true, nil
+}
+
+// platformMoney records money on a platform (a top-up or a balance) in
+// the platform's currency and answers with what write says.
+func (r *req) platformMoney(platform string, amount Amount, write func(plat string, cur ledger.Currency) (string, error)) error {
+	plat, cur, assumed, err := r.platformCurrency(platform, amount.Currency)
+	if err != nil {
+		return err
+	}
+	text, err := write(plat, cur)
+	if err != nil {
+		return err
+	}
+	return r.send(r.plain(r.assumedNote(text, assumed, cur)))
 }
 
 func (r *req) topup(c Topup) error {
-	b, err := r.book()
-	if err != nil {
-		return err
-	}
-	plat, cur, assumed := r.platformCurrency(b, c.Platform, c.Amount.Currency)
-	t, err := r.c.store.AddTopUp(r.ctx, r.act(), ledger.TopUp{UserID: r.u.UserID, Platform: plat, Amount: c.Amount.Value, Currency: cur, At: r.at(c.At)})
-	if err != nil {
-		return err
-	}
-	text := r.t("topped_up", FormatAmount(t.Amount, t.Currency), t.Platform)
-	if assumed {
-		text += "\n" + r.t("currency_assumed", string(cur))
-	}
-	return r.send(r.plain(text))
+	return r.platformMoney(c.Platform, c.Amount, func(plat string, cur ledger.Currency) (string, error) {
+		t, err := r.c.store.AddTopUp(r.ctx, r.act(), ledger.TopUp{UserID: r.u.UserID, Platform: plat, Amount: c.Amount.Value, Currency: cur, At: r.at(c.At)})
+		if err != nil {
+			return "", err
+		}
+		return r.t("topped_up", FormatAmount(t.Amount, t.Currency), t.Platform), nil
+	})
 }
 
 func (r *req) recordBalance(c Balance) error {
-	b, err := r.book()
-	if err != nil {
-		return err
-	}
-	plat, cur, assumed := r.platformCurrency(b, c.Platform, c.Amount.Currency)
-	rec, err := r.c.store.RecordBalance(r.ctx, r.act(), ledger.BalanceRecord{UserID: r.u.UserID, Platform: plat, Amount: c.Amount.Value, Currency: cur, At: r.at(c.At)})
-	if err != nil {
-		return err
-	}
-	text := r.t("balance_set", rec.Platform, FormatAmount(rec.Amount, rec.Currency), r.when(rec.At))
+	return r.platformMoney(c.Platform, c.Amount, func(plat string, cur ledger.Currency) (string, error) {
+		rec, err := r.c.store.RecordBalance(r.ctx, r.act(), ledger.BalanceRecord{UserID: r.u.UserID, Platform: plat, Amount: c.Amount.Value, Currency: cur, At: r.at(c.At)})
+		if err != nil {
+			return "", err
+		}
+		return r.t("balance_set", rec.Platform, FormatAmount(rec.Amount, rec.Currency), r.when(rec.At)), nil
+	})
+}
+
+// assumedNote adds to text the note that cur was assumed, when it was.
+func (r *req) assumedNote(text string, assumed bool, cur ledger.Currency) string {
 	if assumed {
 		text += "\n" + r.t("currency_assumed", string(cur))
 	}
-	return r.send(r.plain(text))
+	return text
 }
 
 func (r *req) budget(c Budget) error {
