@@ -89,7 +89,8 @@ type proposals struct {
 	m    map[string]proposal // "user:id"
 }
 
-// maxProposals bounds memory: beyond it the oldest expire early.
+// maxProposals bounds memory: at the bound, adding one first drops
+// arbitrary entries (map order) until under it; expired ones always go.
 const maxProposals = 10000
 
 func newProposals(ttl time.Duration) *proposals {

@@ -284,7 +284,6 @@ func (r *req) price(c Price) error {
 	if err != nil {
 		return err
 	}
-	x.Priced = true
 	return r.send(r.plain(r.t("priced", x.Name, FormatPrice(ev.Price, x.Currency, r.lang), r.when(ev.At))))
 }
 
@@ -548,12 +547,13 @@ func (r *req) undo() error {
 	text := r.t("undone", rawHTML(what), r.when(res.At))
 	switch res.Kind {
 	case string(ledger.EventStop), string(ledger.EventResume), string(ledger.EventRelease):
-		if x, err := r.named(res.Name); err == nil {
+		x, err := r.named(res.Name)
+		if err == nil {
 			r.rentalChanged(x)
 		} else {
 			r.c.log.Error("bot: reload after undo", "user", r.u.UserID, "err", err)
 		}
-		if res.Kind == string(ledger.EventRelease) && r.c.agents != nil && r.hadToken(res.Name) {
+		if res.Kind == string(ledger.EventRelease) && r.c.agents != nil && r.hadToken(x) {
 			text += "\n" + r.t("undo_release_token", res.Name)
 		}
 	}
@@ -753,16 +753,13 @@ type tokenStore interface {
 	TokenIssued(ctx context.Context, userID, rentalID int64) (bool, error)
 }
 
-// hadToken reports whether the user's rental called name ever had an agent
-// token. When the store cannot tell, it answers true: saying a token stays
-// revoked is harmless, missing it when there was one is not.
-func (r *req) hadToken(name string) bool {
+// hadToken reports whether the user's rental x (nil: it could not be
+// read) ever had an agent token. When the store cannot tell, it answers
+// true: saying a token stays revoked is harmless, missing it when there
+// was one is not.
+func (r *req) hadToken(x *ledger.Rental) bool {
 	st, ok := r.c.store.(tokenStore)
-	if !ok {
-		return true
-	}
-	x, err := r.named(name)
-	if err != nil {
+	if !ok || x == nil {
 		return true
 	}
 	had, err := st.TokenIssued(r.ctx, r.u.UserID, x.ID)

@@ -233,9 +233,6 @@ var catalog = map[string][2]string{
 	"bad_budget_unit": {
 		"a budget is per month, not %[1]s: write it like 3000 or 3000/month",
 		"预算按月计，不是 %[1]s：请写成 3000 或 3000/月"},
-	"bad_storage_op": {
-		"%[1]s needs %[2]s",
-		"%[1]s 需要 %[2]s"},
 	"bad_topic": {
 		"there is no command %[1]s",
 		"没有命令 %[1]s"},

@@ -1178,7 +1178,7 @@ func (p *parser) budget(toks []string) (Command, error) {
 	case "off", "none", "关闭", "取消", "无":
 		return Budget{Set: true}, nil
 	}
-	pp, ok, _ := splitPrice(strings.ToLower(src))
+	pp, ok := splitPrice(strings.ToLower(src))
 	if !ok {
 		return nil, p.err("bad_amount", quote(src))
 	}

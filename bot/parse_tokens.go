@@ -149,7 +149,7 @@ func cutCurrencyPrefix(s string) (ledger.Currency, string) {
 	return "", s
 }
 
-// cutCurrencySuffix removes a currency word at the start of rest (after the
+// cutCurrencyWord removes a currency word at the start of rest (after the
 // number): "元/小时" → CNY, "/小时".
 func cutCurrencyWord(rest string) (ledger.Currency, string) {
 	best := ""
@@ -212,9 +212,9 @@ type priceParts struct {
 
 // splitPrice parses a lower-cased token as [symbol][-]number[word][/a/b].
 // "每" is accepted as '/' ("1.88元每小时"). ok is false if the token does not
-// start like an amount; err is non-nil for a token that does but is
-// malformed (a huge number, two different currencies).
-func splitPrice(s string) (p priceParts, ok bool, conflict bool) {
+// start like an amount or is malformed (a huge number, two different
+// currencies).
+func splitPrice(s string) (p priceParts, ok bool) {
 	neg := false
 	if strings.HasPrefix(s, "-") {
 		neg = true
@@ -223,48 +223,48 @@ func splitPrice(s string) (p priceParts, ok bool, conflict bool) {
 	cur, s := cutCurrencyPrefix(s)
 	num, rest, isNum := cutNumber(s)
 	if !isNum || strings.HasPrefix(num, "+") || strings.HasPrefix(num, "-") && neg {
-		return p, false, false
+		return p, false
 	}
 	if neg {
 		num = "-" + num
 	}
 	d, err := ledger.ParseDecimal(num)
 	if err != nil {
-		return p, false, false
+		return p, false
 	}
 	p.amount = d
 	if rest == "" {
 		p.currency = cur
-		return p, true, false
+		return p, true
 	}
 	c2, rest := cutCurrencyWord(rest)
 	if c2 != "" {
 		if cur != "" && cur != c2 {
-			return p, false, true
+			return p, false
 		}
 		cur = c2
 	}
 	p.currency = cur
 	if rest == "" {
-		return p, true, false
+		return p, true
 	}
 	rest = strings.ReplaceAll(rest, "每", "/")
 	if !strings.HasPrefix(rest, "/") {
-		return p, false, false
+		return p, false
 	}
 	p.segs = strings.Split(rest[1:], "/")
 	for _, sg := range p.segs {
 		if sg == "" {
-			return p, false, false
+			return p, false
 		}
 	}
-	return p, true, false
+	return p, true
 }
 
 // parseComputePrice recognises "1.88", "1.88/h", "$21.52/h", "1.88元/小时",
 // "70/day", "0.7usd/h". No unit means per hour.
 func parseComputePrice(tok string) (PriceSpec, bool) {
-	p, ok, _ := splitPrice(strings.ToLower(tok))
+	p, ok := splitPrice(strings.ToLower(tok))
 	if !ok || len(p.segs) > 1 {
 		return PriceSpec{}, false
 	}
@@ -301,7 +301,7 @@ func looksLikePrice(tok string) bool {
 // parseStoragePrice recognises "0.0066/GB/day", "0.1/gb/month", "$0.07/GB/mo",
 // "0.0066元/GB/天".
 func parseStoragePrice(tok string) (StoragePrice, bool) {
-	p, ok, _ := splitPrice(strings.ToLower(tok))
+	p, ok := splitPrice(strings.ToLower(tok))
 	if !ok || len(p.segs) != 2 || !isGB(p.segs[0]) {
 		return StoragePrice{}, false
 	}
@@ -320,7 +320,7 @@ func isGB(s string) bool { return s == "gb" || s == "g" || s == "gib" }
 
 // parseTrafficPrice recognises "0.8/GB", "$0.01/gb", "0.8元/GB".
 func parseTrafficPrice(tok string) (ledger.Decimal, ledger.Currency, bool) {
-	p, ok, _ := splitPrice(strings.ToLower(tok))
+	p, ok := splitPrice(strings.ToLower(tok))
 	if !ok || len(p.segs) != 1 || !isGB(p.segs[0]) {
 		return ledger.Decimal{}, "", false
 	}
@@ -330,7 +330,7 @@ func parseTrafficPrice(tok string) (ledger.Decimal, ledger.Currency, bool) {
 // parseAmount recognises money without a unit: "100", "¥100", "$20.50",
 // "100元", "-5", "20usd".
 func parseAmount(tok string) (Amount, bool) {
-	p, ok, _ := splitPrice(strings.ToLower(tok))
+	p, ok := splitPrice(strings.ToLower(tok))
 	if !ok || len(p.segs) > 0 {
 		return Amount{}, false
 	}
@@ -341,7 +341,8 @@ func parseAmount(tok string) (Amount, bool) {
 var maxSizeGB = ledger.MustDecimal("10000000")
 
 // parseSize recognises "200GB", "1.5TB", "500G", "200" (GB), "512MB".
-// Sizes are in GB as the platforms quote them (10^9 bytes; TB = 1000 GB).
+// Sizes are in GB as the platforms quote them, TB = 1000 GB; the ledger
+// counts a GB as 2^30 bytes (see gibBytes).
 func parseSize(tok string) (ledger.Decimal, bool) {
 	s := strings.ToLower(tok)
 	num, rest, ok := cutNumber(s)
