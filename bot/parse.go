@@ -777,10 +777,9 @@ func (p *parser) price(toks []string) (Command, error) {
 	)
 	for _, w := range p.words {
 		if _, ok := parseComputePrice(w); ok || looksLikePrice(w) || strings.Contains(w, "/") {
-			if priceSrc != "" {
-				return nil, p.err("twice", noun("price"), quote(priceSrc), quote(w))
+			if err := p.setOnce("price", &priceSrc, w); err != nil {
+				return nil, err
 			}
-			priceSrc = w
 			continue
 		}
 		names = append(names, w)
@@ -837,15 +836,13 @@ func (p *parser) storage(toks []string) (Command, error) {
 			}
 			op = o
 		case strings.Contains(w, "/") || looksLikePrice(w):
-			if prcSrc != "" {
-				return nil, p.err("twice", noun("price"), quote(prcSrc), quote(w))
+			if err := p.setOnce("price", &prcSrc, w); err != nil {
+				return nil, err
 			}
-			prcSrc = w
 		case looksLikeSize(w) || isBareNumber(w) && !strings.ContainsAny(w, "$¥￥€"):
-			if sizeSrc != "" {
-				return nil, p.err("twice", noun("size"), quote(sizeSrc), quote(w))
+			if err := p.setOnce("size", &sizeSrc, w); err != nil {
+				return nil, err
 			}
-			sizeSrc = w
 		default:
 			rest = append(rest, w)
 		}
@@ -967,15 +964,13 @@ func (p *parser) traffic(toks []string) (Command, error) {
 				return nil, err
 			}
 		case strings.Contains(w, "/") || looksLikePrice(w):
-			if prcSrc != "" {
-				return nil, p.err("twice", noun("price"), quote(prcSrc), quote(w))
+			if err := p.setOnce("price", &prcSrc, w); err != nil {
+				return nil, err
 			}
-			prcSrc = w
 		case looksLikeSize(w) || isBareNumber(w):
-			if amtSrc != "" {
-				return nil, p.err("twice", noun("amount"), quote(amtSrc), quote(w))
+			if err := p.setOnce("amount", &amtSrc, w); err != nil {
+				return nil, err
 			}
-			amtSrc = w
 		default:
 			rest = append(rest, w)
 		}
@@ -1107,10 +1102,9 @@ func (p *parser) topupBalance(toks []string) (Command, error) {
 	var rest []string
 	for _, w := range p.words {
 		if _, ok := parseAmount(w); ok || looksLikePrice(w) {
-			if amtSrc != "" {
-				return nil, p.err("twice", noun("amount"), quote(amtSrc), quote(w))
+			if err := p.setOnce("amount", &amtSrc, w); err != nil {
+				return nil, err
 			}
-			amtSrc = w
 			continue
 		}
 		rest = append(rest, w)
@@ -1526,6 +1520,12 @@ func (p *parser) fromKV(key string, src *string) error {
 	if !ok {
 		return nil
 	}
+	return p.setOnce(key, src, v)
+}
+
+// setOnce records v as what the message gave for key; a second value for
+// the same field is an error naming both.
+func (p *parser) setOnce(key string, src *string, v string) error {
 	if *src != "" {
 		return p.err("twice", noun(key), quote(*src), quote(v))
 	}
