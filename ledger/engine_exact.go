@@ -63,12 +63,6 @@ func (a u128) cmp(b u128) int {
 	return 0
 }
 
-func (a u128) big() *big.Int {
-	x := new(big.Int).SetUint64(a.hi)
-	x.Lsh(x, 64)
-	return x.Or(x, new(big.Int).SetUint64(a.lo))
-}
-
 // roundDen rounds n/rateDen half away from zero to c's minor unit, and
 // returns false if the result does not fit.
 func roundDen(n u128, c Currency) (Money, bool) {

@@ -1,7 +1,6 @@
 package ledger
 
 import (
-	"math/big"
 	"testing"
 	"time"
 )
@@ -485,5 +484,4 @@ func TestRateMoney_FastPathMatchesRat(t *testing.T) {
 	if got := rateMoney([]rate{newRate(Price{MustDecimal("18"), UnitHour})}, []int64{1}, Decimal{}, false, CNY); got.Minor != 1 {
 		t.Errorf("0.005 rounded to %s", got)
 	}
-	_ = big.NewRat
 }

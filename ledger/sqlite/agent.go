@@ -652,7 +652,7 @@ func (db *DB) UpdateOrder(ctx context.Context, o ledger.Order, ev *ledger.Event)
 		if err != nil {
 			return err
 		}
-		if err := insertEvent(ctx, tx, rl.ID, j.id, e); err != nil {
+		if _, err := addEvent(ctx, tx, rl.ID, j.id, e); err != nil {
 			return err
 		}
 		if e.Kind == ledger.EventRelease {
@@ -671,12 +671,8 @@ func (db *DB) UpdateOrder(ctx context.Context, o ledger.Order, ev *ledger.Event)
 		if err := j.target(ctx, tx, rl.ID, 0, nil); err != nil {
 			return err
 		}
-		rs, err = loadRentals(ctx, tx, `r.id = ?`, rl.ID)
-		if err != nil {
-			return err
-		}
-		rl = rs[0]
-		return nil
+		rl, err = loadRental(ctx, tx, rl.ID)
+		return err
 	})
 	if err != nil {
 		return out, rl, err
@@ -734,19 +730,13 @@ func (db *DB) Decisions(ctx context.Context, rentalID int64, limit int) ([]ledge
 
 // RentalByID returns any rental by id. Errors: ENOTFOUND.
 func (db *DB) RentalByID(ctx context.Context, id int64) (*ledger.Rental, error) {
-	var rs []*ledger.Rental
+	var r *ledger.Rental
 	err := db.withRead(ctx, func(tx *sql.Tx) error {
 		var err error
-		rs, err = loadRentals(ctx, tx, `r.id = ?`, id)
+		r, err = loadRental(ctx, tx, id)
 		return err
 	})
-	if err != nil {
-		return nil, err
-	}
-	if len(rs) == 0 {
-		return nil, ledger.Errorf(ledger.ENOTFOUND, "rental %d does not exist", id)
-	}
-	return rs[0], nil
+	return r, err
 }
 
 // TokenIssued reports whether an agent token was ever issued for the

@@ -88,7 +88,7 @@ func seedHistory(b *testing.B, db *sqlite.DB, rentals, eventsEach int) (names []
 }
 
 // BenchmarkAppendEvent records one event (one write transaction: journal,
-// load and check the rental, insert, reload) on a database holding 1,000
+// load and check the rental, insert) on a database holding 1,000
 // rentals with 10 events each; appends go round-robin over the rentals.
 func BenchmarkAppendEvent(b *testing.B) {
 	ctx := context.Background()

@@ -177,9 +177,9 @@ func unpackEvents(b []byte) ([]ledger.Event, error) {
 		var rec []byte
 		rec, b, _ = bytes.Cut(b, []byte{';'})
 		var f [5][]byte
-		n := 0
-		for n < len(f) && len(rec) > 0 {
-			f[n], rec, _ = bytes.Cut(rec, []byte{' '})
+		n, rest := 0, rec
+		for n < len(f) && len(rest) > 0 {
+			f[n], rest, _ = bytes.Cut(rest, []byte{' '})
 			n++
 		}
 		if n != 3 && n != 5 {
@@ -235,12 +235,18 @@ func findRental(ctx context.Context, q querier, userID int64, name string) (*led
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: find rental %s: %w", name, err)
 	}
+	return loadRental(ctx, q, id)
+}
+
+// loadRental loads one rental by id with q; a missing one is an error
+// (callers ask for a rental they just found or wrote).
+func loadRental(ctx context.Context, q querier, id int64) (*ledger.Rental, error) {
 	rs, err := loadRentals(ctx, q, `r.id = ?`, id)
 	if err != nil {
 		return nil, err
 	}
 	if len(rs) != 1 {
-		return nil, fmt.Errorf("sqlite: rental %d vanished", id)
+		return nil, ledger.Errorf(ledger.ENOTFOUND, "rental %d does not exist", id)
 	}
 	return rs[0], nil
 }
@@ -317,28 +323,19 @@ func (db *DB) CreateRental(ctx context.Context, a ledger.Action, r ledger.Rental
 		if err != nil {
 			return fmt.Errorf("sqlite: create rental: %w", err)
 		}
-		if err := insertEvent(ctx, tx, id, j.id, start); err != nil {
+		if _, err := addEvent(ctx, tx, id, j.id, start); err != nil {
 			return err
 		}
 		if err := j.target(ctx, tx, id, 0, nil); err != nil {
 			return err
 		}
-		rs, err := loadRentals(ctx, tx, `r.id = ?`, id)
-		if err != nil {
-			return err
-		}
-		out = rs[0]
-		return nil
+		out, err = loadRental(ctx, tx, id)
+		return err
 	})
 	if err != nil {
 		return nil, err
 	}
 	return out, nil
-}
-
-func insertEvent(ctx context.Context, tx querier, rentalID, actionID int64, ev ledger.Event) error {
-	_, err := addEvent(ctx, tx, rentalID, actionID, ev)
-	return err
 }
 
 // addEvent inserts ev and returns its id.
@@ -510,12 +507,8 @@ func (db *DB) AddTraffic(ctx context.Context, a ledger.Action, name string, u le
 		if err := j.target(ctx, tx, r.ID, 0, nil); err != nil {
 			return err
 		}
-		rs, err := loadRentals(ctx, tx, `r.id = ?`, r.ID)
-		if err != nil {
-			return err
-		}
-		out = rs[0]
-		return nil
+		out, err = loadRental(ctx, tx, r.ID)
+		return err
 	})
 	if err != nil {
 		return nil, err
