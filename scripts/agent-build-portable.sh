@@ -45,9 +45,12 @@ if [ ! -x "$SYSROOT/usr/bin/gcc" ]; then
 	echo "agent-build-portable: creating bullseye sysroot in $SYSROOT (about a minute)" >&2
 	rm -rf "$SYSROOT.tmp"
 	mkdir -p "$(dirname "$SYSROOT")"
+	# The log sits beside the sysroot, wherever SYSROOT points: the folder
+	# exists by now, which $ROOT/.sysroot need not.
+	log="$SYSROOT.debootstrap.log"
 	# shellcheck disable=SC2086
-	debootstrap --variant=minbase --include=gcc,libc6-dev bullseye "$SYSROOT.tmp" ${DEBIAN_MIRROR:-} >"$ROOT/.sysroot/debootstrap.log" 2>&1 ||
-		{ tail -20 "$ROOT/.sysroot/debootstrap.log" >&2; exit 1; }
+	debootstrap --variant=minbase --include=gcc,libc6-dev bullseye "$SYSROOT.tmp" ${DEBIAN_MIRROR:-} >"$log" 2>&1 ||
+		{ tail -20 "$log" >&2; exit 1; }
 	mv "$SYSROOT.tmp" "$SYSROOT"
 fi
 
