@@ -9,8 +9,7 @@ set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 LOG=${1:-/tmp/gpuledger-ci-cold.log}
 TMP=$(mktemp -d /tmp/gpuledger-cold.XXXXXX)
-cleanup() { chmod -R u+w "$TMP" 2>/dev/null; rm -rf "$TMP"; }
-trap cleanup EXIT
+trap 'chmod -R u+w "$TMP" 2>/dev/null; rm -rf "$TMP"' EXIT
 git clone -q "$ROOT" "$TMP/clone"
 mkdir -p "$TMP/sys" "$TMP/mod" "$TMP/build"
 t0=$(date +%s)
