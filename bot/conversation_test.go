@@ -226,6 +226,11 @@ func TestConversation_StrangersAndClaim(t *testing.T) {
 	contains(t, c.say(mallory, "/status").Text, "/start CODE")
 	c.silent(mallory, "second refusal", func() int { return c.fake.SendText(mallory, mallory, "/status") })
 	c.silent(mallory, "third refusal", func() int { return c.fake.SendText(mallory, mallory, "/rent a autodl 4090 1") })
+	// The code claims nothing in a group, where others read it.
+	c.send(-700, func() int { return c.fake.SendText(alice, -700, "/start "+code) })
+	if !c.core.WaitingForClaim() {
+		t.Fatal("the bot was claimed from a group")
+	}
 	contains(t, c.say(alice, "/start "+code).Text, "owner")
 	contains(t, c.say(alice, "/rent box1 autodl 4090 1.88").Text, "✓")
 	c.silent(mallory, "code reused", func() int { return c.fake.SendText(mallory, mallory, "/start "+code) })
@@ -270,13 +275,14 @@ func TestConversation_Buttons(t *testing.T) {
 		t.Fatalf("rentals: %+v", b.Rentals)
 	}
 
-	// In a group, commands act on the sender's own ledger; chatter is ignored.
+	// In a group, a command that writes is not run (it is sent privately;
+	// group_test.go has the rest); chatter is ignored.
 	out := c.send(group, func() int { return c.fake.SendText(bob, group, "/rent gbox runpod 4090 0.4/h") })
-	if len(out) != 1 || !strings.Contains(out[0].Text, "gbox") {
+	if len(out) != 1 || !strings.Contains(out[0].Text, "private chat") {
 		t.Fatalf("group command: %+v", out)
 	}
-	if c.book(bob).Rental("gbox") == nil || c.book(alice).Rental("gbox") != nil {
-		t.Fatal("group command wrote to the wrong ledger")
+	if c.book(bob).Rental("gbox") != nil || c.book(alice).Rental("gbox") != nil {
+		t.Fatal("a /rent sent in a group was recorded")
 	}
 	c.silent(group, "group chatter", func() int { return c.fake.SendText(alice, group, "anyone rented a 4090 on vast at $0.3/h?") })
 	c.silent(group, "group sticker", func() int { return c.fake.SendSticker(alice, group) })

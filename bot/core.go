@@ -166,6 +166,9 @@ type req struct {
 	// marked is set once the update's key is recorded, so an error after
 	// that (a hub call) is still answered.
 	marked bool
+	// priv routes the answer of a command sent in a group to the sender's
+	// private chat (group.go).
+	priv privateReply
 }
 
 // Handle processes one update. It returns an error only when the update
@@ -192,7 +195,11 @@ func (c *Core) Handle(ctx context.Context, u Update, s Sender) error {
 	case KindCallback:
 		return r.fail(r.callback())
 	case KindText:
-		return r.fail(r.text())
+		err := r.fail(r.text())
+		if err == nil {
+			r.tellGroup()
+		}
+		return err
 	}
 	// Stickers, photos, voice: a hint in private chats, nothing in groups.
 	if u.ChatType == ChatPrivate {
@@ -244,7 +251,9 @@ func (r *req) stranger() error {
 	r.lang = NormLang(r.u.LangCode)
 	if r.u.Kind == KindText && !r.u.Forwarded {
 		if cmd, err := Parse(r.u.Text, r.now, time.UTC); err == nil {
-			if st, ok := cmd.(Start); ok && st.Code != "" && c.acc.claimable() {
+			// Claims only in private: the code is not for a group to read,
+			// and the owner's private chat is where the bot answers.
+			if st, ok := cmd.(Start); ok && st.Code != "" && c.acc.claimable() && r.u.ChatType == ChatPrivate {
 				if err := r.mark(); err != nil {
 					return err
 				}
@@ -318,12 +327,29 @@ func (r *req) answer(out Outgoing) error {
 }
 
 // send delivers a reply. A failed send is logged, not returned: the ledger
-// change (if any) is done, and a redelivery would not answer again.
+// change (if any) is done, and a redelivery would not answer again. While
+// a group command is answered privately (r.priv.on), a reply meant for the
+// group goes to the sender's private chat instead.
 func (r *req) send(out Outgoing) error {
 	if out.ChatID == 0 {
 		out.ChatID = r.u.ChatID
 	}
-	if _, err := r.s.Send(r.ctx, out); err != nil {
+	private := r.priv.on && out.ChatID == r.u.ChatID && r.u.ChatType != ChatPrivate
+	if private {
+		if r.priv.closed {
+			return nil
+		}
+		out.ChatID, out.EditMessageID = r.u.UserID, 0
+	}
+	_, err := r.s.Send(r.ctx, out)
+	switch {
+	case err == nil:
+		r.priv.sent = r.priv.sent || private
+	case private && errors.Is(err, ErrNoPrivateChat):
+		r.priv.closed = true
+		r.c.log.Info("bot: a group command's answer cannot go to the sender's private chat: it is not open", "user", r.u.UserID)
+	default:
+		r.priv.failed = r.priv.failed || private
 		r.c.log.Warn("bot: send reply", "chat", out.ChatID, "err", err)
 	}
 	return nil

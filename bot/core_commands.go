@@ -15,6 +15,14 @@ import (
 // key with MarkHandled just before answering.
 func (r *req) dispatch(cmd Command) error {
 	group := r.u.ChatType != ChatPrivate
+	if group {
+		switch placeInGroup(cmd) {
+		case privately:
+			r.priv.on = true
+		case notInGroup:
+			return r.answer(r.plain(r.t("group_write", r.mention())))
+		}
+	}
 	switch c := cmd.(type) {
 	case Rent:
 		return r.rent(c)
@@ -634,6 +642,14 @@ func (r *req) agent(c Agent) error {
 	// second token.
 	if err := r.mark(); err != nil {
 		return err
+	}
+	if r.priv.on {
+		// Asked in a group: issuing revokes the rental's earlier token,
+		// which an agent may still run on, so the private chat must be
+		// known to be open before a token is issued.
+		if err := r.send(r.plain(r.t("agent_private_head", c.Name))); err != nil || !r.priv.sent {
+			return err
+		}
 	}
 	tok, err := r.c.agents.Issue(r.ctx, r.u.UserID, c.Name)
 	if err != nil {

@@ -355,13 +355,18 @@ func TestCore_OtherUpdates(t *testing.T) {
 	if st := e.book(alice).Rentals[0].State(); st != ledger.Running {
 		t.Fatalf("state = %s", st)
 	}
-	// A command in a group works on the sender's own ledger; the reply goes to the group.
+	// A question in a group reads the sender's own ledger; the answer goes
+	// to the sender's private chat and the group hears only where it went.
 	g := bot.Update{Key: "k:g", Kind: bot.KindText, UserID: alice, ChatID: -5, ChatType: bot.ChatGroup, Text: "/status@fake_bot"}
 	out := e.handle(g)
-	if len(out) != 1 || out[0].Out.ChatID != -5 {
-		t.Fatalf("group reply: %+v", out)
+	if len(out) != 2 || out[0].Out.ChatID != alice || out[1].Out.ChatID != -5 {
+		t.Fatalf("group question: %+v; want the answer to %d, then a note to the group", out, alice)
 	}
 	contains(t, out[0].Out.Text, "box1")
+	contains(t, out[1].Out.Text, "privately")
+	if strings.Contains(out[1].Out.Text, "box1") || strings.Contains(out[1].Out.Text, "¥") {
+		t.Errorf("the group note shows the ledger: %q", out[1].Out.Text)
+	}
 }
 
 func press(e *env, user, chat int64, msgID int, data string) []sent {

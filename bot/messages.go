@@ -31,6 +31,23 @@ var messages = Catalog{
 		"✗ That claim code is wrong: copy it from the server's log, e.g. <code>/start k7q2m9xdpa3r</code>. Nothing was changed.",
 		"✗ 认领码不对：请从服务器日志复制，例如 <code>/start k7q2m9xdpa3r</code>。没有做任何修改。"},
 
+	// group chats (group.go)
+	"group_sent_privately": {
+		"%[1]sI sent it to you privately.",
+		"%[1]s已私聊发给你。"},
+	"group_open_private": {
+		"%[1]sI can't write to you privately yet: open a private chat with me and send /start first, then ask again. Nothing was changed.",
+		"%[1]s我还不能私聊你：请先打开和我的私聊并发送 /start，然后再问一次。没有做任何修改。"},
+	"group_send_failed": {
+		"%[1]sI could not send you the answer privately; please try again in a moment.",
+		"%[1]s私聊发送失败，请稍后再试。"},
+	"group_write": {
+		"%[1]sYour ledger is kept in our private chat, so nothing was recorded here: send the command to me in a private chat (open a chat with me and send /start).",
+		"%[1]s账本只在私聊里记，这里什么也没有记录：请在和我的私聊中发送这条命令（打开和我的私聊并发送 /start）。"},
+	"agent_private_head": {
+		"You asked in a group for the agent install command of <b>%[1]s</b>. It holds a secret, so it comes here, for you only:",
+		"你在群里要了 <b>%[1]s</b> 的代理安装命令。它含有密钥，所以只私聊发给你："},
+
 	// input the bot does not act on
 	"text_only": {
 		"I read text only — try /help",

@@ -44,7 +44,23 @@ type DownloadConfig struct {
 	// Logger receives errors; default slog.Default(). Tokens are never
 	// logged.
 	Logger *slog.Logger
+	// StallTimeout is how long the binary's download may wait on a client
+	// that reads nothing; default DefaultStallTimeout. The server's write
+	// timeout does not cut a download short: every piece written moves the
+	// connection's write deadline StallTimeout ahead, so a client on a slow
+	// link that keeps reading finishes, and one that stopped is cut off
+	// StallTimeout later (it can resume with a Range request).
+	StallTimeout time.Duration
 }
+
+// DefaultStallTimeout is DownloadConfig.StallTimeout's default: the
+// server's write timeout for everything else.
+const DefaultStallTimeout = 30 * time.Second
+
+// downloadPiece is the most written to a download at once, between moves
+// of the write deadline: a client that reads downloadPiece bytes per
+// StallTimeout (about 550 bytes a second at the defaults) is never cut off.
+const downloadPiece = 16 << 10
 
 // Downloads serves the agent binary, its checksum and an install script
 // (GET /agent/download, /agent/download.sha256, /agent/install.sh). The
@@ -75,6 +91,9 @@ func NewDownloads(cfg DownloadConfig) (*Downloads, error) {
 	cfg.PublicURL = strings.TrimRight(cfg.PublicURL, "/")
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
+	}
+	if cfg.StallTimeout <= 0 {
+		cfg.StallTimeout = DefaultStallTimeout
 	}
 	return &Downloads{cfg: cfg, log: cfg.Logger}, nil
 }
@@ -158,8 +177,57 @@ func (d *Downloads) serveBinary(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Content-Disposition", `attachment; filename="gpuledger-agent"`)
 	// A strong validator: the same bytes always have the same ETag.
 	w.Header().Set("ETag", `"sha256-`+sum+`"`)
-	http.ServeContent(w, r, "gpuledger-agent", st.ModTime(), f)
+	// ServeContent answers Range and If-Range, so a cut download resumes
+	// where it stopped (curl -C -, wget -c).
+	http.ServeContent(newProgressWriter(w, d.cfg.StallTimeout), r, "gpuledger-agent", st.ModTime(), f)
 }
+
+// progressWriter writes a response in pieces of at most downloadPiece
+// bytes and moves the connection's write deadline stall ahead before
+// each, so that the server's WriteTimeout (meant for short answers) does
+// not cut off a long download that is progressing. It does not implement
+// io.ReaderFrom on purpose: sendfile would write the whole file under
+// one deadline.
+type progressWriter struct {
+	http.ResponseWriter
+	rc    *http.ResponseController
+	stall time.Duration
+	// noDeadline is set once the writer turns out not to support
+	// deadlines (a test recorder): the pieces are still written.
+	noDeadline bool
+}
+
+func newProgressWriter(w http.ResponseWriter, stall time.Duration) *progressWriter {
+	p := &progressWriter{ResponseWriter: w, rc: http.NewResponseController(w), stall: stall}
+	// The request has been read: the server's read deadline must not end
+	// the connection (and cancel the request) while the body is sent.
+	if err := p.rc.SetReadDeadline(time.Time{}); err != nil {
+		p.noDeadline = true
+	}
+	return p
+}
+
+func (p *progressWriter) Write(b []byte) (int, error) {
+	written := 0
+	for len(b) > 0 {
+		n := min(len(b), downloadPiece)
+		if !p.noDeadline {
+			if err := p.rc.SetWriteDeadline(time.Now().Add(p.stall)); err != nil {
+				p.noDeadline = true
+			}
+		}
+		m, err := p.ResponseWriter.Write(b[:n])
+		written += m
+		if err != nil {
+			return written, err
+		}
+		b = b[n:]
+	}
+	return written, nil
+}
+
+// Unwrap lets http.ResponseController reach the underlying writer.
+func (p *progressWriter) Unwrap() http.ResponseWriter { return p.ResponseWriter }
 
 func (d *Downloads) serveChecksum(w http.ResponseWriter, _ *http.Request) {
 	sum, err := d.Checksum()

@@ -80,14 +80,27 @@ tmp=$dir/.download.$$
 trap 'rm -f "$tmp"' EXIT
 trap 'exit 1' INT TERM
 
-say "downloading $server/agent/download"
+# A slow or flaky link may cut the download: each try continues the
+# partial file where it stopped (an HTTP Range request), and the SHA-256
+# check below catches anything that does not add up.
 if command -v curl >/dev/null 2>&1; then
-	curl -fsSL --retry 3 -o "$tmp" "$server/agent/download" || die "download failed"
+	fetch() { curl -fsSL --connect-timeout 30 --retry 3 -C - -o "$tmp" "$server/agent/download"; }
 elif command -v wget >/dev/null 2>&1; then
-	wget -q -O "$tmp" "$server/agent/download" || die "download failed"
+	fetch() { wget -q -T 60 -c -O "$tmp" "$server/agent/download"; }
 else
 	die "neither curl nor wget is installed"
 fi
+say "downloading $server/agent/download"
+tries=10
+try=1
+until fetch; do
+	[ "$try" -lt "$tries" ] || die "download failed $tries times; run the install command again to continue it"
+	have=0
+	[ -f "$tmp" ] && have=$(wc -c <"$tmp")
+	try=$((try + 1))
+	say "download cut off after $have bytes; continuing in 3 s (try $try of $tries)"
+	sleep 3
+done
 
 if command -v sha256sum >/dev/null 2>&1; then
 	got=$(sha256sum "$tmp" | cut -d ' ' -f 1)

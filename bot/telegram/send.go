@@ -117,14 +117,22 @@ func (t *Transport) Send(ctx context.Context, m bot.Outgoing) (int, error) {
 	if m.ChatID == 0 {
 		return 0, errors.New("telegram: send: no chat ID")
 	}
+	var id int
+	var err error
 	switch {
 	case m.Document != nil || m.Photo != nil:
-		return t.sendFile(ctx, m)
+		id, err = t.sendFile(ctx, m)
 	case m.EditMessageID != 0:
-		return t.edit(ctx, m)
+		id, err = t.edit(ctx, m)
 	default:
-		return t.sendText(ctx, m)
+		id, err = t.sendText(ctx, m)
 	}
+	if te := apiError(err); te != nil && te.Code == 403 && m.ChatID > 0 {
+		// A private chat (its ID is the user's, positive) the user never
+		// started or has blocked: the core tells them where to start it.
+		err = fmt.Errorf("%w: %w", bot.ErrNoPrivateChat, err)
+	}
+	return id, err
 }
 
 func (t *Transport) sendText(ctx context.Context, m bot.Outgoing) (int, error) {

@@ -19,7 +19,7 @@ type Config struct {
 	TelegramToken    string        // TELEGRAM_BOT_TOKEN; never logged
 	TelegramEndpoint string        // TELEGRAM_API_ENDPOINT
 	AllowedUsers     []int64       // GPULEDGER_ALLOWED_USERS
-	Listen           string        // GPULEDGER_LISTEN
+	Listen           string        // GPULEDGER_LISTEN; default depends on the mode (defaultListen)
 	PublicURL        string        // GPULEDGER_PUBLIC_URL
 	TZ               string        // GPULEDGER_TZ
 	Tick             time.Duration // GPULEDGER_TICK
@@ -29,6 +29,16 @@ type Config struct {
 	AgentBinary      string        // GPULEDGER_AGENT_BINARY: the agent handed out by /agent/download
 	ConsoleUser      int64         // GPULEDGER_CONSOLE_USER: the terminal owner's user ID
 }
+
+// Default hub addresses when GPULEDGER_LISTEN and -listen are unset. The
+// terminal console is a ledger on one person's machine: its hub listens on
+// loopback, so nobody else on the network reaches it. With a Telegram token
+// the server is meant to be reached by agents on rented hosts, so its hub
+// listens on all interfaces (put it behind HTTPS, docs/deploy.md).
+const (
+	listenConsole  = "127.0.0.1:8477"
+	listenTelegram = ":8477"
+)
 
 // defaultEndpoint is the Bot API endpoint in go-telegram-bot-api's format.
 const defaultEndpoint = "https://api.telegram.org/bot%s/%s"
@@ -40,7 +50,7 @@ func parseConfig(name string, args []string, getenv func(string) string, stderr 
 		DB:               envOr(getenv, "GPULEDGER_DB", "gpuledger.db"),
 		TelegramToken:    getenv("TELEGRAM_BOT_TOKEN"),
 		TelegramEndpoint: envOr(getenv, "TELEGRAM_API_ENDPOINT", defaultEndpoint),
-		Listen:           envOr(getenv, "GPULEDGER_LISTEN", ":8477"),
+		Listen:           getenv("GPULEDGER_LISTEN"),
 		PublicURL:        getenv("GPULEDGER_PUBLIC_URL"),
 		TZ:               getenv("GPULEDGER_TZ"),
 		LogFormat:        envOr(getenv, "GPULEDGER_LOG_FORMAT", "auto"),
@@ -70,7 +80,7 @@ func parseConfig(name string, args []string, getenv func(string) string, stderr 
 	fs.StringVar(&c.TelegramToken, "telegram-token", c.TelegramToken, "Telegram bot token; unset runs the terminal console (TELEGRAM_BOT_TOKEN; prefer the variable: flags show in ps)")
 	fs.StringVar(&c.TelegramEndpoint, "telegram-endpoint", c.TelegramEndpoint, "Bot API endpoint in the form https://host/bot%s/%s (TELEGRAM_API_ENDPOINT)")
 	allowed := fs.String("allowed-users", "", "comma-separated Telegram user IDs allowed to use the bot (GPULEDGER_ALLOWED_USERS)")
-	fs.StringVar(&c.Listen, "listen", c.Listen, "agent hub listen address (GPULEDGER_LISTEN)")
+	fs.StringVar(&c.Listen, "listen", c.Listen, "agent hub listen address; default "+listenConsole+" in the terminal console, "+listenTelegram+" (all interfaces) with a Telegram token (GPULEDGER_LISTEN)")
 	fs.StringVar(&c.PublicURL, "public-url", c.PublicURL, "URL agents use to reach the hub (GPULEDGER_PUBLIC_URL)")
 	fs.StringVar(&c.TZ, "tz", c.TZ, "time zone for new users, e.g. Asia/Shanghai (GPULEDGER_TZ)")
 	fs.DurationVar(&c.Tick, "tick", c.Tick, "how often idle, silent and lease checks run (GPULEDGER_TICK)")
@@ -88,6 +98,13 @@ func parseConfig(name string, args []string, getenv func(string) string, stderr 
 			return c, nil, fmt.Errorf("-allowed-users: %w", err)
 		}
 		c.AllowedUsers = users
+	}
+	if c.Listen == "" {
+		// Decided after the flags: the token may come from -telegram-token.
+		c.Listen = listenConsole
+		if c.TelegramToken != "" {
+			c.Listen = listenTelegram
+		}
 	}
 	return c, fs.Args(), c.validate()
 }

@@ -37,7 +37,7 @@ func agentHandler(h *hub.Hub, binary, publicURL string, log *slog.Logger) http.H
 	}
 	mux := http.NewServeMux()
 	mux.Handle("/", h.Handler())
-	dl, err := hub.NewDownloads(hub.DownloadConfig{Binary: binary, PublicURL: publicURL, Tokens: h.Tokens(), Logger: log})
+	dl, err := hub.NewDownloads(hub.DownloadConfig{Binary: binary, PublicURL: publicURL, Tokens: h.Tokens(), Logger: log, StallTimeout: hubWriteTimeout})
 	if err != nil {
 		log.Error("agent downloads off: GPULEDGER_PUBLIC_URL must be an http(s) URL", "err", err)
 		off := func(w http.ResponseWriter, _ *http.Request) {

@@ -69,6 +69,10 @@ func (l *listener) OrderUpdated(ctx context.Context, o ledger.Order, r *ledger.R
 	}
 }
 
+// hubWriteTimeout is the hub server's write timeout, and how long the agent
+// download waits on a client that reads nothing.
+const hubWriteTimeout = 30 * time.Second
+
 // startHub opens the agent hub's listener on cfg.Listen and starts serving
 // it (heartbeats are buffered and flushed by the hub's Run). Start begins
 // the scheduler once the chat transport exists to notify through.
@@ -91,10 +95,13 @@ func startHub(ctx context.Context, cfg Config, db *sqlite.DB, log *slog.Logger) 
 		Handler:           agentHandler(h, cfg.AgentBinary, cfg.publicURL(), log),
 		ReadHeaderTimeout: 10 * time.Second,
 		ReadTimeout:       30 * time.Second,
-		WriteTimeout:      30 * time.Second,
-		IdleTimeout:       2 * time.Minute,
-		MaxHeaderBytes:    16 << 10,
-		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
+		// The agent binary's download moves its own write deadline as it
+		// progresses (hub.DownloadConfig.StallTimeout), so this bounds
+		// only the short answers.
+		WriteTimeout:   hubWriteTimeout,
+		IdleTimeout:    2 * time.Minute,
+		MaxHeaderBytes: 16 << 10,
+		ErrorLog:       slog.NewLogLogger(log.Handler(), slog.LevelWarn),
 	}
 	rctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	r.rctx, r.cancel = rctx, cancel

@@ -109,6 +109,12 @@ func (s *Server) serveAPI(w http.ResponseWriter, r *http.Request) {
 		writeAPIError(w, e)
 		return
 	}
+	if e := s.closedChatLocked(method, r); e != nil {
+		s.notifyLocked()
+		s.mu.Unlock()
+		writeAPIError(w, e)
+		return
+	}
 	s.notifyLocked()
 	s.mu.Unlock()
 
@@ -152,6 +158,20 @@ func (s *Server) takeFailureLocked(method string) *apiError {
 			s.failures = slices.Delete(s.failures, i, i+1)
 			return &apiError{status: f.status, description: descriptionFor(f.status, f.retryAfter), retryAfter: f.retryAfter}
 		}
+	}
+	return nil
+}
+
+// closedChatLocked answers 403 for a message to the private chat of a user
+// who has not started the bot (ClosePrivate). s.mu must be held.
+func (s *Server) closedChatLocked(method string, r *http.Request) *apiError {
+	switch method {
+	case "sendMessage", "sendDocument", "sendPhoto", "editMessageText":
+	default:
+		return nil
+	}
+	if id := formInt(r, "chat_id"); id > 0 && s.closed[id] {
+		return &apiError{status: 403, description: "Forbidden: bot can't initiate conversation with a user"}
 	}
 	return nil
 }

@@ -119,6 +119,7 @@ type Server struct {
 	failures  []failure
 	down      bool
 	calls     map[string]int
+	closed    map[int64]bool // users whose private chat the bot may not write to
 }
 
 // New starts a fake server on a loopback port that accepts the given bot
@@ -161,6 +162,7 @@ func newServer(token string) *Server {
 		callbacks: make(map[string]bool),
 		commands:  make(map[string][]Command),
 		calls:     make(map[string]int),
+		closed:    make(map[int64]bool),
 	}
 }
 
@@ -251,11 +253,25 @@ func (s *Server) newMessageLocked(userID, chatID int64) *tgbotapi.Message {
 	}
 }
 
+// ClosePrivate makes userID a user who never started the bot in a private
+// chat (or blocked it): as on Telegram, the bot's messages to that chat
+// fail with 403 "Forbidden: bot can't initiate conversation with a user".
+// The user's next message in their private chat opens it again.
+func (s *Server) ClosePrivate(userID int64) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.closed[userID] = true
+}
+
 // SendText queues a text message (a command or plain text) from userID in
-// chatID and returns its update ID. For a private chat, chatID == userID.
+// chatID and returns its update ID. For a private chat, chatID == userID;
+// writing there opens the chat to the bot (see ClosePrivate).
 func (s *Server) SendText(userID, chatID int64, text string) int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if chatID == userID {
+		delete(s.closed, userID)
+	}
 	m := s.newMessageLocked(userID, chatID)
 	m.Text = text
 	if len(text) > 0 && text[0] == '/' {

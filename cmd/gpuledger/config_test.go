@@ -1,0 +1,58 @@
+package main
+
+import (
+	"io"
+	"strings"
+	"testing"
+)
+
+// TestParseConfig_ListenDefault checks where the agent hub listens when
+// nothing says: on loopback in the terminal console (no agent on another
+// host can be expected to reach a laptop, and nobody else should reach
+// its ledger), on all interfaces with a Telegram token (agents on rented
+// hosts must reach the server). An address given in GPULEDGER_LISTEN or
+// -listen is kept as given in both modes.
+func TestParseConfig_ListenDefault(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		env  map[string]string
+		args []string
+		want string
+	}{
+		{"ConsoleDefault", nil, nil, "127.0.0.1:8477"},
+		{"TelegramDefault", map[string]string{"TELEGRAM_BOT_TOKEN": "1:T"}, nil, ":8477"},
+		{"TelegramTokenFlag", nil, []string{"-telegram-token", "1:T"}, ":8477"},
+		{"ConsoleEnvAllInterfaces", map[string]string{"GPULEDGER_LISTEN": ":8477"}, nil, ":8477"},
+		{"ConsoleFlagAllInterfaces", nil, []string{"-listen", "0.0.0.0:9000"}, "0.0.0.0:9000"},
+		{"ConsoleEnvPort", map[string]string{"GPULEDGER_LISTEN": "127.0.0.1:9000"}, nil, "127.0.0.1:9000"},
+		{"TelegramFlagLoopback", map[string]string{"TELEGRAM_BOT_TOKEN": "1:T"}, []string{"-listen", "127.0.0.1:8477"}, "127.0.0.1:8477"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			getenv := func(k string) string { return c.env[k] }
+			cfg, _, err := parseConfig("serve", c.args, getenv, io.Discard)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if cfg.Listen != c.want {
+				t.Errorf("Listen = %q, want %q", cfg.Listen, c.want)
+			}
+			if want := "http://127.0.0.1:"; !strings.HasPrefix(cfg.publicURL(), want) && !strings.Contains(c.want, "0.0.0.0") {
+				t.Errorf("publicURL() = %q, want it on %s", cfg.publicURL(), want)
+			}
+		})
+	}
+}
+
+// TestParseConfig_ErrListen: a listen address that is not host:port is
+// refused with the variable's name, in both modes.
+func TestParseConfig_ErrListen(t *testing.T) {
+	for _, env := range []map[string]string{
+		{"GPULEDGER_LISTEN": "8477"},
+		{"GPULEDGER_LISTEN": "8477", "TELEGRAM_BOT_TOKEN": "1:T"},
+	} {
+		_, _, err := parseConfig("serve", nil, func(k string) string { return env[k] }, io.Discard)
+		if err == nil || !strings.Contains(err.Error(), "GPULEDGER_LISTEN") {
+			t.Errorf("env %v: err = %v, want one naming GPULEDGER_LISTEN", env, err)
+		}
+	}
+}
