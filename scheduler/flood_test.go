@@ -60,13 +60,9 @@ func TestForgedHeartbeatFlood(t *testing.T) {
 			mismatch++
 		}
 	}
-	// Budget: 6 job cards an hour at most (one per 10 min), and all
-	// agent-triggered messages together at most 10 an hour.
-	for i := 0; i < len(msgs) && i < 4; i++ {
-		t.Logf("message %d: %s", i, msgs[i].Text)
-	}
-	if jobs > 6 || len(msgs) > 10 {
-		t.Fatalf("%d forged heartbeats sent %d messages (%d job cards, %d GPU notes); want at most 6 job cards and 10 in all", n, len(msgs), jobs, mismatch)
+	// The hub's budget: 6 agent-triggered messages an hour in all.
+	if len(msgs) > 6 {
+		t.Fatalf("%d forged heartbeats sent %d messages (%d job cards, %d GPU notes); want at most 6 in the hour", n, len(msgs), jobs, mismatch)
 	}
 	if jobs == 0 {
 		t.Fatal("no job card at all: the first finished job must still be told")
