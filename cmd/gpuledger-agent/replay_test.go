@@ -88,3 +88,39 @@ func TestE2E_ReplayAfterRestart(t *testing.T) {
 		t.Fatalf("the release command ran %d times for one order (marker %q)", got, b)
 	}
 }
+
+// TestE2E_FakeHubCannotRelease: anything that answers in the hub's place
+// (plain HTTP intercepted, a wrong --server) and sends an unsigned policy
+// with a lease that ended and a threshold of 99.9% must not make the real
+// binary run its release command on a busy host.
+func TestE2E_FakeHubCannotRelease(t *testing.T) {
+	bin := buildAgent(t)
+	dir := t.TempDir()
+	sim := filepath.Join(dir, "sim.json")
+	writeFile(t, sim, simBusy)
+	marker := filepath.Join(dir, "released")
+	hub := hubtest.New("e2e-token", "box1")
+	past := time.Now().Add(-time.Hour).UTC()
+	hub.SetPolicy(wire.Policy{UtilThreshold: 99.9, LeaseUntil: &past})
+	srv := httptest.NewServer(hub.Handler())
+	defer srv.Close()
+	cmd := exec.CommandContext(t.Context(), bin, "run", "--server", srv.URL, "--simulate", sim,
+		"--sample", "100ms", "--interval", "300ms", "--release-cmd", "echo released >> "+marker)
+	cmd.Env = append(os.Environ(), "GPULEDGER_AGENT_TOKEN=e2e-token", "HOME="+dir)
+	var logs bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &logs, &logs
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, hub, "8 heartbeats", func() bool { return len(hub.Heartbeats()) >= 8 })
+	cmd.Process.Signal(syscall.SIGTERM)
+	cmd.Wait()
+	if b, err := os.ReadFile(marker); err == nil {
+		t.Fatalf("an unsigned policy released a busy host (marker %q):\n%s", b, logs.String())
+	}
+	for _, hb := range hub.Heartbeats() {
+		if hb.Verdict != wire.VerdictBusy {
+			t.Fatalf("a 97%% busy GPU reported %s: the unsigned threshold was applied\n%s", hb.Verdict, logs.String())
+		}
+	}
+}
