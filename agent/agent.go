@@ -43,19 +43,20 @@ type Config struct {
 	PreReleaseTimeout time.Duration
 	Watch             []string
 	Lease             time.Duration // 0: none
+	Simulate          string        // path of a simulate file; "" reads NVML
+	UtilSamples       bool          // read every NVML utilisation sample at every sample (gap-free; about 2.3 ms CPU per GPU on an H200)
+	Thresholds        Thresholds
+	NVMLTimeout       time.Duration // watchdog for NVML reads; default 10 s
+	DiskPath          string
+	Job               []string // command to wrap; empty for none
+	JobStdout         io.Writer
+	JobStderr         io.Writer
+	Log               *slog.Logger
+
 	// StateDir holds the state file that keeps replay protection across
 	// restarts (State). Unusable or "": orders and server policies are
 	// refused (fail safe); the agent still reports.
-	StateDir    string
-	Simulate    string // path of a simulate file; "" reads NVML
-	UtilSamples bool   // read every NVML utilisation sample at every sample (gap-free; about 2.3 ms CPU per GPU on an H200)
-	Thresholds  Thresholds
-	NVMLTimeout time.Duration // watchdog for NVML reads; default 10 s
-	DiskPath    string
-	Job         []string // command to wrap; empty for none
-	JobStdout   io.Writer
-	JobStderr   io.Writer
-	Log         *slog.Logger
+	StateDir string
 }
 
 // Validate checks the configuration and names the offending field.
@@ -251,7 +252,7 @@ func Run(ctx context.Context, cfg Config) error {
 	}
 
 	log.Info("agent started", "version", Version, "server", cfg.Server, "sample", cfg.Sample, "interval", cfg.Interval,
-		"gpu_source", func() string { f, _ := gpu.Facts(ctx); return f.Source }(), "release_cmd_set", cfg.ReleaseCmd != "", "lease", cfg.Lease)
+		"gpu_source", func() string { f, _ := gpu.Facts(ctx); return f.Source }(), "release_cmd_set", cfg.ReleaseCmd != "", "lease", cfg.Lease, "state_dir", cfg.StateDir)
 
 	var wg sync.WaitGroup
 	leaseReq := make(chan struct{}, 1)

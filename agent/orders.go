@@ -20,16 +20,9 @@ import (
 // It never releases while the wrapped job lives, nor unless a fresh sample
 // says idle: busy and unknown both refuse.
 type Executor struct {
-	Token  string
-	Rental func() string // the rental this agent serves; "" when not known yet
-	// Nonces records the nonces of accepted orders; a State keeps them
-	// across restarts, so a captured order cannot be replayed to a
-	// restarted agent. nil skips the replay check (tests only).
-	Nonces wire.NonceStore
-	// RecordSince is when the nonce record began (State.Since). An order
-	// issued before it is refused: an earlier agent whose record was lost
-	// may have carried it out. Zero: no such check.
-	RecordSince       time.Time
+	Token             string
+	Rental            func() string   // the rental this agent serves; "" when not known yet
+	Nonces            wire.NonceStore // nonces of accepted orders; a State keeps them across restarts; nil: no replay check (tests)
 	Sampler           *Sampler
 	Job               *Job
 	ReleaseCmd        string // run with /bin/sh -c; "" means report only
@@ -39,6 +32,11 @@ type Executor struct {
 	Report            func(ctx context.Context, r wire.OrderResult) error
 	Now               func() time.Time
 	Log               *slog.Logger
+
+	// RecordSince is when the nonce record began (State.Since). An order
+	// issued before it is refused: an earlier agent whose record was lost
+	// may have carried it out. Zero: no such check.
+	RecordSince time.Time
 
 	mu sync.Mutex // one release at a time
 }
