@@ -125,10 +125,17 @@ func (e *Executor) verify(o wire.Order) error {
 	if err := wire.VerifyOrder(e.Token, o, now, nil); err != nil {
 		return err
 	}
-	// Whole seconds: the hub issues orders on the second.
-	if !e.RecordSince.IsZero() && o.IssuedAt.Before(e.RecordSince.Truncate(time.Second)) {
+	// Whole seconds: the hub issues orders on the second. A record that
+	// began "after now" was begun by a clock since set back: now still
+	// lies after the moment it really began, so refusing what was issued
+	// before now is enough (and does not refuse every order until then).
+	since := e.RecordSince
+	if since.After(now) {
+		since = now
+	}
+	if !since.IsZero() && o.IssuedAt.Before(since.Truncate(time.Second)) {
 		return fmt.Errorf("%w (issued %s, record since %s: the state file is new, so whether it already ran is unknown); send it again",
-			errBeforeRecord, o.IssuedAt.UTC().Format(time.RFC3339), e.RecordSince.UTC().Format(time.RFC3339))
+			errBeforeRecord, o.IssuedAt.UTC().Format(time.RFC3339), since.UTC().Format(time.RFC3339))
 	}
 	if e.Nonces == nil {
 		return nil

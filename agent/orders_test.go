@@ -226,8 +226,9 @@ func TestExecutor_ReplayState(t *testing.T) {
 	})
 	t.Run("Err/IssuedBeforeRecord", func(t *testing.T) {
 		e, rec, hub, dir := newExecutor(t, "idle")
+		hub.Now = func() time.Time { return time.Now().Add(-time.Minute) }
 		o := hub.NewOrder(wire.ActionStop, 10*time.Minute)
-		e.RecordSince = o.IssuedAt.Add(time.Second) // the state file is newer than the order
+		e.RecordSince = time.Now().Add(-30 * time.Second) // the state file is newer than the order
 		if out := e.HandleOrder(ctx, o); out != wire.OutcomeRejectedReplay {
 			t.Fatal(out)
 		}
@@ -238,6 +239,15 @@ func TestExecutor_ReplayState(t *testing.T) {
 		defer rec.mu.Unlock()
 		if len(rec.got) != 1 || !strings.Contains(rec.got[0].Message, "send it again") {
 			t.Fatalf("not reported with the reason: %+v", rec.got)
+		}
+	})
+	t.Run("OK/RecordBegunUnderAClockAhead", func(t *testing.T) {
+		// The agent first started while the host's clock ran a day
+		// ahead; the clock was corrected since. A fresh order runs.
+		e, rec, hub, _ := newExecutor(t, "idle")
+		e.RecordSince = time.Now().Add(24 * time.Hour)
+		if out := e.HandleOrder(ctx, hub.NewOrder(wire.ActionStop, time.Minute)); out != wire.OutcomeDone {
+			t.Fatal(out, rec.outcomes())
 		}
 	})
 	t.Run("Err/StateUnwritable", func(t *testing.T) {

@@ -88,6 +88,13 @@ func OpenState(dir string, now time.Time) (*State, error) {
 			s.since = now
 		} else {
 			s.since, s.policy = f.Since, f.PolicyIssuedAt
+			if s.since.After(now) {
+				// Begun under a clock since set back: now is still after
+				// the moment the record really began (see
+				// Executor.verify), and a future Since would refuse
+				// every order until the clock caught up.
+				s.since = now
+			}
 			for n, u := range f.Nonces {
 				if now.Before(u) {
 					s.nonces[n] = u

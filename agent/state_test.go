@@ -57,6 +57,14 @@ func TestState(t *testing.T) {
 			t.Fatalf("temporary files left: %v", entries)
 		}
 	})
+	t.Run("OK/ClockSetBack", func(t *testing.T) {
+		dir := t.TempDir()
+		newStateAt(t, dir, now.Add(365*24*time.Hour)) // first start under a clock a year ahead
+		s := newStateAt(t, dir, now)
+		if !s.Since().Equal(now) {
+			t.Fatalf("since %s after the clock was corrected to %s", s.Since(), now)
+		}
+	})
 	t.Run("OK/CorruptMovedAside", func(t *testing.T) {
 		dir := t.TempDir()
 		os.WriteFile(filepath.Join(dir, StateFile), []byte("{not json"), 0o600)
