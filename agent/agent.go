@@ -52,6 +52,11 @@ type Config struct {
 	JobStdout         io.Writer
 	JobStderr         io.Writer
 	Log               *slog.Logger
+
+	// StateDir holds the state file that keeps replay protection across
+	// restarts (State). Unusable or "": orders and server policies are
+	// refused (fail safe); the agent still reports.
+	StateDir string
 }
 
 // Validate checks the configuration and names the offending field.
@@ -142,6 +147,13 @@ func Run(ctx context.Context, cfg Config) error {
 	var rental atomic.Value // string
 	rental.Store(cfg.Rental)
 	lease := newLease(cfg.Lease)
+	state, err := OpenState(cfg.StateDir, time.Now())
+	if state.Err() != nil {
+		log.Error("agent state unusable: orders and server policies will be refused until it is fixed (--state-dir)", "dir", cfg.StateDir, "err", err)
+	} else if err != nil {
+		log.Warn("agent state", "err", err)
+	}
+	gate := &policyGate{token: cfg.Token, local: cfg.Thresholds.UtilPercent, state: state, log: log}
 
 	reporter := &Reporter{
 		Server:   cfg.Server,
@@ -154,7 +166,8 @@ func Run(ctx context.Context, cfg Config) error {
 	exec := &Executor{
 		Token:             cfg.Token,
 		Rental:            func() string { return rental.Load().(string) },
-		Nonces:            &wire.MemoryNonceStore{},
+		Nonces:            state,
+		RecordSince:       state.Since(),
 		Sampler:           sampler,
 		Job:               job,
 		ReleaseCmd:        cfg.ReleaseCmd,
@@ -205,21 +218,25 @@ func Run(ctx context.Context, cfg Config) error {
 			hb.IdleSince, hb.IdleSeconds = &since, int64(dur/time.Second)
 		}
 		hb.LeaseUntil = lease.until()
+		hb.PolicyRefused = gate.refusal()
 		return hb
 	}
 	reporter.OnResponse = func(resp wire.HeartbeatResponse) {
+		// Only a signed policy moves the agent (policyGate); its rental,
+		// being signed, is the best source of the rental's name.
+		if eff, ok := gate.take(resp.Policy, rental.Load().(string), time.Now()); ok {
+			if rental.Load().(string) == "" {
+				rental.Store(resp.Policy.Rental)
+			}
+			sampler.SetUtilThreshold(eff.threshold)
+			lease.setServer(eff.lease)
+		}
 		if resp.Rental != "" {
 			if cur := rental.Load().(string); cur == "" {
 				rental.Store(resp.Rental)
 			} else if cur != resp.Rental {
 				log.Warn("server names another rental for this token; keeping the first", "kept", cur, "server_says", resp.Rental)
 			}
-		}
-		if p := resp.Policy; p.UtilThreshold > 0 && p.UtilThreshold < 100 {
-			sampler.SetUtilThreshold(p.UtilThreshold)
-		}
-		if lu := resp.Policy.LeaseUntil; lu != nil {
-			lease.set(*lu)
 		}
 		for i, o := range resp.Orders {
 			if i >= 16 {
@@ -235,7 +252,7 @@ func Run(ctx context.Context, cfg Config) error {
 	}
 
 	log.Info("agent started", "version", Version, "server", cfg.Server, "sample", cfg.Sample, "interval", cfg.Interval,
-		"gpu_source", func() string { f, _ := gpu.Facts(ctx); return f.Source }(), "release_cmd_set", cfg.ReleaseCmd != "", "lease", cfg.Lease)
+		"gpu_source", func() string { f, _ := gpu.Facts(ctx); return f.Source }(), "release_cmd_set", cfg.ReleaseCmd != "", "lease", cfg.Lease, "state_dir", cfg.StateDir)
 
 	var wg sync.WaitGroup
 	leaseReq := make(chan struct{}, 1)
@@ -282,8 +299,8 @@ func Run(ctx context.Context, cfg Config) error {
 	}
 }
 
-// SetUtilThreshold changes the GPU utilisation threshold (the server's
-// policy) for later samples.
+// SetUtilThreshold changes the GPU utilisation threshold for later
+// samples: the server's signed policy, never above the local one.
 func (s *Sampler) SetUtilThreshold(p float64) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -306,6 +323,8 @@ func randID() string {
 type lease struct {
 	mu        sync.Mutex
 	deadline  time.Time // monotonic; zero: no lease
+	local     time.Time // the --lease deadline (monotonic); zero: none
+	server    time.Time // the server's lease_until in force (wall clock); zero: none
 	warned10  bool
 	warned1   bool
 	lastTry   time.Time
@@ -317,14 +336,26 @@ func newLease(d time.Duration) *lease {
 	l := &lease{}
 	if d > 0 {
 		l.deadline = time.Now().Add(d)
+		l.local = l.deadline
 	}
 	return l
 }
 
-func (l *lease) set(until time.Time) {
+// setServer applies the lease of a signed server policy: until replaces
+// the local deadline; nil (the user no longer wants a release at the
+// lease's end) goes back to the --lease deadline, if any. Only a change
+// starts the warnings and attempts afresh.
+func (l *lease) setServer(until *time.Time) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	l.deadline = time.Now().Add(time.Until(until))
+	switch {
+	case until == nil && l.server.IsZero(), until != nil && until.Equal(l.server):
+		return
+	case until == nil:
+		l.server, l.deadline = time.Time{}, l.local
+	default:
+		l.server, l.deadline = *until, time.Now().Add(time.Until(*until))
+	}
 	l.warned10, l.warned1, l.finished = false, false, false
 }
 

@@ -21,8 +21,8 @@ import (
 // says idle: busy and unknown both refuse.
 type Executor struct {
 	Token             string
-	Rental            func() string // the rental this agent serves; "" when not known yet
-	Nonces            wire.NonceStore
+	Rental            func() string   // the rental this agent serves; "" when not known yet
+	Nonces            wire.NonceStore // nonces of accepted orders; a State keeps them across restarts; nil: no replay check (tests)
 	Sampler           *Sampler
 	Job               *Job
 	ReleaseCmd        string // run with /bin/sh -c; "" means report only
@@ -32,6 +32,11 @@ type Executor struct {
 	Report            func(ctx context.Context, r wire.OrderResult) error
 	Now               func() time.Time
 	Log               *slog.Logger
+
+	// RecordSince is when the nonce record began (State.Since). An order
+	// issued before it is refused: an earlier agent whose record was lost
+	// may have carried it out. Zero: no such check.
+	RecordSince time.Time
 
 	mu sync.Mutex // one release at a time
 }
@@ -74,21 +79,27 @@ func derefInt(p *int) any {
 // HandleOrder verifies o and, if it is genuine, fresh and for this rental,
 // tries to release. Each step is reported; the final outcome is returned.
 func (e *Executor) HandleOrder(ctx context.Context, o wire.Order) string {
-	if err := wire.VerifyOrder(e.Token, o, e.now(), e.Nonces); err != nil {
+	if err := e.verify(o); err != nil {
 		out := wire.OutcomeRejectedInvalid
 		switch {
 		case errors.Is(err, wire.ErrUnsigned), errors.Is(err, wire.ErrBadSignature):
 			out = wire.OutcomeRejectedSignature
 		case errors.Is(err, wire.ErrExpired), errors.Is(err, wire.ErrNotYetValid), errors.Is(err, wire.ErrTooLong):
 			out = wire.OutcomeRejectedExpired
-		case errors.Is(err, wire.ErrReplayed):
+		case errors.Is(err, wire.ErrReplayed), errors.Is(err, errBeforeRecord):
 			out = wire.OutcomeRejectedReplay
+		case errors.Is(err, wire.ErrNonceStore):
+			out = wire.OutcomeRefusedState
 		}
-		e.log().Warn("order rejected", "order", o.ID, "err", err)
-		if o.ID != "" && out != wire.OutcomeRejectedReplay {
+		if out == wire.OutcomeRefusedState {
+			e.log().Error("order refused: the agent cannot record it, so it could not refuse a replay of it later; fix the state directory (--state-dir)", "order", o.ID, "err", err)
+		} else {
+			e.log().Warn("order rejected", "order", o.ID, "err", err)
+		}
+		if o.ID != "" && !errors.Is(err, wire.ErrReplayed) {
 			// A replay already has its result; the rest are reported so
 			// the server sees why nothing happened.
-			e.report(ctx, wire.OrderResult{OrderID: o.ID, Outcome: out, Message: err.Error()})
+			e.report(ctx, wire.OrderResult{OrderID: o.ID, Outcome: out, Message: clip.Bytes(err.Error(), 512, "…")})
 		}
 		return out
 	}
@@ -100,6 +111,43 @@ func (e *Executor) HandleOrder(ctx context.Context, o wire.Order) string {
 	}
 	e.log().Info("order accepted", "order", o.ID, "action", o.Action)
 	return e.Release(ctx, o.ID, o.Action)
+}
+
+// errBeforeRecord marks a genuine order issued before the agent's nonce
+// record began.
+var errBeforeRecord = errors.New("agent: order issued before this agent's replay record began")
+
+// verify checks o's signature, lifetime and rental-independent fields,
+// that it was issued after the nonce record began, and records its nonce
+// (durably, before anything runs).
+func (e *Executor) verify(o wire.Order) error {
+	now := e.now()
+	if err := wire.VerifyOrder(e.Token, o, now, nil); err != nil {
+		return err
+	}
+	// Whole seconds: the hub issues orders on the second. A record that
+	// began "after now" was begun by a clock since set back: now still
+	// lies after the moment it really began, so refusing what was issued
+	// before now is enough (and does not refuse every order until then).
+	since := e.RecordSince
+	if since.After(now) {
+		since = now
+	}
+	if !since.IsZero() && o.IssuedAt.Before(since.Truncate(time.Second)) {
+		return fmt.Errorf("%w (issued %s, record since %s: the state file is new, so whether it already ran is unknown); send it again",
+			errBeforeRecord, o.IssuedAt.UTC().Format(time.RFC3339), since.UTC().Format(time.RFC3339))
+	}
+	if e.Nonces == nil {
+		return nil
+	}
+	fresh, err := e.Nonces.Add(o.Nonce, o.ExpiresAt, now)
+	if err != nil {
+		return fmt.Errorf("%w: %w", wire.ErrNonceStore, err)
+	}
+	if !fresh {
+		return wire.ErrReplayed
+	}
+	return nil
 }
 
 func (e *Executor) rental() string {

@@ -49,7 +49,7 @@ func newExecutor(t *testing.T, state string) (*Executor, *recorder, *hubtest.Hub
 	e := &Executor{
 		Token:      "tok-1",
 		Rental:     func() string { return "box1" },
-		Nonces:     &wire.MemoryNonceStore{},
+		Nonces:     newState(t, filepath.Join(dir, "state")),
 		Sampler:    &Sampler{GPU: &SimulateSource{Path: sim}, Thresholds: DefaultThresholds},
 		ReleaseCmd: "echo released > " + filepath.Join(dir, "marker"),
 		Report:     rec.report,
@@ -194,8 +194,77 @@ func TestLease(t *testing.T) {
 	if l2.check(now.Add(2*time.Minute), false, log) {
 		t.Fatal("release without a command")
 	}
-	l2.set(time.Now().Add(time.Hour))
+	ext := time.Now().Add(time.Hour)
+	l2.setServer(&ext)
 	if l2.check(now.Add(2*time.Minute), true, log) {
 		t.Fatal("server extension ignored")
 	}
+}
+
+// TestExecutor_ReplayState: the nonce record lives in the state file, so
+// a restarted agent (a new Executor on the same directory) refuses a
+// replay; an order older than the record is refused and said why; a state
+// that cannot be written refuses every order before anything runs.
+func TestExecutor_ReplayState(t *testing.T) {
+	ctx := context.Background()
+	t.Run("Err/ReplayAfterRestart", func(t *testing.T) {
+		e, rec, hub, dir := newExecutor(t, "idle")
+		e.ReleaseCmd = "echo x >> " + filepath.Join(dir, "marker")
+		o := hub.NewOrder(wire.ActionStop, time.Minute)
+		if out := e.HandleOrder(ctx, o); out != wire.OutcomeDone {
+			t.Fatal(out, rec.outcomes())
+		}
+		st := newState(t, filepath.Join(dir, "state"))
+		e2 := &Executor{Token: e.Token, Rental: e.Rental, Nonces: st, RecordSince: st.Since(), Sampler: e.Sampler,
+			ReleaseCmd: e.ReleaseCmd, Report: rec.report}
+		if out := e2.HandleOrder(ctx, o); out != wire.OutcomeRejectedReplay {
+			t.Fatalf("replay after restart: %s", out)
+		}
+		if b, _ := os.ReadFile(filepath.Join(dir, "marker")); string(b) != "x\n" {
+			t.Fatalf("release ran %q", b)
+		}
+	})
+	t.Run("Err/IssuedBeforeRecord", func(t *testing.T) {
+		e, rec, hub, dir := newExecutor(t, "idle")
+		hub.Now = func() time.Time { return time.Now().Add(-time.Minute) }
+		o := hub.NewOrder(wire.ActionStop, 10*time.Minute)
+		e.RecordSince = time.Now().Add(-30 * time.Second) // the state file is newer than the order
+		if out := e.HandleOrder(ctx, o); out != wire.OutcomeRejectedReplay {
+			t.Fatal(out)
+		}
+		if _, err := os.Stat(filepath.Join(dir, "marker")); err == nil {
+			t.Fatal("released")
+		}
+		rec.mu.Lock()
+		defer rec.mu.Unlock()
+		if len(rec.got) != 1 || !strings.Contains(rec.got[0].Message, "send it again") {
+			t.Fatalf("not reported with the reason: %+v", rec.got)
+		}
+	})
+	t.Run("OK/RecordBegunUnderAClockAhead", func(t *testing.T) {
+		// The agent first started while the host's clock ran a day
+		// ahead; the clock was corrected since. A fresh order runs.
+		e, rec, hub, _ := newExecutor(t, "idle")
+		e.RecordSince = time.Now().Add(24 * time.Hour)
+		if out := e.HandleOrder(ctx, hub.NewOrder(wire.ActionStop, time.Minute)); out != wire.OutcomeDone {
+			t.Fatal(out, rec.outcomes())
+		}
+	})
+	t.Run("Err/StateUnwritable", func(t *testing.T) {
+		e, rec, hub, dir := newExecutor(t, "idle")
+		os.WriteFile(filepath.Join(dir, "f"), nil, 0o600)
+		st, _ := OpenState(filepath.Join(dir, "f", "state"), time.Now())
+		e.Nonces = st
+		var logs strings.Builder
+		e.Log = newTextLogger(&logs)
+		if out := e.HandleOrder(ctx, hub.NewOrder(wire.ActionStop, time.Minute)); out != wire.OutcomeRefusedState {
+			t.Fatal(out)
+		}
+		if _, err := os.Stat(filepath.Join(dir, "marker")); err == nil {
+			t.Fatal("released without a replay record")
+		}
+		if rec.outcomes() != wire.OutcomeRefusedState || !strings.Contains(logs.String(), "--state-dir") {
+			t.Fatalf("reported %s; log %s", rec.outcomes(), logs.String())
+		}
+	})
 }

@@ -36,12 +36,20 @@ type Reporter struct {
 	queue   []wire.HeartbeatRequest
 	dropped uint64
 	backoff time.Duration
+	// authWait is the wait before the next try after the server refused
+	// the token (401, 403); zero while it accepts it.
+	authWait time.Duration
 }
 
 // Backoff limits for heartbeat retries.
 const (
 	backoffMin = time.Second
 	backoffMax = 5 * time.Minute
+	// authBackoffMax is the longest wait between heartbeats while the
+	// server refuses the token: an agent left on a released rental
+	// keeps asking once an hour, in case the token is valid again (a
+	// restored database), and costs nothing else.
+	authBackoffMax = time.Hour
 )
 
 // Errors from Send.
@@ -49,6 +57,9 @@ var (
 	// ErrPermanent marks a response that retrying will not change (4xx
 	// other than 408 and 429): the heartbeat is dropped.
 	ErrPermanent = errors.New("agent: server refused the request")
+	// ErrUnauthorized marks a 401 or 403: the server does not know the
+	// token, or no longer accepts it. It is also ErrPermanent.
+	ErrUnauthorized = errors.New("agent: server refused the token")
 )
 
 func (r *Reporter) log() *slog.Logger {
@@ -71,11 +82,7 @@ func (r *Reporter) Dropped() uint64 { return r.dropped }
 // Run cuts a heartbeat every Interval and sends the queue until ctx ends.
 // On the way out it cuts and tries to send one last heartbeat.
 func (r *Reporter) Run(ctx context.Context) error {
-	iv := r.Interval
-	if iv <= 0 {
-		iv = 30 * time.Second
-	}
-	tick := time.NewTicker(iv)
+	tick := time.NewTicker(r.interval())
 	defer tick.Stop()
 	var retry <-chan time.Time
 	var retryTimer *time.Timer
@@ -107,6 +114,13 @@ func (r *Reporter) Run(ctx context.Context) error {
 	}
 }
 
+func (r *Reporter) interval() time.Duration {
+	if r.Interval <= 0 {
+		return 30 * time.Second
+	}
+	return r.Interval
+}
+
 func (r *Reporter) enqueue(hb wire.HeartbeatRequest) {
 	max := r.Queue
 	if max <= 0 {
@@ -127,6 +141,25 @@ func (r *Reporter) flush(ctx context.Context) (time.Duration, bool) {
 		hb.Dropped = r.dropped
 		hb.SentAt = time.Now().Round(0)
 		resp, err := r.Send(ctx, hb)
+		if errors.Is(err, ErrUnauthorized) {
+			// Every heartbeat would get the same answer: say once what
+			// to do, drop this one and wait long, doubling to an hour.
+			r.queue = r.queue[1:]
+			r.dropped++
+			if r.authWait == 0 {
+				r.authWait = 2 * r.interval()
+				r.log().Error("the server does not know this agent's token: it was revoked, or the rental was released; send /agent NAME in the chat for a new install line",
+					"err", err, "retry_in", r.authWait)
+			} else {
+				r.authWait = min(2*r.authWait, authBackoffMax)
+				r.log().Debug("token still refused", "retry_in", r.authWait)
+			}
+			return r.authWait, true
+		}
+		if r.authWait > 0 {
+			r.log().Info("the server accepts this agent's token again")
+			r.authWait = 0
+		}
 		if errors.Is(err, ErrPermanent) {
 			r.log().Error("heartbeat refused; dropping it", "err", err, "seq", hb.Seq)
 			r.queue = r.queue[1:]
@@ -218,6 +251,9 @@ func (r *Reporter) post(ctx context.Context, path string, body, out any) error {
 	if res.StatusCode < 200 || res.StatusCode > 299 {
 		msg := strings.TrimSpace(string(body2[:min(len(body2), 200)]))
 		err := fmt.Errorf("agent: %s: status %d: %q", path, res.StatusCode, msg)
+		if res.StatusCode == http.StatusUnauthorized || res.StatusCode == http.StatusForbidden {
+			return fmt.Errorf("%w: %w: %w", ErrUnauthorized, ErrPermanent, err)
+		}
 		if res.StatusCode >= 400 && res.StatusCode < 500 && res.StatusCode != 408 && res.StatusCode != 429 {
 			return fmt.Errorf("%w: %w", ErrPermanent, err)
 		}

@@ -138,8 +138,7 @@ func TestReporter_LyingServer(t *testing.T) {
 	}
 	t.Run("PermanentDropsNotRetries", func(t *testing.T) {
 		hub := hubtest.New("tok", "box1")
-		r, _ := newTestReporter(hub, nil)
-		r.Token = "wrong"
+		r, _ := newTestReporter(hub, http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { http.Error(w, "bad body", 400) }))
 		r.enqueue(r.Cut())
 		if _, failed := r.flush(t.Context()); failed || len(r.queue) != 0 || r.Dropped() != 1 {
 			t.Fatalf("failed %v queue %d dropped %d", failed, len(r.queue), r.Dropped())

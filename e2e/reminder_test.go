@@ -224,7 +224,7 @@ func (w *world) startAgent() {
 	w.t.Helper()
 	cmd := exec.Command(w.agent, "run", "--server", "http://"+w.addr, "--simulate", w.sim,
 		"--sample", "200ms", "--interval", "500ms", "--release-cmd", "date +%s > "+w.marker)
-	cmd.Env = append(os.Environ(), "GPULEDGER_AGENT_TOKEN="+w.token)
+	cmd.Env = append(os.Environ(), "GPULEDGER_AGENT_TOKEN="+w.token, "GPULEDGER_AGENT_STATE_DIR="+filepath.Join(filepath.Dir(w.marker), "agent-state"))
 	cmd.Stdout, cmd.Stderr = w.agLog, w.agLog
 	if err := cmd.Start(); err != nil {
 		w.t.Fatal(err)

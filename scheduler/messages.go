@@ -146,6 +146,10 @@ var messages = bot.Catalog{
 		"the order expired before the agent got it (check the host's clock)", "代理收到指令时它已过期（请检查机器的时钟）"},
 	"outcome_" + wire.OutcomeRejectedRental: {
 		"the agent serves another rental", "这个代理属于另一台机器"},
+	"outcome_" + wire.OutcomeRejectedReplay: {
+		"the agent had already seen this order, or it predates the agent's record (send it again)", "代理已经见过这条指令，或指令早于代理的记录（请重新发送）"},
+	"outcome_" + wire.OutcomeRefusedState: {
+		"the agent cannot write its state file, so it acts on no order (check --state-dir on the host)", "代理无法写入状态文件，因此不执行任何指令（请检查机器上的 --state-dir）"},
 	"outcome_" + wire.OutcomeRejectedInvalid: {
 		"the agent found the order malformed", "代理认为指令格式不对"},
 	"outcome_" + wire.OutcomePreReleaseFailed: {

@@ -172,6 +172,7 @@ func (h *Hub) record(ctx context.Context, tok ledger.AgentToken, hb *wire.Heartb
 			resp.Orders = append(resp.Orders, signed(o, tok.Hash))
 		}
 	}
+	resp.Policy = signedPolicy(resp.Policy, tok.Rental, now, tok.Hash)
 	h.mu.Unlock()
 
 	for _, o := range interrupted {
@@ -256,18 +257,31 @@ func (h *Hub) applyLocked(a *agent, tok ledger.AgentToken, rl *ledger.Rental, hb
 			}
 			if !end.Equal(a.jobEndReported) {
 				a.jobEndReported = end
-				r := rl
-				h.emit(func(ctx context.Context, l Listener) { l.JobFinished(ctx, r, j) })
+				if h.jobNoteLocked(a, rl, j, now) {
+					r := rl
+					h.emit(func(ctx context.Context, l Listener) { l.JobFinished(ctx, r, j) })
+				}
 			}
 		}
 	} else {
 		s.Job = ledger.JobInfo{}
 	}
 
-	if msg := ledger.GPUMismatch(rl, s.GPU); msg != "" && a.mismatchBoot != s.BootID {
-		a.mismatchBoot = s.BootID
-		r := rl
-		h.emit(func(ctx context.Context, l Listener) { l.GPUMismatch(ctx, r, msg) })
+	// Once per distinct mismatch, not per agent start: a forger can
+	// make up a new boot id at every heartbeat.
+	if msg := ledger.GPUMismatch(rl, s.GPU); msg != "" && a.mismatchSaid != msg {
+		a.mismatchSaid = msg
+		if h.noteLocked(a, rl, "gpu mismatch", now) {
+			r := rl
+			h.emit(func(ctx context.Context, l Listener) { l.GPUMismatch(ctx, r, msg) })
+		}
+	}
+	if hb.PolicyRefused != a.policyRefused {
+		a.policyRefused = clip.Bytes(hb.PolicyRefused, wire.MaxStrLen, "…")
+		if a.policyRefused != "" {
+			h.log.Warn("hub: the agent refused the server's policy and keeps its own lease and thresholds",
+				"rental", rl.ID, "agent_says", a.policyRefused)
+		}
 	}
 	a.state = s
 	h.dirty[s.RentalID] = true
@@ -440,6 +454,82 @@ func (h *Hub) noteAfterRelease(ctx context.Context, tok ledger.AgentToken) {
 		return // noted meanwhile by a concurrent heartbeat
 	}
 	a.afterRelease = now
+	ok := h.noteLocked(a, rl, "reports after release", now)
 	h.mu.Unlock()
-	h.emit(func(ctx context.Context, l Listener) { l.ReportAfterRelease(ctx, rl, now) })
+	if ok {
+		h.emit(func(ctx context.Context, l Listener) { l.ReportAfterRelease(ctx, rl, now) })
+	}
+}
+
+// Limits on what one agent token can make the bot say. A token is one
+// rental's, and whoever holds it can forge heartbeats at the rate limit
+// (about one a second): without these, each could carry a new job end
+// time and a new agent start, and become a "finished… Release?" card or a
+// GPU note.
+const (
+	// noteBudget is how many agent-triggered messages (job finished, GPU
+	// mismatch, reports after release) one rental's token can cause in
+	// noteWindow; the rest are dropped with one log line per window.
+	noteBudget = 6
+	noteWindow = time.Hour
+	// jobNoteEvery is the least time between two job-finished cards of
+	// one rental; and each job (its command and start) is told once.
+	jobNoteEvery = 10 * time.Minute
+	// jobsRemembered bounds the jobs remembered as told, per rental.
+	jobsRemembered = 16
+)
+
+// jobNoteLocked reports whether the end of job j may be told now: a job
+// not told before, no job card in the last jobNoteEvery, and the token's
+// budget not spent. h.mu is held.
+func (h *Hub) jobNoteLocked(a *agent, rl *ledger.Rental, j ledger.JobInfo, now time.Time) bool {
+	key := j.StartedAt.UTC().Format(time.RFC3339Nano) + " " + j.Command
+	for _, k := range a.jobsTold {
+		if k == key {
+			return false // the same job with another end: said already
+		}
+	}
+	if !a.jobToldAt.IsZero() && now.Sub(a.jobToldAt) < jobNoteEvery && !now.Before(a.jobToldAt) {
+		h.droppedNoteLocked(a, rl, "job finished", now)
+		return false
+	}
+	if !h.noteLocked(a, rl, "job finished", now) {
+		return false
+	}
+	a.jobToldAt = now
+	a.jobsTold = append(a.jobsTold, key)
+	if len(a.jobsTold) > jobsRemembered {
+		a.jobsTold = a.jobsTold[1:]
+	}
+	return true
+}
+
+// noteLocked takes one message from the rental's budget of
+// agent-triggered messages, and reports whether there was one. h.mu is
+// held.
+func (h *Hub) noteLocked(a *agent, rl *ledger.Rental, what string, now time.Time) bool {
+	keep := a.notes[:0]
+	for _, t := range a.notes {
+		if now.Sub(t) < noteWindow && !now.Before(t) {
+			keep = append(keep, t)
+		}
+	}
+	a.notes = keep
+	if len(a.notes) >= noteBudget {
+		h.droppedNoteLocked(a, rl, what, now)
+		return false
+	}
+	a.notes = append(a.notes, now)
+	return true
+}
+
+// droppedNoteLocked logs, once per noteWindow, that a rental's agent
+// asked for more messages than it may cause.
+func (h *Hub) droppedNoteLocked(a *agent, rl *ledger.Rental, what string, now time.Time) {
+	if !a.notesDroppedSaid.IsZero() && now.Sub(a.notesDroppedSaid) < noteWindow && !now.Before(a.notesDroppedSaid) {
+		return
+	}
+	a.notesDroppedSaid = now
+	h.log.Warn("hub: agent-triggered messages over the limit for this rental's token; dropping them for up to an hour (a stolen token? issue a new one with /agent NAME)",
+		"rental", rl.ID, "dropped", what, "budget", noteBudget, "per", noteWindow, "job_card_every", jobNoteEvery)
 }

@@ -121,10 +121,17 @@ type agent struct {
 	state          ledger.AgentState
 	idleOpen       bool      // an idle interval is open in the store
 	lastIdleBeat   time.Time // server time of the last idle heartbeat
-	mismatchBoot   string    // the boot whose GPU mismatch was reported
+	mismatchSaid   string    // the GPU mismatch last told
 	jobEndReported time.Time // the job end already reported
 	orders         []ledger.Order
 	afterRelease   time.Time // the last "reports after release" told
+	policyRefused  string    // what the agent last said about refusing the policy
+
+	// What the token made the bot say (see noteBudget).
+	notes            []time.Time // agent-triggered messages in the last noteWindow
+	notesDroppedSaid time.Time   // when dropping was last logged
+	jobToldAt        time.Time   // the last job-finished card
+	jobsTold         []string    // jobs (start and command) told, oldest first
 }
 
 // New returns a hub for cfg. Call Load before serving and run Run.

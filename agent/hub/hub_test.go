@@ -5,9 +5,11 @@ import (
 	"context"
 	"encoding/json"
 	"io"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -523,3 +525,105 @@ func TestMetricsAndHealth(t *testing.T) {
 		}
 	}
 }
+
+// TestHeartbeat_NoteBudget: what one token can make the bot say is
+// bounded: a job is told once whatever end times are claimed for it, job
+// cards come at most every 10 minutes, GPU notes once per distinct
+// mismatch, everything within a budget per hour, and dropping is logged
+// once per hour.
+func TestHeartbeat_NoteBudget(t *testing.T) {
+	var logs syncBuf
+	e := newEnv(t, hub.Config{Logger: slog.New(slog.NewTextHandler(&logs, nil))})
+	ctx := context.Background()
+	code0 := 0
+	job := func(start time.Time, end time.Time) *wire.JobState {
+		return &wire.JobState{Command: "python train.py", Exited: true, ExitCode: &code0, StartedAt: start, EndedAt: &end, DurationSeconds: end.Sub(start).Seconds()}
+	}
+	count := func(prefix string) int {
+		n := 0
+		for _, ev := range e.rec.list() {
+			if strings.HasPrefix(ev, prefix) {
+				n++
+			}
+		}
+		return n
+	}
+	t.Run("SameJobOtherEnds", func(t *testing.T) {
+		for i := range 30 {
+			h := hb(wire.VerdictIdle, 60)
+			h.Job = job(t0, t0.Add(time.Hour+time.Duration(i)*time.Second))
+			e.beat(e.token, h)
+			e.clk.Add(15 * time.Minute) // past the 10-minute spacing every time
+		}
+		e.hub.DrainEvents(ctx)
+		if n := count("job:"); n != 1 {
+			t.Fatalf("one job with 30 claimed ends told %d times", n)
+		}
+	})
+	t.Run("Flood", func(t *testing.T) {
+		before := len(e.rec.list())
+		// Two hours at one forged heartbeat a second: new jobs, new
+		// agent starts, new GPUs every time.
+		for i := range 7200 {
+			h := hb(wire.VerdictBusy, 0)
+			h.BootID = "boot-" + strconv.Itoa(i)
+			h.Seq = 1
+			h.Host.GPUs = []wire.GPUFact{{Name: "NVIDIA GeForce GTX " + strconv.Itoa(1000+i)}}
+			start := e.clk.Now().Add(-time.Duration(i+2) * time.Minute)
+			h.Job = job(start, e.clk.Now())
+			if code, _ := e.beat(e.token, h); code != http.StatusOK {
+				t.Fatalf("heartbeat %d: %d", i, code)
+			}
+			e.clk.Add(time.Second)
+		}
+		e.hub.DrainEvents(ctx)
+		told := len(e.rec.list()) - before
+		if told > 2*6 || count("job:") < 2 {
+			t.Fatalf("7200 forged heartbeats made %d messages (%v)", told, e.rec.list()[before:])
+		}
+		if n := strings.Count(logs.String(), "over the limit"); n < 1 || n > 3 {
+			t.Fatalf("dropping logged %d times in two hours:\n%s", n, logs.String())
+		}
+	})
+}
+
+// TestHeartbeat_SignedPolicy: the hub signs every answer's policy with the
+// token's key, for the token's rental, fresh; and logs once what an agent
+// says about refusing it.
+func TestHeartbeat_SignedPolicy(t *testing.T) {
+	var logs syncBuf
+	e := newEnv(t, hub.Config{UtilThreshold: 3, Logger: slog.New(slog.NewTextHandler(&logs, nil))})
+	ctx := context.Background()
+	if err := e.db.SetLeaseEnd(ctx, ledger.LeaseEnd{RentalID: e.rid, EndsAt: t0.Add(4 * time.Hour), ReleaseAtEnd: true}); err != nil {
+		t.Fatal(err)
+	}
+	var last time.Time
+	for i := range 3 {
+		h := hb(wire.VerdictBusy, 0)
+		h.PolicyRefused = "server policy refused, keeping local settings: wire: policy has expired"
+		_, resp := e.beat(e.token, h)
+		p := resp.Policy
+		if err := wire.VerifyPolicy(e.token, p, e.clk.Now()); err != nil {
+			t.Fatalf("policy %+v: %v", p, err)
+		}
+		if p.Rental != "box1" || p.UtilThreshold != 3 || p.LeaseUntil == nil || !p.LeaseUntil.Equal(t0.Add(4*time.Hour)) {
+			t.Fatalf("policy %+v", p)
+		}
+		if i > 0 && !p.IssuedAt.After(last) {
+			t.Fatalf("issued_at %s not after the previous %s", p.IssuedAt, last)
+		}
+		last = p.IssuedAt
+		e.clk.Add(30 * time.Second)
+	}
+	if n := strings.Count(logs.String(), "refused the server's policy"); n != 1 {
+		t.Fatalf("refusal logged %d times:\n%s", n, logs.String())
+	}
+}
+
+type syncBuf struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuf) Write(p []byte) (int, error) { s.mu.Lock(); defer s.mu.Unlock(); return s.b.Write(p) }
+func (s *syncBuf) String() string              { s.mu.Lock(); defer s.mu.Unlock(); return s.b.String() }

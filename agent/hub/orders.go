@@ -20,6 +20,16 @@ func signed(o ledger.Order, hash [32]byte) wire.Order {
 	return w
 }
 
+// signedPolicy returns p for rental, issued now, valid for
+// wire.PolicyTTL and signed with the token hash. The agent takes a policy
+// only when it is signed (it can lead to a release), and refuses one
+// older than the newest it took, so every answer carries a fresh one.
+func signedPolicy(p wire.Policy, rental string, now time.Time, hash [32]byte) wire.Policy {
+	p.Rental, p.IssuedAt, p.ExpiresAt = rental, now.UTC(), now.UTC().Add(wire.PolicyTTL)
+	p.Signature = wire.SignPolicyWithKey(hash[:], p)
+	return p
+}
+
 // IssueOrder creates a stop or release order for a rental's agent, handed
 // out with its next heartbeats until the agent reports a result or the
 // order expires. Errors: EINVALID (unknown action), ENOTFOUND (no such
@@ -76,7 +86,7 @@ func outcomeState(outcome string) (ledger.OrderState, bool) {
 		return ledger.OrderFailed, true
 	case wire.OutcomeRejectedSignature, wire.OutcomeRejectedExpired, wire.OutcomeRejectedReplay,
 		wire.OutcomeRejectedRental, wire.OutcomeRejectedInvalid, wire.OutcomeRefusedNoCommand,
-		wire.OutcomeRefusedJob, wire.OutcomeRefusedBusy, wire.OutcomeRefusedUnknown:
+		wire.OutcomeRefusedJob, wire.OutcomeRefusedBusy, wire.OutcomeRefusedUnknown, wire.OutcomeRefusedState:
 		return ledger.OrderRefused, true
 	}
 	return "", false

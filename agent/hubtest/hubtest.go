@@ -160,6 +160,15 @@ func (h *Hub) SetPolicy(p wire.Policy) {
 	h.mu.Unlock()
 }
 
+// SignedPolicy returns p for the hub's rental, issued now, valid for ttl
+// and signed with the hub's token, as the real hub sends it.
+func (h *Hub) SignedPolicy(p wire.Policy, ttl time.Duration) wire.Policy {
+	now := h.now().UTC()
+	p.Rental, p.IssuedAt, p.ExpiresAt = h.Rental, now, now.Add(ttl)
+	p.Signature = wire.SignPolicy(h.Token, p)
+	return p
+}
+
 // FailNext makes the next n heartbeats fail with status code.
 func (h *Hub) FailNext(n, code int) {
 	h.mu.Lock()

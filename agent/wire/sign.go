@@ -21,6 +21,10 @@ var (
 	ErrTooLong      = errors.New("wire: order lifetime exceeds the maximum")
 	ErrReplayed     = errors.New("wire: order nonce was already used")
 	ErrInvalidOrder = errors.New("wire: order is malformed")
+	// ErrNonceStore: the nonce could not be recorded (the agent's state
+	// file cannot be written), so the order cannot be checked against
+	// replays later and is refused.
+	ErrNonceStore = errors.New("wire: order nonce could not be recorded")
 )
 
 // Limits VerifyOrder applies.
@@ -31,6 +35,9 @@ const (
 	// MaxOrderLifetime bounds ExpiresAt-IssuedAt, and so how long a nonce
 	// must be remembered.
 	MaxOrderLifetime = 24 * time.Hour
+	// MaxNonceLen bounds an order's nonce (the hub's are 32 hex digits),
+	// and so what a replay record holds per order.
+	MaxNonceLen = 128
 )
 
 // signingDomain starts every canonical order encoding, so a signature over
@@ -50,7 +57,7 @@ const signingDomain = "gpuledger-order-v1"
 //
 //	18:gpuledger-order-v1,2:o1,4:box1,4:stop,20:2026-11-01T10:00:00Z,20:2026-11-01T10:05:00Z,2:n1,
 func CanonicalOrder(o Order) []byte {
-	fields := [...]string{
+	return netstrings(
 		signingDomain,
 		o.ID,
 		o.Rental,
@@ -58,7 +65,13 @@ func CanonicalOrder(o Order) []byte {
 		o.IssuedAt.UTC().Format(time.RFC3339Nano),
 		o.ExpiresAt.UTC().Format(time.RFC3339Nano),
 		o.Nonce,
-	}
+	)
+}
+
+// netstrings writes each field as its length in bytes in decimal, a
+// colon, the bytes and a comma: an encoding no choice of field values can
+// make ambiguous.
+func netstrings(fields ...string) []byte {
 	var b strings.Builder
 	for _, f := range fields {
 		b.WriteString(strconv.Itoa(len(f)))
@@ -101,13 +114,17 @@ func SignOrderWithKey(key []byte, o Order) string {
 // SignOrder(token, o) in constant time (ErrBadSignature), IssuedAt no more
 // than MaxClockSkew after now (ErrNotYetValid), lifetime at most
 // MaxOrderLifetime (ErrTooLong), now before ExpiresAt (ErrExpired), and the
-// nonce not seen before (ErrReplayed). The nonce is recorded only when all
+// nonce not seen before (ErrReplayed) and recorded (ErrNonceStore when the
+// store could not keep it: fail safe). The nonce is recorded only when all
 // other checks pass, so a forged order cannot burn a genuine nonce.
 // VerifyOrder does not check the rental; the caller compares o.Rental with
 // the rental it serves. seen may be nil to skip the replay check (tests).
 func VerifyOrder(token string, o Order, now time.Time, seen NonceStore) error {
 	if o.ID == "" || o.Nonce == "" || o.IssuedAt.IsZero() || o.ExpiresAt.IsZero() {
 		return fmt.Errorf("%w: id, nonce, issued_at and expires_at are required", ErrInvalidOrder)
+	}
+	if len(o.Nonce) > MaxNonceLen {
+		return fmt.Errorf("%w: nonce over %d bytes", ErrInvalidOrder, MaxNonceLen)
 	}
 	if o.Action != ActionStop && o.Action != ActionRelease {
 		return fmt.Errorf("%w: unknown action %q", ErrInvalidOrder, o.Action)
@@ -135,7 +152,14 @@ func VerifyOrder(token string, o Order, now time.Time, seen NonceStore) error {
 	if !now.Before(o.ExpiresAt) {
 		return fmt.Errorf("%w: at %s", ErrExpired, o.ExpiresAt.UTC().Format(time.RFC3339))
 	}
-	if seen != nil && !seen.Add(o.Nonce, o.ExpiresAt, now) {
+	if seen == nil {
+		return nil
+	}
+	fresh, err := seen.Add(o.Nonce, o.ExpiresAt, now)
+	if err != nil {
+		return fmt.Errorf("%w: %w", ErrNonceStore, err)
+	}
+	if !fresh {
 		return ErrReplayed
 	}
 	return nil
@@ -145,8 +169,10 @@ func VerifyOrder(token string, o Order, now time.Time, seen NonceStore) error {
 type NonceStore interface {
 	// Add records nonce as used until the given time and reports whether it
 	// was new. Entries whose time has passed (relative to now) may be
-	// forgotten: an order that old fails the expiry check anyway.
-	Add(nonce string, until, now time.Time) bool
+	// forgotten: an order that old fails the expiry check anyway. A store
+	// that keeps nonces across restarts returns only once the record is
+	// durable, and an error (with false) when it cannot be made so.
+	Add(nonce string, until, now time.Time) (bool, error)
 }
 
 // MemoryNonceStore is a NonceStore in memory, bounded in size. It is safe
@@ -160,15 +186,19 @@ type MemoryNonceStore struct {
 	seen map[string]time.Time
 }
 
+// ErrNoncesFull is returned by MemoryNonceStore.Add when it holds Max
+// unexpired nonces.
+var ErrNoncesFull = errors.New("wire: too many unexpired order nonces held")
+
 // Add implements NonceStore.
-func (s *MemoryNonceStore) Add(nonce string, until, now time.Time) bool {
+func (s *MemoryNonceStore) Add(nonce string, until, now time.Time) (bool, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.seen == nil {
 		s.seen = make(map[string]time.Time)
 	}
 	if _, ok := s.seen[nonce]; ok {
-		return false
+		return false, nil
 	}
 	max := s.Max
 	if max <= 0 {
@@ -181,11 +211,11 @@ func (s *MemoryNonceStore) Add(nonce string, until, now time.Time) bool {
 			}
 		}
 		if len(s.seen) >= max {
-			return false
+			return false, ErrNoncesFull
 		}
 	}
 	s.seen[nonce] = until
-	return true
+	return true, nil
 }
 
 // Len returns the number of nonces held.

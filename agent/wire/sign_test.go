@@ -105,13 +105,20 @@ func TestVerifyOrder(t *testing.T) {
 
 func TestMemoryNonceStore_Bounded(t *testing.T) {
 	s := wire.MemoryNonceStore{Max: 2}
-	if !s.Add("a", t0.Add(time.Minute), t0) || !s.Add("b", t0.Add(time.Hour), t0) {
+	add := func(n string, until, now time.Time) bool {
+		ok, err := s.Add(n, until, now)
+		if ok != (err == nil) && ok {
+			t.Fatalf("Add(%s) = %v, %v", n, ok, err)
+		}
+		return ok
+	}
+	if !add("a", t0.Add(time.Minute), t0) || !add("b", t0.Add(time.Hour), t0) {
 		t.Fatal("fresh nonces refused")
 	}
-	if s.Add("c", t0.Add(time.Hour), t0) {
-		t.Fatal("full store accepted a nonce")
+	if ok, err := s.Add("c", t0.Add(time.Hour), t0); ok || !errors.Is(err, wire.ErrNoncesFull) {
+		t.Fatalf("full store: %v %v", ok, err)
 	}
-	if !s.Add("c", t0.Add(time.Hour), t0.Add(2*time.Minute)) {
+	if !add("c", t0.Add(time.Hour), t0.Add(2*time.Minute)) {
 		t.Fatal("expired entry not pruned")
 	}
 	if s.Len() != 2 {

@@ -88,6 +88,11 @@ type HeartbeatRequest struct {
 
 	LeaseUntil *time.Time `json:"lease_until,omitempty"` // the local lease deadline in force, if any
 	CanRelease bool       `json:"can_release"`           // a release command is configured
+	// PolicyRefused says why the agent did not take the policy of a
+	// recent answer (unsigned, bad signature, expired, for another rental,
+	// older than one accepted, state not writable); empty once one is
+	// taken. The agent then keeps its own settings.
+	PolicyRefused string `json:"policy_refused,omitempty"`
 }
 
 // HostFacts are the slowly changing facts about the host.
@@ -187,11 +192,24 @@ type HeartbeatResponse struct {
 
 // Policy is what the server wants the agent to apply locally. Zero fields
 // mean "keep the agent's own setting".
+//
+// A policy can lead to a release (a lease deadline, a threshold), so the
+// agent takes one only when it is signed like an order (CanonicalPolicy,
+// VerifyPolicy): for its rental, unexpired, and not older than the newest
+// policy it accepted. Even then a threshold may only lower the agent's own
+// --util-threshold (more samples count as busy), never raise it. An
+// unsigned policy that carries a threshold or a lease is refused and the
+// refusal reported in HeartbeatRequest.PolicyRefused.
 type Policy struct {
-	UtilThreshold   float64    `json:"util_threshold,omitempty"` // percent
+	UtilThreshold   float64    `json:"util_threshold,omitempty"` // percent; applied only if below the agent's own
 	SampleSeconds   int        `json:"sample_s,omitempty"`       // hint; the agent keeps its flags
 	IntervalSeconds int        `json:"interval_s,omitempty"`     // hint
-	LeaseUntil      *time.Time `json:"lease_until,omitempty"`    // replaces the local lease deadline
+	LeaseUntil      *time.Time `json:"lease_until,omitempty"`    // replaces the local lease deadline; absent in a signed policy: back to the local one
+
+	Rental    string    `json:"rental,omitempty"`    // the rental the policy is for
+	IssuedAt  time.Time `json:"issued_at,omitzero"`  // server clock; a policy older than the newest accepted is refused
+	ExpiresAt time.Time `json:"expires_at,omitzero"` // at most MaxPolicyLifetime after IssuedAt
+	Signature string    `json:"signature,omitempty"` // lowercase hex HMAC-SHA256, see CanonicalPolicy
 }
 
 // Actions an order may carry. Both run the host's release command; the
@@ -216,13 +234,14 @@ type Order struct {
 const (
 	OutcomeRejectedSignature = "rejected_signature" // unsigned or bad signature
 	OutcomeRejectedExpired   = "rejected_expired"   // expired, or issued too far in the future
-	OutcomeRejectedReplay    = "rejected_replay"    // nonce already seen
+	OutcomeRejectedReplay    = "rejected_replay"    // nonce already seen, or issued before the agent's replay record began
 	OutcomeRejectedRental    = "rejected_rental"    // for another rental
 	OutcomeRejectedInvalid   = "rejected_invalid"   // unknown action, missing fields
 	OutcomeRefusedNoCommand  = "refused_no_release_cmd"
 	OutcomeRefusedJob        = "refused_job_running"
 	OutcomeRefusedBusy       = "refused_busy"
 	OutcomeRefusedUnknown    = "refused_unknown" // the fresh sample could not tell
+	OutcomeRefusedState      = "refused_state"   // the agent could not record the nonce (state file not writable): fail safe
 	OutcomePreReleaseFailed  = "pre_release_failed"
 	OutcomeReleaseStarted    = "release_started"
 	OutcomeReleaseFailed     = "release_failed"

@@ -98,7 +98,7 @@ func TestE2E_Binary(t *testing.T) {
 			"--sample", "100ms", "--interval", "300ms",
 			"--release-cmd", "echo $GPULEDGER_ORDER_ACTION > "+marker,
 			"--", "sh", "-c", "sleep 0.5; exit 3")
-		cmd.Env = append(os.Environ(), "GPULEDGER_AGENT_TOKEN=e2e-token")
+		cmd.Env = append(os.Environ(), "GPULEDGER_AGENT_TOKEN=e2e-token", "HOME="+dir)
 		var logs bytes.Buffer
 		cmd.Stdout, cmd.Stderr = &logs, &logs
 		if err := cmd.Start(); err != nil {

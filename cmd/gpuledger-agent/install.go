@@ -41,15 +41,26 @@ See docs/deploy.md.
 
 // installOpts are the install command's own flags.
 type installOpts struct {
-	dir     string
-	init    string
-	root    string
-	hook    string
-	bin     string
-	noStart bool
-	token   string
-	server  string
-	runArgs []string // the run flags, without --token
+	dir      string
+	init     string
+	root     string
+	hook     string
+	bin      string
+	noStart  bool
+	token    string
+	server   string
+	stateDir string   // --state-dir among the run flags, if given
+	runArgs  []string // the run flags, without --token
+}
+
+// withStateDir returns the run flags with --state-dir dir added unless
+// the user gave one: the agent's replay record must outlive restarts, so
+// it goes where the service's other files survive.
+func (o installOpts) withStateDir(dir string) []string {
+	if o.stateDir != "" {
+		return o.runArgs
+	}
+	return append(append([]string(nil), o.runArgs...), "--state-dir", dir)
 }
 
 // installFlags are install's own flags, all taking a value except
@@ -137,6 +148,11 @@ func parseInstallArgs(args []string, getenv func(string) string) (installOpts, e
 	}
 	if o.root != "/" {
 		o.noStart = true
+	}
+	for i := 0; i+1 < len(o.runArgs); i += 2 {
+		if o.runArgs[i] == "--state-dir" {
+			o.stateDir = o.runArgs[i+1]
+		}
 	}
 	return o, errors.Join(errs...)
 }
@@ -246,6 +262,8 @@ func envFile(token string) []byte {
 const (
 	unitPath       = "/etc/systemd/system/gpuledger-agent.service"
 	systemdEnvPath = "/etc/gpuledger/agent.env"
+	// systemdStateDir is what StateDirectory=gpuledger-agent makes.
+	systemdStateDir = "/var/lib/gpuledger-agent"
 )
 
 // systemdUnit returns the unit that runs bin with the run flags.
@@ -268,6 +286,9 @@ ExecStart=` + strings.Join(words, " ") + `
 Restart=on-failure
 RestartSec=15s
 # The release command (e.g. shutdown -h now) needs root; the agent runs as root.
+# /var/lib/gpuledger-agent keeps the replay record of orders across restarts.
+StateDirectory=gpuledger-agent
+StateDirectoryMode=0700
 KillMode=mixed
 TimeoutStopSec=30s
 
@@ -294,7 +315,7 @@ func installSystemd(ctx context.Context, o installOpts, stdout io.Writer) error 
 		return fmt.Errorf("write %s: %w", env, err)
 	}
 	unit := under(o.root, unitPath)
-	if err := writeFileAtomic(unit, []byte(systemdUnit(o.bin, systemdEnvPath, o.runArgs)), 0o644, 0o755); err != nil {
+	if err := writeFileAtomic(unit, []byte(systemdUnit(o.bin, systemdEnvPath, o.withStateDir(systemdStateDir))), 0o644, 0o755); err != nil {
 		return fmt.Errorf("write %s: %w", unit, err)
 	}
 	fmt.Fprintf(stdout, "wrote %s (token in %s, mode 0600)\n", unit, env)
@@ -368,7 +389,7 @@ func installNohup(ctx context.Context, o installOpts, stdout io.Writer, getenv f
 		return fmt.Errorf("write %s: %w", env, err)
 	}
 	start := filepath.Join(dir, "start.sh")
-	if err := writeFileAtomic(start, []byte(startScript(o.dir, o.bin, o.runArgs)), 0o700, 0o700); err != nil {
+	if err := writeFileAtomic(start, []byte(startScript(o.dir, o.bin, o.withStateDir(o.dir))), 0o700, 0o700); err != nil {
 		return fmt.Errorf("write %s: %w", start, err)
 	}
 	fmt.Fprintf(stdout, "wrote %s (token in %s, mode 0600)\n", start, env)

@@ -101,8 +101,8 @@ func TestInstall_Systemd(t *testing.T) {
 		t.Fatalf("no unit: %v (stdout %s)", err, out.String())
 	}
 	u := string(unit)
-	wantExec := `ExecStart=/opt/gpuledger/gpuledger-agent run --server https://l.example --release-cmd "shutdown -h now" --pre-release-cmd "rsync -a /ckpt \"backup:/ckpt 100%%\""`
-	for _, want := range []string{wantExec, "EnvironmentFile=/etc/gpuledger/agent.env", "Restart=on-failure", "WantedBy=multi-user.target", "After=network-online.target"} {
+	wantExec := `ExecStart=/opt/gpuledger/gpuledger-agent run --server https://l.example --release-cmd "shutdown -h now" --pre-release-cmd "rsync -a /ckpt \"backup:/ckpt 100%%\"" --state-dir /var/lib/gpuledger-agent`
+	for _, want := range []string{wantExec, "StateDirectory=gpuledger-agent", "EnvironmentFile=/etc/gpuledger/agent.env", "Restart=on-failure", "WantedBy=multi-user.target", "After=network-online.target"} {
 		if !strings.Contains(u, want+"\n") {
 			t.Errorf("unit lacks %q:\n%s", want, u)
 		}
@@ -156,7 +156,7 @@ func TestInstall_AutoWithoutSystemd(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(string(start), "nohup '/root/.gpuledger/gpuledger-agent' run '--server' 'http://s:8477' >>") {
+	if !strings.Contains(string(start), "nohup '/root/.gpuledger/gpuledger-agent' run '--server' 'http://s:8477' '--state-dir' '/root/.gpuledger' >>") {
 		t.Errorf("start.sh:\n%s", start)
 	}
 	if strings.Contains(string(start), testToken) {
@@ -206,7 +206,7 @@ func TestInstall_Nohup(t *testing.T) {
 		}
 	})
 	args, _ := os.ReadFile(bin + ".args")
-	if want := testToken + "\nrun\n--server\nhttp://127.0.0.1:1\n--release-cmd\necho it's released\n"; string(args) != want {
+	if want := testToken + "\nrun\n--server\nhttp://127.0.0.1:1\n--release-cmd\necho it's released\n--state-dir\n" + state + "\n"; string(args) != want {
 		t.Errorf("the agent got %q, want %q", args, want)
 	}
 

@@ -18,6 +18,7 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"runtime"
 	"runtime/debug"
 	"runtime/metrics"
@@ -105,6 +106,7 @@ func runAgent(ctx context.Context, args []string, stderr io.Writer, getenv func(
 	fs.Float64Var(&cfg.Thresholds.NetBytesPerS, "net-threshold", agent.DefaultThresholds.NetBytesPerS, "network bytes/s (in+out) above which the host is busy; 0 disables")
 	fs.DurationVar(&cfg.NVMLTimeout, "nvml-timeout", 10*time.Second, "give up on a GPU read after this long (verdict unknown)")
 	fs.StringVar(&cfg.DiskPath, "disk-path", "/", "report free space of the filesystem holding this path")
+	fs.StringVar(&cfg.StateDir, "state-dir", "", "where the agent keeps what refuses replayed orders across restarts (default $GPULEDGER_AGENT_STATE_DIR, else systemd's $STATE_DIRECTORY, else $HOME/.gpuledger)")
 	fs.StringVar(&logFormat, "log-format", "text", "text or json")
 	fs.StringVar(&logLevel, "log-level", "info", "debug, info, warn or error")
 	fs.StringVar(&cpuProfile, "cpuprofile", "", "write a CPU profile of the whole run to this file (for footprint work)")
@@ -129,6 +131,9 @@ func runAgent(ctx context.Context, args []string, stderr io.Writer, getenv func(
 	}
 	if cfg.Token == "" {
 		cfg.Token = getenv("GPULEDGER_AGENT_TOKEN")
+	}
+	if cfg.StateDir == "" {
+		cfg.StateDir = defaultStateDir(getenv)
 	}
 	cfg.Watch, cfg.Job = watch, job
 	log, err := newLogger(stderr, logFormat, logLevel)
@@ -159,6 +164,26 @@ func runAgent(ctx context.Context, args []string, stderr io.Writer, getenv func(
 		return exitFailure
 	}
 	return exitOK
+}
+
+// defaultStateDir is where the agent keeps its state when --state-dir is
+// not given: $GPULEDGER_AGENT_STATE_DIR, else the directory systemd made
+// for the unit (StateDirectory=, in $STATE_DIRECTORY), else
+// $HOME/.gpuledger, the install script's directory. "" when none is set:
+// the agent then refuses orders and says why.
+func defaultStateDir(getenv func(string) string) string {
+	if d := getenv("GPULEDGER_AGENT_STATE_DIR"); d != "" {
+		return d
+	}
+	if d := getenv("STATE_DIRECTORY"); d != "" {
+		// systemd may list several, colon-separated: the first is ours.
+		d, _, _ = strings.Cut(d, ":")
+		return d
+	}
+	if h := getenv("HOME"); h != "" {
+		return filepath.Join(h, ".gpuledger")
+	}
+	return ""
 }
 
 // Runtime settings of a running agent, unless GOMAXPROCS, GOGC or
