@@ -454,3 +454,24 @@ func TestCheck_WarnsOnBurstInHistory(t *testing.T) {
 		})
 	}
 }
+
+// Before a release the history is read, and the instant rate too: work
+// that started in the last few hundred ms, which no history sample holds
+// yet, still makes the sample busy.
+func TestNVMLSource_ConfirmCountsInstantRate(t *testing.T) {
+	ctx := context.Background()
+	lib, ds := newMock(1)
+	fakeGPU(ds[0], 90, 0)
+	ds[0].GetSamplesFunc = func(nvml.SamplingType, uint64) (nvml.ValueType, []nvml.Sample, nvml.Return) {
+		return nvml.VALUE_TYPE_UNSIGNED_INT, utilSamples(1000000, make([]uint32, 70)...), nvml.SUCCESS
+	}
+	src, err := NewNVMLSource(ctx, lib, time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := &Sampler{GPU: pinnedHost{src}, Thresholds: DefaultThresholds}
+	sm := s.SampleLevel(ctx, ReadConfirm)
+	if g := sm.GPUs[0]; sm.Verdict != wire.VerdictBusy || g.UtilMax != 90 || g.UtilMean != 0 || g.UtilSamples != 70 {
+		t.Fatalf("verdict %s (%v), reading %+v", sm.Verdict, sm.Reasons, g)
+	}
+}
