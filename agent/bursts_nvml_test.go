@@ -204,7 +204,7 @@ func runLoop(t *testing.T, g *burstGPU, sample, interval, total time.Duration, j
 
 // A burst that the utilisation history holds makes the sample busy even
 // when the window's mean is far below the threshold: a window is busy when
-// any sample in it is above the threshold (dstack's utilization_policy).
+// any sample in it is above the threshold.
 func TestNVMLSource_AnySampleAboveThresholdIsBusy(t *testing.T) {
 	zeros := func(n int) []uint32 { return make([]uint32, n) }
 	with := func(v []uint32, at int, x uint32) []uint32 { v[at] = x; return v }

@@ -24,11 +24,11 @@ var DefaultThresholds = Thresholds{UtilPercent: 5, CPUPercent: 50, NetBytesPerS:
 // sample's period (UtilMax: the highest NVML history sample since the last
 // look, or the instantaneous rate), the wrapped job alive, a watched file
 // growing, or CPU or network above their thresholds. The highest reading
-// decides, not the mean, as in dstack's utilization_policy: a process that
-// runs 200 ms of work every 8 s has a window mean of 1-2 % but a max of
-// 46-98 %, and it is working. One sample of a CUDA context's start (99 %
-// once) therefore makes its sample busy too: a sample too many, never a
-// release too many. A busy signal that was positively observed wins over
+// decides, not the mean: a window is idle only if every sample in it is
+// below the threshold. A process that runs 200 ms of work every 8 s has a
+// window mean of 1-2 % but a max of 46-98 %, and it is working. One sample
+// of a CUDA context's start (99 % once) therefore makes its sample busy
+// too: a sample too many, never a release too many. A busy signal that was positively observed wins over
 // failed readings, since busy and unknown both forbid a release.
 // Unknown: otherwise, if any deciding reading (a GPU's utilisation, CPU,
 // network) failed or was implausible, or no GPU was seen at all.
