@@ -46,10 +46,15 @@ type NVMLSource struct {
 	utilSamples bool
 	// lastHist: per device, when utilisation history was last read. A
 	// fast read that sees a quiet GPU which may hold a CUDA context reads
-	// the history too, at most every histEvery: NVML keeps about 14 s of
-	// it, so bursts between 5 s samples are still seen before such a GPU
-	// is called idle.
+	// the history too when waiting for the next sample would leave more
+	// than histMaxGap since the last read: NVML keeps about 14 s of it, so
+	// every burst between samples is still there when it is read.
 	lastHist []time.Time
+	// prevRead and step: when the last read below ReadConfirm (the
+	// sampling loop's) began, and the time between the last two, which
+	// predicts when the next one comes.
+	prevRead time.Time
+	step     time.Duration
 	// memFloor: per device, the least memory in use seen (MiB), the level
 	// of a GPU that no process holds; math.MaxUint64 until first read.
 	memFloor []uint64
@@ -59,9 +64,14 @@ type NVMLSource struct {
 	procs []bool
 }
 
-// histEvery is how often a quiet GPU's utilisation history is read; it
-// must stay below the roughly 14 s of history NVML keeps.
-const histEvery = 10 * time.Second
+// histMaxGap is the longest time between two reads of the utilisation
+// history of a quiet GPU that may hold a CUDA context. NVML keeps about
+// 14 s of it on the H200; the margin covers a sample that comes late. At
+// the default 5 s samples the history is read at every other sample (10 s
+// apart): 2.3 ms of CPU per GPU every 10 s, and no sample NVML took is
+// lost. Sample intervals of 7-11 s read it at every sample; above about
+// 14 s the history cannot cover the gap between samples.
+const histMaxGap = 11 * time.Second
 
 // contextMiB is how far above its floor a GPU's memory in use may be
 // while no CUDA context exists: a context reserves hundreds of MiB, and
@@ -210,6 +220,13 @@ func (s *NVMLSource) Read(ctx context.Context, level ReadLevel) ([]GPUReading, e
 }
 
 func (s *NVMLSource) read(level ReadLevel) []GPUReading {
+	if level < ReadConfirm {
+		now := time.Now()
+		if !s.prevRead.IsZero() {
+			s.step = now.Sub(s.prevRead)
+		}
+		s.prevRead = now
+	}
 	out := make([]GPUReading, 0, len(s.devs))
 	allFailed := true
 	for i, d := range s.devs {
@@ -243,15 +260,21 @@ func (s *NVMLSource) readDevice(i int, d nvml.Device, g *GPUReading, level ReadL
 		}
 	}
 	// Utilisation: every sample since the last one seen when asked for
-	// (ReadConfirm, or SetUtilSamples), else the current rate.
+	// (ReadConfirm, or SetUtilSamples), else the current rate. The
+	// history's mean is reported; its max, or the current rate if higher,
+	// decides.
 	implausible := false
 	history := func() (lost bool) {
 		s.lastHist[i] = time.Now()
+		rateOK, rate := g.UtilOK, g.UtilMax
 		vt, samples, r := d.GetSamples(nvml.GPU_UTILIZATION_SAMPLES, s.lastTS[i])
 		switch r {
 		case nvml.SUCCESS:
 			mean, max, n, last, ok := summariseSamples(vt, samples, s.lastTS[i])
 			if n > 0 {
+				if rateOK && rate > max {
+					max = rate
+				}
 				g.UtilOK, g.UtilMean, g.UtilMax, g.UtilSamples, g.UtilSource = ok, mean, max, n, "samples"
 				s.lastTS[i] = last
 				if !ok {
@@ -277,15 +300,22 @@ func (s *NVMLSource) readDevice(i int, d nvml.Device, g *GPUReading, level ReadL
 			return
 		}
 	}
-	if !g.UtilOK && !implausible {
+	// The current rate (0.3 µs): the reading when no history was read,
+	// and counted in the max when it was (it may cover the last few
+	// hundred ms that no history sample holds yet).
+	if !implausible {
 		u, r := d.GetUtilizationRates()
-		switch r {
-		case nvml.SUCCESS:
+		switch {
+		case r == nvml.SUCCESS && !g.UtilOK:
 			g.UtilOK, g.UtilMean, g.UtilMax, g.UtilSource = true, float64(u.Gpu), float64(u.Gpu), "rates"
-		case nvml.ERROR_GPU_IS_LOST:
+		case r == nvml.SUCCESS:
+			if v := float64(u.Gpu); v <= maxPlausibleUtil && v > g.UtilMax {
+				g.UtilMax = v
+			}
+		case r == nvml.ERROR_GPU_IS_LOST:
 			g.Err = "gpu is lost"
 			return
-		default:
+		case !g.UtilOK:
 			errs = append(errs, "utilization: "+nvml.ErrorString(r))
 		}
 	}
@@ -316,9 +346,10 @@ func (s *NVMLSource) readDevice(i int, d nvml.Device, g *GPUReading, level ReadL
 	}
 	// A quiet instant is not a quiet GPU: work may have run between two
 	// samples. Where a process may hold a CUDA context, look at the
-	// history since the last look before the GPU counts as idle.
+	// history since the last look before the next sample would leave
+	// more than histMaxGap unread (NVML drops what is older than 14 s).
 	if g.UtilOK && g.UtilSource == "rates" && g.UtilMean < quietUtil && canHist && !s.noSampl[i] &&
-		!s.empty(i, g) && time.Since(s.lastHist[i]) >= histEvery {
+		!s.empty(i, g) && time.Since(s.lastHist[i]) > histMaxGap-s.step {
 		if history() {
 			return
 		}

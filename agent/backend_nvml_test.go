@@ -289,7 +289,7 @@ func TestNVMLSource_ReadLevels(t *testing.T) {
 	}{
 		// The mock's current rate is 0: a quiet instant on a GPU that may
 		// hold a context, so the first fast read looks at the history (and
-		// finds the 40/60 burst); the next ones, within histEvery, do not.
+		// finds the 40/60 burst); the next ones, moments later, do not.
 		{"FastQuietReadsHistory", ReadFast, false, "samples", 1, 0, false},
 		{"FastQuietAgain", ReadFast, false, "rates", 0, 0, false},
 		{"Full", ReadFull, false, "rates", 0, 1, true},
@@ -372,7 +372,7 @@ func TestNVMLSource_HistoryOnlyWhenAContextMayExist(t *testing.T) {
 			for i, want := range tt.want {
 				read = i
 				hist = 0
-				src.lastHist[0] = time.Time{} // past histEvery
+				src.lastHist[0] = time.Time{} // past histMaxGap
 				if _, err := src.Read(ctx, ReadFast); err != nil {
 					t.Fatal(err)
 				}

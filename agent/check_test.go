@@ -30,7 +30,7 @@ func TestCheck(t *testing.T) {
 		{"PowerCapUnderLoadIsNormal", `{"gpus":[{"name":"g","uuid":"u","memory_total_mib":100,"memory_used_mib":0,"utilization":0,"clock_event_reasons":4}]}`, nil, true, nil},
 		{"NoisyNeighbourMemory", `{"gpus":[{"name":"g","uuid":"u","memory_total_mib":24564,"memory_used_mib":4096,"utilization":0}]}`, []string{"4.0 GiB of GPU memory already in use"}, false, nil},
 		{"NoisyNeighbourProcess", `{"gpus":[{"name":"g","uuid":"u","memory_total_mib":24564,"memory_used_mib":10,"utilization":0,"processes":[{"pid":4242,"used_memory_mib":10}]}]}`, []string{"pid 4242"}, false, nil},
-		{"BusyAtStart", `{"gpus":[{"name":"g","uuid":"u","memory_total_mib":24564,"memory_used_mib":10,"utilization":60}]}`, []string{"already 60% busy"}, false, nil},
+		{"BusyAtStart", `{"gpus":[{"name":"g","uuid":"u","memory_total_mib":24564,"memory_used_mib":10,"utilization":60}]}`, []string{"utilisation up to 60%"}, false, nil},
 		{"ThermalTrouble", `{"gpus":[{"name":"g","uuid":"u","memory_total_mib":24564,"memory_used_mib":0,"utilization":0,"clock_event_reasons":100}]}`, []string{"sw_thermal_slowdown, hw_thermal_slowdown"}, false, nil},
 		{"ErrNothingRead/NoGPUs", `{"gpus":[]}`, []string{"no GPUs seen"}, false, ErrNothingRead},
 		{"ErrNothingRead/Malformed", `{"gpus":`, []string{"cannot read the GPUs"}, false, ErrNothingRead},

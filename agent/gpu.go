@@ -29,9 +29,9 @@ type GPUReading struct {
 
 	UtilOK      bool
 	UtilMean    float64 // percent over the period since the previous reading
-	UtilMax     float64
-	UtilSamples int    // NVML samples behind UtilMean (0: an instantaneous read)
-	UtilSource  string // "samples", "rates" or "simulate"
+	UtilMax     float64 // the highest reading in that period: what decides
+	UtilSamples int     // NVML samples behind UtilMean (0: an instantaneous read)
+	UtilSource  string  // "samples", "rates" or "simulate"
 
 	MemOK         bool
 	MemoryUsedMiB uint64

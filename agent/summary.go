@@ -33,6 +33,7 @@ type window struct {
 	watch               map[string]*wire.WatchState
 	watchOrder          []string
 	last                *Sample
+	lastBusy            *Sample
 }
 
 type gpuAgg struct {
@@ -67,6 +68,7 @@ func (w *window) add(s *Sample) {
 	switch s.Verdict {
 	case wire.VerdictBusy:
 		w.busy++
+		w.lastBusy = s
 	case wire.VerdictIdle:
 		w.idle++
 	default:
@@ -230,8 +232,16 @@ func (w *window) fill(hb *wire.HeartbeatRequest) {
 		hb.Watches = append(hb.Watches, *w.watch[p])
 	}
 	if w.last != nil {
-		hb.Verdict = w.last.Verdict
-		for i, r := range w.last.Reasons {
+		// A window with any busy sample is busy (a burst early in it is
+		// not hidden by quiet samples after it), with that sample's
+		// reasons; otherwise the last sample's verdict stands. Idle time
+		// is the idle streak's, which a busy sample ends.
+		decided := w.last
+		if w.lastBusy != nil {
+			decided = w.lastBusy
+		}
+		hb.Verdict = decided.Verdict
+		for i, r := range decided.Reasons {
 			if i >= 8 {
 				break
 			}

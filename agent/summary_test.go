@@ -58,7 +58,7 @@ func TestWindow_Summary(t *testing.T) {
 	if *g.UtilMean != 50 || *g.UtilMax != 100 || *g.PowerMeanW != 200 || *g.MemoryMaxMiB != 20 || g.ClockReasons != 7 || g.Samples != 3 || g.FailedSamples != 1 || g.LastError != "gpu is lost" {
 		t.Fatalf("%+v", g)
 	}
-	if hb.Verdict != wire.VerdictUnknown || hb.BusySamples != 3 || *hb.HostStats.CPUPercentMax != 2 {
+	if hb.Verdict != wire.VerdictBusy || hb.BusySamples != 3 || *hb.HostStats.CPUPercentMax != 2 {
 		t.Fatalf("%+v", hb)
 	}
 	if empty := w.Cut(); empty.n != 0 {
@@ -91,5 +91,45 @@ func TestWindow_FullThenFast(t *testing.T) {
 	h := hb.HostStats
 	if h.MemoryUsedB == nil || *h.MemoryUsedB != 1<<30 || h.DiskFreeBytes != 1<<40 || len(h.Errors) != 1 {
 		t.Fatalf("host %+v", h)
+	}
+}
+
+// A heartbeat window with any busy sample is busy, as a sample is busy with
+// any utilisation reading above the threshold: a burst seen early in the
+// window is not hidden by the quiet samples after it. Its reasons are the
+// busy sample's. Without a busy sample the last sample's verdict stands.
+func TestWindow_BusyIfAnySampleBusy(t *testing.T) {
+	t0 := time.Now()
+	tests := []struct {
+		name     string
+		verdicts []wire.Verdict
+		want     wire.Verdict
+	}{
+		{"BurstThenQuiet", []wire.Verdict{wire.VerdictIdle, wire.VerdictBusy, wire.VerdictIdle, wire.VerdictIdle}, wire.VerdictBusy},
+		{"BusyThenUnknown", []wire.Verdict{wire.VerdictBusy, wire.VerdictUnknown}, wire.VerdictBusy},
+		{"UnknownThenIdle", []wire.Verdict{wire.VerdictUnknown, wire.VerdictIdle}, wire.VerdictIdle},
+		{"IdleThenUnknown", []wire.Verdict{wire.VerdictIdle, wire.VerdictUnknown}, wire.VerdictUnknown},
+		{"AllIdle", []wire.Verdict{wire.VerdictIdle, wire.VerdictIdle}, wire.VerdictIdle},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var w Window
+			for i, v := range tt.verdicts {
+				why := []string{"all signals below thresholds"}
+				if v == wire.VerdictBusy {
+					why = []string{"gpu0 util max 46% (mean 1% of 50 samples)"}
+				}
+				w.Add(&Sample{At: t0.Add(time.Duration(i) * 5 * time.Second), GPUs: []GPUReading{gpu(0)}, Verdict: v, Reasons: why})
+			}
+			var hb wire.HeartbeatRequest
+			win := w.Cut()
+			win.fill(&hb)
+			if hb.Verdict != tt.want {
+				t.Fatalf("verdict %s (%v), want %s", hb.Verdict, hb.Reasons, tt.want)
+			}
+			if tt.want == wire.VerdictBusy && (len(hb.Reasons) != 1 || !strings.Contains(hb.Reasons[0], "max 46%")) {
+				t.Fatalf("reasons %v, want the busy sample's", hb.Reasons)
+			}
+		})
 	}
 }

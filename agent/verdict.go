@@ -20,10 +20,16 @@ var DefaultThresholds = Thresholds{UtilPercent: 5, CPUPercent: 50, NetBytesPerS:
 
 // Decide returns the verdict for one sample and the reasons behind it.
 //
-// Busy: any GPU above the utilisation threshold, the wrapped job alive, a
-// watched file growing, or CPU or network above their thresholds. A busy
-// signal that was positively observed wins over failed readings, since
-// busy and unknown both forbid a release.
+// Busy: any GPU with a utilisation reading above the threshold in the
+// sample's period (UtilMax: the highest NVML history sample since the last
+// look, or the instantaneous rate), the wrapped job alive, a watched file
+// growing, or CPU or network above their thresholds. The highest reading
+// decides, not the mean: a window is idle only if every sample in it is
+// below the threshold. A process that runs 200 ms of work every 8 s has a
+// window mean of 1-2 % but a max of 46-98 %, and it is working. One sample
+// of a CUDA context's start (99 % once) therefore makes its sample busy
+// too: a sample too many, never a release too many. A busy signal that was positively observed wins over
+// failed readings, since busy and unknown both forbid a release.
 // Unknown: otherwise, if any deciding reading (a GPU's utilisation, CPU,
 // network) failed or was implausible, or no GPU was seen at all.
 // Idle: everything was read and nothing was above its threshold.
@@ -31,8 +37,12 @@ var DefaultThresholds = Thresholds{UtilPercent: 5, CPUPercent: 50, NetBytesPerS:
 func Decide(s *Sample, th Thresholds) (wire.Verdict, []string) {
 	var busy, unknown []string
 	for _, g := range s.GPUs {
-		if g.UtilOK && th.UtilPercent > 0 && g.UtilMean > th.UtilPercent {
-			busy = append(busy, fmt.Sprintf("gpu%d util %.0f%%", g.Index, g.UtilMean))
+		if g.UtilOK && th.UtilPercent > 0 && g.UtilMax > th.UtilPercent {
+			if g.UtilSamples > 0 {
+				busy = append(busy, fmt.Sprintf("gpu%d util max %.0f%% (mean %.0f%% of %d samples)", g.Index, g.UtilMax, g.UtilMean, g.UtilSamples))
+			} else {
+				busy = append(busy, fmt.Sprintf("gpu%d util %.0f%%", g.Index, g.UtilMax))
+			}
 		}
 	}
 	if s.Job != nil && s.Job.Running {

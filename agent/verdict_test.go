@@ -29,6 +29,9 @@ func TestDecide(t *testing.T) {
 		{"Idle", base(nil), wire.VerdictIdle},
 		{"BusyGPU", base(func(s *Sample) { s.GPUs[0] = gpu(80) }), wire.VerdictBusy},
 		{"AtThresholdIsIdle", base(func(s *Sample) { s.GPUs[0] = gpu(5) }), wire.VerdictIdle},
+		// 50 history samples, one at 60 %: the mean is 1.2 %, the max decides.
+		{"BusyOnMaxNotMean", base(func(s *Sample) { s.GPUs[0].UtilMean, s.GPUs[0].UtilMax, s.GPUs[0].UtilSamples = 1.2, 60, 50 }), wire.VerdictBusy},
+		{"MaxAtThresholdIsIdle", base(func(s *Sample) { s.GPUs[0].UtilMean, s.GPUs[0].UtilMax, s.GPUs[0].UtilSamples = 0.1, 5, 50 }), wire.VerdictIdle},
 		{"BusySecondGPU", base(func(s *Sample) { g := gpu(50); g.Index = 1; s.GPUs = append(s.GPUs, g) }), wire.VerdictBusy},
 		{"BusyJob", base(func(s *Sample) { s.Job = &wire.JobState{Running: true, PID: 7} }), wire.VerdictBusy},
 		{"ExitedJobIsIdle", base(func(s *Sample) { s.Job = &wire.JobState{Exited: true} }), wire.VerdictIdle},
