@@ -43,6 +43,7 @@ const (
 	MaxGPUs      = 16 // GPUs reported per heartbeat
 	MaxProcesses = 8  // processes reported per GPU
 	MaxWatches   = 16 // watched files reported
+	MaxSessions  = 16 // people connected (Sessions) reported
 	MaxStrLen    = 256
 )
 
@@ -88,6 +89,34 @@ type HeartbeatRequest struct {
 
 	LeaseUntil *time.Time `json:"lease_until,omitempty"` // the local lease deadline in force, if any
 	CanRelease bool       `json:"can_release"`           // a release command is configured
+
+	// Sessions are the people connected to the host when the window's
+	// first sample was taken (read once per heartbeat): open SSH
+	// sessions, clients of a Jupyter or VS Code server. At most
+	// MaxSessions. While one is connected the server holds automatic
+	// stops and releases (unless the rental's wait_for says otherwise).
+	// Empty, with SessionsError empty, means nobody; an agent too old to
+	// look sends neither.
+	Sessions []Session `json:"sessions,omitempty"`
+	// SessionsError says why the agent could not tell who is connected
+	// (then nothing is held on its account).
+	SessionsError string `json:"sessions_error,omitempty"`
+}
+
+// Session kinds.
+const (
+	SessionSSH     = "ssh"
+	SessionJupyter = "jupyter"
+	SessionVSCode  = "vscode"
+)
+
+// Session is one person connected to the host. Strings are at most
+// MaxStrLen bytes.
+type Session struct {
+	Kind   string     `json:"kind"`            // SessionSSH, SessionJupyter or SessionVSCode
+	Client string     `json:"client"`          // the client's address, e.g. "1.2.3.4"; "local" through a proxy on the host
+	User   string     `json:"user,omitempty"`  // the SSH login, where known
+	Since  *time.Time `json:"since,omitempty"` // when the agent first saw the connection
 }
 
 // HostFacts are the slowly changing facts about the host.
