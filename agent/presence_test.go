@@ -2,6 +2,8 @@ package agent
 
 import (
 	"bufio"
+	"context"
+	"encoding/json"
 	"fmt"
 	"net/netip"
 	"os"
@@ -10,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gpuledger/gpuledger/agent/hubtest"
 	"github.com/gpuledger/gpuledger/agent/wire"
 )
 
@@ -252,5 +255,92 @@ func BenchmarkPresence_Read(b *testing.B) {
 		if _, err := p.Read(); err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+// TestExecutor_PeopleConnected: an automatic order (wait_for set, signed)
+// is refused while its fresh sample sees someone connected of those
+// kinds; the same host with nobody there, an order the user asked for (no
+// wait_for), or wait_for naming other kinds, still releases.
+func TestExecutor_PeopleConnected(t *testing.T) {
+	ctx := context.Background()
+	order := func(hub *hubtest.Hub, waitFor ...string) wire.Order {
+		o := hub.NewOrder(wire.ActionStop, time.Minute)
+		o.WaitFor = waitFor
+		o.Signature = wire.SignOrder(hub.Token, o)
+		return o
+	}
+	t.Run("RefusedWhileSSH", func(t *testing.T) {
+		e, rec, hub, dir := newExecutor(t, "idle")
+		e.Sampler.Presence = &Presence{ProcRoot: fakeProc(t)}
+		if out := e.HandleOrder(ctx, order(hub, wire.SessionSSH, wire.SessionJupyter, wire.SessionVSCode)); out != wire.OutcomeRefusedPeople {
+			t.Fatalf("outcome %s (%s)", out, rec.outcomes())
+		}
+		if _, err := os.Stat(filepath.Join(dir, "marker")); err == nil {
+			t.Fatal("released while someone is connected")
+		}
+		if msg := rec.got[0].Message; !strings.Contains(msg, "ssh root from 1.2.3.4") {
+			t.Fatalf("message %q does not say who", msg)
+		}
+	})
+	t.Run("UserOrderGoesThrough", func(t *testing.T) {
+		e, rec, hub, _ := newExecutor(t, "idle")
+		e.Sampler.Presence = &Presence{ProcRoot: fakeProc(t)}
+		if out := e.HandleOrder(ctx, order(hub)); out != wire.OutcomeDone {
+			t.Fatalf("outcome %s (%s)", out, rec.outcomes())
+		}
+	})
+	t.Run("OtherKindsOnly", func(t *testing.T) {
+		root := t.TempDir()
+		os.MkdirAll(root+"/net", 0o755)
+		os.WriteFile(root+"/net/tcp", []byte("hdr\n"+
+			"   0: 00000000:0016 00000000:0000 0A 0:0 0:0 0 0 0 11 1\n"+
+			"   1: 020011AC:0016 04030201:D2F0 01 0:0 0:0 0 0 0 12 1\n"), 0o644)
+		e, rec, hub, _ := newExecutor(t, "idle")
+		e.Sampler.Presence = &Presence{ProcRoot: root}
+		if out := e.HandleOrder(ctx, order(hub, wire.SessionJupyter)); out != wire.OutcomeDone {
+			t.Fatalf("outcome %s (%s)", out, rec.outcomes())
+		}
+	})
+	t.Run("NobodyThere", func(t *testing.T) {
+		root := t.TempDir()
+		os.MkdirAll(root+"/net", 0o755)
+		os.WriteFile(root+"/net/tcp", []byte("hdr\n   0: 00000000:0016 00000000:0000 0A 0:0 0:0 0 0 0 11 1\n"), 0o644)
+		e, rec, hub, _ := newExecutor(t, "idle")
+		e.Sampler.Presence = &Presence{ProcRoot: root}
+		if out := e.HandleOrder(ctx, order(hub, wire.SessionSSH)); out != wire.OutcomeDone {
+			t.Fatalf("outcome %s (%s)", out, rec.outcomes())
+		}
+	})
+}
+
+// TestHeartbeat_CarriesSessions: the people connected are read at the
+// window's full sample and reported in the heartbeat; fast samples do not
+// read /proc for them.
+func TestHeartbeat_CarriesSessions(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	copyFile(t, "testdata/sim/idle.json", filepath.Join(dir, "sim.json"))
+	pr := &Presence{ProcRoot: fakeProc(t)}
+	s := &Sampler{GPU: &SimulateSource{Path: filepath.Join(dir, "sim.json")}, Host: HostReader{ProcRoot: "testdata/proc", CgroupRoot: "testdata/cgroup2"},
+		Thresholds: DefaultThresholds, Presence: pr}
+	var win Window
+	full := s.SampleLevel(ctx, ReadFull)
+	win.Add(full)
+	os.Remove(pr.ProcRoot + "/net/tcp") // a fast sample must not read it
+	fast := s.SampleLevel(ctx, ReadFast)
+	if fast.SessionsRead {
+		t.Fatal("a fast sample read the sessions")
+	}
+	win.Add(fast)
+	var hb wire.HeartbeatRequest
+	w := win.Cut()
+	w.fill(&hb)
+	if len(hb.Sessions) != 5 || hb.SessionsError != "" {
+		t.Fatalf("sessions %+v, error %q", hb.Sessions, hb.SessionsError)
+	}
+	b, _ := json.Marshal(hb)
+	if !strings.Contains(string(b), `"sessions":[{"kind":"jupyter","client":"local"`) {
+		t.Fatalf("json: %s", b)
 	}
 }

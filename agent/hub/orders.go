@@ -76,7 +76,7 @@ func outcomeState(outcome string) (ledger.OrderState, bool) {
 		return ledger.OrderFailed, true
 	case wire.OutcomeRejectedSignature, wire.OutcomeRejectedExpired, wire.OutcomeRejectedReplay,
 		wire.OutcomeRejectedRental, wire.OutcomeRejectedInvalid, wire.OutcomeRefusedNoCommand,
-		wire.OutcomeRefusedJob, wire.OutcomeRefusedBusy, wire.OutcomeRefusedUnknown:
+		wire.OutcomeRefusedJob, wire.OutcomeRefusedBusy, wire.OutcomeRefusedUnknown, wire.OutcomeRefusedPeople:
 		return ledger.OrderRefused, true
 	}
 	return "", false

@@ -44,7 +44,10 @@ const signingDomain = "gpuledger-order-v1"
 // each written as its length in bytes in decimal, a colon, the bytes, and a
 // comma (a netstring). Times are written in UTC as RFC 3339 with nanoseconds
 // and no trailing zeros (Go's time.RFC3339Nano), which survives a JSON round
-// trip exactly. The signature field itself is not signed. Example for
+// trip exactly. When WaitFor is not empty, one more netstring follows:
+// "wait_for=" and the kinds joined with commas, in the order given; an
+// order without it encodes exactly as before the field existed. The
+// signature field itself is not signed. Example for
 // id "o1", rental "box1", action "stop", issued 2026-11-01T10:00:00Z,
 // expiring 2026-11-01T10:05:00Z, nonce "n1":
 //
@@ -60,7 +63,11 @@ func CanonicalOrder(o Order) []byte {
 		o.Nonce,
 	}
 	var b strings.Builder
-	for _, f := range fields {
+	all := fields[:]
+	if len(o.WaitFor) > 0 {
+		all = append(all, "wait_for="+strings.Join(o.WaitFor, ","))
+	}
+	for _, f := range all {
 		b.WriteString(strconv.Itoa(len(f)))
 		b.WriteByte(':')
 		b.WriteString(f)

@@ -238,7 +238,14 @@ type Order struct {
 	IssuedAt  time.Time `json:"issued_at"`
 	ExpiresAt time.Time `json:"expires_at"`
 	Nonce     string    `json:"nonce"`
-	Signature string    `json:"signature"` // lowercase hex HMAC-SHA256, see SignOrder
+	// WaitFor, on an automatic order only, names the session kinds
+	// (SessionSSH, SessionJupyter, SessionVSCode) that make the agent
+	// refuse it (OutcomeRefusedPeople) when its fresh sample sees one
+	// connected: the server decided on a heartbeat up to an interval old.
+	// Empty on an order the user asked for, and where the rental's
+	// /autorelease says wait_for=none. Signed (see CanonicalOrder).
+	WaitFor   []string `json:"wait_for,omitempty"`
+	Signature string   `json:"signature"` // lowercase hex HMAC-SHA256, see SignOrder
 }
 
 // Outcomes reported in OrderResult.
@@ -251,7 +258,8 @@ const (
 	OutcomeRefusedNoCommand  = "refused_no_release_cmd"
 	OutcomeRefusedJob        = "refused_job_running"
 	OutcomeRefusedBusy       = "refused_busy"
-	OutcomeRefusedUnknown    = "refused_unknown" // the fresh sample could not tell
+	OutcomeRefusedUnknown    = "refused_unknown"          // the fresh sample could not tell
+	OutcomeRefusedPeople     = "refused_people_connected" // an automatic order, and someone is connected (Order.WaitFor)
 	OutcomePreReleaseFailed  = "pre_release_failed"
 	OutcomeReleaseStarted    = "release_started"
 	OutcomeReleaseFailed     = "release_failed"
