@@ -135,8 +135,10 @@ func Run(ctx context.Context, cfg Config) error {
 
 	host := HostReader{DiskPath: cfg.DiskPath}.Cached()
 	defer host.Close()
+	presence := &Presence{}
+	defer presence.Close()
 	sampler := &Sampler{GPU: gpu, Host: host, Watch: cfg.Watch, Job: job, Thresholds: cfg.Thresholds, Log: log,
-		Presence: &Presence{}}
+		Presence: presence}
 	var win Window
 	bootID := randID()
 	var seq atomic.Uint64

@@ -344,3 +344,17 @@ func TestHeartbeat_CarriesSessions(t *testing.T) {
 		t.Fatalf("json: %s", b)
 	}
 }
+
+// BenchmarkPresence_Scan measures the process scan on this machine's real
+// /proc (run when a listening socket appears or goes, or every 10 min).
+func BenchmarkPresence_Scan(b *testing.B) {
+	socks := []tcpSock{}
+	if raw, err := os.ReadFile("/proc/net/tcp"); err == nil {
+		socks, _ = parseProcNetTCP(raw)
+	}
+	p := &Presence{}
+	b.ReportAllocs()
+	for b.Loop() {
+		p.scan(socks)
+	}
+}
