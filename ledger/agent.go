@@ -542,7 +542,7 @@ func AutoDecide(in AutoInput) (action string, why string) {
 			DescribeSessions(held), p.WaitFor, in.Rental.Name, p.Action)
 	}
 	act := string(p.Action)
-	people := "nobody connected"
+	people := "nobody reported connected"
 	if len(a.Sessions) > 0 {
 		people = DescribeSessions(a.Sessions) + " connected, not waited for (wait_for=" + p.WaitFor.String() + ")"
 	}

@@ -51,7 +51,7 @@ func TestAutoDecide(t *testing.T) {
 			in.Policy.WaitFor = "ssh,jupyter"
 		}, "stop", "not waited for"},
 		{"PeopleRefusedRecently", func(in *AutoInput) { in.PeopleRefusedAt = now.Add(-10 * time.Second) }, "", "waiting for its next heartbeat"},
-		{"PeopleRefusedBefore", func(in *AutoInput) { in.PeopleRefusedAt = now.Add(-time.Minute) }, "stop", "nobody connected"},
+		{"PeopleRefusedBefore", func(in *AutoInput) { in.PeopleRefusedAt = now.Add(-time.Minute) }, "stop", "nobody reported connected"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
