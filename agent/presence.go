@@ -25,38 +25,68 @@ import (
 //
 // It reads /proc only, so it works inside the containers that AutoDL,
 // RunPod and Vast.ai rent out, where logind and utmp are absent or lie.
-// At every Read it parses /proc/net/tcp and /proc/net/tcp6 (a few lines in
-// a container's own network namespace): a person is an ESTABLISHED
-// connection to a port on which sshd (or dropbear), a Jupyter server or a
-// VS Code server listens. Which process owns which listening port is found
-// by walking the file descriptors of those few processes only, and only
-// when the set of listening sockets changes (or every presenceRescan), so
-// the agent's cost stays one read of two small files per heartbeat (kept
-// open and re-read in place, like the host readers). The
-// SSH login name comes from the per-session sshd process ("sshd:
-// root@pts/0", "sshd-session: …"), looked up only when a new SSH
-// connection appears.
+//
+// SSH sessions are the logged-in per-session sshd processes ("sshd:
+// root@pts/0", "sshd: alice@notty", "sshd-session: …" on OpenSSH 9.8 and
+// later), found among the children of the sshd (or dropbear) listeners
+// through /proc/PID/task/PID/children: a few small reads per heartbeat. A
+// connection still authenticating ("sshd: [accepted]", "[preauth]") is not
+// a person, so the password-guessing bots that reach any public port 22
+// hold nothing.
+//
+// Jupyter and VS Code clients are ESTABLISHED connections to a port such a
+// server listens on, from /proc/net/tcp and /proc/net/tcp6. Reading those
+// walks the kernel's whole established-connection hash table, shared by
+// every network namespace on the host: about 7 ms of kernel CPU per file
+// with 262,144 buckets on the 2-core build VM (the table has up to 524,288
+// on large hosts), more than the rest of the agent spends in a minute. So
+// they are read only when something may have changed: a watched server's
+// number of open descriptors changed (a connection opened or closed), the
+// SSH sessions changed (their client addresses come from the table too),
+// or presenceTCPEvery passed; and always for ReadFresh, the read before an
+// automatic order is carried out.
+//
+// Which processes serve what, and on which ports, comes from a scan of
+// /proc/PID/comm of every process and the command line and /proc/PID/fd
+// socket links of candidates only, done when a watched server exits and
+// every presenceRescan.
 //
 // Connections from loopback count: AutoDL, RunPod and self-made nginx
 // set-ups put a proxy in front of Jupyter, and a proxied websocket is
 // still an open browser tab. They are shown as client "local". A Jupyter
 // server's own connections to its kernels are not counted (kernels are not
 // servers we watch). Clients are counted once per kind and remote address
-// (a browser opens several websockets; two ssh windows are two sessions).
+// (a browser opens several websockets); each SSH login is a session.
 //
-// Read is safe for concurrent use.
+// Read and ReadFresh are safe for concurrent use.
 type Presence struct {
 	ProcRoot string           // default "/proc"
 	Now      func() time.Time // default time.Now
 
 	mu        sync.Mutex
 	files     fileCache
-	listen    []uint64        // the listening socket inodes at the last scan, sorted
-	scannedAt time.Time       // when the process scan ran
-	ports     map[uint16]kind // listening port -> what listens there
-	sshUsers  map[uint64]string
-	sshConns  []uint64             // the ssh connection inodes whose users were looked up, sorted
-	firstSeen map[string]time.Time // connection key -> first seen (wall clock)
+	scannedAt time.Time       // when the process scan ran; zero: never
+	listeners []int           // sshd and dropbear listener PIDs
+	servers   []int           // Jupyter and VS Code server PIDs
+	ports     map[uint16]kind // listening port -> what listens there (from the last table read)
+	serverFDs []int           // descriptors open per server at the last table read
+	tcpAt     time.Time       // when the tables were last read
+	ssh       []sshSession    // at the last read
+	clients   []wire.Session  // Jupyter and VS Code clients at the last table read
+	firstSeen map[string]time.Time
+	// titles caches what a listener's descendant was found to be: a
+	// session's login ("" for a privileged monitor, whose title does not
+	// change either). A connection still authenticating is not cached: it
+	// renames itself once logged in.
+	titles     map[int]string
+	tableReads int // for tests
+}
+
+// sshSession is one logged-in SSH session.
+type sshSession struct {
+	pid    int
+	user   string
+	client string // "" until the tables were read
 }
 
 // kind is what a listening port serves.
@@ -69,10 +99,25 @@ const (
 	KindVSCode  = wire.SessionVSCode
 )
 
-// presenceRescan is how often the process scan runs even when no
-// listening socket appeared or went: a safety net (a scan costs about
-// 5 ms of CPU with 115 processes on the 2-core build VM), not a need.
-const presenceRescan = time.Hour
+// presenceRescan is how often the process scan runs when no watched
+// server went away: it finds servers started since (a scan costs about
+// 5 ms of CPU with 115 processes on the 2-core build VM).
+const presenceRescan = 10 * time.Minute
+
+// fdGone is fdCounts' count of a server that exited.
+const fdGone = -2
+
+// presenceTCPEvery is how often the TCP tables are read when nothing
+// suggests a connection opened or closed, while a Jupyter or VS Code
+// server runs or no sshd is in sight (port 22 is then watched in the
+// tables). With only sshd, its sessions are in the process tree.
+const presenceTCPEvery = 30 * time.Minute
+
+// presenceTCPMin is the least time between two table reads that a
+// server's changing descriptor count asks for: a Jupyter tab in use opens
+// and closes connections all the time. SSH logins and logouts, and
+// ReadFresh, read at once.
+const presenceTCPMin = 2 * time.Minute
 
 // maxPresenceProcs bounds the processes looked at in one scan.
 const maxPresenceProcs = 4096
@@ -258,102 +303,79 @@ func defaultPort(k kind, cmdline []byte) uint16 {
 	return 0
 }
 
-// Read returns the people connected now, at most wire.MaxSessions, in a
-// stable order. An error means /proc/net/tcp could not be read: presence
-// is then unknown, which holds nothing.
+// Read returns the people connected, at most wire.MaxSessions, in a stable
+// order, reading as little as it can (see Presence). An error means
+// /proc/net/tcp could not be read when it had to be: presence is then
+// unknown, which holds nothing.
 func (p *Presence) Read() ([]wire.Session, error) {
+	return p.read(false)
+}
+
+// ReadFresh is Read that reads everything now: the processes and the TCP
+// tables. It is the read before an automatic order is carried out.
+func (p *Presence) ReadFresh() ([]wire.Session, error) {
+	return p.read(true)
+}
+
+func (p *Presence) read(fresh bool) ([]wire.Session, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	var socks []tcpSock
-	var errs []error
-	for _, f := range []string{"net/tcp", "net/tcp6"} {
-		err := p.files.read(p.proc(f), func(b []byte) error {
-			s, err := parseProcNetTCP(b)
-			socks = append(socks, s...)
-			return err
-		})
-		if err != nil && (!errors.Is(err, os.ErrNotExist) || f == "net/tcp") {
-			errs = append(errs, err)
-		}
-	}
-	if len(socks) == 0 && len(errs) > 0 {
-		return nil, fmt.Errorf("agent: presence: %w", errors.Join(errs...))
-	}
 	now := p.now()
-
-	var listen []uint64
-	for _, s := range socks {
-		if s.state == tcpListen {
-			listen = append(listen, s.inode)
+	rescan := func() {
+		p.scan()
+		p.scannedAt = now
+		fresh = true
+	}
+	if fresh || p.scannedAt.IsZero() || now.Sub(p.scannedAt) >= presenceRescan || now.Before(p.scannedAt) {
+		rescan()
+	}
+	ssh, gone := p.sshSessions()
+	fds := p.fdCounts()
+	if !fresh && (gone || slices.Contains(fds, fdGone)) {
+		// A watched listener or server exited: look again.
+		rescan()
+		ssh, _ = p.sshSessions()
+		fds = p.fdCounts()
+	}
+	changed := len(ssh) != len(p.ssh)
+	for i := 0; !changed && i < len(ssh); i++ {
+		changed = ssh[i].pid != p.ssh[i].pid
+	}
+	since := now.Sub(p.tcpAt)
+	periodic := len(p.servers) > 0 || len(p.listeners) == 0
+	var err error
+	if fresh || changed || p.tcpAt.IsZero() || since < 0 ||
+		(!slices.Equal(fds, p.serverFDs) && since >= presenceTCPMin) || (periodic && since >= presenceTCPEvery) {
+		err = p.readTables(ssh)
+		p.serverFDs, p.tcpAt = fds, now
+	} else {
+		for i := range ssh {
+			ssh[i].client = p.ssh[i].client
 		}
 	}
-	slices.Sort(listen)
-	if !slices.Equal(listen, p.listen) || p.ports == nil || now.Sub(p.scannedAt) >= presenceRescan || now.Before(p.scannedAt) {
-		p.scan(socks)
-		p.listen, p.scannedAt = listen, now
-	}
-
-	type conn struct {
-		kind  kind
-		sock  tcpSock
-		local bool
-	}
-	var conns []conn
-	var sshInodes []uint64
-	for _, s := range socks {
-		if s.state != tcpEstablished {
-			continue
-		}
-		k, ok := p.ports[s.local.Port()]
-		if !ok {
-			continue
-		}
-		// A connection we opened from a watched port to elsewhere is not
-		// a client: the listening side is local, the peer's port is not
-		// ours. (Ephemeral ports never equal a listening one.)
-		conns = append(conns, conn{kind: k, sock: s, local: s.remote.Addr().IsLoopback()})
-		if k == KindSSH {
-			sshInodes = append(sshInodes, s.inode)
-		}
-	}
-	slices.Sort(sshInodes)
-	if !slices.Equal(sshInodes, p.sshConns) {
-		p.sshConns = sshInodes
-		if len(sshInodes) > 0 {
-			p.lookupSSHUsers()
-		} else {
-			p.sshUsers = nil
-		}
+	p.ssh = ssh
+	if err != nil {
+		return nil, err
 	}
 
-	seen := map[string]bool{}
 	keep := map[string]time.Time{}
-	var out []wire.Session
-	for _, c := range conns {
-		client := c.sock.remote.Addr().String()
-		if c.local {
-			client = "local"
-		}
-		dedup := string(c.kind) + " " + client
-		if c.kind == KindSSH {
-			dedup += " " + strconv.FormatUint(c.sock.inode, 10)
-		}
-		if seen[dedup] {
-			continue
-		}
-		seen[dedup] = true
-		first, ok := p.firstSeen[dedup]
+	stamp := func(key string) *time.Time {
+		first, ok := p.firstSeen[key]
 		if !ok {
 			first = now
 		}
-		keep[dedup] = first
-		s := wire.Session{Kind: string(c.kind), Client: clip.Bytes(client, wire.MaxStrLen, "")}
-		if c.kind == KindSSH {
-			s.User = clip.Bytes(p.sshUsers[c.sock.inode], 64, "")
-		}
+		keep[key] = first
 		t := first.Round(0).Truncate(time.Second)
-		s.Since = &t
-		out = append(out, s)
+		return &t
+	}
+	var out []wire.Session
+	for _, s := range ssh {
+		out = append(out, wire.Session{Kind: KindSSH, Client: s.client, User: clip.Bytes(s.user, 64, ""),
+			Since: stamp("ssh " + strconv.Itoa(s.pid))})
+	}
+	for _, c := range p.clients {
+		c.Since = stamp(c.Kind + " " + c.Client)
+		out = append(out, c)
 	}
 	p.firstSeen = keep
 	sort.SliceStable(out, func(i, j int) bool {
@@ -368,6 +390,216 @@ func (p *Presence) Read() ([]wire.Session, error) {
 	return out, nil
 }
 
+// sshSessions returns the logged-in SSH sessions: the descendants of the
+// listeners (three levels: listener, privileged monitor, session) whose
+// command line names a user and a tty, sorted by PID. gone reports that a
+// listener has exited.
+func (p *Presence) sshSessions() (out []sshSession, gone bool) {
+	titles := map[int]string{}
+	var walk func(pid, depth int)
+	walk = func(pid, depth int) {
+		for _, c := range p.children(pid) {
+			f := strconv.Itoa(c)
+			if u, ok := p.titles[c]; ok {
+				titles[c] = u
+				if u != "" {
+					out = append(out, sshSession{pid: c, user: u})
+				} else if depth < 2 {
+					walk(c, depth+1)
+				}
+				continue
+			}
+			if cmd, err := os.ReadFile(p.proc(f + "/cmdline")); err == nil {
+				if u := sshSessionUser(cmd); u != "" {
+					titles[c] = u
+					out = append(out, sshSession{pid: c, user: u})
+					continue
+				}
+				if bytes.Contains(cmd, []byte("[priv]")) {
+					titles[c] = ""
+				}
+			}
+			// A dropbear connection that runs something (a shell, a
+			// command) has logged in; its login is not in its title.
+			if comm, err := os.ReadFile(p.proc(f + "/comm")); err == nil && depth == 0 &&
+				string(bytes.TrimSpace(comm)) == "dropbear" {
+				if len(p.children(c)) > 0 {
+					out = append(out, sshSession{pid: c})
+				}
+				continue
+			}
+			if depth < 2 {
+				walk(c, depth+1)
+			}
+		}
+	}
+	flat := false
+	for _, l := range p.listeners {
+		if _, err := os.Stat(p.proc(strconv.Itoa(l) + "/task/" + strconv.Itoa(l) + "/children")); err != nil {
+			if _, err := os.Stat(p.proc(strconv.Itoa(l))); err == nil {
+				flat = true // a kernel without CONFIG_PROC_CHILDREN
+			} else {
+				gone = true
+			}
+			continue
+		}
+		walk(l, 0)
+	}
+	if flat {
+		out = append(out, p.sshSessionsFlat()...)
+	}
+	p.titles = titles
+	sort.Slice(out, func(i, j int) bool { return out[i].pid < out[j].pid })
+	return out, gone
+}
+
+// sshSessionsFlat finds the session processes by name among all
+// processes: the fallback where /proc/PID/task/PID/children is missing.
+func (p *Presence) sshSessionsFlat() []sshSession {
+	var out []sshSession
+	ents, _ := os.ReadDir(p.proc(""))
+	for i, e := range ents {
+		if i >= maxPresenceProcs {
+			break
+		}
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil || pid <= 0 {
+			continue
+		}
+		comm, err := os.ReadFile(p.proc(e.Name() + "/comm"))
+		if c := string(bytes.TrimSpace(comm)); err != nil || (c != "sshd" && c != "sshd-session") {
+			continue
+		}
+		if cmd, err := os.ReadFile(p.proc(e.Name() + "/cmdline")); err == nil {
+			if u := sshSessionUser(cmd); u != "" {
+				out = append(out, sshSession{pid: pid, user: u})
+			}
+		}
+	}
+	return out
+}
+
+// fdCounts returns how many descriptors each watched server holds open:
+// a connection opened or closed changes it. -1: unreadable (another
+// user's process); fdGone: the process exited.
+func (p *Presence) fdCounts() []int {
+	out := make([]int, len(p.servers))
+	for i, pid := range p.servers {
+		f, err := os.Open(p.proc(strconv.Itoa(pid) + "/fd"))
+		if err != nil {
+			out[i] = -1
+			if _, err := os.Stat(p.proc(strconv.Itoa(pid))); err != nil {
+				out[i] = fdGone
+			}
+			continue
+		}
+		names, _ := f.Readdirnames(maxFDs)
+		f.Close()
+		out[i] = len(names)
+	}
+	return out
+}
+
+// readTables reads /proc/net/tcp and tcp6: the ports the watched servers
+// listen on, their clients, and the client address of each SSH session
+// (through its socket's inode).
+func (p *Presence) readTables(ssh []sshSession) error {
+	p.tableReads++
+	var socks []tcpSock
+	var errs []error
+	for _, f := range []string{"net/tcp", "net/tcp6"} {
+		err := p.files.read(p.proc(f), func(b []byte) error {
+			s, err := parseProcNetTCP(b)
+			socks = append(socks, s...)
+			return err
+		})
+		if err != nil && (!errors.Is(err, os.ErrNotExist) || f == "net/tcp") {
+			errs = append(errs, err)
+		}
+	}
+	if len(socks) == 0 && len(errs) > 0 {
+		p.clients = nil
+		return fmt.Errorf("agent: presence: %w", errors.Join(errs...))
+	}
+	listenPort := map[uint64]uint16{}
+	listening := map[uint16]bool{}
+	byInode := map[uint64]tcpSock{}
+	for _, s := range socks {
+		switch s.state {
+		case tcpListen:
+			listenPort[s.inode] = s.local.Port()
+			listening[s.local.Port()] = true
+		case tcpEstablished:
+			byInode[s.inode] = s
+		}
+	}
+	p.ports = map[uint16]kind{}
+	for _, pid := range p.servers {
+		cmd, _ := os.ReadFile(p.proc(strconv.Itoa(pid) + "/cmdline"))
+		comm, _ := os.ReadFile(p.proc(strconv.Itoa(pid) + "/comm"))
+		k := classify(string(bytes.TrimSpace(comm)), cmd)
+		if k == "" {
+			continue
+		}
+		found := false
+		p.eachSocket(pid, func(ino uint64) {
+			if port, ok := listenPort[ino]; ok {
+				p.ports[port] = k
+				found = true
+			}
+		})
+		if port := defaultPort(k, cmd); !found && port != 0 && listening[port] {
+			if _, taken := p.ports[port]; !taken {
+				p.ports[port] = k
+			}
+		}
+	}
+	for i := range ssh {
+		p.eachSocket(ssh[i].pid, func(ino uint64) {
+			if s, ok := byInode[ino]; ok && ssh[i].client == "" {
+				ssh[i].client = clientOf(s)
+			}
+		})
+	}
+	seen := map[string]bool{}
+	p.clients = nil
+	for _, s := range socks {
+		if s.state != tcpEstablished {
+			continue
+		}
+		k, ok := p.ports[s.local.Port()]
+		if !ok {
+			// An ssh connection with no sshd in sight (another PID
+			// namespace, or unreadable): port 22 still means a person.
+			if s.local.Port() == 22 && len(p.listeners) == 0 {
+				k = KindSSH
+			} else {
+				continue
+			}
+		}
+		c := wire.Session{Kind: string(k), Client: clientOf(s)}
+		key := c.Kind + " " + c.Client
+		if k == KindSSH {
+			key += " " + strconv.FormatUint(s.inode, 10)
+		}
+		if seen[key] {
+			continue
+		}
+		seen[key] = true
+		p.clients = append(p.clients, c)
+	}
+	return nil
+}
+
+// clientOf is the address shown for a connection's peer: "local" through
+// loopback (a proxy on the host).
+func clientOf(s tcpSock) string {
+	if s.remote.Addr().IsLoopback() {
+		return "local"
+	}
+	return clip.Bytes(s.remote.Addr().String(), wire.MaxStrLen, "")
+}
+
 // Close closes the /proc files Read keeps open.
 func (p *Presence) Close() error {
 	p.mu.Lock()
@@ -375,20 +607,12 @@ func (p *Presence) Close() error {
 	return HostReader{files: &p.files}.Close()
 }
 
-// scan finds the processes that serve ssh, Jupyter or VS Code and the
-// ports they listen on. It reads /proc/PID/comm of every process and
-// /proc/PID/cmdline and the descriptors of candidates only.
-func (p *Presence) scan(socks []tcpSock) {
-	listenPort := map[uint64]uint16{}
-	listening := map[uint16]bool{}
-	for _, s := range socks {
-		if s.state == tcpListen {
-			listenPort[s.inode] = s.local.Port()
-			listening[s.local.Port()] = true
-		}
-	}
-	p.ports = map[uint16]kind{}
-	ents, _ := os.ReadDir(p.proc("")) // none readable: port 22 below
+// scan finds the sshd and dropbear listeners (not their per-session
+// children) and the Jupyter and VS Code servers. It reads /proc/PID/comm
+// of every process and the command line of candidates only.
+func (p *Presence) scan() {
+	p.listeners, p.servers = p.listeners[:0], p.servers[:0]
+	ents, _ := os.ReadDir(p.proc(""))
 	n := 0
 	for _, e := range ents {
 		pid, err := strconv.Atoi(e.Name())
@@ -413,28 +637,40 @@ func (p *Presence) scan(socks []tcpSock) {
 		if err != nil {
 			continue
 		}
-		k := classify(c, cmd)
-		if k == "" {
-			continue
-		}
-		found := false
-		p.eachSocket(pid, func(ino uint64) {
-			if port, ok := listenPort[ino]; ok {
-				p.ports[port] = k
-				found = true
+		switch classify(c, cmd) {
+		case KindSSH:
+			if sshSessionUser(cmd) == "" && !bytes.Contains(cmd, []byte("[priv]")) && !bytes.Contains(cmd, []byte("[accepted]")) &&
+				!bytes.Contains(cmd, []byte("[preauth]")) && !bytes.Contains(cmd, []byte("[net]")) {
+				p.listeners = append(p.listeners, pid)
 			}
-		})
-		if !found {
-			if port := defaultPort(k, cmd); port != 0 && listening[port] {
-				if _, taken := p.ports[port]; !taken {
-					p.ports[port] = k
-				}
-			}
+		case KindJupyter, KindVSCode:
+			p.servers = append(p.servers, pid)
 		}
 	}
-	if _, ok := p.ports[22]; !ok && listening[22] {
-		p.ports[22] = KindSSH // sshd in another PID namespace, or unreadable
+	// dropbear forks per connection without a new title: a listener's
+	// child is a connection, not a listener.
+	child := map[int]bool{}
+	for _, l := range p.listeners {
+		for _, c := range p.children(l) {
+			child[c] = true
+		}
 	}
+	p.listeners = slices.DeleteFunc(p.listeners, func(pid int) bool { return child[pid] })
+}
+
+// children returns the child PIDs of pid, from /proc/PID/task/PID/children.
+func (p *Presence) children(pid int) []int {
+	b, err := os.ReadFile(p.proc(strconv.Itoa(pid) + "/task/" + strconv.Itoa(pid) + "/children"))
+	if err != nil {
+		return nil
+	}
+	var out []int
+	for _, f := range strings.Fields(string(b)) {
+		if c, err := strconv.Atoi(f); err == nil && c > 0 {
+			out = append(out, c)
+		}
+	}
+	return out
 }
 
 // candidateComm reports whether a process name may be a server we watch.
@@ -469,46 +705,5 @@ func (p *Presence) eachSocket(pid int, fn func(inode uint64)) {
 		if ino, err := strconv.ParseUint(strings.TrimSuffix(s, "]"), 10, 64); err == nil {
 			fn(ino)
 		}
-	}
-}
-
-// lookupSSHUsers maps ssh connection inodes to login names through the
-// per-session sshd processes. New session processes appear with each
-// login, so the process list is read again (comm only) for sshd names.
-func (p *Presence) lookupSSHUsers() {
-	p.sshUsers = map[uint64]string{}
-	ents, err := os.ReadDir(p.proc(""))
-	if err != nil {
-		return
-	}
-	n := 0
-	for _, e := range ents {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil || pid <= 0 {
-			continue
-		}
-		if n++; n > maxPresenceProcs {
-			break
-		}
-		comm, err := os.ReadFile(p.proc(e.Name() + "/comm"))
-		if err != nil {
-			continue
-		}
-		if c := string(bytes.TrimSpace(comm)); c != "sshd" && c != "sshd-session" {
-			continue
-		}
-		cmd, err := os.ReadFile(p.proc(e.Name() + "/cmdline"))
-		if err != nil {
-			continue
-		}
-		user := sshSessionUser(cmd)
-		if user == "" {
-			continue
-		}
-		p.eachSocket(pid, func(ino uint64) {
-			if _, ok := p.sshUsers[ino]; !ok {
-				p.sshUsers[ino] = user
-			}
-		})
 	}
 }

@@ -20,7 +20,7 @@ import (
 // each pids/PID's comm and cmdline copied, and its fds list made into
 // /proc/PID/fd symlinks. An empty fds file leaves the fd directory out
 // (unreadable, as a process of another user is).
-func fakeProc(t *testing.T) string {
+func fakeProc(t testing.TB) string {
 	t.Helper()
 	root := t.TempDir()
 	src := "testdata/presence"
@@ -46,6 +46,9 @@ func fakeProc(t *testing.T) string {
 		d := src + "/pids/" + p.Name()
 		cp(d+"/comm", root+"/"+p.Name()+"/comm")
 		cp(d+"/cmdline", root+"/"+p.Name()+"/cmdline")
+		if _, err := os.Stat(d + "/children"); err == nil {
+			cp(d+"/children", root+"/"+p.Name()+"/task/"+p.Name()+"/children")
+		}
 		f, err := os.Open(d + "/fds")
 		if err != nil {
 			t.Fatal(err)
@@ -80,8 +83,8 @@ func TestParseProcNetTCP(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(socks) != 14 {
-		t.Fatalf("got %d sockets, want 14", len(socks))
+	if len(socks) != 15 {
+		t.Fatalf("got %d sockets, want 15", len(socks))
 	}
 	s := socks[4]
 	if s.local != netip.MustParseAddrPort("172.17.0.2:22") || s.remote != netip.MustParseAddrPort("1.2.3.4:54000") ||
@@ -177,9 +180,10 @@ func TestPresence_Read(t *testing.T) {
 	want := []row{
 		{KindJupyter, "local", ""},       // two proxied websockets to 8888: one client
 		{KindJupyter, "10.10.10.10", ""}, // 8889: fd unreadable, port from --port
-		{KindSSH, "1.2.3.4", "root"},
-		{KindSSH, "5.6.7.8", "alice"}, // sshd-session (OpenSSH 9.8+)
+		{KindSSH, "1.2.3.4", "root"},     // privsep: the session is the listener's grandchild
+		{KindSSH, "5.6.7.8", "alice"},    // sshd-session (OpenSSH 9.8+)
 		{KindVSCode, "2001:db8::1", ""},
+		// Not 9.9.9.9: connected to sshd but not logged in ("sshd: [accepted]").
 	}
 	if len(rows) != len(want) {
 		t.Fatalf("got %v\nwant %v", rows, want)
@@ -190,19 +194,46 @@ func TestPresence_Read(t *testing.T) {
 		}
 	}
 
-	// A later read keeps the first-seen times and does not scan /proc
-	// again while the listening sockets stay the same.
+	// A later read keeps the first-seen times and, with nothing changed,
+	// reads neither the process list nor the TCP tables.
 	later := now.Add(time.Minute)
 	p.Now = func() time.Time { return later }
-	os.RemoveAll(root + "/100") // sshd gone from view: no rescan, port 22 still known
+	os.Rename(root+"/net/tcp", root+"/net/tcp.away") // would fail the read
 	got, err = p.Read()
-	if err != nil || len(got) != len(want) {
-		t.Fatalf("second read: %v %v", got, err)
+	if err != nil || len(got) != len(want) || p.tableReads != 1 {
+		t.Fatalf("second read: %v %v, %d table reads", got, err, p.tableReads)
 	}
 	for _, s := range got {
 		if !s.Since.Equal(now) {
 			t.Errorf("%+v: since moved to %v", s, s.Since)
 		}
+	}
+	os.Rename(root+"/net/tcp.away", root+"/net/tcp")
+
+	// A connection to the Jupyter server (one more descriptor) makes a
+	// read look at the tables again, once presenceTCPMin has passed.
+	os.Symlink("socket:[3001]", root+"/300/fd/12")
+	if _, err := p.Read(); err != nil || p.tableReads != 1 {
+		t.Fatalf("a new descriptor within %s: %v, %d table reads, want 1", presenceTCPMin, err, p.tableReads)
+	}
+	later = now.Add(presenceTCPMin)
+	if _, err := p.Read(); err != nil || p.tableReads != 2 {
+		t.Fatalf("after a new descriptor: %v, %d table reads, want 2", err, p.tableReads)
+	}
+	// So does an SSH logout (alice's session process is gone).
+	os.WriteFile(root+"/100/task/100/children", []byte("101 104 "), 0o644)
+	got, err = p.Read()
+	if err != nil || p.tableReads != 3 || len(got) != len(want)-1 {
+		t.Fatalf("after a logout: %+v %v, %d table reads", got, err, p.tableReads)
+	}
+	// And the read before an order always does.
+	if _, err := p.ReadFresh(); err != nil || p.tableReads != 4 {
+		t.Fatalf("ReadFresh: %v, %d table reads, want 4", err, p.tableReads)
+	}
+	// Later on, the tables are read even with nothing changed.
+	p.Now = func() time.Time { return later.Add(presenceTCPEvery) }
+	if _, err := p.Read(); err != nil || p.tableReads != 5 {
+		t.Fatalf("after %s: %v, %d table reads, want 5", presenceTCPEvery, err, p.tableReads)
 	}
 
 	// No /proc/net/tcp: an error, which holds nothing.
@@ -239,20 +270,30 @@ func TestPresence_Bounded(t *testing.T) {
 	}
 }
 
-// BenchmarkPresence_Read measures one heartbeat's presence read on the
-// fixture (two small files parsed, no process scan).
+// BenchmarkPresence_Read measures a heartbeat's read when nothing
+// changed (the common case): the sshd listener's children and the
+// servers' descriptor counts, no TCP tables.
 func BenchmarkPresence_Read(b *testing.B) {
-	root := b.TempDir()
-	os.MkdirAll(root+"/net", 0o755)
-	for _, f := range []string{"tcp", "tcp6"} {
-		c, _ := os.ReadFile("testdata/presence/net/" + f)
-		os.WriteFile(root+"/net/"+f, c, 0o644)
-	}
-	p := &Presence{ProcRoot: root}
+	p := &Presence{ProcRoot: fakeProc(b)}
 	p.Read()
 	b.ReportAllocs()
 	for b.Loop() {
 		if _, err := p.Read(); err != nil {
+			b.Fatal(err)
+		}
+	}
+	if p.tableReads != 1 {
+		b.Fatalf("%d table reads, want 1", p.tableReads)
+	}
+}
+
+// BenchmarkPresence_ReadFresh measures the read before an order: the
+// process scan and the TCP tables of the fixture.
+func BenchmarkPresence_ReadFresh(b *testing.B) {
+	p := &Presence{ProcRoot: fakeProc(b)}
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := p.ReadFresh(); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -346,15 +387,56 @@ func TestHeartbeat_CarriesSessions(t *testing.T) {
 }
 
 // BenchmarkPresence_Scan measures the process scan on this machine's real
-// /proc (run when a listening socket appears or goes, or every 10 min).
+// /proc (run when a watched server exits, and every presenceRescan).
 func BenchmarkPresence_Scan(b *testing.B) {
-	socks := []tcpSock{}
-	if raw, err := os.ReadFile("/proc/net/tcp"); err == nil {
-		socks, _ = parseProcNetTCP(raw)
-	}
 	p := &Presence{}
 	b.ReportAllocs()
 	for b.Loop() {
-		p.scan(socks)
+		p.scan()
+	}
+}
+
+func TestPresence_Dropbear(t *testing.T) {
+	// dropbear forks per connection and keeps its title: a child that
+	// runs something has logged in, one that does not is authenticating.
+	root := t.TempDir()
+	w := func(path, s string) {
+		os.MkdirAll(filepath.Dir(root+"/"+path), 0o755)
+		os.WriteFile(root+"/"+path, []byte(s), 0o644)
+	}
+	w("net/tcp", "hdr\n")
+	for _, pid := range []string{"10", "11", "12"} {
+		w(pid+"/comm", "dropbear\n")
+		w(pid+"/cmdline", "/usr/sbin/dropbear\x00-F\x00-p\x0022\x00")
+	}
+	w("10/task/10/children", "11 12")
+	w("11/task/11/children", "13")
+	w("12/task/12/children", "")
+	w("13/comm", "bash\n")
+	w("13/cmdline", "-bash\x00")
+	got, err := (&Presence{ProcRoot: root}).Read()
+	if err != nil || len(got) != 1 || got[0].Kind != KindSSH {
+		t.Fatalf("got %+v, %v; want one ssh session", got, err)
+	}
+}
+
+func TestPresence_NoChildrenFiles(t *testing.T) {
+	// A kernel without CONFIG_PROC_CHILDREN: sessions are found by name.
+	root := fakeProc(t)
+	for _, pid := range []string{"100", "101"} {
+		os.RemoveAll(root + "/" + pid + "/task")
+	}
+	got, err := (&Presence{ProcRoot: root}).Read()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var users []string
+	for _, s := range got {
+		if s.Kind == KindSSH {
+			users = append(users, s.User+" "+s.Client)
+		}
+	}
+	if strings.Join(users, ",") != "root 1.2.3.4,alice 5.6.7.8" {
+		t.Fatalf("ssh sessions %v", users)
 	}
 }

@@ -143,7 +143,11 @@ func (s *Sampler) SampleLevel(ctx context.Context, level ReadLevel) *Sample {
 		}
 		if s.Presence != nil {
 			sm.SessionsRead = true
-			if ss, err := s.Presence.Read(); err == nil {
+			read := s.Presence.Read
+			if level >= ReadConfirm {
+				read = s.Presence.ReadFresh // before a release: nothing cached
+			}
+			if ss, err := read(); err == nil {
 				sm.Sessions = ss
 			} else {
 				sm.SessionsErr = err.Error()

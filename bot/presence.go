@@ -11,8 +11,8 @@ import (
 // SessionsText says who is connected to a rental's host, in lang, as HTML:
 // "1 SSH session (root from 1.2.3.4), 1 Jupyter client" or
 // "1 个 SSH 会话（root 来自 1.2.3.4）、1 个 Jupyter 客户端". At most three
-// addresses are named per kind; clients through a proxy on the host have
-// none. "" when nobody is. The scheduler's idle card and /why share it;
+// addresses are named per kind; a Jupyter or VS Code client through a
+// proxy on the host has none. "" when nobody is. The scheduler's idle card and /why share it;
 // the English is ledger.DescribeSessions, the words of the /why log.
 func SessionsText(lang string, ss []ledger.Session) string {
 	if NormLang(lang) != LangZH {
@@ -27,12 +27,17 @@ func SessionsText(lang string, ss []ledger.Session) string {
 				continue
 			}
 			n++
-			if len(who) < 3 && s.Client != "" && s.Client != "local" {
-				w := "来自 " + html.EscapeString(s.Client)
+			if len(who) < 3 && (s.Client != "" || s.User != "") {
+				var w []string
 				if s.User != "" {
-					w = html.EscapeString(s.User) + " " + w
+					w = append(w, html.EscapeString(s.User))
 				}
-				who = append(who, w)
+				if s.Client != "" && (s.Client != "local" || s.Kind == ledger.SessionSSH) {
+					w = append(w, "来自 "+html.EscapeString(s.Client))
+				}
+				if len(w) > 0 {
+					who = append(who, strings.Join(w, " "))
+				}
 			}
 		}
 		if n == 0 {

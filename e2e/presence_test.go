@@ -41,7 +41,7 @@ func TestAutoReleaseHeldWhileSSH(t *testing.T) {
 
 	w.startAgent()
 	w.setGPU(0)
-	w.waitMessage("Connected: 1 SSH session", 20*time.Second)
+	w.waitMessage("Connected: 1 SSH session (tester from local)", 20*time.Second)
 	w.waitMessage("held while someone is connected", 10*time.Second)
 	time.Sleep(12 * time.Second) // twice the grace period
 	if _, err := os.Stat(w.marker); err == nil {

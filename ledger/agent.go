@@ -172,12 +172,17 @@ func DescribeSessions(ss []Session) string {
 				continue
 			}
 			n++
-			if len(who) < 3 && s.Client != "" && s.Client != "local" {
-				w := "from " + s.Client
+			if len(who) < 3 && (s.Client != "" || s.User != "") {
+				var w []string
 				if s.User != "" {
-					w = s.User + " " + w
+					w = append(w, s.User)
 				}
-				who = append(who, w)
+				if s.Client != "" && (s.Client != "local" || s.Kind == SessionSSH) {
+					w = append(w, "from "+s.Client)
+				}
+				if len(w) > 0 {
+					who = append(who, strings.Join(w, " "))
+				}
 			}
 		}
 		if n == 0 {

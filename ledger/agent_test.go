@@ -168,6 +168,10 @@ func TestDescribeSessions(t *testing.T) {
 	if got := DescribeSessions(ss); got != want {
 		t.Fatalf("got  %q\nwant %q", got, want)
 	}
+	if got, want := DescribeSessions([]Session{{Kind: SessionSSH, User: "root"}, {Kind: SessionSSH, Client: "local", User: "bob"}}),
+		"2 SSH sessions (root, bob from local)"; got != want {
+		t.Fatalf("got  %q\nwant %q", got, want)
+	}
 	if got := DescribeSessions(nil); got != "" {
 		t.Fatalf("nobody: %q", got)
 	}
