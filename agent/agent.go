@@ -140,7 +140,10 @@ func Run(ctx context.Context, cfg Config) error {
 
 	host := HostReader{DiskPath: cfg.DiskPath}.Cached()
 	defer host.Close()
-	sampler := &Sampler{GPU: gpu, Host: host, Watch: cfg.Watch, Job: job, Thresholds: cfg.Thresholds, Log: log}
+	presence := &Presence{}
+	defer presence.Close()
+	sampler := &Sampler{GPU: gpu, Host: host, Watch: cfg.Watch, Job: job, Thresholds: cfg.Thresholds, Log: log,
+		Presence: presence}
 	var win Window
 	bootID := randID()
 	var seq atomic.Uint64

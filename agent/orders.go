@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"os"
 	"os/exec"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -110,7 +111,7 @@ func (e *Executor) HandleOrder(ctx context.Context, o wire.Order) string {
 		return wire.OutcomeRejectedRental
 	}
 	e.log().Info("order accepted", "order", o.ID, "action", o.Action)
-	return e.Release(ctx, o.ID, o.Action)
+	return e.release(ctx, o.ID, o.Action, o.WaitFor)
 }
 
 // errBeforeRecord marks a genuine order issued before the agent's nonce
@@ -162,6 +163,13 @@ func (e *Executor) rental() string {
 // then the pre-release command (its failure aborts), then the release
 // command. It returns the final outcome.
 func (e *Executor) Release(ctx context.Context, id, action string) string {
+	return e.release(ctx, id, action, nil)
+}
+
+// release is Release for an order that names the session kinds that hold
+// it (an automatic order: wire.Order.WaitFor): the fresh sample's people
+// connected of those kinds refuse it.
+func (e *Executor) release(ctx context.Context, id, action string, waitFor []string) string {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if e.ReleaseCmd == "" {
@@ -177,9 +185,16 @@ func (e *Executor) Release(ctx context.Context, id, action string) string {
 	}
 	var v wire.Verdict = wire.VerdictUnknown
 	var why []string
+	var people []wire.Session
 	if e.Sampler != nil {
 		s := e.Sampler.Sample(ctx)
 		v, why = s.Verdict, s.Reasons
+		people = holding(s.Sessions, waitFor)
+	}
+	if len(people) > 0 && v == wire.VerdictIdle {
+		e.report(ctx, wire.OrderResult{OrderID: id, Outcome: wire.OutcomeRefusedPeople, Verdict: v,
+			Message: peopleNote(people)})
+		return wire.OutcomeRefusedPeople
 	}
 	switch v {
 	case wire.VerdictBusy:
@@ -266,4 +281,36 @@ func (t *tailBuffer) Write(p []byte) (int, error) {
 		t.b = t.b[len(t.b)-1024:]
 	}
 	return len(p), nil
+}
+
+// holding returns the sessions whose kind is in kinds.
+func holding(ss []wire.Session, kinds []string) []wire.Session {
+	var out []wire.Session
+	for _, s := range ss {
+		for _, k := range kinds {
+			if s.Kind == k {
+				out = append(out, s)
+				break
+			}
+		}
+	}
+	return out
+}
+
+// peopleNote says who is connected, for an order result: "2 connected:
+// ssh root from 1.2.3.4, jupyter from local".
+func peopleNote(ss []wire.Session) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%d connected:", len(ss))
+	for i, s := range ss {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		b.WriteString(" " + s.Kind)
+		if s.User != "" {
+			b.WriteString(" " + s.User)
+		}
+		b.WriteString(" from " + s.Client)
+	}
+	return clip.Bytes(b.String(), 512, "…")
 }

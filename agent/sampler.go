@@ -38,6 +38,13 @@ type Sample struct {
 	Watches []WatchReading
 	Job     *wire.JobState
 
+	// Sessions are the people connected (read with Presence at level
+	// ReadFull and above, when SessionsRead); SessionsErr says why they
+	// could not be read.
+	SessionsRead bool
+	Sessions     []wire.Session
+	SessionsErr  string
+
 	Verdict wire.Verdict
 	Reasons []string
 }
@@ -61,20 +68,22 @@ type Sampler struct {
 	GPU        GPUSource
 	Host       HostReader
 	Watch      []string
-	Job        *Job // nil when no job is wrapped
+	Job        *Job      // nil when no job is wrapped
+	Presence   *Presence // nil: who is connected is not looked at
 	Thresholds Thresholds
 	Now        func() time.Time // default time.Now
 	Log        *slog.Logger
 
-	mu        sync.Mutex
-	prevCPU   CPUUsage
-	prevCPUAt time.Time
-	prevNet   NetCounters
-	prevNetAt time.Time
-	prevWatch map[string]WatchReading
-	tracker   IdleTracker
-	lastErr   map[string]string // last logged error per signal, to log changes only
-	last      *Sample
+	mu           sync.Mutex
+	prevCPU      CPUUsage
+	prevCPUAt    time.Time
+	prevNet      NetCounters
+	prevNetAt    time.Time
+	prevWatch    map[string]WatchReading
+	tracker      IdleTracker
+	lastErr      map[string]string // last logged error per signal, to log changes only
+	lastSessions int               // people connected at the last presence read, to log changes only
+	last         *Sample
 }
 
 func (s *Sampler) now() time.Time {
@@ -131,6 +140,18 @@ func (s *Sampler) SampleLevel(ctx context.Context, level ReadLevel) *Sample {
 			sm.DiskOK, sm.Disk = true, d
 		} else {
 			sm.HostErrs = append(sm.HostErrs, err.Error())
+		}
+		if s.Presence != nil {
+			sm.SessionsRead = true
+			read := s.Presence.Read
+			if level >= ReadConfirm {
+				read = s.Presence.ReadFresh // before a release: nothing cached
+			}
+			if ss, err := read(); err == nil {
+				sm.Sessions = ss
+			} else {
+				sm.SessionsErr = err.Error()
+			}
 		}
 	}
 	s.readWatches(sm)
@@ -315,4 +336,12 @@ func (s *Sampler) logChanges(sm *Sample) {
 	}
 	check("cpu", sm.CPUErr)
 	check("net", sm.NetErr)
+	if sm.SessionsRead {
+		check("sessions", sm.SessionsErr)
+		if n := len(sm.Sessions); n != s.lastSessions {
+			// The count only: addresses go to the server, not the log.
+			s.log().Debug("people connected", "count", n)
+			s.lastSessions = n
+		}
+	}
 }

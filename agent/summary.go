@@ -32,6 +32,9 @@ type window struct {
 	hostErrs            []string
 	watch               map[string]*wire.WatchState
 	watchOrder          []string
+	sessionsRead        bool
+	sessions            []wire.Session
+	sessionsErr         string
 	last                *Sample
 	lastBusy            *Sample
 }
@@ -153,6 +156,9 @@ func (w *window) add(s *Sample) {
 	if s.HostRead {
 		w.hostErrs = s.HostErrs
 	}
+	if s.SessionsRead {
+		w.sessionsRead, w.sessions, w.sessionsErr = true, s.Sessions, s.SessionsErr
+	}
 	if w.watch == nil {
 		w.watch = map[string]*wire.WatchState{}
 	}
@@ -230,6 +236,10 @@ func (w *window) fill(hb *wire.HeartbeatRequest) {
 	}
 	for _, p := range w.watchOrder {
 		hb.Watches = append(hb.Watches, *w.watch[p])
+	}
+	if w.sessionsRead {
+		hb.Sessions = w.sessions[:min(len(w.sessions), wire.MaxSessions)]
+		hb.SessionsError = clip.Bytes(w.sessionsErr, wire.MaxStrLen, "")
 	}
 	if w.last != nil {
 		// A window with any busy sample is busy (a burst early in it is

@@ -242,6 +242,9 @@ type AutoRelease struct {
 	Name   string
 	Action AutoAction
 	After  time.Duration // grace after the warning; 0: the default
+	// WaitFor is who, connected to the host, holds the automatic action
+	// (wait_for=); the zero value is every kind, the default.
+	WaitFor ledger.WaitFor
 }
 
 // QuietHours is a daily window, in minutes after local midnight. From ==

@@ -677,10 +677,19 @@ func (r *req) why(c Why) error {
 			return err
 		}
 	}
-	if len(ds) == 0 {
+	now := r.whyNow(x)
+	if len(ds) == 0 && now == "" {
 		return r.answer(r.plain(r.t("why_none", c.Name)))
 	}
 	var sb strings.Builder
+	sb.WriteString(now)
+	if len(ds) == 0 {
+		sb.WriteString("\n" + r.t("why_none", c.Name))
+		return r.answer(r.plain(sb.String()))
+	}
+	if now != "" {
+		sb.WriteString("\n\n")
+	}
 	sb.WriteString(r.t("why_head", c.Name))
 	for _, d := range ds {
 		sb.WriteString("\n" + esc(r.when(d.At)) + " · " + esc(d.Summary))
@@ -689,6 +698,52 @@ func (r *req) why(c Why) error {
 		}
 	}
 	return r.answer(r.plain(sb.String()))
+}
+
+// policyStore reads a rental's /autorelease policy (ledger/sqlite does).
+type policyStore interface {
+	AutoPolicy(ctx context.Context, rentalID int64) (ledger.AutoPolicy, error)
+}
+
+// agentStates gives the latest state of a rental's agent: the agent hub's
+// token service (AgentTokens) implements it.
+type agentStates interface {
+	AgentState(rentalID int64) (ledger.AgentState, bool)
+}
+
+// whyNow is the head of /why: the rental's automatic action and who it
+// waits for, and who its agent last saw connected, with whether that
+// holds the action. "" when there is neither a policy store nor an agent.
+func (r *req) whyNow(x *ledger.Rental) string {
+	var lines []string
+	pol := ledger.AutoPolicy{Action: ledger.AutoNotify}
+	if st, ok := r.c.store.(policyStore); ok {
+		p, err := st.AutoPolicy(r.ctx, x.ID)
+		if err != nil {
+			r.c.log.Error("bot: auto policy", "rental", x.ID, "err", err)
+		} else {
+			pol = p
+		}
+		auto := pol.Action == ledger.AutoStop || pol.Action == ledger.AutoRelease
+		if auto {
+			lines = append(lines, r.t("why_policy", x.Name, string(pol.Action), FormatDuration(pol.Grace(), r.lang), pol.WaitFor.String()))
+		} else {
+			lines = append(lines, r.t("why_policy_"+string(pol.Action), x.Name))
+		}
+	}
+	if ag, ok := r.c.agents.(agentStates); ok {
+		if st, seen := ag.AgentState(x.ID); seen {
+			switch held := pol.WaitFor.Holding(st.Sessions); {
+			case len(st.Sessions) == 0:
+				lines = append(lines, r.t("why_nobody", r.when(st.LastSeen)))
+			case (pol.Action == ledger.AutoStop || pol.Action == ledger.AutoRelease) && len(held) > 0:
+				lines = append(lines, r.t("why_people_held", rawHTML(SessionsText(r.lang, st.Sessions)), r.when(st.LastSeen), string(pol.Action)))
+			default:
+				lines = append(lines, r.t("why_people", rawHTML(SessionsText(r.lang, st.Sessions)), r.when(st.LastSeen)))
+			}
+		}
+	}
+	return strings.Join(lines, "\n")
 }
 
 // autoStore is the part of the agent hub's store that keeps /autorelease
@@ -704,7 +759,7 @@ func (r *req) autoRelease(c AutoRelease) error {
 	if !ok {
 		return r.answer(r.plain(r.t("autorelease_off")))
 	}
-	p := ledger.AutoPolicy{Action: ledger.AutoAction(c.Action), After: c.After, SetAt: r.now}
+	p := ledger.AutoPolicy{Action: ledger.AutoAction(c.Action), After: c.After, WaitFor: c.WaitFor, SetAt: r.now}
 	if err := p.Validate(); err != nil {
 		return err
 	}
@@ -725,6 +780,11 @@ func (r *req) autoRelease(c AutoRelease) error {
 		text = r.t("autorelease_notify", c.Name)
 	default:
 		text = r.autoActionText(c.Name, got)
+		if got.WaitFor == ledger.WaitNone {
+			text += "\n" + r.t("autorelease_wait_none")
+		} else {
+			text += "\n" + r.t("autorelease_wait_for", got.WaitFor.String(), c.Name, string(got.Action))
+		}
 	}
 	return r.send(r.plain(text))
 }

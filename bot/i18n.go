@@ -218,6 +218,9 @@ var catalog = map[string][2]string{
 	"bad_quiet": {
 		"%[1]s is not a quiet-hours window: write it like 23:00-08:00 or off",
 		"%[1]s 不是免打扰时段：请写成 23:00-08:00 或 off"},
+	"bad_wait_for": {
+		"wait_for=%[1]s: use none, all, or ssh, jupyter, vscode joined by commas, e.g. wait_for=ssh,jupyter",
+		"wait_for=%[1]s：请用 none（无）、all（全部），或用逗号连接 ssh、jupyter、vscode，比如 wait_for=ssh,jupyter"},
 	"bad_action": {
 		"%[1]s is not an action: use off, notify, stop or release",
 		"%[1]s 不是动作：请用 off、notify、stop 或 release"},

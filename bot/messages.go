@@ -206,6 +206,30 @@ var messages = Catalog{
 	"autorelease_none": {
 		"✓ <b>%[1]s</b>: no idle warnings or automatic actions",
 		"✓ <b>%[1]s</b>：不提醒空闲，也不自动操作"},
+	"autorelease_wait_for": {
+		"While someone is connected (wait_for=%[1]s: SSH sessions, Jupyter or VS Code clients) it waits; <code>/autorelease %[2]s %[3]s wait_for=none</code> acts anyway.",
+		"有人在线时（wait_for=%[1]s：SSH 会话、Jupyter 或 VS Code 客户端）暂缓执行；<code>/autorelease %[2]s %[3]s wait_for=none</code> 则照常执行。"},
+	"autorelease_wait_none": {
+		"wait_for=none: it acts even while someone is connected.",
+		"wait_for=none：即使有人在线也照常执行。"},
+	"why_policy": {
+		"<b>%[1]s</b>: automatic %[2]s after %[3]s of warning; waits while connected: %[4]s.",
+		"<b>%[1]s</b>：提醒后 %[3]s 自动 %[2]s；有人在线时暂缓：%[4]s。"},
+	"why_policy_notify": {
+		"<b>%[1]s</b>: idle warnings only, no automatic action.",
+		"<b>%[1]s</b>：只提醒空闲，不自动操作。"},
+	"why_policy_off": {
+		"<b>%[1]s</b>: no idle warnings or automatic actions.",
+		"<b>%[1]s</b>：不提醒空闲，也不自动操作。"},
+	"why_nobody": {
+		"Nobody connected (heartbeat %[1]s).",
+		"无人在线（心跳 %[1]s）。"},
+	"why_people": {
+		"Connected: %[1]s (heartbeat %[2]s).",
+		"在线：%[1]s（心跳 %[2]s）。"},
+	"why_people_held": {
+		"Connected: %[1]s (heartbeat %[2]s): the automatic %[3]s is held while they are.",
+		"在线：%[1]s（心跳 %[2]s）：有人在线期间自动 %[3]s 暂缓。"},
 	"why_head": {
 		"<b>Automatic decisions for %[1]s</b>, newest first:",
 		"<b>%[1]s 的自动操作记录</b>（最新在前）："},

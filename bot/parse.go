@@ -268,7 +268,7 @@ var keyAliases = map[string]string{
 	"方向": "direction", "时区": "tz", "语言": "lang", "金额": "amount", "容量": "size", "备注": "note",
 	"volume": "name", "卷": "name", "lease": "for", "time": "at", "dir": "direction", "used": "amount",
 	"count": "count", "数量": "count", "idlewarn": "idle_warn", "longrun": "long_run", "timezone": "tz",
-	"language": "lang", "after": "after", "action": "action",
+	"language": "lang", "after": "after", "action": "action", "等待": "wait_for", "waitfor": "wait_for",
 }
 
 // cutKV splits "key=value"; the key is letters, digits, '_' or '-' (or
@@ -1284,7 +1284,7 @@ var actionWords = map[string]AutoAction{
 }
 
 func (p *parser) autoRelease(toks []string) (Command, error) {
-	if err := p.split(toks, []string{"name", "action", "after"}, false, "after", "之后"); err != nil {
+	if err := p.split(toks, []string{"name", "action", "after", "wait_for"}, false, "after", "之后"); err != nil {
 		return nil, err
 	}
 	var (
@@ -1336,6 +1336,13 @@ func (p *parser) autoRelease(toks []string) (Command, error) {
 			return nil, p.err("dur_range", "after", quote(durSrc), "1m..7d")
 		}
 		a.After = d
+	}
+	if v, ok := p.kv["wait_for"]; ok {
+		w, err := parseWaitFor(v)
+		if err != nil {
+			return nil, p.err("bad_wait_for", quote(v))
+		}
+		a.WaitFor = w
 	}
 	return a, nil
 }
@@ -1531,4 +1538,16 @@ func (p *parser) setOnce(key string, src *string, v string) error {
 	}
 	*src = v
 	return nil
+}
+
+// waitForWords are the Chinese values of wait_for=.
+var waitForWords = map[string]string{"无": "none", "不等": "none", "没有": "none", "全部": "all", "所有": "all"}
+
+// parseWaitFor reads wait_for=: none, all, or kinds joined by commas
+// (ssh, jupyter, vscode), or the Chinese 无 and 全部.
+func parseWaitFor(v string) (ledger.WaitFor, error) {
+	if w, ok := waitForWords[v]; ok {
+		v = w
+	}
+	return ledger.ParseWaitFor(v)
 }

@@ -48,8 +48,9 @@ func build(t *testing.T) (server, agent string) {
 		if buildErr != nil {
 			return
 		}
-		for _, pkg := range []string{"gpuledger", "gpuledger-agent"} {
-			cmd := exec.Command(goTool, "build", "-o", filepath.Join(binDir, pkg), "../cmd/"+pkg)
+		for pkg, src := range map[string]string{"gpuledger": "../cmd/gpuledger", "gpuledger-agent": "../cmd/gpuledger-agent",
+			"sshd": "./internal/fakesshd"} {
+			cmd := exec.Command(goTool, "build", "-o", filepath.Join(binDir, pkg), src)
 			cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
 			if out, err := cmd.CombinedOutput(); err != nil {
 				buildErr = fmt.Errorf("go build %s: %v\n%s", pkg, err, out)
@@ -389,16 +390,9 @@ func TestSnoozeAndSilentAgent(t *testing.T) {
 func TestAutoReleaseAfterGrace(t *testing.T) {
 	w := newWorld(t)
 	// The policy is set in the store with a grace of 6 s (chat accepts
-	// 1 minute at least; the rule is the same).
-	ctx := context.Background()
-	db, err := sqlite.Open(ctx, w.db)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := db.SetAutoPolicy(ctx, userID, "box1", ledger.AutoPolicy{Action: ledger.AutoRelease, After: 6 * time.Second}); err != nil {
-		t.Fatal(err)
-	}
-	db.Close()
+	// 1 minute at least; the rule is the same). wait_for=none: whoever is
+	// connected to the machine running the test does not hold it.
+	w.setPolicy(ledger.AutoPolicy{Action: ledger.AutoRelease, After: 6 * time.Second, WaitFor: ledger.WaitNone})
 	w.startAgent()
 	// Busy for a while: no warning, no release.
 	time.Sleep(6 * time.Second)
@@ -420,5 +414,19 @@ func TestAutoReleaseAfterGrace(t *testing.T) {
 	}
 	if r := rentalOf(w.export(), "box1"); r["state"] != "released" {
 		t.Fatalf("state = %v", r["state"])
+	}
+}
+
+// setPolicy stores box1's /autorelease policy.
+func (w *world) setPolicy(p ledger.AutoPolicy) {
+	w.t.Helper()
+	ctx := context.Background()
+	db, err := sqlite.Open(ctx, w.db)
+	if err != nil {
+		w.t.Fatal(err)
+	}
+	defer db.Close()
+	if _, err := db.SetAutoPolicy(ctx, userID, "box1", p); err != nil {
+		w.t.Fatal(err)
 	}
 }

@@ -3,6 +3,7 @@ package ledger
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 )
@@ -133,6 +134,160 @@ type AgentState struct {
 	GPU        GPUFacts
 	CanRelease bool   // the agent has a release command
 	Reasons    string // the agent's reasons for its verdict, joined
+	// Sessions are the people the last heartbeat found connected (SSH,
+	// Jupyter, VS Code). While one of a kind the rental's policy waits
+	// for is there, automatic stops and releases are held.
+	Sessions []Session
+}
+
+// Session kinds: what a person is connected through.
+const (
+	SessionSSH     = "ssh"
+	SessionJupyter = "jupyter"
+	SessionVSCode  = "vscode"
+)
+
+// SessionKinds are the kinds, in the order they are shown.
+var SessionKinds = []string{SessionSSH, SessionJupyter, SessionVSCode}
+
+// Session is one person connected to a rental's host, as its agent
+// reported it.
+type Session struct {
+	Kind   string    `json:"kind"`           // SessionSSH, SessionJupyter or SessionVSCode
+	Client string    `json:"client"`         // the client's address; "local" through a proxy on the host
+	User   string    `json:"user,omitempty"` // the SSH login, where known
+	Since  time.Time `json:"since,omitzero"` // when the agent first saw it; zero if not said
+}
+
+// DescribeSessions says who is connected, in English, grouped by kind:
+// "1 SSH session (root from 1.2.3.4), 1 Jupyter client". At most three
+// addresses are named per kind.
+func DescribeSessions(ss []Session) string {
+	var parts []string
+	for _, k := range SessionKinds {
+		var who []string
+		n := 0
+		for _, s := range ss {
+			if s.Kind != k {
+				continue
+			}
+			n++
+			if len(who) < 3 && (s.Client != "" || s.User != "") {
+				var w []string
+				if s.User != "" {
+					w = append(w, s.User)
+				}
+				if s.Client != "" && (s.Client != "local" || s.Kind == SessionSSH) {
+					w = append(w, "from "+s.Client)
+				}
+				if len(w) > 0 {
+					who = append(who, strings.Join(w, " "))
+				}
+			}
+		}
+		if n == 0 {
+			continue
+		}
+		noun := map[string][2]string{SessionSSH: {"SSH session", "SSH sessions"}, SessionJupyter: {"Jupyter client", "Jupyter clients"},
+			SessionVSCode: {"VS Code client", "VS Code clients"}}[k][min(n-1, 1)]
+		p := fmt.Sprintf("%d %s", n, noun)
+		if len(who) > 0 {
+			p += " (" + strings.Join(who, ", ") + ")"
+		}
+		parts = append(parts, p)
+	}
+	return strings.Join(parts, ", ")
+}
+
+// WaitFor is the set of session kinds that hold a rental's automatic
+// stop or release, like SkyPilot's autostop wait_for. The zero value
+// waits for every kind (the default); WaitNone waits for nobody. Its
+// string form is "ssh,jupyter,vscode", a subset of it, or "none".
+type WaitFor string
+
+// WaitNone is the WaitFor that holds for nobody.
+const WaitNone WaitFor = "none"
+
+// ParseWaitFor parses "none", "all", or kinds separated by commas ("ssh",
+// "ssh,jupyter"; "code" is vscode). The result is canonical: kinds in
+// SessionKinds order, "" for all of them. EINVALID for anything else.
+func ParseWaitFor(s string) (WaitFor, error) {
+	s = strings.ToLower(strings.TrimSpace(s))
+	switch s {
+	case "none", "nobody", "off", "no":
+		return WaitNone, nil
+	case "", "all", "default", "any":
+		return "", nil
+	}
+	have := map[string]bool{}
+	for _, f := range strings.Split(s, ",") {
+		f = strings.TrimSpace(f)
+		switch f {
+		case "ssh":
+		case "jupyter", "notebook", "jupyterlab":
+			f = SessionJupyter
+		case "vscode", "code", "code-server":
+			f = SessionVSCode
+		default:
+			return "", Errorf(EINVALID, "wait_for=%s: %q is not ssh, jupyter, vscode or none, e.g. wait_for=ssh,jupyter", s, f)
+		}
+		have[f] = true
+	}
+	var kinds []string
+	for _, k := range SessionKinds {
+		if have[k] {
+			kinds = append(kinds, k)
+		}
+	}
+	if len(kinds) == len(SessionKinds) {
+		return "", nil
+	}
+	return WaitFor(strings.Join(kinds, ",")), nil
+}
+
+// Kinds returns the kinds w waits for, in SessionKinds order.
+func (w WaitFor) Kinds() []string {
+	switch w {
+	case "":
+		return append([]string(nil), SessionKinds...)
+	case WaitNone:
+		return nil
+	}
+	return strings.Split(string(w), ",")
+}
+
+// String returns the canonical form: "ssh,jupyter,vscode" for the default.
+func (w WaitFor) String() string {
+	if w == "" {
+		return strings.Join(SessionKinds, ",")
+	}
+	return string(w)
+}
+
+// Holding returns the sessions of the kinds w waits for.
+func (w WaitFor) Holding(ss []Session) []Session {
+	var out []Session
+	for _, s := range ss {
+		if slices.Contains(w.Kinds(), s.Kind) {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// Validate checks a WaitFor that did not come from ParseWaitFor.
+func (w WaitFor) Validate() error {
+	if w == "" || w == WaitNone {
+		return nil
+	}
+	got, err := ParseWaitFor(string(w))
+	if err != nil {
+		return err
+	}
+	if got != w {
+		return Errorf(EINVALID, "wait_for=%s is not in canonical form (%s)", w, got.String())
+	}
+	return nil
 }
 
 // Seen reports whether a heartbeat was ever received.
@@ -220,7 +375,10 @@ type AutoPolicy struct {
 	RentalID int64
 	Action   AutoAction
 	After    time.Duration // grace after the warning; 0 means DefaultGrace
-	SetAt    time.Time
+	// WaitFor is who holds the automatic action while connected; the
+	// zero value waits for SSH, Jupyter and VS Code alike.
+	WaitFor WaitFor
+	SetAt   time.Time
 }
 
 // Grace returns the effective grace period.
@@ -242,7 +400,7 @@ func (p AutoPolicy) Validate() error {
 	if p.After != 0 && p.After < MinGrace && p.Action != AutoOff {
 		return Errorf(EINVALID, "after=%s is too short: give at least %s, e.g. /autorelease box1 stop after 30m", p.After, MinGrace)
 	}
-	return nil
+	return p.WaitFor.Validate()
 }
 
 // OrderState is where a release order is in its life.
@@ -276,12 +434,16 @@ const (
 // Order is a stop or release order for a rental's agent, as the server
 // keeps it (the signed wire form is rebuilt from these fields).
 type Order struct {
-	ID        string
-	RentalID  int64
-	UserID    int64
-	Rental    string // the rental's name, signed into the order
-	Action    string // "stop" or "release"
-	Origin    OrderOrigin
+	ID       string
+	RentalID int64
+	UserID   int64
+	Rental   string // the rental's name, signed into the order
+	Action   string // "stop" or "release"
+	Origin   OrderOrigin
+	// WaitFor, on an automatic order, is the policy's: the agent refuses
+	// the order if its fresh sample finds one of those kinds connected
+	// (signed into the order). Empty on a button order.
+	WaitFor   []string
 	IssuedAt  time.Time
 	ExpiresAt time.Time
 	Nonce     string
@@ -330,6 +492,10 @@ type AutoInput struct {
 	Kept        bool          // the user pressed Keep for this idle streak
 	FreshWithin time.Duration // a heartbeat older than this is not fresh
 	OpenOrder   bool          // an order is already in flight
+	// PeopleRefusedAt is when the agent last refused an automatic order
+	// because its fresh sample found someone connected; until a heartbeat
+	// received after it, nothing is ordered again.
+	PeopleRefusedAt time.Time
 }
 
 // AutoDecide applies DESIGN.md section 7: an automatic stop or release
@@ -373,10 +539,21 @@ func AutoDecide(in AutoInput) (action string, why string) {
 	if a.Verdict != VerdictIdle {
 		return "", "the host is " + string(a.Verdict)
 	}
+	if !in.PeopleRefusedAt.IsZero() && !a.LastSeen.After(in.PeopleRefusedAt) {
+		return "", "the agent found someone connected at " + in.PeopleRefusedAt.UTC().Format(time.TimeOnly) + "; waiting for its next heartbeat"
+	}
+	if held := p.WaitFor.Holding(a.Sessions); len(held) > 0 {
+		return "", fmt.Sprintf("someone is connected: %s (wait_for=%s; /autorelease %s %s wait_for=none acts anyway)",
+			DescribeSessions(held), p.WaitFor, in.Rental.Name, p.Action)
+	}
 	act := string(p.Action)
-	ev := fmt.Sprintf("idle %s, warned %s ago, heartbeat %s ago, no job, policy %s after %s",
+	people := "nobody reported connected"
+	if len(a.Sessions) > 0 {
+		people = DescribeSessions(a.Sessions) + " connected, not waited for (wait_for=" + p.WaitFor.String() + ")"
+	}
+	ev := fmt.Sprintf("idle %s, warned %s ago, heartbeat %s ago, no job, %s, policy %s after %s",
 		a.IdleFor(in.Now).Round(time.Minute), in.Now.Sub(in.WarnedAt).Round(time.Minute),
-		in.Now.Sub(a.LastSeen).Round(time.Second), p.Action, p.Grace())
+		in.Now.Sub(a.LastSeen).Round(time.Second), people, p.Action, p.Grace())
 	return act, ev
 }
 

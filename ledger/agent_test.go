@@ -39,6 +39,19 @@ func TestAutoDecide(t *testing.T) {
 		{"Busy", func(in *AutoInput) { in.Agent.Verdict = VerdictBusy }, "", "busy"},
 		{"Unknown", func(in *AutoInput) { in.Agent.Verdict = VerdictUnknown }, "", "unknown"},
 		{"OrderInFlight", func(in *AutoInput) { in.OpenOrder = true }, "", "in flight"},
+		{"PeopleConnected", func(in *AutoInput) {
+			in.Agent.Sessions = []Session{{Kind: SessionSSH, Client: "1.2.3.4", User: "root"}, {Kind: SessionJupyter, Client: "local"}}
+		}, "", "someone is connected: 1 SSH session (root from 1.2.3.4), 1 Jupyter client (wait_for=ssh,jupyter,vscode"},
+		{"PeopleConnected/WaitForNone", func(in *AutoInput) {
+			in.Agent.Sessions = []Session{{Kind: SessionSSH, Client: "1.2.3.4"}}
+			in.Policy.WaitFor = WaitNone
+		}, "stop", "1 SSH session (from 1.2.3.4) connected, not waited for (wait_for=none)"},
+		{"PeopleConnected/OtherKind", func(in *AutoInput) {
+			in.Agent.Sessions = []Session{{Kind: SessionVSCode, Client: "5.6.7.8"}}
+			in.Policy.WaitFor = "ssh,jupyter"
+		}, "stop", "not waited for"},
+		{"PeopleRefusedRecently", func(in *AutoInput) { in.PeopleRefusedAt = now.Add(-10 * time.Second) }, "", "waiting for its next heartbeat"},
+		{"PeopleRefusedBefore", func(in *AutoInput) { in.PeopleRefusedAt = now.Add(-time.Minute) }, "stop", "nobody reported connected"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -107,5 +120,59 @@ func TestGPUMismatch(t *testing.T) {
 		if (tt.want == "") != (got == "") || !strings.Contains(got, tt.want) {
 			t.Errorf("GPUMismatch(%+v) = %q, want %q", tt.f, got, tt.want)
 		}
+	}
+}
+
+func TestParseWaitFor(t *testing.T) {
+	tests := []struct {
+		in   string
+		want WaitFor
+		err  bool
+	}{
+		{"", "", false},
+		{"all", "", false},
+		{"none", WaitNone, false},
+		{"NONE", WaitNone, false},
+		{"ssh", "ssh", false},
+		{"jupyter,ssh", "ssh,jupyter", false},
+		{"code, ssh", "ssh,vscode", false},
+		{"ssh,jupyter,vscode", "", false},
+		{"ssh,ssh", "ssh", false},
+		{"people", "", true},
+		{"ssh,", "", true},
+	}
+	for _, tt := range tests {
+		got, err := ParseWaitFor(tt.in)
+		if (err != nil) != tt.err || got != tt.want {
+			t.Errorf("ParseWaitFor(%q) = %q, %v; want %q, err %v", tt.in, got, err, tt.want, tt.err)
+		}
+		if err != nil && ErrorCode(err) != EINVALID {
+			t.Errorf("ParseWaitFor(%q): code %s", tt.in, ErrorCode(err))
+		}
+	}
+	if err := WaitFor("jupyter,ssh").Validate(); err == nil {
+		t.Error("non-canonical WaitFor accepted")
+	}
+	if got := WaitFor("").Kinds(); strings.Join(got, ",") != "ssh,jupyter,vscode" {
+		t.Errorf("default kinds %v", got)
+	}
+	if got := WaitNone.Holding([]Session{{Kind: SessionSSH}}); len(got) != 0 {
+		t.Errorf("none holds %v", got)
+	}
+}
+
+func TestDescribeSessions(t *testing.T) {
+	ss := []Session{{Kind: SessionVSCode, Client: "2001:db8::1"}, {Kind: SessionSSH, Client: "1.2.3.4", User: "root"},
+		{Kind: SessionSSH, Client: "5.6.7.8"}, {Kind: SessionJupyter, Client: "local"}}
+	want := "2 SSH sessions (root from 1.2.3.4, from 5.6.7.8), 1 Jupyter client, 1 VS Code client (from 2001:db8::1)"
+	if got := DescribeSessions(ss); got != want {
+		t.Fatalf("got  %q\nwant %q", got, want)
+	}
+	if got, want := DescribeSessions([]Session{{Kind: SessionSSH, User: "root"}, {Kind: SessionSSH, Client: "local", User: "bob"}}),
+		"2 SSH sessions (root, bob from local)"; got != want {
+		t.Fatalf("got  %q\nwant %q", got, want)
+	}
+	if got := DescribeSessions(nil); got != "" {
+		t.Fatalf("nobody: %q", got)
 	}
 }

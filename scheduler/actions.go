@@ -123,9 +123,16 @@ func (s *Scheduler) Release(ctx context.Context, userID, rentalID int64) (string
 	if err != nil {
 		return "", err
 	}
-	s.decide(ctx, r, ledger.DecisionUser, "Release now pressed: order "+o.ID, "")
+	evidence, msg := "", tr(lg, "releasing", r.Name)
+	if len(st.Sessions) > 0 {
+		// The user's own tap is a decision: nobody connected holds it,
+		// but they hear who is there.
+		evidence = ledger.DescribeSessions(st.Sessions) + " connected; a tap is not held"
+		msg += "\n" + tr(lg, "releasing_people", raw(bot.SessionsText(lg, st.Sessions)))
+	}
+	s.decide(ctx, r, ledger.DecisionUser, "Release now pressed: order "+o.ID, evidence)
 	c := s.orderCard(ctx, u, r)
-	if err := s.sendCard(ctx, u, &c, tr(lg, "releasing", r.Name), nil, c.MessageID == 0, true); err != nil {
+	if err := s.sendCard(ctx, u, &c, msg, nil, c.MessageID == 0, true); err != nil {
 		return "", err
 	}
 	return text(lg, "t_release_ord", r.Name), nil
@@ -456,6 +463,11 @@ func (s *Scheduler) orderUpdated(ctx context.Context, o ledger.Order, r *ledger.
 			how = tr(lg, "act_"+verb)
 		}
 		text = tr(lg, "order_not_done", r.Name, raw(how), outcomeText(lg, o))
+	}
+	if o.Outcome == wire.OutcomeRefusedPeople {
+		s.mu.Lock()
+		s.peopleRefused[r.ID] = o.UpdatedAt
+		s.mu.Unlock()
 	}
 	if !o.State.Open() {
 		kind := ledger.DecisionOutcome

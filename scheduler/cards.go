@@ -224,7 +224,7 @@ func (s *Scheduler) checkIdle(ctx context.Context, u *ledger.User, r *ledger.Ren
 	}
 	auto := pol.Action == ledger.AutoStop || pol.Action == ledger.AutoRelease
 	lg := lang(u)
-	text := s.idleText(u, r, pol, card, idleFor, idleMoney, now)
+	text := s.idleText(u, r, pol, card, idleFor, idleMoney, st.Sessions, now)
 	if !open {
 		card = ledger.Card{UserID: u.ID, RentalID: r.ID, Kind: ledger.CardIdle, Incident: incident}
 		if err := s.sendCard(ctx, u, &card, text, idleButtons(lg, r), true, auto); err != nil {
@@ -243,8 +243,11 @@ func (s *Scheduler) checkIdle(ctx context.Context, u *ledger.User, r *ledger.Ren
 		return nil // the card shows the order's progress
 	}
 	if auto {
+		s.mu.Lock()
+		refused := s.peopleRefused[r.ID]
+		s.mu.Unlock()
 		in := ledger.AutoInput{Now: now, Rental: r, Policy: pol, Agent: &st, WarnedAt: card.FirstAt,
-			SnoozeUntil: card.SnoozeUntil, Kept: card.Kept, FreshWithin: s.cfg.FreshWithin}
+			SnoozeUntil: card.SnoozeUntil, Kept: card.Kept, FreshWithin: s.cfg.FreshWithin, PeopleRefusedAt: refused}
 		action, why := ledger.AutoDecide(in)
 		if action != "" {
 			return s.autoOrder(ctx, u, r, &card, action, why)
@@ -281,15 +284,23 @@ func (s *Scheduler) openOrder(rentalID int64) (ledger.Order, bool) {
 	return s.hub.OpenOrder(rentalID)
 }
 
-func (s *Scheduler) idleText(u *ledger.User, r *ledger.Rental, pol ledger.AutoPolicy, c ledger.Card, idleFor time.Duration, idle ledger.Money, now time.Time) string {
+// idleText is the idle card: how long and how much, who is connected
+// (people, from the last heartbeat), and what happens next.
+func (s *Scheduler) idleText(u *ledger.User, r *ledger.Rental, pol ledger.AutoPolicy, c ledger.Card, idleFor time.Duration, idle ledger.Money, people []ledger.Session, now time.Time) string {
 	lg := lang(u)
 	t := tr(lg, "idle", r.Name, fmtDur(idleFor, lg), idle.Format())
+	if len(people) > 0 {
+		t += "\n" + tr(lg, "idle_people", raw(bot.SessionsText(lg, people)))
+	}
+	auto := pol.Action == ledger.AutoStop || pol.Action == ledger.AutoRelease
 	switch {
 	case c.Kept:
 		t += "\n" + tr(lg, "idle_kept")
 	case now.Before(c.SnoozeUntil):
 		t += "\n" + tr(lg, "snoozed_until", clock(u, c.SnoozeUntil))
-	case pol.Action == ledger.AutoStop || pol.Action == ledger.AutoRelease:
+	case auto && len(pol.WaitFor.Holding(people)) > 0:
+		t += "\n" + tr(lg, "idle_auto_held", raw(tr(lg, "act_"+string(pol.Action))), r.Name, string(pol.Action))
+	case auto:
 		first := c.FirstAt
 		if first.IsZero() {
 			first = now

@@ -39,6 +39,10 @@ var messages = bot.Catalog{
 	"idle_auto": {
 		"Auto-%[1]s at %[2]s if it stays idle (/autorelease %[3]s off to cancel).",
 		"如果一直空闲，将在 %[2]s 自动%[1]s（取消：/autorelease %[3]s off）。"},
+	"idle_people": {"Connected: %[1]s", "在线：%[1]s"},
+	"idle_auto_held": {
+		"Automatic %[1]s held while someone is connected (/autorelease %[2]s %[3]s wait_for=none acts anyway). Release now still releases.",
+		"有人在线，自动%[1]s暂缓（/autorelease %[2]s %[3]s wait_for=none 则照常执行）。点「立即释放」仍会释放。"},
 	"reminder_below": {"<i>(reminder below)</i>", "<i>（见下方提醒）</i>"},
 	"busy_again":     {"<b>%[1]s</b> is busy again.", "<b>%[1]s</b> 又忙起来了。"},
 	"is_state":       {"<b>%[1]s</b> is %[2]s.", "<b>%[1]s</b> %[2]s。"},
@@ -86,6 +90,9 @@ var messages = bot.Catalog{
 	"t_no_agent":    {"%[1]s has no agent: release it on the platform, then send /release %[1]s.", "%[1]s 没有代理：请在平台上释放，然后发送 /release %[1]s。"},
 	"t_no_command":  {"%[1]s's agent has no --release-cmd: release it on the platform, then send /release %[1]s.", "%[1]s 的代理没有设置 --release-cmd：请在平台上释放，然后发送 /release %[1]s。"},
 	"t_release_ord": {"Release ordered: %[1]s", "已下令释放：%[1]s"},
+	"releasing_people": {
+		"Someone is connected (%[1]s); you asked, so it is released anyway.",
+		"有人在线（%[1]s）；这是你的指令，仍会释放。"},
 	"releasing": {
 		"Releasing <b>%[1]s</b>: waiting for its agent to confirm (it re-checks that the GPU is idle first)…",
 		"正在释放 <b>%[1]s</b>：等待代理确认（它会先再次确认 GPU 空闲）…"},
@@ -138,6 +145,8 @@ var messages = bot.Catalog{
 		"the wrapped job is still running", "托管的任务仍在运行"},
 	"outcome_" + wire.OutcomeRefusedUnknown: {
 		"the agent could not tell whether the GPU is idle", "代理无法判断 GPU 是否空闲"},
+	"outcome_" + wire.OutcomeRefusedPeople: {
+		"someone is connected to it (it waits while they are)", "有人连着它（有人在线时暂缓）"},
 	"outcome_" + wire.OutcomeRefusedNoCommand: {
 		"the agent has no --release-cmd", "代理没有设置 --release-cmd"},
 	"outcome_" + wire.OutcomeRejectedSignature: {

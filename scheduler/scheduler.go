@@ -93,7 +93,11 @@ type Scheduler struct {
 
 	mu       sync.Mutex
 	lastHold map[int64]string // the last hold reason recorded per rental, to record changes only
-	rentMu   sync.Map         // per-rental *sync.Mutex: a button press and a tick never interleave
+	// peopleRefused is when a rental's agent last refused an automatic
+	// order because someone was connected: no new one until a heartbeat
+	// after it says who is there.
+	peopleRefused map[int64]time.Time
+	rentMu        sync.Map // per-rental *sync.Mutex: a button press and a tick never interleave
 }
 
 // New returns a Scheduler for cfg.
@@ -129,7 +133,7 @@ func New(cfg Config) (*Scheduler, error) {
 		cfg.ChatID = func(id int64) int64 { return id }
 	}
 	return &Scheduler{cfg: cfg, store: cfg.Store, hub: cfg.Hub, now: cfg.Now, log: cfg.Logger,
-		lastHold: map[int64]string{}}, nil
+		lastHold: map[int64]string{}, peopleRefused: map[int64]time.Time{}}, nil
 }
 
 // Job is one scheduled task.

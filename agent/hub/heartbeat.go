@@ -122,6 +122,9 @@ func checkHeartbeat(hb *wire.HeartbeatRequest) string {
 	if len(hb.GPUs) > wire.MaxGPUs || len(hb.Host.GPUs) > wire.MaxGPUs {
 		return fmt.Sprintf("more than %d GPUs", wire.MaxGPUs)
 	}
+	if len(hb.Sessions) > wire.MaxSessions {
+		return fmt.Sprintf("more than %d sessions", wire.MaxSessions)
+	}
 	return ""
 }
 
@@ -202,6 +205,7 @@ func (h *Hub) applyLocked(a *agent, tok ledger.AgentToken, rl *ledger.Rental, hb
 	s.CanRelease = hb.CanRelease
 	s.Reasons = clip.Bytes(strings.Join(hb.Reasons, "; "), 512, "…")
 	s.GPU = gpuFacts(hb)
+	s.Sessions = sessions(hb)
 
 	// The window's length on the server's clock: never more than the time
 	// since the last heartbeat, so a jumping agent clock cannot inflate it.
@@ -315,6 +319,26 @@ func (h *Hub) applyLocked(a *agent, tok ledger.AgentToken, rl *ledger.Rental, hb
 		default:
 		}
 	}
+}
+
+// sessions returns the people connected that hb reports, clipped; kinds
+// this server does not know (a newer agent's) are left out, so they hold
+// nothing.
+func sessions(hb *wire.HeartbeatRequest) []ledger.Session {
+	var out []ledger.Session
+	for _, s := range hb.Sessions {
+		switch s.Kind {
+		case wire.SessionSSH, wire.SessionJupyter, wire.SessionVSCode:
+		default:
+			continue
+		}
+		ls := ledger.Session{Kind: s.Kind, Client: clip.Bytes(s.Client, 64, "…"), User: clip.Bytes(s.User, 32, "…")}
+		if s.Since != nil && !s.Since.IsZero() {
+			ls.Since = s.Since.UTC().Truncate(time.Second)
+		}
+		out = append(out, ls)
+	}
+	return out
 }
 
 func gpuFacts(hb *wire.HeartbeatRequest) ledger.GPUFacts {

@@ -212,6 +212,11 @@ func TestHeartbeat_Refused(t *testing.T) {
 	big := append([]byte(`{"version":"v1","reasons":["`), bytes.Repeat([]byte("x"), wire.MaxBodyBytes)...)
 	big = append(big, `"]}`...)
 	badVerdict, _ := json.Marshal(func() wire.HeartbeatRequest { h := hb(wire.VerdictBusy, 0); h.Verdict = "asleep"; return h }())
+	crowd, _ := json.Marshal(func() wire.HeartbeatRequest {
+		h := hb(wire.VerdictIdle, 600)
+		h.Sessions = make([]wire.Session, wire.MaxSessions+1)
+		return h
+	}())
 	tests := []struct {
 		name  string
 		token string
@@ -223,6 +228,7 @@ func TestHeartbeat_Refused(t *testing.T) {
 		{"ErrTooLarge", e.token, big, http.StatusRequestEntityTooLarge},
 		{"ErrMalformed", e.token, []byte(`{"version":`), http.StatusBadRequest},
 		{"ErrBadVerdict", e.token, badVerdict, http.StatusBadRequest},
+		{"ErrTooManySessions", e.token, crowd, http.StatusBadRequest},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -627,3 +633,37 @@ type syncBuf struct {
 
 func (s *syncBuf) Write(p []byte) (int, error) { s.mu.Lock(); defer s.mu.Unlock(); return s.b.Write(p) }
 func (s *syncBuf) String() string              { s.mu.Lock(); defer s.mu.Unlock(); return s.b.String() }
+
+// TestHeartbeat_Sessions: the people a heartbeat reports become the
+// agent's state (clipped, unknown kinds left out), stored at the flush,
+// and the next heartbeat without them clears them.
+func TestHeartbeat_Sessions(t *testing.T) {
+	e := newEnv(t, hub.Config{})
+	since := t0.Add(-time.Hour)
+	h := hb(wire.VerdictIdle, 600)
+	h.Sessions = []wire.Session{
+		{Kind: wire.SessionSSH, Client: "1.2.3.4", User: strings.Repeat("u", 100), Since: &since},
+		{Kind: "telepathy", Client: "5.6.7.8"},
+		{Kind: wire.SessionJupyter, Client: strings.Repeat("9", 300)},
+	}
+	if code, _ := e.beat(e.token, h); code != http.StatusOK {
+		t.Fatalf("heartbeat = %d", code)
+	}
+	st, _ := e.hub.AgentState(e.rid)
+	if len(st.Sessions) != 2 || st.Sessions[0].Kind != ledger.SessionSSH || !st.Sessions[0].Since.Equal(since) ||
+		len(st.Sessions[0].User) > 32+len("…") || len(st.Sessions[1].Client) > 64+len("…") {
+		t.Fatalf("sessions = %+v", st.Sessions)
+	}
+	if err := e.hub.Flush(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	states, _ := e.db.AgentStates(context.Background())
+	if len(states) != 1 || len(states[0].Sessions) != 2 || states[0].Sessions[0].Client != "1.2.3.4" {
+		t.Fatalf("stored = %+v", states)
+	}
+	e.clk.Add(30 * time.Second)
+	e.beat(e.token, hb(wire.VerdictIdle, 630))
+	if st, _ := e.hub.AgentState(e.rid); len(st.Sessions) != 0 {
+		t.Fatalf("sessions not cleared: %+v", st.Sessions)
+	}
+}

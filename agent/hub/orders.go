@@ -15,7 +15,7 @@ import (
 // key both ends derive from the token (wire.SigningKey).
 func signed(o ledger.Order, hash [32]byte) wire.Order {
 	w := wire.Order{ID: o.ID, Rental: o.Rental, Action: o.Action, IssuedAt: o.IssuedAt.UTC(),
-		ExpiresAt: o.ExpiresAt.UTC(), Nonce: o.Nonce}
+		ExpiresAt: o.ExpiresAt.UTC(), Nonce: o.Nonce, WaitFor: o.WaitFor}
 	w.Signature = wire.SignOrderWithKey(hash[:], w)
 	return w
 }
@@ -52,6 +52,15 @@ func (h *Hub) IssueOrder(ctx context.Context, rentalID int64, action string, ori
 	now := h.now().UTC().Truncate(time.Second)
 	o := ledger.Order{ID: "o-" + randomHex(8), RentalID: rl.ID, UserID: rl.UserID, Rental: rl.Name, Action: action,
 		Origin: origin, IssuedAt: now, ExpiresAt: now.Add(h.cfg.OrderTTL), Nonce: randomHex(16)}
+	if origin == ledger.OriginAuto {
+		// The agent re-checks who is connected just before it acts: the
+		// decision rested on a heartbeat up to an interval old.
+		pol, err := h.store.AutoPolicy(ctx, rl.ID)
+		if err != nil {
+			return ledger.Order{}, err
+		}
+		o.WaitFor = pol.WaitFor.Kinds()
+	}
 	o, err = h.store.CreateOrder(ctx, o)
 	if err != nil {
 		return o, err
@@ -86,7 +95,7 @@ func outcomeState(outcome string) (ledger.OrderState, bool) {
 		return ledger.OrderFailed, true
 	case wire.OutcomeRejectedSignature, wire.OutcomeRejectedExpired, wire.OutcomeRejectedReplay,
 		wire.OutcomeRejectedRental, wire.OutcomeRejectedInvalid, wire.OutcomeRefusedNoCommand,
-		wire.OutcomeRefusedJob, wire.OutcomeRefusedBusy, wire.OutcomeRefusedUnknown, wire.OutcomeRefusedState:
+		wire.OutcomeRefusedJob, wire.OutcomeRefusedBusy, wire.OutcomeRefusedUnknown, wire.OutcomeRefusedState, wire.OutcomeRefusedPeople:
 		return ledger.OrderRefused, true
 	}
 	return "", false

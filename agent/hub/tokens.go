@@ -46,6 +46,12 @@ func (t *Tokens) Issue(ctx context.Context, userID int64, rental string) (string
 	return tok, nil
 }
 
+// AgentState returns the latest state of a rental's agent (what /why shows
+// of who is connected), and whether one was ever seen.
+func (t *Tokens) AgentState(rentalID int64) (ledger.AgentState, bool) {
+	return t.hub.AgentState(rentalID)
+}
+
 // Revoke revokes the rental's tokens (after a release recorded by hand).
 func (t *Tokens) Revoke(ctx context.Context, rentalID int64) error {
 	h := t.hub

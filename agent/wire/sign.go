@@ -51,13 +51,16 @@ const signingDomain = "gpuledger-order-v1"
 // each written as its length in bytes in decimal, a colon, the bytes, and a
 // comma (a netstring). Times are written in UTC as RFC 3339 with nanoseconds
 // and no trailing zeros (Go's time.RFC3339Nano), which survives a JSON round
-// trip exactly. The signature field itself is not signed. Example for
+// trip exactly. When WaitFor is not empty, one more netstring follows:
+// "wait_for=" and the kinds joined with commas, in the order given; an
+// order without it encodes exactly as before the field existed. The
+// signature field itself is not signed. Example for
 // id "o1", rental "box1", action "stop", issued 2026-11-01T10:00:00Z,
 // expiring 2026-11-01T10:05:00Z, nonce "n1":
 //
 //	18:gpuledger-order-v1,2:o1,4:box1,4:stop,20:2026-11-01T10:00:00Z,20:2026-11-01T10:05:00Z,2:n1,
 func CanonicalOrder(o Order) []byte {
-	return netstrings(
+	fields := []string{
 		signingDomain,
 		o.ID,
 		o.Rental,
@@ -65,7 +68,11 @@ func CanonicalOrder(o Order) []byte {
 		o.IssuedAt.UTC().Format(time.RFC3339Nano),
 		o.ExpiresAt.UTC().Format(time.RFC3339Nano),
 		o.Nonce,
-	)
+	}
+	if len(o.WaitFor) > 0 {
+		fields = append(fields, "wait_for="+strings.Join(o.WaitFor, ","))
+	}
+	return netstrings(fields...)
 }
 
 // netstrings writes each field as its length in bytes in decimal, a

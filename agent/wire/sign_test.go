@@ -146,3 +146,24 @@ func TestSignOrder_Vector(t *testing.T) {
 		t.Fatalf("got %s, want %s", got, want)
 	}
 }
+
+func TestCanonicalOrder_WaitFor(t *testing.T) {
+	o := order()
+	plain := string(wire.CanonicalOrder(o))
+	o.WaitFor = []string{wire.SessionSSH, wire.SessionJupyter}
+	got := string(wire.CanonicalOrder(o))
+	if want := plain + "20:wait_for=ssh,jupyter,"; got != want {
+		t.Fatalf("canonical:\n got %s\nwant %s", got, want)
+	}
+	// Dropping wait_for from a signed automatic order breaks the signature.
+	const tok = "secret-token"
+	o.Signature = wire.SignOrder(tok, o)
+	stripped := o
+	stripped.WaitFor = nil
+	if err := wire.VerifyOrder(tok, stripped, t0, nil); !errors.Is(err, wire.ErrBadSignature) {
+		t.Fatalf("wait_for stripped: %v, want ErrBadSignature", err)
+	}
+	if err := wire.VerifyOrder(tok, o, t0, nil); err != nil {
+		t.Fatal(err)
+	}
+}

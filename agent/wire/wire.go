@@ -43,6 +43,7 @@ const (
 	MaxGPUs      = 16 // GPUs reported per heartbeat
 	MaxProcesses = 8  // processes reported per GPU
 	MaxWatches   = 16 // watched files reported
+	MaxSessions  = 16 // people connected (Sessions) reported
 	MaxStrLen    = 256
 )
 
@@ -93,6 +94,34 @@ type HeartbeatRequest struct {
 	// older than one accepted, state not writable); empty once one is
 	// taken. The agent then keeps its own settings.
 	PolicyRefused string `json:"policy_refused,omitempty"`
+
+	// Sessions are the people connected to the host when the window's
+	// first sample was taken (read once per heartbeat): open SSH
+	// sessions, clients of a Jupyter or VS Code server. At most
+	// MaxSessions. While one is connected the server holds automatic
+	// stops and releases (unless the rental's wait_for says otherwise).
+	// Empty, with SessionsError empty, means nobody; an agent too old to
+	// look sends neither.
+	Sessions []Session `json:"sessions,omitempty"`
+	// SessionsError says why the agent could not tell who is connected
+	// (then nothing is held on its account).
+	SessionsError string `json:"sessions_error,omitempty"`
+}
+
+// Session kinds.
+const (
+	SessionSSH     = "ssh"
+	SessionJupyter = "jupyter"
+	SessionVSCode  = "vscode"
+)
+
+// Session is one person connected to the host. Strings are at most
+// MaxStrLen bytes.
+type Session struct {
+	Kind   string     `json:"kind"`            // SessionSSH, SessionJupyter or SessionVSCode
+	Client string     `json:"client"`          // the client's address, e.g. "1.2.3.4"; "local" through a proxy on the host
+	User   string     `json:"user,omitempty"`  // the SSH login, where known
+	Since  *time.Time `json:"since,omitempty"` // when the agent first saw the connection
 }
 
 // HostFacts are the slowly changing facts about the host.
@@ -227,7 +256,14 @@ type Order struct {
 	IssuedAt  time.Time `json:"issued_at"`
 	ExpiresAt time.Time `json:"expires_at"`
 	Nonce     string    `json:"nonce"`
-	Signature string    `json:"signature"` // lowercase hex HMAC-SHA256, see SignOrder
+	// WaitFor, on an automatic order only, names the session kinds
+	// (SessionSSH, SessionJupyter, SessionVSCode) that make the agent
+	// refuse it (OutcomeRefusedPeople) when its fresh sample sees one
+	// connected: the server decided on a heartbeat up to an interval old.
+	// Empty on an order the user asked for, and where the rental's
+	// /autorelease says wait_for=none. Signed (see CanonicalOrder).
+	WaitFor   []string `json:"wait_for,omitempty"`
+	Signature string   `json:"signature"` // lowercase hex HMAC-SHA256, see SignOrder
 }
 
 // Outcomes reported in OrderResult.
@@ -240,8 +276,9 @@ const (
 	OutcomeRefusedNoCommand  = "refused_no_release_cmd"
 	OutcomeRefusedJob        = "refused_job_running"
 	OutcomeRefusedBusy       = "refused_busy"
-	OutcomeRefusedUnknown    = "refused_unknown" // the fresh sample could not tell
-	OutcomeRefusedState      = "refused_state"   // the agent could not record the nonce (state file not writable): fail safe
+	OutcomeRefusedUnknown    = "refused_unknown"          // the fresh sample could not tell
+	OutcomeRefusedState      = "refused_state"            // the agent could not record the nonce (state file not writable): fail safe
+	OutcomeRefusedPeople     = "refused_people_connected" // an automatic order, and someone is connected (Order.WaitFor)
 	OutcomePreReleaseFailed  = "pre_release_failed"
 	OutcomeReleaseStarted    = "release_started"
 	OutcomeReleaseFailed     = "release_failed"

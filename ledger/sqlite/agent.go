@@ -207,8 +207,8 @@ func (db *DB) SaveBeats(ctx context.Context, beats []ledger.Beat, states []ledge
 			chunk := states[i:min(i+beatChunk/2, len(states))]
 			var sb strings.Builder
 			sb.WriteString(`INSERT INTO agent_state (rental_id, user_id, first_seen, last_seen, boot_id, seq, verdict, idle_since,
-				job, gpu_model, gpu_count, gpu_source, can_release, reasons) VALUES `)
-			args := make([]any, 0, len(chunk)*14)
+				job, gpu_model, gpu_count, gpu_source, can_release, reasons, sessions) VALUES `)
+			args := make([]any, 0, len(chunk)*15)
 			n := 0
 			for _, s := range chunk {
 				if !live[s.RentalID] {
@@ -222,17 +222,25 @@ func (db *DB) SaveBeats(ctx context.Context, beats []ledger.Beat, states []ledge
 					}
 					job = sql.NullString{String: string(b), Valid: true}
 				}
+				var sessions sql.NullString
+				if len(s.Sessions) > 0 {
+					b, err := json.Marshal(s.Sessions)
+					if err != nil {
+						return fmt.Errorf("sqlite: encode sessions: %w", err)
+					}
+					sessions = sql.NullString{String: string(b), Valid: true}
+				}
 				if n > 0 {
 					sb.WriteByte(',')
 				}
-				sb.WriteString(`(?,?,?,?,?,?,?,?,?,?,?,?,?,?)`)
+				sb.WriteString(`(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`)
 				first := s.FirstSeen
 				if first.IsZero() {
 					first = s.LastSeen
 				}
 				args = append(args, s.RentalID, s.UserID, unix(first), unix(s.LastSeen), s.BootID, int64(s.Seq),
 					string(s.Verdict), nullUnix(s.IdleSince), job, s.GPU.Model, s.GPU.Count, s.GPU.Source,
-					boolInt(s.CanRelease), s.Reasons)
+					boolInt(s.CanRelease), s.Reasons, sessions)
 				n++
 			}
 			if n == 0 {
@@ -242,7 +250,7 @@ func (db *DB) SaveBeats(ctx context.Context, beats []ledger.Beat, states []ledge
 				boot_id = excluded.boot_id, seq = excluded.seq, verdict = excluded.verdict,
 				idle_since = excluded.idle_since, job = excluded.job, gpu_model = excluded.gpu_model,
 				gpu_count = excluded.gpu_count, gpu_source = excluded.gpu_source,
-				can_release = excluded.can_release, reasons = excluded.reasons`)
+				can_release = excluded.can_release, reasons = excluded.reasons, sessions = excluded.sessions`)
 			if _, err := tx.ExecContext(ctx, sb.String(), args...); err != nil {
 				return fmt.Errorf("sqlite: save agent state: %w", err)
 			}
@@ -288,19 +296,19 @@ func liveRentalIDs(ctx context.Context, tx *sql.Tx, beats []ledger.Beat, states 
 }
 
 const stateCols = `rental_id, user_id, first_seen, last_seen, boot_id, seq, verdict, idle_since, job,
-	gpu_model, gpu_count, gpu_source, can_release, reasons`
+	gpu_model, gpu_count, gpu_source, can_release, reasons, sessions`
 
 func scanState(s scanner) (ledger.AgentState, error) {
 	var (
 		st               ledger.AgentState
 		first, last, seq int64
 		idle             sql.NullInt64
-		job              sql.NullString
+		job, sessions    sql.NullString
 		verdict          string
 		canRelease       bool
 	)
 	if err := s.Scan(&st.RentalID, &st.UserID, &first, &last, &st.BootID, &seq, &verdict, &idle, &job,
-		&st.GPU.Model, &st.GPU.Count, &st.GPU.Source, &canRelease, &st.Reasons); err != nil {
+		&st.GPU.Model, &st.GPU.Count, &st.GPU.Source, &canRelease, &st.Reasons, &sessions); err != nil {
 		return st, err
 	}
 	st.FirstSeen, st.LastSeen = fromUnix(first), fromUnix(last)
@@ -311,6 +319,11 @@ func scanState(s scanner) (ledger.AgentState, error) {
 	if job.Valid {
 		if err := json.Unmarshal([]byte(job.String), &st.Job); err != nil {
 			return st, fmt.Errorf("agent_state.job of rental %d: %w", st.RentalID, err)
+		}
+	}
+	if sessions.Valid {
+		if err := json.Unmarshal([]byte(sessions.String), &st.Sessions); err != nil {
+			return st, fmt.Errorf("agent_state.sessions of rental %d: %w", st.RentalID, err)
 		}
 	}
 	return st, nil
@@ -465,9 +478,10 @@ func (db *DB) SetAutoPolicy(ctx context.Context, userID int64, name string, p le
 			return ledger.Errorf(ledger.ECONFLICT, "%s was already released", name)
 		}
 		p.RentalID = r.ID
-		_, err = tx.ExecContext(ctx, `INSERT INTO auto_policies (rental_id, action, after_ns, set_at) VALUES (?, ?, ?, ?)
-			ON CONFLICT (rental_id) DO UPDATE SET action = excluded.action, after_ns = excluded.after_ns, set_at = excluded.set_at`,
-			r.ID, string(p.Action), int64(p.After), unix(p.SetAt))
+		_, err = tx.ExecContext(ctx, `INSERT INTO auto_policies (rental_id, action, after_ns, set_at, wait_for) VALUES (?, ?, ?, ?, ?)
+			ON CONFLICT (rental_id) DO UPDATE SET action = excluded.action, after_ns = excluded.after_ns, set_at = excluded.set_at,
+			wait_for = excluded.wait_for`,
+			r.ID, string(p.Action), int64(p.After), unix(p.SetAt), string(p.WaitFor))
 		if err != nil {
 			return fmt.Errorf("sqlite: set policy: %w", err)
 		}
@@ -481,12 +495,13 @@ func (db *DB) SetAutoPolicy(ctx context.Context, userID int64, name string, p le
 func (db *DB) AutoPolicy(ctx context.Context, rentalID int64) (ledger.AutoPolicy, error) {
 	p := ledger.AutoPolicy{RentalID: rentalID, Action: ledger.AutoNotify}
 	var (
-		action string
-		after  int64
-		setAt  int64
+		action  string
+		after   int64
+		setAt   int64
+		waitFor string
 	)
-	err := db.reader.QueryRowContext(ctx, `SELECT action, after_ns, set_at FROM auto_policies WHERE rental_id = ?`, rentalID).
-		Scan(&action, &after, &setAt)
+	err := db.reader.QueryRowContext(ctx, `SELECT action, after_ns, set_at, wait_for FROM auto_policies WHERE rental_id = ?`, rentalID).
+		Scan(&action, &after, &setAt, &waitFor)
 	if err == sql.ErrNoRows {
 		return p, nil
 	}
@@ -494,21 +509,25 @@ func (db *DB) AutoPolicy(ctx context.Context, rentalID int64) (ledger.AutoPolicy
 		return p, fmt.Errorf("sqlite: policy: %w", err)
 	}
 	p.Action, p.After, p.SetAt = ledger.AutoAction(action), time.Duration(after), fromUnix(setAt)
+	p.WaitFor = ledger.WaitFor(waitFor)
 	return p, nil
 }
 
-const orderCols = `id, rental_id, user_id, rental, action, origin, issued_at, expires_at, nonce, state, outcome, message, updated_at, boot_id`
+const orderCols = `id, rental_id, user_id, rental, action, origin, issued_at, expires_at, nonce, state, outcome, message, updated_at, boot_id, wait_for`
 
 func scanOrder(s scanner) (ledger.Order, error) {
 	var (
 		o                          ledger.Order
-		origin, state              string
+		origin, state, waitFor     string
 		issued, expires, updatedAt int64
 	)
 	err := s.Scan(&o.ID, &o.RentalID, &o.UserID, &o.Rental, &o.Action, &origin, &issued, &expires, &o.Nonce, &state,
-		&o.Outcome, &o.Message, &updatedAt, &o.BootID)
+		&o.Outcome, &o.Message, &updatedAt, &o.BootID, &waitFor)
 	if err != nil {
 		return o, err
+	}
+	if waitFor != "" {
+		o.WaitFor = strings.Split(waitFor, ",")
 	}
 	o.Origin, o.State = ledger.OrderOrigin(origin), ledger.OrderState(state)
 	o.IssuedAt, o.ExpiresAt, o.UpdatedAt = fromUnix(issued), fromUnix(expires), fromUnix(updatedAt)
@@ -531,9 +550,9 @@ func (db *DB) CreateOrder(ctx context.Context, o ledger.Order) (ledger.Order, er
 		if err != nil {
 			return fmt.Errorf("sqlite: create order: %w", err)
 		}
-		_, err = tx.ExecContext(ctx, `INSERT INTO agent_orders (`+orderCols+`) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)`,
+		_, err = tx.ExecContext(ctx, `INSERT INTO agent_orders (`+orderCols+`) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`,
 			o.ID, o.RentalID, o.UserID, o.Rental, o.Action, string(o.Origin), unix(o.IssuedAt), unix(o.ExpiresAt),
-			o.Nonce, string(o.State), o.Outcome, o.Message, unix(o.UpdatedAt), o.BootID)
+			o.Nonce, string(o.State), o.Outcome, o.Message, unix(o.UpdatedAt), o.BootID, strings.Join(o.WaitFor, ","))
 		if isConstraint(err) {
 			return ledger.Errorf(ledger.ECONFLICT, "%s already has a release in progress", o.Rental)
 		}

@@ -3,6 +3,7 @@ package sqlite_test
 import (
 	"context"
 	"crypto/sha256"
+	"strings"
 	"testing"
 	"time"
 
@@ -118,6 +119,22 @@ func TestDB_SaveBeats(t *testing.T) {
 		!g.Job.Exited || g.GPU.Count != 1 || !g.FirstSeen.Equal(at(2*time.Hour)) {
 		t.Fatalf("state = %+v", g)
 	}
+	// The people connected survive a save and load.
+	since := at(2 * time.Hour)
+	g.Sessions = []ledger.Session{{Kind: ledger.SessionSSH, Client: "1.2.3.4", User: "root", Since: since}, {Kind: ledger.SessionJupyter, Client: "local"}}
+	if err := db.SaveBeats(ctx, nil, []ledger.AgentState{g}); err != nil {
+		t.Fatal(err)
+	}
+	if states, _ = db.AgentStates(ctx); len(states[0].Sessions) != 2 || states[0].Sessions[0] != g.Sessions[0] || states[0].Sessions[1] != g.Sessions[1] {
+		t.Fatalf("sessions = %+v", states[0].Sessions)
+	}
+	g.Sessions = nil
+	if err := db.SaveBeats(ctx, nil, []ledger.AgentState{g}); err != nil {
+		t.Fatal(err)
+	}
+	if states, _ = db.AgentStates(ctx); len(states[0].Sessions) != 0 {
+		t.Fatalf("sessions not cleared: %+v", states[0].Sessions)
+	}
 	// A beat for a rental that is gone is dropped, not an error.
 	if err := db.SaveBeats(ctx, []ledger.Beat{{RentalID: 999, At: t0, Verdict: ledger.VerdictBusy}}, nil); err != nil {
 		t.Fatal(err)
@@ -182,6 +199,21 @@ func TestDB_AutoPolicy(t *testing.T) {
 	if p, _ = db.AutoPolicy(ctx, r.ID); p.Action != ledger.AutoStop {
 		t.Fatalf("a bad policy changed the stored one: %+v", p)
 	}
+	t.Run("WaitFor", func(t *testing.T) {
+		if p.WaitFor != "" {
+			t.Fatalf("default wait_for %q", p.WaitFor)
+		}
+		for _, w := range []ledger.WaitFor{ledger.WaitNone, "ssh,jupyter", ""} {
+			if _, err := db.SetAutoPolicy(ctx, 1, "box1", ledger.AutoPolicy{Action: ledger.AutoStop, WaitFor: w}); err != nil {
+				t.Fatal(err)
+			}
+			if p, _ := db.AutoPolicy(ctx, r.ID); p.WaitFor != w {
+				t.Fatalf("wait_for %q stored as %q", w, p.WaitFor)
+			}
+		}
+		_, err := db.SetAutoPolicy(ctx, 1, "box1", ledger.AutoPolicy{Action: ledger.AutoStop, WaitFor: "people"})
+		wantCode(t, err, ledger.EINVALID)
+	})
 }
 
 func TestDB_Orders(t *testing.T) {
@@ -201,7 +233,7 @@ func TestDB_Orders(t *testing.T) {
 		wantCode(t, err, ledger.ECONFLICT)
 	})
 	open, err := db.OpenOrders(ctx, 0)
-	if err != nil || len(open) != 1 || open[0].State != ledger.OrderPending {
+	if err != nil || len(open) != 1 || open[0].State != ledger.OrderPending || open[0].WaitFor != nil {
 		t.Fatalf("OpenOrders = %+v, %v", open, err)
 	}
 	o.State, o.Outcome, o.UpdatedAt = ledger.OrderStarted, "release_started", at(time.Hour+time.Minute)
@@ -228,6 +260,18 @@ func TestDB_Orders(t *testing.T) {
 	if open, _ := db.OpenOrders(ctx, r.ID); len(open) != 0 {
 		t.Fatalf("open orders after done: %+v", open)
 	}
+	t.Run("WaitFor", func(t *testing.T) {
+		r2 := mustRent(t, db, 1, "box2", t0)
+		a := ledger.Order{ID: "o3", RentalID: r2.ID, UserID: 1, Rental: "box2", Action: "stop", Origin: ledger.OriginAuto,
+			WaitFor: []string{"ssh", "jupyter"}, IssuedAt: at(time.Hour), ExpiresAt: at(time.Hour + 10*time.Minute), Nonce: "n3"}
+		if _, err := db.CreateOrder(ctx, a); err != nil {
+			t.Fatal(err)
+		}
+		got, err := db.Order(ctx, "o3")
+		if err != nil || strings.Join(got.WaitFor, ",") != "ssh,jupyter" {
+			t.Fatalf("order = %+v, %v", got, err)
+		}
+	})
 }
 
 func TestDB_UpdateOrder_AlreadyReleasedByHand(t *testing.T) {
