@@ -217,9 +217,6 @@ func Run(ctx context.Context, cfg Config) error {
 			Host: hostFacts(), CanRelease: cfg.ReleaseCmd != ""}
 		w := win.Cut()
 		w.fill(&hb)
-		if since, dur, ok := sampler.Idle(); ok && hb.Verdict == wire.VerdictIdle {
-			hb.IdleSince, hb.IdleSeconds = &since, int64(dur/time.Second)
-		}
 		hb.LeaseUntil = lease.until()
 		hb.PolicyRefused = gate.refusal()
 		return hb

@@ -46,6 +46,12 @@ type Sample struct {
 	SessionsErr  string
 
 	Verdict wire.Verdict
+	// IdleSince is the wall-clock start of the idle streak this sample
+	// belongs to and IdleFor its length at At (monotonic); both zero
+	// unless the verdict is idle. They travel with the sample so that a
+	// heartbeat's idle time comes from the same samples as its verdict.
+	IdleSince time.Time
+	IdleFor   time.Duration
 	Reasons []string
 }
 
@@ -161,6 +167,9 @@ func (s *Sampler) SampleLevel(ctx context.Context, level ReadLevel) *Sample {
 	}
 	sm.Verdict, sm.Reasons = Decide(sm, s.Thresholds)
 	s.tracker.Observe(sm.Verdict, sm.At)
+	if since, ok := s.tracker.Since(); ok {
+		sm.IdleSince, sm.IdleFor = since, s.tracker.IdleFor(sm.At)
+	}
 	s.logChanges(sm)
 	s.last = sm
 	return sm

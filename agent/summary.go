@@ -258,6 +258,12 @@ func (w *window) fill(hb *wire.HeartbeatRequest) {
 			hb.Reasons = append(hb.Reasons, clip.Bytes(r, wire.MaxStrLen, ""))
 		}
 		hb.Job = w.last.Job
+		if hb.Verdict == wire.VerdictIdle && !w.last.IdleSince.IsZero() {
+			// The streak as of the window's last sample: a sample taken
+			// after the cut cannot leave an idle heartbeat without it.
+			since := w.last.IdleSince
+			hb.IdleSince, hb.IdleSeconds = &since, int64(w.last.IdleFor/time.Second)
+		}
 	} else {
 		hb.Verdict = wire.VerdictUnknown
 		hb.Reasons = []string{"no samples in this window"}

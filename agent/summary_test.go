@@ -1,7 +1,10 @@
 package agent
 
 import (
+	"context"
 	"encoding/json"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -131,5 +134,45 @@ func TestWindow_BusyIfAnySampleBusy(t *testing.T) {
 				t.Fatalf("reasons %v, want the busy sample's", hb.Reasons)
 			}
 		})
+	}
+}
+
+// TestSampler_IdleStreakTravelsWithWindow: a heartbeat's idle time comes
+// from the samples in its window, so a busy sample taken after the cut
+// (the sampling loop runs beside the reporter) cannot leave an idle
+// heartbeat without its idle_since.
+func TestSampler_IdleStreakTravelsWithWindow(t *testing.T) {
+	dir := t.TempDir()
+	sim := filepath.Join(dir, "sim.json")
+	put := func(src string) {
+		b, err := os.ReadFile(filepath.Join("testdata", "sim", src))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(sim+".tmp", b, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Rename(sim+".tmp", sim); err != nil {
+			t.Fatal(err)
+		}
+	}
+	put("idle.json")
+	t0 := time.Date(2026, 11, 1, 10, 0, 0, 0, time.UTC)
+	clk := t0
+	s := &Sampler{GPU: &SimulateSource{Path: sim}, Host: HostReader{ProcRoot: "testdata/proc", CgroupRoot: "testdata/cgroup2"}, Thresholds: DefaultThresholds, Now: func() time.Time { return clk }}
+	var w Window
+	for range 3 {
+		w.Add(s.SampleLevel(context.Background(), ReadFast))
+		clk = clk.Add(5 * time.Second)
+	}
+	win := w.Cut()
+	put("busy.json")
+	if v := s.SampleLevel(context.Background(), ReadFast).Verdict; v != wire.VerdictBusy {
+		t.Fatalf("busy.json sampled %s", v)
+	}
+	var hb wire.HeartbeatRequest
+	win.fill(&hb)
+	if hb.Verdict != wire.VerdictIdle || hb.IdleSince == nil || !hb.IdleSince.Equal(t0) || hb.IdleSeconds != 10 {
+		t.Fatalf("verdict %s, idle_since %v, idle %d s; want idle since %s for 10 s", hb.Verdict, hb.IdleSince, hb.IdleSeconds, t0)
 	}
 }

@@ -119,8 +119,10 @@ func TestE2E_FakeHubCannotRelease(t *testing.T) {
 		t.Fatalf("an unsigned policy released a busy host (marker %q):\n%s", b, logs.String())
 	}
 	for _, hb := range hub.Heartbeats() {
-		if hb.Verdict != wire.VerdictBusy {
-			t.Fatalf("a 97%% busy GPU reported %s: the unsigned threshold was applied\n%s", hb.Verdict, logs.String())
+		// A heartbeat cut with no sample in it (the last one, sent while
+		// the agent stops) has no verdict to give.
+		if hb.Samples > 0 && hb.Verdict != wire.VerdictBusy {
+			t.Fatalf("a 97%% busy GPU reported %s (%+v): the unsigned threshold was applied\n%s", hb.Verdict, hb, logs.String())
 		}
 	}
 }
