@@ -52,7 +52,7 @@ type Sample struct {
 	// heartbeat's idle time comes from the same samples as its verdict.
 	IdleSince time.Time
 	IdleFor   time.Duration
-	Reasons []string
+	Reasons   []string
 }
 
 // WatchReading is one watched path at one sample.
