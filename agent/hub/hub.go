@@ -119,10 +119,12 @@ type rentalEntry struct {
 // agent is the hub's memory of one rental's agent.
 type agent struct {
 	state          ledger.AgentState
-	idleOpen       bool      // an idle interval is open in the store
-	lastIdleBeat   time.Time // server time of the last idle heartbeat
-	mismatchBoot   string    // the boot whose GPU mismatch was reported
-	jobEndReported time.Time // the job end already reported
+	idleOpen       bool          // an idle interval is open in the store
+	period         time.Duration // the agent's sample interval, as its windows show it
+	lastEnd        time.Time     // server-clock end of the last window with samples
+	step           idleStep      // what the heartbeat being recorded does to the idle intervals
+	mismatchBoot   string        // the boot whose GPU mismatch was reported
+	jobEndReported time.Time     // the job end already reported
 	orders         []ledger.Order
 	afterRelease   time.Time // the last "reports after release" told
 }
@@ -202,10 +204,8 @@ func (h *Hub) Load(ctx context.Context) error {
 	for _, s := range states {
 		a := h.agentLocked(s.RentalID)
 		a.state = s
-		a.idleOpen = s.Verdict == ledger.VerdictIdle
-		if a.idleOpen {
-			a.lastIdleBeat = s.LastSeen
-		}
+		// The store rebuilt the idle fields from the open interval.
+		a.idleOpen = s.Verdict == ledger.VerdictIdle && !s.IdleSince.IsZero()
 		if s.Job.Exited && s.Job.EndedAt.IsZero() {
 			a.jobEndReported = s.LastSeen
 		} else if s.Job.Exited {
