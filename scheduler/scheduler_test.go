@@ -210,6 +210,12 @@ func (e *env) post(v wire.Verdict, ws, we time.Time, idle time.Duration, job *wi
 	case wire.VerdictBusy:
 		h.BusySamples = 6
 	}
+	return e.send(h)
+}
+
+// send posts h as it is and fails the test unless it is accepted.
+func (e *env) send(h wire.HeartbeatRequest) wire.HeartbeatResponse {
+	e.t.Helper()
 	b, _ := json.Marshal(h)
 	req, _ := http.NewRequest(http.MethodPost, e.srv.URL+wire.PathHeartbeat, bytes.NewReader(b))
 	req.Header.Set("Authorization", "Bearer "+e.token)
@@ -218,10 +224,11 @@ func (e *env) post(v wire.Verdict, ws, we time.Time, idle time.Duration, job *wi
 		e.t.Fatal(err)
 	}
 	defer res.Body.Close()
+	body, _ := io.ReadAll(res.Body)
 	var resp wire.HeartbeatResponse
-	json.NewDecoder(res.Body).Decode(&resp)
+	json.Unmarshal(body, &resp)
 	if res.StatusCode != 200 {
-		e.t.Fatalf("heartbeat: %d", res.StatusCode)
+		e.t.Fatalf("heartbeat: %d %s", res.StatusCode, body)
 	}
 	return resp
 }
