@@ -22,7 +22,7 @@ import (
 //
 // The read-only case is a real chmod 0444: where the test runs as root
 // (whom chmod does not stop), the server runs as the user nobody, in a
-// directory nobody may read but not write.
+// directory of its own holding a file it may read but not write.
 func TestServe_RefusesUnusableDatabase(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds and starts the server binary; run without -short")
@@ -87,6 +87,8 @@ func TestServe_RefusesUnusableDatabase(t *testing.T) {
 				for d := filepath.Dir(bin); d != filepath.Dir(d) && strings.HasPrefix(d, os.TempDir()); d = filepath.Dir(d) {
 					os.Chmod(d, 0o755)
 				}
+				// The directory is nobody's: only the file is read-only.
+				os.Chown(dir, 65534, 65534)
 				cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 65534, Gid: 65534}}
 			}
 			var out bytes.Buffer
