@@ -346,6 +346,8 @@ func (h *Hub) idleStepLocked(a *agent, rl *ledger.Rental, prev ledger.AgentState
 		a.lastEnd = we
 	}
 	running := rl.State() == ledger.Running
+	resumed := a.resumed
+	a.resumed = false
 	var st idleStep
 	closeOpen := func() {
 		if a.idleOpen {
@@ -372,7 +374,15 @@ func (h *Hub) idleStepLocked(a *agent, rl *ledger.Rental, prev ledger.AgentState
 		return st
 	}
 	clean := hb.BusySamples == 0 && hb.UnknownSamples == 0
-	chained := prev.BootID != "" && prev.BootID == hb.BootID && hb.Seq == prev.Seq+1
+	sameRun := prev.BootID != "" && prev.BootID == hb.BootID
+	chained := sameRun && hb.Seq == prev.Seq+1
+	if resumed && sameRun && hb.Seq > prev.Seq && hb.Dropped == 0 {
+		// The first heartbeat after a restart of the server, whose state
+		// may be a flush behind: the heartbeats in between were either
+		// acknowledged (idle ones, or the interval would be closed) or are
+		// still queued at the agent, which has never dropped one.
+		chained = true
+	}
 	gap := ws.Sub(prev.IdleUntil)
 	cont := a.idleOpen && running && clean && !prev.IdleSince.IsZero() &&
 		(gap <= max(2*a.period, idleGapMin) || (chained && gap <= maxWindow))

@@ -6,9 +6,11 @@
 // The hub keeps each agent's latest state in memory and writes heartbeats
 // to the store in batches (Run flushes them), so that thousands of agents
 // cost one transaction per flush instead of one per heartbeat. What must
-// not be lost (idle intervals opening and closing, orders and their
-// results, the stop or release an agent confirmed) is written before the
-// request is answered.
+// not be lost (idle intervals opening and closing, in one transaction with
+// the agent state they go with; orders and their results; the stop or
+// release an agent confirmed) is written before the request is answered.
+// A crash loses at most one flush of heartbeat statistics; Load rebuilds
+// each agent's idle state from the open idle interval, so the two agree.
 package hub
 
 import (
@@ -122,6 +124,7 @@ type agent struct {
 	idleOpen       bool          // an idle interval is open in the store
 	period         time.Duration // the agent's sample interval, as its windows show it
 	lastEnd        time.Time     // server-clock end of the last window with samples
+	resumed        bool          // loaded at start with a streak open; no heartbeat since
 	step           idleStep      // what the heartbeat being recorded does to the idle intervals
 	mismatchBoot   string        // the boot whose GPU mismatch was reported
 	jobEndReported time.Time     // the job end already reported
@@ -206,6 +209,7 @@ func (h *Hub) Load(ctx context.Context) error {
 		a.state = s
 		// The store rebuilt the idle fields from the open interval.
 		a.idleOpen = s.Verdict == ledger.VerdictIdle && !s.IdleSince.IsZero()
+		a.resumed = a.idleOpen
 		if s.Job.Exited && s.Job.EndedAt.IsZero() {
 			a.jobEndReported = s.LastSeen
 		} else if s.Job.Exited {
@@ -308,7 +312,8 @@ func (h *Hub) emit(ev func(context.Context, Listener)) {
 	}
 }
 
-// Flush writes the buffered heartbeats and agent states to the store.
+// Flush writes the buffered heartbeats and agent states to the store, and
+// moves each open idle interval's evidence end to its state's IdleUntil.
 func (h *Hub) Flush(ctx context.Context) error {
 	h.mu.Lock()
 	beats := h.beats

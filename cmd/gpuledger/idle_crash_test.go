@@ -32,6 +32,7 @@ type idleWorld struct {
 	token  string
 	rental int64
 	seq    uint64
+	last   time.Time // when the previous heartbeat's window ended
 	srv    *exec.Cmd
 }
 
@@ -102,14 +103,20 @@ func (w *idleWorld) kill() {
 	w.srv.Wait()
 }
 
-// beat posts one heartbeat whose window is the last second, with six
-// samples of verdict v, and returns once it is acknowledged.
+// beat posts one heartbeat whose window runs from the previous one's end
+// (the last second for the first), with six samples of verdict v, and
+// returns once it is acknowledged.
 func (w *idleWorld) beat(v wire.Verdict) {
 	w.t.Helper()
 	w.seq++
 	now := time.Now()
+	from := now.Add(-time.Second)
+	if !w.last.IsZero() {
+		from = w.last
+	}
+	w.last = now
 	h := wire.HeartbeatRequest{Version: wire.Version, Seq: w.seq, BootID: "boot1", Verdict: v, SentAt: now,
-		WindowStart: now.Add(-time.Second), WindowEnd: now, Samples: 6,
+		WindowStart: from, WindowEnd: now, Samples: 6,
 		Host: wire.HostFacts{GPUSource: "simulate", GPUs: []wire.GPUFact{{Name: "NVIDIA GeForce RTX 4090"}}}}
 	if v == wire.VerdictIdle {
 		h.IdleSamples = 6
@@ -130,10 +137,12 @@ func (w *idleWorld) beat(v wire.Verdict) {
 }
 
 // beats posts n heartbeats of verdict v a little apart.
-func (w *idleWorld) beats(v wire.Verdict, n int) {
+func (w *idleWorld) beats(v wire.Verdict, n int) { w.beatsEvery(v, n, 300*time.Millisecond) }
+
+func (w *idleWorld) beatsEvery(v wire.Verdict, n int, d time.Duration) {
 	for range n {
 		w.beat(v)
-		time.Sleep(300 * time.Millisecond)
+		time.Sleep(d)
 	}
 }
 
@@ -232,6 +241,24 @@ func TestCrash_IdleIntervalsAgreeWithState(t *testing.T) {
 		if len(ivs) != 2 || open(ivs) != 1 || !ivs[0].To.Equal(closedAt) || st.Verdict != ledger.VerdictIdle || !st.IdleSince.Equal(ivs[1].From) {
 			t.Fatalf("idle after the restart: intervals %s, state %s since %s; want the first closed at %s and a new open one",
 				fmtIntervals(ivs), st.Verdict, st.IdleSince, closedAt.Format(time.TimeOnly))
+		}
+	})
+	t.Run("KilledDuringIdle", func(t *testing.T) {
+		// An idle streak that outlives a restart of the server stays one
+		// streak, though the state loaded is a flush behind the last
+		// heartbeat acknowledged.
+		w := newIdleWorld(t, bin)
+		w.start()
+		w.beatsEvery(wire.VerdictIdle, 3, 2500*time.Millisecond)
+		w.beat(wire.VerdictIdle)
+		w.kill()
+		w.start()
+		w.beatsEvery(wire.VerdictIdle, 3, 2500*time.Millisecond)
+		time.Sleep(time.Second)
+		w.kill()
+		ivs, st := w.intervals()
+		if len(ivs) != 1 || open(ivs) != 1 || st.Verdict != ledger.VerdictIdle || !st.IdleSince.Equal(ivs[0].From) {
+			t.Fatalf("idle through a restart: intervals %s, state %s since %s; want one open streak", fmtIntervals(ivs), st.Verdict, st.IdleSince)
 		}
 	})
 }
