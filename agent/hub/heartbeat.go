@@ -326,9 +326,10 @@ const idleGapMin = 2 * time.Second
 // when it holds no busy or unknown sample and either follows the previous
 // heartbeat of the same agent run (seq + 1: windows are cut back to back)
 // or starts within two sample intervals of where the streak's evidence
-// ends (or, for back-to-back windows, within maxWindow: a longer hole
-// means the agent stopped sampling). A window with no samples at all (heartbeats as often as samples)
-// carries no verdict and changes nothing. Anything else — a busy or
+// ends (back-to-back windows further apart than maxWindow mean the agent
+// stopped sampling, and do not). A window with no samples at all
+// (heartbeats as often as samples) carries no verdict and changes
+// nothing. Anything else — a busy or
 // unknown sample, a dropped heartbeat followed by a gap, an agent restart
 // after a gap — ends the streak at its last idle sample, and a new one
 // starts no earlier than the window that reports it: idle time the server
@@ -359,7 +360,7 @@ func (h *Hub) idleStepLocked(a *agent, rl *ledger.Rental, prev ledger.AgentState
 			a.idleOpen = false
 		}
 	}
-	if hb.Samples == 0 {
+	if hb.Samples == 0 && prev.Verdict.Valid() {
 		// No sample, no news: the verdict and the streak stay as they were.
 		s.Verdict, s.Reasons = prev.Verdict, prev.Reasons
 		s.IdleSince, s.IdleUntil = prev.IdleSince, prev.IdleUntil
