@@ -2,12 +2,15 @@ package scheduler_test
 
 import (
 	"context"
+	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/gpuledger/gpuledger/agent/hub"
 	"github.com/gpuledger/gpuledger/agent/wire"
 	"github.com/gpuledger/gpuledger/ledger"
+	"github.com/gpuledger/gpuledger/scheduler"
 )
 
 // TestIdleCard_AgentSilence: idle time and idle cost count only the time
@@ -97,4 +100,72 @@ func msgText(e *env, id int) string {
 		}
 	}
 	return text
+}
+
+// restart replaces the hub and the scheduler with new ones on the same
+// database, as a restarted server has them.
+func (e *env) restart() {
+	e.t.Helper()
+	if err := e.hub.Flush(context.Background()); err != nil { // as Run does every 500 ms
+		e.t.Fatal(err)
+	}
+	e.srv.Close()
+	fwd := &struct{ *scheduler.Scheduler }{}
+	h, err := hub.New(hub.Config{Store: e.db, Now: e.clk.Now, Listener: fwd})
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	if err := h.Load(context.Background()); err != nil {
+		e.t.Fatal(err)
+	}
+	s, err := scheduler.New(scheduler.Config{Store: e.db, Hub: h, Sender: e.chat, Buttons: signer{}, Now: e.clk.Now, Tick: 30 * time.Second, NoChart: true})
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	fwd.Scheduler = s
+	e.hub, e.s, e.btn = h, s, registry{}
+	s.RegisterButtons(e.btn)
+	e.srv = httptest.NewServer(h.Handler())
+	e.t.Cleanup(e.srv.Close)
+}
+
+// TestIdleCard_SilenceThenRestart: the silent alert ends a streak that
+// had just begun; the server restarts; the agent comes back idle. The card
+// that follows counts the new streak, its time and its money alike. (It
+// once said "idle 30 min · ¥0.03" 17 minutes after the return: the time
+// from the old streak's start, through the silence; the money from the
+// old streak's one closed minute only, since the restarted hub took the
+// stored idle verdict for an open interval and never opened a new one.)
+func TestIdleCard_SilenceThenRestart(t *testing.T) {
+	e := newEnv(t, func(s *ledger.Settings) { s.IdleWarn = 30 * time.Minute; s.Silent = 10 * time.Minute })
+	e.clk.Add(time.Hour)
+	e.beat(wire.VerdictBusy, 0, nil)
+	for range 2 {
+		e.clk.Add(30 * time.Second)
+		e.beat(wire.VerdictIdle, 0, nil)
+		e.tick()
+	}
+	for range 24 { // 12 minutes of silence: the silent alert
+		e.clk.Add(30 * time.Second)
+		e.tick()
+	}
+	e.restart()
+	e.seq += 24
+	now := e.clk.Now()
+	e.post(wire.VerdictIdle, now.Add(-30*time.Second), now, 13*time.Minute, nil)
+	e.lastV, e.lastAt = wire.VerdictIdle, now
+	for range 62 { // 31 minutes idle
+		e.clk.Add(30 * time.Second)
+		e.beat(wire.VerdictIdle, 0, nil)
+		e.tick()
+	}
+	var card string
+	for _, m := range e.chat.newMsgs() {
+		if strings.Contains(m.Text, "spent idle") {
+			card = m.Text
+		}
+	}
+	if !strings.Contains(card, "idle 30 min · ¥0.94 spent idle") {
+		t.Fatalf("idle card = %q, want idle 30 min · ¥0.94 (¥1.88/h over the new streak)", card)
+	}
 }
