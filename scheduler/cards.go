@@ -402,7 +402,11 @@ func (s *Scheduler) checkSilent(ctx context.Context, u *ledger.User, r *ledger.R
 // since when the agent is silent and how long it was idle until then.
 func (s *Scheduler) idleSilent(ctx context.Context, u *ledger.User, r *ledger.Rental, st ledger.AgentState, now time.Time) error {
 	idleFor := st.IdleFor(now)
-	if err := s.hub.CloseIdleAt(ctx, r.ID, st.LastSeen); err != nil {
+	end := st.IdleUntil
+	if end.IsZero() || end.After(st.LastSeen) {
+		end = st.LastSeen
+	}
+	if err := s.hub.CloseIdleAt(ctx, r.ID, end); err != nil {
 		return err
 	}
 	c, open, err := s.openCard(ctx, r.ID, ledger.CardIdle)

@@ -311,6 +311,11 @@ type idleStep struct {
 	openAt  time.Time // open a new interval here (zero: none)
 }
 
+// idleStale is how long after the last idle sample heard a stop may
+// still end an idle interval at its own time (a heartbeat is due every
+// 30 s by default): up to then the host was idle as far as anyone knows.
+const idleStale = 2 * time.Minute
+
 // idleGapMin is the least gap between two idle windows that still counts
 // as one streak when their heartbeats are not consecutive: the stored
 // times are whole seconds, and clocks are read a little apart.
@@ -470,12 +475,13 @@ func placeWindow(hb *wire.HeartbeatRequest, now time.Time) (ws, we time.Time) {
 	return ws, we
 }
 
-// CloseIdleAt ends a rental's idle streak because its agent went silent,
-// or the rental stopped or was released at t: the open interval ends at
-// the last idle sample heard, or at t if that is earlier, and the state
-// loses its streak (IdleSince zero), so that the agent's next idle
-// heartbeat starts a new one rather than counting the silence. Interval
-// and state are written together.
+// CloseIdleAt ends a rental's idle streak at t: the rental stopped or was
+// released at t, or its agent went silent (t is then the last idle sample
+// heard). The state loses its streak (IdleSince zero), so that the agent's
+// next idle heartbeat starts a new one rather than counting the time in
+// between. A t more than idleStale after the last idle sample heard is
+// not believed: the interval ends at that sample, so silence before a
+// stop is not idle time either. Interval and state are written together.
 func (h *Hub) CloseIdleAt(ctx context.Context, rentalID int64, t time.Time) error {
 	h.mu.Lock()
 	a := h.agents[rentalID]
@@ -485,7 +491,7 @@ func (h *Hub) CloseIdleAt(ctx context.Context, rentalID int64, t time.Time) erro
 	}
 	prev, prevOpen := a.state, a.idleOpen
 	to := t
-	if u := prev.IdleUntil; !u.IsZero() && u.Before(to) {
+	if u := prev.IdleUntil; !u.IsZero() && to.Sub(u) > idleStale {
 		to = u
 	}
 	s := prev
