@@ -221,10 +221,13 @@ func (w *world) agentToken() string {
 
 // startAgent runs gpuledger-agent with the simulated GPU and a release
 // command that writes the marker file.
-func (w *world) startAgent() {
+func (w *world) startAgent() { w.startAgentEvery(200*time.Millisecond, 500*time.Millisecond) }
+
+// startAgentEvery is startAgent with the given --sample and --interval.
+func (w *world) startAgentEvery(sample, interval time.Duration) {
 	w.t.Helper()
 	cmd := exec.Command(w.agent, "run", "--server", "http://"+w.addr, "--simulate", w.sim,
-		"--sample", "200ms", "--interval", "500ms", "--release-cmd", "date +%s > "+w.marker)
+		"--sample", sample.String(), "--interval", interval.String(), "--release-cmd", "date +%s > "+w.marker)
 	cmd.Env = append(os.Environ(), "GPULEDGER_AGENT_TOKEN="+w.token, "GPULEDGER_AGENT_STATE_DIR="+filepath.Join(filepath.Dir(w.marker), "agent-state"))
 	cmd.Stdout, cmd.Stderr = w.agLog, w.agLog
 	if err := cmd.Start(); err != nil {

@@ -122,14 +122,18 @@ type GPUFacts struct {
 // AgentState is the latest that is known of a rental's agent: one row per
 // rental, replaced on every heartbeat.
 type AgentState struct {
-	RentalID   int64
-	UserID     int64
-	FirstSeen  time.Time
-	LastSeen   time.Time // server clock of the last heartbeat
-	BootID     string
-	Seq        uint64
-	Verdict    Verdict
-	IdleSince  time.Time // server-clock start of the current idle streak; zero unless idle
+	RentalID  int64
+	UserID    int64
+	FirstSeen time.Time
+	LastSeen  time.Time // server clock of the last heartbeat
+	BootID    string
+	Seq       uint64
+	Verdict   Verdict
+	IdleSince time.Time // server-clock start of the current idle streak; zero unless idle
+	// IdleUntil is the server-clock time of the last idle sample heard in
+	// the current streak: idle time counts only up to here, never through
+	// a silence. Zero unless idle.
+	IdleUntil  time.Time
 	Job        JobInfo
 	GPU        GPUFacts
 	CanRelease bool   // the agent has a release command
@@ -298,12 +302,22 @@ func (s *AgentState) Fresh(now time.Time, maxAge time.Duration) bool {
 	return s.Seen() && now.Sub(s.LastSeen) <= maxAge && !s.LastSeen.After(now.Add(time.Minute))
 }
 
-// IdleFor returns how long the host has been idle at now (0 unless idle).
+// IdleFor returns how long the host has been idle at now (0 unless idle):
+// the time covered by heartbeats that reported idle, from IdleSince to
+// IdleUntil (or now, whichever is earlier), so that a silent agent's
+// silence is never counted as idle.
 func (s *AgentState) IdleFor(now time.Time) time.Duration {
 	if s.Verdict != VerdictIdle || s.IdleSince.IsZero() || now.Before(s.IdleSince) {
 		return 0
 	}
-	return now.Sub(s.IdleSince)
+	end := now
+	if !s.IdleUntil.IsZero() && s.IdleUntil.Before(now) {
+		end = s.IdleUntil
+	}
+	if end.Before(s.IdleSince) {
+		return 0
+	}
+	return end.Sub(s.IdleSince)
 }
 
 // NormalizeGPUName reduces a GPU name as NVML reports it ("NVIDIA GeForce
@@ -574,9 +588,12 @@ type AgentStore interface {
 	ValidTokens(ctx context.Context) ([]AgentToken, error)
 
 	// SaveBeats appends beats, folds them into the hourly roll-up and
-	// replaces the agents' states, in one transaction.
+	// replaces the agents' states, in one transaction; for an idle state
+	// it moves the open idle interval's evidence end forward to IdleUntil.
 	SaveBeats(ctx context.Context, beats []Beat, states []AgentState) error
 	// AgentStates returns the state of every rental's agent that was seen.
+	// Its idle fields (Verdict idle, IdleSince, IdleUntil) come from the
+	// rental's open idle interval, the single source of truth for them.
 	AgentStates(ctx context.Context) ([]AgentState, error)
 	// Beats returns a rental's raw beats received in [from, to).
 	Beats(ctx context.Context, rentalID int64, from, to time.Time) ([]Beat, error)
@@ -589,6 +606,12 @@ type AgentStore interface {
 	// is open. CloseIdle ends the open one at to (not before its start).
 	OpenIdle(ctx context.Context, rentalID int64, from time.Time) error
 	CloseIdle(ctx context.Context, rentalID int64, to time.Time) error
+	// SaveIdle ends the rental's open idle interval at closeAt (zero:
+	// none to end), opens a new one at openAt ending its evidence at
+	// st.IdleUntil (zero: none to open), and stores st, all in one
+	// transaction: an idle interval and the agent state it goes with are
+	// never stored apart. A rental that no longer exists is skipped.
+	SaveIdle(ctx context.Context, st AgentState, closeAt, openAt time.Time) error
 
 	// SetAutoPolicy replaces the policy of the user's unreleased rental
 	// called name. AutoPolicy returns a rental's policy (Action notify if

@@ -218,7 +218,9 @@ func (s *Scheduler) checkIdle(ctx context.Context, u *ledger.User, r *ledger.Ren
 	if idleFor < idleWarn(u) {
 		return nil
 	}
-	idleMoney, _, err := s.idleCost(ctx, r, st.IdleSince, now)
+	// Up to the last idle sample heard, not to now: a heartbeat is up to
+	// an interval old, and silence is never idle.
+	idleMoney, _, err := s.idleCost(ctx, r, st.IdleSince, st.IdleSince.Add(idleFor))
 	if err != nil {
 		return err
 	}
@@ -390,9 +392,10 @@ func (s *Scheduler) checkSilent(ctx context.Context, u *ledger.User, r *ledger.R
 	if open && c.Incident == incident {
 		return nil // once per incident
 	}
-	// Idle time is not counted while nobody watches.
-	if st.Verdict == ledger.VerdictIdle && s.hub != nil {
-		if err := s.hub.CloseIdleAt(ctx, r.ID, st.LastSeen); err != nil {
+	// Idle time is not counted while nobody watches: the streak ends at
+	// its last idle sample heard, and an idle card says so.
+	if st.Verdict == ledger.VerdictIdle && !st.IdleSince.IsZero() && s.hub != nil {
+		if err := s.idleSilent(ctx, u, r, st, now); err != nil {
 			return err
 		}
 	}
@@ -403,6 +406,39 @@ func (s *Scheduler) checkSilent(ctx context.Context, u *ledger.User, r *ledger.R
 	}
 	s.decide(ctx, r, ledger.DecisionSilent, "silent-agent alert", fmt.Sprintf("last heartbeat %s (%s ago); no release is ever taken on silence", clock(u, st.LastSeen), fmtDur(gone, bot.LangEN)))
 	return nil
+}
+
+// idleSilent ends the idle streak of a rental whose agent went silent and
+// turns its idle card, if one is showing, into a closed one that says
+// since when the agent is silent and how long it was idle until then.
+func (s *Scheduler) idleSilent(ctx context.Context, u *ledger.User, r *ledger.Rental, st ledger.AgentState, now time.Time) error {
+	idleFor := st.IdleFor(now)
+	end := st.IdleUntil
+	if end.IsZero() || end.After(st.LastSeen) {
+		end = st.LastSeen
+	}
+	if err := s.hub.CloseIdleAt(ctx, r.ID, end); err != nil {
+		return err
+	}
+	c, open, err := s.openCard(ctx, r.ID, ledger.CardIdle)
+	if err != nil || !open || c.Closed || c.Incident != strconv.FormatInt(st.IdleSince.Unix(), 10) {
+		return err
+	}
+	money, _, err := s.idleCost(ctx, r, st.IdleSince, st.IdleSince.Add(idleFor))
+	if err != nil {
+		return err
+	}
+	lg := lang(u)
+	c.Closed = true
+	text := tr(lg, "idle_silent", r.Name, fmtDur(idleFor, lg), money.Format(), clock(u, st.LastSeen))
+	if c.MessageID == 0 || c.Pending {
+		c.Pending, c.Text = false, text
+		_, err := s.store.SaveCard(ctx, c)
+		return err
+	}
+	s.decide(ctx, r, ledger.DecisionSilent, "idle streak ended: agent silent",
+		fmt.Sprintf("idle %s until %s, %s spent idle; silence is not counted", fmtDur(idleFor, bot.LangEN), clock(u, st.LastSeen), money.Format()))
+	return s.sendCard(ctx, u, &c, text, nil, false, false)
 }
 
 func mustInt(s string) int64 {

@@ -43,6 +43,9 @@ var messages = bot.Catalog{
 	"idle_auto_held": {
 		"Automatic %[1]s held while someone is connected (/autorelease %[2]s %[3]s wait_for=none acts anyway). Release now still releases.",
 		"有人在线，自动%[1]s暂缓（/autorelease %[2]s %[3]s wait_for=none 则照常执行）。点「立即释放」仍会释放。"},
+	"idle_silent": {
+		"<b>%[1]s</b> idle %[2]s · %[3]s spent idle, until its agent went silent at %[4]s: agent silent since %[4]s. Silence is not counted as idle.",
+		"<b>%[1]s</b> 空闲 %[2]s · 空闲花费 %[3]s，直到代理于 %[4]s 失联。失联期间不计为空闲。"},
 	"reminder_below": {"<i>(reminder below)</i>", "<i>（见下方提醒）</i>"},
 	"busy_again":     {"<b>%[1]s</b> is busy again.", "<b>%[1]s</b> 又忙起来了。"},
 	"is_state":       {"<b>%[1]s</b> is %[2]s.", "<b>%[1]s</b> %[2]s。"},

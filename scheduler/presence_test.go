@@ -1,10 +1,7 @@
 package scheduler_test
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
-	"net/http"
 	"strings"
 	"testing"
 	"time"
@@ -14,31 +11,13 @@ import (
 	"github.com/gpuledger/gpuledger/scheduler"
 )
 
-// beatPeople posts an idle heartbeat (idle streak idle) that reports the
-// given people connected.
+// beatPeople posts idle heartbeats covering the idle streak (as beat
+// does) that report the given people connected.
 func (e *env) beatPeople(idle time.Duration, ss ...wire.Session) wire.HeartbeatResponse {
 	e.t.Helper()
-	e.seq++
-	h := wire.HeartbeatRequest{Version: wire.Version, Seq: e.seq, BootID: "b1", Verdict: wire.VerdictIdle, Samples: 6,
-		IdleSamples: 6, IdleSeconds: int64(idle / time.Second),
-		WindowStart: e.clk.Now().Add(-30 * time.Second), WindowEnd: e.clk.Now(), CanRelease: true,
-		Host:     wire.HostFacts{GPUSource: "simulate", GPUs: []wire.GPUFact{{Name: "NVIDIA GeForce RTX 4090"}}},
-		Sessions: ss}
-	b, _ := json.Marshal(h)
-	req, _ := http.NewRequest(http.MethodPost, e.srv.URL+wire.PathHeartbeat, bytes.NewReader(b))
-	req.Header.Set("Authorization", "Bearer "+e.token)
-	res, err := http.DefaultClient.Do(req)
-	if err != nil {
-		e.t.Fatal(err)
-	}
-	defer res.Body.Close()
-	var resp wire.HeartbeatResponse
-	json.NewDecoder(res.Body).Decode(&resp)
-	if res.StatusCode != 200 {
-		e.t.Fatalf("heartbeat: %d", res.StatusCode)
-	}
-	e.hub.DrainEvents(context.Background())
-	return resp
+	e.people = ss
+	defer func() { e.people = nil }()
+	return e.beat(wire.VerdictIdle, idle, nil)
 }
 
 var sshRoot = wire.Session{Kind: wire.SessionSSH, Client: "1.2.3.4", User: "root"}

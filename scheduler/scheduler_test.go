@@ -109,6 +109,10 @@ type env struct {
 	token string
 	seq   uint64
 	key   int
+	// the last heartbeat posted by beat
+	lastV  wire.Verdict
+	people []wire.Session // reported connected by every heartbeat post sends
+	lastAt time.Time
 }
 
 func newEnv(t *testing.T, settings func(*ledger.Settings)) *env {
@@ -161,18 +165,58 @@ func newEnv(t *testing.T, settings func(*ledger.Settings)) *env {
 }
 
 // beat posts a heartbeat with the verdict; idle gives the idle streak.
+// An idle heartbeat reports, as a real agent's heartbeats would have, the
+// whole streak: the time since the previous idle heartbeat, or the idle
+// time given, in windows of at most 10 minutes posted now (as an agent
+// sends what it queued), each placed by its sent_at.
 func (e *env) beat(v wire.Verdict, idle time.Duration, job *wire.JobState) wire.HeartbeatResponse {
+	e.t.Helper()
+	now := e.clk.Now()
+	from := now.Add(-30 * time.Second)
+	if v == wire.VerdictIdle {
+		if e.lastV == wire.VerdictIdle && !e.lastAt.IsZero() {
+			from = e.lastAt
+		}
+		if idle > 0 && now.Add(-idle).Before(from) {
+			from = now.Add(-idle)
+		}
+	}
+	e.lastV, e.lastAt = v, now
+	var resp wire.HeartbeatResponse
+	for ws := from; ; {
+		we := ws.Add(10 * time.Minute)
+		if !we.Before(now) {
+			we = now
+		}
+		resp = e.post(v, ws, we, we.Sub(from), job)
+		if !we.Before(now) {
+			break
+		}
+		ws = we
+	}
+	e.hub.DrainEvents(context.Background())
+	return resp
+}
+
+// post posts one heartbeat whose window is [ws, we], sent now.
+func (e *env) post(v wire.Verdict, ws, we time.Time, idle time.Duration, job *wire.JobState) wire.HeartbeatResponse {
 	e.t.Helper()
 	e.seq++
 	h := wire.HeartbeatRequest{Version: wire.Version, Seq: e.seq, BootID: "b1", Verdict: v, Samples: 6,
-		WindowStart: e.clk.Now().Add(-30 * time.Second), WindowEnd: e.clk.Now(), CanRelease: true, Job: job,
-		Host: wire.HostFacts{GPUSource: "simulate", GPUs: []wire.GPUFact{{Name: "NVIDIA GeForce RTX 4090"}}}}
+		WindowStart: ws, WindowEnd: we, SentAt: e.clk.Now(), CanRelease: true, Job: job,
+		Host: wire.HostFacts{GPUSource: "simulate", GPUs: []wire.GPUFact{{Name: "NVIDIA GeForce RTX 4090"}}}, Sessions: e.people}
 	switch v {
 	case wire.VerdictIdle:
 		h.IdleSamples, h.IdleSeconds = 6, int64(idle/time.Second)
 	case wire.VerdictBusy:
 		h.BusySamples = 6
 	}
+	return e.send(h)
+}
+
+// send posts h as it is and fails the test unless it is accepted.
+func (e *env) send(h wire.HeartbeatRequest) wire.HeartbeatResponse {
+	e.t.Helper()
 	b, _ := json.Marshal(h)
 	req, _ := http.NewRequest(http.MethodPost, e.srv.URL+wire.PathHeartbeat, bytes.NewReader(b))
 	req.Header.Set("Authorization", "Bearer "+e.token)
@@ -181,12 +225,12 @@ func (e *env) beat(v wire.Verdict, idle time.Duration, job *wire.JobState) wire.
 		e.t.Fatal(err)
 	}
 	defer res.Body.Close()
+	body, _ := io.ReadAll(res.Body)
 	var resp wire.HeartbeatResponse
-	json.NewDecoder(res.Body).Decode(&resp)
+	json.Unmarshal(body, &resp)
 	if res.StatusCode != 200 {
-		e.t.Fatalf("heartbeat: %d", res.StatusCode)
+		e.t.Fatalf("heartbeat: %d %s", res.StatusCode, body)
 	}
-	e.hub.DrainEvents(context.Background())
 	return resp
 }
 

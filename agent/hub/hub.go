@@ -6,9 +6,11 @@
 // The hub keeps each agent's latest state in memory and writes heartbeats
 // to the store in batches (Run flushes them), so that thousands of agents
 // cost one transaction per flush instead of one per heartbeat. What must
-// not be lost (idle intervals opening and closing, orders and their
-// results, the stop or release an agent confirmed) is written before the
-// request is answered.
+// not be lost (idle intervals opening and closing, in one transaction with
+// the agent state they go with; orders and their results; the stop or
+// release an agent confirmed) is written before the request is answered.
+// A crash loses at most one flush of heartbeat statistics; Load rebuilds
+// each agent's idle state from the open idle interval, so the two agree.
 package hub
 
 import (
@@ -119,10 +121,13 @@ type rentalEntry struct {
 // agent is the hub's memory of one rental's agent.
 type agent struct {
 	state          ledger.AgentState
-	idleOpen       bool      // an idle interval is open in the store
-	lastIdleBeat   time.Time // server time of the last idle heartbeat
-	mismatchSaid   string    // the GPU mismatch last told
-	jobEndReported time.Time // the job end already reported
+	idleOpen       bool          // an idle interval is open in the store
+	period         time.Duration // the agent's sample interval, as its windows show it
+	lastEnd        time.Time     // server-clock end of the last window with samples
+	resumed        bool          // loaded at start with a streak open; no heartbeat since
+	step           idleStep      // what the heartbeat being recorded does to the idle intervals
+	mismatchSaid   string        // the GPU mismatch last told
+	jobEndReported time.Time     // the job end already reported
 	orders         []ledger.Order
 	afterRelease   time.Time // the last "reports after release" told
 	policyRefused  string    // what the agent last said about refusing the policy
@@ -209,10 +214,9 @@ func (h *Hub) Load(ctx context.Context) error {
 	for _, s := range states {
 		a := h.agentLocked(s.RentalID)
 		a.state = s
-		a.idleOpen = s.Verdict == ledger.VerdictIdle
-		if a.idleOpen {
-			a.lastIdleBeat = s.LastSeen
-		}
+		// The store rebuilt the idle fields from the open interval.
+		a.idleOpen = s.Verdict == ledger.VerdictIdle && !s.IdleSince.IsZero()
+		a.resumed = a.idleOpen
 		if s.Job.Exited && s.Job.EndedAt.IsZero() {
 			a.jobEndReported = s.LastSeen
 		} else if s.Job.Exited {
@@ -315,7 +319,8 @@ func (h *Hub) emit(ev func(context.Context, Listener)) {
 	}
 }
 
-// Flush writes the buffered heartbeats and agent states to the store.
+// Flush writes the buffered heartbeats and agent states to the store, and
+// moves each open idle interval's evidence end to its state's IdleUntil.
 func (h *Hub) Flush(ctx context.Context) error {
 	h.mu.Lock()
 	beats := h.beats

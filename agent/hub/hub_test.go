@@ -289,27 +289,34 @@ func TestHeartbeat_RateLimitPerToken(t *testing.T) {
 func TestHeartbeat_IdleIntervals(t *testing.T) {
 	e := newEnv(t, hub.Config{})
 	e.clk.Add(time.Hour)
-	e.beat(e.token, hb(wire.VerdictBusy, 0))
-	e.clk.Add(30 * time.Minute)
-	// Idle for 10 minutes by the agent's clock.
-	e.beat(e.token, hb(wire.VerdictIdle, 600))
-	e.clk.Add(20 * time.Minute)
-	e.beat(e.token, hb(wire.VerdictIdle, 1800))
+	e.beat(e.token, window(hb(wire.VerdictBusy, 0), e.clk.Now().Add(-30*time.Second), e.clk.Now()))
+	// Idle for 50 minutes, a heartbeat every 30 s covering the time since
+	// the last.
+	for range 100 {
+		e.clk.Add(30 * time.Second)
+		e.beat(e.token, window(hb(wire.VerdictIdle, 0), e.clk.Now().Add(-30*time.Second), e.clk.Now()))
+	}
 	st, _ := e.hub.AgentState(e.rid)
-	if want := t0.Add(80 * time.Minute); !st.IdleSince.Equal(want) || st.IdleFor(e.clk.Now()) != 30*time.Minute {
+	if want := t0.Add(60 * time.Minute); !st.IdleSince.Equal(want) || st.IdleFor(e.clk.Now()) != 50*time.Minute {
 		t.Fatalf("idle since %s (for %s), want %s", st.IdleSince, st.IdleFor(e.clk.Now()), want)
 	}
-	e.clk.Add(5 * time.Minute)
-	e.beat(e.token, hb(wire.VerdictBusy, 0))
+	e.clk.Add(30 * time.Second)
+	e.beat(e.token, window(hb(wire.VerdictBusy, 0), e.clk.Now().Add(-30*time.Second), e.clk.Now()))
 	r := e.rental()
-	if len(r.Idle) != 1 || !r.Idle[0].From.Equal(t0.Add(80*time.Minute)) || !r.Idle[0].To.Equal(t0.Add(110*time.Minute)) {
+	if len(r.Idle) != 1 || !r.Idle[0].From.Equal(t0.Add(60*time.Minute)) || !r.Idle[0].To.Equal(t0.Add(110*time.Minute)) {
 		t.Fatalf("idle intervals = %+v", r.Idle)
 	}
 	// The engine turns it into idle cost.
 	s := ledger.StatementAsOf(&ledger.Book{User: ledger.User{ID: 1}, Rentals: []*ledger.Rental{r}}, e.clk.Now())
-	if s.Rentals[0].IdleSeconds != 1800 {
-		t.Fatalf("engine idle seconds = %d, want 1800", s.Rentals[0].IdleSeconds)
+	if s.Rentals[0].IdleSeconds != 3000 {
+		t.Fatalf("engine idle seconds = %d, want 3000", s.Rentals[0].IdleSeconds)
 	}
+}
+
+// window places h's window at [from, to] on the server's clock, sent at to.
+func window(h wire.HeartbeatRequest, from, to time.Time) wire.HeartbeatRequest {
+	h.WindowStart, h.WindowEnd, h.SentAt = from, to, to
+	return h
 }
 
 func TestHeartbeat_AgentClockJump(t *testing.T) {

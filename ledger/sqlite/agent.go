@@ -203,60 +203,86 @@ func (db *DB) SaveBeats(ctx context.Context, beats []ledger.Beat, states []ledge
 				return fmt.Errorf("sqlite: roll up beats: %w", err)
 			}
 		}
-		for i := 0; i < len(states); i += beatChunk / 2 {
-			chunk := states[i:min(i+beatChunk/2, len(states))]
-			var sb strings.Builder
-			sb.WriteString(`INSERT INTO agent_state (rental_id, user_id, first_seen, last_seen, boot_id, seq, verdict, idle_since,
-				job, gpu_model, gpu_count, gpu_source, can_release, reasons, sessions) VALUES `)
-			args := make([]any, 0, len(chunk)*15)
-			n := 0
-			for _, s := range chunk {
-				if !live[s.RentalID] {
-					continue
-				}
-				var job sql.NullString
-				if s.Job.Command != "" || s.Job.Running || s.Job.Exited {
-					b, err := json.Marshal(s.Job)
-					if err != nil {
-						return fmt.Errorf("sqlite: encode job: %w", err)
-					}
-					job = sql.NullString{String: string(b), Valid: true}
-				}
-				var sessions sql.NullString
-				if len(s.Sessions) > 0 {
-					b, err := json.Marshal(s.Sessions)
-					if err != nil {
-						return fmt.Errorf("sqlite: encode sessions: %w", err)
-					}
-					sessions = sql.NullString{String: string(b), Valid: true}
-				}
-				if n > 0 {
-					sb.WriteByte(',')
-				}
-				sb.WriteString(`(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`)
-				first := s.FirstSeen
-				if first.IsZero() {
-					first = s.LastSeen
-				}
-				args = append(args, s.RentalID, s.UserID, unix(first), unix(s.LastSeen), s.BootID, int64(s.Seq),
-					string(s.Verdict), nullUnix(s.IdleSince), job, s.GPU.Model, s.GPU.Count, s.GPU.Source,
-					boolInt(s.CanRelease), s.Reasons, sessions)
-				n++
-			}
-			if n == 0 {
+		if err := upsertStates(ctx, tx, states, live); err != nil {
+			return err
+		}
+		return extendIdle(ctx, tx, states, live)
+	})
+}
+
+// extendIdle moves the evidence end (last_at) of each idle state's open
+// interval forward to its IdleUntil. It never moves it back, and never
+// touches an interval opened after that time (a newer streak), so a flush
+// that lost a race with SaveIdle cannot undo it.
+func extendIdle(ctx context.Context, tx *sql.Tx, states []ledger.AgentState, live map[int64]bool) error {
+	for _, s := range states {
+		if !live[s.RentalID] || s.Verdict != ledger.VerdictIdle || s.IdleUntil.IsZero() {
+			continue
+		}
+		u := unix(sec(s.IdleUntil))
+		if _, err := tx.ExecContext(ctx, `UPDATE idle_intervals SET last_at = max(coalesce(last_at, from_at), ?)
+			WHERE rental_id = ? AND to_at IS NULL AND from_at <= ?`, u, s.RentalID, u); err != nil {
+			return fmt.Errorf("sqlite: extend idle: %w", err)
+		}
+	}
+	return nil
+}
+
+// upsertStates replaces the agent states of the live rentals.
+func upsertStates(ctx context.Context, tx *sql.Tx, states []ledger.AgentState, live map[int64]bool) error {
+	for i := 0; i < len(states); i += beatChunk / 2 {
+		chunk := states[i:min(i+beatChunk/2, len(states))]
+		var sb strings.Builder
+		sb.WriteString(`INSERT INTO agent_state (rental_id, user_id, first_seen, last_seen, boot_id, seq, verdict, idle_since,
+			job, gpu_model, gpu_count, gpu_source, can_release, reasons, sessions) VALUES `)
+		args := make([]any, 0, len(chunk)*15)
+		n := 0
+		for _, s := range chunk {
+			if !live[s.RentalID] {
 				continue
 			}
-			sb.WriteString(` ON CONFLICT (rental_id) DO UPDATE SET last_seen = excluded.last_seen,
-				boot_id = excluded.boot_id, seq = excluded.seq, verdict = excluded.verdict,
-				idle_since = excluded.idle_since, job = excluded.job, gpu_model = excluded.gpu_model,
-				gpu_count = excluded.gpu_count, gpu_source = excluded.gpu_source,
-				can_release = excluded.can_release, reasons = excluded.reasons, sessions = excluded.sessions`)
-			if _, err := tx.ExecContext(ctx, sb.String(), args...); err != nil {
-				return fmt.Errorf("sqlite: save agent state: %w", err)
+			var job sql.NullString
+			if s.Job.Command != "" || s.Job.Running || s.Job.Exited {
+				b, err := json.Marshal(s.Job)
+				if err != nil {
+					return fmt.Errorf("sqlite: encode job: %w", err)
+				}
+				job = sql.NullString{String: string(b), Valid: true}
 			}
+			var sessions sql.NullString
+			if len(s.Sessions) > 0 {
+				b, err := json.Marshal(s.Sessions)
+				if err != nil {
+					return fmt.Errorf("sqlite: encode sessions: %w", err)
+				}
+				sessions = sql.NullString{String: string(b), Valid: true}
+			}
+			if n > 0 {
+				sb.WriteByte(',')
+			}
+			sb.WriteString(`(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`)
+			first := s.FirstSeen
+			if first.IsZero() {
+				first = s.LastSeen
+			}
+			args = append(args, s.RentalID, s.UserID, unix(first), unix(s.LastSeen), s.BootID, int64(s.Seq),
+				string(s.Verdict), nullUnix(s.IdleSince), job, s.GPU.Model, s.GPU.Count, s.GPU.Source,
+				boolInt(s.CanRelease), s.Reasons, sessions)
+			n++
 		}
-		return nil
-	})
+		if n == 0 {
+			continue
+		}
+		sb.WriteString(` ON CONFLICT (rental_id) DO UPDATE SET last_seen = excluded.last_seen,
+			boot_id = excluded.boot_id, seq = excluded.seq, verdict = excluded.verdict,
+			idle_since = excluded.idle_since, job = excluded.job, gpu_model = excluded.gpu_model,
+			gpu_count = excluded.gpu_count, gpu_source = excluded.gpu_source,
+			can_release = excluded.can_release, reasons = excluded.reasons, sessions = excluded.sessions`)
+		if _, err := tx.ExecContext(ctx, sb.String(), args...); err != nil {
+			return fmt.Errorf("sqlite: save agent state: %w", err)
+		}
+	}
+	return nil
 }
 
 // liveRentalIDs returns which of the rentals named by beats and states
@@ -298,7 +324,7 @@ func liveRentalIDs(ctx context.Context, tx *sql.Tx, beats []ledger.Beat, states 
 const stateCols = `rental_id, user_id, first_seen, last_seen, boot_id, seq, verdict, idle_since, job,
 	gpu_model, gpu_count, gpu_source, can_release, reasons, sessions`
 
-func scanState(s scanner) (ledger.AgentState, error) {
+func scanState(s scanner, extra ...any) (ledger.AgentState, error) {
 	var (
 		st               ledger.AgentState
 		first, last, seq int64
@@ -307,8 +333,9 @@ func scanState(s scanner) (ledger.AgentState, error) {
 		verdict          string
 		canRelease       bool
 	)
-	if err := s.Scan(&st.RentalID, &st.UserID, &first, &last, &st.BootID, &seq, &verdict, &idle, &job,
-		&st.GPU.Model, &st.GPU.Count, &st.GPU.Source, &canRelease, &st.Reasons, &sessions); err != nil {
+	dst := append([]any{&st.RentalID, &st.UserID, &first, &last, &st.BootID, &seq, &verdict, &idle, &job,
+		&st.GPU.Model, &st.GPU.Count, &st.GPU.Source, &canRelease, &st.Reasons, &sessions}, extra...)
+	if err := s.Scan(dst...); err != nil {
 		return st, err
 	}
 	st.FirstSeen, st.LastSeen = fromUnix(first), fromUnix(last)
@@ -330,17 +357,40 @@ func scanState(s scanner) (ledger.AgentState, error) {
 }
 
 // AgentStates returns the state of every agent seen, in rental order.
+// The idle fields are rebuilt from the rental's open idle interval, not
+// taken from the state row: the row is written in batches and may be a
+// flush behind the intervals after a crash, and the intervals are what
+// the ledger bills idle time from. With an interval open the state is
+// idle since its from_at, with evidence up to its last_at; with none open
+// a state stored as idle is reported unknown (its streak was closed, and
+// the next heartbeat tells what the host does now).
 func (db *DB) AgentStates(ctx context.Context) ([]ledger.AgentState, error) {
-	rows, err := db.reader.QueryContext(ctx, `SELECT `+stateCols+` FROM agent_state ORDER BY rental_id`)
+	rows, err := db.reader.QueryContext(ctx, `SELECT `+stateCols+`,
+		(SELECT i.from_at FROM idle_intervals i WHERE i.rental_id = s.rental_id AND i.to_at IS NULL ORDER BY i.from_at DESC LIMIT 1),
+		(SELECT i.last_at FROM idle_intervals i WHERE i.rental_id = s.rental_id AND i.to_at IS NULL ORDER BY i.from_at DESC LIMIT 1)
+		FROM agent_state s ORDER BY rental_id`)
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: agent states: %w", err)
 	}
 	defer rows.Close()
 	var out []ledger.AgentState
 	for rows.Next() {
-		st, err := scanState(rows)
+		var from, last sql.NullInt64
+		st, err := scanState(rows, &from, &last)
 		if err != nil {
 			return nil, fmt.Errorf("sqlite: agent states: %w", err)
+		}
+		switch {
+		case from.Valid:
+			st.Verdict, st.IdleSince, st.IdleUntil = ledger.VerdictIdle, fromUnix(from.Int64), fromUnix(from.Int64)
+			if last.Valid && last.Int64 > from.Int64 {
+				st.IdleUntil = fromUnix(last.Int64)
+			}
+		case st.Verdict == ledger.VerdictIdle:
+			st.Verdict, st.IdleSince = ledger.VerdictUnknown, time.Time{}
+			st.Reasons = "no idle streak open since the server restarted"
+		default:
+			st.IdleSince = time.Time{}
 		}
 		out = append(out, st)
 	}
@@ -456,6 +506,53 @@ func (db *DB) CloseIdle(ctx context.Context, rentalID int64, to time.Time) error
 			return fmt.Errorf("sqlite: close idle: %w", err)
 		}
 		return nil
+	})
+}
+
+// SaveIdle ends the rental's open idle interval at closeAt (clamped to its
+// start; zero: none to end), opens one at openAt whose evidence ends at
+// st.IdleUntil (zero: none to open; never overlapping the previous
+// interval, and not when one is still open), and replaces the rental's
+// agent state with st, in one transaction: after any crash the intervals
+// and the state agree. A rental that no longer exists is skipped.
+func (db *DB) SaveIdle(ctx context.Context, st ledger.AgentState, closeAt, openAt time.Time) error {
+	return db.withTx(ctx, func(tx *sql.Tx) error {
+		live, err := liveRentalIDs(ctx, tx, nil, []ledger.AgentState{st})
+		if err != nil {
+			return err
+		}
+		if !live[st.RentalID] {
+			return nil
+		}
+		id := st.RentalID
+		if !closeAt.IsZero() {
+			if _, err := tx.ExecContext(ctx, `UPDATE idle_intervals SET to_at = max(from_at, ?) WHERE rental_id = ? AND to_at IS NULL`,
+				unix(sec(closeAt)), id); err != nil {
+				return fmt.Errorf("sqlite: close idle: %w", err)
+			}
+		}
+		if !openAt.IsZero() {
+			var open int
+			var last sql.NullInt64
+			if err := tx.QueryRowContext(ctx, `SELECT count(*) FILTER (WHERE to_at IS NULL), max(to_at) FROM idle_intervals WHERE rental_id = ?`,
+				id).Scan(&open, &last); err != nil {
+				return fmt.Errorf("sqlite: open idle: %w", err)
+			}
+			if open == 0 {
+				f := unix(sec(openAt))
+				if last.Valid && f < last.Int64 {
+					f = last.Int64
+				}
+				l := max(f, unix(sec(st.IdleUntil)))
+				if _, err := tx.ExecContext(ctx, `INSERT INTO idle_intervals (rental_id, from_at, last_at) VALUES (?, ?, ?)`, id, f, l); err != nil {
+					return fmt.Errorf("sqlite: open idle: %w", err)
+				}
+			}
+		}
+		if err := upsertStates(ctx, tx, []ledger.AgentState{st}, live); err != nil {
+			return err
+		}
+		return extendIdle(ctx, tx, []ledger.AgentState{st}, live)
 	})
 }
 

@@ -82,6 +82,10 @@ func TestDB_SaveBeats(t *testing.T) {
 	st := ledger.AgentState{RentalID: r.ID, UserID: 1, LastSeen: at(2 * time.Hour), BootID: "b1", Seq: 240,
 		Verdict: ledger.VerdictIdle, IdleSince: at(time.Hour), GPU: ledger.GPUFacts{Model: "NVIDIA GeForce RTX 4090", Count: 1, Source: "nvml"},
 		Job: ledger.JobInfo{Command: "python train.py", Exited: true, ExitCode: 0}}
+	// The streak's interval, opened as the hub does.
+	if err := db.OpenIdle(ctx, r.ID, at(time.Hour)); err != nil {
+		t.Fatal(err)
+	}
 	// Saved in two batches, as the hub does.
 	if err := db.SaveBeats(ctx, beats[:100], nil); err != nil {
 		t.Fatal(err)
@@ -115,7 +119,7 @@ func TestDB_SaveBeats(t *testing.T) {
 		t.Fatalf("AgentStates = %+v, %v", states, err)
 	}
 	g := states[0]
-	if g.Verdict != ledger.VerdictIdle || !g.IdleSince.Equal(at(time.Hour)) || g.Job.Command != "python train.py" ||
+	if g.Verdict != ledger.VerdictIdle || !g.IdleSince.Equal(at(time.Hour)) || !g.IdleUntil.Equal(at(time.Hour)) || g.Job.Command != "python train.py" ||
 		!g.Job.Exited || g.GPU.Count != 1 || !g.FirstSeen.Equal(at(2*time.Hour)) {
 		t.Fatalf("state = %+v", g)
 	}
@@ -362,4 +366,63 @@ func TestDB_MarkNotice(t *testing.T) {
 	if has, _ := db.HasNotice(ctx, key); has {
 		t.Fatal("notice still recorded after UnmarkNotice")
 	}
+}
+
+// TestDB_SaveIdle: an idle interval and the state it goes with are one
+// write, and a restart rebuilds the state's idle fields from the intervals
+// even when the state row is a flush behind.
+func TestDB_SaveIdle(t *testing.T) {
+	ctx := context.Background()
+	db := openDB(t)
+	mustUser(t, db, 1)
+	r := mustRent(t, db, 1, "box1", t0)
+	st := ledger.AgentState{RentalID: r.ID, UserID: 1, LastSeen: at(time.Hour), BootID: "b1", Seq: 10,
+		Verdict: ledger.VerdictIdle, IdleSince: at(50 * time.Minute), IdleUntil: at(time.Hour)}
+	if err := db.SaveIdle(ctx, st, time.Time{}, st.IdleSince); err != nil {
+		t.Fatal(err)
+	}
+	// A flush moves the evidence forward, never back.
+	st.LastSeen, st.IdleUntil, st.Seq = at(70*time.Minute), at(70*time.Minute), 30
+	if err := db.SaveBeats(ctx, nil, []ledger.AgentState{st}); err != nil {
+		t.Fatal(err)
+	}
+	old := st
+	old.IdleUntil = at(55 * time.Minute)
+	if err := db.SaveBeats(ctx, nil, []ledger.AgentState{old}); err != nil {
+		t.Fatal(err)
+	}
+	got, err := db.AgentStates(ctx)
+	if err != nil || len(got) != 1 {
+		t.Fatalf("AgentStates = %+v, %v", got, err)
+	}
+	if g := got[0]; g.Verdict != ledger.VerdictIdle || !g.IdleSince.Equal(at(50*time.Minute)) || !g.IdleUntil.Equal(at(70*time.Minute)) {
+		t.Fatalf("state after flushes = %+v, want idle 0:50-1:10", g)
+	}
+	t.Run("StateBehindTheIntervals", func(t *testing.T) {
+		// The streak closed (busy reported) with its state; then a flush
+		// that lost the race wrote the older idle state again.
+		busy := st
+		busy.Verdict, busy.IdleSince, busy.IdleUntil, busy.Seq = ledger.VerdictBusy, time.Time{}, time.Time{}, 31
+		if err := db.SaveIdle(ctx, busy, at(70*time.Minute), time.Time{}); err != nil {
+			t.Fatal(err)
+		}
+		if err := db.SaveBeats(ctx, nil, []ledger.AgentState{st}); err != nil {
+			t.Fatal(err)
+		}
+		got, _ := db.AgentStates(ctx)
+		if g := got[0]; g.Verdict == ledger.VerdictIdle || !g.IdleSince.IsZero() {
+			t.Fatalf("state = %+v, want no idle streak: its interval is closed", g)
+		}
+		rl, _ := db.RentalByID(ctx, r.ID)
+		if len(rl.Idle) != 1 || !rl.Idle[0].To.Equal(at(70*time.Minute)) {
+			t.Fatalf("intervals = %+v", rl.Idle)
+		}
+	})
+	t.Run("GoneRental", func(t *testing.T) {
+		gone := st
+		gone.RentalID = 999
+		if err := db.SaveIdle(ctx, gone, time.Time{}, at(time.Hour)); err != nil {
+			t.Fatalf("SaveIdle for a rental that is gone: %v", err)
+		}
+	})
 }

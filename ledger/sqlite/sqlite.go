@@ -53,9 +53,12 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"io/fs"
 	"log/slog"
 	"net/url"
+	"os"
 	"runtime"
+	"strings"
 	"sync"
 	"time"
 
@@ -118,6 +121,9 @@ func Open(ctx context.Context, path string, opts ...Option) (*DB, error) {
 	if cfg.readers < 1 {
 		return nil, fmt.Errorf("sqlite: open: readers must be at least 1, got %d", cfg.readers)
 	}
+	if err := checkFile(path); err != nil {
+		return nil, err
+	}
 	sync := "normal"
 	if cfg.fullSync {
 		sync = "full"
@@ -143,6 +149,12 @@ func Open(ctx context.Context, path string, opts ...Option) (*DB, error) {
 	writer.SetConnMaxIdleTime(0)
 
 	db := &DB{Now: time.Now, path: path, writer: writer, log: cfg.logger}
+	// Check before migrating: a damaged file is not migrated, and a file
+	// that cannot be written is refused now rather than at every write.
+	if err := db.check(ctx); err != nil {
+		writer.Close()
+		return nil, err
+	}
 	// Migrate before the read pool exists: the first connection creates the
 	// file and switches it to WAL.
 	if err := db.migrateRetry(ctx); err != nil {
@@ -166,6 +178,114 @@ func Open(ctx context.Context, path string, opts ...Option) (*DB, error) {
 	}
 	db.reader = reader
 	return db, nil
+}
+
+// ErrUnusable is wrapped by the errors Open returns for a database file it
+// refuses to start on: empty, damaged, not a database, or not writable.
+// Their text says what is wrong and what to do.
+var ErrUnusable = errors.New("database unusable")
+
+// emptyWait is how long an empty database file may stay empty before
+// Open takes it for a lost ledger rather than one being created.
+const emptyWait = time.Second
+
+// restoreHint is the advice for a file whose contents are lost or damaged.
+const restoreHint = "stop the server and restore the latest backup as docs/deploy.md (\"Backups and restore\") describes; " +
+	"to start an empty ledger instead, move the file away"
+
+// checkFile refuses a file that exists but is empty: SQLite would take it
+// for a new database and the server would start with an empty ledger, as
+// if every entry had been lost. A missing file is a new ledger. A file
+// that another process has just created is empty for a few milliseconds,
+// until that process writes its first page: an empty file is refused only
+// once it has stayed empty for emptyWait.
+func checkFile(path string) error {
+	fi, err := os.Stat(path)
+	for deadline := time.Now().Add(emptyWait); err == nil && fi.Mode().IsRegular() && fi.Size() == 0 && time.Now().Before(deadline); {
+		time.Sleep(20 * time.Millisecond)
+		fi, err = os.Stat(path)
+	}
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("sqlite: %w: cannot read %s: %w (fix the path or its permissions: the server needs to read and write the file and its directory)", ErrUnusable, path, err)
+	}
+	if fi.IsDir() {
+		return fmt.Errorf("sqlite: %w: %s is a directory, not a database file (GPULEDGER_DB names the file)", ErrUnusable, path)
+	}
+	if fi.Size() == 0 {
+		return fmt.Errorf("sqlite: %w: %s is an empty file (0 bytes), not a ledger: it was truncated or replaced; %s", ErrUnusable, path, restoreHint)
+	}
+	return nil
+}
+
+// check runs PRAGMA quick_check on the file and takes a write transaction
+// that changes nothing, so that a damaged database, a file that is not a
+// database, or one that cannot be written (a read-only file, a directory
+// where the -wal and -shm files cannot be created, a read-only mount)
+// stops the start with a message that says what to do, instead of a
+// server that answers "Something went wrong" to every write. quick_check
+// reads every page once and costs about 20-30 ms per MB on a small shared
+// VM (BENCHMARKS.md: under a second for a year-sized 36 MB ledger); it
+// skips the cross-check of indexes against tables that makes
+// integrity_check about three times slower.
+func (db *DB) check(ctx context.Context) error {
+	var problems []string
+	rows, err := db.writer.QueryContext(ctx, `PRAGMA quick_check(5)`)
+	if err == nil {
+		for rows.Next() {
+			var msg string
+			if err = rows.Scan(&msg); err != nil {
+				break
+			}
+			if msg != "ok" {
+				problems = append(problems, msg)
+			}
+		}
+		if err == nil {
+			err = rows.Err()
+		}
+		rows.Close()
+	}
+	if err != nil {
+		return db.unusable(err)
+	}
+	if len(problems) > 0 {
+		return fmt.Errorf("sqlite: %w: %s is damaged (quick_check: %s); %s", ErrUnusable, db.path, strings.Join(problems, "; "), restoreHint)
+	}
+	// A write that changes nothing: user_version set to what it is.
+	err = db.withTx(ctx, func(tx *sql.Tx) error {
+		var v int64
+		if err := tx.QueryRowContext(ctx, `PRAGMA user_version`).Scan(&v); err != nil {
+			return err
+		}
+		_, err := tx.ExecContext(ctx, fmt.Sprintf(`PRAGMA user_version = %d`, v))
+		return err
+	})
+	if err != nil {
+		return db.unusable(err)
+	}
+	return nil
+}
+
+// unusable turns an error met while checking the file at start into one
+// that says what is wrong and what to do.
+func (db *DB) unusable(err error) error {
+	switch sqliteCode(err) & 0xff {
+	case sqlite3.SQLITE_READONLY:
+		return fmt.Errorf("sqlite: %w: %s cannot be written (%w): the server needs write access to the file and to its directory "+
+			"(for the -wal and -shm files); fix the owner or permissions (in Docker the image runs as uid 10001: chown 10001:10001 the file and the directory), "+
+			"or remount the volume read-write", ErrUnusable, db.path, err)
+	case sqlite3.SQLITE_CANTOPEN, sqlite3.SQLITE_PERM, sqlite3.SQLITE_AUTH:
+		return fmt.Errorf("sqlite: %w: cannot open %s (%w): the server needs read and write access to the file and to its directory "+
+			"(for the -wal and -shm files); fix the path, the owner or the permissions", ErrUnusable, db.path, err)
+	case sqlite3.SQLITE_CORRUPT, sqlite3.SQLITE_NOTADB:
+		return fmt.Errorf("sqlite: %w: %s is damaged or is not a gpuledger database (%w); %s", ErrUnusable, db.path, err, restoreHint)
+	case sqlite3.SQLITE_FULL:
+		return fmt.Errorf("sqlite: %w: the disk holding %s is full (%w): free some space and start again", ErrUnusable, db.path, err)
+	}
+	return fmt.Errorf("sqlite: open %s: %w", db.path, err)
 }
 
 // Close closes both pools. Pending writes have committed or rolled back
