@@ -217,6 +217,7 @@ func Run(ctx context.Context, cfg Config) error {
 			Host: hostFacts(), CanRelease: cfg.ReleaseCmd != ""}
 		w := win.Cut()
 		w.fill(&hb)
+		w.idleTo(&hb, sampler.now())
 		hb.LeaseUntil = lease.until()
 		hb.PolicyRefused = gate.refusal()
 		return hb

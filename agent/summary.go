@@ -187,6 +187,18 @@ func (w *window) add(s *Sample) {
 func ptr[T any](v T) *T { return &v }
 
 // fill writes the window's summaries into hb.
+// idleTo extends an idle heartbeat's idle time from the window's last
+// sample to now, the cut: nothing has said otherwise since that sample,
+// which is at most one sample interval old.
+func (w *window) idleTo(hb *wire.HeartbeatRequest, now time.Time) {
+	if hb.IdleSince == nil || w.last == nil {
+		return
+	}
+	if d := w.last.IdleFor + now.Sub(w.last.At); d > 0 {
+		hb.IdleSeconds = int64(d / time.Second)
+	}
+}
+
 func (w *window) fill(hb *wire.HeartbeatRequest) {
 	hb.WindowStart, hb.WindowEnd = w.start.Round(0), w.end.Round(0)
 	hb.Samples, hb.BusySamples, hb.IdleSamples, hb.UnknownSamples = w.n, w.busy, w.idle, w.unkn
@@ -261,6 +273,7 @@ func (w *window) fill(hb *wire.HeartbeatRequest) {
 		if hb.Verdict == wire.VerdictIdle && !w.last.IdleSince.IsZero() {
 			// The streak as of the window's last sample: a sample taken
 			// after the cut cannot leave an idle heartbeat without it.
+			// idleTo extends it to the cut.
 			since := w.last.IdleSince
 			hb.IdleSince, hb.IdleSeconds = &since, int64(w.last.IdleFor/time.Second)
 		}

@@ -175,4 +175,9 @@ func TestSampler_IdleStreakTravelsWithWindow(t *testing.T) {
 	if hb.Verdict != wire.VerdictIdle || hb.IdleSince == nil || !hb.IdleSince.Equal(t0) || hb.IdleSeconds != 10 {
 		t.Fatalf("verdict %s, idle_since %v, idle %d s; want idle since %s for 10 s", hb.Verdict, hb.IdleSince, hb.IdleSeconds, t0)
 	}
+	// Cut 4 s after the last sample: the streak reaches the cut.
+	win.idleTo(&hb, t0.Add(14*time.Second))
+	if hb.IdleSeconds != 14 {
+		t.Fatalf("idle %d s at the cut, want 14", hb.IdleSeconds)
+	}
 }
