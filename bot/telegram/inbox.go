@@ -451,3 +451,14 @@ func (t *Transport) processStranger(ctx, hctx context.Context, it *item) {
 		}
 	}
 }
+
+// Idle reports whether no fetched update is waiting to be handled or
+// answered in this process: no worker, stranger or chat sender is running.
+// With the fake server's confirmed offset past an update, it tells a test
+// (or a health check) that the update is finished, since an update is
+// confirmed only after it was handed to a worker.
+func (t *Transport) Idle() bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return len(t.users) == 0 && len(t.strangers) == 0 && len(t.chats) == 0
+}
