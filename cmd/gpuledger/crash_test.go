@@ -161,6 +161,31 @@ func TestCrash_UpdatesAppliedExactlyOnce(t *testing.T) {
 	if len(seen) != total {
 		t.Errorf("ledger holds %d distinct charges, want %d", len(seen), total)
 	}
+	// Every charge is answered, including those applied just before a
+	// kill: the answer is kept with the stored update, or rebuilt from
+	// the ledger when the kill came between the change and the answer.
+	unanswered := func() []string {
+		var missing []string
+		for note, uid := range notes {
+			found := false
+			for _, m := range fake.Messages(uid) {
+				if strings.Contains(m.Text, note) {
+					found = true
+					break
+				}
+			}
+			if !found {
+				missing = append(missing, note)
+			}
+		}
+		return missing
+	}
+	for len(unanswered()) > 0 && ctx.Err() == nil {
+		time.Sleep(200 * time.Millisecond)
+	}
+	if missing := unanswered(); len(missing) > 0 {
+		t.Errorf("%d charges never answered after the restarts: %v", len(missing), missing)
+	}
 	kill(srv)
 
 	raw, err := sql.Open("sqlite", dbPath)
