@@ -89,7 +89,7 @@ func (t *Transport) work(ctx, hctx context.Context, userID int64) {
 			continue
 		}
 		for _, e := range batch {
-			if !t.processEntry(ctx, hctx, e) {
+			if !t.waitOutbox(ctx, e.ChatID) || !t.processEntry(ctx, hctx, e) {
 				goto out // shutting down: it stays stored
 			}
 			after = e.ID
@@ -99,6 +99,30 @@ out:
 	t.mu.Lock()
 	delete(t.users, userID)
 	t.mu.Unlock()
+}
+
+// maxWaiting bounds the answers waiting in memory for one chat: a worker
+// whose chat has this many waits before handling more, so a backlog
+// answered faster than Telegram takes the answers stays on disk.
+const maxWaiting = 256
+
+// waitOutbox waits while chatID has maxWaiting answers queued. It returns
+// false if ctx ended.
+func (t *Transport) waitOutbox(ctx context.Context, chatID int64) bool {
+	for {
+		t.mu.Lock()
+		n := 0
+		if ob := t.chats[chatID]; ob != nil {
+			n = len(ob.queue)
+		}
+		t.mu.Unlock()
+		if n < maxWaiting {
+			return true
+		}
+		if t.cfg.Sleep(ctx, t.cfg.Pacing.Chat) != nil {
+			return false
+		}
+	}
 }
 
 // processEntry handles one stored update and keeps its answer: transient
