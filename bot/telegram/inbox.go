@@ -89,7 +89,7 @@ func (t *Transport) work(ctx, hctx context.Context, userID int64) {
 			continue
 		}
 		for _, e := range batch {
-			if !t.waitOutbox(ctx, e.ChatID) || !t.processEntry(ctx, hctx, e) {
+			if ctx.Err() != nil || !t.waitOutbox(ctx, e.ChatID) || !t.processEntry(ctx, hctx, e) {
 				goto out // shutting down: it stays stored
 			}
 			after = e.ID

@@ -9,8 +9,11 @@
 // transaction together with the offset ("telegram.offset" meta) that
 // confirms it to Telegram; only then is the next getUpdates sent with that
 // offset, so Telegram forgets an update only once it is stored. The
-// library's GetUpdatesChan confirms updates before they are handled, so
-// the transport polls with GetUpdates itself.
+// stored offset is also the tail that drops duplicates: an update below
+// it was stored (or was a stranger's) and is ignored if Telegram sends it
+// again; entries are deleted once answered. The library's GetUpdatesChan
+// confirms updates before they are handled, so the transport polls with
+// GetUpdates itself.
 //
 // Fetching never waits for handling: the offset moves past every stored
 // update at once, so one user's backlog of thousands of updates cannot
