@@ -196,7 +196,8 @@ func (c *Core) Allowed(userID int64) bool { return c.acc.allowedUser(userID) }
 // Handle processes one update. It returns an error only when the update
 // should be delivered again later (the database is unavailable); bad input
 // is answered, and a redelivered update that was already applied changes
-// nothing and is not answered twice.
+// nothing and is not answered twice, unless u.Redelivered says the first
+// answer may be lost: then it is answered from what was stored.
 func (c *Core) Handle(ctx context.Context, u Update, s Sender) error {
 	r := &req{c: c, ctx: ctx, u: u, s: s, now: commandTime(c.now(), u), lang: NormLang(u.LangCode), loc: time.UTC}
 	if u.ChatType == ChatChannel || u.UserID == 0 {
@@ -393,13 +394,15 @@ func (r *req) fail(err error) error {
 		r.c.log.Error("bot: internal error", "key", r.u.Key, "user", r.u.UserID, "kind", r.u.Kind, "err", err)
 	}
 	if merr := r.mark(); merr != nil {
-		if ledger.ErrorCode(merr) == ledger.EDUPLICATE {
-			return nil
+		if ledger.ErrorCode(merr) == ledger.EDUPLICATE && !r.u.Redelivered {
+			return nil // answered by the first delivery
 		}
 		if Transient(merr) {
 			return fmt.Errorf("bot: handle update %s: %w", r.u.Key, merr)
 		}
-		r.c.log.Error("bot: record handled update", "key", r.u.Key, "err", merr)
+		if ledger.ErrorCode(merr) != ledger.EDUPLICATE {
+			r.c.log.Error("bot: record handled update", "key", r.u.Key, "err", merr)
+		}
 	}
 	if r.u.Kind == KindCallback {
 		r.ack(text)

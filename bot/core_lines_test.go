@@ -31,6 +31,12 @@ func TestCore_RedeliveredAnswered(t *testing.T) {
 	if out := e.handle(q); len(out) != 1 || !strings.Contains(out[0].Out.Text, "box1") {
 		t.Fatalf("redelivered question: %+v", out)
 	}
+	bad := e.update(alice, "/stop nosuch")
+	e.handle(bad)
+	bad.Redelivered = true
+	if out := e.handle(bad); len(out) != 1 || !strings.Contains(out[0].Out.Text, "nosuch") {
+		t.Fatalf("redelivered error: %+v", out)
+	}
 	if n := len(e.book(alice).Rentals); n != 1 {
 		t.Fatalf("%d rentals", n)
 	}

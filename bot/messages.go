@@ -48,8 +48,8 @@ var messages = Catalog{
 		"✗ Something went wrong, nothing was changed. Please try again later.",
 		"✗ 出了点问题，没有做任何修改。请稍后再试。"},
 	"already_recorded": {
-		"✓ Already recorded: <code>%[1]s</code> (the server restarted before it could answer). No need to send it again.",
-		"✓ 已经记录：<code>%[1]s</code>（服务器在回复前重启了）。不用重发。"},
+		"✓ Already recorded: <code>%[1]s</code> (its first answer was interrupted). No need to send it again.",
+		"✓ 已经记录：<code>%[1]s</code>（之前的回复被中断了）。不用重发。"},
 	"already_done": {"✓ Already done", "✓ 已完成"},
 	"lines_ok": {
 		"Ran %[1]s lines:",
