@@ -403,3 +403,48 @@ func waitForLong(t *testing.T, d time.Duration, what string, cond func() bool) {
 		time.Sleep(10 * time.Millisecond)
 	}
 }
+
+// recordingStore is the SQLite store with a record of whose updates were
+// written to the inbox.
+type recordingStore struct {
+	*sqlite.DB
+	mu    sync.Mutex
+	users map[int64]int
+}
+
+func (s *recordingStore) InboxAdd(ctx context.Context, es []ledger.InboxEntry, key, offset string) error {
+	s.mu.Lock()
+	for _, e := range es {
+		s.users[e.UserID]++
+	}
+	s.mu.Unlock()
+	return s.DB.InboxAdd(ctx, es, key, offset)
+}
+
+// TestInbox_StrangersNotStored floods the bot from a stranger beside an
+// allowed user: the stranger gets one refusal, nothing of theirs is
+// written to the inbox, and the allowed user's updates all are.
+func TestInbox_StrangersNotStored(t *testing.T) {
+	fake := tgfake.New(t, "42:TEST")
+	var rec *recordingStore
+	startServer(t, fake, filepath.Join(t.TempDir(), "ledger.db"), []int64{42}, nil, func(c *telegram.Config) {
+		rec = &recordingStore{DB: c.Store.(*sqlite.DB), users: map[int64]int{}}
+		c.Store = rec
+	})
+	for i := range 50 {
+		fake.SendText(666, 666, fmt.Sprintf("/status %d", i))
+		fake.SendText(42, 42, fmt.Sprintf("/spend today %d", i))
+	}
+	waitForLong(t, 30*time.Second, "the allowed user's answers", func() bool {
+		return strings.Count(allText(fake.Messages(42)), "today") >= 50
+	})
+	time.Sleep(200 * time.Millisecond)
+	if n := len(fake.Messages(666)); n != 1 {
+		t.Errorf("the stranger got %d messages, want one refusal", n)
+	}
+	rec.mu.Lock()
+	defer rec.mu.Unlock()
+	if rec.users[666] != 0 || rec.users[42] != 50 {
+		t.Errorf("stored updates per user: %v, want 42:50 and none of 666", rec.users)
+	}
+}
