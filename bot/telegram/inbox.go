@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"log/slog"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -164,7 +165,11 @@ func (t *Transport) processEntry(ctx, hctx context.Context, e ledger.InboxEntry)
 			if bot.DiskFull(err) {
 				t.tellDiskFull(hctx, u.UserID, u.ChatID, e.Payload)
 			}
-			log.Warn("handling update failed, will retry until it succeeds", "attempt", attempt, "err", t.scrubErr(err))
+			lvl := slog.LevelDebug
+			if attempt == 1 || attempt%20 == 0 {
+				lvl = slog.LevelWarn // a long outage logs a line now and then, not one per try
+			}
+			log.Log(hctx, lvl, "handling update failed, will retry until it succeeds", "attempt", attempt, "err", t.scrubErr(err))
 		} else {
 			failures++
 			if failures >= t.cfg.MaxAttempts {

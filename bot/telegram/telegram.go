@@ -530,7 +530,11 @@ func (t *Transport) accept(ctx, hctx context.Context, ups []tgbotapi.Update) {
 				t.tellDiskFull(hctx, e.UserID, e.ChatID, e.Payload)
 			}
 		}
-		t.log.Warn("storing updates failed; Telegram keeps them, will retry", "updates", len(entries), "attempt", attempt, "err", t.scrubErr(err))
+		lvl := slog.LevelDebug
+		if attempt == 1 || attempt%20 == 0 {
+			lvl = slog.LevelWarn // a long outage logs a line now and then, not one per try
+		}
+		t.log.Log(hctx, lvl, "storing updates failed; Telegram keeps them, will retry", "updates", len(entries), "attempt", attempt, "err", t.scrubErr(err))
 		if t.cfg.Sleep(ctx, t.cfg.RetryBackoff.delay(attempt)) != nil {
 			return // not stored, not confirmed: the next run fetches them again
 		}
