@@ -25,6 +25,7 @@ type chat struct {
 	fake *tgfake.Server
 	db   *sqlite.DB
 	core *bot.Core
+	tr   *telegram.Transport
 
 	mu  sync.Mutex
 	now time.Time
@@ -63,6 +64,7 @@ func newChat(t *testing.T, cfg bot.Config) *chat {
 		Endpoint:      fake.Endpoint(),
 		Handler:       core,
 		Store:         db,
+		Allowed:       core.Allowed,
 		Logger:        cfg.Logger,
 		PollTimeout:   time.Second,
 		BusyPoll:      10 * time.Millisecond,
@@ -81,7 +83,7 @@ func newChat(t *testing.T, cfg bot.Config) *chat {
 			t.Errorf("transport: %v", err)
 		}
 	})
-	c.core = core
+	c.core, c.tr = core, tr
 	return c
 }
 
@@ -93,6 +95,14 @@ func (c *chat) settle(id int) {
 	defer cancel()
 	if err := c.fake.WaitFor(ctx, func() bool { return c.fake.Confirmed() > id }); err != nil {
 		c.t.Fatalf("update %d not handled: %v", id, err)
+	}
+	// Confirmed means stored and handed to a worker; wait for it to be
+	// handled and answered.
+	for !c.tr.Idle() {
+		if ctx.Err() != nil {
+			c.t.Fatalf("update %d not answered", id)
+		}
+		time.Sleep(time.Millisecond)
 	}
 }
 

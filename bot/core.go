@@ -8,6 +8,7 @@ import (
 	"html"
 	"log/slog"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/gpuledger/gpuledger/internal/clip"
@@ -169,14 +170,39 @@ type req struct {
 	// priv routes the answer of a command sent in a group to the sender's
 	// private chat (group.go).
 	priv privateReply
+	// failed is set when the update was answered with an error (a line
+	// of a multi-line message that did not apply).
+	failed bool
 }
+
+// lateAfter is how much earlier than the clock an update's SentAt must be
+// for the core to take it as the command's time. Telegram's message dates
+// are whole seconds, so for an update handled at once the clock is the
+// finer measure; one handled later (a backlog, a full disk, a restart)
+// is recorded when it was sent.
+const lateAfter = 2 * time.Second
+
+// commandTime is the moment an update's command happened: when it was
+// sent if it is handled late, else the clock.
+func commandTime(now time.Time, u Update) time.Time {
+	if !u.SentAt.IsZero() && u.SentAt.Before(now.Add(-lateAfter)) {
+		return u.SentAt
+	}
+	return now
+}
+
+// Allowed reports whether userID may use the ledger (the allow list, the
+// owner), so a transport can store allowed users' updates and treat
+// others as strangers. It reads no store.
+func (c *Core) Allowed(userID int64) bool { return c.acc.allowedUser(userID) }
 
 // Handle processes one update. It returns an error only when the update
 // should be delivered again later (the database is unavailable); bad input
 // is answered, and a redelivered update that was already applied changes
-// nothing and is not answered twice.
+// nothing and is not answered twice, unless u.Redelivered says the first
+// answer may be lost: then it is answered from what was stored.
 func (c *Core) Handle(ctx context.Context, u Update, s Sender) error {
-	r := &req{c: c, ctx: ctx, u: u, s: s, now: c.now(), lang: NormLang(u.LangCode), loc: time.UTC}
+	r := &req{c: c, ctx: ctx, u: u, s: s, now: commandTime(c.now(), u), lang: NormLang(u.LangCode), loc: time.UTC}
 	if u.ChatType == ChatChannel || u.UserID == 0 {
 		return nil // channel posts have no sender to answer
 	}
@@ -229,6 +255,9 @@ func (r *req) text() error {
 			return r.mark()
 		}
 		return r.answer(r.plain(r.t("forwarded")))
+	}
+	if lines := commandLines(r.u.Text); len(lines) > 1 {
+		return r.lines(lines)
 	}
 	cmd, err := ParseFor(r.c.botName, r.u.Text, r.now, r.loc)
 	if err != nil {
@@ -318,10 +347,13 @@ func (r *req) act() ledger.Action {
 }
 
 // answer sends the reply to a question: the key is recorded first, so a
-// redelivered question is not answered twice.
+// redelivered question is not answered twice, unless the transport says
+// its earlier answer was not kept (Redelivered): then it is answered again.
 func (r *req) answer(out Outgoing) error {
 	if err := r.mark(); err != nil {
-		return err
+		if !r.u.Redelivered || ledger.ErrorCode(err) != ledger.EDUPLICATE {
+			return err
+		}
 	}
 	return r.send(out)
 }
@@ -376,24 +408,27 @@ func (r *req) fail(err error) error {
 	}
 	code := ledger.ErrorCode(err)
 	if code == ledger.EDUPLICATE {
-		return nil
+		return r.alreadyApplied()
 	}
-	if code == ledger.EINTERNAL && transient(err) {
+	if code == ledger.EINTERNAL && Transient(err) {
 		r.c.log.Warn("bot: transient failure, the update will be retried", "key", r.u.Key, "user", r.u.UserID, "err", err)
 		return fmt.Errorf("bot: handle update %s: %w", r.u.Key, err)
 	}
 	text := r.errorText(err)
+	r.failed = true
 	if code == ledger.EINTERNAL {
 		r.c.log.Error("bot: internal error", "key", r.u.Key, "user", r.u.UserID, "kind", r.u.Kind, "err", err)
 	}
 	if merr := r.mark(); merr != nil {
-		if ledger.ErrorCode(merr) == ledger.EDUPLICATE {
-			return nil
+		if ledger.ErrorCode(merr) == ledger.EDUPLICATE && !r.u.Redelivered {
+			return nil // answered by the first delivery
 		}
-		if transient(merr) {
+		if Transient(merr) {
 			return fmt.Errorf("bot: handle update %s: %w", r.u.Key, merr)
 		}
-		r.c.log.Error("bot: record handled update", "key", r.u.Key, "err", merr)
+		if ledger.ErrorCode(merr) != ledger.EDUPLICATE {
+			r.c.log.Error("bot: record handled update", "key", r.u.Key, "err", merr)
+		}
 	}
 	if r.u.Kind == KindCallback {
 		r.ack(text)
@@ -402,10 +437,34 @@ func (r *req) fail(err error) error {
 	return r.send(r.plain(text))
 }
 
-// transient reports whether err means "try again later" rather than "this
+// alreadyApplied answers an update whose change an earlier delivery
+// applied. Usually that delivery was answered and there is nothing to say;
+// when the transport says its answer may not have been kept
+// (Redelivered: a crash between the change and the answer), the answer is
+// rebuilt from what was stored: the change stands, as the user sent it.
+func (r *req) alreadyApplied() error {
+	if !r.u.Redelivered {
+		return nil
+	}
+	if r.u.Kind == KindCallback {
+		r.ack(r.t("already_done"))
+		return nil
+	}
+	if r.u.Kind != KindText {
+		return nil
+	}
+	return r.send(r.plain(r.t("already_recorded", clip.Runes(r.u.Text, 200, "…"))))
+}
+
+// Transient reports whether err means "try again later" rather than "this
 // cannot work": a cancelled or timed-out context, a closed pool, SQLite
-// busy, locked, I/O, full or cannot-open errors.
-func transient(err error) bool {
+// busy, locked, I/O, full or cannot-open errors, or a full disk. A
+// transport retries an update failing so for as long as it lasts and
+// never drops it.
+func Transient(err error) bool {
+	if DiskFull(err) {
+		return true
+	}
 	if errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled) || errors.Is(err, sql.ErrConnDone) {
 		return true
 	}
@@ -417,6 +476,16 @@ func transient(err error) bool {
 		}
 	}
 	return false
+}
+
+// DiskFull reports whether err says the disk (or the database's size
+// limit) is full: SQLITE_FULL, or ENOSPC from the file system.
+func DiskFull(err error) bool {
+	if errors.Is(err, syscall.ENOSPC) {
+		return true
+	}
+	var coder interface{ Code() int }
+	return errors.As(err, &coder) && coder.Code()&0xff == 13 // SQLITE_FULL
 }
 
 // errorText renders an error for the user in their language.

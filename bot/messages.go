@@ -64,6 +64,16 @@ var messages = Catalog{
 	"internal": {
 		"✗ Something went wrong, nothing was changed. Please try again later.",
 		"✗ 出了点问题，没有做任何修改。请稍后再试。"},
+	"already_recorded": {
+		"✓ Already recorded: <code>%[1]s</code> (its first answer was interrupted). No need to send it again.",
+		"✓ 已经记录：<code>%[1]s</code>（之前的回复被中断了）。不用重发。"},
+	"already_done": {"✓ Already done", "✓ 已完成"},
+	"lines_ok": {
+		"Ran %[1]s lines:",
+		"已执行 %[1]s 行："},
+	"lines_failed": {
+		"Ran %[2]s lines: %[1]s applied; failed: line %[3]s (the other lines still apply):",
+		"已执行 %[2]s 行：%[1]s 行成功，第 %[3]s 行失败（其他行照常生效）："},
 	"welcome": {
 		"Hi! I keep the ledger of your rented GPUs: what runs, what it costs, what is left.",
 		"你好！我帮你记租用 GPU 的账：哪些在跑、花了多少、余额还够多久。"},

@@ -1,6 +1,9 @@
 package bot
 
-import "context"
+import (
+	"context"
+	"time"
+)
 
 // The conversation core and its transports (Telegram, the terminal) meet
 // in these types. The core knows nothing of Telegram: a transport turns
@@ -53,6 +56,19 @@ type Update struct {
 	// Edited is true for an edited message (ignored: the original was
 	// already handled).
 	Edited bool
+
+	// SentAt is when the sender sent the message (Telegram's message
+	// date), zero when unknown (button presses, the console). The core
+	// uses it as the command's time when it is earlier than its clock, so
+	// an update handled late (a backlog, a full disk, a restart) is
+	// recorded at the moment the user meant.
+	SentAt time.Time `json:",omitzero"`
+	// Redelivered is true when an earlier delivery of this update may have
+	// been applied without its answer being kept (a crash, a failed
+	// attempt). The core then answers a change it finds already applied
+	// from what was stored, instead of staying silent: the transport
+	// redelivers only updates whose answer it has not kept.
+	Redelivered bool `json:",omitempty"`
 }
 
 // Button is an inline button: Text shown, Data returned in a callback

@@ -3,6 +3,7 @@ package telegram
 import (
 	"strconv"
 	"strings"
+	"time"
 
 	tgbotapi "github.com/go-telegram-bot-api/telegram-bot-api/v5"
 
@@ -94,6 +95,9 @@ func fromMessage(out *bot.Update, m *tgbotapi.Message) {
 	out.LangCode = m.From.LanguageCode
 	out.ChatID = m.Chat.ID
 	out.ChatType = bot.ChatType(m.Chat.Type)
+	if m.Date > 0 {
+		out.SentAt = time.Unix(int64(m.Date), 0).UTC() // for an edit, the original's
+	}
 }
 
 // stripBotName turns "/status@mybot args" into "/status args" when mybot is

@@ -86,9 +86,27 @@ func (p *pacer) reserve(chatID int64) time.Duration {
 	return max(d, p.global.reserve(now, p.cfg.Global, int(time.Second/max(p.cfg.Global, time.Millisecond))))
 }
 
-// floodGuard limits incoming updates per user, so that one user flooding
-// the bot is told to slow down once and the rest of the flood is dropped,
-// while other users are served as usual.
+// wait returns how long a message to chatID would wait now, without
+// taking the slot: the outbox waits this long before it takes what is
+// queued, so what piles up meanwhile goes out in one message.
+func (p *pacer) wait(chatID int64) time.Duration {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	now := p.now()
+	interval := p.cfg.Chat
+	if chatID < 0 {
+		interval = p.cfg.Group
+	}
+	g := gcra{}
+	if c := p.chats[chatID]; c != nil {
+		g = *c
+	}
+	return g.reserve(now, interval, p.cfg.ChatBurst)
+}
+
+// floodGuard limits incoming updates per stranger (never an allowed user,
+// whose updates are all stored and handled), so that a stranger flooding
+// the bot costs a bounded amount of work.
 type floodGuard struct {
 	interval time.Duration
 	burst    int

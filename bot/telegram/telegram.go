@@ -2,32 +2,68 @@
 // long-polls the Bot API with go-telegram-bot-api v5, turns updates into
 // bot.Update, calls the core's Handler, and delivers the core's messages.
 //
-// Exactly once. The library's GetUpdatesChan confirms updates before they
-// are handled, so the transport polls with GetUpdates itself. Each update
-// reaches the handler with Key "tg:update:<update_id>", which the core
-// records in the same transaction as the change it makes; the transport
-// stores the offset ("telegram.offset" meta) only past updates whose
-// Handle returned nil, and polls Telegram with that offset, so Telegram
-// never forgets an update that was not handled. A crash redelivers at most
-// the updates in flight, and the core's key makes their second delivery
-// change nothing. A handler error is retried with backoff; after
-// MaxAttempts the update is logged and skipped, so one poison update
-// cannot wedge the bot.
+// # The inbox: nothing acknowledged is lost
 //
-// Fairness. Updates are handled by one worker per user, in order for that
-// user, so a user whose replies wait on Telegram's per-chat pacing, or
-// whose update is being retried, does not hold up anyone else. A user who
-// sends more than the flood limit is told once to slow down and the excess
-// is dropped (not queued: a queue would let one user grow memory and delay
-// their own later commands without bound).
+// Every update of an allowed user is written to a durable inbox (the
+// store's InboxStore, a table in the ledger's SQLite file) in one
+// transaction together with the offset ("telegram.offset" meta) that
+// confirms it to Telegram; only then is the next getUpdates sent with that
+// offset, so Telegram forgets an update only once it is stored. The
+// stored offset is also the tail that drops duplicates: an update below
+// it was stored (or was a stranger's) and is ignored if Telegram sends it
+// again; entries are deleted once answered. The library's GetUpdatesChan
+// confirms updates before they are handled, so the transport polls with
+// GetUpdates itself.
 //
-// Access. The transport passes every update to the handler; the core
-// decides who may do what (allowed users, the "/start CODE" owner claim),
-// because it holds the store. The transport only transports.
+// Fetching never waits for handling: the offset moves past every stored
+// update at once, so one user's backlog of thousands of updates cannot
+// hold up another user's next message (with a window of unconfirmed
+// updates, the window would fill with the busy user's). Each user with
+// pending updates has one worker that reads that user's entries from the
+// inbox a few at a time, in order; workers of different users run side by
+// side, so a user waits only for their own earlier messages. Memory per
+// user is bounded (one batch); the backlog itself is on disk.
+//
+// Each update reaches the handler with Key "tg:update:<update_id>", which
+// the core records in the same transaction as the change it makes, so a
+// second delivery changes nothing. The answers the handler sends are
+// captured, not sent at once: the entry is marked handled with its answer
+// (one write right after the change), and a sender per chat delivers the
+// answers and then deletes the entries. A restart sends the answers of
+// handled entries not yet deleted, and hands entries not yet marked
+// handled to the handler again with Redelivered set; the core answers one
+// whose change it finds already applied from what was stored. So every
+// update is applied exactly once and answered at least once: a crash
+// between a send and the deletion that follows repeats that answer.
+//
+// No update of an allowed user is dropped. When answers come faster than
+// Telegram's limit of about one message a second per chat, the answers
+// waiting for that chat are merged into one message (at most MaxTextLen,
+// cut only between answers; one longer answer is split as any text is).
+//
+// Errors. A handler error that is transient (bot.Transient: a busy or
+// locked database, a full disk, an I/O error) is retried with backoff for
+// as long as it lasts, never skipped: the update is stored and will apply.
+// Any other error (a bug, a panic) is retried MaxAttempts times and then
+// the update is answered with a failure notice and dropped, so one poison
+// update cannot wedge the user's queue. When the inbox itself cannot be
+// written (disk full), the offset is not advanced: Telegram keeps the
+// updates (for 24 hours) and the write is retried with backoff. A user
+// whose update waits on a full disk is told once, by a message that needs
+// no disk; the update, when it finally applies, carries the time it was
+// sent (bot.Update.SentAt), not the time it was handled.
+//
+// Access. The core decides who may use the bot (Config.Allowed asks it).
+// Updates of strangers are not stored: they are handled in memory by
+// their own workers under a per-user flood limit, with a bound on how
+// many wait in all, and confirmed to Telegram when fetched, so a stranger
+// cannot fill the disk or the memory. A crash may lose a stranger's update
+// in flight: at worst a refusal or an owner claim that is sent again.
 package telegram
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -42,6 +78,7 @@ import (
 	tgbotapi "github.com/go-telegram-bot-api/telegram-bot-api/v5"
 
 	"github.com/gpuledger/gpuledger/bot"
+	"github.com/gpuledger/gpuledger/ledger"
 )
 
 // DefaultEndpoint is Telegram's Bot API endpoint in the library's format.
@@ -50,10 +87,11 @@ const DefaultEndpoint = tgbotapi.APIEndpoint
 // OffsetKey is the meta key holding the next update ID to ask Telegram for.
 const OffsetKey = "telegram.offset"
 
-// MetaStore keeps the update offset. ledger.Store satisfies it.
-type MetaStore interface {
+// Store keeps the update offset and the inbox of updates between fetching
+// and answering. ledger/sqlite's DB satisfies it.
+type Store interface {
 	Meta(ctx context.Context, key string) (string, bool, error)
-	SetMeta(ctx context.Context, key, value string) error
+	ledger.InboxStore
 }
 
 // Command is one entry of the bot's command menu.
@@ -73,7 +111,12 @@ type Config struct {
 	// Default: NewHTTPClient(PollTimeout+10s, ProxyFromEnv(os.Getenv)).
 	Client  *http.Client
 	Handler bot.Handler
-	Store   MetaStore
+	Store   Store
+	// Allowed reports whether a user may use the bot (the core's
+	// Core.Allowed). Allowed users' updates are stored and never dropped;
+	// others are handled in memory under the flood limit. nil: everyone
+	// is treated as allowed.
+	Allowed func(userID int64) bool
 	Logger  *slog.Logger     // slog.Default()
 	Now     func() time.Time // time.Now
 	// Sleep waits d or until ctx ends (sleepCtx); tests record waits with it.
@@ -84,15 +127,17 @@ type Config struct {
 	Commands map[string][]Command
 
 	PollTimeout time.Duration // long-poll timeout (50s)
-	// BusyPoll is how often Telegram is polled for other users' updates
-	// while some are still being handled (1s).
+	// BusyPoll is unused: fetching no longer waits for handling. Kept so
+	// existing configurations compile.
 	BusyPoll time.Duration
 	// Backoff spaces retries after network failures and 5xx answers
 	// ({1s, 60s}); RetryBackoff spaces retries of a failed Handle ({1s, 30s}).
 	Backoff      Backoff
 	RetryBackoff Backoff
-	// MaxAttempts is how many times Handle is tried for one update before
-	// it is skipped (5). SendAttempts bounds one send's retries after
+	// MaxAttempts is how many times Handle is tried for one update that
+	// fails with an error that is not transient, before it is answered
+	// with FailedText and dropped (5). Transient errors are retried
+	// without limit. SendAttempts bounds one send's retries after
 	// network failures and 5xx answers (3).
 	MaxAttempts  int
 	SendAttempts int
@@ -100,12 +145,23 @@ type Config struct {
 	// Pacing spaces outgoing messages (1s per chat, 3s per group, 1/30 s
 	// overall, bursts of 3 per chat).
 	Pacing Pacing
-	// FloodInterval and FloodBurst limit incoming updates per user: on
-	// average one per FloodInterval (1s), bursts of FloodBurst (10).
+	// FloodInterval and FloodBurst limit incoming updates per stranger
+	// (never an allowed user): on average one per FloodInterval (1s),
+	// bursts of FloodBurst (10). StrangerQueue bounds the strangers'
+	// updates waiting in memory, all together (1000).
 	FloodInterval time.Duration
 	FloodBurst    int
-	// SlowDownText is the reply to a flooding user, by language hint.
+	StrangerQueue int
+	// SlowDownText is the reply to a flooding stranger's button press,
+	// by language hint.
 	SlowDownText func(lang string) string
+	// DiskFullText tells a user, once, that their update waits for disk
+	// space; FailedText answers an update dropped after MaxAttempts.
+	DiskFullText func(lang string) string
+	FailedText   func(lang string) string
+	// InboxBatch is how many of one user's stored updates a worker holds
+	// in memory at a time (16).
+	InboxBatch int
 
 	// CallbackGrace is how long a button press may wait for the handler
 	// to answer it before the transport answers it without text, so the
@@ -122,6 +178,20 @@ func defaultSlowDown(lang string) string {
 		return "消息太多了，请慢一点。多出的消息已忽略。"
 	}
 	return "Too many messages: please slow down. The extra ones were ignored."
+}
+
+func defaultDiskFull(lang string) string {
+	if strings.HasPrefix(strings.ToLower(lang), "zh") {
+		return "⚠ 服务器磁盘已满，你的消息还没有记录。消息已保留，一有空间就会按你发送的时间记录，不用重发。"
+	}
+	return "⚠ The server's disk is full, so your message is not recorded yet. It is kept and will be recorded, at the time you sent it, as soon as there is space: no need to send it again."
+}
+
+func defaultFailed(lang string) string {
+	if strings.HasPrefix(strings.ToLower(lang), "zh") {
+		return "✗ 服务器处理这条消息时出错。请先用 /status 查看，再决定是否重发。"
+	}
+	return "✗ The server failed to handle this message. Check /status before sending it again."
 }
 
 func (c *Config) setDefaults() {
@@ -179,6 +249,21 @@ func (c *Config) setDefaults() {
 	if c.SlowDownText == nil {
 		c.SlowDownText = defaultSlowDown
 	}
+	if c.DiskFullText == nil {
+		c.DiskFullText = defaultDiskFull
+	}
+	if c.FailedText == nil {
+		c.FailedText = defaultFailed
+	}
+	if c.StrangerQueue <= 0 {
+		c.StrangerQueue = 1000
+	}
+	if c.InboxBatch <= 0 {
+		c.InboxBatch = 16
+	}
+	if c.Allowed == nil {
+		c.Allowed = func(int64) bool { return true }
+	}
 	if c.CallbackGrace <= 0 {
 		c.CallbackGrace = 2 * time.Second
 	}
@@ -199,26 +284,33 @@ type Transport struct {
 
 	botName string // set by Run before polling
 
-	mu      sync.Mutex
-	pending map[int]bool      // dispatched, not finished
-	done    map[int]bool      // finished while an earlier one is pending
-	next    int               // the offset when nothing is pending
-	workers map[int64][]*item // per-user queues; a key exists while its worker runs
-	wake    chan struct{}     // a worker finished an update
-	wg      sync.WaitGroup
+	// next is the offset to poll with and stored the one in the store;
+	// both are written only by the polling goroutine. earlier is the
+	// offset stored when Run began: entries below it may have been
+	// handled by an earlier process.
+	next, stored, earlier int
 
-	storeMu sync.Mutex
-	stored  int // the offset last written to the store
+	mu        sync.Mutex
+	users     map[int64]*userWork // allowed users with a worker running
+	strangers map[int64][]*item   // strangers' in-memory queues; a key exists while its worker runs
+	queued    int                 // strangers' updates waiting, all together
+	chats     map[int64]*outbox   // answers waiting per chat
+	fullTold  map[int64]bool      // users told the disk is full, until one of their updates applies
+	wg        sync.WaitGroup
 
 	outage    time.Time // when the current incident began; zero when reachable
 	failCount int
 }
 
+// userWork is the state of an allowed user's worker: dirty is set when
+// new entries were stored after the worker last looked.
+type userWork struct {
+	dirty bool
+}
+
 type item struct {
 	u         bot.Update
-	id        int
 	throttled bool // over the flood limit: not handled
-	warn      bool // the first refusal of the flood: tell the user
 }
 
 // New checks cfg and returns a Transport. It makes no request: Run
@@ -242,15 +334,15 @@ func New(cfg Config) (*Transport, error) {
 	api := &tgbotapi.BotAPI{Token: cfg.Token, Client: cfg.Client, Buffer: 100}
 	api.SetAPIEndpoint(cfg.Endpoint)
 	return &Transport{
-		cfg:     cfg,
-		api:     api,
-		log:     cfg.Logger,
-		pace:    newPacer(cfg.Pacing, cfg.Now),
-		flood:   &floodGuard{interval: cfg.FloodInterval, burst: cfg.FloodBurst, users: make(map[int64]*floodState)},
-		pending: make(map[int]bool),
-		done:    make(map[int]bool),
-		workers: make(map[int64][]*item),
-		wake:    make(chan struct{}, 1),
+		cfg:       cfg,
+		api:       api,
+		log:       cfg.Logger,
+		pace:      newPacer(cfg.Pacing, cfg.Now),
+		flood:     &floodGuard{interval: cfg.FloodInterval, burst: cfg.FloodBurst, users: make(map[int64]*floodState)},
+		users:     make(map[int64]*userWork),
+		strangers: make(map[int64][]*item),
+		chats:     make(map[int64]*outbox),
+		fullTold:  make(map[int64]bool),
 	}, nil
 }
 
@@ -261,12 +353,13 @@ func (t *Transport) bot(ctx context.Context) *tgbotapi.BotAPI {
 	return &b
 }
 
-// Run connects, sets the command menus and handles updates until ctx ends,
-// then lets the updates in flight finish (up to ShutdownGrace) and returns
-// nil. Telegram being unreachable never ends Run: it retries with backoff,
-// logging once when Telegram becomes unreachable and once when it is back.
-// Run returns an error only when Telegram rejects the token or the stored
-// offset cannot be read.
+// Run connects, sets the command menus, sends the answers a previous run
+// left unsent, resumes the stored updates and handles new ones until ctx
+// ends; then it lets the work in flight finish (up to ShutdownGrace) and
+// returns nil. Telegram being unreachable never ends Run: it retries with
+// backoff, logging once when Telegram becomes unreachable and once when it
+// is back. Run returns an error only when Telegram rejects the token or the
+// stored offset or inbox cannot be read.
 func (t *Transport) Run(ctx context.Context) error {
 	raw, ok, err := t.cfg.Store.Meta(ctx, OffsetKey)
 	if err != nil {
@@ -277,17 +370,20 @@ func (t *Transport) Run(ctx context.Context) error {
 		if err != nil || n < 0 {
 			t.log.Warn("ignoring a bad stored offset", "key", OffsetKey, "value", raw)
 		} else {
-			t.next, t.stored = n, n
+			t.next, t.stored, t.earlier = n, n, n
 		}
 	}
 	if err := t.connect(ctx); err != nil || ctx.Err() != nil {
 		return err
 	}
 
-	// Handlers run on a context that outlives ctx by the grace period, so
-	// the update in flight at shutdown finishes and its offset is stored.
+	// Workers and senders run on a context that outlives ctx by the grace
+	// period, so the update in flight at shutdown finishes and is marked.
 	hctx, hcancel := context.WithCancel(context.WithoutCancel(ctx))
 	defer hcancel()
+	if err := t.resume(ctx, hctx); err != nil {
+		return err
+	}
 	t.poll(ctx, hctx)
 
 	finished := make(chan struct{})
@@ -366,15 +462,12 @@ func (t *Transport) reachable() {
 // allowedUpdates are the update types asked for; others are never sent.
 var allowedUpdates = []string{"message", "edited_message", "callback_query", "my_chat_member"}
 
-// poll fetches updates until ctx ends and hands them to the workers.
+// poll fetches updates until ctx ends, stores allowed users' updates in the
+// inbox with the new offset, and wakes their workers.
 func (t *Transport) poll(ctx, hctx context.Context) {
+	timeout := int(t.cfg.PollTimeout / time.Second)
 	for attempt := 0; ctx.Err() == nil; {
-		offset, busy := t.offset()
-		timeout := int(t.cfg.PollTimeout / time.Second)
-		if busy {
-			timeout = 0 // the updates in flight come back at once anyway
-		}
-		ups, err := t.bot(ctx).GetUpdates(tgbotapi.UpdateConfig{Offset: offset, Timeout: timeout, AllowedUpdates: allowedUpdates})
+		ups, err := t.bot(ctx).GetUpdates(tgbotapi.UpdateConfig{Offset: t.next, Timeout: timeout, AllowedUpdates: allowedUpdates})
 		if err != nil {
 			if ctx.Err() != nil {
 				return
@@ -390,154 +483,97 @@ func (t *Transport) poll(ctx, hctx context.Context) {
 		}
 		attempt = 0
 		t.reachable()
-		fresh := t.dispatch(ctx, hctx, ups, offset)
-		t.storeOffset(hctx)
-		if _, busy := t.offset(); busy && fresh == 0 {
-			// Wait for a worker to finish, or poll again for other users.
-			timer := time.NewTimer(t.cfg.BusyPoll)
-			select {
-			case <-ctx.Done():
-			case <-t.wake:
-			case <-timer.C:
-			}
-			timer.Stop()
-		}
+		t.accept(ctx, hctx, ups)
 	}
 }
 
-// offset returns the offset to poll with: the lowest update still pending,
-// or the one after the last dispatched. busy is true while any is pending.
-func (t *Transport) offset() (int, bool) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	return t.offsetLocked()
-}
-
-func (t *Transport) offsetLocked() (int, bool) {
-	low, busy := t.next, false
-	for id := range t.pending {
-		if !busy || id < low {
-			low, busy = id, true
-		}
-	}
-	return low, busy
-}
-
-// dispatch queues the updates not seen before to their users' workers and
-// returns how many there were.
-func (t *Transport) dispatch(ctx, hctx context.Context, ups []tgbotapi.Update, offset int) int {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	fresh := 0
+// accept stores one answer of getUpdates: the allowed users' updates go
+// into the inbox with the offset past all of them, in one transaction,
+// retried while it fails (the offset stays put meanwhile, so Telegram
+// keeps the updates); then their workers are woken and the strangers'
+// updates queued in memory.
+func (t *Transport) accept(ctx, hctx context.Context, ups []tgbotapi.Update) {
+	next := t.next
+	var entries []ledger.InboxEntry
+	var strangers []bot.Update
 	for _, raw := range ups {
 		id := raw.UpdateID
-		if id < offset || t.pending[id] || t.done[id] {
-			continue
+		if id < t.next {
+			continue // confirmed already: stored or handled
 		}
-		fresh++
-		t.next = max(t.next, id+1)
+		next = max(next, id+1)
 		u, ok := convert(raw, t.botName)
 		if !ok {
-			t.done[id] = true // confirmed with a later poll, never handled
+			continue // confirmed with the offset, never handled
+		}
+		if !t.cfg.Allowed(u.UserID) {
+			strangers = append(strangers, u)
 			continue
 		}
-		t.pending[id] = true
-		it := &item{u: u, id: id}
-		if ok, first := t.flood.check(u.UserID, t.cfg.Now()); !ok {
-			it.throttled, it.warn = true, first
+		payload, err := json.Marshal(u)
+		if err != nil { // cannot happen: Update is plain data
+			t.log.Error("encoding an update failed", "update", u.Key, "err", err)
+			continue
 		}
-		q, running := t.workers[u.UserID]
-		t.workers[u.UserID] = append(q, it)
-		if !running {
-			t.wg.Add(1)
-			go t.work(ctx, hctx, u.UserID)
-		}
+		entries = append(entries, ledger.InboxEntry{ID: int64(id), UserID: u.UserID, ChatID: u.ChatID, SentAt: u.SentAt, Payload: string(payload)})
 	}
-	// Offsets only grow, so no later answer holds an update below this
-	// poll's offset: forget those. (Not below the current offset: an answer
-	// to a poll already in flight may still hold them.)
-	for id := range t.done {
-		if id < offset {
-			delete(t.done, id)
-		}
-	}
-	return fresh
-}
-
-// work handles one user's queued updates in order, and exits when the queue
-// is empty or ctx has ended (leaving the rest pending, for redelivery).
-func (t *Transport) work(ctx, hctx context.Context, userID int64) {
-	defer t.wg.Done()
-	for {
-		t.mu.Lock()
-		q := t.workers[userID]
-		if len(q) == 0 || ctx.Err() != nil {
-			delete(t.workers, userID)
-			t.mu.Unlock()
-			return
-		}
-		it := q[0]
-		t.workers[userID] = q[1:]
-		t.mu.Unlock()
-
-		if !t.process(ctx, hctx, it) {
-			continue // shutting down: it stays pending
-		}
-		t.mu.Lock()
-		delete(t.pending, it.id)
-		t.done[it.id] = true
-		t.mu.Unlock()
-		t.storeOffset(hctx)
-		select {
-		case t.wake <- struct{}{}:
-		default:
-		}
-	}
-}
-
-// process handles one update, retrying a failing Handle with backoff. It
-// returns false if it stopped because ctx ended, true when the update is
-// finished (handled, throttled, or skipped after MaxAttempts).
-func (t *Transport) process(ctx, hctx context.Context, it *item) bool {
-	s := &updateSender{t: t, cbID: it.u.CallbackID}
-	log := t.log.With("update", it.u.Key, "user", it.u.UserID)
-	if it.throttled {
-		text := t.cfg.SlowDownText(it.u.LangCode)
-		if it.u.Kind == bot.KindCallback {
-			s.ensureAnswered(hctx, text)
-		} else if it.warn {
-			if _, err := t.Send(hctx, bot.Outgoing{ChatID: it.u.ChatID, Text: text}); err != nil {
-				log.Warn("sending slow-down notice failed", "err", t.scrubErr(err))
-			}
-		}
-		if it.warn {
-			log.Warn("user over the flood limit: dropping updates until they slow down")
-		} else {
-			log.Debug("update dropped: user over the flood limit")
-		}
-		return true
-	}
-	if s.cbID != "" {
-		stop := time.AfterFunc(t.cfg.CallbackGrace, func() { s.ensureAnswered(hctx, "") })
-		defer stop.Stop()
+	if next == t.next {
+		return
 	}
 	for attempt := 1; ; attempt++ {
-		err := t.handle(hctx, it.u, s)
+		err := t.cfg.Store.InboxAdd(hctx, entries, OffsetKey, strconv.Itoa(next))
 		if err == nil {
 			break
 		}
-		s.ensureAnswered(hctx, "") // stop the spinner while we retry
-		if attempt >= t.cfg.MaxAttempts {
-			log.Error("update skipped after repeated failures", "attempts", attempt, "err", t.scrubErr(err))
-			break
+		if bot.DiskFull(err) {
+			for _, e := range entries {
+				t.tellDiskFull(hctx, e.UserID, e.ChatID, e.Payload)
+			}
 		}
-		log.Warn("handling update failed, will retry", "attempt", attempt, "err", t.scrubErr(err))
+		lvl := slog.LevelDebug
+		if attempt == 1 || attempt%20 == 0 {
+			lvl = slog.LevelWarn // a long outage logs a line now and then, not one per try
+		}
+		t.log.Log(hctx, lvl, "storing updates failed; Telegram keeps them, will retry", "updates", len(entries), "attempt", attempt, "err", t.scrubErr(err))
 		if t.cfg.Sleep(ctx, t.cfg.RetryBackoff.delay(attempt)) != nil {
-			return false
+			return // not stored, not confirmed: the next run fetches them again
 		}
 	}
-	s.ensureAnswered(hctx, "")
-	return true
+	t.next, t.stored = next, next
+	for _, e := range entries {
+		t.kick(ctx, hctx, e.UserID)
+	}
+	for _, u := range strangers {
+		t.queueStranger(ctx, hctx, u)
+	}
+}
+
+// tellDiskFull tells a user once, by a message that needs no disk, that
+// their update waits for disk space. payload is the stored form of the
+// update, read for the user's language.
+func (t *Transport) tellDiskFull(ctx context.Context, userID, chatID int64, payload string) {
+	t.mu.Lock()
+	told := t.fullTold[userID]
+	t.fullTold[userID] = true
+	t.mu.Unlock()
+	if told {
+		return
+	}
+	var u bot.Update
+	_ = json.Unmarshal([]byte(payload), &u)
+	if u.ChatID != 0 {
+		chatID = u.ChatID
+	}
+	if _, err := t.Send(ctx, bot.Outgoing{ChatID: chatID, Text: t.cfg.DiskFullText(u.LangCode)}); err != nil {
+		t.log.Warn("sending the disk-full notice failed", "user", userID, "err", t.scrubErr(err))
+	}
+}
+
+// diskOK ends a user's disk-full incident: they are told again next time.
+func (t *Transport) diskOK(userID int64) {
+	t.mu.Lock()
+	delete(t.fullTold, userID)
+	t.mu.Unlock()
 }
 
 // handle calls the handler, turning a panic into an error so that a bug
@@ -549,21 +585,4 @@ func (t *Transport) handle(ctx context.Context, u bot.Update, s bot.Sender) (err
 		}
 	}()
 	return t.cfg.Handler.Handle(ctx, u, s)
-}
-
-// storeOffset writes the current offset if it has advanced. A failed write
-// is logged and tried again after the next update: the core's keys keep
-// redelivered updates harmless meanwhile.
-func (t *Transport) storeOffset(ctx context.Context) {
-	t.storeMu.Lock()
-	defer t.storeMu.Unlock()
-	off, _ := t.offset()
-	if off <= t.stored {
-		return
-	}
-	if err := t.cfg.Store.SetMeta(ctx, OffsetKey, strconv.Itoa(off)); err != nil {
-		t.log.Warn("storing the update offset failed", "err", t.scrubErr(err))
-		return
-	}
-	t.stored = off
 }

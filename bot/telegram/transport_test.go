@@ -11,26 +11,31 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
 	"github.com/gpuledger/gpuledger/bot"
 	"github.com/gpuledger/gpuledger/bot/telegram"
 	"github.com/gpuledger/gpuledger/bot/telegram/tgfake"
+	"github.com/gpuledger/gpuledger/ledger"
 )
 
 // token is distinctive so that a leak into the log is easy to find.
 const token = "987654:LEAKME-token-aaaaaaaaaaaaaaa"
 
-// memStore is an in-memory MetaStore for the transport's mechanics; the
-// ledger's SQLite store is used in core_test.go.
+// memStore is an in-memory Store (meta and inbox) for the transport's
+// mechanics; the ledger's SQLite store is used in withcore's tests.
 type memStore struct {
-	mu   sync.Mutex
-	m    map[string]string
-	fail bool
+	mu    sync.Mutex
+	m     map[string]string
+	inbox map[int64]ledger.InboxEntry
+	fail  bool
 }
 
-func newMemStore() *memStore { return &memStore{m: map[string]string{}} }
+func newMemStore() *memStore {
+	return &memStore{m: map[string]string{}, inbox: map[int64]ledger.InboxEntry{}}
+}
 
 func (s *memStore) Meta(_ context.Context, key string) (string, bool, error) {
 	s.mu.Lock()
@@ -39,13 +44,76 @@ func (s *memStore) Meta(_ context.Context, key string) (string, bool, error) {
 	return v, ok, nil
 }
 
-func (s *memStore) SetMeta(_ context.Context, key, value string) error {
+func (s *memStore) InboxAdd(_ context.Context, es []ledger.InboxEntry, key, offset string) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.fail {
 		return errors.New("disk full")
 	}
-	s.m[key] = value
+	for _, e := range es {
+		if _, ok := s.inbox[e.ID]; !ok {
+			s.inbox[e.ID] = e
+		}
+	}
+	s.m[key] = offset
+	return nil
+}
+
+func (s *memStore) sorted(keep func(ledger.InboxEntry) bool) []ledger.InboxEntry {
+	var out []ledger.InboxEntry
+	for _, e := range s.inbox {
+		if keep(e) {
+			out = append(out, e)
+		}
+	}
+	slices.SortFunc(out, func(a, b ledger.InboxEntry) int { return int(a.ID - b.ID) })
+	return out
+}
+
+func (s *memStore) InboxUsers(context.Context) ([]int64, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var out []int64
+	for _, e := range s.sorted(func(e ledger.InboxEntry) bool { return !e.Handled }) {
+		if !slices.Contains(out, e.UserID) {
+			out = append(out, e.UserID)
+		}
+	}
+	return out, nil
+}
+
+func (s *memStore) InboxNext(_ context.Context, user, after int64, limit int) ([]ledger.InboxEntry, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := s.sorted(func(e ledger.InboxEntry) bool { return !e.Handled && e.UserID == user && e.ID > after })
+	return out[:min(limit, len(out))], nil
+}
+
+func (s *memStore) InboxUnsent(context.Context) ([]ledger.InboxEntry, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.sorted(func(e ledger.InboxEntry) bool { return e.Handled }), nil
+}
+
+func (s *memStore) InboxHandled(_ context.Context, id int64, reply string) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if reply == "" {
+		delete(s.inbox, id)
+		return nil
+	}
+	e := s.inbox[id]
+	e.Handled, e.Reply = true, reply
+	s.inbox[id] = e
+	return nil
+}
+
+func (s *memStore) InboxDelete(_ context.Context, ids []int64) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, id := range ids {
+		delete(s.inbox, id)
+	}
 	return nil
 }
 
@@ -116,7 +184,7 @@ type env struct {
 }
 
 // fastConfig is a Config with the waits shortened for tests.
-func fastConfig(fake *tgfake.Server, h bot.Handler, store telegram.MetaStore, logs *syncBuffer) telegram.Config {
+func fastConfig(fake *tgfake.Server, h bot.Handler, store telegram.Store, logs *syncBuffer) telegram.Config {
 	return telegram.Config{
 		Token:         fake.Token(),
 		Endpoint:      fake.Endpoint(),
@@ -134,7 +202,7 @@ func fastConfig(fake *tgfake.Server, h bot.Handler, store telegram.MetaStore, lo
 
 // start runs a transport against fake until the test ends; edit adjusts
 // the config first.
-func start(t *testing.T, fake *tgfake.Server, h bot.Handler, store telegram.MetaStore, edit func(*telegram.Config)) *env {
+func start(t *testing.T, fake *tgfake.Server, h bot.Handler, store telegram.Store, edit func(*telegram.Config)) *env {
 	t.Helper()
 	e := &env{t: t, fake: fake, logs: &syncBuffer{}, done: make(chan error, 1)}
 	cfg := fastConfig(fake, h, store, e.logs)
@@ -241,11 +309,14 @@ func TestTransport_RetriesFailingHandle(t *testing.T) {
 	if attempts != 3 {
 		t.Errorf("flaky update tried %d times, want 3", attempts)
 	}
+	// The update is stored before it is handled, so the offset is past
+	// it while it is retried: Telegram may forget it, the inbox has it.
 	for i, off := range offsetsSeen {
-		if off != first+1 {
-			t.Errorf("attempt %d: stored offset %d, want %d (not past the failing update)", i+1, off, first+1)
+		if off != flaky+1 {
+			t.Errorf("attempt %d: stored offset %d, want %d (past the stored update)", i+1, off, flaky+1)
 		}
 	}
+	_ = first
 	if !strings.Contains(e.logs.String(), "will retry") {
 		t.Error("retries not logged")
 	}
@@ -275,8 +346,38 @@ func TestTransport_SkipsPoisonUpdate(t *testing.T) {
 		t.Errorf("poison tried %d times, want 3", tries)
 	}
 	mu.Unlock()
-	if !strings.Contains(e.logs.String(), "update skipped after repeated failures") {
+	if !strings.Contains(e.logs.String(), "update dropped after repeated failures") {
 		t.Errorf("skip not logged:\n%s", e.logs.String())
+	}
+	waitFor(t, "failure notice", func() bool { return len(fake.Messages(1)) == 1 })
+	if m := fake.Messages(1)[0].Text; !strings.Contains(m, "failed to handle") {
+		t.Errorf("failure notice = %q", m)
+	}
+}
+
+// TestTransport_TransientErrorNeverSkipped fails an update with a
+// transient error (as SQLite's SQLITE_FULL is) far more often than
+// MaxAttempts: it must be retried until it succeeds, never dropped.
+func TestTransport_TransientErrorNeverSkipped(t *testing.T) {
+	fake := tgfake.New(t, token)
+	store := newMemStore()
+	var mu sync.Mutex
+	tries := 0
+	h := &recorder{hook: func(ctx context.Context, u bot.Update, s bot.Sender) error {
+		mu.Lock()
+		defer mu.Unlock()
+		tries++
+		if tries <= 12 {
+			return fmt.Errorf("bot: handle: %w", syscall.ENOSPC)
+		}
+		return nil
+	}}
+	start(t, fake, h, store, func(c *telegram.Config) { c.MaxAttempts = 3 })
+	fake.SendText(1, 1, "/charge box1 10 x")
+	waitFor(t, "the update applied after the disk had room", func() bool { return len(h.updates()) == 1 })
+	msgs := fake.Messages(1)
+	if len(msgs) != 1 || !strings.Contains(msgs[0].Text, "disk is full") {
+		t.Errorf("want one disk-full notice, got %+v", msgs)
 	}
 }
 
@@ -304,18 +405,19 @@ func TestTransport_RedeliversAfterRestart(t *testing.T) {
 	first := fake.SendText(1, 1, "first")
 	second := fake.SendText(1, 1, "second")
 	key := <-failing
-	waitFor(t, "first stored", func() bool { return store.offset() == first+1 })
+	waitFor(t, "both stored", func() bool { return store.offset() == second+1 })
 	e1.stop()
-	if store.offset() != second {
-		t.Fatalf("offset after stop = %d, want %d", store.offset(), second)
+	if store.offset() != second+1 {
+		t.Fatalf("offset after stop = %d, want %d", store.offset(), second+1)
 	}
+	_ = first
 
 	h2 := &recorder{}
 	start(t, fake, h2, store, nil)
 	third := fake.SendText(1, 1, "third")
 	waitFor(t, "redelivery", func() bool { return len(h2.updates()) == 2 })
 	got := h2.updates()
-	if got[0].Key != key || got[0].Text != "second" || got[1].Key != telegram.UpdateKey(third) {
+	if got[0].Key != key || got[0].Text != "second" || !got[0].Redelivered || got[1].Key != telegram.UpdateKey(third) || got[1].Redelivered {
 		t.Errorf("after restart: %+v", got)
 	}
 	waitFor(t, "offset", func() bool { return store.offset() == third+1 })
@@ -515,9 +617,10 @@ func TestNew_Errors(t *testing.T) {
 	}
 }
 
-// TestTransport_FloodDoesNotBlockOthers floods the bot from one user whose
-// handler is stuck, and checks that another user is served meanwhile, that
-// the flood beyond the burst is dropped and the flooder told once.
+// TestTransport_FloodDoesNotBlockOthers floods the bot from one allowed
+// user whose handler is stuck, and checks that another user is served
+// meanwhile, that none of the flood is dropped, and that a flooding
+// stranger is still limited (their excess dropped, nothing stored).
 func TestTransport_FloodDoesNotBlockOthers(t *testing.T) {
 	fake := tgfake.New(t, token)
 	store := newMemStore()
@@ -531,27 +634,32 @@ func TestTransport_FloodDoesNotBlockOthers(t *testing.T) {
 	start(t, fake, h, store, func(c *telegram.Config) {
 		c.FloodBurst = 3
 		c.FloodInterval = time.Hour
+		c.Allowed = func(id int64) bool { return id != 666 }
 	})
 	for i := range 10 {
 		fake.SendText(1, 1, fmt.Sprint("spam ", i))
 	}
+	for i := range 10 {
+		fake.SendText(666, 666, fmt.Sprint("stranger ", i))
+	}
 	other := fake.SendText(2, 2, "/status")
-	waitFor(t, "user 2 served while user 1 is stuck", func() bool {
-		u := h.updates()
-		return len(u) == 1 && u[0].Key == telegram.UpdateKey(other)
+	waitFor(t, "user 2 and the stranger's burst served while user 1 is stuck", func() bool {
+		n := 0
+		for _, u := range h.updates() {
+			if u.Key == telegram.UpdateKey(other) || u.UserID == 666 {
+				n++
+			}
+		}
+		return n == 4
 	})
 	close(release)
-	waitFor(t, "user 1's burst handled", func() bool { return len(h.updates()) == 4 })
-	waitFor(t, "slow-down notice", func() bool { return len(fake.Messages(1)) == 1 })
-	if m := fake.Messages(1)[0].Text; !strings.Contains(m, "slow down") {
-		t.Errorf("notice = %q", m)
-	}
+	waitFor(t, "all of user 1's flood handled", func() bool { return len(h.updates()) == 14 })
 	waitFor(t, "offset past the flood", func() bool { return store.offset() == other+1 })
 	time.Sleep(50 * time.Millisecond)
-	if n := len(h.updates()); n != 4 {
-		t.Errorf("%d updates handled, want 4 (3 of the flood + user 2)", n)
+	if n := len(h.updates()); n != 14 {
+		t.Errorf("%d updates handled, want 14 (10 of the flood, 3 of the stranger's, user 2)", n)
 	}
-	if n := len(fake.Messages(1)); n != 1 {
-		t.Errorf("%d notices, want 1", n)
+	for _, e := range store.sorted(func(ledger.InboxEntry) bool { return true }) {
+		t.Errorf("entry left in the inbox: %+v", e)
 	}
 }

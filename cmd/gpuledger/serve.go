@@ -120,6 +120,7 @@ func runServe(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 		Client:   telegram.NewHTTPClient(60*time.Second, telegram.ProxyFromEnv(getenv)),
 		Handler:  core,
 		Store:    db,
+		Allowed:  core.Allowed,
 		Logger:   log,
 		Commands: commands,
 	})

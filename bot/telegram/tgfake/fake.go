@@ -462,6 +462,14 @@ func (s *Server) FailMethod(method string, n, status, retryAfter int) {
 	}
 }
 
+// ClearFailures forgets the failures queued by FailNext and FailMethod
+// that have not happened yet.
+func (s *Server) ClearFailures() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.failures = nil
+}
+
 // SetDown simulates an outage: while down, every connection is closed
 // without a response, as a network failure looks to a client.
 func (s *Server) SetDown(down bool) {
