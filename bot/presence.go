@@ -19,32 +19,20 @@ func SessionsText(lang string, ss []ledger.Session) string {
 		return html.EscapeString(ledger.DescribeSessions(ss))
 	}
 	var parts []string
-	for _, k := range ledger.SessionKinds {
+	for _, g := range ledger.GroupSessions(ss) {
+		p := fmt.Sprintf("%d 个%s", g.N, map[string]string{ledger.SessionSSH: " SSH 会话", ledger.SessionJupyter: " Jupyter 客户端",
+			ledger.SessionVSCode: " VS Code 客户端"}[g.Kind])
 		var who []string
-		n := 0
-		for _, s := range ss {
-			if s.Kind != k {
-				continue
+		for _, w := range g.Who {
+			var s []string
+			if w.User != "" {
+				s = append(s, html.EscapeString(w.User))
 			}
-			n++
-			if len(who) < 3 && (s.Client != "" || s.User != "") {
-				var w []string
-				if s.User != "" {
-					w = append(w, html.EscapeString(s.User))
-				}
-				if s.Client != "" && (s.Client != "local" || s.Kind == ledger.SessionSSH) {
-					w = append(w, "来自 "+html.EscapeString(s.Client))
-				}
-				if len(w) > 0 {
-					who = append(who, strings.Join(w, " "))
-				}
+			if w.Client != "" {
+				s = append(s, "来自 "+html.EscapeString(w.Client))
 			}
+			who = append(who, strings.Join(s, " "))
 		}
-		if n == 0 {
-			continue
-		}
-		p := fmt.Sprintf("%d 个%s", n, map[string]string{ledger.SessionSSH: " SSH 会话", ledger.SessionJupyter: " Jupyter 客户端",
-			ledger.SessionVSCode: " VS Code 客户端"}[k])
 		if len(who) > 0 {
 			p += "（" + strings.Join(who, "，") + "）"
 		}

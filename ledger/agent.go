@@ -163,38 +163,58 @@ type Session struct {
 	Since  time.Time `json:"since,omitzero"` // when the agent first saw it; zero if not said
 }
 
-// DescribeSessions says who is connected, in English, grouped by kind:
-// "1 SSH session (root from 1.2.3.4), 1 Jupyter client". At most three
-// addresses are named per kind.
-func DescribeSessions(ss []Session) string {
-	var parts []string
+// SessionGroup is the sessions of one kind, as they are shown: how many,
+// and who (at most three) by login and address.
+type SessionGroup struct {
+	Kind string
+	N    int
+	Who  []SessionWho
+}
+
+// SessionWho is one named session of a group. Client is empty for a
+// Jupyter or VS Code client through a proxy on the host ("local"), which
+// names nobody.
+type SessionWho struct{ User, Client string }
+
+// GroupSessions groups ss by kind, in SessionKinds order, leaving out
+// kinds nobody is connected by. Every language's text is made from it.
+func GroupSessions(ss []Session) []SessionGroup {
+	var out []SessionGroup
 	for _, k := range SessionKinds {
-		var who []string
-		n := 0
+		g := SessionGroup{Kind: k}
 		for _, s := range ss {
 			if s.Kind != k {
 				continue
 			}
-			n++
-			if len(who) < 3 && (s.Client != "" || s.User != "") {
-				var w []string
-				if s.User != "" {
-					w = append(w, s.User)
-				}
-				if s.Client != "" && (s.Client != "local" || s.Kind == SessionSSH) {
-					w = append(w, "from "+s.Client)
-				}
-				if len(w) > 0 {
-					who = append(who, strings.Join(w, " "))
-				}
+			g.N++
+			w := SessionWho{User: s.User}
+			if s.Client != "local" || s.Kind == SessionSSH {
+				w.Client = s.Client
+			}
+			if len(g.Who) < 3 && (w.User != "" || w.Client != "") {
+				g.Who = append(g.Who, w)
 			}
 		}
-		if n == 0 {
-			continue
+		if g.N > 0 {
+			out = append(out, g)
 		}
+	}
+	return out
+}
+
+// DescribeSessions says who is connected, in English, grouped by kind:
+// "1 SSH session (root from 1.2.3.4), 1 Jupyter client". At most three
+// sessions are named per kind.
+func DescribeSessions(ss []Session) string {
+	var parts []string
+	for _, g := range GroupSessions(ss) {
 		noun := map[string][2]string{SessionSSH: {"SSH session", "SSH sessions"}, SessionJupyter: {"Jupyter client", "Jupyter clients"},
-			SessionVSCode: {"VS Code client", "VS Code clients"}}[k][min(n-1, 1)]
-		p := fmt.Sprintf("%d %s", n, noun)
+			SessionVSCode: {"VS Code client", "VS Code clients"}}[g.Kind][min(g.N-1, 1)]
+		p := fmt.Sprintf("%d %s", g.N, noun)
+		var who []string
+		for _, w := range g.Who {
+			who = append(who, strings.TrimSpace(w.User+" "+prefixed("from ", w.Client)))
+		}
 		if len(who) > 0 {
 			p += " (" + strings.Join(who, ", ") + ")"
 		}
@@ -203,8 +223,16 @@ func DescribeSessions(ss []Session) string {
 	return strings.Join(parts, ", ")
 }
 
+// prefixed returns p+s, or "" for an empty s.
+func prefixed(p, s string) string {
+	if s == "" {
+		return ""
+	}
+	return p + s
+}
+
 // WaitFor is the set of session kinds that hold a rental's automatic
-// stop or release, like SkyPilot's autostop wait_for. The zero value
+// stop or release. The zero value
 // waits for every kind (the default); WaitNone waits for nobody. Its
 // string form is "ssh,jupyter,vscode", a subset of it, or "none".
 type WaitFor string

@@ -112,16 +112,8 @@ func VerifyPolicy(token string, p Policy, now time.Time) error {
 	if p.SampleSeconds < 0 || p.IntervalSeconds < 0 {
 		return fmt.Errorf("%w: negative sample_s or interval_s", ErrPolicyInvalid)
 	}
-	if token == "" {
-		return fmt.Errorf("%w: no token to verify with", ErrPolicyBadSignature)
-	}
-	got, err := hex.DecodeString(p.Signature)
-	if err != nil {
-		return fmt.Errorf("%w: not hex", ErrPolicyBadSignature)
-	}
-	want, _ := hex.DecodeString(SignPolicy(token, p))
-	if !hmac.Equal(got, want) {
-		return ErrPolicyBadSignature
+	if err := checkSignature(token, p.Signature, SignPolicy, p, ErrPolicyBadSignature); err != nil {
+		return err
 	}
 	if p.IssuedAt.After(now.Add(MaxClockSkew)) {
 		return fmt.Errorf("%w: issued %s, now %s", ErrPolicyNotYetValid, p.IssuedAt.UTC().Format(time.RFC3339), now.UTC().Format(time.RFC3339))

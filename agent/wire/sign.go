@@ -139,16 +139,8 @@ func VerifyOrder(token string, o Order, now time.Time, seen NonceStore) error {
 	if o.Signature == "" {
 		return ErrUnsigned
 	}
-	if token == "" {
-		return fmt.Errorf("%w: no token to verify with", ErrBadSignature)
-	}
-	got, err := hex.DecodeString(o.Signature)
-	if err != nil {
-		return fmt.Errorf("%w: not hex", ErrBadSignature)
-	}
-	want, _ := hex.DecodeString(SignOrder(token, o))
-	if !hmac.Equal(got, want) {
-		return ErrBadSignature
+	if err := checkSignature(token, o.Signature, SignOrder, o, ErrBadSignature); err != nil {
+		return err
 	}
 	if o.IssuedAt.After(now.Add(MaxClockSkew)) {
 		return fmt.Errorf("%w: issued %s, now %s", ErrNotYetValid, o.IssuedAt.UTC().Format(time.RFC3339), now.UTC().Format(time.RFC3339))
@@ -230,4 +222,21 @@ func (s *MemoryNonceStore) Len() int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return len(s.seen)
+}
+
+// checkSignature checks sig, lowercase hex, against sign(token, v) in
+// constant time; a failure wraps bad. Orders and policies share it.
+func checkSignature[T any](token, sig string, sign func(string, T) string, v T, bad error) error {
+	if token == "" {
+		return fmt.Errorf("%w: no token to verify with", bad)
+	}
+	got, err := hex.DecodeString(sig)
+	if err != nil {
+		return fmt.Errorf("%w: not hex", bad)
+	}
+	want, _ := hex.DecodeString(sign(token, v))
+	if !hmac.Equal(got, want) {
+		return bad
+	}
+	return nil
 }
