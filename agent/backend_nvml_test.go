@@ -213,7 +213,13 @@ func TestNVMLSource_Errors(t *testing.T) {
 	})
 	t.Run("ErrHung", func(t *testing.T) {
 		lib, ds := newMock(1)
-		src, _ := NewNVMLSource(ctx, lib, 20*time.Millisecond)
+		// Start under a generous watchdog (a loaded machine can take more
+		// than 20 ms to start the mock), then tighten it for the hang.
+		src, err := NewNVMLSource(ctx, lib, 10*time.Second)
+		if err != nil {
+			t.Fatal(err)
+		}
+		src.wd.timeout = 20 * time.Millisecond
 		release := make(chan struct{})
 		ds[0].GetUtilizationRatesFunc = func() (nvml.Utilization, nvml.Return) {
 			<-release
