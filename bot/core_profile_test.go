@@ -99,7 +99,7 @@ func TestCore_StoragePriceFromProfile(t *testing.T) {
 	contains(t, e.say(alice, "/storage vv 100GB rental=v1"), "UNPRICED")
 }
 
-// TestCore_StoragePriceFromProfile_Chinese: the profile note is in the
+// TestCore_StoragePriceFromProfile_Chinese: the profile notes are in the
 // user's language.
 func TestCore_StoragePriceFromProfile_Chinese(t *testing.T) {
 	e := newEnv(t, bot.Config{AllowedUsers: []int64{alice}})
@@ -107,6 +107,10 @@ func TestCore_StoragePriceFromProfile_Chinese(t *testing.T) {
 	u.LangCode = "zh-hans"
 	e.handle(u)
 	contains(t, e.say(alice, "/storage sd1 200GB rental=s1"), "¥0.0066/GB/天", "AutoDL", "默认", "/undo")
+	e.say(alice, "/rent e1 aws a10g 1.006/h")
+	contains(t, e.say(alice, "/traffic e1 price=0.09/GB"), "每月免费 100GB", "AWS", "默认", "free=0")
+	e.say(alice, "/rent p1 runpod 4090 0.69/h")
+	contains(t, e.say(alice, "/storage pv 100GB rental=p1"), "$0.10/GB/月", "关机时 $0.20/GB/月")
 }
 
 // TestCore_TrafficAllowanceFromProfile: a traffic price on an AWS rental

@@ -94,6 +94,11 @@ func randomBook(rng *rand.Rand, tz string, start time.Time, span time.Duration, 
 	}
 	for i := range max(rentals/10, 1) {
 		b.Volumes = append(b.Volumes, randomVolume(rng, fmt.Sprintf("v%d", i), start.Add(time.Duration(rng.Int64N(int64(span/2)))), span))
+		if v := b.Volumes[i]; v.ID%2 == 0 && len(b.Rentals) > 0 {
+			// Half the volumes have a stopped rate on a rental that stops and
+			// resumes (drawn from the id, so the other draws stay as they were).
+			v.RentalID, v.HasStoppedPrice, v.StoppedPrice = b.Rentals[i%len(b.Rentals)].ID, true, MustDecimal("0.2")
+		}
 		b.Charges = append(b.Charges, Charge{ID: int64(i + 1), Platform: "autodl", Amount: MustDecimal("1.005"),
 			Currency: CNY, At: start.Add(time.Duration(rng.Int64N(int64(span))))})
 	}
