@@ -131,8 +131,12 @@ type StorageCreate struct {
 	SizeGB ledger.Decimal
 	Price  *StoragePrice // nil: unpriced
 	FreeGB ledger.Decimal
-	Rental string // "" if not attached
-	At     time.Time
+	// FreeSet says free= was written, so free=0 means no free quota
+	// rather than the platform's.
+	FreeSet  bool
+	Rental   string // "" if not attached
+	Platform string // platform=, for a volume without a rental; "" if not written
+	At       time.Time
 }
 
 // StorageResize resizes a volume: /storage VOLUME resize SIZE [at TIME].
@@ -155,7 +159,8 @@ type TrafficTerms struct {
 	PricePerGB ledger.Decimal
 	Currency   ledger.Currency // "" if not written
 	FreeGB     ledger.Decimal
-	Direction  ledger.Direction // "" means the default (out)
+	FreeSet    bool             // free= was written: no allowance from the platform's profile
+	Direction  ledger.Direction // "" means the platform's, else out
 }
 
 // TrafficUsage records traffic by hand: /traffic NAME AMOUNT [out|in] [at TIME].

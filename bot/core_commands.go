@@ -306,15 +306,27 @@ func (r *req) storageCreate(c StorageCreate) error {
 	if c.Price != nil {
 		v.Priced, v.Price, v.PriceUnit, v.Currency = true, c.Price.Amount, c.Price.Unit, c.Price.Currency
 	}
+	platform := c.Platform
 	if c.Rental != "" {
 		x, err := r.liveRental(c.Rental, v.Currency)
 		if err != nil {
 			return err
 		}
 		v.Platform, v.Currency = x.Platform, x.Currency
-		if p, ok := ledger.LookupProfile(x.Platform); ok {
-			p.ApplyVolume(&v)
+		platform = x.Platform
+	}
+	// The platform's profile fills what the user left out, its usual
+	// price included; the reply says so, with how to use another.
+	var fromProfile *ledger.Profile
+	if p, ok := ledger.LookupProfile(platform); ok {
+		if p.ApplyVolume(&v) {
+			fromProfile = &p
 		}
+	} else if platform != "" {
+		v.Platform = platform
+	}
+	if c.FreeSet {
+		v.FreeGB = c.FreeGB
 	}
 	assumed := false
 	if v.Currency == "" {
@@ -327,10 +339,16 @@ func (r *req) storageCreate(c StorageCreate) error {
 	price := "UNPRICED"
 	if created.Priced {
 		price = FormatStoragePrice(created.Price, created.PriceUnit, created.Currency, r.lang)
+		if created.HasStoppedPrice {
+			price += r.t("volume_price_stopped", FormatStoragePrice(created.StoppedPrice, created.PriceUnit, created.Currency, r.lang))
+		}
 	}
 	text := r.t("volume_created", created.Name, created.SizeGB().String(), price, created.FreeGB.String(), r.when(created.Events[0].At))
 	if created.RentalName != "" {
 		text += r.t("volume_attached", created.RentalName)
+	}
+	if fromProfile != nil {
+		text += "\n" + r.t("volume_price_profile", fromProfile.Name, created.Name, created.SizeGB().String())
 	}
 	text = r.assumedNote(text, assumed && created.Priced, created.Currency)
 	return r.send(r.plain(text))
@@ -352,16 +370,25 @@ func (r *req) trafficTerms(c TrafficTerms) error {
 	if err != nil {
 		return err
 	}
-	dir := c.Direction
-	if dir == "" {
-		dir = ledger.Out
+	terms := ledger.TrafficTerms{Priced: true, PricePerGB: c.PricePerGB, FreeGB: c.FreeGB, Direction: c.Direction}
+	// The rental's platform gives the free allowance (AWS's 100 GB a
+	// month) unless free= was written, and the charged direction unless
+	// one was named.
+	prof, known := ledger.LookupProfile(x.Platform)
+	if known {
+		terms = prof.TrafficDefaults(terms, c.FreeSet)
+	} else if terms.Direction == "" {
+		terms.Direction = ledger.Out
 	}
-	terms := ledger.TrafficTerms{Priced: true, PricePerGB: c.PricePerGB, FreeGB: c.FreeGB, Direction: dir}
 	x, err = r.c.store.SetTraffic(r.ctx, r.act(), c.Name, terms)
 	if err != nil {
 		return err
 	}
-	return r.send(r.plain(r.t("traffic_priced", x.Name, FormatAmount(c.PricePerGB, x.Currency), c.FreeGB.String(), string(dir))))
+	text := r.t("traffic_priced", x.Name, FormatAmount(terms.PricePerGB, x.Currency), terms.FreeGB.String(), string(terms.Direction))
+	if known && !c.FreeSet && !terms.FreeGB.IsZero() {
+		text += "\n" + r.t("traffic_free_profile", prof.Name, terms.FreeGB.String())
+	}
+	return r.send(r.plain(text))
 }
 
 // gibBytes converts GB as written (the ledger counts GiB, 2^30 bytes) to

@@ -46,7 +46,7 @@ var helpItems = []helpItem{
 	{KindPrice, "/price NAME PRICE [at TIME]",
 		[2]string{"change a rental's price from now or from TIME", "修改价格（从现在或指定时间起）"},
 		[2]string{"/price box1 2.28/h", "/price box1 2.28元/小时"}, []string{"价格", "改价"}},
-	{KindStorage, "/storage VOLUME SIZE PRICE [free=SIZE] [rental=NAME] [at TIME] | VOLUME resize SIZE | VOLUME delete",
+	{KindStorage, "/storage VOLUME SIZE [PRICE] [free=SIZE] [rental=NAME | platform=NAME] [at TIME] | VOLUME resize SIZE | VOLUME delete",
 		[2]string{"add, resize or delete a storage volume", "记录、扩容或删除存储盘"},
 		[2]string{"/storage data1 200GB 0.0066/GB/day free=50GB rental=box1", "/storage data1 200GB 0.0066元/GB/天 free=50GB rental=box1"}, []string{"存储", "硬盘"}},
 	{KindTraffic, "/traffic NAME price=PRICE/GB [free=SIZE] [direction=out|in|both] | NAME AMOUNT [out|in] [at TIME]",

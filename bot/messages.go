@@ -108,7 +108,11 @@ var messages = Catalog{
 	"volume_created": {
 		"✓ volume <b>%[1]s</b> %[2]sGB at %[3]s (free %[4]sGB) from %[5]s",
 		"✓ 存储盘 <b>%[1]s</b> %[2]sGB，%[3]s（免费 %[4]sGB），从 %[5]s 起计费"},
-	"volume_attached": {", attached to %[1]s", "，挂在 %[1]s 上"},
+	"volume_attached":      {", attached to %[1]s", "，挂在 %[1]s 上"},
+	"volume_price_stopped": {", %[1]s while stopped", "，关机时 %[1]s"},
+	"volume_price_profile": {
+		"price from %[1]s's profile; to use your own: /undo, then /storage %[2]s %[3]sGB PRICE",
+		"价格取自 %[1]s 的默认配置；要改用自己的价格：先 /undo，再 /storage %[2]s %[3]sGB 价格"},
 	"volume_resized": {
 		"✓ volume <b>%[1]s</b> resized to %[2]sGB from %[3]s",
 		"✓ 存储盘 <b>%[1]s</b> 从 %[3]s 起改为 %[2]sGB"},
@@ -118,6 +122,9 @@ var messages = Catalog{
 	"traffic_priced": {
 		"✓ <b>%[1]s</b> traffic costs %[2]s/GB (%[4]s), %[3]sGB free per month",
 		"✓ <b>%[1]s</b> 流量 %[2]s/GB（%[4]s），每月免费 %[3]sGB"},
+	"traffic_free_profile": {
+		"%[2]sGB free a month from %[1]s's profile; free=0 for none",
+		"每月免费 %[2]sGB 取自 %[1]s 的默认配置；没有免费额度请写 free=0"},
 	"traffic_used": {
 		"✓ <b>%[1]s</b>: %[2]sGB %[3]s recorded at %[4]s",
 		"✓ <b>%[1]s</b>：已记录流量 %[2]sGB %[3]s（%[4]s）"},

@@ -814,7 +814,7 @@ var (
 )
 
 func (p *parser) storage(toks []string) (Command, error) {
-	allowed := []string{"name", "size", "price", "free", "rental", "at"}
+	allowed := []string{"name", "size", "price", "free", "rental", "platform", "at"}
 	if err := p.split(toks, allowed, true); err != nil {
 		return nil, err
 	}
@@ -881,7 +881,7 @@ func (p *parser) storage(toks []string) (Command, error) {
 		if sizeSrc != "" || prcSrc != "" {
 			return nil, p.err("unexpected", quote(sizeSrc+prcSrc), "storage delete")
 		}
-		if err := onlyFor("delete", "free", "rental"); err != nil {
+		if err := onlyFor("delete", "free", "rental", "platform"); err != nil {
 			return nil, err
 		}
 		return StorageDelete{Volume: vol, At: p.at}, nil
@@ -889,7 +889,7 @@ func (p *parser) storage(toks []string) (Command, error) {
 		if prcSrc != "" {
 			return nil, p.err("unexpected", quote(prcSrc), "storage resize")
 		}
-		if err := onlyFor("resize", "free", "rental"); err != nil {
+		if err := onlyFor("resize", "free", "rental", "platform"); err != nil {
 			return nil, err
 		}
 		d, err := size()
@@ -917,11 +917,20 @@ func (p *parser) storage(toks []string) (Command, error) {
 		if !ok {
 			return nil, p.err("bad_size", quote(v))
 		}
-		c.FreeGB = d
+		c.FreeGB, c.FreeSet = d, true
 	}
 	if v, ok := p.kv["rental"]; ok {
 		if c.Rental, err = p.name(v); err != nil {
 			return nil, err
+		}
+	}
+	if v, ok := p.kv["platform"]; ok {
+		if c.Rental != "" {
+			// The rental's platform is the volume's: two would disagree.
+			return nil, p.err("unexpected", quote("platform="+v), string(p.kind)+" rental=")
+		}
+		if c.Platform = strings.TrimSpace(v); c.Platform == "" {
+			return nil, p.err("unexpected", quote("platform="), string(p.kind))
 		}
 	}
 	return c, nil
@@ -1011,7 +1020,7 @@ func (p *parser) traffic(toks []string) (Command, error) {
 			if !ok {
 				return nil, p.err("bad_size", quote(v))
 			}
-			t.FreeGB = d
+			t.FreeGB, t.FreeSet = d, true
 		}
 		return t, nil
 	}

@@ -159,7 +159,7 @@ func TestParse_OK(t *testing.T) {
 		{"/price 2.28元/小时 box1 at 10:00", Price{Name: "box1", Price: *price("2.28", ledger.UnitHour, ledger.CNY), At: at(2026, 11, 1, 10, 0, 0)}},
 		// storage
 		{"/storage data1 200GB 0.0066/GB/day free=50GB rental=box1", StorageCreate{Volume: "data1", SizeGB: dec("200"),
-			Price: &StoragePrice{Amount: dec("0.0066"), Unit: ledger.PerGBDay}, FreeGB: dec("50"), Rental: "box1"}},
+			Price: &StoragePrice{Amount: dec("0.0066"), Unit: ledger.PerGBDay}, FreeGB: dec("50"), FreeSet: true, Rental: "box1"}},
 		{"/storage data1 0.0066元/GB/天 200", StorageCreate{Volume: "data1", SizeGB: dec("200"),
 			Price: &StoragePrice{Amount: dec("0.0066"), Unit: ledger.PerGBDay, Currency: ledger.CNY}}},
 		{"/storage net1 1.5TB $0.07/GB/month", StorageCreate{Volume: "net1", SizeGB: dec("1500"),
@@ -168,6 +168,8 @@ func TestParse_OK(t *testing.T) {
 			Price: &StoragePrice{Amount: dec("0.1"), Unit: ledger.PerGBMonth, Currency: ledger.CNY}}},
 		{"/storage net1 500 GB 0.0001/GB/h at -1h", StorageCreate{Volume: "net1", SizeGB: dec("500"),
 			Price: &StoragePrice{Amount: dec("0.0001"), Unit: ledger.PerGBHour}, At: at(2026, 11, 1, 11, 0, 0)}},
+		{"/storage nv 500GB platform=runpod", StorageCreate{Volume: "nv", SizeGB: dec("500"), Platform: "runpod"}},
+		{"/storage sd3 100GB free=0 rental=s1", StorageCreate{Volume: "sd3", SizeGB: dec("100"), FreeSet: true, Rental: "s1"}},
 		{"/storage data1 resize 300GB", StorageResize{Volume: "data1", SizeGB: dec("300")}},
 		{"/storage 扩容 data1 1TB at 10:00", StorageResize{Volume: "data1", SizeGB: dec("1000"), At: at(2026, 11, 1, 10, 0, 0)}},
 		{"/storage data1 delete", StorageDelete{Volume: "data1"}},
@@ -175,7 +177,8 @@ func TestParse_OK(t *testing.T) {
 		// traffic
 		{"/traffic box1 price=0.8/GB", TrafficTerms{Name: "box1", PricePerGB: dec("0.8")}},
 		{"/traffic box1 price=$0.01/GB free=100GB direction=both", TrafficTerms{Name: "box1", PricePerGB: dec("0.01"),
-			Currency: ledger.USD, FreeGB: dec("100"), Direction: ledger.Both}},
+			Currency: ledger.USD, FreeGB: dec("100"), FreeSet: true, Direction: ledger.Both}},
+		{"/traffic e1 price=0.09/GB free=0", TrafficTerms{Name: "e1", PricePerGB: dec("0.09"), FreeSet: true}},
 		{"/traffic box1 0.8元/GB out", TrafficTerms{Name: "box1", PricePerGB: dec("0.8"), Currency: ledger.CNY, Direction: ledger.Out}},
 		{"/traffic box1 120GB", TrafficUsage{Name: "box1", SizeGB: dec("120"), Direction: ledger.Out}},
 		{"/traffic box1 120GB in at 10:00", TrafficUsage{Name: "box1", SizeGB: dec("120"), Direction: ledger.In, At: at(2026, 11, 1, 10, 0, 0)}},
@@ -283,6 +286,8 @@ func TestParse_Err(t *testing.T) {
 		mention string // the bad token, as the message shows it
 	}{
 		{"/rent box1 autodl 4090 abc/h", "bad_price", `"abc/h"`},
+		{"/storage sd1 200GB rental=s1 platform=runpod", "unexpected", `"platform=runpod"`},
+		{"/storage sd1 resize 300GB platform=runpod", "unexpected", `"platform=runpod"`},
 		{"/rent box1 autodl 4090 1.88/parsec", "bad_price", `"1.88/parsec"`},
 		{"/rent box1 autodl 4090 $1.88元", "bad_price", `"$1.88元"`},
 		{"/rent box1 autodl 4090 -1.88/h", "price_negative", `"-1.88/h"`},

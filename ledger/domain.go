@@ -395,9 +395,16 @@ type Volume struct {
 	Priced     bool
 	Price      Decimal // per GB per PriceUnit
 	PriceUnit  StorageUnit
-	FreeGB     Decimal       // size not billed
-	Events     []VolumeEvent // in order; Events[0] is the create
-	CreatedAt  time.Time
+	// StoppedPrice, when HasStoppedPrice, is the price per GB per
+	// PriceUnit while the attached rental is stopped or released (RunPod
+	// bills a stopped pod's volume disk at twice the running rate, and its
+	// container disk not at all). Without it, or without a rental, Price
+	// applies in every state.
+	StoppedPrice    Decimal
+	HasStoppedPrice bool
+	FreeGB          Decimal       // size not billed
+	Events          []VolumeEvent // in order; Events[0] is the create
+	CreatedAt       time.Time
 }
 
 // Deleted returns the deletion time and true if the volume was deleted.
@@ -461,6 +468,9 @@ func (v *Volume) Validate() error {
 		}
 		if v.Price.Sign() < 0 {
 			return Errorf(EINVALID, "storage price %s is negative", v.Price)
+		}
+		if v.HasStoppedPrice && v.StoppedPrice.Sign() < 0 {
+			return Errorf(EINVALID, "stopped storage price %s is negative", v.StoppedPrice)
 		}
 	}
 	if v.FreeGB.Sign() < 0 {

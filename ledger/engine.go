@@ -231,7 +231,7 @@ func (e *engine) rentalMeter(r *Rental) *rentalMeter {
 func (e *engine) volumeMeter(v *Volume) *volumeMeter {
 	m, ok := e.volumes[v]
 	if !ok {
-		m = newVolumeMeter(v)
+		m = newVolumeMeter(v, e.byID[v.RentalID])
 		e.volumes[v] = m
 	}
 	return m

@@ -500,48 +500,123 @@ func (tm *trafficMeter) usedIn(a, b int64) bool {
 }
 
 // volumeMeter meters one volume: (size − free)⁺ × price × time, from
-// creation to deletion, a new segment at each resize.
+// creation to deletion, a new segment at each resize and, for a volume
+// with a stopped price, at each stop, resume and release of its rental.
 type volumeMeter struct {
 	v      *Volume
 	start  int64
 	end    int64 // deletion, or forever
 	segs   []volSeg
-	prefix []*big.Int // prefix[i]: Σ billable × seconds over segs[:i]
+	prices [2]*big.Int   // running, stopped: price × 10^MaxDecimalScale
+	prefix [][2]*big.Int // prefix[i]: Σ billable × seconds over segs[:i], per price
+	denom  *big.Int      // 10^9 (size scale) × 10^MaxDecimalScale × unit seconds
 }
 
-// volSeg is a stretch of a volume's life at one size; billable is the
-// size above the free quota in units of 10^-9 GB.
+// volSeg is a stretch of a volume's life at one size and one price;
+// billable is the size above the free quota in units of 10^-9 GB, and
+// stopped selects the stopped price.
 type volSeg struct {
 	from, to int64
 	billable int64
+	stopped  int // 0 running price, 1 stopped price
 }
 
-func newVolumeMeter(v *Volume) *volumeMeter {
+// volPrice returns d × 10^MaxDecimalScale.
+func volPrice(d Decimal) *big.Int {
+	return new(big.Int).Mul(big.NewInt(d.coef), big.NewInt(pow10[MaxDecimalScale-int(d.scale)]))
+}
+
+// newVolumeMeter meters v; r is its attached rental, or nil. The rental
+// matters only when v has a stopped price.
+func newVolumeMeter(v *Volume, r *Rental) *volumeMeter {
 	vm := &volumeMeter{v: v, end: forever}
+	vm.prices[0] = volPrice(v.Price)
+	vm.prices[1] = vm.prices[0]
+	if v.HasStoppedPrice {
+		vm.prices[1] = volPrice(v.StoppedPrice)
+	}
+	vm.denom = new(big.Int).Mul(big.NewInt(pow10[MaxDecimalScale]), big.NewInt(pow10[MaxDecimalScale]))
+	vm.denom.Mul(vm.denom, big.NewInt(max(v.PriceUnit.Seconds(), 1)))
+	vm.prefix = [][2]*big.Int{{new(big.Int), new(big.Int)}}
 	if len(v.Events) == 0 {
 		return vm
 	}
 	vm.start = unix(v.Events[0].At)
 	free := scaled9(v.FreeGB)
+	// changes merges the volume's events with its rental's state changes,
+	// in time order; a rental change at the same second as a volume event
+	// comes after it.
+	type change struct {
+		at      int64
+		size    int64 // -1: no size change
+		del     bool
+		stopped int // -1: no state change
+	}
+	var cs []change
 	for _, ev := range v.Events {
-		at := unix(ev.At)
-		if n := len(vm.segs); n > 0 {
-			vm.segs[n-1].to = at
+		c := change{at: unix(ev.At), size: -1, stopped: -1, del: ev.Kind == VolumeDelete}
+		if !c.del {
+			c.size = max(scaled9(ev.SizeGB)-free, 0)
 		}
-		if ev.Kind == VolumeDelete {
-			vm.end = at
+		cs = append(cs, c)
+	}
+	if v.HasStoppedPrice && r != nil {
+		var rc []change
+		for _, ev := range r.Events {
+			c := change{at: unix(ev.At), size: -1, stopped: -1}
+			switch ev.Kind {
+			case EventStart, EventResume:
+				c.stopped = 0
+			case EventStop, EventRelease:
+				c.stopped = 1
+			default:
+				continue
+			}
+			rc = append(rc, c)
+		}
+		merged := make([]change, 0, len(cs)+len(rc))
+		i, j := 0, 0
+		for i < len(cs) || j < len(rc) {
+			if j == len(rc) || i < len(cs) && cs[i].at <= rc[j].at {
+				merged = append(merged, cs[i])
+				i++
+			} else {
+				merged = append(merged, rc[j])
+				j++
+			}
+		}
+		cs = merged
+	}
+	var billable int64
+	stopped, created := 0, false
+	for _, c := range cs {
+		if c.stopped >= 0 {
+			if c.stopped == stopped {
+				continue
+			}
+			stopped = c.stopped
+		}
+		if c.size >= 0 {
+			billable, created = c.size, true
+		}
+		if !created {
+			continue // the rental's changes before the volume exists
+		}
+		if n := len(vm.segs); n > 0 {
+			vm.segs[n-1].to = c.at
+		}
+		if c.del {
+			vm.end = c.at
 			break
 		}
-		vm.segs = append(vm.segs, volSeg{from: at, to: forever, billable: max(scaled9(ev.SizeGB)-free, 0)})
+		vm.segs = append(vm.segs, volSeg{from: c.at, to: forever, billable: billable, stopped: stopped})
 	}
-	vm.prefix = make([]*big.Int, len(vm.segs)+1)
-	vm.prefix[0] = new(big.Int)
 	for i, s := range vm.segs {
-		p := new(big.Int).Set(vm.prefix[i])
+		p := [2]*big.Int{new(big.Int).Set(vm.prefix[i][0]), new(big.Int).Set(vm.prefix[i][1])}
 		if s.to != forever {
-			p.Add(p, new(big.Int).Mul(big.NewInt(s.billable), big.NewInt(s.to-s.from)))
+			p[s.stopped].Add(p[s.stopped], new(big.Int).Mul(big.NewInt(s.billable), big.NewInt(s.to-s.from)))
 		}
-		vm.prefix[i+1] = p
+		vm.prefix = append(vm.prefix, p)
 	}
 	return vm
 }
@@ -556,12 +631,11 @@ func (vm *volumeMeter) chargeAt(t int64) *big.Rat {
 		return new(big.Rat)
 	}
 	s := vm.segs[j-1]
-	n := new(big.Int).Mul(big.NewInt(s.billable), big.NewInt(min(t, s.to)-s.from))
-	n.Add(n, vm.prefix[j-1])
-	n.Mul(n, big.NewInt(vm.v.Price.coef))
-	d := new(big.Int).Mul(big.NewInt(pow10[MaxDecimalScale]), big.NewInt(pow10[vm.v.Price.scale]))
-	d.Mul(d, big.NewInt(max(vm.v.PriceUnit.Seconds(), 1)))
-	return new(big.Rat).SetFrac(n, d)
+	gbs := [2]*big.Int{new(big.Int).Set(vm.prefix[j-1][0]), new(big.Int).Set(vm.prefix[j-1][1])}
+	gbs[s.stopped].Add(gbs[s.stopped], new(big.Int).Mul(big.NewInt(s.billable), big.NewInt(min(t, s.to)-s.from)))
+	n := new(big.Int).Mul(gbs[0], vm.prices[0])
+	n.Add(n, new(big.Int).Mul(gbs[1], vm.prices[1]))
+	return new(big.Rat).SetFrac(n, vm.denom)
 }
 
 // ratePerSecond returns the storage rate in force at t, 0 outside the
@@ -569,10 +643,8 @@ func (vm *volumeMeter) chargeAt(t int64) *big.Rat {
 func (vm *volumeMeter) ratePerSecond(t int64) *big.Rat {
 	for _, s := range vm.segs {
 		if s.from <= t && t < s.to {
-			n := new(big.Int).Mul(big.NewInt(s.billable), big.NewInt(vm.v.Price.coef))
-			d := new(big.Int).Mul(big.NewInt(pow10[MaxDecimalScale]), big.NewInt(pow10[vm.v.Price.scale]))
-			d.Mul(d, big.NewInt(max(vm.v.PriceUnit.Seconds(), 1)))
-			return new(big.Rat).SetFrac(n, d)
+			n := new(big.Int).Mul(big.NewInt(s.billable), vm.prices[s.stopped])
+			return new(big.Rat).SetFrac(n, vm.denom)
 		}
 	}
 	return new(big.Rat)

@@ -2,7 +2,9 @@ package ledger
 
 import (
 	"fmt"
+	"math/big"
 	"math/rand/v2"
+	"sort"
 	"testing"
 	"time"
 )
@@ -92,6 +94,11 @@ func randomBook(rng *rand.Rand, tz string, start time.Time, span time.Duration, 
 	}
 	for i := range max(rentals/10, 1) {
 		b.Volumes = append(b.Volumes, randomVolume(rng, fmt.Sprintf("v%d", i), start.Add(time.Duration(rng.Int64N(int64(span/2)))), span))
+		if v := b.Volumes[i]; v.ID%2 == 0 && len(b.Rentals) > 0 {
+			// Half the volumes have a stopped rate on a rental that stops and
+			// resumes (drawn from the id, so the other draws stay as they were).
+			v.RentalID, v.HasStoppedPrice, v.StoppedPrice = b.Rentals[i%len(b.Rentals)].ID, true, MustDecimal("0.2")
+		}
 		b.Charges = append(b.Charges, Charge{ID: int64(i + 1), Platform: "autodl", Amount: MustDecimal("1.005"),
 			Currency: CNY, At: start.Add(time.Duration(rng.Int64N(int64(span))))})
 	}
@@ -242,6 +249,86 @@ func TestProperty_DaysAddUpToMonth(t *testing.T) {
 		want := Spend(b, ds[0].Day, now.Add(-time.Second)).Total(CNY).Total
 		if chart.Minor != want.Minor {
 			t.Fatalf("book %d: DailySpend sums to %s, Spend says %s", i, chart, want)
+		}
+	}
+}
+
+// TestProperty_StoragePerStateMatchesReference: a volume with a stopped
+// price, attached to a random rental, costs what a plain walk over every
+// change (volume events and the rental's state) says: for each stretch,
+// (size − free)⁺ × the price of the rental's state × seconds, exact, then
+// rounded once.
+func TestProperty_StoragePerStateMatchesReference(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 11))
+	stoppedPrices := []string{"0", "0.20", "0.0132", "0.0003"}
+	for i := range 300 {
+		span := time.Duration(1+rng.Int64N(60)) * day
+		r := randomRental(rng, "r", t0, span, 2+rng.IntN(8))
+		v := randomVolume(rng, "v", t0.Add(time.Duration(rng.Int64N(int64(span/3)))).Truncate(time.Second), span)
+		v.Priced, v.RentalID = true, r.ID
+		v.HasStoppedPrice, v.StoppedPrice = true, MustDecimal(stoppedPrices[rng.IntN(len(stoppedPrices))])
+		// The ledger keeps whole seconds; the generators do not.
+		for k := range r.Events {
+			r.Events[k].At = r.Events[k].At.Truncate(time.Second)
+		}
+		for k := range v.Events {
+			v.Events[k].At = v.Events[k].At.Truncate(time.Second)
+		}
+		b := &Book{User: User{ID: 1, TZ: "UTC"}, Rentals: []*Rental{r}, Volumes: []*Volume{v}}
+		asOf := t0.Add(time.Duration(rng.Int64N(int64(span + span/2)))).Truncate(time.Second)
+
+		// The reference: every instant where anything changes, in order.
+		points := []time.Time{asOf}
+		for _, e := range r.Events {
+			points = append(points, e.At)
+		}
+		for _, e := range v.Events {
+			points = append(points, e.At)
+		}
+		sort.Slice(points, func(a, b int) bool { return points[a].Before(points[b]) })
+		want := new(big.Rat)
+		sizeAt := func(t time.Time) (Decimal, bool) {
+			var size Decimal
+			alive := false
+			for _, e := range v.Events {
+				if e.At.After(t) {
+					break
+				}
+				alive = e.Kind != VolumeDelete
+				size = e.SizeGB
+			}
+			return size, alive
+		}
+		for k := 0; k+1 < len(points); k++ {
+			a, z := points[k], points[k+1]
+			if !a.Before(z) || !a.Before(asOf) {
+				continue
+			}
+			if z.After(asOf) {
+				z = asOf
+			}
+			size, alive := sizeAt(a)
+			if !alive {
+				continue
+			}
+			billable := new(big.Rat).Sub(size.Rat(), v.FreeGB.Rat())
+			if billable.Sign() <= 0 {
+				continue
+			}
+			price := v.Price
+			if st := r.stateAt(a); st == Stopped || st == Released {
+				price = v.StoppedPrice
+			}
+			x := new(big.Rat).Mul(billable, price.Rat())
+			x.Mul(x, new(big.Rat).SetFrac64(int64(z.Sub(a)/time.Second), v.PriceUnit.Seconds()))
+			want.Add(want, x)
+		}
+		got := Money{Currency: CNY}
+		if st := StatementAsOf(b, asOf); len(st.Volumes) > 0 {
+			got = st.Volumes[0].Charge
+		}
+		if w := Round(want, CNY); got != w {
+			t.Fatalf("case %d: charge %s, reference %s (rental %+v, volume %+v, as of %s)", i, got, w, r.Events, v.Events, asOf)
 		}
 	}
 }

@@ -485,3 +485,56 @@ func TestRateMoney_FastPathMatchesRat(t *testing.T) {
 		t.Errorf("0.005 rounded to %s", got)
 	}
 }
+
+// TestStatementAsOf_StoragePerState: a volume with a stopped price bills
+// at it while its rental is stopped or released (RunPod's volume disk:
+// $0.10/GB/month running, $0.20 stopped), at its price while running, and
+// a volume without one bills the same in every state.
+func TestStatementAsOf_StoragePerState(t *testing.T) {
+	stopped := func(price string) func(*Volume) {
+		return func(v *Volume) { v.HasStoppedPrice, v.StoppedPrice = true, MustDecimal(price) }
+	}
+	runpod := func(f func(*Volume), evs ...VolumeEvent) *Volume {
+		v := volume("vol", "100", "0", "0.10", PerGBMonth, USD, evs...)
+		v.RentalID = 7
+		if f != nil {
+			f(v)
+		}
+		return v
+	}
+	pod := func(evs ...Event) *Rental {
+		r := newRental("pod", PerSecond, "0", UnitHour, USD, append([]Event{ev(EventStart, 0)}, evs...)...)
+		r.ID = 7
+		return r
+	}
+	tests := []struct {
+		name string
+		r    *Rental
+		v    *Volume
+		asOf time.Duration
+		want string
+	}{
+		{"running all month at the running price", pod(), runpod(stopped("0.20")), 30 * day, "10.00"},
+		{"stopped 10 of 30 days: 20×0.10/30×100 + 10×0.20/30×100", pod(ev(EventStop, 10*day), ev(EventResume, 20*day)),
+			runpod(stopped("0.20")), 30 * day, "13.33"},
+		{"stopped for good from day 15", pod(ev(EventStop, 15*day)), runpod(stopped("0.20")), 30 * day, "15.00"},
+		{"released counts as stopped", pod(ev(EventRelease, 15*day)), runpod(stopped("0.20")), 30 * day, "15.00"},
+		{"asked mid-stop: prorated by the second", pod(ev(EventStop, 10*day)), runpod(stopped("0.20")), 10*day + 12*hour, "3.67"},
+		{"not billed while stopped (zero stopped price)", pod(ev(EventStop, 10*day), ev(EventResume, 20*day)),
+			runpod(stopped("0")), 30 * day, "6.67"},
+		{"no stopped price: one rate in every state", pod(ev(EventStop, 10*day)), runpod(nil), 30 * day, "10.00"},
+		{"resize while stopped", pod(ev(EventStop, 10*day)),
+			runpod(stopped("0.20"), VolumeEvent{Kind: VolumeResize, At: off(20 * day), SizeGB: MustDecimal("200")}), 30 * day, "23.33"},
+		{"deleted while stopped", pod(ev(EventStop, 10*day)),
+			runpod(stopped("0.20"), VolumeEvent{Kind: VolumeDelete, At: off(20 * day)}), 30 * day, "10.00"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			b := bookOf(tt.r)
+			b.Volumes = []*Volume{tt.v}
+			st := StatementAsOf(b, off(tt.asOf))
+			money(t, st.Volumes[0].Charge, tt.want)
+			money(t, st.Total(USD).Storage, tt.want)
+		})
+	}
+}

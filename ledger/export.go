@@ -68,10 +68,13 @@ type exportVolume struct {
 	FreeGB    string      `json:"free_gb"`
 	Price     *string     `json:"price"`
 	PriceUnit StorageUnit `json:"price_unit"`
-	Currency  Currency    `json:"currency"`
-	CreatedAt string      `json:"created_at"`
-	DeletedAt *string     `json:"deleted_at"`
-	Charge    string      `json:"charge"`
+	// StoppedPrice is the price while the attached rental is stopped or
+	// released, only for volumes that have one.
+	StoppedPrice *string  `json:"stopped_price,omitempty"`
+	Currency     Currency `json:"currency"`
+	CreatedAt    string   `json:"created_at"`
+	DeletedAt    *string  `json:"deleted_at"`
+	Charge       string   `json:"charge"`
 }
 
 type exportTotals struct {
@@ -144,6 +147,9 @@ func buildExport(b *Book, asOf time.Time) exportDoc {
 		}
 		if v.Priced {
 			ev.Price = ptr(v.Price.String())
+			if v.HasStoppedPrice {
+				ev.StoppedPrice = ptr(v.StoppedPrice.String())
+			}
 		}
 		if n := v.RentalName; n != "" {
 			ev.Rental = ptr(n)
@@ -193,7 +199,7 @@ var ExportCSVColumns = []string{
 	"state", "started_at", "released_at", "running_seconds", "billed_seconds", "idle_seconds",
 	"size_gb", "free_gb", "created_at", "deleted_at",
 	"compute", "storage", "traffic", "other", "total", "charge", "unpriced",
-	"balance", "runs_out_at", "as_of",
+	"balance", "runs_out_at", "as_of", "stopped_price",
 }
 
 // WriteExportCSV writes the same rows as WriteExportJSON as CSV with one
@@ -240,7 +246,7 @@ func WriteExportCSV(w io.Writer, b *Book, asOf time.Time) error {
 		if err := row("record", "volume", "name", v.Name, "rental", opt(v.Rental), "size_gb", v.SizeGB,
 			"free_gb", v.FreeGB, "price", opt(v.Price), "price_unit", string(v.PriceUnit),
 			"currency", string(v.Currency), "created_at", v.CreatedAt, "deleted_at", opt(v.DeletedAt),
-			"charge", v.Charge); err != nil {
+			"charge", v.Charge, "stopped_price", opt(v.StoppedPrice)); err != nil {
 			return fmt.Errorf("ledger: export csv: %w", err)
 		}
 	}

@@ -215,3 +215,63 @@ func TestExport_WriteErrors(t *testing.T) {
 		t.Errorf("CSV write error lost")
 	}
 }
+
+// TestExport_StoppedPrice: a volume's stopped rate is part of its terms
+// in both formats; a volume without one has none.
+func TestExport_StoppedPrice(t *testing.T) {
+	r := newRental("pod", PerSecond, "0.69", UnitHour, USD, ev(EventStart, 0), ev(EventStop, 10*day))
+	r.ID = 7
+	v := volume("vol", "100", "0", "0.10", PerGBMonth, USD)
+	v.RentalID, v.RentalName, v.HasStoppedPrice, v.StoppedPrice = 7, "pod", true, MustDecimal("0.20")
+	plain := volume("net", "100", "0", "0.07", PerGBMonth, USD)
+	plain.ID = 2
+	b := bookOf(r)
+	b.Volumes = []*Volume{v, plain}
+	var js, cs bytes.Buffer
+	if err := WriteExportJSON(&js, b, off(30*day)); err != nil {
+		t.Fatal(err)
+	}
+	var doc struct {
+		Volumes []map[string]any `json:"volumes"`
+	}
+	if err := json.Unmarshal(js.Bytes(), &doc); err != nil {
+		t.Fatal(err)
+	}
+	for _, ev := range doc.Volumes {
+		sp, has := ev["stopped_price"]
+		switch ev["name"] {
+		case "vol":
+			if sp != "0.2" || ev["charge"] != "16.67" {
+				t.Errorf("vol: stopped_price %v charge %v, want 0.2 and 16.67", sp, ev["charge"])
+			}
+		case "net":
+			if has {
+				t.Errorf("net: stopped_price %v, want none", sp)
+			}
+		}
+	}
+	if err := WriteExportCSV(&cs, b, off(30*day)); err != nil {
+		t.Fatal(err)
+	}
+	rows, err := csv.NewReader(&cs).ReadAll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	col := -1
+	for i, h := range rows[0] {
+		if h == "stopped_price" {
+			col = i
+		}
+	}
+	if col < 0 {
+		t.Fatalf("no stopped_price column in %v", rows[0])
+	}
+	for _, row := range rows[1:] {
+		if row[0] != "volume" {
+			continue
+		}
+		if want := map[string]string{"vol": "0.2", "net": ""}[row[1]]; row[col] != want {
+			t.Errorf("CSV %s stopped_price %q, want %q", row[1], row[col], want)
+		}
+	}
+}

@@ -10,7 +10,7 @@ import (
 	"time"
 )
 
-// profilesJSON is the table of built-in platform profiles (PLATFORMS.md).
+// profilesJSON is the table of built-in platform profiles (docs/platforms.md).
 // To add a platform, add a row there; nothing else changes.
 //
 //go:embed profiles.json
@@ -32,6 +32,11 @@ type StorageRule struct {
 	Price              Decimal     // typical price per GB per Unit; zero when it varies
 	Unit               StorageUnit // the unit prices are quoted in
 	BilledWhileStopped bool
+	// StoppedPrice, when HasStoppedPrice, is the price per GB per Unit
+	// while the instance is stopped (RunPod: a volume disk costs twice as
+	// much stopped as running).
+	StoppedPrice    Decimal
+	HasStoppedPrice bool
 }
 
 // Profile is a known platform's billing rules and defaults. Profiles are
@@ -76,6 +81,7 @@ type profileRow struct {
 		Price              Decimal     `json:"price"`
 		Unit               StorageUnit `json:"unit"`
 		BilledWhileStopped bool        `json:"billed_while_stopped"`
+		StoppedPrice       *Decimal    `json:"stopped_price"`
 	} `json:"storage"`
 	Traffic             TrafficRule `json:"traffic"`
 	TrafficFreeGB       Decimal     `json:"traffic_free_gb"`
@@ -114,6 +120,9 @@ func parseProfiles(data []byte) ([]Profile, map[string]int, error) {
 			Storage: StorageRule{FreeGB: row.Storage.FreeGB, Price: row.Storage.Price, Unit: row.Storage.Unit,
 				BilledWhileStopped: row.Storage.BilledWhileStopped},
 		}
+		if sp := row.Storage.StoppedPrice; sp != nil {
+			p.Storage.StoppedPrice, p.Storage.HasStoppedPrice = *sp, true
+		}
 		var err error
 		for _, f := range []struct {
 			name string
@@ -135,6 +144,12 @@ func parseProfiles(data []byte) ([]Profile, map[string]int, error) {
 			return nil, nil, fmt.Errorf("ledger: profile %s: no currency", p.Key)
 		case p.Storage.Unit != "" && p.Storage.Unit.Seconds() == 0:
 			return nil, nil, fmt.Errorf("ledger: profile %s: bad storage unit %q", p.Key, p.Storage.Unit)
+		case (!p.Storage.Price.IsZero() || p.Storage.HasStoppedPrice) && p.Storage.Unit == "":
+			return nil, nil, fmt.Errorf("ledger: profile %s: a storage price needs a unit", p.Key)
+		case p.Storage.Price.Sign() < 0 || p.Storage.StoppedPrice.Sign() < 0:
+			return nil, nil, fmt.Errorf("ledger: profile %s: negative storage price", p.Key)
+		case p.Storage.HasStoppedPrice && p.Storage.Price.IsZero():
+			return nil, nil, fmt.Errorf("ledger: profile %s: a stopped storage price needs a running one", p.Key)
 		}
 		switch p.Traffic {
 		case TrafficUnknown, TrafficFree, TrafficPriced:
@@ -242,10 +257,13 @@ func (p Profile) Apply(r *Rental) {
 }
 
 // ApplyVolume fills a volume's unset Platform, Currency, free quota and
-// price unit from the profile. It never sets a price: storage prices vary
-// by region and plan, so an unpriced volume stays UNPRICED until the user
-// gives one.
-func (p Profile) ApplyVolume(v *Volume) {
+// price unit from the profile and, when the user gave no price and the
+// platform has a typical one (AutoDL's ¥0.0066/GB/day), that price with
+// its per-state rates. It reports whether the price came from the
+// profile, so the reply can say so. A user's price applies in every
+// state; a platform whose price varies (Vast.ai's hosts set their own)
+// leaves the volume UNPRICED until the user gives one.
+func (p Profile) ApplyVolume(v *Volume) (priceFromProfile bool) {
 	v.Platform = p.Key
 	if v.Currency == "" {
 		v.Currency = p.Currency
@@ -253,9 +271,32 @@ func (p Profile) ApplyVolume(v *Volume) {
 	if v.FreeGB.IsZero() {
 		v.FreeGB = p.Storage.FreeGB
 	}
+	if !v.Priced && !p.Storage.Price.IsZero() && v.Currency == p.Currency {
+		v.Priced, v.Price, v.PriceUnit = true, p.Storage.Price, p.Storage.Unit
+		v.HasStoppedPrice, v.StoppedPrice = p.Storage.HasStoppedPrice, p.Storage.StoppedPrice
+		priceFromProfile = true
+	}
 	if v.PriceUnit == "" {
 		v.PriceUnit = p.Storage.Unit
 	}
+	return priceFromProfile
+}
+
+// TrafficDefaults fills the terms of a user's traffic price on this
+// platform: the profile's monthly free allowance unless the user wrote
+// free= (freeGiven, so "free=0" means none), and the profile's charged
+// direction unless the user named one (Out when the profile has none).
+func (p Profile) TrafficDefaults(t TrafficTerms, freeGiven bool) TrafficTerms {
+	if !freeGiven {
+		t.FreeGB = p.TrafficFreeGB
+	}
+	if t.Direction == "" {
+		t.Direction = p.TrafficDirection
+	}
+	if t.Direction == "" {
+		t.Direction = Out
+	}
+	return t
 }
 
 // DataDeadline returns when the platform will release r and its data if

@@ -34,6 +34,9 @@ func TestParseProfiles_Errors(t *testing.T) {
 		{"bad duration", `{"profiles":[{"key":"x","currency":"USD","mode":"per-second","min":"a minute","traffic":"free"}]}`},
 		{"bad traffic", `{"profiles":[{"key":"x","currency":"USD","mode":"per-second","traffic":"cheap"}]}`},
 		{"bad zone", `{"profiles":[{"key":"x","currency":"USD","mode":"per-second","traffic":"free","tz":"Mars/Base"}]}`},
+		{"storage price without unit", `{"profiles":[{"key":"x","currency":"USD","mode":"per-second","traffic":"free","storage":{"price":"0.1"}}]}`},
+		{"stopped price without running price", `{"profiles":[{"key":"x","currency":"USD","mode":"per-second","traffic":"free","storage":{"stopped_price":"0.2","unit":"gb_month"}}]}`},
+		{"negative stopped price", `{"profiles":[{"key":"x","currency":"USD","mode":"per-second","traffic":"free","storage":{"price":"0.1","stopped_price":"-0.2","unit":"gb_month"}}]}`},
 		{"duplicate alias", `{"profiles":[{"key":"x","currency":"USD","mode":"per-second","traffic":"free"},{"key":"y","aliases":["X"],"currency":"USD","mode":"per-second","traffic":"free"}]}`},
 	}
 	for _, tt := range tests {
@@ -114,12 +117,74 @@ func TestProfile_Apply(t *testing.T) {
 	money(t, StatementAsOf(bookOf(r), off(hour)).Rentals[0].Compute, "0.04")
 }
 
+// TestProfile_ApplyVolume: a volume the user gave no price takes the
+// profile's price, unit and per-state rates; one the user priced keeps
+// the user's terms in every state; a platform whose storage price varies
+// leaves the volume UNPRICED.
 func TestProfile_ApplyVolume(t *testing.T) {
-	p, _ := LookupProfile("AutoDL")
-	v := &Volume{Name: "d"}
-	p.ApplyVolume(v)
-	if v.Platform != "autodl" || v.Currency != CNY || v.FreeGB.String() != "50" || v.PriceUnit != PerGBDay || v.Priced {
-		t.Errorf("autodl volume: %+v", v)
+	tests := []struct {
+		name, platform string
+		v              Volume
+		fromProfile    bool
+		price, stopped string // stopped "": no stopped price
+		unit           StorageUnit
+		free           string
+	}{
+		{"autodl: the profile's price and free quota", "AutoDL", Volume{Name: "d"}, true, "0.0066", "", PerGBDay, "50"},
+		{"runpod: running and stopped rates", "runpod", Volume{Name: "d"}, true, "0.10", "0.20", PerGBMonth, "0"},
+		{"gpushare: per GB-hour", "恒源云", Volume{Name: "d"}, true, "0.0007", "", PerGBHour, "0"},
+		{"the user's price wins, one rate in every state", "runpod",
+			Volume{Name: "d", Priced: true, Price: MustDecimal("0.07"), PriceUnit: PerGBMonth}, false, "0.07", "", PerGBMonth, "0"},
+		{"the user's free quota wins", "autodl", Volume{Name: "d", FreeGB: MustDecimal("20")}, true, "0.0066", "", PerGBDay, "20"},
+		{"vast: host-priced, stays unpriced", "vast", Volume{Name: "d"}, false, "", "", PerGBMonth, "0"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			p, ok := LookupProfile(tt.platform)
+			if !ok {
+				t.Fatalf("no profile %s", tt.platform)
+			}
+			v := tt.v
+			got := p.ApplyVolume(&v)
+			if got != tt.fromProfile {
+				t.Errorf("priced from the profile = %v, want %v", got, tt.fromProfile)
+			}
+			if v.Platform != p.Key || v.Currency != p.Currency || v.PriceUnit != tt.unit || v.FreeGB.Cmp(MustDecimal(tt.free)) != 0 {
+				t.Errorf("volume = %+v", v)
+			}
+			if v.Priced != (tt.price != "") || tt.price != "" && v.Price.Cmp(MustDecimal(tt.price)) != 0 {
+				t.Errorf("price = %v %s, want %q", v.Priced, v.Price, tt.price)
+			}
+			if v.HasStoppedPrice != (tt.stopped != "") || tt.stopped != "" && v.StoppedPrice.Cmp(MustDecimal(tt.stopped)) != 0 {
+				t.Errorf("stopped price = %v %s, want %q", v.HasStoppedPrice, v.StoppedPrice, tt.stopped)
+			}
+		})
+	}
+}
+
+// TestProfile_TrafficDefaults: the terms a user's /traffic price gets on
+// a platform: its free allowance and charged direction unless given.
+func TestProfile_TrafficDefaults(t *testing.T) {
+	tests := []struct {
+		platform string
+		in       TrafficTerms
+		given    bool // free= written
+		free     string
+		dir      Direction
+	}{
+		{"aws", TrafficTerms{Priced: true, PricePerGB: MustDecimal("0.09")}, false, "100", Out},
+		{"aws", TrafficTerms{Priced: true, PricePerGB: MustDecimal("0.09"), FreeGB: MustDecimal("10")}, true, "10", Out},
+		{"aws", TrafficTerms{Priced: true, PricePerGB: MustDecimal("0.09")}, true, "0", Out},
+		{"aws", TrafficTerms{Priced: true, PricePerGB: MustDecimal("0.09"), Direction: Both}, false, "100", Both},
+		{"vast", TrafficTerms{Priced: true, PricePerGB: MustDecimal("0.02")}, false, "0", Both},
+		{"gcp", TrafficTerms{Priced: true, PricePerGB: MustDecimal("0.12")}, false, "0", Out},
+	}
+	for _, tt := range tests {
+		p, _ := LookupProfile(tt.platform)
+		got := p.TrafficDefaults(tt.in, tt.given)
+		if got.FreeGB.Cmp(MustDecimal(tt.free)) != 0 || got.Direction != tt.dir || !got.Priced || got.PricePerGB != tt.in.PricePerGB {
+			t.Errorf("%s %+v: got %+v, want free %s direction %s", tt.platform, tt.in, got, tt.free, tt.dir)
+		}
 	}
 }
 

@@ -9,7 +9,7 @@ import (
 )
 
 const volumeCols = `v.id, v.user_id, v.name, v.rental_id, coalesce(r.name, ''), v.platform, v.currency, v.priced,
-	v.price, v.price_unit, v.free_gb, v.created_at`
+	v.price, v.price_unit, v.free_gb, v.stopped_price, v.created_at`
 
 // loadVolumes returns the volumes selected by where (a condition on the
 // volumes table aliased v) in id order with their events, in two queries.
@@ -26,10 +26,11 @@ func loadVolumes(ctx context.Context, q querier, where string, args ...any) ([]*
 			v                             ledger.Volume
 			rentalID                      sql.NullInt64
 			currency, price, unit, freeGB string
+			stoppedPrice                  sql.NullString
 			createdAt                     int64
 		)
 		if err := rows.Scan(&v.ID, &v.UserID, &v.Name, &rentalID, &v.RentalName, &v.Platform, &currency, &v.Priced,
-			&price, &unit, &freeGB, &createdAt); err != nil {
+			&price, &unit, &freeGB, &stoppedPrice, &createdAt); err != nil {
 			rows.Close()
 			return nil, fmt.Errorf("sqlite: load volumes: %w", err)
 		}
@@ -44,6 +45,13 @@ func loadVolumes(ctx context.Context, q querier, where string, args ...any) ([]*
 		if v.FreeGB, err = dec(freeGB, "volumes.free_gb"); err != nil {
 			rows.Close()
 			return nil, err
+		}
+		if stoppedPrice.Valid {
+			v.HasStoppedPrice = true
+			if v.StoppedPrice, err = dec(stoppedPrice.String, "volumes.stopped_price"); err != nil {
+				rows.Close()
+				return nil, err
+			}
 		}
 		out = append(out, &v)
 		byID[v.ID] = &v
@@ -172,9 +180,9 @@ func (db *DB) CreateVolume(ctx context.Context, a ledger.Action, v ledger.Volume
 			return fmt.Errorf("sqlite: check volume name: %w", err)
 		}
 		res, err := tx.ExecContext(ctx, `INSERT INTO volumes (user_id, action_id, name, rental_id, platform, currency,
-			priced, price, price_unit, free_gb, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+			priced, price, price_unit, free_gb, stopped_price, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 			j.userID, j.id, v.Name, nullID(rentalID), v.Platform, string(v.Currency), boolInt(v.Priced),
-			v.Price.String(), string(v.PriceUnit), v.FreeGB.String(), unix(j.at))
+			v.Price.String(), string(v.PriceUnit), v.FreeGB.String(), stoppedPriceArg(v), unix(j.at))
 		if err != nil {
 			return constraintError(err, "create volume", conflict)
 		}
@@ -265,4 +273,13 @@ func (db *DB) Volume(ctx context.Context, userID int64, name string) (*ledger.Vo
 		return err
 	})
 	return v, err
+}
+
+// stoppedPriceArg is v's stopped price for the stopped_price column: NULL
+// when it has none, so Price applies in every state.
+func stoppedPriceArg(v ledger.Volume) any {
+	if !v.HasStoppedPrice {
+		return nil
+	}
+	return v.StoppedPrice.String()
 }

@@ -135,3 +135,35 @@ func TestDB_AppendVolumeEvent(t *testing.T) {
 		})
 	}
 }
+
+// TestDB_CreateVolume_StoppedPrice: a volume's stopped price survives the
+// store, zero included (not billed while stopped), and a volume without
+// one reads back without one.
+func TestDB_CreateVolume_StoppedPrice(t *testing.T) {
+	ctx := context.Background()
+	db := openDB(t)
+	mustUser(t, db, 1)
+	for _, tt := range []struct {
+		name, stopped string
+	}{{"vol1", "0.20"}, {"vol2", "0"}, {"vol3", ""}} {
+		v := disk(tt.name, "", t0)
+		if tt.stopped != "" {
+			v.HasStoppedPrice, v.StoppedPrice = true, ledger.MustDecimal(tt.stopped)
+		}
+		if _, err := db.CreateVolume(ctx, act(1), v); err != nil {
+			t.Fatal(err)
+		}
+		got, err := db.Volume(ctx, 1, tt.name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got.HasStoppedPrice != (tt.stopped != "") || tt.stopped != "" && got.StoppedPrice.Cmp(ledger.MustDecimal(tt.stopped)) != 0 {
+			t.Errorf("%s: stopped price = %v %s, want %q", tt.name, got.HasStoppedPrice, got.StoppedPrice, tt.stopped)
+		}
+	}
+	bad := disk("vol4", "", t0)
+	bad.HasStoppedPrice, bad.StoppedPrice = true, ledger.MustDecimal("-1")
+	if _, err := db.CreateVolume(ctx, act(1), bad); ledger.ErrorCode(err) != ledger.EINVALID {
+		t.Errorf("negative stopped price: err = %v, want EINVALID", err)
+	}
+}
