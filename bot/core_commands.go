@@ -173,6 +173,10 @@ func (r *req) rental(c Rent) (rent ledger.Rental, assumed bool) {
 }
 
 func (r *req) rent(c Rent) error {
+	c.At = r.at(c.At) // a choice made later starts it when it was sent
+	if asked, err := r.checkPlatform(c.Platform, func(p string) Command { c.Platform = p; return c }); asked || err != nil {
+		return err
+	}
 	rent, assumed := r.rental(c)
 	created, err := r.c.store.CreateRental(r.ctx, r.act(), rent)
 	if err != nil {
@@ -399,12 +403,31 @@ func (r *req) charge(c Charge) error {
 			return err
 		}
 		rentalName, ch.Currency, ch.Platform = x.Name, x.Currency, x.Platform
+	} else if p, ok := ledger.LookupProfile(c.Target); ok {
+		ch.Platform = p.Key
+		if ch.Currency == "" {
+			ch.Currency = p.Currency
+		}
 	} else {
+		// Neither a rental nor a known platform: a volume's, a platform
+		// the user has, or a typo (typo.go) that must not create a name.
+		b, err := r.book()
+		if err != nil {
+			return err
+		}
 		ch.Platform = c.Target
-		if p, ok := ledger.LookupProfile(c.Target); ok {
-			ch.Platform = p.Key
-			if ch.Currency == "" {
-				ch.Currency = p.Currency
+		if v := volumeNamed(b, c.Target); v != nil {
+			if err := sameCurrency(ch.Currency, v.Currency, v.Name); err != nil {
+				return err
+			}
+			ch.Currency = v.Currency
+			if v.Platform != "" {
+				ch.Platform = v.Platform
+			}
+		} else {
+			c.At = ch.At
+			if asked, err := r.checkTarget(b, c.Target, func(t string) Command { c.Target = t; return c }); asked || err != nil {
+				return err
 			}
 		}
 	}
@@ -419,6 +442,10 @@ func (r *req) charge(c Charge) error {
 	target := got.Platform
 	if rentalName != "" {
 		target = rentalName
+	} else if got.Platform != c.Target && !strings.EqualFold(got.Platform, c.Target) {
+		if _, known := ledger.LookupProfile(c.Target); !known {
+			target = c.Target + " (" + got.Platform + ")" // a volume's platform
+		}
 	}
 	text := r.t("charged", FormatAmount(got.Amount, got.Currency), target, got.Note)
 	return r.send(r.plain(r.assumedNote(text, assumed, got.Currency)))
@@ -470,6 +497,10 @@ func (r *req) platformMoney(platform string, amount Amount, write func(plat stri
 }
 
 func (r *req) topup(c Topup) error {
+	c.At = r.at(c.At)
+	if asked, err := r.checkPlatform(c.Platform, func(p string) Command { c.Platform = p; return c }); asked || err != nil {
+		return err
+	}
 	return r.platformMoney(c.Platform, c.Amount, func(plat string, cur ledger.Currency) (string, error) {
 		t, err := r.c.store.AddTopUp(r.ctx, r.act(), ledger.TopUp{UserID: r.u.UserID, Platform: plat, Amount: c.Amount.Value, Currency: cur, At: r.at(c.At)})
 		if err != nil {
@@ -480,6 +511,10 @@ func (r *req) topup(c Topup) error {
 }
 
 func (r *req) recordBalance(c Balance) error {
+	c.At = r.at(c.At)
+	if asked, err := r.checkPlatform(c.Platform, func(p string) Command { c.Platform = p; return c }); asked || err != nil {
+		return err
+	}
 	return r.platformMoney(c.Platform, c.Amount, func(plat string, cur ledger.Currency) (string, error) {
 		rec, err := r.c.store.RecordBalance(r.ctx, r.act(), ledger.BalanceRecord{UserID: r.u.UserID, Platform: plat, Amount: c.Amount.Value, Currency: cur, At: r.at(c.At)})
 		if err != nil {
