@@ -258,3 +258,31 @@ func TestParse_UnknownCommandNear(t *testing.T) {
 	contains(t, pe.Text(bot.LangEN), "/stauts", "/status")
 	contains(t, pe.Text(bot.LangZH), "/status")
 }
+
+func TestConversation_TypoButtons(t *testing.T) {
+	c := newChat(t, bot.Config{AllowedUsers: []int64{alice}, TZ: "Asia/Shanghai"})
+	m := c.say(alice, "/topup autdl 100")
+	contains(t, m.Text, "Did you mean", "autodl")
+	var labels []string
+	for _, row := range m.Buttons {
+		for _, b := range row {
+			labels = append(labels, b.Text)
+		}
+	}
+	if len(labels) != 3 || !strings.Contains(labels[0], "Use autodl") || !strings.Contains(labels[1], "Create autdl") {
+		t.Fatalf("buttons = %q", labels)
+	}
+	if n := len(c.book(alice).TopUps); n != 0 {
+		t.Fatalf("%d top-ups before any choice", n)
+	}
+	c.settle(c.fake.PressButton(alice, alice, m.ID, m.Buttons[0][0].Data))
+	msgs := c.fake.Messages(alice)
+	card := msgs[len(msgs)-1]
+	if card.ID != m.ID || len(card.Buttons) != 0 || !strings.Contains(card.Text, "top-up ¥100.00 on autodl") {
+		t.Fatalf("card after Use: %+v", card)
+	}
+	if b := c.book(alice); len(b.TopUps) != 1 || b.TopUps[0].Platform != "autodl" {
+		t.Fatalf("top-ups = %+v", b.TopUps)
+	}
+	contains(t, c.say(alice, "/stauts").Text, "Did you mean /status?")
+}
