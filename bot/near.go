@@ -68,7 +68,16 @@ const maxNear = 3
 // order. A candidate equal to typed (ignoring case) counts as distance 0,
 // so "Box1" finds "box1". Duplicates (ignoring case) are kept once.
 func nearest(typed string, cands []string) []string {
-	limit := nearLimit(utf8.RuneCountInString(typed))
+	return nearestWith(typed, cands, false)
+}
+
+// nearestWith is nearest where, with prefixes, a candidate that starts
+// with typed (of three runes or more) counts as one edit away: "/stat" is
+// short for "/status" more often than a slip for "/start".
+func nearestWith(typed string, cands []string, prefixes bool) []string {
+	n := utf8.RuneCountInString(typed)
+	limit := nearLimit(n)
+	lower := strings.ToLower(typed)
 	best := limit + 1
 	var out []string
 	seen := map[string]bool{}
@@ -79,6 +88,9 @@ func nearest(typed string, cands []string) []string {
 		}
 		seen[k] = true
 		d := editDistance(typed, c)
+		if prefixes && n >= 3 && d > 1 && strings.HasPrefix(k, lower) {
+			d = 1
+		}
 		if c == typed || d > limit || d > best {
 			continue
 		}
@@ -168,5 +180,5 @@ func nearCommands(head string) []string {
 		rest = append(rest, w)
 	}
 	sort.Strings(rest)
-	return nearest(strings.ToLower(head), append(cands, rest...))
+	return nearestWith(strings.ToLower(head), append(cands, rest...), true)
 }

@@ -99,15 +99,11 @@ func (r *req) askNear(what nearWhat, typed string, near []string, with func(stri
 		key = "new_target"
 	}
 	shown := clip.Runes(strings.TrimSpace(r.u.Text), 200, "…")
+	// Nothing is written, so the question is answered as one: anew when
+	// it is delivered again after its answer may have been lost.
 	if r.inLines {
 		r.failed = true
-		if err := r.mark(); err != nil {
-			return err
-		}
-		return r.send(r.plain("✗ " + r.t(key+"_line", typed, list)))
-	}
-	if err := r.mark(); err != nil {
-		return err
+		return r.answer(r.plain("✗ " + r.t(key+"_line", typed, list)))
 	}
 	choices := make([]Command, 0, len(near)+1)
 	for _, n := range near {
@@ -138,7 +134,7 @@ func (r *req) askNear(what nearWhat, typed string, near []string, with func(stri
 	if len(use) > 0 {
 		out.Buttons = [][]Button{use, more}
 	}
-	return r.send(out)
+	return r.answer(out)
 }
 
 // volumeNamed returns the user's latest volume called name, or nil.

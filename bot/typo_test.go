@@ -124,7 +124,16 @@ func TestCore_TypoTopup(t *testing.T) {
 
 func TestCore_TypoTopupRedelivered(t *testing.T) {
 	e := newEnv(t, bot.Config{AllowedUsers: []int64{alice}})
-	m := e.ask(alice, "/topup autdl 100")
+	q := e.update(alice, "/topup autdl 100")
+	e.handle(q)
+	// The question wrote nothing: delivered again after its answer may
+	// have been lost, it is asked again, not "already recorded".
+	q.Redelivered = true
+	again := e.handle(q)
+	if len(again) != 1 || len(again[0].Out.Buttons) == 0 || strings.Contains(again[0].Out.Text, "Already") {
+		t.Fatalf("redelivered question answered %+v, want the question again", again)
+	}
+	m := again[0].Out
 	u := bot.Update{Key: fmt.Sprintf("test:%d", keySeq.Add(1)), Kind: bot.KindCallback, UserID: alice, ChatID: alice,
 		ChatType: bot.ChatPrivate, CallbackID: "cb", CallbackData: button(t, m, "autodl"), MessageID: 7}
 	e.handle(u)
