@@ -292,8 +292,11 @@ func (r *req) proposalButton(action, payload string) error {
 		if ledger.ErrorCode(err) != ledger.EDUPLICATE {
 			r.c.props.put(r.u.UserID, id, p, r.now)
 		}
+		r.editID = 0
 		return err
 	}
-	r.ack("✓")
+	if r.editID != 0 { // answered without a reply to edit in
+		r.ack("✓")
+	}
 	return nil
 }

@@ -179,7 +179,8 @@ type req struct {
 	// so the checks that held it (typo.go) are not made again.
 	confirmed bool
 	// editID, when set, is the message whose buttons were pressed: the
-	// first plain reply edits it in place instead of following it.
+	// first plain reply edits it in place instead of following it, and
+	// the press is answered "✓" just before.
 	editID int
 }
 
@@ -379,6 +380,7 @@ func (r *req) send(out Outgoing) error {
 	}
 	if r.editID != 0 && out.ChatID == r.u.ChatID && out.EditMessageID == 0 && len(out.Buttons) == 0 && out.Document == nil && out.Photo == nil {
 		out.EditMessageID, r.editID = r.editID, 0
+		r.ack("✓")
 	}
 	private := r.priv.on && out.ChatID == r.u.ChatID && r.u.ChatType != ChatPrivate
 	if private {

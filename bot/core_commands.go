@@ -174,7 +174,7 @@ func (r *req) rental(c Rent) (rent ledger.Rental, assumed bool) {
 
 func (r *req) rent(c Rent) error {
 	c.At = r.at(c.At) // a choice made later starts it when it was sent
-	if asked, err := r.checkPlatform(c.Platform, func(p string) Command { c.Platform = p; return c }); asked || err != nil {
+	if asked, err := r.checkPlatform(c.Platform, func(p string) Command { d := c; d.Platform = p; return d }); asked || err != nil {
 		return err
 	}
 	rent, assumed := r.rental(c)
@@ -390,14 +390,15 @@ func (r *req) trafficUsage(c TrafficUsage) error {
 }
 
 // charge records a one-off charge on a rental, or on a platform when the
-// user has no rental of that name.
+// user has no rental of that name: a volume's charge on the volume's
+// platform. A name that is none of the user's is held (typo.go).
 func (r *req) charge(c Charge) error {
 	x, err := r.named(c.Target)
 	if err != nil && ledger.ErrorCode(err) != ledger.ENOTFOUND {
 		return err
 	}
 	ch := ledger.Charge{UserID: r.u.UserID, Amount: c.Amount.Value, Currency: c.Amount.Currency, Note: c.Note, At: r.at(c.At)}
-	rentalName := ""
+	rentalName, volume := "", ""
 	if x != nil {
 		if err := sameCurrency(ch.Currency, x.Currency, x.Name); err != nil {
 			return err
@@ -420,13 +421,13 @@ func (r *req) charge(c Charge) error {
 			if err := sameCurrency(ch.Currency, v.Currency, v.Name); err != nil {
 				return err
 			}
-			ch.Currency = v.Currency
+			ch.Currency, volume = v.Currency, v.Name
 			if v.Platform != "" {
 				ch.Platform = v.Platform
 			}
 		} else {
 			c.At = ch.At
-			if asked, err := r.checkTarget(b, c.Target, func(t string) Command { c.Target = t; return c }); asked || err != nil {
+			if asked, err := r.checkTarget(b, c.Target, func(t string) Command { d := c; d.Target = t; return d }); asked || err != nil {
 				return err
 			}
 		}
@@ -442,10 +443,8 @@ func (r *req) charge(c Charge) error {
 	target := got.Platform
 	if rentalName != "" {
 		target = rentalName
-	} else if got.Platform != c.Target && !strings.EqualFold(got.Platform, c.Target) {
-		if _, known := ledger.LookupProfile(c.Target); !known {
-			target = c.Target + " (" + got.Platform + ")" // a volume's platform
-		}
+	} else if volume != "" && volume != got.Platform {
+		target = volume + " (" + got.Platform + ")"
 	}
 	text := r.t("charged", FormatAmount(got.Amount, got.Currency), target, got.Note)
 	return r.send(r.plain(r.assumedNote(text, assumed, got.Currency)))
@@ -498,7 +497,7 @@ func (r *req) platformMoney(platform string, amount Amount, write func(plat stri
 
 func (r *req) topup(c Topup) error {
 	c.At = r.at(c.At)
-	if asked, err := r.checkPlatform(c.Platform, func(p string) Command { c.Platform = p; return c }); asked || err != nil {
+	if asked, err := r.checkPlatform(c.Platform, func(p string) Command { d := c; d.Platform = p; return d }); asked || err != nil {
 		return err
 	}
 	return r.platformMoney(c.Platform, c.Amount, func(plat string, cur ledger.Currency) (string, error) {
@@ -512,7 +511,7 @@ func (r *req) topup(c Topup) error {
 
 func (r *req) recordBalance(c Balance) error {
 	c.At = r.at(c.At)
-	if asked, err := r.checkPlatform(c.Platform, func(p string) Command { c.Platform = p; return c }); asked || err != nil {
+	if asked, err := r.checkPlatform(c.Platform, func(p string) Command { d := c; d.Platform = p; return d }); asked || err != nil {
 		return err
 	}
 	return r.platformMoney(c.Platform, c.Amount, func(plat string, cur ledger.Currency) (string, error) {

@@ -87,6 +87,12 @@ func nearestWith(typed string, cands []string, prefixes bool) []string {
 			continue
 		}
 		seen[k] = true
+		// Each edit changes the length by one at most: a far longer or
+		// shorter name is skipped before any work (a 4 KB command word
+		// costs nothing).
+		if m := utf8.RuneCountInString(c); m < n-limit || m > n+limit && !prefixes {
+			continue
+		}
 		d := editDistance(typed, c)
 		if prefixes && n >= 3 && d > 1 && strings.HasPrefix(k, lower) {
 			d = 1
