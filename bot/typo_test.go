@@ -218,8 +218,13 @@ func TestCore_TypoCharge(t *testing.T) {
 	contains(t, e.say(alice, "/charge box1 1 support"), "✓", "box1")
 	contains(t, e.say(alice, "/charge data1 2 snapshot"), "✓", "data1")
 	contains(t, e.say(alice, "/charge runpod 3 support"), "✓", "runpod")
-	if n := len(e.book(alice).Charges); n != 4 {
+	b = e.book(alice)
+	if n := len(b.Charges); n != 4 {
 		t.Fatalf("%d charges, want 4", n)
+	}
+	// The volume's charge is its platform's, in its currency.
+	if c := b.Charges[2]; c.Note != "snapshot" || c.Platform != "autodl" || c.Currency != ledger.CNY || c.RentalID != 0 {
+		t.Fatalf("volume charge = %+v", c)
 	}
 }
 
