@@ -73,9 +73,14 @@ func (r *req) callback() error {
 	return fn(r.ctx, ButtonPress{Update: r.u, Action: action, Payload: payload, Now: r.now}, r.s)
 }
 
-// proposal is a /rent suggested from free text, waiting for Confirm.
+// proposal is a command waiting for the user's choice: a /rent suggested
+// from free text (Confirm / Edit / Cancel), or a command whose name matched
+// nothing the user has (Use NAME / Create / Cancel, typo.go). choices[i] is
+// what the i-th choice button records; shown is the command as the user
+// sees it, for Edit and Cancel.
 type proposal struct {
-	rent    Rent
+	choices []Command
+	shown   string
 	expires time.Time
 }
 
@@ -99,7 +104,8 @@ func newProposals(ttl time.Duration) *proposals {
 
 func propKey(user int64, id string) string { return strconv.FormatInt(user, 10) + ":" + id }
 
-func (p *proposals) add(user int64, rent Rent, now time.Time) string {
+// add keeps a proposal of choices and returns its ID.
+func (p *proposals) add(user int64, shown string, choices []Command, now time.Time) string {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	for k, v := range p.m {
@@ -109,28 +115,52 @@ func (p *proposals) add(user int64, rent Rent, now time.Time) string {
 	}
 	p.next++
 	id := strconv.FormatInt(p.next, 36)
-	p.m[propKey(user, id)] = proposal{rent: rent, expires: now.Add(p.ttl)}
+	p.m[propKey(user, id)] = proposal{choices: choices, shown: shown, expires: now.Add(p.ttl)}
 	return id
 }
 
 // take removes and returns the user's proposal id if it has not expired.
-func (p *proposals) take(user int64, id string, now time.Time) (Rent, bool) {
+func (p *proposals) take(user int64, id string, now time.Time) (proposal, bool) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	k := propKey(user, id)
 	v, ok := p.m[k]
 	delete(p.m, k)
 	if !ok || !now.Before(v.expires) {
-		return Rent{}, false
+		return proposal{}, false
 	}
-	return v.rent, true
+	return v, true
 }
 
-// put restores a proposal taken for a Confirm that failed.
-func (p *proposals) put(user int64, id string, rent Rent, now time.Time) {
+// put restores a proposal taken for a choice that failed.
+func (p *proposals) put(user int64, id string, v proposal, now time.Time) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	p.m[propKey(user, id)] = proposal{rent: rent, expires: now.Add(p.ttl)}
+	v.expires = now.Add(p.ttl)
+	p.m[propKey(user, id)] = v
+}
+
+// choiceData is the payload of the button for choice i of proposal id:
+// "id" for the first, "id.i" for the others.
+func choiceData(id string, i int) string {
+	if i == 0 {
+		return id
+	}
+	return id + "." + strconv.Itoa(i)
+}
+
+// parseChoice splits a choice button's payload into the proposal's ID
+// and the choice.
+func parseChoice(payload string) (id string, i int, ok bool) {
+	id, n, dotted := strings.Cut(payload, ".")
+	if !dotted {
+		return id, 0, id != ""
+	}
+	i, err := strconv.Atoi(n)
+	if err != nil || i < 1 || id == "" {
+		return "", 0, false
+	}
+	return id, i, true
 }
 
 // propose answers free text that looks like a rental with the /rent it
@@ -153,7 +183,7 @@ func (r *req) propose(c ProposedRent) error {
 	if err := r.mark(); err != nil {
 		return err
 	}
-	id := r.c.props.add(r.u.UserID, rent, r.now)
+	id := r.c.props.add(r.u.UserID, rentCommand(rent), []Command{rent}, r.now)
 	var row []Button
 	for _, b := range []struct{ act, key string }{{actConfirm, "btn_confirm"}, {actEdit, "btn_edit"}, {actCancel, "btn_cancel"}} {
 		d, err := r.c.ButtonData(r.u.UserID, b.act, id)
@@ -220,12 +250,20 @@ func rentCommand(c Rent) string {
 	return strings.Join(parts, " ")
 }
 
-// proposalButton confirms, edits or cancels a proposal. The message with
-// the buttons is edited in place, so the buttons disappear once used.
-func (r *req) proposalButton(action, id string) error {
-	rent, ok := r.c.props.take(r.u.UserID, id, r.now)
+// proposalButton runs a choice of a proposal, or shows its command to
+// edit, or cancels it. The message with the buttons is edited in place, so
+// the buttons disappear once used. The choice runs as the command it
+// carries, with the press's key, so it applies once and /undo takes it
+// back like any command; the checks that asked the question are not made
+// again (r.confirmed).
+func (r *req) proposalButton(action, payload string) error {
+	id, choice, okData := parseChoice(payload)
+	p, ok := r.c.props.take(r.u.UserID, id, r.now)
 	edit := Outgoing{ChatID: r.u.ChatID, EditMessageID: r.u.MessageID}
-	if !ok {
+	if !ok || !okData || choice >= len(p.choices) {
+		if ok {
+			r.c.props.put(r.u.UserID, id, p, r.now)
+		}
 		if err := r.mark(); err != nil {
 			return err
 		}
@@ -239,25 +277,26 @@ func (r *req) proposalButton(action, id string) error {
 			return err
 		}
 		r.ack("")
-		edit.Text = r.t("proposal_cancelled", rentCommand(rent))
+		edit.Text = r.t("proposal_cancelled", p.shown)
 		return r.send(edit)
 	case actEdit:
 		if err := r.mark(); err != nil {
 			return err
 		}
 		r.ack("")
-		edit.Text = r.t("proposal_edit", rentCommand(rent))
+		edit.Text = r.t("proposal_edit", p.shown)
 		return r.send(edit)
 	}
-	x, assumed := r.rental(rent)
-	created, err := r.c.store.CreateRental(r.ctx, r.act(), x)
-	if err != nil {
+	r.confirmed, r.editID = true, r.u.MessageID
+	if err := r.dispatch(p.choices[choice]); err != nil {
 		if ledger.ErrorCode(err) != ledger.EDUPLICATE {
-			r.c.props.put(r.u.UserID, id, rent, r.now)
+			r.c.props.put(r.u.UserID, id, p, r.now)
 		}
+		r.editID = 0
 		return err
 	}
-	r.ack("✓")
-	edit.Text = r.rentedText(created, assumed)
-	return r.send(edit)
+	if r.editID != 0 { // answered without a reply to edit in
+		r.ack("✓")
+	}
+	return nil
 }

@@ -173,6 +173,15 @@ type req struct {
 	// failed is set when the update was answered with an error (a line
 	// of a multi-line message that did not apply).
 	failed bool
+	// inLines is set for a line of a multi-line message.
+	inLines bool
+	// confirmed is set while a proposal's choice runs: the user chose it,
+	// so the checks that held it (typo.go) are not made again.
+	confirmed bool
+	// editID, when set, is the message whose buttons were pressed: the
+	// first plain reply edits it in place instead of following it, and
+	// the press is answered "✓" just before.
+	editID int
 }
 
 // lateAfter is how much earlier than the clock an update's SentAt must be
@@ -262,9 +271,12 @@ func (r *req) text() error {
 	cmd, err := ParseFor(r.c.botName, r.u.Text, r.now, r.loc)
 	if err != nil {
 		var pe *ParseError
-		if errors.As(err, &pe) && pe.Key == "unknown_command" {
+		if errors.As(err, &pe) && (pe.Key == "unknown_command" || pe.Key == "unknown_command_near") {
 			if r.u.ChatType != ChatPrivate {
 				return r.mark() // perhaps another bot's: stay quiet in groups
+			}
+			if pe.Key == "unknown_command_near" {
+				return r.answer(r.plain(r.t("unknown_command_near", firstWord(r.u.Text), pe.Args[1])))
 			}
 			return r.answer(r.plain(r.t("unknown_command", firstWord(r.u.Text))))
 		}
@@ -365,6 +377,10 @@ func (r *req) answer(out Outgoing) error {
 func (r *req) send(out Outgoing) error {
 	if out.ChatID == 0 {
 		out.ChatID = r.u.ChatID
+	}
+	if r.editID != 0 && out.ChatID == r.u.ChatID && out.EditMessageID == 0 && len(out.Buttons) == 0 && out.Document == nil && out.Photo == nil {
+		out.EditMessageID, r.editID = r.editID, 0
+		r.ack("✓")
 	}
 	private := r.priv.on && out.ChatID == r.u.ChatID && r.u.ChatType != ChatPrivate
 	if private {

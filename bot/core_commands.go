@@ -173,6 +173,10 @@ func (r *req) rental(c Rent) (rent ledger.Rental, assumed bool) {
 }
 
 func (r *req) rent(c Rent) error {
+	c.At = r.at(c.At) // a choice made later starts it when it was sent
+	if asked, err := r.checkPlatform(c.Platform, func(p string) Command { d := c; d.Platform = p; return d }); asked || err != nil {
+		return err
+	}
 	rent, assumed := r.rental(c)
 	created, err := r.c.store.CreateRental(r.ctx, r.act(), rent)
 	if err != nil {
@@ -413,25 +417,45 @@ func (r *req) trafficUsage(c TrafficUsage) error {
 }
 
 // charge records a one-off charge on a rental, or on a platform when the
-// user has no rental of that name.
+// user has no rental of that name: a volume's charge on the volume's
+// platform. A name that is none of the user's is held (typo.go).
 func (r *req) charge(c Charge) error {
 	x, err := r.named(c.Target)
 	if err != nil && ledger.ErrorCode(err) != ledger.ENOTFOUND {
 		return err
 	}
 	ch := ledger.Charge{UserID: r.u.UserID, Amount: c.Amount.Value, Currency: c.Amount.Currency, Note: c.Note, At: r.at(c.At)}
-	rentalName := ""
+	rentalName, volume := "", ""
 	if x != nil {
 		if err := sameCurrency(ch.Currency, x.Currency, x.Name); err != nil {
 			return err
 		}
 		rentalName, ch.Currency, ch.Platform = x.Name, x.Currency, x.Platform
+	} else if p, ok := ledger.LookupProfile(c.Target); ok {
+		ch.Platform = p.Key
+		if ch.Currency == "" {
+			ch.Currency = p.Currency
+		}
 	} else {
+		// Neither a rental nor a known platform: a volume's, a platform
+		// the user has, or a typo (typo.go) that must not create a name.
+		b, err := r.book()
+		if err != nil {
+			return err
+		}
 		ch.Platform = c.Target
-		if p, ok := ledger.LookupProfile(c.Target); ok {
-			ch.Platform = p.Key
-			if ch.Currency == "" {
-				ch.Currency = p.Currency
+		if v := volumeNamed(b, c.Target); v != nil {
+			if err := sameCurrency(ch.Currency, v.Currency, v.Name); err != nil {
+				return err
+			}
+			ch.Currency, volume = v.Currency, v.Name
+			if v.Platform != "" {
+				ch.Platform = v.Platform
+			}
+		} else {
+			c.At = ch.At
+			if asked, err := r.checkTarget(b, c.Target, func(t string) Command { d := c; d.Target = t; return d }); asked || err != nil {
+				return err
 			}
 		}
 	}
@@ -446,6 +470,8 @@ func (r *req) charge(c Charge) error {
 	target := got.Platform
 	if rentalName != "" {
 		target = rentalName
+	} else if volume != "" && volume != got.Platform {
+		target = volume + " (" + got.Platform + ")"
 	}
 	text := r.t("charged", FormatAmount(got.Amount, got.Currency), target, got.Note)
 	return r.send(r.plain(r.assumedNote(text, assumed, got.Currency)))
@@ -497,6 +523,10 @@ func (r *req) platformMoney(platform string, amount Amount, write func(plat stri
 }
 
 func (r *req) topup(c Topup) error {
+	c.At = r.at(c.At)
+	if asked, err := r.checkPlatform(c.Platform, func(p string) Command { d := c; d.Platform = p; return d }); asked || err != nil {
+		return err
+	}
 	return r.platformMoney(c.Platform, c.Amount, func(plat string, cur ledger.Currency) (string, error) {
 		t, err := r.c.store.AddTopUp(r.ctx, r.act(), ledger.TopUp{UserID: r.u.UserID, Platform: plat, Amount: c.Amount.Value, Currency: cur, At: r.at(c.At)})
 		if err != nil {
@@ -507,6 +537,10 @@ func (r *req) topup(c Topup) error {
 }
 
 func (r *req) recordBalance(c Balance) error {
+	c.At = r.at(c.At)
+	if asked, err := r.checkPlatform(c.Platform, func(p string) Command { d := c; d.Platform = p; return d }); asked || err != nil {
+		return err
+	}
 	return r.platformMoney(c.Platform, c.Amount, func(plat string, cur ledger.Currency) (string, error) {
 		rec, err := r.c.store.RecordBalance(r.ctx, r.act(), ledger.BalanceRecord{UserID: r.u.UserID, Platform: plat, Amount: c.Amount.Value, Currency: cur, At: r.at(c.At)})
 		if err != nil {

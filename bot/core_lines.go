@@ -54,7 +54,7 @@ func (r *req) lines(lines []string) error {
 	n := 0
 	for i, line := range lines {
 		sub := *r
-		sub.s, sub.marked, sub.failed = col, false, false
+		sub.s, sub.marked, sub.failed, sub.inLines = col, false, false, true
 		sub.u.Text = line
 		if r.u.Key != "" {
 			sub.u.Key = r.u.Key + ":line:" + strconv.Itoa(i+1)

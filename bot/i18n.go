@@ -113,6 +113,9 @@ var catalog = map[string][2]string{
 	"unknown_command": {
 		"unknown command %[1]s: send /help for the list",
 		"未知命令 %[1]s：发送 /help 查看命令列表"},
+	"unknown_command_near": {
+		"unknown command %[1]s: did you mean %[2]s? Send /help for the list",
+		"未知命令 %[1]s：你是不是想输入 %[2]s？发送 /help 查看命令列表"},
 	"missing_name": {
 		"/%[1]s needs a name, e.g. box1",
 		"/%[1]s 需要一个名字，比如 box1"},

@@ -58,6 +58,9 @@ var messages = Catalog{
 	"unknown_command": {
 		"unknown command %[1]s — /help lists them",
 		"未知命令 %[1]s —— /help 列出所有命令"},
+	"unknown_command_near": {
+		"Unknown command %[1]s. Did you mean %[2]s? (/help lists them all)",
+		"未知命令 %[1]s。你是不是想输入 %[2]s？（/help 列出所有命令）"},
 	"not_a_command": {
 		"I didn't understand that, so nothing was recorded. Commands start with /, e.g. <code>/rent box1 autodl 4090 1.88/h</code> or <code>/status</code>; /help lists them all.",
 		"没看懂，什么也没记录。命令以 / 开头，例如 <code>/rent box1 autodl 4090 1.88元/小时</code> 或 <code>/status</code>；/help 列出所有命令。"},
@@ -320,6 +323,29 @@ var messages = Catalog{
 	"proposal_edit": {
 		"Copy, change and send:\n<code>%[1]s</code>",
 		"复制、修改后发送：\n<code>%[1]s</code>"},
+
+	// names that match nothing the user has (typo.go)
+	"near_platform": {
+		"Unknown platform <b>%[1]s</b>. Did you mean %[2]s? Nothing is recorded until you choose:\n<code>%[3]s</code>",
+		"不认识平台 <b>%[1]s</b>，你是不是想写 %[2]s？选择之前什么也不记录：\n<code>%[3]s</code>"},
+	"near_target": {
+		"You have no rental, volume or platform called <b>%[1]s</b>. Did you mean %[2]s? Nothing is recorded until you choose:\n<code>%[3]s</code>",
+		"你没有叫 <b>%[1]s</b> 的机器、存储盘或平台，你是不是想写 %[2]s？选择之前什么也不记录：\n<code>%[3]s</code>"},
+	"new_target": {
+		"You have no rental, volume or platform called <b>%[1]s</b>. Record this on a new name <b>%[1]s</b>? Nothing is recorded until you choose:\n<code>%[3]s</code>",
+		"你没有叫 <b>%[1]s</b> 的机器、存储盘或平台。要记在新名字 <b>%[1]s</b> 上吗？选择之前什么也不记录：\n<code>%[3]s</code>"},
+	"near_platform_line": {
+		"Unknown platform <b>%[1]s</b>, nothing recorded. Did you mean %[2]s? Send this line by itself to choose.",
+		"不认识平台 <b>%[1]s</b>，没有记录。你是不是想写 %[2]s？单独发送这一行来选择。"},
+	"near_target_line": {
+		"You have no rental, volume or platform called <b>%[1]s</b>, nothing recorded. Did you mean %[2]s? Send this line by itself to choose.",
+		"你没有叫 <b>%[1]s</b> 的机器、存储盘或平台，没有记录。你是不是想写 %[2]s？单独发送这一行来选择。"},
+	"new_target_line": {
+		"You have no rental, volume or platform called <b>%[1]s</b>, nothing recorded. Send this line by itself to record it on a new name.",
+		"你没有叫 <b>%[1]s</b> 的机器、存储盘或平台，没有记录。单独发送这一行，可以记在新名字上。"},
+	"btn_use":          {"✓ Use %[1]s", "✓ 改用 %[1]s"},
+	"btn_new_platform": {"＋ Create %[1]s as a new platform", "＋ 新建平台 %[1]s"},
+	"btn_new_target":   {"＋ Create %[1]s as a new name", "＋ 新建名字 %[1]s"},
 }
 
 // Catalog maps a message key to its English and Chinese templates (fmt

@@ -84,6 +84,9 @@ func ParseFor(botName, text string, now time.Time, loc *time.Location) (Command,
 	}
 	kind, ok := commandNames[strings.ToLower(head)]
 	if !ok {
+		if near := nearCommands(head); len(near) > 0 {
+			return nil, newParseError("", "unknown_command_near", quote("/"+head), "/"+strings.Join(near, ", /"))
+		}
 		return nil, newParseError("", "unknown_command", quote("/"+head))
 	}
 	p := &parser{kind: kind, now: now, loc: loc}

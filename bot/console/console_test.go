@@ -14,6 +14,7 @@ import (
 
 	"github.com/gpuledger/gpuledger/bot"
 	"github.com/gpuledger/gpuledger/bot/console"
+	"github.com/gpuledger/gpuledger/ledger/sqlite"
 )
 
 // scriptHandler is a small stand-in for the core: it proposes a rental
@@ -141,3 +142,47 @@ func TestNew_NoHandler(t *testing.T) {
 }
 
 func discard() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }
+
+// TestConsole_CoreChoice drives the real core over a SQLite file: a typo's
+// question comes with numbered choices, and typing a number records the
+// choice.
+func TestConsole_CoreChoice(t *testing.T) {
+	ctx := context.Background()
+	db, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "ledger.db"), sqlite.WithLogger(discard()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	core, err := bot.New(ctx, bot.Config{Store: db, Owner: 1, TZ: "Asia/Shanghai", Logger: discard()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	in := strings.Join([]string{"/topup autdl 100", "1", "/charge nosuch 5 fee", "2"}, "\n")
+	var out bytes.Buffer
+	c, err := console.New(console.Config{In: strings.NewReader(in), Out: &out, Handler: core, Dir: t.TempDir(), Logger: discard()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Run(ctx); err != nil {
+		t.Fatal(err)
+	}
+	got := out.String()
+	for _, want := range []string{
+		"Did you mean autodl?",
+		"[1] ✓ Use autodl  [2] ＋ Create autdl as a new platform  [3] ✗ Cancel",
+		"(updated) ✓ top-up ¥100.00 on autodl recorded",
+		"[1] ＋ Create nosuch as a new name  [2] ✗ Cancel",
+		"(updated) ✗ Cancelled, nothing recorded: /charge nosuch 5 fee",
+	} {
+		if !strings.Contains(got, want) {
+			t.Errorf("output lacks %q:\n%s", want, got)
+		}
+	}
+	b, err := db.Book(ctx, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(b.TopUps) != 1 || b.TopUps[0].Platform != "autodl" || len(b.Charges) != 0 {
+		t.Errorf("top-ups %+v, charges %+v", b.TopUps, b.Charges)
+	}
+}
