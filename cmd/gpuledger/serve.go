@@ -2,8 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"log/slog"
@@ -22,13 +20,10 @@ import (
 func runServe(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer, getenv func(string) string) error {
 	cfg, rest, err := parseConfig("serve", args, getenv, stderr)
 	if err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return nil
-		}
 		return err
 	}
 	if len(rest) > 0 {
-		return fmt.Errorf("unexpected argument %q", rest[0])
+		return usageErrorf("unexpected argument %q: serve takes only flags", rest[0])
 	}
 	terminal := cfg.TelegramToken == ""
 	log := newLogger(cfg, stderr, terminal)
