@@ -52,7 +52,7 @@ func TestCLI_Help(t *testing.T) {
 		if code != 0 {
 			t.Errorf("%v: exit %d, want 0; stderr %q", args, code, errs)
 		}
-		for _, want := range []string{"serve", "export", "backup", "healthcheck", "version", "example", "gpuledger backup /backups/ledger.db --db"} {
+		for _, want := range []string{"serve", "export", "backup", "healthcheck", "version", "e.g.", "gpuledger backup /backups/ledger.db --db"} {
 			if !strings.Contains(strings.ToLower(out), strings.ToLower(want)) {
 				t.Errorf("%v: the help does not mention %q:\n%s", args, want, out)
 			}

@@ -28,21 +28,17 @@ func main() {
 const usage = `usage: gpuledger [COMMAND] [FLAGS] [ARGS]
 
 Commands (flags may come before or after the arguments):
-  serve        run the bot, the agent hub and the scheduler; the default when
-               no command is given. With no Telegram token it is a chat in
-               this terminal.
-                 example: TELEGRAM_BOT_TOKEN=123:abc gpuledger serve --db /data/gpuledger.db
-  export       print one user's ledger with computed charges, as JSON or CSV.
-                 example: gpuledger export --format csv --as-of "2026-11-30 23:59" > ledger.csv
-  backup FILE  write a consistent copy of the database to a new FILE, safe
-               while the server runs.
-                 example: gpuledger backup /backups/ledger.db --db /data/gpuledger.db
-  healthcheck  exit 0 when the running server answers /healthz (the Docker
-               HEALTHCHECK).
-                 example: gpuledger healthcheck --listen :8477
-  version      print the version.
-                 example: gpuledger version
-  help         print this help (also -h, --help).
+  serve        run the bot, agent hub and scheduler (the default; no Telegram token: a chat in this terminal)
+                 e.g. TELEGRAM_BOT_TOKEN=123:abc gpuledger serve --db /data/gpuledger.db
+  export       print one user's ledger with computed charges, as JSON or CSV
+                 e.g. gpuledger export --format csv --as-of "2026-11-30 23:59" > ledger.csv
+  backup FILE  write a consistent copy of the database to a new FILE, safe while the server runs
+                 e.g. gpuledger backup /backups/ledger.db --db /data/gpuledger.db
+  healthcheck  exit 0 when the running server answers /healthz (the Docker HEALTHCHECK)
+                 e.g. gpuledger healthcheck --listen :8477
+  version      print the version
+                 e.g. gpuledger version
+  help         print this help (also -h, --help)
 
 Run "gpuledger COMMAND --help" for a command's flags. Every flag of serve can
 also be set through the environment variable named in its help.
