@@ -22,6 +22,14 @@ type AgentTokens interface {
 	Issue(ctx context.Context, userID int64, rental string) (token string, err error)
 }
 
+// AgentDownloads says whether the server can hand out the agent binary
+// that /agent's install command downloads (agent/hub.Downloads does).
+// AgentBinary returns the path the binary is served from, and nil when it
+// can be served, else why not.
+type AgentDownloads interface {
+	AgentBinary() (path string, err error)
+}
+
 // RentalWatcher is told when a chat command changed whether a rental runs
 // (/stop, /resume, /release, or an /undo of one), after the change is
 // stored. The agent hub implements it (agent/hub.Tokens): it forgets what
@@ -59,6 +67,9 @@ type Config struct {
 	// AgentTokens issues agent tokens; nil means the agent hub is not
 	// running and /agent says so.
 	AgentTokens AgentTokens
+	// AgentDownloads tells /agent whether the install command's download
+	// works, so that it can say so when it does not. nil: not checked.
+	AgentDownloads AgentDownloads
 	// Rentals is told when a command stopped, resumed or released a
 	// rental. nil: AgentTokens, when it implements RentalWatcher (the
 	// agent hub's does).
@@ -82,6 +93,7 @@ type Core struct {
 	sig       signer
 	publicURL string
 	agents    AgentTokens
+	downloads AgentDownloads
 	watcher   RentalWatcher
 	botName   string
 	props     *proposals
@@ -111,6 +123,7 @@ func New(ctx context.Context, cfg Config) (*Core, error) {
 		tz:        cfg.TZ,
 		publicURL: cfg.PublicURL,
 		agents:    cfg.AgentTokens,
+		downloads: cfg.AgentDownloads,
 		watcher:   cfg.Rentals,
 		botName:   cfg.BotName,
 		buttons:   make(map[string]ButtonFunc),

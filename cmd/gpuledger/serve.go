@@ -61,6 +61,7 @@ func runServe(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	}
 	defer hub.Close()
 	coreCfg.AgentTokens = hub.Tokens()
+	coreCfg.AgentDownloads = hub.Downloads()
 
 	core, err := bot.New(ctx, coreCfg)
 	if err != nil {
