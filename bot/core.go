@@ -70,6 +70,10 @@ type Config struct {
 	// AgentDownloads tells /agent whether the install command's download
 	// works, so that it can say so when it does not. nil: not checked.
 	AgentDownloads AgentDownloads
+	// SummaryChart draws the chart sent after /summary, the nightly
+	// summary's (scheduler.SummaryChart: the scheduler draws charts, and
+	// it imports this package). nil: /summary is text only.
+	SummaryChart func(b *ledger.Book, asOf time.Time) (*File, error)
 	// Rentals is told when a command stopped, resumed or released a
 	// rental. nil: AgentTokens, when it implements RentalWatcher (the
 	// agent hub's does).
@@ -94,6 +98,7 @@ type Core struct {
 	publicURL string
 	agents    AgentTokens
 	downloads AgentDownloads
+	chart     func(b *ledger.Book, asOf time.Time) (*File, error)
 	watcher   RentalWatcher
 	botName   string
 	props     *proposals
@@ -124,6 +129,7 @@ func New(ctx context.Context, cfg Config) (*Core, error) {
 		publicURL: cfg.PublicURL,
 		agents:    cfg.AgentTokens,
 		downloads: cfg.AgentDownloads,
+		chart:     cfg.SummaryChart,
 		watcher:   cfg.Rentals,
 		botName:   cfg.BotName,
 		buttons:   make(map[string]ButtonFunc),

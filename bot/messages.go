@@ -280,6 +280,7 @@ var messages = Catalog{
 	"spend_by_rental":   {"by rental: %[1]s", "按机器：%[1]s"},
 	"summary_head":      {"<b>Summary %[1]s</b>\nToday:", "<b>每日总结 %[1]s</b>\n今天："},
 	"summary_month":     {"Month to date:", "本月至今："},
+	"chart_caption":     {"Last 14 days", "最近 14 天"},
 	"summary_none_running": {
 		"Nothing is running.",
 		"没有在运行的机器。"},
