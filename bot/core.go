@@ -22,6 +22,14 @@ type AgentTokens interface {
 	Issue(ctx context.Context, userID int64, rental string) (token string, err error)
 }
 
+// AgentDownloads says whether the server can hand out the agent binary
+// that /agent's install command downloads (agent/hub.Downloads does).
+// AgentBinary returns the path the binary is served from, and nil when it
+// can be served, else why not.
+type AgentDownloads interface {
+	AgentBinary() (path string, err error)
+}
+
 // RentalWatcher is told when a chat command changed whether a rental runs
 // (/stop, /resume, /release, or an /undo of one), after the change is
 // stored. The agent hub implements it (agent/hub.Tokens): it forgets what
@@ -59,6 +67,13 @@ type Config struct {
 	// AgentTokens issues agent tokens; nil means the agent hub is not
 	// running and /agent says so.
 	AgentTokens AgentTokens
+	// AgentDownloads tells /agent whether the install command's download
+	// works, so that it can say so when it does not. nil: not checked.
+	AgentDownloads AgentDownloads
+	// SummaryChart draws the chart sent after /summary, the nightly
+	// summary's (scheduler.SummaryChart: the scheduler draws charts, and
+	// it imports this package). nil: /summary is text only.
+	SummaryChart func(b *ledger.Book, asOf time.Time) (*File, error)
 	// Rentals is told when a command stopped, resumed or released a
 	// rental. nil: AgentTokens, when it implements RentalWatcher (the
 	// agent hub's does).
@@ -82,6 +97,8 @@ type Core struct {
 	sig       signer
 	publicURL string
 	agents    AgentTokens
+	downloads AgentDownloads
+	chart     func(b *ledger.Book, asOf time.Time) (*File, error)
 	watcher   RentalWatcher
 	botName   string
 	props     *proposals
@@ -111,6 +128,8 @@ func New(ctx context.Context, cfg Config) (*Core, error) {
 		tz:        cfg.TZ,
 		publicURL: cfg.PublicURL,
 		agents:    cfg.AgentTokens,
+		downloads: cfg.AgentDownloads,
+		chart:     cfg.SummaryChart,
 		watcher:   cfg.Rentals,
 		botName:   cfg.BotName,
 		buttons:   make(map[string]ButtonFunc),

@@ -721,7 +721,16 @@ func (r *req) agent(c Agent) error {
 		url = "http://SERVER:8477"
 	}
 	cmd := fmt.Sprintf("curl -fsSL '%s/agent/install.sh?token=%s' | sh", url, tok)
-	return r.send(r.plain(r.t("agent_token", c.Name, cmd)))
+	text := r.t("agent_token", c.Name, cmd)
+	// The token is issued even when the binary is missing: it stays
+	// valid, and the same command works once the binary is in place.
+	if r.c.downloads != nil {
+		if path, err := r.c.downloads.AgentBinary(); err != nil {
+			r.c.log.Info("/agent: the agent binary cannot be downloaded", "err", err)
+			text += "\n\n" + r.t("agent_no_binary", path)
+		}
+	}
+	return r.send(r.plain(text))
 }
 
 func (r *req) why(c Why) error {

@@ -54,7 +54,17 @@ func (r *req) summary() error {
 	if err != nil {
 		return err
 	}
-	return r.answer(r.plain(RenderSummary(b, r.now, r.lang)))
+	if err := r.answer(r.plain(RenderSummary(b, r.now, r.lang))); err != nil || r.c.chart == nil {
+		return err
+	}
+	// The chart follows, as after the nightly summary; a chart that
+	// cannot be drawn is logged, the summary stands.
+	chart, err := r.c.chart(b, r.now)
+	if err != nil {
+		r.c.log.Error("/summary: chart", "user", r.u.UserID, "err", err)
+		return nil
+	}
+	return r.send(Outgoing{ChatID: r.u.ChatID, Text: r.t("chart_caption"), Photo: chart})
 }
 
 func (r *req) showBalances() error {

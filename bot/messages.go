@@ -205,6 +205,9 @@ var messages = Catalog{
 	"agent_token": {
 		"Agent token for <b>%[1]s</b> (shown once). On the rented host run:\n<pre>%[2]s</pre>\nIt downloads the agent from this server, checks its SHA-256 and starts it (at every boot where systemd runs). To let it release the host, put <code>GPULEDGER_AGENT_ARGS='--release-cmd \"shutdown -h now\"'</code> before <code>sh</code>.",
 		"<b>%[1]s</b> 的代理令牌（只显示一次）。在租用的机器上运行：\n<pre>%[2]s</pre>\n它从本服务器下载代理、校验 SHA-256 并启动（有 systemd 时开机自启）。要允许它释放机器，在 <code>sh</code> 前加 <code>GPULEDGER_AGENT_ARGS='--release-cmd \"shutdown -h now\"'</code>。"},
+	"agent_no_binary": {
+		"⚠️ This server has no agent binary to hand out (it looks for one at <code>%[1]s</code>), so the command above fails: its download answers 503. To fix it: build the agent with <code>scripts/agent-build-portable.sh</code> and copy it to that path (picked up at once), or set <code>GPULEDGER_AGENT_BINARY</code> to it and restart the server, or run the server from the Docker image, which carries the agent. The token stays valid: run the command again once the download works.",
+		"⚠️ 本服务器没有可下载的代理程序（它在 <code>%[1]s</code> 查找），所以上面的命令会失败：下载返回 503。解决办法：用 <code>scripts/agent-build-portable.sh</code> 构建代理并复制到该路径（立即生效），或把 <code>GPULEDGER_AGENT_BINARY</code> 设为它的路径后重启服务器，或用 Docker 镜像运行服务器（镜像里带有代理）。令牌仍然有效：下载可用后再运行一次该命令即可。"},
 	"why_none": {
 		"No automatic decisions are recorded for <b>%[1]s</b>.",
 		"<b>%[1]s</b> 没有自动操作的记录。"},
@@ -287,6 +290,7 @@ var messages = Catalog{
 	"spend_by_rental":   {"by rental: %[1]s", "按机器：%[1]s"},
 	"summary_head":      {"<b>Summary %[1]s</b>\nToday:", "<b>每日总结 %[1]s</b>\n今天："},
 	"summary_month":     {"Month to date:", "本月至今："},
+	"chart_caption":     {"Last 14 days", "最近 14 天"},
 	"summary_none_running": {
 		"Nothing is running.",
 		"没有在运行的机器。"},

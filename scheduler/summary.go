@@ -83,18 +83,29 @@ func (s *Scheduler) sendSummary(ctx context.Context, u *ledger.User, day, due, n
 	if s.cfg.NoChart {
 		return nil
 	}
-	days := ledger.DailySpend(b, 14, asOf)
-	png, err := SpendChart(days, chartCurrency(days))
+	chart, err := SummaryChart(b, asOf)
 	if err != nil {
 		s.log.Error("scheduler: chart", "user", u.ID, "err", err)
 		return nil
 	}
 	_, err = s.cfg.Sender.Send(ctx, bot.Outgoing{ChatID: s.cfg.ChatID(u.ID), Text: tr(lg, "chart_caption"),
-		Photo: &bot.File{Name: "spend-14d.png", Data: png}, Silent: true})
+		Photo: chart, Silent: true})
 	if err != nil {
 		s.log.Error("scheduler: send chart", "user", u.ID, "err", err)
 	}
 	return nil
+}
+
+// SummaryChart is the chart that follows a summary: the 14 days up to
+// asOf, in the currency with the most spend. The nightly summary and
+// /summary on demand (bot.Config.SummaryChart) send the same one.
+func SummaryChart(b *ledger.Book, asOf time.Time) (*bot.File, error) {
+	days := ledger.DailySpend(b, 14, asOf)
+	png, err := SpendChart(days, chartCurrency(days))
+	if err != nil {
+		return nil, err
+	}
+	return &bot.File{Name: "spend-14d.png", Data: png}, nil
 }
 
 // idleLine says how much of today's compute was spent while the agents saw

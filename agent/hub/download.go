@@ -157,6 +157,15 @@ func (d *Downloads) Checksum() (string, error) {
 	return sum, nil
 }
 
+// AgentBinary returns the path the binary is served from, and nil when
+// /agent/download can serve it, else why not (the bot's /agent says so;
+// see bot.AgentDownloads). The file is looked at on every call: a binary
+// put in place later is served without a restart.
+func (d *Downloads) AgentBinary() (string, error) {
+	_, err := d.Checksum()
+	return d.cfg.Binary, err
+}
+
 func (d *Downloads) unavailable(w http.ResponseWriter, err error) {
 	d.log.Warn("agent download unavailable", "err", err)
 	w.Header().Set("Content-Type", "text/plain; charset=utf-8")

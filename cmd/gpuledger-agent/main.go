@@ -24,6 +24,7 @@ import (
 	"runtime/metrics"
 	"runtime/pprof"
 	"slices"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -47,8 +48,17 @@ const (
 
 func run(ctx context.Context, args []string, stdout, stderr io.Writer, getenv func(string) string) int {
 	cmd := "run"
-	if len(args) > 0 && !strings.HasPrefix(args[0], "-") {
-		cmd, args = args[0], args[1:]
+	if len(args) > 0 {
+		switch args[0] {
+		case "-h", "-help", "--help":
+			// The agent's own help lists the commands; "run --help"
+			// lists run's flags.
+			fmt.Fprint(stdout, usage)
+			return exitOK
+		}
+		if !strings.HasPrefix(args[0], "-") {
+			cmd, args = args[0], args[1:]
+		}
 	}
 	switch cmd {
 	case "run":
@@ -60,22 +70,55 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, getenv fu
 	case "version", "--version":
 		fmt.Fprintf(stdout, "gpuledger-agent %s (%s, %s/%s, nvml %v)\n", agent.Version, runtime.Version(), runtime.GOOS, runtime.GOARCH, agent.NVMLAvailable)
 		return exitOK
-	case "help", "-h", "--help":
+	case "help":
 		fmt.Fprint(stdout, usage)
 		return exitOK
 	default:
-		fmt.Fprintf(stderr, "gpuledger-agent: unknown command %q\n%s", cmd, usage)
+		fmt.Fprintf(stderr, "gpuledger-agent: unknown command %q\nRun \"gpuledger-agent --help\" for the commands.\n", cmd)
 		return exitUsage
 	}
 }
 
-const usage = `usage:
-  gpuledger-agent [run] --server URL --token TOKEN [flags] [-- COMMAND ARGS...]
-  gpuledger-agent check [--simulate FILE] [--json] [--strict]
-  gpuledger-agent install --server URL [--token TOKEN] [run flags] (start at boot; see install -h)
-  gpuledger-agent version
-Run "gpuledger-agent run -h" or "gpuledger-agent check -h" for flags.
+const usage = `usage: gpuledger-agent [COMMAND] [FLAGS]
+
+Commands:
+  run      report to the server whether this host is busy; the default (wraps a job after --)
+             e.g. gpuledger-agent run --server https://ledger.example.com --release-cmd "shutdown -h now"
+  check    read the GPUs once and say what the agent would see, without a server
+             e.g. gpuledger-agent check --json
+  install  install the agent as a service that starts at boot (systemd, else nohup)
+             e.g. gpuledger-agent install --server https://ledger.example.com --token TOKEN
+  version  print the version, the Go version and whether NVML is linked
+             e.g. gpuledger-agent version
+  help     print this help (also -h, --help)
+
+The token comes from /agent NAME in the chat; pass it as $GPULEDGER_AGENT_TOKEN
+rather than --token (flags show in ps). Run "gpuledger-agent COMMAND --help"
+for a command's flags. See docs/agent.md.
 `
+
+// usageHint follows a flag error, which the flag package has printed.
+const usageHint = "Run \"gpuledger-agent %s --help\" for its flags, \"gpuledger-agent --help\" for the commands.\n"
+
+// plainFloat is a float flag whose default prints as a plain number: the
+// flag package's own float flag prints 1048576 as 1.048576e+06.
+type plainFloat float64
+
+func (f *plainFloat) String() string {
+	if f == nil {
+		return "0"
+	}
+	return strconv.FormatFloat(float64(*f), 'f', -1, 64)
+}
+
+func (f *plainFloat) Set(s string) error {
+	v, err := strconv.ParseFloat(s, 64)
+	if err != nil {
+		return errors.New("not a number")
+	}
+	*f = plainFloat(v)
+	return nil
+}
 
 // stringList is a repeatable string flag.
 type stringList []string
@@ -103,7 +146,7 @@ func runAgent(ctx context.Context, args []string, stderr io.Writer, getenv func(
 	fs.BoolVar(&cfg.UtilSamples, "util-samples", false, "read the NVML utilisation history at every sample, not only when a GPU looks quiet and may hold a CUDA context (then often enough that none of NVML's 14 s of it is lost: every 10 s at --sample 5s); about 2.3 ms of CPU per GPU per read on an H200")
 	fs.Float64Var(&cfg.Thresholds.UtilPercent, "util-threshold", agent.DefaultThresholds.UtilPercent, "GPU utilisation (percent) above which the host is busy")
 	fs.Float64Var(&cfg.Thresholds.CPUPercent, "cpu-threshold", agent.DefaultThresholds.CPUPercent, "CPU (percent of one core) above which the host is busy; 0 disables")
-	fs.Float64Var(&cfg.Thresholds.NetBytesPerS, "net-threshold", agent.DefaultThresholds.NetBytesPerS, "network bytes/s (in+out) above which the host is busy; 0 disables")
+	fs.Var((*plainFloat)(&cfg.Thresholds.NetBytesPerS), "net-threshold", "network `bytes/s` (in+out) above which the host is busy; 0 disables")
 	fs.DurationVar(&cfg.NVMLTimeout, "nvml-timeout", 10*time.Second, "give up on a GPU read after this long (verdict unknown)")
 	fs.StringVar(&cfg.DiskPath, "disk-path", "/", "report free space of the filesystem holding this path")
 	fs.StringVar(&cfg.StateDir, "state-dir", "", "where the agent keeps what refuses replayed orders across restarts (default $GPULEDGER_AGENT_STATE_DIR, else systemd's $STATE_DIRECTORY, else $HOME/.gpuledger)")
@@ -123,6 +166,7 @@ func runAgent(ctx context.Context, args []string, stderr io.Writer, getenv func(
 		if errors.Is(err, flag.ErrHelp) {
 			return exitOK
 		}
+		fmt.Fprintf(stderr, usageHint, "run")
 		return exitUsage
 	}
 	if fs.NArg() > 0 {
@@ -299,6 +343,7 @@ func runCheck(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		if errors.Is(err, flag.ErrHelp) {
 			return exitOK
 		}
+		fmt.Fprintf(stderr, usageHint, "check")
 		return exitUsage
 	}
 	if fs.NArg() > 0 {

@@ -89,7 +89,12 @@ func parseConfig(name string, args []string, getenv func(string) string, stderr 
 	fs.StringVar(&c.Backup, "backup-dir", c.Backup, "directory for a nightly online backup; empty for none (GPULEDGER_BACKUP_DIR)")
 	fs.StringVar(&c.AgentBinary, "agent-binary", c.AgentBinary, "the agent binary served at /agent/download; default gpuledger-agent next to this binary, else /opt/gpuledger/gpuledger-agent (GPULEDGER_AGENT_BINARY)")
 	fs.Int64Var(&c.ConsoleUser, "console-user", c.ConsoleUser, "user ID of the terminal console's owner (GPULEDGER_CONSOLE_USER)")
-	if err := fs.Parse(args); err != nil {
+	fs.Usage = func() {
+		fmt.Fprintf(fs.Output(), "usage: gpuledger [serve] [FLAGS]\n\nRun the bot, the agent hub and the scheduler. Flags:\n")
+		fs.PrintDefaults()
+	}
+	rest, err := parseArgs(fs, args)
+	if err != nil {
 		return c, nil, err
 	}
 	if *allowed != "" {
@@ -106,7 +111,7 @@ func parseConfig(name string, args []string, getenv func(string) string, stderr 
 			c.Listen = listenTelegram
 		}
 	}
-	return c, fs.Args(), c.validate()
+	return c, rest, c.validate()
 }
 
 func (c *Config) validate() error {

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 
 	"github.com/gpuledger/gpuledger/agent/hub"
+	"github.com/gpuledger/gpuledger/bot"
 )
 
 // defaultAgentBinary is where the server looks for the agent binary it
@@ -30,8 +31,10 @@ func defaultAgentBinary() string {
 // /agent/download.sha256 and /agent/install.sh (binary, "" for the
 // default place), all behind an access log that never records a token.
 // A missing binary is logged once here; the endpoints then say it is
-// missing rather than fail the server.
-func agentHandler(h *hub.Hub, binary, publicURL string, log *slog.Logger) http.Handler {
+// missing rather than fail the server. The downloads are returned too, for
+// /agent to tell whether its install command can work (nil when downloads
+// are off).
+func agentHandler(h *hub.Hub, binary, publicURL string, log *slog.Logger) (http.Handler, bot.AgentDownloads) {
 	if binary == "" {
 		binary = defaultAgentBinary()
 	}
@@ -46,7 +49,7 @@ func agentHandler(h *hub.Hub, binary, publicURL string, log *slog.Logger) http.H
 		for _, p := range []string{hub.PathAgentDownload, hub.PathAgentChecksum, hub.PathAgentInstall} {
 			mux.HandleFunc("GET "+p, off)
 		}
-		return hub.AccessLog(log, mux)
+		return hub.AccessLog(log, mux), nil
 	}
 	dl.Register(mux)
 	if sum, err := dl.Checksum(); err != nil {
@@ -54,5 +57,5 @@ func agentHandler(h *hub.Hub, binary, publicURL string, log *slog.Logger) http.H
 	} else {
 		log.Info("serving the agent binary", "path", binary, "sha256", sum)
 	}
-	return hub.AccessLog(log, mux)
+	return hub.AccessLog(log, mux), dl
 }

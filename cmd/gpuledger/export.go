@@ -26,11 +26,16 @@ func runExport(ctx context.Context, args []string, stdout, stderr io.Writer, get
 	format := fs.String("format", "json", "output format: json or csv")
 	asOfText := fs.String("as-of", "", "compute charges as of TIME (RFC 3339, or 2006-01-02 15:04 in the user's zone); default now")
 	userText := fs.String("user", "", "the user (Telegram ID) to export; may be left out when the database has one user")
-	if err := fs.Parse(args); err != nil {
-		return errUsage
+	fs.Usage = func() {
+		fmt.Fprintf(fs.Output(), "usage: gpuledger export [--format json|csv] [--as-of TIME] [--user ID] [--db FILE]\n\nPrint one user's ledger with computed charges. Flags:\n")
+		fs.PrintDefaults()
 	}
-	if fs.NArg() > 0 {
-		return fmt.Errorf("unexpected argument %q (flags go before it? use --format, --as-of, --user)", fs.Arg(0))
+	rest, err := parseArgs(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(rest) > 0 {
+		return usageErrorf("unexpected argument %q: export takes only flags (--format, --as-of, --user, --db)", rest[0])
 	}
 	if *format != "json" && *format != "csv" {
 		return fmt.Errorf("--format %q: use json or csv", *format)
@@ -68,13 +73,18 @@ func runBackup(ctx context.Context, args []string, stdout, stderr io.Writer, get
 	fs := flag.NewFlagSet("backup", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.StringVar(&db, "db", db, "SQLite database file (GPULEDGER_DB)")
-	if err := fs.Parse(args); err != nil {
-		return errUsage
+	fs.Usage = func() {
+		fmt.Fprintf(fs.Output(), "usage: gpuledger backup FILE [--db FILE]\n\nWrite a consistent copy of the database to FILE, which must not exist. Flags:\n")
+		fs.PrintDefaults()
 	}
-	if fs.NArg() != 1 {
-		return errors.New("name the backup file: gpuledger backup FILE")
+	rest, err := parseArgs(fs, args)
+	if err != nil {
+		return err
 	}
-	dst := fs.Arg(0)
+	if len(rest) != 1 {
+		return usageErrorf("name one backup file, e.g. gpuledger backup /backups/ledger.db (got %d arguments)", len(rest))
+	}
+	dst := rest[0]
 	if _, err := os.Stat(dst); err == nil {
 		return fmt.Errorf("%s already exists: choose a new file name (a backup never overwrites)", dst)
 	}

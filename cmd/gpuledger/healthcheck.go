@@ -20,11 +20,16 @@ func runHealthcheck(ctx context.Context, args []string, stdout, stderr io.Writer
 	listen := fs.String("listen", envOr(getenv, "GPULEDGER_LISTEN", ":8477"), "the server's hub address (GPULEDGER_LISTEN)")
 	target := fs.String("url", "", "the health URL; default http://127.0.0.1:PORT/healthz from -listen")
 	timeout := fs.Duration("timeout", 3*time.Second, "give up after this long")
-	if err := fs.Parse(args); err != nil {
-		return errUsage
+	fs.Usage = func() {
+		fmt.Fprintf(fs.Output(), "usage: gpuledger healthcheck [--listen ADDR | --url URL] [--timeout D]\n\nExit 0 when the running server answers /healthz. Flags:\n")
+		fs.PrintDefaults()
 	}
-	if fs.NArg() > 0 {
-		return fmt.Errorf("unexpected argument %q", fs.Arg(0))
+	rest, err := parseArgs(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(rest) > 0 {
+		return usageErrorf("unexpected argument %q: healthcheck takes only flags", rest[0])
 	}
 	u := *target
 	if u == "" {

@@ -26,6 +26,8 @@ type reminders struct {
 	srv  *http.Server
 	ln   net.Listener
 	tell listener
+	// downloads tells /agent whether the agent binary can be downloaded.
+	downloads bot.AgentDownloads
 
 	rctx   context.Context // cancelled by Close
 	cancel context.CancelFunc
@@ -91,8 +93,10 @@ func startHub(ctx context.Context, cfg Config, db *sqlite.DB, log *slog.Logger) 
 		return nil, fmt.Errorf("agent hub: listen on %s (GPULEDGER_LISTEN): %w", cfg.Listen, err)
 	}
 	r.ln = ln
+	handler, downloads := agentHandler(h, cfg.AgentBinary, cfg.publicURL(), log)
+	r.downloads = downloads
 	r.srv = &http.Server{
-		Handler:           agentHandler(h, cfg.AgentBinary, cfg.publicURL(), log),
+		Handler:           handler,
 		ReadHeaderTimeout: 10 * time.Second,
 		ReadTimeout:       30 * time.Second,
 		// The agent binary's download moves its own write deadline as it
@@ -124,6 +128,10 @@ func startHub(ctx context.Context, cfg Config, db *sqlite.DB, log *slog.Logger) 
 
 // Tokens returns the agent token issuer for /agent.
 func (r *reminders) Tokens() bot.AgentTokens { return r.hub.Tokens() }
+
+// Downloads returns what tells /agent whether the agent binary can be
+// downloaded; nil when downloads are off.
+func (r *reminders) Downloads() bot.AgentDownloads { return r.downloads }
 
 // Start starts the scheduler, notifying through s, with its card buttons
 // registered with the core.

@@ -2,8 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"log/slog"
@@ -15,6 +13,7 @@ import (
 	"github.com/gpuledger/gpuledger/bot/console"
 	"github.com/gpuledger/gpuledger/bot/telegram"
 	"github.com/gpuledger/gpuledger/ledger/sqlite"
+	"github.com/gpuledger/gpuledger/scheduler"
 )
 
 // runServe runs the server until ctx ends (SIGINT, SIGTERM) or, in
@@ -22,13 +21,10 @@ import (
 func runServe(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer, getenv func(string) string) error {
 	cfg, rest, err := parseConfig("serve", args, getenv, stderr)
 	if err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return nil
-		}
 		return err
 	}
 	if len(rest) > 0 {
-		return fmt.Errorf("unexpected argument %q", rest[0])
+		return usageErrorf("unexpected argument %q: serve takes only flags", rest[0])
 	}
 	terminal := cfg.TelegramToken == ""
 	log := newLogger(cfg, stderr, terminal)
@@ -66,6 +62,8 @@ func runServe(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	}
 	defer hub.Close()
 	coreCfg.AgentTokens = hub.Tokens()
+	coreCfg.AgentDownloads = hub.Downloads()
+	coreCfg.SummaryChart = scheduler.SummaryChart
 
 	core, err := bot.New(ctx, coreCfg)
 	if err != nil {
@@ -80,13 +78,16 @@ func runServe(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	}
 
 	if terminal {
-		wd, _ := os.Getwd()
+		files, err := consoleFilesDir(cfg.DB)
+		if err != nil {
+			return err
+		}
 		c, err := console.New(console.Config{
 			In:      stdin,
 			Out:     stdout,
 			Handler: core,
 			UserID:  cfg.ConsoleUser,
-			Dir:     filepath.Clean(wd),
+			Dir:     files,
 			Logger:  log,
 		})
 		if err != nil {
@@ -98,8 +99,8 @@ func runServe(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 		if r, ok := stdin.(*os.File); ok && isTerminal(r) {
 			// Only a person at a terminal is greeted: a script piped in
 			// gets nothing but the replies.
-			fmt.Fprintf(stdout, "gpuledger %s — your GPU rental ledger (database %s).\n"+
-				"Type /help for the commands, e.g. /rent box1 autodl 4090 1.88/h; 输入 /help 查看命令。Ctrl-D quits.\n", version, cfg.DB)
+			fmt.Fprintf(stdout, "gpuledger %s — your GPU rental ledger (database %s; exports and charts go to %s).\n"+
+				"Type /help for the commands, e.g. /rent box1 autodl 4090 1.88/h; 输入 /help 查看命令。Ctrl-D quits.\n", version, cfg.DB, files)
 		}
 		return c.Run(ctx)
 	}
@@ -132,6 +133,22 @@ func runServe(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	}
 	log.Info("serving Telegram", "endpoint_host", endpointHost(cfg.TelegramEndpoint))
 	return t.Run(ctx)
+}
+
+// consoleFilesDir is where the terminal console writes the files the chat
+// sends (exports, charts): a gpuledger-files directory beside the
+// database, the user's data, rather than wherever the server was started.
+// Each saved file's full path is printed with it.
+func consoleFilesDir(db string) (string, error) {
+	abs, err := filepath.Abs(db)
+	if err != nil {
+		return "", fmt.Errorf("console files: %w", err)
+	}
+	dir := filepath.Join(filepath.Dir(abs), "gpuledger-files")
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return "", fmt.Errorf("console files: create %s (beside the database): %w", dir, err)
+	}
+	return dir, nil
 }
 
 // newLogger returns the process logger: text on a terminal, JSON
