@@ -126,6 +126,7 @@ var messages = Catalog{
 	"charged": {
 		"✓ charge %[1]s on %[2]s recorded: %[3]s",
 		"✓ 已记录 %[2]s 的费用 %[1]s：%[3]s"},
+	"charged_at": {" (dated %[1]s)", "（时间 %[1]s）"},
 	"topped_up": {
 		"✓ top-up %[1]s on %[2]s recorded",
 		"✓ 已记录 %[2]s 充值 %[1]s"},
