@@ -75,3 +75,23 @@ func TestParse_ChargeAtErr(t *testing.T) {
 		})
 	}
 }
+
+// TestHelp_ChargeAt: /help charge shows the at TIME form in both
+// languages, with an example that parses to a dated charge.
+func TestHelp_ChargeAt(t *testing.T) {
+	for _, lang := range []string{"en", "zh"} {
+		h := HelpText(lang, KindCharge)
+		if !strings.Contains(h, "/charge NAME AMOUNT NOTE... [at TIME]") {
+			t.Errorf("%s help for /charge = %q", lang, h)
+		}
+	}
+	for _, in := range []string{"/charge box1 5 image fee at 2026-11-01 10:05", "/charge box1 5元 镜像费 at 昨天 10:05"} {
+		if !strings.Contains(HelpText("en", KindCharge)+HelpText("zh", KindCharge), in) {
+			t.Errorf("help shows no example %q", in)
+		}
+		c, err := Parse(in, testNow, shanghai)
+		if ch, ok := c.(Charge); err != nil || !ok || ch.At.IsZero() || strings.Contains(ch.Note, "at") {
+			t.Errorf("help example %q parses to %s, %v", in, show(c), err)
+		}
+	}
+}
