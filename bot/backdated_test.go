@@ -18,9 +18,13 @@ func TestCore_BackdatedEventsStateThatTime(t *testing.T) {
 	contains(t, e.say(alice, "/stop l1 at 2026-11-05 10:10"), "stopped Nov 5 10:10", "ran 2h10m", "compute so far $4.33")
 	got := e.say(alice, "/resume l1 at 2026-11-05 13:00")
 	contains(t, got, "resumed Nov 5 13:00", "ran 2h10m before", "compute so far $4.33")
-	contains(t, e.say(alice, "/release l1 at 2026-11-05 14:00"), "released Nov 5 14:00", "ran 3h10m", "compute total $6.33")
-	// What is true now is what /status says.
-	contains(t, e.say(alice, "/spend 2026-11"), "$6.33")
+	got = e.say(alice, "/price l1 $3.00/h at 2026-11-05 13:30")
+	contains(t, got, "costs $3.00/h from Nov 5 13:30")
+	if strings.Contains(got, "now") {
+		t.Errorf("a backdated /price says %q", got)
+	}
+	contains(t, e.say(alice, "/release l1 at 2026-11-05 14:00"), "released Nov 5 14:00", "ran 3h10m", "compute total $6.83")
+	contains(t, e.say(alice, "/spend 2026-11"), "$6.83")
 }
 
 // TestCore_SameSecondStop: stopping or releasing in the second a rental

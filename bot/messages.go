@@ -101,7 +101,7 @@ var messages = Catalog{
 		"(always-on: the meter keeps running until you /release it)",
 		"（包时段：释放前一直计费，请用 /release 结束）"},
 	"priced": {
-		"✓ <b>%[1]s</b> now costs %[2]s from %[3]s",
+		"✓ <b>%[1]s</b> costs %[2]s from %[3]s",
 		"✓ <b>%[1]s</b> 从 %[3]s 起价格改为 %[2]s"},
 
 	// storage and traffic
