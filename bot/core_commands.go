@@ -219,30 +219,40 @@ func gpuText(x *ledger.Rental) string {
 	return x.GPU
 }
 
-// event stops, resumes or releases a rental and says what it cost so far.
+// event stops, resumes or releases a rental and says what it had cost at
+// the time of the event: a backdated /resume reports the running time
+// before that resume, not everything since.
 func (r *req) event(name string, ev ledger.Event) error {
 	x, err := r.c.store.AppendEvent(r.ctx, r.act(), name, ev)
 	if err != nil {
 		return err
 	}
 	r.rentalChanged(x)
-	asOf := ev.At
-	if r.now.After(asOf) {
-		asOf = r.now
-	}
-	st := ledger.StatementAsOf(&ledger.Book{User: r.user, Rentals: []*ledger.Rental{x}}, asOf)
-	cost, run := "", ""
-	if len(st.Rentals) == 1 {
-		rc := st.Rentals[0]
-		cost = moneyOrUnpriced(rc.ComputePriced, rc.Compute)
-		run = FormatDuration(time.Duration(rc.RunningSeconds)*time.Second, r.lang)
-	}
+	run, cost := r.costAt(x, ev.At)
 	key := map[ledger.EventKind]string{ledger.EventStop: "stopped", ledger.EventResume: "resumed", ledger.EventRelease: "released"}[ev.Kind]
 	text := r.t(key, x.Name, r.when(ev.At), run, cost)
 	if ev.Kind == ledger.EventStop && x.Mode == ledger.AlwaysOn {
 		text += "\n" + r.t("always_on_note")
 	}
 	return r.send(r.plain(text))
+}
+
+// costAt returns a rental's running time and compute as of t, for replies.
+// A rental that starts in t's second is not yet in a statement as of t:
+// as of the next second it has run nothing, and its compute is what the
+// statement says then (a minimum per start, if the rental has one). It
+// never returns a blank.
+func (r *req) costAt(x *ledger.Rental, t time.Time) (run, cost string) {
+	b := &ledger.Book{User: r.user, Rentals: []*ledger.Rental{x}}
+	st := ledger.StatementAsOf(b, t)
+	if len(st.Rentals) == 0 && x.State() != ledger.Running {
+		st = ledger.StatementAsOf(b, t.Add(time.Second))
+	}
+	if len(st.Rentals) != 1 {
+		return FormatDuration(0, r.lang), moneyOrUnpriced(x.Priced, ledger.Money{Currency: x.Currency})
+	}
+	rc := st.Rentals[0]
+	return FormatDuration(time.Duration(rc.RunningSeconds)*time.Second, r.lang), moneyOrUnpriced(rc.ComputePriced, rc.Compute)
 }
 
 // book loads the user's ledger.
@@ -474,6 +484,9 @@ func (r *req) charge(c Charge) error {
 		target = volume + " (" + got.Platform + ")"
 	}
 	text := r.t("charged", FormatAmount(got.Amount, got.Currency), target, got.Note)
+	if !c.At.IsZero() {
+		text += r.t("charged_at", r.when(got.At))
+	}
 	return r.send(r.plain(r.assumedNote(text, assumed, got.Currency)))
 }
 

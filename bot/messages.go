@@ -104,7 +104,7 @@ var messages = Catalog{
 		"(always-on: the meter keeps running until you /release it)",
 		"（包时段：释放前一直计费，请用 /release 结束）"},
 	"priced": {
-		"✓ <b>%[1]s</b> now costs %[2]s from %[3]s",
+		"✓ <b>%[1]s</b> costs %[2]s from %[3]s",
 		"✓ <b>%[1]s</b> 从 %[3]s 起价格改为 %[2]s"},
 
 	// storage and traffic
@@ -136,6 +136,7 @@ var messages = Catalog{
 	"charged": {
 		"✓ charge %[1]s on %[2]s recorded: %[3]s",
 		"✓ 已记录 %[2]s 的费用 %[1]s：%[3]s"},
+	"charged_at": {" (dated %[1]s)", "（时间 %[1]s）"},
 	"topped_up": {
 		"✓ top-up %[1]s on %[2]s recorded",
 		"✓ 已记录 %[2]s 充值 %[1]s"},

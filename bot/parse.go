@@ -1049,8 +1049,13 @@ func (p *parser) traffic(toks []string) (Command, error) {
 // --- money -------------------------------------------------------------------
 
 func (p *parser) charge(toks []string) (Command, error) {
-	// The note is free text: only key=value pairs and the first money-shaped
-	// token are taken out of it; times must be given as at=TIME.
+	// The note is free text: only key=value pairs, "at TIME" and the first
+	// money-shaped token are taken out of it; a bare TIME without "at"
+	// stays in the note.
+	toks, err := p.takeAt(toks)
+	if err != nil {
+		return nil, err
+	}
 	if err := p.split(toks, []string{"name", "amount", "note", "at"}, false); err != nil {
 		return nil, err
 	}
@@ -1080,7 +1085,6 @@ func (p *parser) charge(toks []string) (Command, error) {
 	if !hasTarget {
 		return nil, p.err("missing_name", string(p.kind))
 	}
-	var err error
 	if c.Target, err = p.name(target); err != nil {
 		return nil, err
 	}
@@ -1104,6 +1108,44 @@ func (p *parser) charge(toks []string) (Command, error) {
 	}
 	c.At = p.at
 	return c, nil
+}
+
+// takeAt takes "at TIME" (or "在 TIME") out of free-text tokens, where
+// TIME is one token or two that read as one time ("10:05", "2026-11-01
+// 10:05", "yesterday 23:00", "2h ago"). An "at" that is not followed by
+// something shaped like a time ("data at rest") is left in place; one
+// followed by a bad or future time is an error, as for other commands.
+func (p *parser) takeAt(toks []string) ([]string, error) {
+	out := make([]string, 0, len(toks))
+	for i := 0; i < len(toks); i++ {
+		if lt := strings.ToLower(toks[i]); (lt == "at" || lt == "在") && i+1 < len(toks) {
+			if v, n := timePhrase(toks[i+1:]); n > 0 {
+				if err := p.setTime(v); err != nil {
+					return nil, err
+				}
+				i += n
+				continue
+			}
+		}
+		out = append(out, toks[i])
+	}
+	return out, nil
+}
+
+// timePhrase returns the time that toks start with, joined the way
+// parseTime reads it, and how many tokens it takes; 0 when toks do not
+// start with something shaped like a time.
+func timePhrase(toks []string) (string, int) {
+	if len(toks) >= 2 {
+		a, b := strings.ToLower(toks[0]), strings.ToLower(toks[1])
+		if endsWithDay(a) && strings.Contains(b, ":") || b == "ago" || b == "前" {
+			return toks[0] + " " + toks[1], 2
+		}
+	}
+	if looksLikeTime(toks[0]) {
+		return toks[0], 1
+	}
+	return "", 0
 }
 
 func (p *parser) topupBalance(toks []string) (Command, error) {

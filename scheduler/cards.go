@@ -458,14 +458,22 @@ func runningSince(r *ledger.Rental) time.Time {
 }
 
 // checkLongRun reminds once per running segment about a rental without an
-// agent that has run for the user's LongRun.
+// agent that has run for the user's LongRun. The LongRun counts from the
+// later of the segment's start and when the rental was logged: a rental
+// logged today that started weeks ago is the user's fresh word that it
+// runs, so asking "still using it?" at once would only be noise. The card
+// still states how long it has really been running.
 func (s *Scheduler) checkLongRun(ctx context.Context, u *ledger.User, r *ledger.Rental, now time.Time) error {
 	long := u.Settings.LongRun
 	if long <= 0 {
 		long = 12 * time.Hour
 	}
 	since := runningSince(r)
-	if since.IsZero() || now.Sub(since) < long {
+	counted := since
+	if r.CreatedAt.After(counted) {
+		counted = r.CreatedAt
+	}
+	if since.IsZero() || now.Sub(counted) < long {
 		return nil
 	}
 	c, seen, err := s.cardFor(ctx, u, r, ledger.CardLongRun, strconv.FormatInt(since.Unix(), 10))

@@ -108,9 +108,10 @@ var messages = bot.Catalog{
 	"t_extended":       {"Lease extended to %[1]s", "租期已延长到 %[1]s"},
 	"t_release_at":     {"Release at %[1]s", "将在 %[1]s 释放"},
 	"released_by_hand": {
-		"✓ <b>%[1]s</b> released at %[2]s (recorded by hand).",
-		"✓ <b>%[1]s</b> 已于 %[2]s 释放（手动记录）。"},
-	"t_released": {"✓ %[1]s released %[2]s", "✓ %[1]s 已于 %[2]s 释放"},
+		"✓ <b>%[1]s</b> released at %[2]s (recorded by hand). Released earlier? Send /undo, then /release %[1]s at TIME.",
+		"✓ <b>%[1]s</b> 已于 %[2]s 释放（手动记录）。如果更早就释放了：发送 /undo，再发送 /release %[1]s at 时间（如 2小时前）。"},
+	"t_released": {"✓ %[1]s released %[2]s. Earlier? /undo, then /release %[1]s at TIME",
+		"✓ %[1]s 已于 %[2]s 释放。更早？/undo 后 /release %[1]s at 时间"},
 
 	// what the agents report
 	"the_job": {"the job", "任务"},
