@@ -73,9 +73,10 @@ func (r *req) callback() error {
 	return fn(r.ctx, ButtonPress{Update: r.u, Action: action, Payload: payload, Now: r.now}, r.s)
 }
 
-// proposal is a /rent suggested from free text, waiting for Confirm.
+// proposal is a command suggested from free text, waiting for Confirm:
+// a Rent, or a Stop, Resume or Release (core_plain.go).
 type proposal struct {
-	rent    Rent
+	cmd     Command
 	expires time.Time
 }
 
@@ -99,7 +100,7 @@ func newProposals(ttl time.Duration) *proposals {
 
 func propKey(user int64, id string) string { return strconv.FormatInt(user, 10) + ":" + id }
 
-func (p *proposals) add(user int64, rent Rent, now time.Time) string {
+func (p *proposals) add(user int64, cmd Command, now time.Time) string {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	for k, v := range p.m {
@@ -109,28 +110,28 @@ func (p *proposals) add(user int64, rent Rent, now time.Time) string {
 	}
 	p.next++
 	id := strconv.FormatInt(p.next, 36)
-	p.m[propKey(user, id)] = proposal{rent: rent, expires: now.Add(p.ttl)}
+	p.m[propKey(user, id)] = proposal{cmd: cmd, expires: now.Add(p.ttl)}
 	return id
 }
 
 // take removes and returns the user's proposal id if it has not expired.
-func (p *proposals) take(user int64, id string, now time.Time) (Rent, bool) {
+func (p *proposals) take(user int64, id string, now time.Time) (Command, bool) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	k := propKey(user, id)
 	v, ok := p.m[k]
 	delete(p.m, k)
 	if !ok || !now.Before(v.expires) {
-		return Rent{}, false
+		return nil, false
 	}
-	return v.rent, true
+	return v.cmd, true
 }
 
 // put restores a proposal taken for a Confirm that failed.
-func (p *proposals) put(user int64, id string, rent Rent, now time.Time) {
+func (p *proposals) put(user int64, id string, cmd Command, now time.Time) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	p.m[propKey(user, id)] = proposal{rent: rent, expires: now.Add(p.ttl)}
+	p.m[propKey(user, id)] = proposal{cmd: cmd, expires: now.Add(p.ttl)}
 }
 
 // propose answers free text that looks like a rental with the /rent it
@@ -143,7 +144,7 @@ func (r *req) propose(c ProposedRent) error {
 		return err
 	}
 	// The rental starts when the user said it did, not when they confirm.
-	rent := Rent{Name: freeName(b), Platform: c.Platform, GPU: c.GPU, GPUCount: c.GPUCount, Price: c.Price, Mode: c.Mode, At: r.now}
+	rent := Rent{Name: freeName(b), Platform: c.Platform, GPU: c.GPU, GPUCount: c.GPUCount, Price: c.Price, Mode: c.Mode, At: r.at(c.At).In(r.loc)}
 	if c.Price != nil {
 		rent.Currency = c.Price.Currency
 	}
@@ -163,6 +164,9 @@ func (r *req) propose(c ProposedRent) error {
 		row = append(row, Button{Text: r.t(b.key), Data: d})
 	}
 	out := r.plain(r.t("propose", rentCommand(rent)))
+	if c.PerCard != nil {
+		out.Text = r.perCardLine(rent, *c.PerCard) + "\n" + out.Text
+	}
 	out.Buttons = [][]Button{row}
 	return r.send(out)
 }
@@ -190,7 +194,8 @@ var unitToken = map[ledger.Unit]string{
 }
 
 // rentCommand writes a Rent as the /rent command that Parse reads back to
-// the same Rent; unknown parts are written as placeholders in capitals.
+// the same Rent (to the minute, in At's zone); unknown parts are written
+// as placeholders in capitals.
 func rentCommand(c Rent) string {
 	parts := []string{"/rent", c.Name}
 	plat := c.Platform
@@ -217,13 +222,16 @@ func rentCommand(c Rent) string {
 	if c.Currency != "" {
 		parts = append(parts, "currency="+string(c.Currency))
 	}
+	if !c.At.IsZero() {
+		parts = append(parts, "at", c.At.Format(commandTimeLayout))
+	}
 	return strings.Join(parts, " ")
 }
 
 // proposalButton confirms, edits or cancels a proposal. The message with
 // the buttons is edited in place, so the buttons disappear once used.
 func (r *req) proposalButton(action, id string) error {
-	rent, ok := r.c.props.take(r.u.UserID, id, r.now)
+	cmd, ok := r.c.props.take(r.u.UserID, id, r.now)
 	edit := Outgoing{ChatID: r.u.ChatID, EditMessageID: r.u.MessageID}
 	if !ok {
 		if err := r.mark(); err != nil {
@@ -239,15 +247,19 @@ func (r *req) proposalButton(action, id string) error {
 			return err
 		}
 		r.ack("")
-		edit.Text = r.t("proposal_cancelled", rentCommand(rent))
+		edit.Text = r.t("proposal_cancelled", proposalCommand(cmd))
 		return r.send(edit)
 	case actEdit:
 		if err := r.mark(); err != nil {
 			return err
 		}
 		r.ack("")
-		edit.Text = r.t("proposal_edit", rentCommand(rent))
+		edit.Text = r.t("proposal_edit", proposalCommand(cmd))
 		return r.send(edit)
+	}
+	rent, isRent := cmd.(Rent)
+	if !isRent {
+		return r.confirmChange(id, cmd)
 	}
 	x, assumed := r.rental(rent)
 	created, err := r.c.store.CreateRental(r.ctx, r.act(), x)

@@ -173,6 +173,9 @@ type req struct {
 	// failed is set when the update was answered with an error (a line
 	// of a multi-line message that did not apply).
 	failed bool
+	// editID is the message of a confirmed proposal: the next reply to
+	// this chat replaces it (core_plain.go).
+	editID int
 }
 
 // lateAfter is how much earlier than the clock an update's SentAt must be
@@ -270,6 +273,11 @@ func (r *req) text() error {
 		}
 		return err
 	}
+	if r.u.ChatType != ChatPrivate && !isCommand(r.u.Text) {
+		if _, ok := cmd.(Help); !ok {
+			return r.mark() // a group's talk ("status", "stopped box1") is not addressed to the bot
+		}
+	}
 	return r.dispatch(cmd)
 }
 
@@ -365,6 +373,9 @@ func (r *req) answer(out Outgoing) error {
 func (r *req) send(out Outgoing) error {
 	if out.ChatID == 0 {
 		out.ChatID = r.u.ChatID
+	}
+	if r.editID != 0 && out.EditMessageID == 0 && out.ChatID == r.u.ChatID {
+		out.EditMessageID, r.editID = r.editID, 0
 	}
 	private := r.priv.on && out.ChatID == r.u.ChatID && r.u.ChatType != ChatPrivate
 	if private {

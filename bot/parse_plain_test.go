@@ -75,6 +75,9 @@ func TestParseFree_StartTime(t *testing.T) {
 		// a clock later than now without a day is yesterday's, as in /rent
 		{"下午3点在autodl租了4090 1.88元/小时", cny(at(2026, 10, 31, 15, 0, 0))},
 		{"昨天 23:00 在autodl租了4090 1.88元/小时", cny(at(2026, 10, 31, 23, 0, 0))},
+		{"2026-11-01 10:00 在autodl租了4090 1.88元/小时", cny(at(2026, 11, 1, 10, 0, 0))},
+		// "一点" alone is "a bit", not one o'clock
+		{"在autodl租了4090 1.88元/小时 便宜一点", cny(time.Time{})},
 		{"rented an h100 on runpod 2h ago $2.99/h", h100(testNow.Add(-2 * time.Hour))},
 		{"rented an h100 on runpod 90 minutes ago $2.99/h", h100(testNow.Add(-90 * time.Minute))},
 		{"rented an h100 on runpod an hour ago $2.99/h", h100(testNow.Add(-time.Hour))},
@@ -102,6 +105,7 @@ func TestParseFree_PriceWords(t *testing.T) {
 		{"rented a 4090 on autodl 1.88 usd/hr", p("autodl", ledger.USD)},
 		{"rented a 4090 on mycloud $1.88/h", p("mycloud", ledger.USD)},
 		{"rented a 4090 on my-cloud.io for $1.88 per hour", p("my-cloud.io", ledger.USD)},
+		{"在mycloud租了4090 1.88元/小时", p("mycloud", ledger.CNY)},
 		// "on demand" is not a platform
 		{"rented a 4090 on demand $1.88/h", ProposedRent{GPU: "RTX 4090", GPUCount: 1, Price: price("1.88", ledger.UnitHour, ledger.USD)}},
 	})
@@ -137,6 +141,8 @@ func TestParseFree_Changes(t *testing.T) {
 		{"balance", Balance{}},
 		{"余额", Balance{}},
 		{"spend today", Spend{Period: "today", From: at(2026, 11, 1, 0, 0, 0), To: at(2026, 11, 2, 0, 0, 0)}},
+		{"花费 本周", Spend{Period: "week", From: at(2026, 10, 26, 0, 0, 0), To: at(2026, 11, 2, 0, 0, 0)}},
+		{"summary", Summary{}},
 		// not a rental, not a question
 		{"stop it", NotACommand{}},
 		{"stop", NotACommand{}},
