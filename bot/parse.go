@@ -41,9 +41,11 @@ var commandNames = func() map[string]Kind {
 // Parse reads one chat message in the user's zone loc at instant now. A
 // command ("/rent box1 autodl 4090 1.88/h", also "/rent@MyBot ...", in any
 // case) becomes its typed Command or a *ParseError; free text that looks
-// like a rental becomes a ProposedRent; any other free text is
-// NotACommand (never an error). Parse does no I/O except time.LoadLocation
-// for /settings tz=, and its work is bounded by MaxCommandBytes.
+// like a rental becomes a ProposedRent, one that stops, resumes or
+// releases a rental a ProposedChange, a question's word ("status", "余额")
+// that question's command; any other free text is NotACommand (never an
+// error). Parse does no I/O except time.LoadLocation for /settings tz=,
+// and its work is bounded by MaxCommandBytes.
 func Parse(text string, now time.Time, loc *time.Location) (Command, error) {
 	return ParseFor("", text, now, loc)
 }

@@ -419,10 +419,11 @@ var (
 		`|^(?:我)?(?:刚刚|刚才|刚|已经|已)?(?:把|将)?\s*(\S+?)\s*(?:给)?(?:已经|已|刚刚|刚|也)?\s*(释放|退租|退掉|销毁|关机|关掉|停机|停止|停掉|暂停|停|关|开机|恢复|重新开机|重开)(?:了|掉了|掉|啦)?(?:吧)?$`)
 	// notNames are words after a verb that are not a rental: "stop it".
 	notNames = map[string]bool{"it": true, "that": true, "this": true, "them": true, "all": true,
-		"everything": true, "now": true, "me": true, "here": true, "there": true}
+		"everything": true, "now": true, "me": true, "here": true, "there": true, "i": true, "we": true,
+		"you": true, "he": true, "she": true, "they": true}
 )
 
-// changeWords maps a verb of changeEN or changeZH to the event it asks for.
+// changeEvent maps a verb of changeEN or changeZH to the event it asks for.
 func changeEvent(verb string) (ledger.EventKind, bool) {
 	v := strings.Join(strings.Fields(strings.ToLower(verb)), " ")
 	switch v {
@@ -455,7 +456,8 @@ func freeChange(s string) (ProposedChange, bool) {
 	}
 	name = strings.TrimRight(name, ".,!?")
 	ev, ok := changeEvent(verb)
-	if !ok || notNames[strings.ToLower(name)] || ledger.ValidateName(name) != nil {
+	// "在autodl租了4090关机了" tells of a rental, not of one named so.
+	if !ok || notNames[strings.ToLower(name)] || strings.Contains(name, "租") || ledger.ValidateName(name) != nil {
 		return ProposedChange{}, false
 	}
 	return ProposedChange{Event: ev, Name: name}, true
