@@ -281,6 +281,8 @@ func BenchmarkParse(b *testing.B) {
 		"/storage data1 200GB 0.0066/GB/day free=50GB rental=box1",
 		"/settings tz=Asia/Shanghai lang=zh summary=22:00 quiet=23:00-08:00",
 		"在autodl租了两张3090，每小时2.5元",
+		"3小时前在autodl租了2张A100 每张$1.64/h",
+		"stopped box1 2h ago",
 		"just chatting about nothing in particular, no GPU here",
 	}
 	for _, in := range inputs {

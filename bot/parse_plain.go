@@ -270,7 +270,7 @@ func mulCount(d ledger.Decimal, n int) (ledger.Decimal, bool) {
 var (
 	// perCardCN are Chinese per-card markers, glued to the price or a
 	// path segment of it: "每张$1.64/h", "每卡3元/小时", "1.5元/卡/小时".
-	perCardCN = regexp.MustCompile(`每张|每卡|每块|单卡|/卡|/张`)
+	perCardCN = []string{"每张", "每卡", "每块", "单卡", "/卡", "/张"}
 	// perCardEN are English ones: "$0.35/h each", "per card", "$1.64/gpu/h".
 	perCardEN = regexp.MustCompile(`(?:^|[^a-z])(each|apiece|per[ -]card|per[ -]gpu|/card|/gpu)(?:[^a-z]|$)`)
 )
@@ -279,8 +279,14 @@ var (
 // the price reads as written, and reports whether there was one.
 func cutPerCardWords(s string) (string, bool) {
 	found := false
-	if perCardCN.MatchString(s) {
-		s, found = perCardCN.ReplaceAllString(s, ""), true
+	for _, w := range perCardCN {
+		if strings.Contains(s, w) {
+			s, found = strings.ReplaceAll(s, w, ""), true
+		}
+	}
+	if !strings.Contains(s, "each") && !strings.Contains(s, "apiece") && !strings.Contains(s, "per") &&
+		!strings.Contains(s, "/card") && !strings.Contains(s, "/gpu") {
+		return s, found
 	}
 	for i := 0; i < 8; i++ { // matches may share their boundary character
 		loc := perCardEN.FindStringSubmatchIndex(s)
@@ -352,6 +358,9 @@ var (
 // namedPlatform returns a platform named after "on" or "在…租" that is not a
 // known one ("rented a 4090 on mycloud"), or "".
 func namedPlatform(s string) string {
+	if !strings.Contains(s, "on") && !strings.Contains(s, "在") {
+		return ""
+	}
 	m := onPlatform.FindStringSubmatch(s)
 	if m == nil {
 		return ""
@@ -417,6 +426,8 @@ var (
 	// "我把甲关机了", "box1开机了".
 	changeZH = regexp.MustCompile(`^(?:我)?(?:刚刚|刚才|刚|已经|已)?\s*(释放|退租|退掉|销毁|关机|关掉|停机|停止|停掉|暂停|停|关|开机|恢复|重新开机|重开)(?:了|掉了|掉)?\s*(\S+)$` +
 		`|^(?:我)?(?:刚刚|刚才|刚|已经|已)?(?:把|将)?\s*(\S+?)\s*(?:给)?(?:已经|已|刚刚|刚|也)?\s*(释放|退租|退掉|销毁|关机|关掉|停机|停止|停掉|暂停|停|关|开机|恢复|重新开机|重开)(?:了|掉了|掉|啦)?(?:吧)?$`)
+	// changeStemsEN are in every verb of changeEN.
+	changeStemsEN = []string{"stop", "paus", "shut", "turn", "power", "resum", "restart", "releas", "termin", "destroy"}
 	// notNames are words after a verb that are not a rental: "stop it".
 	notNames = map[string]bool{"it": true, "that": true, "this": true, "them": true, "all": true,
 		"everything": true, "now": true, "me": true, "here": true, "there": true, "i": true, "we": true,
@@ -446,14 +457,22 @@ func freeChange(s string) (ProposedChange, bool) {
 	if s == "" || len(s) > 120 {
 		return ProposedChange{}, false
 	}
-	var verb, name string
-	if m := changeEN.FindStringSubmatch(s); m != nil {
-		verb, name = m[1]+m[4], m[2]+m[3]
-	} else if m := changeZH.FindStringSubmatch(s); m != nil {
-		verb, name = m[1]+m[4], m[2]+m[3]
-	} else {
+	// The patterns run only on text with one of their verbs in it.
+	var m []string
+	low := strings.ToLower(s)
+	for _, stem := range changeStemsEN {
+		if strings.Contains(low, stem) {
+			m = changeEN.FindStringSubmatch(s)
+			break
+		}
+	}
+	if m == nil && strings.ContainsAny(s, "释退销关停暂开恢重") {
+		m = changeZH.FindStringSubmatch(s)
+	}
+	if m == nil {
 		return ProposedChange{}, false
 	}
+	verb, name := m[1]+m[4], m[2]+m[3]
 	name = strings.TrimRight(name, ".,!?")
 	ev, ok := changeEvent(verb)
 	// "在autodl租了4090关机了" tells of a rental, not of one named so.
@@ -501,16 +520,39 @@ func findFreeTime(s string, now time.Time, loc *time.Location) (at time.Time, re
 		}
 		return t.In(loc), true
 	}
-	if m := timeDate.FindStringSubmatchIndex(s); m != nil {
+	// Each pattern runs only when a word it needs is there: Go's regexps
+	// cost their size times the text, and most messages have no time.
+	low := strings.ToLower(s)
+	has := func(words ...string) bool {
+		for _, w := range words {
+			if strings.Contains(low, w) {
+				return true
+			}
+		}
+		return false
+	}
+	find := func(re *regexp.Regexp, words ...string) []int {
+		if !has(words...) {
+			return nil
+		}
+		return re.FindStringSubmatchIndex(s)
+	}
+	clock := func(re *regexp.Regexp, zh bool, words ...string) []int {
+		if !has(words...) {
+			return nil
+		}
+		return firstClock(re, s, zh)
+	}
+	if m := find(timeDate, "-", "/"); m != nil {
 		t, good := usable(parseTime(s[m[2]:m[3]], now, loc))
 		return t, cut(m[2], m[3]), true, good
 	}
-	if m := timeAgoZH.FindStringSubmatchIndex(s); m != nil {
+	if m := find(timeAgoZH, "前"); m != nil {
 		d, good := parseDur(strings.Join(strings.Fields(s[m[2]:m[3]]), ""))
 		t, good := usable(now.Add(-d), good)
 		return t, cut(m[0], m[1]), true, good
 	}
-	if m := timeAgoEN.FindStringSubmatchIndex(s); m != nil {
+	if m := find(timeAgoEN, "ago"); m != nil {
 		g := func(i int) string {
 			if m[2*i] < 0 {
 				return ""
@@ -528,7 +570,7 @@ func findFreeTime(s string, now time.Time, loc *time.Location) (at time.Time, re
 		t, good := usable(now.Add(-d), good)
 		return t, cut(m[2], m[1]), true, good
 	}
-	if m := firstClock(timeClockEN, s, false); m != nil {
+	if m := clock(timeClockEN, false, "am", "pm", "at "); m != nil {
 		g := func(i int) string {
 			if m[2*i] < 0 {
 				return ""
@@ -573,7 +615,7 @@ func findFreeTime(s string, now time.Time, loc *time.Location) (at time.Time, re
 		t, good := usable(clockAt(now, loc, offset, h, mi, explicit), good)
 		return t, cut(m[0], m[1]), true, good
 	}
-	if m := firstClock(timeClockZH, s, true); m != nil {
+	if m := clock(timeClockZH, true, "点", ":"); m != nil {
 		g := func(i int) string {
 			if m[2*i] < 0 {
 				return ""
