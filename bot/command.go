@@ -22,32 +22,31 @@ type Kind string
 // Command kinds, one per command of DESIGN.md section 3, plus the results of
 // free text.
 const (
-	KindRent           Kind = "rent"
-	KindStop           Kind = "stop"
-	KindResume         Kind = "resume"
-	KindRelease        Kind = "release"
-	KindPrice          Kind = "price"
-	KindStorage        Kind = "storage" // StorageCreate, StorageResize, StorageDelete
-	KindTraffic        Kind = "traffic" // TrafficTerms, TrafficUsage
-	KindCharge         Kind = "charge"
-	KindTopup          Kind = "topup"
-	KindBalance        Kind = "balance"
-	KindBudget         Kind = "budget"
-	KindStatus         Kind = "status"
-	KindSpend          Kind = "spend"
-	KindSummary        Kind = "summary"
-	KindExport         Kind = "export"
-	KindUndo           Kind = "undo"
-	KindAgent          Kind = "agent"
-	KindAutoRelease    Kind = "autorelease"
-	KindSettings       Kind = "settings"
-	KindWhy            Kind = "why"
-	KindHelp           Kind = "help"
-	KindStart          Kind = "start"
-	KindProposedRent   Kind = "proposed_rent"   // free text that looks like a rental
-	KindProposedChange Kind = "proposed_change" // free text that stops, resumes or releases one
-	KindNotACommand    Kind = "not_a_command"   // free text the bot cannot act on
-	KindOtherBot       Kind = "other_bot"       // a command addressed to another bot in a group
+	KindRent         Kind = "rent"
+	KindStop         Kind = "stop"
+	KindResume       Kind = "resume"
+	KindRelease      Kind = "release"
+	KindPrice        Kind = "price"
+	KindStorage      Kind = "storage" // StorageCreate, StorageResize, StorageDelete
+	KindTraffic      Kind = "traffic" // TrafficTerms, TrafficUsage
+	KindCharge       Kind = "charge"
+	KindTopup        Kind = "topup"
+	KindBalance      Kind = "balance"
+	KindBudget       Kind = "budget"
+	KindStatus       Kind = "status"
+	KindSpend        Kind = "spend"
+	KindSummary      Kind = "summary"
+	KindExport       Kind = "export"
+	KindUndo         Kind = "undo"
+	KindAgent        Kind = "agent"
+	KindAutoRelease  Kind = "autorelease"
+	KindSettings     Kind = "settings"
+	KindWhy          Kind = "why"
+	KindHelp         Kind = "help"
+	KindStart        Kind = "start"
+	KindProposedRent Kind = "proposed_rent" // free text that looks like a rental
+	KindNotACommand  Kind = "not_a_command" // free text the bot cannot act on
+	KindOtherBot     Kind = "other_bot"     // a command addressed to another bot in a group
 )
 
 // Command is one parsed message. The concrete types are the structs in this
@@ -316,6 +315,11 @@ type ProposedChange struct {
 	At    time.Time        // when the text says it happened; zero: not said
 }
 
+// KindProposedChange is the kind of a ProposedChange.
+const KindProposedChange Kind = "proposed_change"
+
+func (ProposedChange) Kind() Kind { return KindProposedChange }
+
 // NotACommand is text the bot cannot act on; the core replies with help.
 type NotACommand struct{}
 
@@ -325,32 +329,31 @@ type OtherBot struct {
 	Bot string
 }
 
-func (Rent) Kind() Kind           { return KindRent }
-func (Stop) Kind() Kind           { return KindStop }
-func (Resume) Kind() Kind         { return KindResume }
-func (Release) Kind() Kind        { return KindRelease }
-func (Price) Kind() Kind          { return KindPrice }
-func (StorageCreate) Kind() Kind  { return KindStorage }
-func (StorageResize) Kind() Kind  { return KindStorage }
-func (StorageDelete) Kind() Kind  { return KindStorage }
-func (TrafficTerms) Kind() Kind   { return KindTraffic }
-func (TrafficUsage) Kind() Kind   { return KindTraffic }
-func (Charge) Kind() Kind         { return KindCharge }
-func (Topup) Kind() Kind          { return KindTopup }
-func (Balance) Kind() Kind        { return KindBalance }
-func (Budget) Kind() Kind         { return KindBudget }
-func (Status) Kind() Kind         { return KindStatus }
-func (Spend) Kind() Kind          { return KindSpend }
-func (Summary) Kind() Kind        { return KindSummary }
-func (Export) Kind() Kind         { return KindExport }
-func (Undo) Kind() Kind           { return KindUndo }
-func (Agent) Kind() Kind          { return KindAgent }
-func (AutoRelease) Kind() Kind    { return KindAutoRelease }
-func (Settings) Kind() Kind       { return KindSettings }
-func (Why) Kind() Kind            { return KindWhy }
-func (Help) Kind() Kind           { return KindHelp }
-func (Start) Kind() Kind          { return KindStart }
-func (ProposedRent) Kind() Kind   { return KindProposedRent }
-func (ProposedChange) Kind() Kind { return KindProposedChange }
-func (NotACommand) Kind() Kind    { return KindNotACommand }
-func (OtherBot) Kind() Kind       { return KindOtherBot }
+func (Rent) Kind() Kind          { return KindRent }
+func (Stop) Kind() Kind          { return KindStop }
+func (Resume) Kind() Kind        { return KindResume }
+func (Release) Kind() Kind       { return KindRelease }
+func (Price) Kind() Kind         { return KindPrice }
+func (StorageCreate) Kind() Kind { return KindStorage }
+func (StorageResize) Kind() Kind { return KindStorage }
+func (StorageDelete) Kind() Kind { return KindStorage }
+func (TrafficTerms) Kind() Kind  { return KindTraffic }
+func (TrafficUsage) Kind() Kind  { return KindTraffic }
+func (Charge) Kind() Kind        { return KindCharge }
+func (Topup) Kind() Kind         { return KindTopup }
+func (Balance) Kind() Kind       { return KindBalance }
+func (Budget) Kind() Kind        { return KindBudget }
+func (Status) Kind() Kind        { return KindStatus }
+func (Spend) Kind() Kind         { return KindSpend }
+func (Summary) Kind() Kind       { return KindSummary }
+func (Export) Kind() Kind        { return KindExport }
+func (Undo) Kind() Kind          { return KindUndo }
+func (Agent) Kind() Kind         { return KindAgent }
+func (AutoRelease) Kind() Kind   { return KindAutoRelease }
+func (Settings) Kind() Kind      { return KindSettings }
+func (Why) Kind() Kind           { return KindWhy }
+func (Help) Kind() Kind          { return KindHelp }
+func (Start) Kind() Kind         { return KindStart }
+func (ProposedRent) Kind() Kind  { return KindProposedRent }
+func (NotACommand) Kind() Kind   { return KindNotACommand }
+func (OtherBot) Kind() Kind      { return KindOtherBot }
