@@ -173,7 +173,7 @@ func (r *req) propose(c ProposedRent) error {
 		return err
 	}
 	// The rental starts when the user said it did, not when they confirm.
-	rent := Rent{Name: freeName(b), Platform: c.Platform, GPU: c.GPU, GPUCount: c.GPUCount, Price: c.Price, Mode: c.Mode, At: r.now}
+	rent := Rent{Name: freeName(b), Platform: c.Platform, GPU: c.GPU, GPUCount: c.GPUCount, Price: c.Price, Mode: c.Mode, At: r.at(c.At).In(r.loc)}
 	if c.Price != nil {
 		rent.Currency = c.Price.Currency
 	}
@@ -184,16 +184,15 @@ func (r *req) propose(c ProposedRent) error {
 		return err
 	}
 	id := r.c.props.add(r.u.UserID, rentCommand(rent), []Command{rent}, r.now)
-	var row []Button
-	for _, b := range []struct{ act, key string }{{actConfirm, "btn_confirm"}, {actEdit, "btn_edit"}, {actCancel, "btn_cancel"}} {
-		d, err := r.c.ButtonData(r.u.UserID, b.act, id)
-		if err != nil {
-			return err
-		}
-		row = append(row, Button{Text: r.t(b.key), Data: d})
+	buttons, err := r.proposalButtons(id)
+	if err != nil {
+		return err
 	}
 	out := r.plain(r.t("propose", rentCommand(rent)))
-	out.Buttons = [][]Button{row}
+	if c.PerCard != nil {
+		out.Text = r.perCardLine(rent, *c.PerCard) + "\n" + out.Text
+	}
+	out.Buttons = buttons
 	return r.send(out)
 }
 
@@ -220,7 +219,8 @@ var unitToken = map[ledger.Unit]string{
 }
 
 // rentCommand writes a Rent as the /rent command that Parse reads back to
-// the same Rent; unknown parts are written as placeholders in capitals.
+// the same Rent (to the minute, in At's zone); unknown parts are written
+// as placeholders in capitals.
 func rentCommand(c Rent) string {
 	parts := []string{"/rent", c.Name}
 	plat := c.Platform
@@ -246,6 +246,9 @@ func rentCommand(c Rent) string {
 	}
 	if c.Currency != "" {
 		parts = append(parts, "currency="+string(c.Currency))
+	}
+	if !c.At.IsZero() {
+		parts = append(parts, "at", c.At.Format(commandTimeLayout))
 	}
 	return strings.Join(parts, " ")
 }

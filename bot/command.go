@@ -299,9 +299,31 @@ type ProposedRent struct {
 	Platform string
 	GPU      string
 	GPUCount int
-	Price    *PriceSpec
-	Mode     ledger.Mode
+	// Price is the whole rental's, as the ledger bills it: with a price
+	// said to be per card ("每张$1.64/h", "$0.35/h each") it is PerCard
+	// times GPUCount.
+	Price *PriceSpec
+	// PerCard is the price as written when it was per card and GPUCount
+	// is more than 1, so the proposal can show the sum; nil otherwise.
+	PerCard *PriceSpec
+	Mode    ledger.Mode
+	At      time.Time // when the text says it started ("3小时前", "2h ago"); zero: not said
 }
+
+// ProposedChange is free text that stops, resumes or releases a rental
+// ("释放box2", "box2关机了", "stopped box1"). The core proposes the
+// command (/stop, /resume or /release) and runs it only when the user
+// confirms.
+type ProposedChange struct {
+	Event ledger.EventKind // EventStop, EventResume or EventRelease
+	Name  string           // as written; a valid name
+	At    time.Time        // when the text says it happened; zero: not said
+}
+
+// KindProposedChange is the kind of a ProposedChange.
+const KindProposedChange Kind = "proposed_change"
+
+func (ProposedChange) Kind() Kind { return KindProposedChange }
 
 // NotACommand is text the bot cannot act on; the core replies with help.
 type NotACommand struct{}

@@ -301,6 +301,11 @@ func (r *req) text() error {
 		}
 		return err
 	}
+	if r.u.ChatType != ChatPrivate && !isCommand(r.u.Text) {
+		if _, ok := cmd.(Help); !ok {
+			return r.mark() // a group's talk ("status", "stopped box1") is not addressed to the bot
+		}
+	}
 	return r.dispatch(cmd)
 }
 

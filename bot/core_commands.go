@@ -82,6 +82,11 @@ func (r *req) dispatch(cmd Command) error {
 			return r.mark() // chatter in a group is not addressed to the bot
 		}
 		return r.propose(c)
+	case ProposedChange:
+		if group {
+			return r.mark()
+		}
+		return r.proposeChange(c)
 	case NotACommand:
 		if group {
 			return r.mark()

@@ -50,7 +50,7 @@ const (
 // may): a new command is kept out of groups until it is placed here.
 func placeInGroup(cmd Command) groupPlace {
 	switch c := cmd.(type) {
-	case Help, Start, NotACommand, ProposedRent, OtherBot:
+	case Help, Start, NotACommand, ProposedRent, ProposedChange, OtherBot:
 		return inGroup
 	case Status, Spend, Summary, Export, Why, Agent:
 		return privately

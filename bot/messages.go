@@ -316,6 +316,15 @@ var messages = Catalog{
 	"propose_incomplete": {
 		"Looks like a rental, but I need the platform and the price. Fill them in and send:\n<code>%[1]s</code>",
 		"看起来是租了一台机器，但还缺平台或价格。补全后发送：\n<code>%[1]s</code>"},
+	"propose_per_card": {
+		"%[1]s at %[2]s each = %[3]s",
+		"%[1]s，每张 %[2]s，共 %[3]s"},
+	"propose_change": {
+		"Record it as:\n<code>%[1]s</code>",
+		"这样记录吗：\n<code>%[1]s</code>"},
+	"change_no_rental": {
+		"You have no rental called %[1]s, so nothing was recorded: /status lists them.",
+		"没有叫 %[1]s 的机器，什么也没记录：/status 列出所有机器。"},
 	"btn_confirm": {"✓ Confirm", "✓ 确认"},
 	"btn_edit":    {"✎ Edit", "✎ 修改"},
 	"btn_cancel":  {"✗ Cancel", "✗ 取消"},

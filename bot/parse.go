@@ -41,9 +41,11 @@ var commandNames = func() map[string]Kind {
 // Parse reads one chat message in the user's zone loc at instant now. A
 // command ("/rent box1 autodl 4090 1.88/h", also "/rent@MyBot ...", in any
 // case) becomes its typed Command or a *ParseError; free text that looks
-// like a rental becomes a ProposedRent; any other free text is
-// NotACommand (never an error). Parse does no I/O except time.LoadLocation
-// for /settings tz=, and its work is bounded by MaxCommandBytes.
+// like a rental becomes a ProposedRent, one that stops, resumes or
+// releases a rental a ProposedChange, a question's word ("status", "余额")
+// that question's command; any other free text is NotACommand (never an
+// error). Parse does no I/O except time.LoadLocation for /settings tz=,
+// and its work is bounded by MaxCommandBytes.
 func Parse(text string, now time.Time, loc *time.Location) (Command, error) {
 	return ParseFor("", text, now, loc)
 }
@@ -60,7 +62,7 @@ func ParseFor(botName, text string, now time.Time, loc *time.Location) (Command,
 		if len(s) > MaxCommandBytes || !utf8.ValidString(s) {
 			return NotACommand{}, nil
 		}
-		return parseFree(normalize(s)), nil
+		return parseFree(normalize(s), now, loc), nil
 	}
 	if len(s) > MaxCommandBytes {
 		return nil, newParseError("", "too_long", strconv.Itoa(len(s)), strconv.Itoa(MaxCommandBytes))
@@ -118,7 +120,7 @@ func mergeTokens(toks []string) []string {
 			case isBareNumber(prev) && isUnitTail(lt):
 				out[n-1] = prev + t
 				continue
-			case lp == "per" && (lt == "second" || lt == "minute" || lt == "hour"):
+			case lp == "per" && (lt == "second" || lt == "minute" || lt == "hour" || lt == "card" || lt == "gpu"):
 				out[n-1] = "per-" + lt
 				continue
 			case lp == "always" && lt == "on":
@@ -547,6 +549,7 @@ func (p *parser) rent(toks []string) (Command, error) {
 		mode      modeInfo
 		modeSrc   string
 		free      []string
+		perCard   bool // the price is per card: "each", "1.64/gpu/h"
 	)
 	setGPU := func(v string) error {
 		m, n, ok := parseGPU(v)
@@ -563,7 +566,8 @@ func (p *parser) rent(toks []string) (Command, error) {
 		return nil
 	}
 	setPrice := func(v string) error {
-		ps, ok := parseComputePrice(v)
+		pv, each := cutPerCardPrice(v)
+		ps, ok := parseComputePrice(pv)
 		if !ok {
 			return p.err("bad_price", quote(v))
 		}
@@ -574,7 +578,8 @@ func (p *parser) rent(toks []string) (Command, error) {
 			return p.err("twice", noun("price"), quote(priceSrc), quote(v))
 		}
 		r.Price, priceSrc = &ps, v
-		unitGiven = strings.Contains(v, "/") || strings.Contains(v, "每")
+		unitGiven = strings.Contains(pv, "/") || strings.Contains(pv, "每")
+		perCard = perCard || each
 		return nil
 	}
 	setMode := func(v string) error {
@@ -589,6 +594,10 @@ func (p *parser) rent(toks []string) (Command, error) {
 		return nil
 	}
 	for _, w := range p.words {
+		if perCardWord(w) {
+			perCard = true
+			continue
+		}
 		if _, ok := parseMode(w); ok {
 			if err := setMode(w); err != nil {
 				return nil, err
@@ -687,6 +696,17 @@ func (p *parser) rent(toks []string) (Command, error) {
 			return nil, p.err("twice", noun("count"), quote(gpuSrc), quote(v))
 		}
 		r.GPUCount = n
+	}
+	if perCard {
+		// The ledger bills one price for the whole rental.
+		if r.Price == nil {
+			return nil, p.err("missing_price", string(p.kind))
+		}
+		total, ok := mulCount(r.Price.Amount, r.GPUCount)
+		if !ok {
+			return nil, p.err("bad_price", quote(priceSrc))
+		}
+		r.Price.Amount = total
 	}
 	r.Mode = mode.mode
 	if mode.pkg != "" && r.Price != nil {

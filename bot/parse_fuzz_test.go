@@ -33,6 +33,21 @@ func FuzzParse(f *testing.F) {
 		"rented 2x4090 on vast at $0.70/h",
 		"/rent box1 \u202eautodl\u200b 4090 1.88",
 		"/rent box1 autodl 4090 999999999.999999999/s",
+		"/rent box1 runpod 2xA100 1.64/h each",
+		"/rent box1 runpod 64xA100 999999999/h per card",
+		"/rent box1 autodl A100 1.64元/卡/小时 count=3",
+		"租了2张A100-80G runpod 每张$1.64/h",
+		"rented 2x A100 on runpod $0.35/h each",
+		"rented 64x h100 on runpod $999999999/h each",
+		"3小时前在autodl租了4090 1.88/h",
+		"昨天晚上10点在autodl租了4090 1.88元/小时",
+		"this morning at 9 rented an h100 on mycloud $2.99 per hour",
+		"rent 4090 on autodl 1.88 per hour",
+		"释放box2",
+		"box2 半小时前关机了",
+		"stopped box1 2h ago",
+		"status?",
+		"spend this month",
 	} {
 		f.Add(s)
 	}
@@ -235,9 +250,25 @@ func checkCommand(t *testing.T, in string, c Command, now time.Time) {
 				t.Fatalf("Parse(%q): price: %v", in, err)
 			}
 		}
+		if c.PerCard != nil {
+			// the rental's price is the per-card price times the cards
+			total, ok := mulCount(c.PerCard.Amount, c.GPUCount)
+			if c.Price == nil || !ok || total.Cmp(c.Price.Amount) != 0 || c.GPUCount < 2 {
+				t.Fatalf("Parse(%q): per-card proposal %s", in, show(c))
+			}
+		}
 		if c.Platform != "" {
 			validName(t, in, "platform", c.Platform)
 		}
+		validAt(t, in, c.At, now)
+	case ProposedChange:
+		validName(t, in, "name", c.Name)
+		switch c.Event {
+		case ledger.EventStop, ledger.EventResume, ledger.EventRelease:
+		default:
+			t.Fatalf("Parse(%q): change %q", in, c.Event)
+		}
+		validAt(t, in, c.At, now)
 	case Help, Start, Status, Summary, Export, Undo, NotACommand, OtherBot:
 	default:
 		t.Fatalf("Parse(%q) returned unknown type %T", in, c)
@@ -250,6 +281,8 @@ func BenchmarkParse(b *testing.B) {
 		"/storage data1 200GB 0.0066/GB/day free=50GB rental=box1",
 		"/settings tz=Asia/Shanghai lang=zh summary=22:00 quiet=23:00-08:00",
 		"在autodl租了两张3090，每小时2.5元",
+		"3小时前在autodl租了2张A100 每张$1.64/h",
+		"stopped box1 2h ago",
 		"just chatting about nothing in particular, no GPU here",
 	}
 	for _, in := range inputs {
