@@ -538,6 +538,18 @@ type AutoInput struct {
 	// because its fresh sample found someone connected; until a heartbeat
 	// received after it, nothing is ordered again.
 	PeopleRefusedAt time.Time
+	// Loc is the user's zone, for the clock times in the reason (nil:
+	// UTC): /why shows it as it is.
+	Loc *time.Location
+}
+
+// clock writes t as a clock time in the input's zone.
+func (in AutoInput) clock(t time.Time) string {
+	loc := in.Loc
+	if loc == nil {
+		loc = time.UTC
+	}
+	return t.In(loc).Format(time.TimeOnly)
 }
 
 // AutoDecide applies DESIGN.md section 7: an automatic stop or release
@@ -564,10 +576,10 @@ func AutoDecide(in AutoInput) (action string, why string) {
 		return "", "no idle warning shown yet"
 	}
 	if wait := in.WarnedAt.Add(p.Grace()); in.Now.Before(wait) {
-		return "", fmt.Sprintf("grace period: warned %s, acting not before %s", in.WarnedAt.UTC().Format(time.TimeOnly), wait.UTC().Format(time.TimeOnly))
+		return "", fmt.Sprintf("grace period: warned %s, acting not before %s", in.clock(in.WarnedAt), in.clock(wait))
 	}
 	if in.Now.Before(in.SnoozeUntil) {
-		return "", "snoozed until " + in.SnoozeUntil.UTC().Format(time.TimeOnly)
+		return "", "snoozed until " + in.clock(in.SnoozeUntil)
 	}
 	if in.Kept {
 		return "", "the user chose Keep"
@@ -582,7 +594,7 @@ func AutoDecide(in AutoInput) (action string, why string) {
 		return "", "the host is " + string(a.Verdict)
 	}
 	if !in.PeopleRefusedAt.IsZero() && !a.LastSeen.After(in.PeopleRefusedAt) {
-		return "", "the agent found someone connected at " + in.PeopleRefusedAt.UTC().Format(time.TimeOnly) + "; waiting for its next heartbeat"
+		return "", "the agent found someone connected at " + in.clock(in.PeopleRefusedAt) + "; waiting for its next heartbeat"
 	}
 	if held := p.WaitFor.Holding(a.Sessions); len(held) > 0 {
 		return "", fmt.Sprintf("someone is connected: %s (wait_for=%s; /autorelease %s %s wait_for=none acts anyway)",

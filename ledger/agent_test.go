@@ -32,6 +32,13 @@ func TestAutoDecide(t *testing.T) {
 		{"NoWarning", func(in *AutoInput) { in.WarnedAt = time.Time{} }, "", "no idle warning"},
 		{"InGrace", func(in *AutoInput) { in.WarnedAt = now.Add(-29 * time.Minute) }, "", "grace"},
 		{"Snoozed", func(in *AutoInput) { in.SnoozeUntil = now.Add(time.Minute) }, "", "snoozed"},
+		// Clock times are in the user's zone (12:00 UTC is 20:00 in Shanghai).
+		{"InGraceLocal", func(in *AutoInput) {
+			in.WarnedAt, in.Loc = now.Add(-29*time.Minute), time.FixedZone("CST", 8*3600)
+		}, "", "warned 19:31:00, acting not before 20:01:00"},
+		{"SnoozedLocal", func(in *AutoInput) {
+			in.SnoozeUntil, in.Loc = now.Add(time.Minute), time.FixedZone("CST", 8*3600)
+		}, "", "snoozed until 20:01:00"},
 		{"Kept", func(in *AutoInput) { in.Kept = true }, "", "Keep"},
 		{"StaleHeartbeat", func(in *AutoInput) { in.Agent.LastSeen = now.Add(-3 * time.Minute) }, "", "fresh"},
 		{"FutureHeartbeat", func(in *AutoInput) { in.Agent.LastSeen = now.Add(time.Hour) }, "", "fresh"},

@@ -249,7 +249,7 @@ func (s *Scheduler) checkIdle(ctx context.Context, u *ledger.User, r *ledger.Ren
 		refused := s.peopleRefused[r.ID]
 		s.mu.Unlock()
 		in := ledger.AutoInput{Now: now, Rental: r, Policy: pol, Agent: &st, WarnedAt: card.FirstAt,
-			SnoozeUntil: card.SnoozeUntil, Kept: card.Kept, FreshWithin: s.cfg.FreshWithin, PeopleRefusedAt: refused}
+			SnoozeUntil: card.SnoozeUntil, Kept: card.Kept, FreshWithin: s.cfg.FreshWithin, PeopleRefusedAt: refused, Loc: u.Location()}
 		action, why := ledger.AutoDecide(in)
 		if action != "" {
 			return s.autoOrder(ctx, u, r, &card, action, why)
