@@ -538,7 +538,7 @@ func (r *req) errorText(err error) string {
 	if code == ledger.EINTERNAL {
 		return r.t("internal")
 	}
-	return "✗ " + esc(ledgerErrorText(err, r.lang))
+	return "✗ " + esc(ledgerErrorText(err, r.lang, r.loc, r.now))
 }
 
 func esc(s string) string { return html.EscapeString(s) }

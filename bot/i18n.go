@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"time"
 	"unicode/utf8"
 
 	"github.com/gpuledger/gpuledger/ledger"
@@ -68,7 +69,8 @@ func (e *ParseError) Text(lang string) string {
 }
 
 // ErrorText renders any error for a user in lang: a *ParseError in that
-// language, a *ledger.Error by its message, anything else as a generic
+// language, a *ledger.Error by LedgerMessage (times in UTC, as full dates),
+// anything else as a generic
 // internal error (whose details must be logged, not shown).
 func ErrorText(err error, lang string) string {
 	if err == nil {
@@ -84,7 +86,7 @@ func ErrorText(err error, lang string) string {
 		}
 		return "internal error, logged; please try again later"
 	}
-	return ledger.ErrorMessage(err)
+	return LedgerMessage(err, lang, time.UTC, time.Time{})
 }
 
 // quote shows a user's token inside a message: quoted, control and

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"html"
+	"time"
 
 	"github.com/gpuledger/gpuledger/ledger"
 )
@@ -411,11 +412,11 @@ var errorPrefixZH = map[string]string{
 	ledger.EUNAUTHORIZED: "无权操作",
 }
 
-// ledgerErrorText renders a *ledger.Error for the user: the ledger's
-// message in English; in Chinese a lead naming the kind of problem, then
-// the message, and that nothing was changed.
-func ledgerErrorText(err error, lang string) string {
-	msg := ledger.ErrorMessage(err)
+// ledgerErrorText renders a *ledger.Error for the user in lang, its times
+// in loc: the message (LedgerMessage); in Chinese after a lead naming the
+// kind of problem; then that nothing was changed.
+func ledgerErrorText(err error, lang string, loc *time.Location, now time.Time) string {
+	msg := LedgerMessage(err, lang, loc, now)
 	var le *ledger.Error
 	if !errors.As(err, &le) {
 		return msg

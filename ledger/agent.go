@@ -261,7 +261,7 @@ func ParseWaitFor(s string) (WaitFor, error) {
 		case "vscode", "code", "code-server":
 			f = SessionVSCode
 		default:
-			return "", Errorf(EINVALID, "wait_for=%s: %q is not ssh, jupyter, vscode or none, e.g. wait_for=ssh,jupyter", s, f)
+			return "", Errorc(EINVALID, "bad_wait_for", s, f)
 		}
 		have[f] = true
 	}
@@ -317,7 +317,7 @@ func (w WaitFor) Validate() error {
 		return err
 	}
 	if got != w {
-		return Errorf(EINVALID, "wait_for=%s is not in canonical form (%s)", w, got.String())
+		return Errorc(EINVALID, "wait_for_canonical", w, got.String())
 	}
 	return nil
 }
@@ -434,13 +434,13 @@ func (p AutoPolicy) Grace() time.Duration {
 // Validate checks a policy from chat.
 func (p AutoPolicy) Validate() error {
 	if !p.Action.Valid() {
-		return Errorf(EINVALID, "unknown action %q: use off, notify, stop or release, e.g. /autorelease box1 stop after 1h", p.Action)
+		return Errorc(EINVALID, "bad_action", p.Action)
 	}
 	if p.After < 0 || p.After > 7*24*time.Hour {
-		return Errorf(EINVALID, "after=%s is out of range (0 to 7 days), e.g. /autorelease box1 stop after 1h", p.After)
+		return Errorc(EINVALID, "bad_after", p.After)
 	}
 	if p.After != 0 && p.After < MinGrace && p.Action != AutoOff {
-		return Errorf(EINVALID, "after=%s is too short: give at least %s, e.g. /autorelease box1 stop after 30m", p.After, MinGrace)
+		return Errorc(EINVALID, "after_short", p.After, MinGrace)
 	}
 	return p.WaitFor.Validate()
 }

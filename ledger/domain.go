@@ -77,10 +77,10 @@ func (p Price) String() string { return p.Amount.String() + "/" + string(p.Unit)
 // that is not negative. Zero is allowed (a free tier).
 func (p Price) Validate() error {
 	if p.Unit.Seconds() == 0 {
-		return Errorf(EINVALID, "unknown price unit %q: use /s, /min, /h, /day, /week or /month", p.Unit)
+		return Errorc(EINVALID, "bad_price_unit", p.Unit)
 	}
 	if p.Amount.Sign() < 0 {
-		return Errorf(EINVALID, "price %s is negative", p.Amount)
+		return Errorc(EINVALID, "price_negative", p.Amount)
 	}
 	return nil
 }
@@ -218,13 +218,13 @@ func (r *Rental) Validate() error {
 		return err
 	}
 	if r.Platform == "" {
-		return Errorf(EINVALID, "rental %s has no platform: add one, e.g. autodl", r.Name)
+		return Errorc(EINVALID, "no_platform", r.Name)
 	}
 	if r.GPUCount < 1 || r.GPUCount > 64 {
-		return Errorf(EINVALID, "GPU count %d is out of range 1..64", r.GPUCount)
+		return Errorc(EINVALID, "bad_count", r.GPUCount)
 	}
 	if !r.Mode.Valid() {
-		return Errorf(EINVALID, "unknown billing mode %q: use per-second, per-minute, per-hour or always-on", r.Mode)
+		return Errorc(EINVALID, "bad_mode", r.Mode)
 	}
 	if r.Priced {
 		if err := r.Price.Validate(); err != nil {
@@ -235,19 +235,19 @@ func (r *Rental) Validate() error {
 		}
 	}
 	if r.Currency == "" {
-		return Errorf(EINVALID, "rental %s has no currency", r.Name)
+		return Errorc(EINVALID, "no_currency", r.Name)
 	}
 	if r.Min < 0 || r.Min > 31*24*time.Hour {
-		return Errorf(EINVALID, "min=%s is out of range 0..31d", r.Min)
+		return Errorc(EINVALID, "bad_min", r.Min)
 	}
 	if r.Step < 0 || r.Step > 31*24*time.Hour || r.Step%time.Second != 0 || r.Min%time.Second != 0 {
-		return Errorf(EINVALID, "step=%s must be whole seconds up to 31d", r.Step)
+		return Errorc(EINVALID, "bad_step", r.Step)
 	}
 	if r.Floor.Sign() < 0 {
-		return Errorf(EINVALID, "floor=%s is negative", r.Floor)
+		return Errorc(EINVALID, "floor_negative", r.Floor)
 	}
 	if r.Lease < 0 || r.Lease > 366*24*time.Hour {
-		return Errorf(EINVALID, "for=%s is out of range (up to a year)", r.Lease)
+		return Errorc(EINVALID, "bad_lease", r.Lease)
 	}
 	return nil
 }
@@ -263,7 +263,7 @@ func checkRate(p Price) error {
 	rhs := maxHourly.Rat()
 	rhs.Mul(rhs, DecimalFromInt(p.Unit.Seconds()).Rat())
 	if lhs.Cmp(rhs) > 0 {
-		return Errorf(EINVALID, "price %s is absurd (over %s per hour): check the amount and unit", p, maxHourly)
+		return Errorc(EINVALID, "price_absurd", p, maxHourly)
 	}
 	return nil
 }
@@ -279,11 +279,11 @@ func ValidateName(name string) error {
 			(c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
 			(c >= 0x4e00 && c <= 0x9fff)
 		if !ok {
-			return Errorf(EINVALID, "name %q may use only letters, digits, '-', '_' and '.', e.g. box1", clip.Runes(name, 40, "…"))
+			return Errorc(EINVALID, "bad_name", clip.Runes(name, 40, "…"))
 		}
 	}
 	if n == 0 || n > 32 {
-		return Errorf(EINVALID, "name %q must be 1 to 32 characters long", clip.Runes(name, 40, "…"))
+		return Errorc(EINVALID, "name_length", clip.Runes(name, 40, "…"))
 	}
 	return nil
 }
@@ -294,35 +294,35 @@ func ValidateName(name string) error {
 // returns an *Error with code EINVALID or ECONFLICT naming the problem.
 func (r *Rental) CheckEvent(ev Event) error {
 	if ev.At.IsZero() {
-		return Errorf(EINVALID, "event has no time")
+		return Errorc(EINVALID, "no_time")
 	}
 	if len(r.Events) == 0 {
 		if ev.Kind != EventStart {
-			return Errorf(EINVALID, "rental %s has not started: its first event must be a start", r.Name)
+			return Errorc(EINVALID, "not_started", r.Name)
 		}
 		return nil
 	}
 	start := r.StartedAt()
 	if ev.At.Before(start) {
-		return Errorf(EINVALID, "%s at %s is before %s started (%s)", ev.Kind, fmtTime(ev.At), r.Name, fmtTime(start))
+		return Errorc(EINVALID, "before_start", ev.Kind, ev.At, r.Name, start)
 	}
 	if last := r.LastEventAt(); ev.At.Before(last) {
-		return Errorf(EINVALID, "%s at %s is before %s's last change (%s): events must be recorded in order", ev.Kind, fmtTime(ev.At), r.Name, fmtTime(last))
+		return Errorc(EINVALID, "before_last", ev.Kind, ev.At, r.Name, last)
 	}
 	st := r.State()
 	if st == Released {
-		return Errorf(ECONFLICT, "%s was already released: it cannot %s", r.Name, ev.Kind)
+		return Errorc(ECONFLICT, "already_released", r.Name, ev.Kind)
 	}
 	switch ev.Kind {
 	case EventStart:
-		return Errorf(ECONFLICT, "%s has already started: use resume", r.Name)
+		return Errorc(ECONFLICT, "already_started", r.Name)
 	case EventStop:
 		if st != Running {
-			return Errorf(ECONFLICT, "%s is already stopped", r.Name)
+			return Errorc(ECONFLICT, "already_stopped", r.Name)
 		}
 	case EventResume:
 		if st != Stopped {
-			return Errorf(ECONFLICT, "%s is running, not stopped", r.Name)
+			return Errorc(ECONFLICT, "not_stopped", r.Name)
 		}
 	case EventPrice:
 		if err := ev.Price.Validate(); err != nil {
@@ -333,7 +333,7 @@ func (r *Rental) CheckEvent(ev Event) error {
 		}
 	case EventRelease:
 	default:
-		return Errorf(EINVALID, "unknown event %q", ev.Kind)
+		return Errorc(EINVALID, "bad_event", ev.Kind)
 	}
 	return nil
 }
@@ -432,27 +432,27 @@ var maxSizeGB = MustDecimal("10000000")
 // CheckEvent reports whether ev may be appended to v's history.
 func (v *Volume) CheckEvent(ev VolumeEvent) error {
 	if ev.At.IsZero() {
-		return Errorf(EINVALID, "event has no time")
+		return Errorc(EINVALID, "no_time")
 	}
 	if ev.Kind == VolumeCreate || ev.Kind == VolumeResize {
 		if ev.SizeGB.Sign() < 0 || ev.SizeGB.Cmp(maxSizeGB) > 0 {
-			return Errorf(EINVALID, "size %sGB is out of range 0..%sGB", ev.SizeGB, maxSizeGB)
+			return Errorc(EINVALID, "bad_volume_size", ev.SizeGB, maxSizeGB)
 		}
 	}
 	if len(v.Events) == 0 {
 		if ev.Kind != VolumeCreate {
-			return Errorf(EINVALID, "volume %s does not exist yet", v.Name)
+			return Errorc(EINVALID, "no_volume", v.Name)
 		}
 		return nil
 	}
 	if last := v.Events[len(v.Events)-1]; ev.At.Before(last.At) {
-		return Errorf(EINVALID, "%s at %s is before volume %s's last change (%s)", ev.Kind, fmtTime(ev.At), v.Name, fmtTime(last.At))
+		return Errorc(EINVALID, "volume_before_last", ev.Kind, ev.At, v.Name, last.At)
 	}
 	if _, deleted := v.Deleted(); deleted {
-		return Errorf(ECONFLICT, "volume %s was already deleted", v.Name)
+		return Errorc(ECONFLICT, "volume_deleted", v.Name)
 	}
 	if ev.Kind == VolumeCreate {
-		return Errorf(ECONFLICT, "volume %s already exists", v.Name)
+		return Errorc(ECONFLICT, "volume_exists", v.Name)
 	}
 	return nil
 }
@@ -464,20 +464,20 @@ func (v *Volume) Validate() error {
 	}
 	if v.Priced {
 		if v.PriceUnit.Seconds() == 0 {
-			return Errorf(EINVALID, "unknown storage price unit %q: use /GB/h, /GB/day or /GB/month", v.PriceUnit)
+			return Errorc(EINVALID, "bad_storage_unit", v.PriceUnit)
 		}
 		if v.Price.Sign() < 0 {
-			return Errorf(EINVALID, "storage price %s is negative", v.Price)
+			return Errorc(EINVALID, "storage_negative", v.Price)
 		}
 		if v.HasStoppedPrice && v.StoppedPrice.Sign() < 0 {
-			return Errorf(EINVALID, "stopped storage price %s is negative", v.StoppedPrice)
+			return Errorc(EINVALID, "stopped_negative", v.StoppedPrice)
 		}
 	}
 	if v.FreeGB.Sign() < 0 {
-		return Errorf(EINVALID, "free=%sGB is negative", v.FreeGB)
+		return Errorc(EINVALID, "free_negative", v.FreeGB)
 	}
 	if v.Currency == "" {
-		return Errorf(EINVALID, "volume %s has no currency", v.Name)
+		return Errorc(EINVALID, "volume_no_currency", v.Name)
 	}
 	return nil
 }

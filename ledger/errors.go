@@ -3,6 +3,7 @@ package ledger
 import (
 	"errors"
 	"fmt"
+	"time"
 )
 
 // Error codes. Every error a ledger operation returns to a caller carries one
@@ -20,9 +21,18 @@ const (
 // Error is the ledger's application error: a machine-readable code and a
 // message fit to show a user. Internal errors are not of this type; they are
 // wrapped with %w and reported as EINTERNAL by ErrorCode.
+//
+// Key and Args, where Key is set, name the message in the catalog below
+// so an edge can render it in the user's language and zone: Args are the
+// values the message shows (strings, numbers, time.Time, Decimal…), in the
+// order of the English text's %[n] verbs. Message is always the English
+// rendering, with times in UTC, for logs and for callers that show no
+// language.
 type Error struct {
 	Code    string
 	Message string
+	Key     string
+	Args    []any
 }
 
 // Error implements the error interface.
@@ -33,6 +43,84 @@ func (e *Error) Error() string {
 // Errorf returns an *Error with the given code and a formatted message.
 func Errorf(code string, format string, args ...any) *Error {
 	return &Error{Code: code, Message: fmt.Sprintf(format, args...)}
+}
+
+// Errorc returns an *Error with the given code, the catalog message key and
+// its arguments; Message is the English text of errorTexts[key] with times
+// in UTC. A key missing from the catalog is a bug the catalog test catches;
+// it still yields the key and its arguments as the message.
+func Errorc(code, key string, args ...any) *Error {
+	a := make([]any, len(args))
+	for i, v := range args {
+		if t, ok := v.(time.Time); ok {
+			a[i] = fmtTime(t)
+			continue
+		}
+		a[i] = v
+	}
+	tmpl, ok := errorTexts[key]
+	if !ok {
+		return &Error{Code: code, Message: fmt.Sprint(append([]any{key, " "}, a...)...), Key: key, Args: args}
+	}
+	return &Error{Code: code, Message: fmt.Sprintf(tmpl, a...), Key: key, Args: args}
+}
+
+// ErrorTexts returns a copy of the ledger's message catalog, key → English
+// format (arguments as explicit %[n] verbs), so that an edge's own catalog
+// can be checked to render every key with the same arguments.
+func ErrorTexts() map[string]string {
+	m := make(map[string]string, len(errorTexts))
+	for k, v := range errorTexts {
+		m[k] = v
+	}
+	return m
+}
+
+// errorTexts holds the English text of every keyed ledger error. Verbs are
+// indexed (%[1]v) so a translation may reorder them; a time.Time argument
+// is shown here in UTC, and in the user's zone by the edges.
+var errorTexts = map[string]string{
+	"not_number":         "%[1]q is not a number: %[2]v (write it like 1.88)",
+	"bad_currency":       "%[1]q is not a currency: use a code like CNY or USD",
+	"bad_month":          "%[1]q is not a month: write it like 2026-11",
+	"bad_price_unit":     "unknown price unit %[1]q: use /s, /min, /h, /day, /week or /month",
+	"price_negative":     "price %[1]v is negative",
+	"no_platform":        "rental %[1]v has no platform: add one, e.g. autodl",
+	"bad_count":          "GPU count %[1]v is out of range 1..64",
+	"bad_mode":           "unknown billing mode %[1]q: use per-second, per-minute, per-hour or always-on",
+	"no_currency":        "rental %[1]v has no currency",
+	"bad_min":            "min=%[1]v is out of range 0..31d",
+	"bad_step":           "step=%[1]v must be whole seconds up to 31d",
+	"floor_negative":     "floor=%[1]v is negative",
+	"bad_lease":          "for=%[1]v is out of range (up to a year)",
+	"price_absurd":       "price %[1]v is absurd (over %[2]v per hour): check the amount and unit",
+	"bad_name":           "name %[1]q may use only letters, digits, '-', '_' and '.', e.g. box1",
+	"name_length":        "name %[1]q must be 1 to 32 characters long",
+	"no_time":            "event has no time",
+	"not_started":        "rental %[1]v has not started: its first event must be a start",
+	"before_start":       "%[1]v at %[2]v is before %[3]v started (%[4]v)",
+	"before_last":        "%[1]v at %[2]v is before %[3]v's last change (%[4]v): events must be recorded in order",
+	"already_released":   "%[1]v was already released: it cannot %[2]v",
+	"already_started":    "%[1]v has already started: use resume",
+	"already_stopped":    "%[1]v is already stopped",
+	"not_stopped":        "%[1]v is running, not stopped",
+	"bad_event":          "unknown event %[1]q",
+	"bad_volume_size":    "size %[1]vGB is out of range 0..%[2]vGB",
+	"no_volume":          "volume %[1]v does not exist yet",
+	"volume_before_last": "%[1]v at %[2]v is before volume %[3]v's last change (%[4]v)",
+	"volume_deleted":     "volume %[1]v was already deleted",
+	"volume_exists":      "volume %[1]v already exists",
+	"bad_storage_unit":   "unknown storage price unit %[1]q: use /GB/h, /GB/day or /GB/month",
+	"storage_negative":   "storage price %[1]v is negative",
+	"stopped_negative":   "stopped storage price %[1]v is negative",
+	"free_negative":      "free=%[1]vGB is negative",
+	"volume_no_currency": "volume %[1]v has no currency",
+	"bad_wait_for":       "wait_for=%[1]v: %[2]q is not ssh, jupyter, vscode or none, e.g. wait_for=ssh,jupyter",
+	"wait_for_canonical": "wait_for=%[1]v is not in canonical form (%[2]v)",
+	"bad_action":         "unknown action %[1]q: use off, notify, stop or release, e.g. /autorelease box1 stop after 1h",
+	"bad_after":          "after=%[1]v is out of range (0 to 7 days), e.g. /autorelease box1 stop after 1h",
+	"after_short":        "after=%[1]v is too short: give at least %[2]v, e.g. /autorelease box1 stop after 30m",
+	"rental_not_yours":   "that rental is not yours",
 }
 
 // ErrorCode returns the code of the first *Error in err's chain, EINTERNAL

@@ -66,7 +66,7 @@ func ParseDecimal(s string) (Decimal, error) {
 		if len(orig) > 40 {
 			orig = orig[:40] + "…"
 		}
-		return Decimal{}, Errorf(EINVALID, "%q is not a number: %s (write it like 1.88)", orig, why)
+		return Decimal{}, Errorc(EINVALID, "not_number", orig, why)
 	}
 	if s == "" {
 		return bad("empty")
@@ -235,7 +235,7 @@ func ParseCurrency(s string) (Currency, error) {
 	if len(u) == 3 && u[0] >= 'A' && u[0] <= 'Z' && u[1] >= 'A' && u[1] <= 'Z' && u[2] >= 'A' && u[2] <= 'Z' {
 		return Currency(u), nil
 	}
-	return "", Errorf(EINVALID, "%q is not a currency: use a code like CNY or USD", s)
+	return "", Errorc(EINVALID, "bad_currency", s)
 }
 
 // Money is an amount rounded to its currency's minor unit: Minor fen,

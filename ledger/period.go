@@ -37,7 +37,7 @@ func MonthRange(t time.Time, loc *time.Location) (start, end time.Time) {
 func ParseMonth(s string, loc *time.Location) (start, end time.Time, err error) {
 	t, perr := time.ParseInLocation("2006-01", s, loc)
 	if perr != nil || len(s) != 7 {
-		return time.Time{}, time.Time{}, Errorf(EINVALID, "%q is not a month: write it like 2026-11", clip.Runes(s, 20, "…"))
+		return time.Time{}, time.Time{}, Errorc(EINVALID, "bad_month", clip.Runes(s, 20, "…"))
 	}
 	start, end = MonthRange(t, loc)
 	return start, end, nil

@@ -31,9 +31,9 @@ func (s *Scheduler) RegisterButtons(reg ButtonRegistry) {
 // press handles one verified button press: it runs the action and answers
 // the callback with a short toast.
 func (s *Scheduler) press(ctx context.Context, p bot.ButtonPress, snd bot.Sender) error {
-	lg := bot.LangEN
+	lg, loc := bot.LangEN, time.UTC
 	if u, err := s.store.User(ctx, p.Update.UserID); err == nil {
-		lg = lang(&u)
+		lg, loc = lang(&u), u.Location()
 	}
 	id, err := strconv.ParseInt(p.Payload, 10, 64)
 	if err != nil || id <= 0 {
@@ -70,7 +70,7 @@ func (s *Scheduler) press(ctx context.Context, p bot.ButtonPress, snd bot.Sender
 			s.log.Error("scheduler: button", "action", p.Action, "rental", id, "err", err)
 			toast = text(lg, "t_internal")
 		} else {
-			toast = ledger.ErrorMessage(err)
+			toast = bot.LedgerMessage(err, lg, loc, p.Now)
 		}
 	}
 	return snd.AnswerCallback(ctx, p.Update.CallbackID, clip.Bytes(toast, 190, "…"))
@@ -80,7 +80,7 @@ func (s *Scheduler) press(ctx context.Context, p bot.ButtonPress, snd bot.Sender
 func (s *Scheduler) ownRental(ctx context.Context, userID, rentalID int64) (*ledger.Rental, *ledger.User, error) {
 	r, err := s.store.RentalByID(ctx, rentalID)
 	if err != nil || r.UserID != userID {
-		return nil, nil, ledger.Errorf(ledger.ENOTFOUND, "that rental is not yours")
+		return nil, nil, ledger.Errorc(ledger.ENOTFOUND, "rental_not_yours")
 	}
 	u, err := s.store.User(ctx, userID)
 	if err != nil {
