@@ -283,7 +283,7 @@ func (r *req) named(name string) (*ledger.Rental, error) {
 func (r *req) liveRental(name string, cur ledger.Currency) (*ledger.Rental, error) {
 	x, err := r.named(name)
 	if ledger.ErrorCode(err) == ledger.ENOTFOUND || err == nil && x.State() == ledger.Released {
-		return nil, ledger.Errorf(ledger.ENOTFOUND, "you have no unreleased rental called %s: /status lists them", name)
+		return nil, ledger.Errorc(ledger.ENOTFOUND, "no_unreleased", name)
 	}
 	if err != nil {
 		return nil, err
@@ -296,7 +296,7 @@ func (r *req) liveRental(name string, cur ledger.Currency) (*ledger.Rental, erro
 
 func sameCurrency(given, have ledger.Currency, what string) error {
 	if given != "" && given != have {
-		return ledger.Errorf(ledger.EINVALID, "%s is billed in %s, not %s: give the amount in %s", what, have, given, have)
+		return ledger.Errorc(ledger.EINVALID, "currency_mismatch", what, have, given)
 	}
 	return nil
 }
@@ -754,7 +754,7 @@ func (r *req) agent(c Agent) error {
 func (r *req) why(c Why) error {
 	x, err := r.named(c.Name)
 	if ledger.ErrorCode(err) == ledger.ENOTFOUND {
-		return ledger.Errorf(ledger.ENOTFOUND, "you have no rental called %s: /status lists them", c.Name)
+		return ledger.Errorc(ledger.ENOTFOUND, "no_rental_called", c.Name)
 	}
 	if err != nil {
 		return err

@@ -47,7 +47,7 @@ func (h *Hub) IssueOrder(ctx context.Context, rentalID int64, action string, ori
 		return ledger.Order{}, ledger.Errorf(ledger.ECONFLICT, "%s is %s: nothing to %s", rl.Name, rl.State(), action)
 	}
 	if _, seen := h.AgentState(rentalID); !seen {
-		return ledger.Order{}, ledger.Errorf(ledger.ENOTFOUND, "no agent has reported for %s: release it on the platform, then /release %s", rl.Name, rl.Name)
+		return ledger.Order{}, ledger.Errorc(ledger.ENOTFOUND, "no_agent_reported", rl.Name)
 	}
 	now := h.now().UTC().Truncate(time.Second)
 	o := ledger.Order{ID: "o-" + randomHex(8), RentalID: rl.ID, UserID: rl.UserID, Rental: rl.Name, Action: action,

@@ -55,7 +55,7 @@ func (db *DB) beginAction(ctx context.Context, tx querier, a ledger.Action, kind
 		var one int
 		err := tx.QueryRowContext(ctx, `SELECT 1 FROM users WHERE id = ?`, a.UserID).Scan(&one)
 		if err == sql.ErrNoRows {
-			return journal{}, ledger.Errorf(ledger.ENOTFOUND, "user %d is not registered: send /start first", a.UserID)
+			return journal{}, ledger.Errorc(ledger.ENOTFOUND, "not_registered", a.UserID)
 		}
 		if err != nil {
 			return journal{}, fmt.Errorf("sqlite: look up user %d: %w", a.UserID, err)
@@ -159,7 +159,7 @@ func (db *DB) Undo(ctx context.Context, a ledger.Action) (ledger.UndoResult, err
 			WHERE user_id = ? AND undoable = 1 AND undone_by IS NULL ORDER BY id DESC LIMIT 1`, j.userID).
 			Scan(&id, &kind, &name, &at, &rentalID, &volumeID, &prev)
 		if err == sql.ErrNoRows {
-			return ledger.Errorf(ledger.ENOTFOUND, "there is nothing to undo (a stop or release confirmed by an agent cannot be undone: /resume NAME starts a stopped rental again)")
+			return ledger.Errorc(ledger.ENOTFOUND, "nothing_to_undo")
 		}
 		if err != nil {
 			return fmt.Errorf("sqlite: find the action to undo: %w", err)

@@ -29,7 +29,7 @@ func (db *DB) IssueToken(ctx context.Context, userID int64, name string, hash [3
 			return err
 		}
 		if r.State() == ledger.Released {
-			return ledger.Errorf(ledger.ECONFLICT, "%s was released: an agent can only report for a live rental", name)
+			return ledger.Errorc(ledger.ECONFLICT, "agent_released", name)
 		}
 		if _, err := tx.ExecContext(ctx, `UPDATE agent_tokens SET revoked_at = ? WHERE rental_id = ? AND revoked_at IS NULL`,
 			unix(at), r.ID); err != nil {
@@ -572,7 +572,7 @@ func (db *DB) SetAutoPolicy(ctx context.Context, userID int64, name string, p le
 			return err
 		}
 		if r.State() == ledger.Released {
-			return ledger.Errorf(ledger.ECONFLICT, "%s was already released", name)
+			return ledger.Errorc(ledger.ECONFLICT, "was_released", name)
 		}
 		p.RentalID = r.ID
 		_, err = tx.ExecContext(ctx, `INSERT INTO auto_policies (rental_id, action, after_ns, set_at, wait_for) VALUES (?, ?, ?, ?, ?)
@@ -642,7 +642,7 @@ func (db *DB) CreateOrder(ctx context.Context, o ledger.Order) (ledger.Order, er
 		var one int
 		err := tx.QueryRowContext(ctx, `SELECT 1 FROM rentals WHERE id = ? AND released = 0`, o.RentalID).Scan(&one)
 		if err == sql.ErrNoRows {
-			return ledger.Errorf(ledger.ENOTFOUND, "%s is not a live rental", o.Rental)
+			return ledger.Errorc(ledger.ENOTFOUND, "not_live", o.Rental)
 		}
 		if err != nil {
 			return fmt.Errorf("sqlite: create order: %w", err)
@@ -651,7 +651,7 @@ func (db *DB) CreateOrder(ctx context.Context, o ledger.Order) (ledger.Order, er
 			o.ID, o.RentalID, o.UserID, o.Rental, o.Action, string(o.Origin), unix(o.IssuedAt), unix(o.ExpiresAt),
 			o.Nonce, string(o.State), o.Outcome, o.Message, unix(o.UpdatedAt), o.BootID, strings.Join(o.WaitFor, ","))
 		if isConstraint(err) {
-			return ledger.Errorf(ledger.ECONFLICT, "%s already has a release in progress", o.Rental)
+			return ledger.Errorc(ledger.ECONFLICT, "release_in_progress", o.Rental)
 		}
 		if err != nil {
 			return fmt.Errorf("sqlite: create order: %w", err)

@@ -21,10 +21,10 @@ const maxNote = 200
 // 200 characters), ENOTFOUND (user or rental), EDUPLICATE.
 func (db *DB) AddCharge(ctx context.Context, a ledger.Action, rentalName string, c ledger.Charge) (ledger.Charge, error) {
 	if c.Amount.IsZero() {
-		return ledger.Charge{}, ledger.Errorf(ledger.EINVALID, "a charge of 0 records nothing: give an amount, e.g. /charge box1 5 image fee")
+		return ledger.Charge{}, ledger.Errorc(ledger.EINVALID, "charge_zero")
 	}
 	if utf8.RuneCountInString(c.Note) > maxNote {
-		return ledger.Charge{}, ledger.Errorf(ledger.EINVALID, "the note is longer than %d characters", maxNote)
+		return ledger.Charge{}, ledger.Errorc(ledger.EINVALID, "note_long", maxNote)
 	}
 	name := rentalName
 	if name == "" {
@@ -50,10 +50,10 @@ func (db *DB) AddCharge(ctx context.Context, a ledger.Action, rentalName string,
 			}
 		}
 		if c.Platform == "" {
-			return ledger.Errorf(ledger.EINVALID, "a charge needs a rental or a platform, e.g. /charge box1 5 image fee")
+			return ledger.Errorc(ledger.EINVALID, "charge_target")
 		}
 		if c.Currency == "" {
-			return ledger.Errorf(ledger.EINVALID, "a charge needs a currency, e.g. /charge box1 ¥5 image fee")
+			return ledger.Errorc(ledger.EINVALID, "charge_currency")
 		}
 		c.UserID = j.userID
 		c.At = orActionTime(c.At, j)
@@ -92,10 +92,10 @@ type platformAmount struct {
 
 func (db *DB) addPlatformAmount(ctx context.Context, a ledger.Action, p *platformAmount) (id, userID int64, err error) {
 	if p.platform == "" {
-		return 0, 0, ledger.Errorf(ledger.EINVALID, "no platform given, e.g. /%s autodl 100", p.kind)
+		return 0, 0, ledger.Errorc(ledger.EINVALID, "no_platform_given", p.kind)
 	}
 	if p.currency == "" {
-		return 0, 0, ledger.Errorf(ledger.EINVALID, "no currency given, e.g. /%s autodl ¥100", p.kind)
+		return 0, 0, ledger.Errorc(ledger.EINVALID, "no_currency_given", p.kind)
 	}
 	err = db.withWrite(ctx, func(tx *wtx) error {
 		j, err := db.beginAction(ctx, tx, a, p.kind, p.platform, true, true)
@@ -123,7 +123,7 @@ func (db *DB) addPlatformAmount(ctx context.Context, a ledger.Action, p *platfor
 // platform or currency), ENOTFOUND (user), EDUPLICATE.
 func (db *DB) AddTopUp(ctx context.Context, a ledger.Action, t ledger.TopUp) (ledger.TopUp, error) {
 	if t.Amount.Sign() <= 0 {
-		return ledger.TopUp{}, ledger.Errorf(ledger.EINVALID, "a top-up of %s: give a positive amount, e.g. /topup autodl 100", t.Amount)
+		return ledger.TopUp{}, ledger.Errorc(ledger.EINVALID, "topup_positive", t.Amount)
 	}
 	p := platformAmount{table: "topups", kind: KindTopUp, platform: t.Platform, amount: t.Amount, currency: t.Currency, at: t.At}
 	id, userID, err := db.addPlatformAmount(ctx, a, &p)

@@ -230,7 +230,7 @@ func findRental(ctx context.Context, q querier, userID int64, name string) (*led
 	err := q.QueryRowContext(ctx, `SELECT id FROM rentals WHERE user_id = ? AND name = ?
 		ORDER BY released, id DESC LIMIT 1`, userID, name).Scan(&id)
 	if err == sql.ErrNoRows {
-		return nil, ledger.Errorf(ledger.ENOTFOUND, "you have no rental named %s (see /status for your rentals)", name)
+		return nil, ledger.Errorc(ledger.ENOTFOUND, "no_rental_named", name)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: find rental %s: %w", name, err)
@@ -258,7 +258,7 @@ func validateTraffic(t *ledger.TrafficTerms) error {
 	switch t.Direction {
 	case ledger.In, ledger.Out, ledger.Both:
 	default:
-		return ledger.Errorf(ledger.EINVALID, "unknown traffic direction %q: use direction=out, in or both", t.Direction)
+		return ledger.Errorc(ledger.EINVALID, "bad_traffic_direction", t.Direction)
 	}
 	if t.PricePerGB.Sign() < 0 {
 		return ledger.Errorf(ledger.EINVALID, "traffic price %s/GB is negative, e.g. price=0.8/GB", t.PricePerGB)
@@ -473,13 +473,13 @@ func restoreTraffic(ctx context.Context, tx querier, rentalID int64, prev string
 // bytes, a time before the rental started), ENOTFOUND, EDUPLICATE.
 func (db *DB) AddTraffic(ctx context.Context, a ledger.Action, name string, u ledger.TrafficUsage) (*ledger.Rental, error) {
 	if u.Bytes <= 0 {
-		return nil, ledger.Errorf(ledger.EINVALID, "traffic of %d bytes: record a positive amount, e.g. /traffic %s 12GB", u.Bytes, name)
+		return nil, ledger.Errorc(ledger.EINVALID, "traffic_positive", u.Bytes, name)
 	}
 	if u.Direction == "" {
 		u.Direction = ledger.Out
 	}
 	if u.Direction != ledger.In && u.Direction != ledger.Out {
-		return nil, ledger.Errorf(ledger.EINVALID, "traffic direction %q: use out or in, e.g. /traffic %s 12GB out", u.Direction, name)
+		return nil, ledger.Errorc(ledger.EINVALID, "traffic_in_out", u.Direction, name)
 	}
 	var out *ledger.Rental
 	err := db.withWrite(ctx, func(tx *wtx) error {
@@ -496,8 +496,7 @@ func (db *DB) AddTraffic(ctx context.Context, a ledger.Action, name string, u le
 			at = j.at
 		}
 		if start := r.StartedAt(); at.Before(start) {
-			return ledger.Errorf(ledger.EINVALID, "traffic at %s is before %s started (%s)",
-				at.Format(time.DateTime+"Z"), name, start.Format(time.DateTime+"Z"))
+			return ledger.Errorc(ledger.EINVALID, "traffic_before_start", at, name, start)
 		}
 		_, err = tx.ExecContext(ctx, `INSERT INTO traffic_usage (rental_id, action_id, at, bytes, direction) VALUES (?, ?, ?, ?, ?)`,
 			r.ID, j.id, unix(at), u.Bytes, string(u.Direction))

@@ -39,26 +39,26 @@ func scanUser(s scanner) (ledger.User, error) {
 // settings' ranges.
 func validateUser(u ledger.User) error {
 	if u.Lang != "en" && u.Lang != "zh" {
-		return ledger.Errorf(ledger.EINVALID, "unknown language %q: use lang=en or lang=zh", u.Lang)
+		return ledger.Errorc(ledger.EINVALID, "bad_lang", u.Lang)
 	}
 	if u.TZ != "" {
 		if _, err := time.LoadLocation(u.TZ); err != nil {
-			return ledger.Errorf(ledger.EINVALID, "unknown time zone %q: use an IANA name, e.g. tz=Asia/Shanghai", u.TZ)
+			return ledger.Errorc(ledger.EINVALID, "bad_tz", u.TZ)
 		}
 	}
 	s := u.Settings
 	if s.SummaryAt < -1 || s.SummaryAt >= 24*60 { // -1: no nightly summary
-		return ledger.Errorf(ledger.EINVALID, "summary time is out of range: use HH:MM, e.g. summary=22:00, or summary=off")
+		return ledger.Errorc(ledger.EINVALID, "bad_summary")
 	}
 	if s.QuietFrom < -1 || s.QuietFrom >= 24*60 || s.QuietTo < -1 || s.QuietTo >= 24*60 || (s.QuietFrom == -1) != (s.QuietTo == -1) {
-		return ledger.Errorf(ledger.EINVALID, "quiet hours are out of range: use HH:MM-HH:MM, e.g. quiet=23:00-08:00")
+		return ledger.Errorc(ledger.EINVALID, "bad_quiet")
 	}
 	for _, d := range []struct {
 		name string
 		v    time.Duration
 	}{{"idle_warn", s.IdleWarn}, {"silent", s.Silent}, {"long_run", s.LongRun}} {
 		if d.v < 0 || d.v > 31*24*time.Hour {
-			return ledger.Errorf(ledger.EINVALID, "%s=%s is out of range 0..31d, e.g. %s=30m", d.name, d.v, d.name)
+			return ledger.Errorc(ledger.EINVALID, "setting_range", d.name, d.v)
 		}
 	}
 	if s.Budget.Sign() < 0 {
@@ -120,7 +120,7 @@ type querier interface {
 func userByID(ctx context.Context, q querier, id int64) (ledger.User, error) {
 	u, err := scanUser(q.QueryRowContext(ctx, `SELECT `+userCols+` FROM users WHERE id = ?`, id))
 	if err == sql.ErrNoRows {
-		return ledger.User{}, ledger.Errorf(ledger.ENOTFOUND, "user %d is not registered: send /start first", id)
+		return ledger.User{}, ledger.Errorc(ledger.ENOTFOUND, "not_registered", id)
 	}
 	if err != nil {
 		return ledger.User{}, fmt.Errorf("sqlite: read user %d: %w", id, err)

@@ -103,7 +103,7 @@ func findVolume(ctx context.Context, q querier, userID int64, name string) (*led
 	err := q.QueryRowContext(ctx, `SELECT id FROM volumes WHERE user_id = ? AND name = ?
 		ORDER BY deleted, id DESC LIMIT 1`, userID, name).Scan(&id)
 	if err == sql.ErrNoRows {
-		return nil, ledger.Errorf(ledger.ENOTFOUND, "you have no volume named %s (see /status)", name)
+		return nil, ledger.Errorc(ledger.ENOTFOUND, "no_volume_named", name)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: find volume %s: %w", name, err)
@@ -224,7 +224,7 @@ func (db *DB) AppendVolumeEvent(ctx context.Context, a ledger.Action, name strin
 	case ledger.VolumeCreate:
 		kind = KindStorage // CheckEvent rejects it below
 	default:
-		return nil, ledger.Errorf(ledger.EINVALID, "unknown volume event %q: use resize or delete", ev.Kind)
+		return nil, ledger.Errorc(ledger.EINVALID, "bad_volume_event", ev.Kind)
 	}
 	var out *ledger.Volume
 	err := db.withWrite(ctx, func(tx *wtx) error {
