@@ -20,6 +20,7 @@ func TestCore_LedgerErrorsInUsersLanguageAndZone(t *testing.T) {
 	t.Run("StopBeforeStart", func(t *testing.T) {
 		e.say(alice, "/rent box2 autodl 4090 1.88/h at 2026-11-02 10:00")
 		got := e.say(alice, "/stop box2 at 2026-11-02 09:00")
+		t.Log(got)
 		contains(t, got, "✗", "box2", "09:00", "10:00")
 		for _, bad := range []string{"Z", "before", "started", "01:00", "02:00"} {
 			if strings.Contains(got, bad) {
