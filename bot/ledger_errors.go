@@ -94,6 +94,7 @@ var ledgerErrors = map[string][2]string{
 	"currency_mismatch":     {"%[1]v is billed in %[2]v, not %[3]v: give the amount in %[2]v", "%[1]v 以 %[2]v 计费，不是 %[3]v：请用 %[2]v 填写金额"},
 	"no_rental_called":      {"you have no rental called %[1]v: /status lists them", "你没有名叫 %[1]v 的租用：/status 可查看"},
 	"no_agent_reported":     {"no agent has reported for %[1]v: release it on the platform, then /release %[1]v", "%[1]v 没有代理上报：请在平台上释放，然后发送 /release %[1]v"},
+	"card_not_yours":        {"that message is not a card of yours", "那条消息不是你的卡片"},
 	"rental_not_yours":      {"that rental is not yours", "这个租用不是你的"},
 }
 

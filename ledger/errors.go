@@ -149,6 +149,7 @@ var errorTexts = map[string]string{
 	"currency_mismatch":     "%[1]v is billed in %[2]v, not %[3]v: give the amount in %[2]v",
 	"no_rental_called":      "you have no rental called %[1]v: /status lists them",
 	"no_agent_reported":     "no agent has reported for %[1]v: release it on the platform, then /release %[1]v",
+	"card_not_yours":        "that message is not a card of yours",
 	"rental_not_yours":      "that rental is not yours",
 }
 

@@ -53,7 +53,7 @@ func (db *DB) CardByMessage(ctx context.Context, userID int64, messageID int) (l
 	c, err := scanCard(db.reader.QueryRowContext(ctx, `SELECT `+cardCols+` FROM cards WHERE user_id = ? AND message_id = ?
 		ORDER BY id DESC LIMIT 1`, userID, messageID))
 	if err == sql.ErrNoRows {
-		return c, ledger.Errorf(ledger.ENOTFOUND, "that message is not a card of yours")
+		return c, ledger.Errorc(ledger.ENOTFOUND, "card_not_yours")
 	}
 	if err != nil {
 		return c, fmt.Errorf("sqlite: card by message: %w", err)
