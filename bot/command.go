@@ -196,8 +196,11 @@ type Balance struct {
 	At       time.Time
 }
 
-// Budget sets or shows the monthly budget: /budget AMOUNT[/month]. Set
-// with a zero amount (or "off") clears it.
+// Budget sets, removes or shows the monthly budgets, one per currency:
+// /budget ¥3000/month, /budget 3000/month currency=CNY, /budget off
+// [currency=USD]. Set with a zero amount (or "off") removes the budget in
+// Amount.Currency, or every budget when that is empty. An empty
+// Amount.Currency with a non-zero amount means no sign was written.
 type Budget struct {
 	Set    bool
 	Amount Amount

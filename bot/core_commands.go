@@ -576,6 +576,10 @@ func (r *req) assumedNote(text string, assumed bool, cur ledger.Currency) string
 	return text
 }
 
+// budget sets or removes one currency's monthly budget, or lists them.
+// An amount without a currency is in the one currency the user spends in;
+// when they spend in several the reply asks which and nothing changes, and
+// when they spend in none the language's currency is assumed and said.
 func (r *req) budget(c Budget) error {
 	if !c.Set {
 		b, err := r.book()
@@ -585,19 +589,52 @@ func (r *req) budget(c Budget) error {
 		return r.answer(r.plain(renderBudget(b, r.now, r.lang)))
 	}
 	u := r.user
-	u.Settings.Budget, u.Settings.BudgetCurrency = c.Amount.Value, c.Amount.Currency
-	if c.Amount.Value.IsZero() {
-		u.Settings.BudgetCurrency = ""
-	} else if u.Settings.BudgetCurrency == "" {
-		u.Settings.BudgetCurrency = r.defaultCurrency(nil)
+	cur := c.Amount.Currency
+	assumed := false
+	switch {
+	case c.Amount.Value.IsZero() && cur == "":
+		u.Budgets = nil
+	case c.Amount.Value.IsZero():
+		if _, ok := u.Budget(cur); !ok {
+			return r.answer(r.plain(r.t("budget_off_none", cur.Symbol())))
+		}
+		u.Budgets = u.WithBudget(cur, ledger.Decimal{})
+	default:
+		if cur == "" {
+			b, err := r.book()
+			if err != nil {
+				return err
+			}
+			switch spent := ledger.SpendCurrencies(b); len(spent) {
+			case 0:
+				cur, assumed = r.defaultCurrency(b), true
+			case 1:
+				cur = spent[0]
+			default:
+				var syms, eg []string
+				for _, x := range spent {
+					syms = append(syms, x.Symbol())
+					eg = append(eg, "<code>/budget "+x.Symbol()+c.Amount.Value.String()+"/month</code>")
+				}
+				return r.answer(r.plain(r.t("budget_which", strings.Join(syms, ", "), rawHTML(strings.Join(eg, " / ")))))
+			}
+		}
+		u.Budgets = u.WithBudget(cur, c.Amount.Value)
 	}
 	if _, err := r.c.store.UpdateUser(r.ctx, r.act(), u); err != nil {
 		return err
 	}
-	if c.Amount.Value.IsZero() {
+	switch {
+	case c.Amount.Value.IsZero() && cur == "":
 		return r.send(r.plain(r.t("budget_off")))
+	case c.Amount.Value.IsZero():
+		return r.send(r.plain(r.t("budget_off_one", cur.Symbol())))
 	}
-	return r.send(r.plain(r.t("budget_set", FormatAmount(u.Settings.Budget, u.Settings.BudgetCurrency))))
+	text := r.t("budget_set", FormatAmount(c.Amount.Value, cur))
+	if assumed {
+		text += "\n" + r.t("budget_assumed", string(cur))
+	}
+	return r.send(r.plain(text))
 }
 
 // rentalChanged tells the watcher (the agent hub) that x was stopped,
@@ -699,8 +736,12 @@ func (r *req) settingsText(u ledger.User) string {
 		quiet = hhmm(s.QuietFrom) + "-" + hhmm(s.QuietTo)
 	}
 	budget := r.t("off")
-	if !s.Budget.IsZero() {
-		budget = FormatAmount(s.Budget, s.BudgetCurrency)
+	if len(u.Budgets) > 0 {
+		var bs []string
+		for _, b := range u.Budgets {
+			bs = append(bs, FormatAmount(b.Amount, b.Currency))
+		}
+		budget = strings.Join(bs, ", ")
 	}
 	summary := r.t("off")
 	if s.SummaryAt >= 0 {

@@ -455,7 +455,7 @@ func TestCore_Money(t *testing.T) {
 	contains(t, e.say(alice, "/balance"), "autodl", "runs out")
 	contains(t, e.say(alice, "/storage data1 delete"), "deleted")
 	b := e.book(alice)
-	if len(b.Volumes) != 1 || len(b.Charges) != 1 || len(b.TopUps) != 1 || len(b.Balances) != 1 || b.User.Settings.Budget.String() != "3000" {
+	if len(b.Volumes) != 1 || len(b.Charges) != 1 || len(b.TopUps) != 1 || len(b.Balances) != 1 || len(b.User.Budgets) != 1 || b.User.Budgets[0].Amount.String() != "3000" {
 		t.Fatalf("book = %+v", b)
 	}
 	if _, deleted := b.Volumes[0].Deleted(); !deleted {

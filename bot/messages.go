@@ -147,15 +147,27 @@ var messages = Catalog{
 	"budget_set": {
 		"✓ monthly budget set to %[1]s",
 		"✓ 每月预算设为 %[1]s"},
+	"budget_assumed": {
+		"(no spending yet, so %[1]s was assumed; for another currency write its sign, e.g. <code>/budget $500/month</code>)",
+		"（还没有花费，按 %[1]s 计；其他货币请写明符号，例如 <code>/budget $500/月</code>）"},
+	"budget_which": {
+		"You spend in %[1]s: which currency is this budget in? Each currency has its own budget: %[2]s",
+		"你在用 %[1]s 消费：这个预算是哪种货币？每种货币各有预算：%[2]s"},
 	"budget_off": {
-		"✓ monthly budget removed",
+		"✓ monthly budgets removed",
 		"✓ 已取消每月预算"},
+	"budget_off_one": {
+		"✓ monthly %[1]s budget removed",
+		"✓ 已取消 %[1]s 每月预算"},
+	"budget_off_none": {
+		"There is no %[1]s budget to remove. See them: <code>/budget</code>",
+		"没有 %[1]s 预算可取消。查看：<code>/budget</code>"},
 	"budget_none": {
-		"No monthly budget. Set one: <code>/budget 3000/month</code>",
-		"没有设置每月预算。设置：<code>/budget 3000元/月</code>"},
-	"budget_mixed": {
-		"Budget %[1]s: this month has several currencies and none is the budget's",
-		"预算 %[1]s：本月有多种货币，无法对比"},
+		"No monthly budget. Set one per currency: <code>/budget ¥3000/month</code>, <code>/budget $500/month</code>",
+		"没有设置每月预算。每种货币各设一个：<code>/budget ¥3000/月</code>、<code>/budget $500/月</code>"},
+	"budget_unset": {
+		"%[1]s spent this month in %[2]s, which has no budget",
+		"本月 %[2]s 花费 %[1]s，未设预算"},
 	"budget_line": {
 		"Budget: %[1]s of %[2]s this month (%[3]s%%)",
 		"预算：本月已花 %[1]s / %[2]s（%[3]s%%）"},

@@ -1227,8 +1227,16 @@ func (p *parser) topupBalance(toks []string) (Command, error) {
 }
 
 func (p *parser) budget(toks []string) (Command, error) {
-	if err := p.split(toks, []string{"amount"}, false); err != nil {
+	if err := p.split(toks, []string{"amount", "currency"}, false); err != nil {
 		return nil, err
+	}
+	var cur ledger.Currency
+	if v, ok := p.kv["currency"]; ok {
+		c, err := ledger.ParseCurrency(v)
+		if err != nil {
+			return nil, p.err("bad_currency", quote(v))
+		}
+		cur = c
 	}
 	src, fromKV := p.kv["amount"]
 	switch {
@@ -1244,7 +1252,7 @@ func (p *parser) budget(toks []string) (Command, error) {
 	}
 	switch strings.ToLower(src) {
 	case "off", "none", "关闭", "取消", "无":
-		return Budget{Set: true}, nil
+		return Budget{Set: true, Amount: Amount{Currency: cur}}, nil
 	}
 	pp, ok := splitPrice(strings.ToLower(src))
 	if !ok {
@@ -1256,7 +1264,10 @@ func (p *parser) budget(toks []string) (Command, error) {
 	if pp.amount.Sign() < 0 {
 		return nil, p.err("amount_positive", quote(src))
 	}
-	return Budget{Set: true, Amount: Amount{Value: pp.amount, Currency: pp.currency}}, nil
+	if err := p.mergeCurrency(&cur, pp.currency, src); err != nil {
+		return nil, err
+	}
+	return Budget{Set: true, Amount: Amount{Value: pp.amount, Currency: cur}}, nil
 }
 
 // --- reports -----------------------------------------------------------------

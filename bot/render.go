@@ -208,25 +208,36 @@ func totalsText(m map[ledger.Currency]*ledger.Totals) string {
 	return strings.Join(parts, " + ")
 }
 
-// renderBudget shows the month to date against the budget, or how to set
-// one.
+// renderBudget shows, for each currency with a budget, the month to date
+// against it, one line each; a currency spent in this month without a
+// budget gets a line saying so (it is never counted against another
+// currency's budget). With no budget it says how to set one.
 func renderBudget(b *ledger.Book, now time.Time, lang string) string {
 	lang = NormLang(lang)
-	bs, ok := ledger.Budget(b, now)
-	if !ok {
-		if b.User.Settings.Budget.Sign() > 0 {
-			return tr(lang, "budget_mixed", FormatAmount(b.User.Settings.Budget, b.User.Settings.BudgetCurrency))
-		}
+	sts := ledger.Budgets(b, now)
+	if len(sts) == 0 {
 		return tr(lang, "budget_none")
 	}
-	s := tr(lang, "budget_line", FormatMoney(bs.Spent), FormatMoney(bs.Budget), strconv.Itoa(bs.Percent))
-	if bs.Over {
-		s += " " + tr(lang, "budget_over")
+	var lines []string
+	for _, bs := range sts {
+		s := tr(lang, "budget_line", FormatMoney(bs.Spent), FormatMoney(bs.Budget), strconv.Itoa(bs.Percent))
+		if bs.Over {
+			s += " " + tr(lang, "budget_over")
+		}
+		if bs.Unpriced > 0 {
+			s += tr(lang, "spend_unpriced", strconv.Itoa(bs.Unpriced))
+		}
+		lines = append(lines, s)
 	}
-	if bs.Unpriced > 0 {
-		s += tr(lang, "spend_unpriced", strconv.Itoa(bs.Unpriced))
+	from, _ := ledger.MonthRange(now, b.User.Location())
+	st := ledger.Spend(b, from, now)
+	for _, c := range st.Currencies() {
+		if _, ok := b.User.Budget(c); ok || st.Totals[c].Total.Minor == 0 {
+			continue
+		}
+		lines = append(lines, tr(lang, "budget_unset", FormatMoney(st.Totals[c].Total), c.Symbol()))
 	}
-	return s
+	return strings.Join(lines, "\n")
 }
 
 // renderBalances shows each platform's balance, its burn rate and when it

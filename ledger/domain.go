@@ -2,6 +2,7 @@ package ledger
 
 import (
 	"fmt"
+	"sort"
 	"time"
 
 	"github.com/gpuledger/gpuledger/internal/clip"
@@ -517,14 +518,12 @@ type BalanceRecord struct {
 
 // Settings are a user's preferences. Durations of 0 mean the default.
 type Settings struct {
-	SummaryAt      int           // nightly summary, minutes after local midnight; default 22:00
-	IdleWarn       time.Duration // default 30m
-	Silent         time.Duration // default 10m
-	QuietFrom      int           // quiet hours start, minutes after midnight; -1 none
-	QuietTo        int           // quiet hours end, minutes after midnight
-	LongRun        time.Duration // reminder for rentals without an agent; default 12h
-	Budget         Decimal       // monthly budget; 0 none
-	BudgetCurrency Currency
+	SummaryAt int           // nightly summary, minutes after local midnight; default 22:00
+	IdleWarn  time.Duration // default 30m
+	Silent    time.Duration // default 10m
+	QuietFrom int           // quiet hours start, minutes after midnight; -1 none
+	QuietTo   int           // quiet hours end, minutes after midnight
+	LongRun   time.Duration // reminder for rentals without an agent; default 12h
 }
 
 // DefaultSettings returns the settings of a new user.
@@ -546,7 +545,42 @@ type User struct {
 	Lang      string // "en" or "zh"
 	TZ        string // IANA zone name, e.g. "Asia/Shanghai"
 	Settings  Settings
+	Budgets   []MonthlyBudget // at most one per currency, sorted by currency
 	CreatedAt time.Time
+}
+
+// MonthlyBudget is a user's monthly budget in one currency. A user who
+// spends in several currencies has one per currency: amounts in different
+// currencies are never converted into one another.
+type MonthlyBudget struct {
+	Currency Currency
+	Amount   Decimal // > 0
+}
+
+// Budget returns the user's monthly budget in c.
+func (u *User) Budget(c Currency) (Decimal, bool) {
+	for _, b := range u.Budgets {
+		if b.Currency == c {
+			return b.Amount, true
+		}
+	}
+	return Decimal{}, false
+}
+
+// WithBudget returns u's budgets with c's set to amount, or removed when
+// amount is zero, sorted by currency; u.Budgets is not changed.
+func (u *User) WithBudget(c Currency, amount Decimal) []MonthlyBudget {
+	out := make([]MonthlyBudget, 0, len(u.Budgets)+1)
+	for _, b := range u.Budgets {
+		if b.Currency != c {
+			out = append(out, b)
+		}
+	}
+	if !amount.IsZero() {
+		out = append(out, MonthlyBudget{Currency: c, Amount: amount})
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Currency < out[j].Currency })
+	return out
 }
 
 // Location returns the user's time zone, UTC if TZ is empty or unknown.

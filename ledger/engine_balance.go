@@ -170,38 +170,56 @@ type BudgetStatus struct {
 	Unpriced   int      // lines of that currency left out for having no price
 }
 
-// Budget returns the month-to-date spend against Settings.Budget, in
-// Settings.BudgetCurrency (when that is empty, the only currency the month
-// has; ok is false when there are several). ok is false when no budget is
-// set.
-func Budget(b *Book, now time.Time) (BudgetStatus, bool) {
-	set := b.User.Settings
-	if set.Budget.Sign() <= 0 {
-		return BudgetStatus{}, false
+// Budgets returns, for each of the user's budgets (User.Budgets, in that
+// order), the month-to-date spend in that budget's currency against it.
+// Spend in a currency with no budget is not counted against another
+// currency's: there are no exchange rates in the ledger.
+func Budgets(b *Book, now time.Time) []BudgetStatus {
+	if len(b.User.Budgets) == 0 {
+		return nil
 	}
-	loc := b.User.Location()
-	from, end := MonthRange(now, loc)
+	from, end := MonthRange(now, b.User.Location())
 	st := Spend(b, from, now)
-	c := set.BudgetCurrency
-	if c == "" {
-		if len(st.Totals) != 1 {
-			return BudgetStatus{}, false
+	out := make([]BudgetStatus, 0, len(b.User.Budgets))
+	for _, mb := range b.User.Budgets {
+		if mb.Amount.Sign() <= 0 {
+			continue
 		}
-		for k := range st.Totals {
-			c = k
+		tot := st.Total(mb.Currency)
+		bs := BudgetStatus{
+			Month: from, End: end,
+			Budget:   MoneyFromDecimal(mb.Amount, mb.Currency),
+			Spent:    tot.Total,
+			Unpriced: tot.Unpriced,
 		}
+		bs.Fraction = new(big.Rat).Quo(bs.Spent.Decimal().Rat(), mb.Amount.Rat())
+		pct := new(big.Rat).Mul(bs.Fraction, big.NewRat(100, 1))
+		q := new(big.Int).Div(pct.Num(), pct.Denom()) // Euclidean: the floor, as Denom > 0
+		bs.Percent = int(q.Int64())
+		bs.Over = bs.Fraction.Cmp(big.NewRat(1, 1)) > 0
+		out = append(out, bs)
 	}
-	tot := st.Total(c)
-	bs := BudgetStatus{
-		Month: from, End: end,
-		Budget:   MoneyFromDecimal(set.Budget, c),
-		Spent:    tot.Total,
-		Unpriced: tot.Unpriced,
+	return out
+}
+
+// SpendCurrencies returns the currencies the user spends in (those of their
+// rentals, volumes and charges), sorted by code.
+func SpendCurrencies(b *Book) []Currency {
+	seen := map[Currency]bool{}
+	for _, r := range b.Rentals {
+		seen[r.Currency] = true
 	}
-	bs.Fraction = new(big.Rat).Quo(bs.Spent.Decimal().Rat(), set.Budget.Rat())
-	pct := new(big.Rat).Mul(bs.Fraction, big.NewRat(100, 1))
-	q := new(big.Int).Div(pct.Num(), pct.Denom()) // Euclidean: the floor, as Denom > 0
-	bs.Percent = int(q.Int64())
-	bs.Over = bs.Fraction.Cmp(big.NewRat(1, 1)) > 0
-	return bs, true
+	for _, v := range b.Volumes {
+		seen[v.Currency] = true
+	}
+	for _, c := range b.Charges {
+		seen[c.Currency] = true
+	}
+	delete(seen, "")
+	out := make([]Currency, 0, len(seen))
+	for c := range seen {
+		out = append(out, c)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i] < out[j] })
+	return out
 }

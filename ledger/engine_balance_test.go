@@ -79,18 +79,22 @@ func TestBalances_NothingBurns(t *testing.T) {
 	}
 }
 
-func TestBudget(t *testing.T) {
+func TestBudgets(t *testing.T) {
 	r := newRental("a", PerSecond, "10", UnitDay, CNY, ev(EventStart, -5*day))
 	b := bookOf(r)
-	if _, ok := Budget(b, off(10*day)); ok {
-		t.Fatalf("budget reported with none set")
+	if got := Budgets(b, off(10*day)); len(got) != 0 {
+		t.Fatalf("budgets reported with none set: %+v", got)
 	}
-	b.User.Settings.Budget = MustDecimal("300")
-	b.User.Settings.BudgetCurrency = CNY
-	got, ok := Budget(b, off(10*day+12*hour))
-	if !ok {
-		t.Fatalf("no budget status")
+	one := func(at time.Duration) BudgetStatus {
+		t.Helper()
+		got := Budgets(b, off(at))
+		if len(got) != 1 {
+			t.Fatalf("%d budget statuses, want 1", len(got))
+		}
+		return got[0]
 	}
+	b.User.Budgets = b.User.WithBudget(CNY, MustDecimal("300"))
+	got := one(10*day + 12*hour)
 	money(t, got.Spent, "105.00") // November only: 10.5 days
 	money(t, got.Budget, "300.00")
 	if got.Percent != 35 || got.Fraction.RatString() != "7/20" || got.Over {
@@ -99,18 +103,36 @@ func TestBudget(t *testing.T) {
 	if !got.Month.Equal(t0) || !got.End.Equal(time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC)) {
 		t.Errorf("month %s..%s", got.Month, got.End)
 	}
-	got, _ = Budget(b, off(29*day+23*hour))
+	got = one(29*day + 23*hour)
 	if got.Percent != 99 || got.Over {
 		t.Errorf("end of month: %d%% over %v", got.Percent, got.Over)
 	}
-	b.User.Settings.Budget = MustDecimal("100")
-	got, _ = Budget(b, off(10*day+12*hour))
+	b.User.Budgets = b.User.WithBudget(CNY, MustDecimal("100"))
+	got = one(10*day + 12*hour)
 	if !got.Over || got.Percent != 105 {
 		t.Errorf("over budget: %d%% over %v", got.Percent, got.Over)
 	}
-	b.User.Settings.BudgetCurrency = ""
-	if got, ok := Budget(b, off(day)); !ok || got.Budget.Currency != CNY {
-		t.Errorf("single-currency default: %+v %v", got, ok)
+}
+
+// TestBudgets_EachCurrency: spend in each currency is compared with that
+// currency's budget only.
+func TestBudgets_EachCurrency(t *testing.T) {
+	b := bookOf(newRental("a", PerSecond, "10", UnitDay, CNY, ev(EventStart, 0)),
+		newRental("b", PerSecond, "2", UnitDay, USD, ev(EventStart, 0)))
+	b.User.Budgets = b.User.WithBudget(USD, MustDecimal("10"))
+	b.User.Budgets = b.User.WithBudget(CNY, MustDecimal("300"))
+	got := Budgets(b, off(3*day))
+	if len(got) != 2 || got[0].Budget.Currency != CNY || got[1].Budget.Currency != USD {
+		t.Fatalf("budgets %+v", got)
+	}
+	money(t, got[0].Spent, "30.00")
+	money(t, got[1].Spent, "6.00")
+	if got[0].Percent != 10 || got[1].Percent != 60 {
+		t.Errorf("percents %d, %d; want 10, 60", got[0].Percent, got[1].Percent)
+	}
+	b.User.Budgets = b.User.WithBudget(USD, Decimal{})
+	if got := Budgets(b, off(3*day)); len(got) != 1 || got[0].Budget.Currency != CNY {
+		t.Errorf("after removing USD: %+v", got)
 	}
 }
 

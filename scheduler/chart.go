@@ -7,6 +7,7 @@ import (
 	"image/color"
 	"image/draw"
 	"image/png"
+	"strings"
 
 	"golang.org/x/image/font"
 	"golang.org/x/image/font/basicfont"
@@ -45,6 +46,30 @@ var (
 // a PNG of ChartWidth × ChartHeight. Only the standard image packages and
 // x/image's basic font are used.
 func SpendChart(days []ledger.DaySpend, cur ledger.Currency) ([]byte, error) {
+	return SpendCharts(days, []ledger.Currency{cur})
+}
+
+// SpendCharts draws one SpendChart panel per currency in curs, stacked top
+// to bottom in that order, as one PNG of ChartWidth × len(curs)·ChartHeight.
+// Each panel has its own scale: currencies are never converted.
+func SpendCharts(days []ledger.DaySpend, curs []ledger.Currency) ([]byte, error) {
+	if len(curs) == 0 {
+		return nil, fmt.Errorf("scheduler: chart: no currency")
+	}
+	img := image.NewRGBA(image.Rect(0, 0, ChartWidth, len(curs)*ChartHeight))
+	for i, c := range curs {
+		p := spendPanel(days, c)
+		draw.Draw(img, image.Rect(0, i*ChartHeight, ChartWidth, (i+1)*ChartHeight), p, image.Point{}, draw.Src)
+	}
+	var buf bytes.Buffer
+	if err := png.Encode(&buf, img); err != nil {
+		return nil, fmt.Errorf("scheduler: encode chart: %w", err)
+	}
+	return buf.Bytes(), nil
+}
+
+// spendPanel draws SpendChart's panel for one currency.
+func spendPanel(days []ledger.DaySpend, cur ledger.Currency) *image.RGBA {
 	img := image.NewRGBA(image.Rect(0, 0, ChartWidth, ChartHeight))
 	draw.Draw(img, img.Bounds(), &image.Uniform{colBG}, image.Point{}, draw.Src)
 
@@ -77,7 +102,7 @@ func SpendChart(days []ledger.DaySpend, cur ledger.Currency) ([]byte, error) {
 		v := scaleMax * int64(i) / 4
 		y := y0 - int(int64(plotH)*int64(i)/4)
 		fillRect(img, chartLeft, y, chartLeft+plotW, y+1, colGrid)
-		label(img, 4, y+4, ledger.Money{Currency: cur, Minor: v}.String(), colText)
+		label(img, 4, y+4, ledger.Money{Currency: cur, Minor: v}.Format(), colText)
 	}
 	fillRect(img, chartLeft, chartTop, chartLeft+1, y0, colAxis)
 	fillRect(img, chartLeft, y0, chartLeft+plotW, y0+1, colAxis)
@@ -107,7 +132,7 @@ func SpendChart(days []ledger.DaySpend, cur ledger.Currency) ([]byte, error) {
 			}
 		}
 	}
-	label(img, chartLeft, 16, fmt.Sprintf("Spend, last %d days (%s)", len(days), cur), colText)
+	label(img, chartLeft, 16, fmt.Sprintf("Spend, last %d days (%s %s)", len(days), strings.TrimSpace(cur.Symbol()), cur), colText)
 	lx := chartLeft + 250
 	for _, l := range []struct {
 		name string
@@ -117,11 +142,7 @@ func SpendChart(days []ledger.DaySpend, cur ledger.Currency) ([]byte, error) {
 		label(img, lx+13, 16, l.name, colText)
 		lx += 20 + 7*len(l.name)
 	}
-	var buf bytes.Buffer
-	if err := png.Encode(&buf, img); err != nil {
-		return nil, fmt.Errorf("scheduler: encode chart: %w", err)
-	}
-	return buf.Bytes(), nil
+	return img
 }
 
 // niceCeil rounds v up to 1, 2 or 5 times a power of ten (at least 1), so
@@ -146,7 +167,23 @@ func fillRect(img *image.RGBA, x0, y0, x1, y1 int, c color.RGBA) {
 	draw.Draw(img, image.Rect(x0, y0, x1, y1), &image.Uniform{c}, image.Point{}, draw.Src)
 }
 
+// label draws s with its baseline at y. The basic font has only ASCII, so
+// the yen sign is drawn as a Y with its two bars (each panel is labelled
+// with its currency's symbol); other non-ASCII runes show as the font's
+// replacement glyph, beside the currency's code.
 func label(img *image.RGBA, x, y int, s string, c color.RGBA) {
-	d := font.Drawer{Dst: img, Src: &image.Uniform{c}, Face: basicfont.Face7x13, Dot: fixed.P(x, y)}
-	d.DrawString(s)
+	for _, r := range s {
+		g := string(r)
+		yen := r == '¥' || r == '￥'
+		if yen {
+			g = "Y"
+		}
+		d := font.Drawer{Dst: img, Src: &image.Uniform{c}, Face: basicfont.Face7x13, Dot: fixed.P(x, y)}
+		d.DrawString(g)
+		if yen {
+			fillRect(img, x+1, y-4, x+6, y-3, c)
+			fillRect(img, x+1, y-2, x+6, y-1, c)
+		}
+		x += 7 // Face7x13's advance
+	}
 }

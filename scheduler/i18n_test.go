@@ -186,7 +186,7 @@ func TestChinese_SummaryAndMoneyAlerts(t *testing.T) {
 	e := newZH(t, nil)
 	ctx := context.Background()
 	u, _ := e.db.User(ctx, 1)
-	u.Settings.Budget, u.Settings.BudgetCurrency = ledger.MustDecimal("100"), ledger.CNY
+	u.Budgets = []ledger.MonthlyBudget{{Currency: ledger.CNY, Amount: ledger.MustDecimal("100")}}
 	if _, err := e.db.UpdateUser(ctx, ledger.Action{UserID: 1, At: t0}, u); err != nil {
 		t.Fatal(err)
 	}

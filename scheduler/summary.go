@@ -97,15 +97,24 @@ func (s *Scheduler) sendSummary(ctx context.Context, u *ledger.User, day, due, n
 }
 
 // SummaryChart is the chart that follows a summary: the 14 days up to
-// asOf, in the currency with the most spend. The nightly summary and
-// /summary on demand (bot.Config.SummaryChart) send the same one.
+// asOf, one panel per currency spent in (ChartCurrencies), each titled
+// with its code and its axis in its own money; amounts are never
+// converted. The nightly summary and /summary on demand
+// (bot.Config.SummaryChart) send the same one.
 func SummaryChart(b *ledger.Book, asOf time.Time) (*bot.File, error) {
 	days := ledger.DailySpend(b, 14, asOf)
-	png, err := SpendChart(days, chartCurrency(days))
+	png, err := SpendCharts(days, chartCurrencies(days))
 	if err != nil {
 		return nil, err
 	}
 	return &bot.File{Name: "spend-14d.png", Data: png}, nil
+}
+
+// ChartCurrencies returns the currencies SummaryChart draws a panel for,
+// in order from the top: each currency with spend in the 14 days up to
+// asOf, sorted by code (CNY when there is none).
+func ChartCurrencies(b *ledger.Book, asOf time.Time) []ledger.Currency {
+	return chartCurrencies(ledger.DailySpend(b, 14, asOf))
 }
 
 // idleLine says how much of today's compute was spent while the agents saw
@@ -136,24 +145,21 @@ func sortedCurrencies[V any](m map[ledger.Currency]V) []ledger.Currency {
 	return out
 }
 
-// chartCurrency picks the currency with the most spend over the days.
-func chartCurrency(days []ledger.DaySpend) ledger.Currency {
+// chartCurrencies lists the currencies with spend over the days, sorted
+// by code; CNY alone when there is none, so an empty chart still draws.
+func chartCurrencies(days []ledger.DaySpend) []ledger.Currency {
 	sum := map[ledger.Currency]int64{}
 	for _, d := range days {
 		for c, t := range d.Totals {
-			sum[c] += t.Total.Minor
+			if t.Total.Minor != 0 {
+				sum[c] += t.Total.Minor
+			}
 		}
 	}
-	best, bestN := ledger.Currency(""), int64(-1)
-	for _, c := range sortedCurrencies(sum) {
-		if sum[c] > bestN {
-			best, bestN = c, sum[c]
-		}
+	if len(sum) == 0 {
+		return []ledger.Currency{ledger.CNY}
 	}
-	if best == "" {
-		best = ledger.CNY
-	}
-	return best
+	return sortedCurrencies(sum)
 }
 
 // Budget levels alerted once per month each.
@@ -203,12 +209,26 @@ func (s *Scheduler) once(ctx context.Context, u *ledger.User, key, text string) 
 	return nil
 }
 
+// budgetAlert alerts each of the user's budgets on its own: the month's
+// spend in a currency against that currency's budget, with no exchange
+// between currencies. The notice key names the currency, so a level
+// reached in yuan does not silence the same level in dollars.
 func (s *Scheduler) budgetAlert(ctx context.Context, u *ledger.User, b *ledger.Book, now time.Time) error {
-	bs, ok := ledger.Budget(b, now)
-	if !ok {
-		return nil
+	var errs []error
+	for _, bs := range ledger.Budgets(b, now) {
+		errs = append(errs, s.budgetAlertOne(ctx, u, bs, now))
 	}
-	month := bs.Month.Format("2006-01")
+	return errors.Join(errs...)
+}
+
+// BudgetKey is the notice key of user's budget alert at level percent in
+// currency c for the month starting at month.
+func BudgetKey(userID int64, month time.Time, c ledger.Currency, level int) string {
+	return fmt.Sprintf("budget:%d:%s:%s:%d", userID, month.Format("2006-01"), c, level)
+}
+
+func (s *Scheduler) budgetAlertOne(ctx context.Context, u *ledger.User, bs ledger.BudgetStatus, now time.Time) error {
+	c := bs.Budget.Currency
 	// Only the highest level reached is sent; lower ones are marked so
 	// they never come after it.
 	top := -1
@@ -221,7 +241,7 @@ func (s *Scheduler) budgetAlert(ctx context.Context, u *ledger.User, b *ledger.B
 		return nil
 	}
 	for i := 0; i < top; i++ {
-		if _, err := s.store.MarkNotice(ctx, u.ID, fmt.Sprintf("budget:%d:%s:%d", u.ID, month, budgetLevels[i]), now); err != nil {
+		if _, err := s.store.MarkNotice(ctx, u.ID, BudgetKey(u.ID, bs.Month, c, budgetLevels[i]), now); err != nil {
 			return err
 		}
 	}
@@ -231,7 +251,7 @@ func (s *Scheduler) budgetAlert(ctx context.Context, u *ledger.User, b *ledger.B
 	if lv >= 100 {
 		text = tr(lg, "budget_over", raw(text))
 	}
-	return s.once(ctx, u, fmt.Sprintf("budget:%d:%s:%d", u.ID, month, lv), text)
+	return s.once(ctx, u, BudgetKey(u.ID, bs.Month, c, lv), text)
 }
 
 func (s *Scheduler) runwayAlert(ctx context.Context, u *ledger.User, b *ledger.Book, now time.Time) error {

@@ -87,7 +87,7 @@ func TestOpen_ExistingV1(t *testing.T) {
 		`CREATE TABLE schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at INTEGER NOT NULL) STRICT`,
 		string(init),
 		`INSERT INTO schema_migrations VALUES (1, '001_init.sql', 1790000000)`,
-		`INSERT INTO users VALUES (7, 'zh', 'Asia/Shanghai', 1320, 1800000000000, 600000000000, -1, -1, 43200000000000, '0', '', 1790000000)`,
+		`INSERT INTO users VALUES (7, 'zh', 'Asia/Shanghai', 1320, 1800000000000, 600000000000, -1, -1, 43200000000000, '3000', 'CNY', 1790000000)`,
 		`INSERT INTO actions (id, user_id, kind, name, at, undoable, rental_id) VALUES (1, 7, 'rent', 'old', 1790000000, 1, 1)`,
 		`INSERT INTO rentals (id, user_id, action_id, name, platform, gpu, gpu_count, mode, priced, price, price_unit,
 			currency, min_s, step_s, floor, lease_ns, created_at)
@@ -113,6 +113,10 @@ func TestOpen_ExistingV1(t *testing.T) {
 	}
 	if b.User.Lang != "zh" || len(b.Rentals) != 1 || b.Rentals[0].Name != "old" || len(b.Rentals[0].Events) != 1 {
 		t.Fatalf("data lost in migration: %+v", b)
+	}
+	// The one budget of users (001) is the user's CNY budget (009).
+	if bs := b.User.Budgets; len(bs) != 1 || bs[0].Currency != ledger.CNY || bs[0].Amount.String() != "3000" {
+		t.Fatalf("budget after migration = %+v, want CNY 3000", bs)
 	}
 	if got := b.Rentals[0].Price.Amount.String(); got != "1.32" {
 		t.Fatalf("price = %s, want 1.32", got)

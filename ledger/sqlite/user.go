@@ -10,7 +10,7 @@ import (
 	"github.com/gpuledger/gpuledger/ledger"
 )
 
-const userCols = `id, lang, tz, summary_at, idle_warn_ns, silent_ns, quiet_from, quiet_to, long_run_ns, budget, budget_currency, created_at`
+const userCols = `id, lang, tz, summary_at, idle_warn_ns, silent_ns, quiet_from, quiet_to, long_run_ns, created_at`
 
 type scanner interface{ Scan(dest ...any) error }
 
@@ -18,10 +18,9 @@ func scanUser(s scanner) (ledger.User, error) {
 	var (
 		u                                 ledger.User
 		idleWarn, silent, longRun, create int64
-		budget                            string
 	)
 	err := s.Scan(&u.ID, &u.Lang, &u.TZ, &u.Settings.SummaryAt, &idleWarn, &silent,
-		&u.Settings.QuietFrom, &u.Settings.QuietTo, &longRun, &budget, &u.Settings.BudgetCurrency, &create)
+		&u.Settings.QuietFrom, &u.Settings.QuietTo, &longRun, &create)
 	if err != nil {
 		return u, err
 	}
@@ -29,10 +28,46 @@ func scanUser(s scanner) (ledger.User, error) {
 	u.Settings.Silent = time.Duration(silent)
 	u.Settings.LongRun = time.Duration(longRun)
 	u.CreatedAt = fromUnix(create)
-	if u.Settings.Budget, err = dec(budget, "users.budget"); err != nil {
-		return u, err
-	}
 	return u, nil
+}
+
+// readBudgets fills u.Budgets from the budgets table, sorted by currency.
+func readBudgets(ctx context.Context, q querier, u *ledger.User) error {
+	rows, err := q.QueryContext(ctx, `SELECT currency, amount FROM budgets WHERE user_id = ? ORDER BY currency`, u.ID)
+	if err != nil {
+		return fmt.Errorf("sqlite: read user %d's budgets: %w", u.ID, err)
+	}
+	defer rows.Close()
+	u.Budgets = nil
+	for rows.Next() {
+		var c, amount string
+		if err := rows.Scan(&c, &amount); err != nil {
+			return fmt.Errorf("sqlite: read user %d's budgets: %w", u.ID, err)
+		}
+		d, err := dec(amount, "budgets.amount")
+		if err != nil {
+			return err
+		}
+		u.Budgets = append(u.Budgets, ledger.MonthlyBudget{Currency: ledger.Currency(c), Amount: d})
+	}
+	if err := rows.Err(); err != nil {
+		return fmt.Errorf("sqlite: read user %d's budgets: %w", u.ID, err)
+	}
+	return nil
+}
+
+// writeBudgets replaces user id's budgets with bs.
+func writeBudgets(ctx context.Context, tx querier, id int64, bs []ledger.MonthlyBudget) error {
+	if _, err := tx.ExecContext(ctx, `DELETE FROM budgets WHERE user_id = ?`, id); err != nil {
+		return fmt.Errorf("sqlite: update user %d's budgets: %w", id, err)
+	}
+	for _, b := range bs {
+		if _, err := tx.ExecContext(ctx, `INSERT INTO budgets (user_id, currency, amount) VALUES (?, ?, ?)`,
+			id, string(b.Currency), b.Amount.String()); err != nil {
+			return fmt.Errorf("sqlite: update user %d's budgets: %w", id, err)
+		}
+	}
+	return nil
 }
 
 // validateUser checks what a user may set: the language, the zone and the
@@ -61,11 +96,18 @@ func validateUser(u ledger.User) error {
 			return ledger.Errorc(ledger.EINVALID, "setting_range", d.name, d.v)
 		}
 	}
-	if s.Budget.Sign() < 0 {
-		return ledger.Errorf(ledger.EINVALID, "budget %s is negative: use e.g. /budget 500/month", s.Budget)
-	}
-	if !s.Budget.IsZero() && s.BudgetCurrency == "" {
-		return ledger.Errorf(ledger.EINVALID, "budget %s has no currency, e.g. /budget ¥500/month", s.Budget)
+	seen := map[ledger.Currency]bool{}
+	for _, b := range u.Budgets {
+		if b.Amount.Sign() <= 0 {
+			return ledger.Errorf(ledger.EINVALID, "budget %s is not positive: use e.g. /budget 500/month", b.Amount)
+		}
+		if b.Currency == "" {
+			return ledger.Errorf(ledger.EINVALID, "budget %s has no currency, e.g. /budget ¥500/month", b.Amount)
+		}
+		if seen[b.Currency] {
+			return ledger.Errorf(ledger.EINVALID, "two budgets in %s: a currency has one budget", b.Currency)
+		}
+		seen[b.Currency] = true
 	}
 	return nil
 }
@@ -90,18 +132,20 @@ func (db *DB) EnsureUser(ctx context.Context, u ledger.User) (ledger.User, error
 	var out ledger.User
 	err := db.withWrite(ctx, func(tx *wtx) error {
 		s := u.Settings
-		_, err := tx.ExecContext(ctx, `INSERT INTO users (`+userCols+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+		res, err := tx.ExecContext(ctx, `INSERT INTO users (`+userCols+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 			ON CONFLICT (id) DO NOTHING`,
 			u.ID, u.Lang, u.TZ, s.SummaryAt, int64(s.IdleWarn), int64(s.Silent), s.QuietFrom, s.QuietTo,
-			int64(s.LongRun), s.Budget.String(), string(s.BudgetCurrency), unix(db.now()))
+			int64(s.LongRun), unix(db.now()))
 		if err != nil {
 			return fmt.Errorf("sqlite: create user %d: %w", u.ID, err)
 		}
-		out, err = scanUser(tx.QueryRowContext(ctx, `SELECT `+userCols+` FROM users WHERE id = ?`, u.ID))
-		if err != nil {
-			return fmt.Errorf("sqlite: read user %d: %w", u.ID, err)
+		if n, err := res.RowsAffected(); err == nil && n == 1 {
+			if err := writeBudgets(ctx, tx, u.ID, u.Budgets); err != nil {
+				return err
+			}
 		}
-		return nil
+		out, err = userByID(ctx, tx, u.ID)
+		return err
 	})
 	return out, err
 }
@@ -125,6 +169,9 @@ func userByID(ctx context.Context, q querier, id int64) (ledger.User, error) {
 	if err != nil {
 		return ledger.User{}, fmt.Errorf("sqlite: read user %d: %w", id, err)
 	}
+	if err := readBudgets(ctx, q, &u); err != nil {
+		return ledger.User{}, err
+	}
 	return u, nil
 }
 
@@ -146,6 +193,12 @@ func (db *DB) Users(ctx context.Context) ([]ledger.User, error) {
 	if err := rows.Err(); err != nil {
 		return nil, fmt.Errorf("sqlite: list users: %w", err)
 	}
+	rows.Close() // before the budgets' queries, which may need the same connection
+	for i := range out {
+		if err := readBudgets(ctx, db.reader, &out[i]); err != nil {
+			return nil, err
+		}
+	}
 	return out, nil
 }
 
@@ -154,9 +207,10 @@ type userPrev struct {
 	Lang     string
 	TZ       string
 	Settings ledger.Settings
+	Budgets  []ledger.MonthlyBudget
 }
 
-// UpdateUser replaces the user's Lang, TZ and Settings (undoable; the
+// UpdateUser replaces the user's Lang, TZ, Settings and Budgets (undoable; the
 // previous values are journaled). u.ID may be 0 (meaning a.UserID) but no
 // other user's. Errors: EINVALID, ENOTFOUND, EUNAUTHORIZED, EDUPLICATE.
 func (db *DB) UpdateUser(ctx context.Context, a ledger.Action, u ledger.User) (ledger.User, error) {
@@ -176,10 +230,10 @@ func (db *DB) UpdateUser(ctx context.Context, a ledger.Action, u ledger.User) (l
 		if err != nil {
 			return err
 		}
-		if err := writeUser(ctx, tx, j.userID, u.Lang, u.TZ, u.Settings); err != nil {
+		if err := writeUser(ctx, tx, j.userID, u.Lang, u.TZ, u.Settings, u.Budgets); err != nil {
 			return err
 		}
-		if err := j.target(ctx, tx, 0, 0, userPrev{Lang: old.Lang, TZ: old.TZ, Settings: old.Settings}); err != nil {
+		if err := j.target(ctx, tx, 0, 0, userPrev{Lang: old.Lang, TZ: old.TZ, Settings: old.Settings, Budgets: old.Budgets}); err != nil {
 			return err
 		}
 		out, err = userByID(ctx, tx, j.userID)
@@ -188,15 +242,14 @@ func (db *DB) UpdateUser(ctx context.Context, a ledger.Action, u ledger.User) (l
 	return out, err
 }
 
-func writeUser(ctx context.Context, tx querier, id int64, lang, tz string, s ledger.Settings) error {
+func writeUser(ctx context.Context, tx querier, id int64, lang, tz string, s ledger.Settings, bs []ledger.MonthlyBudget) error {
 	_, err := tx.ExecContext(ctx, `UPDATE users SET lang = ?, tz = ?, summary_at = ?, idle_warn_ns = ?, silent_ns = ?,
-		quiet_from = ?, quiet_to = ?, long_run_ns = ?, budget = ?, budget_currency = ? WHERE id = ?`,
-		lang, tz, s.SummaryAt, int64(s.IdleWarn), int64(s.Silent), s.QuietFrom, s.QuietTo, int64(s.LongRun),
-		s.Budget.String(), string(s.BudgetCurrency), id)
+		quiet_from = ?, quiet_to = ?, long_run_ns = ? WHERE id = ?`,
+		lang, tz, s.SummaryAt, int64(s.IdleWarn), int64(s.Silent), s.QuietFrom, s.QuietTo, int64(s.LongRun), id)
 	if err != nil {
 		return fmt.Errorf("sqlite: update user %d: %w", id, err)
 	}
-	return nil
+	return writeBudgets(ctx, tx, id, bs)
 }
 
 func restoreUser(ctx context.Context, tx querier, id int64, prev string) error {
@@ -204,5 +257,5 @@ func restoreUser(ctx context.Context, tx querier, id int64, prev string) error {
 	if err := json.Unmarshal([]byte(prev), &p); err != nil {
 		return fmt.Errorf("sqlite: undo settings: decode previous value: %w", err)
 	}
-	return writeUser(ctx, tx, id, p.Lang, p.TZ, p.Settings)
+	return writeUser(ctx, tx, id, p.Lang, p.TZ, p.Settings, p.Budgets)
 }

@@ -2,6 +2,7 @@ package sqlite_test
 
 import (
 	"context"
+	"reflect"
 	"testing"
 	"time"
 
@@ -24,11 +25,11 @@ func TestDB_EnsureUser(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if again != u {
+		if !reflect.DeepEqual(again, u) {
 			t.Fatalf("EnsureUser changed an existing user: %+v, want %+v", again, u)
 		}
 		got, err := db.User(ctx, 42)
-		if err != nil || got != u {
+		if err != nil || !reflect.DeepEqual(got, u) {
 			t.Fatalf("User(42) = %+v, %v; want %+v", got, err, u)
 		}
 	})
@@ -72,9 +73,8 @@ func TestDB_UpdateUser(t *testing.T) {
 		s.SummaryAt = 21*60 + 30
 		s.IdleWarn = 45 * time.Minute
 		s.QuietFrom, s.QuietTo = 23*60, 8*60
-		s.Budget = ledger.MustDecimal("500.5")
-		s.BudgetCurrency = ledger.CNY
-		return ledger.User{Lang: "zh", TZ: "Europe/Berlin", Settings: s}
+		return ledger.User{Lang: "zh", TZ: "Europe/Berlin", Settings: s,
+			Budgets: []ledger.MonthlyBudget{{Currency: ledger.CNY, Amount: ledger.MustDecimal("500.5")}, {Currency: ledger.USD, Amount: ledger.MustDecimal("80")}}}
 	}
 	t.Run("OK", func(t *testing.T) {
 		db := openDB(t)
@@ -84,17 +84,17 @@ func TestDB_UpdateUser(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got.Lang != "zh" || got.TZ != "Europe/Berlin" || got.Settings != want.Settings || got.ID != 1 {
+		if got.Lang != "zh" || got.TZ != "Europe/Berlin" || got.Settings != want.Settings || got.ID != 1 || !reflect.DeepEqual(got.Budgets, want.Budgets) {
 			t.Fatalf("UpdateUser = %+v, want %+v", got, want)
 		}
-		if u, _ := db.User(ctx, 1); u != got {
+		if u, _ := db.User(ctx, 1); !reflect.DeepEqual(u, got) {
 			t.Fatalf("User = %+v, want %+v", u, got)
 		}
 		res, err := db.Undo(ctx, act(1))
 		if err != nil || res.Kind != "settings" {
 			t.Fatalf("Undo = %+v, %v", res, err)
 		}
-		if u, _ := db.User(ctx, 1); u != old {
+		if u, _ := db.User(ctx, 1); !reflect.DeepEqual(u, old) {
 			t.Fatalf("after undo User = %+v, want %+v", u, old)
 		}
 	})
@@ -110,7 +110,11 @@ func TestDB_UpdateUser(t *testing.T) {
 		other := newSettings()
 		other.ID = 2
 		negBudget := newSettings()
-		negBudget.Settings.Budget = ledger.MustDecimal("-1")
+		negBudget.Budgets = []ledger.MonthlyBudget{{Currency: ledger.CNY, Amount: ledger.MustDecimal("-1")}}
+		twice := newSettings()
+		twice.Budgets = append(twice.Budgets, ledger.MonthlyBudget{Currency: ledger.CNY, Amount: ledger.MustDecimal("1")})
+		noCurrency := newSettings()
+		noCurrency.Budgets = []ledger.MonthlyBudget{{Amount: ledger.MustDecimal("1")}}
 		for _, tc := range []struct {
 			name string
 			a    ledger.Action
@@ -119,6 +123,8 @@ func TestDB_UpdateUser(t *testing.T) {
 		}{
 			{"bad zone", act(1), bad, ledger.EINVALID},
 			{"negative budget", act(1), negBudget, ledger.EINVALID},
+			{"two budgets in one currency", act(1), twice, ledger.EINVALID},
+			{"budget without a currency", act(1), noCurrency, ledger.EINVALID},
 			{"another user", act(1), other, ledger.EUNAUTHORIZED},
 			{"unknown user", act(99), newSettings(), ledger.ENOTFOUND},
 			{"duplicate key", keyed(1, "k1"), newSettings(), ledger.EDUPLICATE},
