@@ -154,6 +154,9 @@ type StorageSetPrice struct {
 	At     time.Time // refused if set: a volume has one price from its creation
 }
 
+// Kind is declared beside the type, leaving the list's alignment below as it was.
+func (StorageSetPrice) Kind() Kind { return KindStorage }
+
 // StorageDelete deletes a volume: /storage VOLUME delete [at TIME].
 type StorageDelete struct {
 	Volume string
@@ -342,32 +345,31 @@ type OtherBot struct {
 	Bot string
 }
 
-func (Rent) Kind() Kind            { return KindRent }
-func (Stop) Kind() Kind            { return KindStop }
-func (Resume) Kind() Kind          { return KindResume }
-func (Release) Kind() Kind         { return KindRelease }
-func (Price) Kind() Kind           { return KindPrice }
-func (StorageCreate) Kind() Kind   { return KindStorage }
-func (StorageResize) Kind() Kind   { return KindStorage }
-func (StorageDelete) Kind() Kind   { return KindStorage }
-func (StorageSetPrice) Kind() Kind { return KindStorage }
-func (TrafficTerms) Kind() Kind    { return KindTraffic }
-func (TrafficUsage) Kind() Kind    { return KindTraffic }
-func (Charge) Kind() Kind          { return KindCharge }
-func (Topup) Kind() Kind           { return KindTopup }
-func (Balance) Kind() Kind         { return KindBalance }
-func (Budget) Kind() Kind          { return KindBudget }
-func (Status) Kind() Kind          { return KindStatus }
-func (Spend) Kind() Kind           { return KindSpend }
-func (Summary) Kind() Kind         { return KindSummary }
-func (Export) Kind() Kind          { return KindExport }
-func (Undo) Kind() Kind            { return KindUndo }
-func (Agent) Kind() Kind           { return KindAgent }
-func (AutoRelease) Kind() Kind     { return KindAutoRelease }
-func (Settings) Kind() Kind        { return KindSettings }
-func (Why) Kind() Kind             { return KindWhy }
-func (Help) Kind() Kind            { return KindHelp }
-func (Start) Kind() Kind           { return KindStart }
-func (ProposedRent) Kind() Kind    { return KindProposedRent }
-func (NotACommand) Kind() Kind     { return KindNotACommand }
-func (OtherBot) Kind() Kind        { return KindOtherBot }
+func (Rent) Kind() Kind          { return KindRent }
+func (Stop) Kind() Kind          { return KindStop }
+func (Resume) Kind() Kind        { return KindResume }
+func (Release) Kind() Kind       { return KindRelease }
+func (Price) Kind() Kind         { return KindPrice }
+func (StorageCreate) Kind() Kind { return KindStorage }
+func (StorageResize) Kind() Kind { return KindStorage }
+func (StorageDelete) Kind() Kind { return KindStorage }
+func (TrafficTerms) Kind() Kind  { return KindTraffic }
+func (TrafficUsage) Kind() Kind  { return KindTraffic }
+func (Charge) Kind() Kind        { return KindCharge }
+func (Topup) Kind() Kind         { return KindTopup }
+func (Balance) Kind() Kind       { return KindBalance }
+func (Budget) Kind() Kind        { return KindBudget }
+func (Status) Kind() Kind        { return KindStatus }
+func (Spend) Kind() Kind         { return KindSpend }
+func (Summary) Kind() Kind       { return KindSummary }
+func (Export) Kind() Kind        { return KindExport }
+func (Undo) Kind() Kind          { return KindUndo }
+func (Agent) Kind() Kind         { return KindAgent }
+func (AutoRelease) Kind() Kind   { return KindAutoRelease }
+func (Settings) Kind() Kind      { return KindSettings }
+func (Why) Kind() Kind           { return KindWhy }
+func (Help) Kind() Kind          { return KindHelp }
+func (Start) Kind() Kind         { return KindStart }
+func (ProposedRent) Kind() Kind  { return KindProposedRent }
+func (NotACommand) Kind() Kind   { return KindNotACommand }
+func (OtherBot) Kind() Kind      { return KindOtherBot }
