@@ -154,7 +154,7 @@ type StorageSetPrice struct {
 	At     time.Time // refused if set: a volume has one price from its creation
 }
 
-// Kind is declared beside the type, leaving the list's alignment below as it was.
+// Kind returns KindStorage: /storage's help covers it.
 func (StorageSetPrice) Kind() Kind { return KindStorage }
 
 // StorageDelete deletes a volume: /storage VOLUME delete [at TIME].
