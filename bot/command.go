@@ -146,6 +146,17 @@ type StorageResize struct {
 	At     time.Time
 }
 
+// StorageSetPrice sets or corrects an existing volume's price for its
+// whole life: /storage VOLUME price=PRICE (no size).
+type StorageSetPrice struct {
+	Volume string
+	Price  StoragePrice
+	At     time.Time // refused if set: a volume has one price from its creation
+}
+
+// Kind returns KindStorage: /storage's help covers it.
+func (StorageSetPrice) Kind() Kind { return KindStorage }
+
 // StorageDelete deletes a volume: /storage VOLUME delete [at TIME].
 type StorageDelete struct {
 	Volume string

@@ -38,6 +38,8 @@ func (r *req) dispatch(cmd Command) error {
 		return r.storageCreate(c)
 	case StorageResize:
 		return r.volumeEvent(c.Volume, ledger.VolumeEvent{Kind: ledger.VolumeResize, At: r.at(c.At), SizeGB: c.SizeGB})
+	case StorageSetPrice:
+		return r.storagePrice(c)
 	case StorageDelete:
 		return r.volumeEvent(c.Volume, ledger.VolumeEvent{Kind: ledger.VolumeDelete, At: r.at(c.At)})
 	case TrafficTerms:
@@ -301,13 +303,23 @@ func sameCurrency(given, have ledger.Currency, what string) error {
 	return nil
 }
 
+// price changes a rental's rate from a time on. A time before the
+// rental's last change, or any time on a released rental, corrects the
+// rate from when it applied (the store checks it lies inside the life).
 func (r *req) price(c Price) error {
-	x, err := r.liveRental(c.Name, c.Price.Currency)
+	x, err := r.named(c.Name)
 	if err != nil {
 		return err
 	}
+	if err := sameCurrency(c.Price.Currency, x.Currency, x.Name); err != nil {
+		return err
+	}
 	ev := ledger.Event{Kind: ledger.EventPrice, At: r.at(c.At), Price: c.Price.Price()}
-	x, err = r.c.store.AppendEvent(r.ctx, r.act(), c.Name, ev)
+	if x.State() == ledger.Released || ev.At.Before(x.LastEventAt()) {
+		x, err = r.c.store.SetPriceAt(r.ctx, r.act(), c.Name, ev)
+	} else {
+		x, err = r.c.store.AppendEvent(r.ctx, r.act(), c.Name, ev)
+	}
 	if err != nil {
 		return err
 	}
@@ -373,6 +385,22 @@ func (r *req) storageCreate(c StorageCreate) error {
 	return r.send(r.plain(text))
 }
 
+// storagePrice sets or corrects an existing volume's price, for its whole
+// life: a volume has one price, so one written later applies from its
+// creation, and /undo restores the old one.
+func (r *req) storagePrice(c StorageSetPrice) error {
+	if !c.At.IsZero() {
+		return ledger.Errorf(ledger.EINVALID, "a volume has one price for its whole life: /storage %s price=%s sets it from the volume's creation (leave out at)", c.Volume, c.Price.Amount)
+	}
+	set := ledger.Volume{Priced: true, Price: c.Price.Amount, PriceUnit: c.Price.Unit, Currency: c.Price.Currency}
+	got, err := r.c.store.SetVolumePrice(r.ctx, r.act(), c.Volume, set)
+	if err != nil {
+		return err
+	}
+	price := FormatStoragePrice(got.Price, got.PriceUnit, got.Currency, r.lang)
+	return r.send(r.plain(r.t("volume_priced", got.Name, price, r.when(got.Events[0].At))))
+}
+
 func (r *req) volumeEvent(name string, ev ledger.VolumeEvent) error {
 	v, err := r.c.store.AppendVolumeEvent(r.ctx, r.act(), name, ev)
 	if err != nil {
@@ -384,9 +412,14 @@ func (r *req) volumeEvent(name string, ev ledger.VolumeEvent) error {
 	return r.send(r.plain(r.t("volume_resized", v.Name, ev.SizeGB.String(), r.when(ev.At))))
 }
 
+// trafficTerms sets a rental's traffic price, released or not: the
+// traffic bill often comes after the release.
 func (r *req) trafficTerms(c TrafficTerms) error {
-	x, err := r.liveRental(c.Name, c.Currency)
+	x, err := r.named(c.Name)
 	if err != nil {
+		return err
+	}
+	if err := sameCurrency(c.Currency, x.Currency, x.Name); err != nil {
 		return err
 	}
 	terms := ledger.TrafficTerms{Priced: true, PricePerGB: c.PricePerGB, FreeGB: c.FreeGB, Direction: c.Direction}

@@ -120,6 +120,9 @@ var messages = Catalog{
 	"volume_resized": {
 		"✓ volume <b>%[1]s</b> resized to %[2]sGB from %[3]s",
 		"✓ 存储盘 <b>%[1]s</b> 从 %[3]s 起改为 %[2]sGB"},
+	"volume_priced": {
+		"✓ volume <b>%[1]s</b> costs %[2]s from its creation (%[3]s)",
+		"✓ 存储盘 <b>%[1]s</b> 价格改为 %[2]s，从创建时（%[3]s）起计"},
 	"volume_deleted": {
 		"✓ volume <b>%[1]s</b> deleted %[2]s: it no longer bills",
 		"✓ 存储盘 <b>%[1]s</b> 已删除 %[2]s，不再计费"},
@@ -200,6 +203,7 @@ var messages = Catalog{
 	"undo_kind_storage":        {"volume", "存储盘"},
 	"undo_kind_storage_resize": {"volume resize", "存储盘扩容"},
 	"undo_kind_storage_delete": {"volume deletion", "删除存储盘"},
+	"undo_kind_storage_price":  {"volume price", "存储盘价格"},
 	"undo_kind_charge":         {"charge", "费用"},
 	"undo_kind_topup":          {"top-up", "充值"},
 	"undo_kind_balance":        {"balance", "余额记录"},

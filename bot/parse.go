@@ -921,6 +921,20 @@ func (p *parser) storage(toks []string) (Command, error) {
 		}
 		return StorageResize{Volume: vol, SizeGB: d, At: p.at}, nil
 	}
+	if sizeSrc == "" && prcSrc != "" {
+		// A price without a size prices the existing volume.
+		if err := onlyFor("price", "free", "rental", "platform"); err != nil {
+			return nil, err
+		}
+		sp, ok := parseStoragePrice(prcSrc)
+		if !ok {
+			return nil, p.err("bad_storage_price", quote(prcSrc))
+		}
+		if sp.Amount.Sign() < 0 {
+			return nil, p.err("price_negative", quote(prcSrc))
+		}
+		return StorageSetPrice{Volume: vol, Price: sp, At: p.at}, nil
+	}
 	c := StorageCreate{Volume: vol, At: p.at}
 	if c.SizeGB, err = size(); err != nil {
 		return nil, err

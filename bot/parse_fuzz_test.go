@@ -178,6 +178,10 @@ func checkCommand(t *testing.T, in string, c Command, now time.Time) {
 	case StorageDelete:
 		validName(t, in, "volume", c.Volume)
 		validAt(t, in, c.At, now)
+	case StorageSetPrice:
+		validName(t, in, "volume", c.Volume)
+		nonNeg(t, in, "price", c.Price.Amount)
+		validAt(t, in, c.At, now)
 	case TrafficTerms:
 		validName(t, in, "name", c.Name)
 		nonNeg(t, in, "price", c.PricePerGB)

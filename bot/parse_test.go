@@ -171,6 +171,9 @@ func TestParse_OK(t *testing.T) {
 		{"/storage nv 500GB platform=runpod", StorageCreate{Volume: "nv", SizeGB: dec("500"), Platform: "runpod"}},
 		{"/storage sd3 100GB free=0 rental=s1", StorageCreate{Volume: "sd3", SizeGB: dec("100"), FreeSet: true, Rental: "s1"}},
 		{"/storage data1 resize 300GB", StorageResize{Volume: "data1", SizeGB: dec("300")}},
+		// A price without a size prices the existing volume.
+		{"/storage data1 0.0066/GB/day", StorageSetPrice{Volume: "data1", Price: StoragePrice{Amount: dec("0.0066"), Unit: ledger.PerGBDay}}},
+		{"/storage data1 price=$0.07/GB/month", StorageSetPrice{Volume: "data1", Price: StoragePrice{Amount: dec("0.07"), Unit: ledger.PerGBMonth, Currency: ledger.USD}}},
 		{"/storage 扩容 data1 1TB at 10:00", StorageResize{Volume: "data1", SizeGB: dec("1000"), At: at(2026, 11, 1, 10, 0, 0)}},
 		{"/storage data1 delete", StorageDelete{Volume: "data1"}},
 		{"/storage 删除 data1 at 昨天 23:00", StorageDelete{Volume: "data1", At: at(2026, 10, 31, 23, 0, 0)}},
@@ -327,7 +330,7 @@ func TestParse_Err(t *testing.T) {
 		{"/stop box1 at 2026-02-30 10:00", "bad_time", `"2026-02-30`},
 		{"/price box1", "missing_price", "/price"},
 		{"/price box1 cheap/h", "bad_price", `"cheap/h"`},
-		{"/storage data1 0.0066/GB/day", "missing_size", "/storage"},
+		{"/storage data1 price=0.0066/GB/day free=10GB", "unexpected", `"free=10GB"`},
 		{"/storage data1 200GB 0.0066/day", "bad_storage_price", `"0.0066/day"`},
 		{"/storage data1 200GB 0.0066/GB/week", "bad_storage_price", `"0.0066/GB/week"`},
 		{"/storage data1 200XB 0.0066/GB/day", "unexpected", `"200XB"`},

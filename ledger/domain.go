@@ -339,6 +339,47 @@ func (r *Rental) CheckEvent(ev Event) error {
 	return nil
 }
 
+// CheckPriceAt reports whether a price change ev may be recorded in r's
+// past, to correct the rate from the time it applied. Unlike CheckEvent it
+// may fall before later events and on a released rental (a wrong rate is
+// often noticed on the bill, after the release), but it must lie inside
+// the rental's life: at or after its start and, once released, before the
+// release. The price gets the same checks as a new one.
+func (r *Rental) CheckPriceAt(ev Event) error {
+	if ev.Kind != EventPrice {
+		return Errorf(EINVALID, "only a price change can be recorded in the past, not %s", ev.Kind)
+	}
+	if ev.At.IsZero() {
+		return Errorf(EINVALID, "event has no time")
+	}
+	if len(r.Events) == 0 {
+		return Errorf(EINVALID, "rental %s has not started: its first event must be a start", r.Name)
+	}
+	if start := r.StartedAt(); ev.At.Before(start) {
+		return Errorf(EINVALID, "price at %s is before %s started (%s)", fmtTime(ev.At), r.Name, fmtTime(start))
+	}
+	if end, released := r.ReleasedAt(); released && !ev.At.Before(end) {
+		return Errorf(EINVALID, "price at %s is not before %s was released (%s): give a time while it was rented", fmtTime(ev.At), r.Name, fmtTime(end))
+	}
+	if err := ev.Price.Validate(); err != nil {
+		return err
+	}
+	return checkRate(ev.Price)
+}
+
+// InsertEvent puts ev into r.Events in time order, after the events at
+// the same time, which is where the store's loading puts it back (events
+// ordered by time, then by when they were recorded).
+func (r *Rental) InsertEvent(ev Event) {
+	i := len(r.Events)
+	for i > 0 && r.Events[i-1].At.After(ev.At) {
+		i--
+	}
+	r.Events = append(r.Events, Event{})
+	copy(r.Events[i+1:], r.Events[i:])
+	r.Events[i] = ev
+}
+
 func fmtTime(t time.Time) string { return t.UTC().Format("2006-01-02 15:04:05Z") }
 
 // StorageUnit is the unit a storage price is quoted in.

@@ -47,12 +47,18 @@ type Store interface {
 	AppendEvent(ctx context.Context, a Action, name string, ev Event) (*Rental, error)
 	// SetTraffic sets a rental's traffic terms.
 	SetTraffic(ctx context.Context, a Action, name string, t TrafficTerms) (*Rental, error)
+	// SetPriceAt records a price change at a past time inside the life of
+	// a rental, released or not (Rental.CheckPriceAt), to correct a rate.
+	SetPriceAt(ctx context.Context, a Action, name string, ev Event) (*Rental, error)
 	// AddTraffic records traffic usage for a rental.
 	AddTraffic(ctx context.Context, a Action, name string, u TrafficUsage) (*Rental, error)
 
 	// CreateVolume stores a new volume whose Events hold exactly its
 	// creation; v.RentalName, if set, names the rental it is attached to.
 	CreateVolume(ctx context.Context, a Action, v Volume) (*Volume, error)
+	// SetVolumePrice sets or corrects a volume's price terms for its whole
+	// life (undoable).
+	SetVolumePrice(ctx context.Context, a Action, name string, p Volume) (*Volume, error)
 	// AppendVolumeEvent resizes or deletes the user's live volume called name.
 	AppendVolumeEvent(ctx context.Context, a Action, name string, ev VolumeEvent) (*Volume, error)
 

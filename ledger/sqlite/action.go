@@ -24,6 +24,7 @@ const (
 	KindStorage       = "storage"       // CreateVolume
 	KindStorageResize = "storage_resize"
 	KindStorageDelete = "storage_delete"
+	KindStoragePrice  = "storage_price" // SetVolumePrice
 	KindCharge        = "charge"
 	KindTopUp         = "topup"
 	KindBalance       = "balance"
@@ -182,6 +183,10 @@ func (db *DB) Undo(ctx context.Context, a ledger.Action) (ledger.UndoResult, err
 			}
 		case KindTraffic:
 			if err := restoreTraffic(ctx, tx, rentalID.Int64, prev.String); err != nil {
+				return err
+			}
+		case KindStoragePrice:
+			if err := restoreVolumePrice(ctx, tx, volumeID.Int64, prev.String); err != nil {
 				return err
 			}
 		}

@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
+	"sort"
 	"strconv"
 	"time"
 
@@ -201,6 +202,12 @@ func unpackEvents(b []byte) ([]ledger.Event, error) {
 			ev.Price.Unit = ledger.Unit(f[4])
 		}
 		evs = append(evs, ev)
+	}
+	// Events are packed in the order they were recorded; a price change
+	// recorded later for an earlier time (SetPriceAt) goes back to its
+	// place in time, after the events of the same second.
+	if !sort.SliceIsSorted(evs, func(i, j int) bool { return evs[i].At.Before(evs[j].At) }) {
+		sort.SliceStable(evs, func(i, j int) bool { return evs[i].At.Before(evs[j].At) })
 	}
 	return evs, nil
 }
@@ -402,6 +409,44 @@ func (db *DB) AppendEvent(ctx context.Context, a ledger.Action, name string, ev 
 		}
 		// r was loaded in this transaction; the new event is all that changed.
 		r.Events = append(r.Events, ev)
+		out = r
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// SetPriceAt records a price change ev at a time in the past of the
+// user's rental called name (the unreleased one, or else the latest
+// released one), checked with Rental.CheckPriceAt: it corrects the rate
+// from the time it applied, before later events or after the release. It
+// is journaled as a price change; Undo removes it. Errors: EINVALID (a time
+// outside the rental's life, a bad price), ENOTFOUND, EDUPLICATE.
+func (db *DB) SetPriceAt(ctx context.Context, a ledger.Action, name string, ev ledger.Event) (*ledger.Rental, error) {
+	ev.At = sec(ev.At)
+	ev.ID = 0
+	var out *ledger.Rental
+	err := db.withWrite(ctx, func(tx *wtx) error {
+		j, err := db.beginAction(ctx, tx, a, KindPrice, name, true, true)
+		if err != nil {
+			return err
+		}
+		r, err := findRental(ctx, tx, j.userID, name)
+		if err != nil {
+			return err
+		}
+		if err := r.CheckPriceAt(ev); err != nil {
+			return err
+		}
+		if ev.ID, err = addEvent(ctx, tx, r.ID, j.id, ev); err != nil {
+			return err
+		}
+		if err := j.target(ctx, tx, r.ID, 0, nil); err != nil {
+			return err
+		}
+		r.InsertEvent(ev)
 		out = r
 		return nil
 	})

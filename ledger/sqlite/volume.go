@@ -3,6 +3,7 @@ package sqlite
 import (
 	"context"
 	"database/sql"
+	"encoding/json"
 	"fmt"
 
 	"github.com/gpuledger/gpuledger/ledger"
@@ -282,4 +283,84 @@ func stoppedPriceArg(v ledger.Volume) any {
 		return nil
 	}
 	return v.StoppedPrice.String()
+}
+
+// volumePrev is a volume's price terms as journaled for Undo (Decimals
+// marshal as text).
+type volumePrev struct {
+	Priced          bool
+	Price           ledger.Decimal
+	PriceUnit       ledger.StorageUnit
+	Currency        ledger.Currency
+	StoppedPrice    ledger.Decimal
+	HasStoppedPrice bool
+}
+
+func priceOf(v *ledger.Volume) volumePrev {
+	return volumePrev{v.Priced, v.Price, v.PriceUnit, v.Currency, v.StoppedPrice, v.HasStoppedPrice}
+}
+
+func writeVolumePrice(ctx context.Context, tx querier, volumeID int64, p volumePrev) error {
+	v := ledger.Volume{StoppedPrice: p.StoppedPrice, HasStoppedPrice: p.HasStoppedPrice}
+	_, err := tx.ExecContext(ctx, `UPDATE volumes SET priced = ?, price = ?, price_unit = ?, currency = ?, stopped_price = ?
+		WHERE id = ?`, boolInt(p.Priced), p.Price.String(), string(p.PriceUnit), string(p.Currency), stoppedPriceArg(v), volumeID)
+	if err != nil {
+		return fmt.Errorf("sqlite: set volume price: %w", err)
+	}
+	return nil
+}
+
+func restoreVolumePrice(ctx context.Context, tx querier, volumeID int64, prev string) error {
+	var p volumePrev
+	if err := json.Unmarshal([]byte(prev), &p); err != nil {
+		return fmt.Errorf("sqlite: undo storage price: decode previous value: %w", err)
+	}
+	return writeVolumePrice(ctx, tx, volumeID, p)
+}
+
+// SetVolumePrice sets or corrects the price terms of the user's volume
+// called name (the live one, or else the latest deleted one: the bill
+// often comes later) from p's Priced, Price, PriceUnit, Currency and
+// stopped price; its other fields are ignored. A volume has one price for
+// its whole life, so the new terms apply from its creation. The previous
+// terms are journaled for Undo. Errors: EINVALID (Volume.Validate's
+// messages, a currency other than an attached rental's), ENOTFOUND,
+// EDUPLICATE.
+func (db *DB) SetVolumePrice(ctx context.Context, a ledger.Action, name string, p ledger.Volume) (*ledger.Volume, error) {
+	var out *ledger.Volume
+	err := db.withWrite(ctx, func(tx *wtx) error {
+		j, err := db.beginAction(ctx, tx, a, KindStoragePrice, name, true, true)
+		if err != nil {
+			return err
+		}
+		v, err := findVolume(ctx, tx, j.userID, name)
+		if err != nil {
+			return err
+		}
+		next := *v
+		next.Priced, next.Price, next.PriceUnit = p.Priced, p.Price, p.PriceUnit
+		next.StoppedPrice, next.HasStoppedPrice = p.StoppedPrice, p.HasStoppedPrice
+		if p.Currency != "" && p.Currency != v.Currency {
+			if v.RentalID != 0 {
+				return ledger.Errorf(ledger.EINVALID, "volume %s is billed in %s with its rental, not %s: give the price in %s",
+					name, v.Currency, p.Currency, v.Currency)
+			}
+			next.Currency = p.Currency
+		}
+		if err := next.Validate(); err != nil {
+			return err
+		}
+		if err := writeVolumePrice(ctx, tx, v.ID, priceOf(&next)); err != nil {
+			return err
+		}
+		if err := j.target(ctx, tx, 0, v.ID, priceOf(v)); err != nil {
+			return err
+		}
+		out = &next
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
 }
