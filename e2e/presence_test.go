@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -29,7 +30,8 @@ func TestAutoReleaseHeldWhileSSH(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { sshd.Process.Kill(); sshd.Wait() })
-	addr, err := bufio.NewReader(out).ReadString('\n')
+	lines := bufio.NewReader(out)
+	addr, err := lines.ReadString('\n')
 	if err != nil {
 		t.Fatalf("fake sshd: %v", err)
 	}
@@ -38,6 +40,11 @@ func TestAutoReleaseHeldWhileSSH(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer conn.Close()
+	// Start the agent only once the session's process exists, so that on
+	// a loaded machine its first look cannot come before the login.
+	if l, err := lines.ReadString('\n'); err != nil || !strings.HasPrefix(l, "session ") {
+		t.Fatalf("fake sshd: no session (%q, %v)", l, err)
+	}
 
 	w.startAgent()
 	w.setGPU(0)

@@ -2,7 +2,8 @@
 // binary named "sshd", it listens on a loopback port (printed on stdout)
 // and, like sshd after a login, hands every connection to a child process
 // titled "sshd: tester@notty" that holds it until the client closes it, so
-// the real agent sees in /proc what an open SSH session looks like.
+// the real agent sees in /proc what an open SSH session looks like. Each
+// session's start is printed ("session PID") once its process exists.
 package main
 
 import (
@@ -43,6 +44,9 @@ func main() {
 		cmd := &exec.Cmd{Path: self, Args: []string{"sshd: tester@notty", "-session"}, ExtraFiles: []*os.File{f}}
 		if err := cmd.Start(); err != nil {
 			fmt.Fprintln(os.Stderr, "fakesshd:", err)
+		} else {
+			// The session exists now: a test can start what must see it.
+			fmt.Println("session", cmd.Process.Pid)
 		}
 		f.Close()
 		go cmd.Wait()
