@@ -55,7 +55,8 @@ func TestConsole_Script(t *testing.T) {
 		"2",
 		"/export",
 		"/export",
-		"1", // the latest message has no buttons: plain text
+		"9", // never a button's number: plain text
+		"1", // its message lost its buttons when edited: a note, no handler
 		"boom",
 		"after\r",
 	}, "\n")
@@ -77,7 +78,8 @@ func TestConsole_Script(t *testing.T) {
 		"ledger",
 		"[document saved: " + filepath.Join(dir, "ledger-1.csv") + "]",
 		"ledger",
-		"echo: 1",
+		"echo: 9",
+		"! [1] no longer works: its message has changed or is older than the last 100 with buttons. Send the command again for new ones.",
 		"! could not handle that: database is locked",
 		"echo: after",
 		"",
@@ -89,7 +91,7 @@ func TestConsole_Script(t *testing.T) {
 	if press.Kind != bot.KindCallback || press.CallbackData != "edit" || press.UserID != 1 || press.ChatID != 1 || press.MessageID != 1 || press.Key != "" {
 		t.Errorf("press = %+v", press)
 	}
-	if h.got[0].Kind != bot.KindText || h.got[0].ChatType != bot.ChatPrivate || h.got[4].Kind != bot.KindText || h.got[4].Text != "1" {
+	if h.got[0].Kind != bot.KindText || h.got[0].ChatType != bot.ChatPrivate || h.got[4].Kind != bot.KindText || h.got[4].Text != "9" || len(h.got) != 7 {
 		t.Errorf("updates = %+v", h.got)
 	}
 	data, err := os.ReadFile(filepath.Join(dir, "ledger.csv"))
@@ -157,7 +159,7 @@ func TestConsole_CoreChoice(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	in := strings.Join([]string{"/topup autdl 100", "1", "/charge nosuch 5 fee", "2"}, "\n")
+	in := strings.Join([]string{"/topup autdl 100", "1", "/charge nosuch 5 fee", "5"}, "\n")
 	var out bytes.Buffer
 	c, err := console.New(console.Config{In: strings.NewReader(in), Out: &out, Handler: core, Dir: t.TempDir(), Logger: discard()})
 	if err != nil {
@@ -171,7 +173,7 @@ func TestConsole_CoreChoice(t *testing.T) {
 		"Did you mean autodl?",
 		"[1] ✓ Use autodl  [2] ＋ Create autdl as a new platform  [3] ✗ Cancel",
 		"(updated) ✓ top-up ¥100.00 on autodl recorded",
-		"[1] ＋ Create nosuch as a new name  [2] ✗ Cancel",
+		"[4] ＋ Create nosuch as a new name  [5] ✗ Cancel",
 		"(updated) ✗ Cancelled, nothing recorded: /charge nosuch 5 fee",
 	} {
 		if !strings.Contains(got, want) {
@@ -184,5 +186,66 @@ func TestConsole_CoreChoice(t *testing.T) {
 	}
 	if len(b.TopUps) != 1 || b.TopUps[0].Platform != "autodl" || len(b.Charges) != 0 {
 		t.Errorf("top-ups %+v, charges %+v", b.TopUps, b.Charges)
+	}
+}
+
+// newCore opens a SQLite file in t.TempDir and the real core over it.
+func newCore(t *testing.T, now func() time.Time) (*sqlite.DB, *bot.Core) {
+	t.Helper()
+	ctx := context.Background()
+	db, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "ledger.db"), sqlite.WithLogger(discard()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	if now != nil {
+		db.Now = now
+	}
+	core, err := bot.New(ctx, bot.Config{Store: db, Owner: 1, TZ: "Asia/Shanghai", Now: now, Logger: discard()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return db, core
+}
+
+// TestConsole_OlderButtonsStayUsable: two proposals in a row, each with
+// its own numbers; pressing the first one's Confirm after the second
+// arrived records the first, and the second's buttons still work.
+func TestConsole_OlderButtonsStayUsable(t *testing.T) {
+	ctx := context.Background()
+	db, core := newCore(t, nil)
+	in := strings.Join([]string{
+		"rented 2x4090 on vast at $0.70/h",
+		"rented 4090 on autodl at 1.88/h",
+		"1", // the first proposal's Confirm
+		"1", // again: that message has no buttons any more
+		"6", // the second proposal's Cancel
+	}, "\n")
+	var out bytes.Buffer
+	c, err := console.New(console.Config{In: strings.NewReader(in), Out: &out, Handler: core, Dir: t.TempDir(), Logger: discard()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Run(ctx); err != nil {
+		t.Fatal(err)
+	}
+	got := out.String()
+	for _, want := range []string{
+		"[1] ✓ Confirm  [2] ✎ Edit  [3] ✗ Cancel",
+		"[4] ✓ Confirm  [5] ✎ Edit  [6] ✗ Cancel",
+		"vast 2×RTX 4090, $0.70/h",
+		"[1] no longer works",
+		"✗ Cancelled",
+	} {
+		if !strings.Contains(got, want) {
+			t.Errorf("output lacks %q:\n%s", want, got)
+		}
+	}
+	b, err := db.Book(ctx, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(b.Rentals) != 1 || b.Rentals[0].Platform != "vast" || b.Rentals[0].GPUCount != 2 {
+		t.Fatalf("rentals = %+v, want only the first proposal's (vast, 2 cards)", b.Rentals)
 	}
 }
