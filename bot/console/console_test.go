@@ -4,17 +4,20 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/gpuledger/gpuledger/bot"
 	"github.com/gpuledger/gpuledger/bot/console"
 	"github.com/gpuledger/gpuledger/ledger/sqlite"
+	"github.com/gpuledger/gpuledger/scheduler"
 )
 
 // scriptHandler is a small stand-in for the core: it proposes a rental
@@ -247,5 +250,167 @@ func TestConsole_OlderButtonsStayUsable(t *testing.T) {
 	}
 	if len(b.Rentals) != 1 || b.Rentals[0].Platform != "vast" || b.Rentals[0].GPUCount != 2 {
 		t.Fatalf("rentals = %+v, want only the first proposal's (vast, 2 cards)", b.Rentals)
+	}
+}
+
+// stepClock is a settable clock shared by the core, the store and the
+// scheduler.
+type stepClock struct {
+	mu sync.Mutex
+	t  time.Time
+}
+
+func (c *stepClock) Now() time.Time { c.mu.Lock(); defer c.mu.Unlock(); return c.t }
+func (c *stepClock) Add(d time.Duration) {
+	c.mu.Lock()
+	c.t = c.t.Add(d)
+	c.mu.Unlock()
+}
+
+// stepHandler tells when each line has been handled, so a test can let
+// the scheduler send between two lines.
+type stepHandler struct {
+	h    bot.Handler
+	done chan struct{}
+}
+
+func (s stepHandler) Handle(ctx context.Context, u bot.Update, snd bot.Sender) error {
+	defer func() { s.done <- struct{}{} }()
+	return s.h.Handle(ctx, u, snd)
+}
+
+// lockedBuffer is the console's output, read while the scheduler writes.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string { l.mu.Lock(); defer l.mu.Unlock(); return l.b.String() }
+
+// TestConsole_SchedulerCards drives the real core and the real scheduler
+// over a SQLite file through one console: the scheduler's cards arrive
+// between the user's lines and take the next numbers, and their buttons
+// ("I released it", Keep) still work after later messages arrived.
+func TestConsole_SchedulerCards(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	clk := &stepClock{t: time.Date(2026, 11, 2, 2, 0, 0, 0, time.UTC)}
+	db, core := newCore(t, clk.Now)
+	r, w := io.Pipe()
+	defer w.Close()
+	out := &lockedBuffer{}
+	step := stepHandler{h: core, done: make(chan struct{})}
+	c, err := console.New(console.Config{In: r, Out: out, Handler: step, Dir: t.TempDir(), Logger: discard()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sch, err := scheduler.New(scheduler.Config{Store: db, Sender: c, Buttons: core, Now: clk.Now, Logger: discard(), NoChart: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sch.RegisterButtons(core)
+	ran := make(chan error, 1)
+	go func() { ran <- c.Run(ctx) }()
+	say := func(line string) {
+		t.Helper()
+		if _, err := io.WriteString(w, line+"\n"); err != nil {
+			t.Fatal(err)
+		}
+		select {
+		case <-step.done:
+		case <-time.After(10 * time.Second):
+			t.Fatalf("%q was not handled; output:\n%s", line, out.String())
+		}
+	}
+
+	say("/rent box1 autodl 4090 1.88/h")
+	say("/rent box2 autodl 4090 1.88/h")
+	clk.Add(13 * time.Hour)
+	if err := sch.Checks(ctx); err != nil { // two long-run cards, between lines
+		t.Fatal(err)
+	}
+	say("rented 2x4090 on vast at $0.70/h") // a proposal after the cards
+	got := out.String()
+	for _, want := range []string{
+		"box1 has been running 13h",
+		"[1] I released it  [2] Keep",
+		"[3] I released it  [4] Keep",
+		"[5] ✓ Confirm  [6] ✎ Edit  [7] ✗ Cancel",
+	} {
+		if !strings.Contains(got, want) {
+			t.Fatalf("output lacks %q:\n%s", want, got)
+		}
+	}
+	say("1") // box1's I released it
+	say("4") // box2's Keep
+	say("7") // the proposal's Cancel
+	w.Close()
+	if err := <-ran; err != nil {
+		t.Fatal(err)
+	}
+	got = out.String()
+	for _, want := range []string{
+		"» ✓ box1 released",
+		"(updated) box2 has been running 13h (¥24.44 so far) and has no agent watching it. Still using it?\nKept: no more reminders about this.",
+		"» Kept box2",
+		"(updated) ✗ Cancelled",
+	} {
+		if !strings.Contains(got, want) {
+			t.Errorf("output lacks %q:\n%s", want, got)
+		}
+	}
+	b, err := db.Book(ctx, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	states := map[string]string{}
+	for _, r := range b.Rentals {
+		states[r.Name] = string(r.State())
+	}
+	if len(b.Rentals) != 2 || states["box1"] != "released" || states["box2"] != "running" {
+		t.Errorf("rentals = %v, want box1 released, box2 running", states)
+	}
+}
+
+// TestConsole_KeepsLastMessagesButtons: the buttons of the last
+// KeptMessages messages stay pressable; an older message's number says it
+// no longer works and reaches no handler.
+func TestConsole_KeepsLastMessagesButtons(t *testing.T) {
+	lines := make([]string, 0, console.KeptMessages+3)
+	for range console.KeptMessages + 1 {
+		lines = append(lines, "rented 4090") // three buttons each
+	}
+	lines = append(lines, "1", "4") // the first message's Confirm, the second's
+	var out bytes.Buffer
+	h := &scriptHandler{}
+	c, err := console.New(console.Config{In: strings.NewReader(strings.Join(lines, "\n")), Out: &out, Handler: h, Dir: t.TempDir(), Logger: discard()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Run(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	last := 3 * (console.KeptMessages + 1)
+	for _, want := range []string{
+		"[4] Confirm  [5] Edit  [6] Cancel\n",
+		fmt.Sprintf("[%d] Confirm  [%d] Edit  [%d] Cancel\n", last-2, last-1, last),
+		"! [1] no longer works",
+	} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("output lacks %q", want)
+		}
+	}
+	if len(h.got) != console.KeptMessages+2 {
+		t.Fatalf("%d updates handled, want %d", len(h.got), console.KeptMessages+2)
+	}
+	press := h.got[len(h.got)-1]
+	if press.Kind != bot.KindCallback || press.CallbackData != "confirmed" || press.MessageID != 2 {
+		t.Errorf("press of [4] = %+v, want the second message's Confirm", press)
 	}
 }
