@@ -19,6 +19,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/gpuledger/gpuledger/bot"
 )
@@ -35,6 +36,12 @@ type Config struct {
 	// Dir is where documents and photos are written (".").
 	Dir    string
 	Logger *slog.Logger // slog.Default()
+	// FirstMessageID is the ID of the first message sent. Default: the
+	// wall clock in milliseconds at New, so that a run's IDs do not repeat
+	// an earlier run's: the scheduler keeps a card's message ID in the
+	// database and may edit that card after a restart, which must not
+	// land on (and take the buttons of) a new message.
+	FirstMessageID int
 }
 
 // KeptMessages is how many messages' buttons the console keeps pressable:
@@ -84,7 +91,10 @@ func New(cfg Config) (*Console, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
 	}
-	return &Console{cfg: cfg}, nil
+	if cfg.FirstMessageID <= 0 {
+		cfg.FirstMessageID = int(time.Now().UnixMilli())
+	}
+	return &Console{cfg: cfg, nextID: cfg.FirstMessageID - 1}, nil
 }
 
 // Run reads lines until end of input or until ctx ends, handling each in

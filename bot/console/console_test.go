@@ -65,7 +65,7 @@ func TestConsole_Script(t *testing.T) {
 	}, "\n")
 	var out bytes.Buffer
 	h := &scriptHandler{}
-	c, err := console.New(console.Config{In: strings.NewReader(in), Out: &out, Handler: h, Dir: dir, Logger: discard()})
+	c, err := console.New(console.Config{In: strings.NewReader(in), Out: &out, Handler: h, Dir: dir, Logger: discard(), FirstMessageID: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -389,7 +389,7 @@ func TestConsole_KeepsLastMessagesButtons(t *testing.T) {
 	lines = append(lines, "1", "4") // the first message's Confirm, the second's
 	var out bytes.Buffer
 	h := &scriptHandler{}
-	c, err := console.New(console.Config{In: strings.NewReader(strings.Join(lines, "\n")), Out: &out, Handler: h, Dir: t.TempDir(), Logger: discard()})
+	c, err := console.New(console.Config{In: strings.NewReader(strings.Join(lines, "\n")), Out: &out, Handler: h, Dir: t.TempDir(), Logger: discard(), FirstMessageID: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -412,5 +412,47 @@ func TestConsole_KeepsLastMessagesButtons(t *testing.T) {
 	press := h.got[len(h.got)-1]
 	if press.Kind != bot.KindCallback || press.CallbackData != "confirmed" || press.MessageID != 2 {
 		t.Errorf("press of [4] = %+v, want the second message's Confirm", press)
+	}
+}
+
+// TestConsole_EarlierRunsCardEdit: the scheduler keeps a card's message ID
+// in the database and may edit the card after a restart. Message IDs do
+// not repeat across runs, so that edit leaves the new run's buttons alone.
+func TestConsole_EarlierRunsCardEdit(t *testing.T) {
+	ctx := context.Background()
+	card := bot.Outgoing{ChatID: 1, Text: "box1 has been running 13h", Buttons: [][]bot.Button{{{Text: "I released it", Data: "released"}}}}
+	first, err := console.New(console.Config{In: strings.NewReader(""), Out: io.Discard, Handler: &scriptHandler{}, Logger: discard()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	old, err := first.Send(ctx, card)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The next run starts later: wait for the clock to move on.
+	for start := time.Now(); time.Since(start) < 2*time.Millisecond; {
+	}
+	r, w := io.Pipe()
+	var out lockedBuffer
+	h := &scriptHandler{}
+	step := stepHandler{h: h, done: make(chan struct{}, 2)}
+	second, err := console.New(console.Config{In: r, Out: &out, Handler: step, Dir: t.TempDir(), Logger: discard()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ran := make(chan error, 1)
+	go func() { ran <- second.Run(ctx) }()
+	io.WriteString(w, "rented 4090\n")
+	<-step.done
+	if _, err := second.Send(ctx, bot.Outgoing{ChatID: 1, EditMessageID: old, Text: "box1 released at 23:00 (recorded by hand)."}); err != nil {
+		t.Fatal(err)
+	}
+	io.WriteString(w, "1\n")
+	w.Close()
+	if err := <-ran; err != nil {
+		t.Fatal(err)
+	}
+	if len(h.got) != 2 || h.got[1].Kind != bot.KindCallback || h.got[1].CallbackData != "confirmed" {
+		t.Errorf("updates = %+v, want the new run's Confirm pressed; output:\n%s", h.got, out.String())
 	}
 }
