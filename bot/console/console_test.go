@@ -293,48 +293,99 @@ func (l *lockedBuffer) Write(p []byte) (int, error) {
 
 func (l *lockedBuffer) String() string { l.mu.Lock(); defer l.mu.Unlock(); return l.b.String() }
 
+// cardEnv is the real core and the real scheduler over a SQLite file,
+// both talking through one console fed line by line.
+type cardEnv struct {
+	t    *testing.T
+	ctx  context.Context
+	clk  *stepClock
+	db   *sqlite.DB
+	sch  *scheduler.Scheduler
+	out  *lockedBuffer
+	w    *io.PipeWriter
+	step stepHandler
+	ran  chan error
+}
+
+func newCardEnv(t *testing.T) *cardEnv {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	e := &cardEnv{t: t, ctx: ctx, clk: &stepClock{t: time.Date(2026, 11, 2, 2, 0, 0, 0, time.UTC)}, out: &lockedBuffer{}, ran: make(chan error, 1)}
+	var core *bot.Core
+	e.db, core = newCore(t, e.clk.Now)
+	r, w := io.Pipe()
+	t.Cleanup(func() { w.Close() })
+	e.w = w
+	e.step = stepHandler{h: core, done: make(chan struct{}, 16)} // buffered: a line handled unexpectedly cannot block Run
+	c, err := console.New(console.Config{In: r, Out: e.out, Handler: e.step, Dir: t.TempDir(), Logger: discard()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.sch, err = scheduler.New(scheduler.Config{Store: e.db, Sender: c, Buttons: core, Now: e.clk.Now, Logger: discard(), NoChart: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.sch.RegisterButtons(core)
+	go func() { e.ran <- c.Run(ctx) }()
+	return e
+}
+
+// say types a line and waits until the core has handled it.
+func (e *cardEnv) say(line string) {
+	e.t.Helper()
+	if _, err := io.WriteString(e.w, line+"\n"); err != nil {
+		e.t.Fatal(err)
+	}
+	select {
+	case <-e.step.done:
+	case <-time.After(10 * time.Second):
+		e.t.Fatalf("%q was not handled; output:\n%s", line, e.out.String())
+	}
+}
+
+// end closes the input and returns the whole output.
+func (e *cardEnv) end() string {
+	e.t.Helper()
+	e.w.Close()
+	if err := <-e.ran; err != nil {
+		e.t.Fatal(err)
+	}
+	return e.out.String()
+}
+
+func (e *cardEnv) checks() {
+	e.t.Helper()
+	if err := e.sch.Checks(e.ctx); err != nil {
+		e.t.Fatal(err)
+	}
+}
+
+// states returns each rental's state by name.
+func (e *cardEnv) states() map[string]string {
+	e.t.Helper()
+	b, err := e.db.Book(e.ctx, 1)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	states := map[string]string{}
+	for _, r := range b.Rentals {
+		states[r.Name] = string(r.State())
+	}
+	return states
+}
+
 // TestConsole_SchedulerCards drives the real core and the real scheduler
 // over a SQLite file through one console: the scheduler's cards arrive
 // between the user's lines and take the next numbers, and their buttons
 // ("I released it", Keep) still work after later messages arrived.
 func TestConsole_SchedulerCards(t *testing.T) {
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	clk := &stepClock{t: time.Date(2026, 11, 2, 2, 0, 0, 0, time.UTC)}
-	db, core := newCore(t, clk.Now)
-	r, w := io.Pipe()
-	defer w.Close()
-	out := &lockedBuffer{}
-	step := stepHandler{h: core, done: make(chan struct{})}
-	c, err := console.New(console.Config{In: r, Out: out, Handler: step, Dir: t.TempDir(), Logger: discard()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	sch, err := scheduler.New(scheduler.Config{Store: db, Sender: c, Buttons: core, Now: clk.Now, Logger: discard(), NoChart: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	sch.RegisterButtons(core)
-	ran := make(chan error, 1)
-	go func() { ran <- c.Run(ctx) }()
-	say := func(line string) {
-		t.Helper()
-		if _, err := io.WriteString(w, line+"\n"); err != nil {
-			t.Fatal(err)
-		}
-		select {
-		case <-step.done:
-		case <-time.After(10 * time.Second):
-			t.Fatalf("%q was not handled; output:\n%s", line, out.String())
-		}
-	}
-
+	e := newCardEnv(t)
+	say, clk, out := e.say, e.clk, e.out
 	say("/rent box1 autodl 4090 1.88/h")
 	say("/rent box2 autodl 4090 1.88/h")
 	clk.Add(13 * time.Hour)
-	if err := sch.Checks(ctx); err != nil { // two long-run cards, between lines
-		t.Fatal(err)
-	}
+	e.checks()                              // two long-run cards, between lines
 	say("rented 2x4090 on vast at $0.70/h") // a proposal after the cards
 	got := out.String()
 	for _, want := range []string{
@@ -350,11 +401,7 @@ func TestConsole_SchedulerCards(t *testing.T) {
 	say("1") // box1's I released it
 	say("4") // box2's Keep
 	say("7") // the proposal's Cancel
-	w.Close()
-	if err := <-ran; err != nil {
-		t.Fatal(err)
-	}
-	got = out.String()
+	got = e.end()
 	for _, want := range []string{
 		"» ✓ box1 released",
 		"(updated) box2 has been running 13h (¥24.44 so far) and has no agent watching it. Still using it?\nKept: no more reminders about this.",
@@ -365,15 +412,7 @@ func TestConsole_SchedulerCards(t *testing.T) {
 			t.Errorf("output lacks %q:\n%s", want, got)
 		}
 	}
-	b, err := db.Book(ctx, 1)
-	if err != nil {
-		t.Fatal(err)
-	}
-	states := map[string]string{}
-	for _, r := range b.Rentals {
-		states[r.Name] = string(r.State())
-	}
-	if len(b.Rentals) != 2 || states["box1"] != "released" || states["box2"] != "running" {
+	if states := e.states(); len(states) != 2 || states["box1"] != "released" || states["box2"] != "running" {
 		t.Errorf("rentals = %v, want box1 released, box2 running", states)
 	}
 }
@@ -454,5 +493,73 @@ func TestConsole_EarlierRunsCardEdit(t *testing.T) {
 	}
 	if len(h.got) != 2 || h.got[1].Kind != bot.KindCallback || h.got[1].CallbackData != "confirmed" {
 		t.Errorf("updates = %+v, want the new run's Confirm pressed; output:\n%s", h.got, out.String())
+	}
+}
+
+// TestConsole_LeaseCard: a lease card's buttons through the console,
+// pressed after a later message: Extend extends the lease and closes the
+// card, whose numbers then say they no longer work.
+func TestConsole_LeaseCard(t *testing.T) {
+	e := newCardEnv(t)
+	e.say("/rent box1 autodl 4090 1.88/h for=3h")
+	e.clk.Add(2*time.Hour + 40*time.Minute)
+	e.checks()
+	e.say("/status") // a message after the card
+	if got := e.out.String(); !strings.Contains(got, "[1] Extend 2h  [2] I released it") {
+		t.Fatalf("no lease card numbered [1] [2]:\n%s", got)
+	}
+	e.say("1")                                            // Extend 2h
+	if _, err := io.WriteString(e.w, "2\n"); err != nil { // the closed card's I released it: no handler
+		t.Fatal(err)
+	}
+	got := e.end()
+	for _, want := range []string{
+		"(updated) box1's lease now ends at 15:00",
+		"» Lease extended to 15:00",
+		"! [2] no longer works",
+	} {
+		if !strings.Contains(got, want) {
+			t.Errorf("output lacks %q:\n%s", want, got)
+		}
+	}
+	if states := e.states(); states["box1"] != "running" {
+		t.Errorf("box1 %s, want running", states["box1"])
+	}
+}
+
+// handlerFunc adapts a function to bot.Handler.
+type handlerFunc func(ctx context.Context, u bot.Update, s bot.Sender) error
+
+func (f handlerFunc) Handle(ctx context.Context, u bot.Update, s bot.Sender) error {
+	return f(ctx, u, s)
+}
+
+// TestConsole_EditWithButtons: an edit that carries buttons replaces the
+// message's buttons with new numbers; the old ones no longer work.
+func TestConsole_EditWithButtons(t *testing.T) {
+	var presses []bot.Update
+	h := handlerFunc(func(ctx context.Context, u bot.Update, s bot.Sender) error {
+		m := bot.Outgoing{ChatID: u.ChatID, Text: "card", Buttons: [][]bot.Button{{{Text: "A", Data: "a"}, {Text: "B", Data: "b"}}}}
+		if u.Kind == bot.KindCallback {
+			presses = append(presses, u)
+			m = bot.Outgoing{ChatID: u.ChatID, EditMessageID: u.MessageID, Text: "card " + u.CallbackData, Buttons: [][]bot.Button{{{Text: "C", Data: "c"}}}}
+		}
+		_, err := s.Send(ctx, m)
+		return err
+	})
+	var out bytes.Buffer
+	c, err := console.New(console.Config{In: strings.NewReader("show\n2\n1\n3\n"), Out: &out, Handler: h, Logger: discard(), FirstMessageID: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Run(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	want := "card\n[1] A  [2] B\n(updated) card b\n[3] C\n! [1] no longer works: its message has changed or is older than the last 100 with buttons. Send the command again for new ones.\n(updated) card c\n[4] C\n"
+	if got := out.String(); got != want {
+		t.Errorf("output:\n%s\nwant:\n%s", got, want)
+	}
+	if len(presses) != 2 || presses[0].CallbackData != "b" || presses[1].CallbackData != "c" || presses[1].MessageID != 1 {
+		t.Errorf("presses = %+v", presses)
 	}
 }
