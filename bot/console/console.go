@@ -2,8 +2,9 @@
 // input line is one message from the owner, replies are printed as plain
 // text, inline buttons become numbered choices answered by typing the
 // number (numbers are unique across the session, so an older message's
-// buttons keep working after newer ones arrive), and documents and photos are written to files. It ends cleanly at
-// end of input, so `gpuledger < commands.txt` runs a script.
+// buttons keep working after newer ones arrive), and documents and photos
+// are written to files. It ends cleanly at end of input, so
+// `gpuledger < commands.txt` runs a script.
 package console
 
 import (
