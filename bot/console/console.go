@@ -1,8 +1,10 @@
 // Package console is the terminal transport of the conversation core: each
 // input line is one message from the owner, replies are printed as plain
 // text, inline buttons become numbered choices answered by typing the
-// number, and documents and photos are written to files. It ends cleanly at
-// end of input, so `gpuledger < commands.txt` runs a script.
+// number (numbers are unique across the session, so an older message's
+// buttons keep working after newer ones arrive), and documents and photos
+// are written to files. It ends cleanly at end of input, so
+// `gpuledger < commands.txt` runs a script.
 package console
 
 import (
@@ -18,6 +20,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/gpuledger/gpuledger/bot"
 )
@@ -34,17 +37,39 @@ type Config struct {
 	// Dir is where documents and photos are written (".").
 	Dir    string
 	Logger *slog.Logger // slog.Default()
+	// FirstMessageID is the ID of the first message sent. Default: the
+	// wall clock in milliseconds at New, so that a run's IDs do not repeat
+	// an earlier run's: the scheduler keeps a card's message ID in the
+	// database and may edit that card after a restart, which must not
+	// land on (and take the buttons of) a new message.
+	FirstMessageID int
 }
+
+// KeptMessages is how many messages' buttons the console keeps pressable:
+// the most recent ones that have buttons. An older message's numbers say
+// that they no longer work, so memory stays bounded in a long session.
+const KeptMessages = 100
 
 // Console is the terminal transport. It is a bot.Sender, safe for
 // concurrent use (the scheduler may print while a line is handled).
 type Console struct {
 	cfg Config
 
-	mu      sync.Mutex
-	nextID  int
-	buttons []bot.Button // the latest message's buttons, in numbering order
-	buttonM int          // the message they belong to
+	mu     sync.Mutex
+	nextID int
+	// Buttons are numbered across the session: a message's buttons get
+	// the numbers after the last ones given out (lastNum), so typing a
+	// number means the same button whatever arrived since. keyed holds the
+	// live blocks, oldest first, at most KeptMessages of them.
+	lastNum int
+	keyed   []block
+}
+
+// block is the buttons of one message, numbered first, first+1, ...
+type block struct {
+	msgID   int
+	first   int
+	buttons []bot.Button
 }
 
 // New returns a Console for cfg.
@@ -67,13 +92,19 @@ func New(cfg Config) (*Console, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
 	}
-	return &Console{cfg: cfg}, nil
+	if cfg.FirstMessageID <= 0 {
+		cfg.FirstMessageID = int(time.Now().UnixMilli())
+	}
+	return &Console{cfg: cfg, nextID: cfg.FirstMessageID - 1}, nil
 }
 
 // Run reads lines until end of input or until ctx ends, handling each in
-// turn, and returns nil then. A line that is the number of one of the
-// latest message's buttons presses that button. A handler error is printed
-// and the next line is read: at a terminal the user can simply retype.
+// turn, and returns nil then. A line that is a button's number presses
+// that button, whichever message it belongs to; a number given out earlier
+// whose message has since lost its buttons (answered, changed, or older
+// than the last KeptMessages with buttons) is answered here with a note
+// and reaches no handler. A handler error is printed and the next line is
+// read: at a terminal the user can simply retype.
 func (c *Console) Run(ctx context.Context) error {
 	lines := make(chan string)
 	readErr := make(chan error, 1)
@@ -107,7 +138,11 @@ func (c *Console) Run(ctx context.Context) error {
 			if line == "" {
 				continue
 			}
-			u := c.update(line)
+			u, ok := c.update(line)
+			if !ok {
+				c.printf("! [%s] no longer works: its message has changed or is older than the last %d with buttons. Send the command again for new ones.\n", line, KeptMessages)
+				continue
+			}
 			if err := c.cfg.Handler.Handle(ctx, u, c); err != nil {
 				c.cfg.Logger.Error("handling input failed", "err", err)
 				c.printf("! could not handle that: %v\n", err)
@@ -116,8 +151,9 @@ func (c *Console) Run(ctx context.Context) error {
 	}
 }
 
-// update turns an input line into the core's Update.
-func (c *Console) update(line string) bot.Update {
+// update turns an input line into the core's Update. It reports false for
+// the number of a button that no longer works.
+func (c *Console) update(line string) (bot.Update, bool) {
 	u := bot.Update{
 		Kind:     bot.KindText,
 		UserID:   c.cfg.UserID,
@@ -126,18 +162,53 @@ func (c *Console) update(line string) bot.Update {
 		LangCode: c.cfg.LangCode,
 		Text:     line,
 	}
-	if n, err := strconv.Atoi(line); err == nil {
-		c.mu.Lock()
-		if n >= 1 && n <= len(c.buttons) {
+	n, err := strconv.Atoi(line)
+	if err != nil || n < 1 || strconv.Itoa(n) != line {
+		return u, true
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if n > c.lastNum {
+		return u, true // never a button's number: plain text
+	}
+	for _, b := range c.keyed {
+		if n >= b.first && n < b.first+len(b.buttons) {
 			u.Kind = bot.KindCallback
 			u.Text = ""
-			u.CallbackData = c.buttons[n-1].Data
-			u.MessageID = c.buttonM
-			u.CallbackID = fmt.Sprintf("console:%d:%d", c.buttonM, n)
+			u.CallbackData = b.buttons[n-b.first].Data
+			u.MessageID = b.msgID
+			u.CallbackID = fmt.Sprintf("console:%d:%d", b.msgID, n)
+			return u, true
 		}
-		c.mu.Unlock()
 	}
-	return u
+	return u, false
+}
+
+// setButtons replaces message id's buttons (an edit replaces a message's
+// keyboard, as Telegram's does) with btns numbered after the last number
+// given out, dropping the oldest block beyond KeptMessages. It returns
+// the first number. c.mu is held.
+func (c *Console) setButtons(id int, btns []bot.Button) int {
+	kept := c.keyed[:0]
+	for _, b := range c.keyed {
+		if b.msgID != id {
+			kept = append(kept, b)
+		}
+	}
+	clear(c.keyed[len(kept):])
+	c.keyed = kept
+	if len(btns) == 0 {
+		return 0
+	}
+	first := c.lastNum + 1
+	c.lastNum += len(btns)
+	if len(c.keyed) >= KeptMessages {
+		n := len(c.keyed) - KeptMessages + 1
+		clear(c.keyed[:n])
+		c.keyed = c.keyed[n:]
+	}
+	c.keyed = append(c.keyed, block{msgID: id, first: first, buttons: btns})
+	return first
 }
 
 func (c *Console) printf(format string, args ...any) {
@@ -147,8 +218,9 @@ func (c *Console) printf(format string, args ...any) {
 }
 
 // Send prints m (see bot.Sender): HTML reduced to plain text, buttons as
-// numbered choices (which replace any earlier ones), an edit prefixed
-// "(updated)", a document or photo written to a file in Dir with its path
+// numbered choices (numbered after every earlier message's, so those stay
+// pressable), an edit prefixed "(updated)" (its buttons replace the edited
+// message's), a document or photo written to a file in Dir with its path
 // printed. It returns the message's ID.
 func (c *Console) Send(ctx context.Context, m bot.Outgoing) (int, error) {
 	var saved string
@@ -175,14 +247,14 @@ func (c *Console) Send(ctx context.Context, m bot.Outgoing) (int, error) {
 		b.WriteString(text)
 		b.WriteString("\n")
 	}
-	c.buttons, c.buttonM = nil, id
-	if len(m.Buttons) > 0 {
-		var labels []string
-		for _, row := range m.Buttons {
-			for _, btn := range row {
-				c.buttons = append(c.buttons, btn)
-				labels = append(labels, fmt.Sprintf("[%d] %s", len(c.buttons), btn.Text))
-			}
+	var btns []bot.Button
+	for _, row := range m.Buttons {
+		btns = append(btns, row...)
+	}
+	if first := c.setButtons(id, btns); len(btns) > 0 {
+		labels := make([]string, len(btns))
+		for i, btn := range btns {
+			labels[i] = fmt.Sprintf("[%d] %s", first+i, btn.Text)
 		}
 		b.WriteString(strings.Join(labels, "  "))
 		b.WriteString("\n")
