@@ -11,10 +11,11 @@ LOG=${1:-/tmp/gpuledger-ci-cold.log}
 TMP=$(mktemp -d /tmp/gpuledger-cold.XXXXXX)
 trap 'chmod -R u+w "$TMP" 2>/dev/null; rm -rf "$TMP"' EXIT
 git clone -q "$ROOT" "$TMP/clone"
+rev=$(git -C "$TMP/clone" rev-parse --short HEAD)
 mkdir -p "$TMP/sys" "$TMP/mod" "$TMP/build"
 t0=$(date +%s)
 rc=0
 (cd "$TMP/clone" && CI=true SYSROOT="$TMP/sys/bullseye" GOMODCACHE="$TMP/mod" GOCACHE="$TMP/build" \
 	bash .ci/run </dev/null) >"$LOG" 2>&1 || rc=$?
-echo "ci-cold: .ci/run exit $rc after $(($(date +%s) - t0)) s on $(git -C "$ROOT" rev-parse --short HEAD); log: $LOG"
+echo "ci-cold: .ci/run exit $rc after $(($(date +%s) - t0)) s on $rev; log: $LOG"
 exit "$rc"
