@@ -67,7 +67,6 @@ func newChat(t *testing.T, cfg bot.Config) *chat {
 		Allowed:       core.Allowed,
 		Logger:        cfg.Logger,
 		PollTimeout:   time.Second,
-		BusyPoll:      10 * time.Millisecond,
 		Pacing:        telegram.Pacing{Chat: time.Millisecond, Group: time.Millisecond, Global: time.Microsecond, ChatBurst: 100},
 		FloodInterval: time.Millisecond,
 		FloodBurst:    1000,

@@ -164,16 +164,6 @@ func userPlatforms(b *ledger.Book) []string {
 	return out
 }
 
-// hasName reports whether names holds name exactly.
-func hasName(names []string, name string) bool {
-	for _, n := range names {
-		if n == name {
-			return true
-		}
-	}
-	return false
-}
-
 // nearCommands returns the command words nearest to head (without the
 // slash), English names first, then the other words in sorted order.
 func nearCommands(head string) []string {

@@ -40,7 +40,7 @@ func (r *req) checkPlatform(platform string, with func(string) Command) (bool, e
 		return false, err
 	}
 	mine := userPlatforms(b)
-	if hasName(mine, platform) {
+	if contains(mine, platform) {
 		return false, nil
 	}
 	near := nearPlatforms(platform, mine)
@@ -59,7 +59,7 @@ func (r *req) checkTarget(b *ledger.Book, target string, with func(string) Comma
 		return false, nil
 	}
 	mine := userPlatforms(b)
-	if hasName(mine, target) {
+	if contains(mine, target) {
 		return false, nil
 	}
 	var cands []string
@@ -72,7 +72,7 @@ func (r *req) checkTarget(b *ledger.Book, target string, with func(string) Comma
 	cands = append(cands, mine...)
 	near := nearest(target, append(cands, knownPlatformNames()...))
 	for i, n := range near {
-		if p, ok := ledger.LookupProfile(n); ok && !hasName(cands, n) {
+		if p, ok := ledger.LookupProfile(n); ok && !contains(cands, n) {
 			near[i] = p.Key
 		}
 	}

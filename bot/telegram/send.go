@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"log/slog"
 	"strings"
-	"sync/atomic"
 	"time"
 
 	tgbotapi "github.com/go-telegram-bot-api/telegram-bot-api/v5"
@@ -259,37 +258,6 @@ func (t *Transport) AnswerCallback(ctx context.Context, callbackID, text string)
 		return fmt.Errorf("telegram: answer callback: %w", err)
 	}
 	return nil
-}
-
-// updateSender is the Sender a handler gets for one update: it remembers
-// whether the update's button press was answered, so the transport answers
-// it (stopping the client's spinner) when the handler did not, and never
-// answers it twice.
-type updateSender struct {
-	t        *Transport
-	cbID     string
-	answered atomic.Bool
-}
-
-func (s *updateSender) Send(ctx context.Context, m bot.Outgoing) (int, error) {
-	return s.t.Send(ctx, m)
-}
-
-func (s *updateSender) AnswerCallback(ctx context.Context, callbackID, text string) error {
-	if callbackID == s.cbID && s.answered.Swap(true) {
-		return nil
-	}
-	return s.t.AnswerCallback(ctx, callbackID, text)
-}
-
-// ensureAnswered answers the update's button press if nobody has.
-func (s *updateSender) ensureAnswered(ctx context.Context, text string) {
-	if s.cbID == "" || s.answered.Swap(true) {
-		return
-	}
-	if err := s.t.AnswerCallback(ctx, s.cbID, text); err != nil {
-		s.t.log.Warn("answering button press failed", "callback", s.cbID, "err", s.t.scrubErr(err))
-	}
 }
 
 func (t *Transport) scrubErr(err error) slog.Value {

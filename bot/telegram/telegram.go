@@ -127,9 +127,6 @@ type Config struct {
 	Commands map[string][]Command
 
 	PollTimeout time.Duration // long-poll timeout (50s)
-	// BusyPoll is unused: fetching no longer waits for handling. Kept so
-	// existing configurations compile.
-	BusyPoll time.Duration
 	// Backoff spaces retries after network failures and 5xx answers
 	// ({1s, 60s}); RetryBackoff spaces retries of a failed Handle ({1s, 30s}).
 	Backoff      Backoff
@@ -212,9 +209,6 @@ func (c *Config) setDefaults() {
 	}
 	if c.Sleep == nil {
 		c.Sleep = sleepCtx
-	}
-	if c.BusyPoll <= 0 {
-		c.BusyPoll = time.Second
 	}
 	if c.Backoff == (Backoff{}) {
 		c.Backoff = Backoff{Min: time.Second, Max: time.Minute}

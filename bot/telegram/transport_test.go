@@ -192,7 +192,6 @@ func fastConfig(fake *tgfake.Server, h bot.Handler, store telegram.Store, logs *
 		Store:         store,
 		Logger:        slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug})),
 		PollTimeout:   time.Second,
-		BusyPoll:      20 * time.Millisecond,
 		Backoff:       telegram.Backoff{Min: 5 * time.Millisecond, Max: 40 * time.Millisecond},
 		RetryBackoff:  telegram.Backoff{Min: 5 * time.Millisecond, Max: 20 * time.Millisecond},
 		Pacing:        telegram.Pacing{Chat: time.Millisecond, Group: time.Millisecond, Global: time.Millisecond, ChatBurst: 100},

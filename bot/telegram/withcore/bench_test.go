@@ -36,9 +36,9 @@ func BenchmarkTransport_Charges(b *testing.B) {
 	fake := tgfake.New(b, "42:TEST")
 	tr, err := telegram.New(telegram.Config{
 		Token: fake.Token(), Endpoint: fake.Endpoint(), Handler: core, Store: db, Logger: quiet,
-		PollTimeout: time.Second, BusyPoll: time.Millisecond,
-		Pacing:     telegram.Pacing{Chat: time.Microsecond, Group: time.Microsecond, Global: time.Microsecond, ChatBurst: 1000},
-		FloodBurst: 1 << 30, FloodInterval: time.Nanosecond,
+		PollTimeout: time.Second,
+		Pacing:      telegram.Pacing{Chat: time.Microsecond, Group: time.Microsecond, Global: time.Microsecond, ChatBurst: 1000},
+		FloodBurst:  1 << 30, FloodInterval: time.Nanosecond,
 	})
 	if err != nil {
 		b.Fatal(err)

@@ -65,7 +65,7 @@ func TestTransport_WithCoreAndSQLite(t *testing.T) {
 	h := &crashAfterCommit{core: core, seen: map[string]int{}}
 	tr, err := telegram.New(telegram.Config{
 		Token: fake.Token(), Endpoint: fake.Endpoint(), Handler: h, Store: db, Logger: quiet,
-		PollTimeout: time.Second, BusyPoll: 20 * time.Millisecond,
+		PollTimeout:  time.Second,
 		Backoff:      telegram.Backoff{Min: 5 * time.Millisecond, Max: 40 * time.Millisecond},
 		RetryBackoff: telegram.Backoff{Min: 5 * time.Millisecond, Max: 20 * time.Millisecond},
 		Pacing:       telegram.Pacing{Chat: time.Millisecond, Group: time.Millisecond, Global: time.Millisecond, ChatBurst: 100},
