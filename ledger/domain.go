@@ -115,6 +115,10 @@ type Event struct {
 	Kind  EventKind
 	At    time.Time
 	Price Price // the new rate, for EventPrice only
+	// RecordedAt is when the user logged the event (its action's time),
+	// which for a backdated event is later than At. Filled by the store
+	// when it loads a rental; ignored when one is written.
+	RecordedAt time.Time
 }
 
 // Direction is a traffic direction.

@@ -33,8 +33,8 @@ func TestDB_CreateRental(t *testing.T) {
 		}
 		want := in
 		want.ID, want.UserID, want.CreatedAt = got.ID, 1, t0
-		want.Events = []ledger.Event{{ID: got.Events[0].ID, Kind: ledger.EventStart, At: at(-2 * time.Hour)}} // truncated to the second
-		want.Traffic.Direction = ledger.Out                                                                   // the default
+		want.Events = []ledger.Event{{ID: got.Events[0].ID, Kind: ledger.EventStart, At: at(-2 * time.Hour), RecordedAt: t0}} // truncated to the second; logged at the action's time
+		want.Traffic.Direction = ledger.Out                                                                                   // the default
 		if !reflect.DeepEqual(*got, want) {
 			t.Fatalf("CreateRental =\n%+v\nwant\n%+v", *got, want)
 		}
@@ -130,6 +130,9 @@ func TestDB_AppendEvent(t *testing.T) {
 			{ledger.Event{Kind: ledger.EventPrice, At: at(-3 * time.Hour), Price: ledger.Price{Amount: ledger.MustDecimal("2.5"), Unit: ledger.UnitHour}}, ledger.Stopped},
 			{ledger.Event{Kind: ledger.EventResume, At: at(-2 * time.Hour)}, ledger.Running},
 			{ledger.Event{Kind: ledger.EventRelease, At: at(-time.Hour)}, ledger.Released},
+		}
+		for i := range steps {
+			steps[i].ev.RecordedAt = t0 // the action's time, hours after the event's
 		}
 		for i, s := range steps {
 			r, err := db.AppendEvent(ctx, act(1), "box1", s.ev)
