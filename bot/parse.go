@@ -503,25 +503,10 @@ func (p *parser) parse(toks []string) (Command, error) {
 
 // --- /rent -------------------------------------------------------------------
 
-// platformAliases maps what people call a platform to its profile key.
-var platformAliases = map[string]string{
-	"autodl": "autodl", "autodl.com": "autodl", "autodl云": "autodl",
-	"runpod": "runpod", "runpod.io": "runpod",
-	"vast": "vast", "vast.ai": "vast", "vastai": "vast",
-	"lambda": "lambda", "lambdalabs": "lambda", "lambda-labs": "lambda", "lambdalabs.com": "lambda",
-	"aws": "aws", "ec2": "aws", "amazon": "aws",
-	"gcp": "gcp", "gce": "gcp", "google": "gcp",
-	"alibaba": "alibaba", "aliyun": "alibaba", "阿里云": "alibaba", "alibabacloud": "alibaba",
-	"tencent": "tencent", "tencentcloud": "tencent", "qcloud": "tencent", "腾讯云": "tencent",
-	"featurize": "featurize", "featurize.cn": "featurize",
-	"gpushare": "gpushare", "恒源云": "gpushare", "gpushare.com": "gpushare",
-	"matpool": "matpool", "矩池云": "matpool",
-}
-
-// knownPlatform returns the profile key of a known platform name.
+// knownPlatform returns the profile key of a platform the ledger knows,
+// by any of the names in its profile table.
 func knownPlatform(s string) (string, bool) {
-	k, ok := platformAliases[strings.ToLower(s)]
-	return k, ok
+	return ledger.CanonicalPlatform(s)
 }
 
 // platform normalises a platform name: a known alias, or the user's own

@@ -174,7 +174,8 @@ func atoiSmall(s string) int {
 // findPlatform returns the first known platform named in s.
 func findPlatform(s string) string {
 	best, bestAt := "", len(s)+1
-	for alias, key := range platformAliases {
+	for _, n := range ledger.PlatformNames() {
+		alias, key := n.Name, n.Key
 		i := strings.Index(s, alias)
 		if i < 0 {
 			continue
