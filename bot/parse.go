@@ -1416,8 +1416,8 @@ func (p *parser) autoRelease(toks []string) (Command, error) {
 		if !ok {
 			return nil, p.err("bad_dur", quote(durSrc))
 		}
-		if d < time.Minute || d > 7*24*time.Hour {
-			return nil, p.err("dur_range", "after", quote(durSrc), "1m..7d")
+		if d < ledger.MinAfter || d > ledger.MaxAfter {
+			return nil, p.err("dur_range", "after", quote(durSrc), FormatDuration(ledger.MinAfter, LangEN)+".."+FormatDuration(ledger.MaxAfter, LangEN))
 		}
 		a.After = d
 	}

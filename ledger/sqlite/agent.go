@@ -559,7 +559,7 @@ func (db *DB) SaveIdle(ctx context.Context, st ledger.AgentState, closeAt, openA
 // SetAutoPolicy replaces the policy of the user's unreleased rental called
 // name. Errors: EINVALID, ENOTFOUND, ECONFLICT (released).
 func (db *DB) SetAutoPolicy(ctx context.Context, userID int64, name string, p ledger.AutoPolicy) (ledger.AutoPolicy, error) {
-	if err := p.Validate(); err != nil {
+	if err := p.ValidateStored(); err != nil {
 		return p, err
 	}
 	p.SetAt = sec(p.SetAt)
