@@ -959,10 +959,7 @@ func (r *req) autoRelease(c AutoRelease) error {
 // release says how to choose stop instead. The policy stays as chosen:
 // the profiles do not say which platforms can stop at all.
 func (r *req) autoActionText(name string, p ledger.AutoPolicy) string {
-	warn := r.user.Settings.IdleWarn
-	if warn <= 0 {
-		warn = 30 * time.Minute
-	}
+	warn := r.user.Settings.IdleWarnAfter()
 	grace, after := FormatDuration(p.Grace(), r.lang), FormatDuration(warn, r.lang)
 	if p.Action == ledger.AutoRelease {
 		return r.t("autorelease_release", name, grace, after)
