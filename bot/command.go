@@ -244,22 +244,11 @@ type Agent struct {
 	Name string
 }
 
-// AutoAction is what /autorelease lets the bot do to an idle rental.
-type AutoAction string
-
-// Auto-release actions, in increasing order of force.
-const (
-	ActionOff     AutoAction = "off"     // nothing automatic, not even a warning card
-	ActionNotify  AutoAction = "notify"  // warn only
-	ActionStop    AutoAction = "stop"    // stop the instance after the grace period
-	ActionRelease AutoAction = "release" // release it after the grace period
-)
-
 // AutoRelease sets what happens to an idle rental: /autorelease NAME
 // off|notify|stop|release [after DUR].
 type AutoRelease struct {
 	Name   string
-	Action AutoAction
+	Action ledger.AutoAction
 	After  time.Duration // grace after the warning; 0: the default
 	// WaitFor is who, connected to the host, holds the automatic action
 	// (wait_for=); the zero value is every kind, the default.

@@ -921,7 +921,7 @@ func (r *req) autoRelease(c AutoRelease) error {
 	if !ok {
 		return r.answer(r.plain(r.t("autorelease_off")))
 	}
-	p := ledger.AutoPolicy{Action: ledger.AutoAction(c.Action), After: c.After, WaitFor: c.WaitFor, SetAt: r.now}
+	p := ledger.AutoPolicy{Action: c.Action, After: c.After, WaitFor: c.WaitFor, SetAt: r.now}
 	if err := p.Validate(); err != nil {
 		return err
 	}

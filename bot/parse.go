@@ -1360,11 +1360,11 @@ func (p *parser) export(toks []string) (Command, error) {
 
 // --- automation and settings -------------------------------------------------
 
-var actionWords = map[string]AutoAction{
-	"off": ActionOff, "none": ActionOff, "关闭": ActionOff, "关": ActionOff, "不": ActionOff,
-	"notify": ActionNotify, "warn": ActionNotify, "提醒": ActionNotify, "通知": ActionNotify,
-	"stop": ActionStop, "关机": ActionStop, "停止": ActionStop, "停机": ActionStop,
-	"release": ActionRelease, "释放": ActionRelease,
+var actionWords = map[string]ledger.AutoAction{
+	"off": ledger.AutoOff, "none": ledger.AutoOff, "关闭": ledger.AutoOff, "关": ledger.AutoOff, "不": ledger.AutoOff,
+	"notify": ledger.AutoNotify, "warn": ledger.AutoNotify, "提醒": ledger.AutoNotify, "通知": ledger.AutoNotify,
+	"stop": ledger.AutoStop, "关机": ledger.AutoStop, "停止": ledger.AutoStop, "停机": ledger.AutoStop,
+	"release": ledger.AutoRelease, "释放": ledger.AutoRelease,
 }
 
 func (p *parser) autoRelease(toks []string) (Command, error) {

@@ -229,7 +229,7 @@ func checkCommand(t *testing.T, in string, c Command, now time.Time) {
 	case AutoRelease:
 		validName(t, in, "name", c.Name)
 		switch c.Action {
-		case ActionOff, ActionNotify, ActionStop, ActionRelease:
+		case ledger.AutoOff, ledger.AutoNotify, ledger.AutoStop, ledger.AutoRelease:
 		default:
 			t.Fatalf("Parse(%q): action %q", in, c.Action)
 		}
