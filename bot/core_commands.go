@@ -694,23 +694,23 @@ func (r *req) undo() error {
 	if err != nil {
 		return err
 	}
-	what := r.t("undo_kind_" + res.Kind)
-	if strings.HasPrefix(what, "undo_kind_") {
-		what = res.Kind
+	what := r.t(undoKindKey(res.Kind))
+	if strings.HasPrefix(what, undoKindKey("")) {
+		what = string(res.Kind)
 	}
 	if res.Name != "" {
 		what += " " + esc(res.Name)
 	}
 	text := r.t("undone", rawHTML(what), r.when(res.At))
 	switch res.Kind {
-	case string(ledger.EventStop), string(ledger.EventResume), string(ledger.EventRelease):
+	case ledger.ActionStop, ledger.ActionResume, ledger.ActionRelease:
 		x, err := r.named(res.Name)
 		if err == nil {
 			r.rentalChanged(x)
 		} else {
 			r.c.log.Error("bot: reload after undo", "user", r.u.UserID, "err", err)
 		}
-		if res.Kind == string(ledger.EventRelease) && r.c.agents != nil && r.hadToken(x) {
+		if res.Kind == ledger.ActionRelease && r.c.agents != nil && r.hadToken(x) {
 			text += "\n" + r.t("undo_release_token", res.Name)
 		}
 	}
