@@ -40,8 +40,8 @@ var commandNames = func() map[string]Kind {
 // Parse reads one chat message in the user's zone loc at instant now. A
 // command ("/rent box1 autodl 4090 1.88/h", also "/rent@MyBot ...", in any
 // case) becomes its typed Command or a *ParseError; free text that looks
-// like a rental becomes a ProposedRent, one that stops, resumes or
-// releases a rental a ProposedChange, a question's word ("status", "余额")
+// like a rental becomes a ProposedRentCmd, one that stops, resumes or
+// releases a rental a ProposedChangeCmd, a question's word ("status", "余额")
 // that question's command; any other free text is NotACommand (never an
 // error). Parse does no I/O except time.LoadLocation for /settings tz=,
 // and its work is bounded by MaxCommandBytes.
@@ -441,11 +441,11 @@ func (p *parser) parse(toks []string) (Command, error) {
 		}
 		switch p.kind {
 		case KindStop:
-			return Stop{Name: n, At: p.at}, nil
+			return StopCmd{Name: n, At: p.at}, nil
 		case KindResume:
-			return Resume{Name: n, At: p.at}, nil
+			return ResumeCmd{Name: n, At: p.at}, nil
 		}
-		return Release{Name: n, At: p.at}, nil
+		return ReleaseCmd{Name: n, At: p.at}, nil
 	case KindAgent, KindWhy:
 		if err := p.split(toks, []string{"name"}, false); err != nil {
 			return nil, err
@@ -455,9 +455,9 @@ func (p *parser) parse(toks []string) (Command, error) {
 			return nil, err
 		}
 		if p.kind == KindAgent {
-			return Agent{Name: n}, nil
+			return AgentCmd{Name: n}, nil
 		}
-		return Why{Name: n}, nil
+		return WhyCmd{Name: n}, nil
 	case KindPrice:
 		return p.price(toks)
 	case KindStorage:
@@ -479,11 +479,11 @@ func (p *parser) parse(toks []string) (Command, error) {
 		}
 		switch p.kind {
 		case KindStatus:
-			return Status{}, nil
+			return StatusCmd{}, nil
 		case KindSummary:
-			return Summary{}, nil
+			return SummaryCmd{}, nil
 		}
-		return Undo{}, nil
+		return UndoCmd{}, nil
 	case KindSpend:
 		return p.spend(toks)
 	case KindExport:

@@ -20,7 +20,7 @@ func (p *parser) autoRelease(toks []string) (Command, error) {
 		return nil, err
 	}
 	var (
-		a      AutoRelease
+		a      AutoReleaseCmd
 		actSrc string
 		durSrc string
 		rest   []string

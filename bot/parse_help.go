@@ -11,18 +11,18 @@ func (p *parser) help(toks []string) (Command, error) {
 		return nil, err
 	}
 	if len(p.words) == 0 {
-		return Help{}, nil
+		return HelpCmd{}, nil
 	}
 	w := strings.TrimPrefix(strings.TrimPrefix(strings.ToLower(p.words[0]), "/"), "／")
 	if k, ok := commandNames[w]; ok {
-		return Help{Topic: k}, nil
+		return HelpCmd{Topic: k}, nil
 	}
 	return nil, p.err("bad_topic", quote(p.words[0]))
 }
 
 func (p *parser) start(toks []string) (Command, error) {
 	if len(toks) == 0 {
-		return Start{}, nil
+		return StartCmd{}, nil
 	}
 	if len(toks) > 1 {
 		return nil, p.err("unexpected", quote(toks[1]), string(p.kind))
@@ -36,5 +36,5 @@ func (p *parser) start(toks []string) (Command, error) {
 			return nil, p.err("bad_code", quote(code))
 		}
 	}
-	return Start{Code: code}, nil
+	return StartCmd{Code: code}, nil
 }

@@ -14,7 +14,7 @@ func (p *parser) price(toks []string) (Command, error) {
 		return nil, err
 	}
 	var (
-		c        Price
+		c        PriceCmd
 		priceSrc string
 		names    []string
 	)
@@ -63,7 +63,7 @@ func (p *parser) charge(toks []string) (Command, error) {
 		return nil, err
 	}
 	var (
-		c      Charge
+		c      ChargeCmd
 		amtSrc string
 		note   []string
 	)
@@ -184,7 +184,7 @@ func (p *parser) topupBalance(toks []string) (Command, error) {
 		if p.atSrc != "" {
 			return nil, p.err("unexpected", quote(p.atSrc), string(p.kind))
 		}
-		return Balance{}, nil
+		return BalanceCmd{}, nil
 	}
 	if !hasPlat {
 		return nil, p.err("missing_platform", string(p.kind))
@@ -204,9 +204,9 @@ func (p *parser) topupBalance(toks []string) (Command, error) {
 		if a.Value.Sign() <= 0 {
 			return nil, p.err("amount_positive", quote(amtSrc))
 		}
-		return Topup{Platform: pl, Amount: a, At: p.at}, nil
+		return TopupCmd{Platform: pl, Amount: a, At: p.at}, nil
 	}
-	return Balance{Platform: pl, Set: true, Amount: a, At: p.at}, nil
+	return BalanceCmd{Platform: pl, Set: true, Amount: a, At: p.at}, nil
 }
 
 func (p *parser) budget(toks []string) (Command, error) {
@@ -226,7 +226,7 @@ func (p *parser) budget(toks []string) (Command, error) {
 	case fromKV && len(p.words) > 0:
 		return nil, p.err("twice", noun("amount"), quote(src), quote(p.words[0]))
 	case !fromKV && len(p.words) == 0:
-		return Budget{}, nil
+		return BudgetCmd{}, nil
 	case !fromKV:
 		src = p.words[0]
 		if len(p.words) > 1 {
@@ -235,7 +235,7 @@ func (p *parser) budget(toks []string) (Command, error) {
 	}
 	switch strings.ToLower(src) {
 	case "off", "none", "关闭", "取消", "无":
-		return Budget{Set: true, Amount: Amount{Currency: cur}}, nil
+		return BudgetCmd{Set: true, Amount: Amount{Currency: cur}}, nil
 	}
 	pp, ok := splitPrice(strings.ToLower(src))
 	if !ok {
@@ -250,5 +250,5 @@ func (p *parser) budget(toks []string) (Command, error) {
 	if err := p.mergeCurrency(&cur, pp.currency, src); err != nil {
 		return nil, err
 	}
-	return Budget{Set: true, Amount: Amount{Value: pp.amount, Currency: cur}}, nil
+	return BudgetCmd{Set: true, Amount: Amount{Value: pp.amount, Currency: cur}}, nil
 }

@@ -11,8 +11,8 @@ import (
 // the name stands in the command and in free text.
 func TestParse_PlatformAliases(t *testing.T) {
 	cny := price("1.88", ledger.UnitHour, ledger.CNY)
-	rent := func(name, plat string) Rent {
-		return Rent{Name: name, Platform: plat, GPU: "RTX 4090", GPUCount: 1, Price: cny, Currency: ledger.CNY}
+	rent := func(name, plat string) RentCmd {
+		return RentCmd{Name: name, Platform: plat, GPU: "RTX 4090", GPUCount: 1, Price: cny, Currency: ledger.CNY}
 	}
 	runParseCases(t, []parseCase{
 		{"/rent box1 auto-dl 4090 ¥1.88/h", rent("box1", "autodl")},
@@ -20,10 +20,10 @@ func TestParse_PlatformAliases(t *testing.T) {
 		{"/rent 4090 auto-dl box1 ¥1.88/h", rent("box1", "autodl")},
 		{"/rent 4090 hengyuan box1 ¥1.88/h", rent("box1", "gpushare")},
 		{"/rent box1 platform=Lambda_Labs 4090 ¥1.88/h", rent("box1", "lambda")},
-		{"/topup auto-dl 100", Topup{Platform: "autodl", Amount: Amount{Value: dec("100")}}},
-		{"/balance hengyuanyun 80", Balance{Platform: "gpushare", Set: true, Amount: Amount{Value: dec("80")}}},
-		{"rented a 4090 on hengyuan ¥1.88/h", ProposedRent{Platform: "gpushare", GPU: "RTX 4090", GPUCount: 1, Price: cny}},
-		{"rented a 4090 on amazon web services $1.88/h", ProposedRent{Platform: "aws", GPU: "RTX 4090", GPUCount: 1, Price: price("1.88", ledger.UnitHour, ledger.USD)}},
+		{"/topup auto-dl 100", TopupCmd{Platform: "autodl", Amount: Amount{Value: dec("100")}}},
+		{"/balance hengyuanyun 80", BalanceCmd{Platform: "gpushare", Set: true, Amount: Amount{Value: dec("80")}}},
+		{"rented a 4090 on hengyuan ¥1.88/h", ProposedRentCmd{Platform: "gpushare", GPU: "RTX 4090", GPUCount: 1, Price: cny}},
+		{"rented a 4090 on amazon web services $1.88/h", ProposedRentCmd{Platform: "aws", GPU: "RTX 4090", GPUCount: 1, Price: price("1.88", ledger.UnitHour, ledger.USD)}},
 	})
 }
 

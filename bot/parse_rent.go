@@ -53,7 +53,7 @@ func (p *parser) rent(toks []string) (Command, error) {
 // message wrote for each field, so a field given twice names both.
 type rentParse struct {
 	p         *parser
-	r         Rent
+	r         RentCmd
 	gpuSrc    string
 	priceSrc  string
 	unitGiven bool // the price had a unit ("/h", "每小时")

@@ -42,7 +42,7 @@ func (p *parser) spend(toks []string) (Command, error) {
 		return from, from.AddDate(0, 1, 0)
 	}
 	if period, ok := periodWords[w]; ok {
-		s := Spend{Period: period}
+		s := SpendCmd{Period: period}
 		switch period {
 		case "today":
 			s.From, s.To = day(0), day(1)
@@ -66,7 +66,7 @@ func (p *parser) spend(toks []string) (Command, error) {
 		y, _ := strconv.Atoi(w[:4])
 		m, _ := strconv.Atoi(w[5:])
 		if y >= 2000 && y <= 2200 && m >= 1 && m <= 12 {
-			s := Spend{Period: w}
+			s := SpendCmd{Period: w}
 			s.From, s.To = month(y, time.Month(m))
 			return s, nil
 		}
@@ -88,9 +88,9 @@ func (p *parser) export(toks []string) (Command, error) {
 	}
 	switch strings.ToLower(f) {
 	case "", "csv":
-		return Export{Format: "csv"}, nil
+		return ExportCmd{Format: "csv"}, nil
 	case "json":
-		return Export{Format: "json"}, nil
+		return ExportCmd{Format: "json"}, nil
 	}
 	return nil, p.err("bad_format", quote(f))
 }

@@ -69,7 +69,7 @@ func (p *parser) settings(toks []string) (Command, error) {
 	if len(p.words) > 0 {
 		return nil, p.err("unknown_key", quote(p.words[0]), string(p.kind), keyList(settingKeys))
 	}
-	var s Settings
+	var s SettingsCmd
 	keys := make([]string, 0, len(p.kv))
 	for k := range p.kv {
 		keys = append(keys, k)

@@ -84,7 +84,7 @@ func (p *parser) storage(toks []string) (Command, error) {
 		if err := onlyFor("delete", "free", "rental", "platform"); err != nil {
 			return nil, err
 		}
-		return StorageDelete{Volume: vol, At: p.at}, nil
+		return StorageDeleteCmd{Volume: vol, At: p.at}, nil
 	case "resize":
 		if prcSrc != "" {
 			return nil, p.err("unexpected", quote(prcSrc), "storage resize")
@@ -96,7 +96,7 @@ func (p *parser) storage(toks []string) (Command, error) {
 		if err != nil {
 			return nil, err
 		}
-		return StorageResize{Volume: vol, SizeGB: d, At: p.at}, nil
+		return StorageResizeCmd{Volume: vol, SizeGB: d, At: p.at}, nil
 	}
 	if sizeSrc == "" && prcSrc != "" {
 		// A price without a size prices the existing volume.
@@ -110,9 +110,9 @@ func (p *parser) storage(toks []string) (Command, error) {
 		if sp.Amount.Sign() < 0 {
 			return nil, p.err("price_negative", quote(prcSrc))
 		}
-		return StorageSetPrice{Volume: vol, Price: sp, At: p.at}, nil
+		return StorageSetPriceCmd{Volume: vol, Price: sp, At: p.at}, nil
 	}
-	c := StorageCreate{Volume: vol, At: p.at}
+	c := StorageCreateCmd{Volume: vol, At: p.at}
 	if c.SizeGB, err = size(); err != nil {
 		return nil, err
 	}

@@ -84,7 +84,7 @@ func (p *parser) traffic(toks []string) (Command, error) {
 		if amt.Sign() < 0 {
 			return nil, p.err("price_negative", quote(prcSrc))
 		}
-		t := TrafficTerms{Name: n, PricePerGB: amt, Currency: cur, Direction: dir}
+		t := TrafficTermsCmd{Name: n, PricePerGB: amt, Currency: cur, Direction: dir}
 		if v, ok := p.kv["free"]; ok {
 			d, ok := parseSize(v)
 			if !ok {
@@ -110,5 +110,5 @@ func (p *parser) traffic(toks []string) (Command, error) {
 	if dir == "" {
 		dir = ledger.Out
 	}
-	return TrafficUsage{Name: n, SizeGB: d, Direction: dir, At: p.at}, nil
+	return TrafficUsageCmd{Name: n, SizeGB: d, Direction: dir, At: p.at}, nil
 }
