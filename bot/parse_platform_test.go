@@ -27,6 +27,22 @@ func TestParse_PlatformAliases(t *testing.T) {
 	})
 }
 
+// TestParse_StoragePlatform: /storage platform= names a platform as
+// /rent, /topup and /balance do: a known one by its key, another in lower
+// case, so a volume's platform is the one its top-ups are under.
+func TestParse_StoragePlatform(t *testing.T) {
+	vol := func(plat string) StorageCreateCmd {
+		return StorageCreateCmd{Volume: "sd1", SizeGB: dec("100"), Platform: plat}
+	}
+	runParseCases(t, []parseCase{
+		{"/storage sd1 100GB platform=Auto-DL", vol("autodl")},
+		{"/storage sd1 100GB platform=MyCloud", vol("mycloud")},
+	})
+	if _, err := Parse("/storage sd1 100GB platform=my/cloud", testNow, shanghai); err == nil {
+		t.Error(`platform="my/cloud" was taken; want the bad_platform refusal of /rent`)
+	}
+}
+
 // TestParse_PlatformTableIsTheLedgers: every key and alias of the ledger's
 // profiles is a platform to the parser, mapped to the same key.
 func TestParse_PlatformTableIsTheLedgers(t *testing.T) {

@@ -143,9 +143,17 @@ func (p *parser) storage(toks []string) (Command, error) {
 			// The rental's platform is the volume's: two would disagree.
 			return nil, p.err("unexpected", quote("platform="+v), string(p.kind)+" rental=")
 		}
-		if c.Platform = strings.TrimSpace(v); c.Platform == "" {
+		v = strings.TrimSpace(v)
+		if v == "" {
 			return nil, p.err("unexpected", quote("platform="), string(p.kind))
 		}
+		// As /rent, /topup and /balance name it, so the volume is on the
+		// platform its top-ups are under.
+		pl, err := p.platform(v)
+		if err != nil {
+			return nil, err
+		}
+		c.Platform = pl
 	}
 	return c, nil
 }

@@ -36,6 +36,25 @@ func TestCore_PlatformAliasStoredCanonical(t *testing.T) {
 	}
 }
 
+// TestCore_StoragePlatformStoredAsTopups: a volume for a platform of the
+// user's own is stored under the name its top-ups are, whatever the case.
+func TestCore_StoragePlatformStoredAsTopups(t *testing.T) {
+	e := newEnv(t, bot.Config{AllowedUsers: []int64{alice}})
+	contains(t, e.say(alice, "/topup MyGpuFarm 100 usd"), "$100.00")
+	contains(t, e.say(alice, "/storage sd1 100GB $0.10/GB/month platform=MyGpuFarm"), "sd1")
+	contains(t, e.say(alice, "/charge auto-dl 5 image fee"), "¥5.00")
+	b := e.book(alice)
+	if len(b.TopUps) != 1 || len(b.Volumes) != 1 {
+		t.Fatalf("top-ups %+v, volumes %+v: want one each", b.TopUps, b.Volumes)
+	}
+	if b.Volumes[0].Platform != b.TopUps[0].Platform {
+		t.Fatalf("volume under %q, top-up under %q: want one platform", b.Volumes[0].Platform, b.TopUps[0].Platform)
+	}
+	if len(b.Charges) != 1 || b.Charges[0].Platform != "autodl" {
+		t.Fatalf("charges = %+v, want one on autodl", b.Charges)
+	}
+}
+
 func platforms(b *ledger.Book) []string {
 	var out []string
 	for _, r := range b.Rentals {
