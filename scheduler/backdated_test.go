@@ -84,7 +84,7 @@ func TestMarkReleased_OffersTheTime(t *testing.T) {
 	}
 	// The advice works: undo reverses the button's release ...
 	res, err := e.db.Undo(ctx, ledger.Action{UserID: 1, At: e.clk.Now()})
-	if err != nil || res.Kind != string(ledger.EventRelease) || res.Name != "l1" {
+	if err != nil || res.Kind != ledger.ActionRelease || res.Name != "l1" {
 		t.Fatalf("undo = %+v, %v", res, err)
 	}
 	// ... and the release can be given its time.

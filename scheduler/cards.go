@@ -151,10 +151,7 @@ func (s *Scheduler) decide(ctx context.Context, r *ledger.Rental, kind ledger.De
 }
 
 func idleWarn(u *ledger.User) time.Duration {
-	if u.Settings.IdleWarn > 0 {
-		return u.Settings.IdleWarn
-	}
-	return 30 * time.Minute
+	return u.Settings.IdleWarnAfter()
 }
 
 func silentAfter(u *ledger.User) time.Duration {

@@ -317,7 +317,7 @@ func (db *DB) CreateRental(ctx context.Context, a ledger.Action, r ledger.Rental
 	}
 	var out *ledger.Rental
 	err := db.withWrite(ctx, func(tx *wtx) error {
-		j, err := db.beginAction(ctx, tx, a, KindRent, r.Name, true, true)
+		j, err := db.beginAction(ctx, tx, a, ledger.ActionRent, r.Name, true, true)
 		if err != nil {
 			return err
 		}
@@ -398,7 +398,7 @@ func (db *DB) AppendEvent(ctx context.Context, a ledger.Action, name string, ev 
 	}
 	var out *ledger.Rental
 	err := db.withWrite(ctx, func(tx *wtx) error {
-		j, err := db.beginAction(ctx, tx, a, string(ev.Kind), name, true, true)
+		j, err := db.beginAction(ctx, tx, a, ledger.ActionKind(ev.Kind), name, true, true)
 		if err != nil {
 			return err
 		}
@@ -446,7 +446,7 @@ func (db *DB) SetPriceAt(ctx context.Context, a ledger.Action, name string, ev l
 	ev.ID = 0
 	var out *ledger.Rental
 	err := db.withWrite(ctx, func(tx *wtx) error {
-		j, err := db.beginAction(ctx, tx, a, KindPrice, name, true, true)
+		j, err := db.beginAction(ctx, tx, a, ledger.ActionPrice, name, true, true)
 		if err != nil {
 			return err
 		}
@@ -484,7 +484,7 @@ func (db *DB) SetTraffic(ctx context.Context, a ledger.Action, name string, t le
 	}
 	var out *ledger.Rental
 	err := db.withWrite(ctx, func(tx *wtx) error {
-		j, err := db.beginAction(ctx, tx, a, KindTraffic, name, true, true)
+		j, err := db.beginAction(ctx, tx, a, ledger.ActionTraffic, name, true, true)
 		if err != nil {
 			return err
 		}
@@ -546,7 +546,7 @@ func (db *DB) AddTraffic(ctx context.Context, a ledger.Action, name string, u le
 	}
 	var out *ledger.Rental
 	err := db.withWrite(ctx, func(tx *wtx) error {
-		j, err := db.beginAction(ctx, tx, a, KindTrafficUsage, name, true, true)
+		j, err := db.beginAction(ctx, tx, a, ledger.ActionTrafficUsage, name, true, true)
 		if err != nil {
 			return err
 		}
