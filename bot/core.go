@@ -2,13 +2,11 @@ package bot
 
 import (
 	"context"
-	"database/sql"
 	"errors"
 	"fmt"
 	"html"
 	"log/slog"
 	"sync"
-	"syscall"
 	"time"
 
 	"github.com/gpuledger/gpuledger/internal/clip"
@@ -450,7 +448,7 @@ func (r *req) fail(err error) error {
 	if code == ledger.EDUPLICATE {
 		return r.alreadyApplied()
 	}
-	if code == ledger.EINTERNAL && Transient(err) {
+	if ledger.Transient(err) {
 		r.c.log.Warn("bot: transient failure, the update will be retried", "key", r.u.Key, "user", r.u.UserID, "err", err)
 		return fmt.Errorf("bot: handle update %s: %w", r.u.Key, err)
 	}
@@ -463,7 +461,7 @@ func (r *req) fail(err error) error {
 		if ledger.ErrorCode(merr) == ledger.EDUPLICATE && !r.u.Redelivered {
 			return nil // answered by the first delivery
 		}
-		if Transient(merr) {
+		if ledger.Transient(merr) {
 			return fmt.Errorf("bot: handle update %s: %w", r.u.Key, merr)
 		}
 		if ledger.ErrorCode(merr) != ledger.EDUPLICATE {
@@ -494,38 +492,6 @@ func (r *req) alreadyApplied() error {
 		return nil
 	}
 	return r.send(r.plain(r.t("already_recorded", clip.Runes(r.u.Text, 200, "…"))))
-}
-
-// Transient reports whether err means "try again later" rather than "this
-// cannot work": a cancelled or timed-out context, a closed pool, SQLite
-// busy, locked, I/O, full or cannot-open errors, or a full disk. A
-// transport retries an update failing so for as long as it lasts and
-// never drops it.
-func Transient(err error) bool {
-	if DiskFull(err) {
-		return true
-	}
-	if errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled) || errors.Is(err, sql.ErrConnDone) {
-		return true
-	}
-	var coder interface{ Code() int }
-	if errors.As(err, &coder) {
-		switch coder.Code() & 0xff {
-		case 5, 6, 10, 13, 14: // SQLITE_BUSY, LOCKED, IOERR, FULL, CANTOPEN
-			return true
-		}
-	}
-	return false
-}
-
-// DiskFull reports whether err says the disk (or the database's size
-// limit) is full: SQLITE_FULL, or ENOSPC from the file system.
-func DiskFull(err error) bool {
-	if errors.Is(err, syscall.ENOSPC) {
-		return true
-	}
-	var coder interface{ Code() int }
-	return errors.As(err, &coder) && coder.Code()&0xff == 13 // SQLITE_FULL
 }
 
 // errorText renders an error for the user in their language.

@@ -96,6 +96,8 @@ var ledgerErrors = map[string][2]string{
 	"no_agent_reported":     {"no agent has reported for %[1]v: release it on the platform, then /release %[1]v", "%[1]v 没有代理上报：请在平台上释放，然后发送 /release %[1]v"},
 	"card_not_yours":        {"that message is not a card of yours", "那条消息不是你的卡片"},
 	"rental_not_yours":      {"that rental is not yours", "这个租用不是你的"},
+	"store_unavailable":     {"the ledger cannot be reached right now: it will be retried", "账本暂时无法访问：稍后会自动重试"},
+	"disk_full":             {"the disk holding the ledger is full: it will be retried once there is room", "账本所在的磁盘已满：腾出空间后会自动重试"},
 }
 
 // eventWords names rental and volume event kinds inside error texts.

@@ -263,7 +263,7 @@ func (db *DB) Actions(ctx context.Context, userID int64, limit int) ([]ActionRec
 	rows, err := db.reader.QueryContext(ctx, `SELECT id, kind, name, at, undoable = 1 AND undone_by IS NULL
 		FROM actions WHERE user_id = ? AND kind <> ? ORDER BY id DESC LIMIT ?`, userID, KindHandled, limit)
 	if err != nil {
-		return nil, fmt.Errorf("sqlite: actions of user %d: %w", userID, err)
+		return nil, storeError(fmt.Errorf("sqlite: actions of user %d: %w", userID, err))
 	}
 	defer rows.Close()
 	var out []ActionRecord
@@ -271,13 +271,13 @@ func (db *DB) Actions(ctx context.Context, userID int64, limit int) ([]ActionRec
 		var r ActionRecord
 		var at int64
 		if err := rows.Scan(&r.ID, &r.Kind, &r.Name, &at, &r.Undoable); err != nil {
-			return nil, fmt.Errorf("sqlite: actions of user %d: %w", userID, err)
+			return nil, storeError(fmt.Errorf("sqlite: actions of user %d: %w", userID, err))
 		}
 		r.At = fromUnix(at)
 		out = append(out, r)
 	}
 	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("sqlite: actions of user %d: %w", userID, err)
+		return nil, storeError(fmt.Errorf("sqlite: actions of user %d: %w", userID, err))
 	}
 	return out, nil
 }

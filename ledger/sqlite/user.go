@@ -179,19 +179,19 @@ func userByID(ctx context.Context, q querier, id int64) (ledger.User, error) {
 func (db *DB) Users(ctx context.Context) ([]ledger.User, error) {
 	rows, err := db.reader.QueryContext(ctx, `SELECT `+userCols+` FROM users ORDER BY id`)
 	if err != nil {
-		return nil, fmt.Errorf("sqlite: list users: %w", err)
+		return nil, storeError(fmt.Errorf("sqlite: list users: %w", err))
 	}
 	defer rows.Close()
 	var out []ledger.User
 	for rows.Next() {
 		u, err := scanUser(rows)
 		if err != nil {
-			return nil, fmt.Errorf("sqlite: list users: %w", err)
+			return nil, storeError(fmt.Errorf("sqlite: list users: %w", err))
 		}
 		out = append(out, u)
 	}
 	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("sqlite: list users: %w", err)
+		return nil, storeError(fmt.Errorf("sqlite: list users: %w", err))
 	}
 	rows.Close() // before the budgets' queries, which may need the same connection
 	for i := range out {
