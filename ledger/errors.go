@@ -167,6 +167,14 @@ var errorTexts = map[string]string{
 	"rental_not_yours":      "that rental is not yours",
 	"store_unavailable":     "the ledger cannot be reached right now: it will be retried",
 	"disk_full":             "the disk holding the ledger is full: it will be retried once there is room",
+
+	// Refusals of the undo journal, the agent hub and budgets.
+	"undo_after_agent_stop":    "cannot undo the %[1]v of %[2]v: its agent stopped %[2]v after it, and that cannot be undone; /resume %[2]v starts it again",
+	"undo_after_agent_release": "cannot undo the %[1]v of %[2]v: its agent released %[2]v after it, and that cannot be undone; record a new rental with /rent",
+	"order_nothing_to":         "%[1]v is %[2]v: nothing to %[3]v",
+	"budget_not_positive":      "budget %[1]v is not positive: use e.g. /budget 500/month",
+	"budget_no_currency":       "budget %[1]v has no currency, e.g. /budget ¥500/month",
+	"budget_twice":             "two budgets in %[1]v: a currency has one budget",
 }
 
 // ErrorCode returns the code of the first *Error in err's chain, EINTERNAL

@@ -44,7 +44,7 @@ func (h *Hub) IssueOrder(ctx context.Context, rentalID int64, action string, ori
 		return ledger.Order{}, err
 	}
 	if rl.State() != ledger.Running && !(action == wire.ActionRelease && rl.State() == ledger.Stopped) {
-		return ledger.Order{}, ledger.Errorf(ledger.ECONFLICT, "%s is %s: nothing to %s", rl.Name, rl.State(), action)
+		return ledger.Order{}, ledger.Errorc(ledger.ECONFLICT, "order_nothing_to", rl.Name, rl.State(), ledger.EventKind(action))
 	}
 	if _, seen := h.AgentState(rentalID); !seen {
 		return ledger.Order{}, ledger.Errorc(ledger.ENOTFOUND, "no_agent_reported", rl.Name)

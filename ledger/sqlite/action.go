@@ -236,13 +236,18 @@ func laterAgentAction(ctx context.Context, tx querier, id, rentalID int64, kind,
 	if err != nil {
 		return fmt.Errorf("sqlite: undo %s: look for later agent actions: %w", kind, err)
 	}
-	past := map[string]string{KindStop: "stopped", KindRelease: "released"}[later]
-	hint := "/resume " + name + " starts it again"
-	if later == KindRelease {
-		hint = "record a new rental with /rent"
+	// The change undone is named by the event it recorded, which the
+	// edges render in the user's language.
+	what := map[string]ledger.EventKind{KindRent: ledger.EventStart, KindStop: ledger.EventStop,
+		KindResume: ledger.EventResume, KindRelease: ledger.EventRelease}[kind]
+	if what == "" {
+		what = ledger.EventKind(kind)
 	}
-	return ledger.Errorf(ledger.ECONFLICT, "cannot undo your last change (%s %s): its agent %s %s after it, and that cannot be undone; %s",
-		kind, name, past, name, hint)
+	key := "undo_after_agent_stop"
+	if later == KindRelease {
+		key = "undo_after_agent_release"
+	}
+	return ledger.Errorc(ledger.ECONFLICT, key, what, name)
 }
 
 // ActionRecord is one row of a user's journal, for display.

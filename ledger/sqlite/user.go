@@ -99,13 +99,13 @@ func validateUser(u ledger.User) error {
 	seen := map[ledger.Currency]bool{}
 	for _, b := range u.Budgets {
 		if b.Amount.Sign() <= 0 {
-			return ledger.Errorf(ledger.EINVALID, "budget %s is not positive: use e.g. /budget 500/month", b.Amount)
+			return ledger.Errorc(ledger.EINVALID, "budget_not_positive", b.Amount)
 		}
 		if b.Currency == "" {
-			return ledger.Errorf(ledger.EINVALID, "budget %s has no currency, e.g. /budget ¥500/month", b.Amount)
+			return ledger.Errorc(ledger.EINVALID, "budget_no_currency", b.Amount)
 		}
 		if seen[b.Currency] {
-			return ledger.Errorf(ledger.EINVALID, "two budgets in %s: a currency has one budget", b.Currency)
+			return ledger.Errorc(ledger.EINVALID, "budget_twice", b.Currency)
 		}
 		seen[b.Currency] = true
 	}
