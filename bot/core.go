@@ -38,6 +38,27 @@ type RentalWatcher interface {
 	RentalChanged(ctx context.Context, r *ledger.Rental) error
 }
 
+// AutoPolicies keeps each rental's /autorelease policy and the log of
+// automatic decisions that /why shows (ledger/sqlite's DB implements it).
+type AutoPolicies interface {
+	SetAutoPolicy(ctx context.Context, userID int64, name string, p ledger.AutoPolicy) (ledger.AutoPolicy, error)
+	AutoPolicy(ctx context.Context, rentalID int64) (ledger.AutoPolicy, error)
+	Decisions(ctx context.Context, rentalID int64, limit int) ([]ledger.Decision, error)
+}
+
+// AgentStates gives the latest state of a rental's agent as the agent hub
+// holds it (agent/hub.Tokens implements it).
+type AgentStates interface {
+	AgentState(rentalID int64) (ledger.AgentState, bool)
+}
+
+// TokenRecords knows whether a rental ever had an agent token
+// (ledger/sqlite's DB implements it), so a release says that its token was
+// revoked only when there was one.
+type TokenRecords interface {
+	TokenIssued(ctx context.Context, userID, rentalID int64) (bool, error)
+}
+
 // Config configures a Core. Store is required; everything else has a
 // default.
 type Config struct {
@@ -73,9 +94,18 @@ type Config struct {
 	// it imports this package). nil: /summary is text only.
 	SummaryChart func(b *ledger.Book, asOf time.Time) (*File, error)
 	// Rentals is told when a command stopped, resumed or released a
-	// rental. nil: AgentTokens, when it implements RentalWatcher (the
-	// agent hub's does).
+	// rental (the agent hub's Tokens). nil: nobody is told.
 	Rentals RentalWatcher
+	// AutoPolicies keeps /autorelease policies and the /why log. nil:
+	// /autorelease answers that automatic actions are off, and /why shows
+	// neither a policy nor decisions.
+	AutoPolicies AutoPolicies
+	// AgentStates gives /why who the rental's agent last saw connected.
+	// nil: /why says nothing of the agent.
+	AgentStates AgentStates
+	// TokenRecords tells whether a released rental had an agent token to
+	// revoke. nil: a release's reply assumes it had one.
+	TokenRecords TokenRecords
 	// BotName is the bot's username without '@', so that a group command
 	// addressed to another bot is ignored. "" accepts any.
 	BotName string
@@ -98,6 +128,9 @@ type Core struct {
 	downloads AgentDownloads
 	chart     func(b *ledger.Book, asOf time.Time) (*File, error)
 	watcher   RentalWatcher
+	policies  AutoPolicies
+	states    AgentStates
+	tokens    TokenRecords
 	botName   string
 	props     *proposals
 
@@ -129,14 +162,14 @@ func New(ctx context.Context, cfg Config) (*Core, error) {
 		downloads: cfg.AgentDownloads,
 		chart:     cfg.SummaryChart,
 		watcher:   cfg.Rentals,
+		policies:  cfg.AutoPolicies,
+		states:    cfg.AgentStates,
+		tokens:    cfg.TokenRecords,
 		botName:   cfg.BotName,
 		buttons:   make(map[string]ButtonFunc),
 	}
 	if c.now == nil {
 		c.now = time.Now
-	}
-	if w, ok := cfg.AgentTokens.(RentalWatcher); ok && c.watcher == nil {
-		c.watcher = w
 	}
 	if c.log == nil {
 		c.log = slog.Default()

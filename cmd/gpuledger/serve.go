@@ -52,6 +52,8 @@ func runServe(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 		TZ:           cfg.TZ,
 		AllowedUsers: cfg.AllowedUsers,
 		PublicURL:    cfg.publicURL(),
+		AutoPolicies: db,
+		TokenRecords: db,
 	}
 	if terminal {
 		coreCfg.Owner = cfg.ConsoleUser
@@ -62,6 +64,8 @@ func runServe(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	}
 	defer hub.Close()
 	coreCfg.AgentTokens = hub.Tokens()
+	coreCfg.Rentals = hub.Tokens()
+	coreCfg.AgentStates = hub.Tokens()
 	coreCfg.AgentDownloads = hub.Downloads()
 	coreCfg.SummaryChart = scheduler.SummaryChart
 
