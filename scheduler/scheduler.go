@@ -29,8 +29,8 @@ import (
 // Store is what the scheduler reads and writes: the methods it calls and
 // no others, so a test can stand in for any of them. ledger/sqlite's DB
 // implements it; the contracts are those of the ledger interfaces each
-// method comes from (ledger.Store, ledger.AgentStore, ledger.NotifyStore,
-// ledger.LeaseStore).
+// method comes from (ledger.Store, NotifyStore, LeaseStore, and the
+// agent's sets TokenStore, BeatStore, PolicyStore, RentalLookup).
 type Store interface {
 	// Users and rentals.
 	User(ctx context.Context, id int64) (ledger.User, error)

@@ -11,11 +11,19 @@ import (
 	"github.com/gpuledger/gpuledger/ledger"
 )
 
-// This file implements ledger.AgentStore: agent tokens, heartbeats and
+// This file implements the agent's sets of the store (ledger.TokenStore,
+// BeatStore, IdleStore, PolicyStore, OrderStore, RentalLookup): agent tokens, heartbeats and
 // their roll-up, idle intervals, /autorelease policies, orders and the
 // decision log.
 
-var _ ledger.AgentStore = (*DB)(nil)
+var (
+	_ ledger.TokenStore   = (*DB)(nil)
+	_ ledger.BeatStore    = (*DB)(nil)
+	_ ledger.IdleStore    = (*DB)(nil)
+	_ ledger.PolicyStore  = (*DB)(nil)
+	_ ledger.OrderStore   = (*DB)(nil)
+	_ ledger.RentalLookup = (*DB)(nil)
+)
 
 // IssueToken stores the hash of a new token for the user's unreleased
 // rental called name and revokes the rental's earlier tokens, in one
