@@ -50,6 +50,7 @@ func newChat(t *testing.T, cfg bot.Config) *chat {
 	fake := tgfake.New(t, "123:TOKEN")
 	db := openStore(t)
 	cfg.Store = db
+	wireOptional(&cfg, db)
 	c := &chat{t: t, ctx: ctx, fake: fake, db: db, now: t0}
 	db.Now = c.clock
 	cfg.Now = c.clock

@@ -2,13 +2,11 @@ package bot
 
 import (
 	"context"
-	"database/sql"
 	"errors"
 	"fmt"
 	"html"
 	"log/slog"
 	"sync"
-	"syscall"
 	"time"
 
 	"github.com/gpuledger/gpuledger/internal/clip"
@@ -38,6 +36,27 @@ type AgentDownloads interface {
 // the ledger change stands.
 type RentalWatcher interface {
 	RentalChanged(ctx context.Context, r *ledger.Rental) error
+}
+
+// AutoPolicies keeps each rental's /autorelease policy and the log of
+// automatic decisions that /why shows (ledger/sqlite's DB implements it).
+type AutoPolicies interface {
+	SetAutoPolicy(ctx context.Context, userID int64, name string, p ledger.AutoPolicy) (ledger.AutoPolicy, error)
+	AutoPolicy(ctx context.Context, rentalID int64) (ledger.AutoPolicy, error)
+	Decisions(ctx context.Context, rentalID int64, limit int) ([]ledger.Decision, error)
+}
+
+// AgentStates gives the latest state of a rental's agent as the agent hub
+// holds it (agent/hub.Tokens implements it).
+type AgentStates interface {
+	AgentState(rentalID int64) (ledger.AgentState, bool)
+}
+
+// TokenRecords knows whether a rental ever had an agent token
+// (ledger/sqlite's DB implements it), so a release says that its token was
+// revoked only when there was one.
+type TokenRecords interface {
+	TokenIssued(ctx context.Context, userID, rentalID int64) (bool, error)
 }
 
 // Config configures a Core. Store is required; everything else has a
@@ -75,9 +94,18 @@ type Config struct {
 	// it imports this package). nil: /summary is text only.
 	SummaryChart func(b *ledger.Book, asOf time.Time) (*File, error)
 	// Rentals is told when a command stopped, resumed or released a
-	// rental. nil: AgentTokens, when it implements RentalWatcher (the
-	// agent hub's does).
+	// rental (the agent hub's Tokens). nil: nobody is told.
 	Rentals RentalWatcher
+	// AutoPolicies keeps /autorelease policies and the /why log. nil:
+	// /autorelease answers that automatic actions are off, and /why shows
+	// neither a policy nor decisions.
+	AutoPolicies AutoPolicies
+	// AgentStates gives /why who the rental's agent last saw connected.
+	// nil: /why says nothing of the agent.
+	AgentStates AgentStates
+	// TokenRecords tells whether a released rental had an agent token to
+	// revoke. nil: a release's reply assumes it had one.
+	TokenRecords TokenRecords
 	// BotName is the bot's username without '@', so that a group command
 	// addressed to another bot is ignored. "" accepts any.
 	BotName string
@@ -100,6 +128,9 @@ type Core struct {
 	downloads AgentDownloads
 	chart     func(b *ledger.Book, asOf time.Time) (*File, error)
 	watcher   RentalWatcher
+	policies  AutoPolicies
+	states    AgentStates
+	tokens    TokenRecords
 	botName   string
 	props     *proposals
 
@@ -131,14 +162,14 @@ func New(ctx context.Context, cfg Config) (*Core, error) {
 		downloads: cfg.AgentDownloads,
 		chart:     cfg.SummaryChart,
 		watcher:   cfg.Rentals,
+		policies:  cfg.AutoPolicies,
+		states:    cfg.AgentStates,
+		tokens:    cfg.TokenRecords,
 		botName:   cfg.BotName,
 		buttons:   make(map[string]ButtonFunc),
 	}
 	if c.now == nil {
 		c.now = time.Now
-	}
-	if w, ok := cfg.AgentTokens.(RentalWatcher); ok && c.watcher == nil {
-		c.watcher = w
 	}
 	if c.log == nil {
 		c.log = slog.Default()
@@ -450,7 +481,7 @@ func (r *req) fail(err error) error {
 	if code == ledger.EDUPLICATE {
 		return r.alreadyApplied()
 	}
-	if code == ledger.EINTERNAL && Transient(err) {
+	if ledger.Transient(err) {
 		r.c.log.Warn("bot: transient failure, the update will be retried", "key", r.u.Key, "user", r.u.UserID, "err", err)
 		return fmt.Errorf("bot: handle update %s: %w", r.u.Key, err)
 	}
@@ -463,7 +494,7 @@ func (r *req) fail(err error) error {
 		if ledger.ErrorCode(merr) == ledger.EDUPLICATE && !r.u.Redelivered {
 			return nil // answered by the first delivery
 		}
-		if Transient(merr) {
+		if ledger.Transient(merr) {
 			return fmt.Errorf("bot: handle update %s: %w", r.u.Key, merr)
 		}
 		if ledger.ErrorCode(merr) != ledger.EDUPLICATE {
@@ -494,38 +525,6 @@ func (r *req) alreadyApplied() error {
 		return nil
 	}
 	return r.send(r.plain(r.t("already_recorded", clip.Runes(r.u.Text, 200, "…"))))
-}
-
-// Transient reports whether err means "try again later" rather than "this
-// cannot work": a cancelled or timed-out context, a closed pool, SQLite
-// busy, locked, I/O, full or cannot-open errors, or a full disk. A
-// transport retries an update failing so for as long as it lasts and
-// never drops it.
-func Transient(err error) bool {
-	if DiskFull(err) {
-		return true
-	}
-	if errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled) || errors.Is(err, sql.ErrConnDone) {
-		return true
-	}
-	var coder interface{ Code() int }
-	if errors.As(err, &coder) {
-		switch coder.Code() & 0xff {
-		case 5, 6, 10, 13, 14: // SQLITE_BUSY, LOCKED, IOERR, FULL, CANTOPEN
-			return true
-		}
-	}
-	return false
-}
-
-// DiskFull reports whether err says the disk (or the database's size
-// limit) is full: SQLITE_FULL, or ENOSPC from the file system.
-func DiskFull(err error) bool {
-	if errors.Is(err, syscall.ENOSPC) {
-		return true
-	}
-	var coder interface{ Code() int }
-	return errors.As(err, &coder) && coder.Code()&0xff == 13 // SQLITE_FULL
 }
 
 // errorText renders an error for the user in their language.

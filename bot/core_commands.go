@@ -1,7 +1,6 @@
 package bot
 
 import (
-	"context"
 	"fmt"
 	"math/big"
 	"strings"
@@ -834,7 +833,7 @@ func (r *req) why(c WhyCmd) error {
 		return err
 	}
 	var ds []ledger.Decision
-	if st, ok := r.c.store.(autoStore); ok {
+	if st := r.c.policies; st != nil {
 		if ds, err = st.Decisions(r.ctx, x.ID, 10); err != nil {
 			return err
 		}
@@ -862,24 +861,13 @@ func (r *req) why(c WhyCmd) error {
 	return r.answer(r.plain(sb.String()))
 }
 
-// policyStore reads a rental's /autorelease policy (ledger/sqlite does).
-type policyStore interface {
-	AutoPolicy(ctx context.Context, rentalID int64) (ledger.AutoPolicy, error)
-}
-
-// agentStates gives the latest state of a rental's agent: the agent hub's
-// token service (AgentTokens) implements it.
-type agentStates interface {
-	AgentState(rentalID int64) (ledger.AgentState, bool)
-}
-
 // whyNow is the head of /why: the rental's automatic action and who it
 // waits for, and who its agent last saw connected, with whether that
-// holds the action. "" when there is neither a policy store nor an agent.
+// holds the action. "" when there are neither policies nor agent states.
 func (r *req) whyNow(x *ledger.Rental) string {
 	var lines []string
 	pol := ledger.AutoPolicy{Action: ledger.AutoNotify}
-	if st, ok := r.c.store.(policyStore); ok {
+	if st := r.c.policies; st != nil {
 		p, err := st.AutoPolicy(r.ctx, x.ID)
 		if err != nil {
 			r.c.log.Error("bot: auto policy", "rental", x.ID, "err", err)
@@ -893,7 +881,7 @@ func (r *req) whyNow(x *ledger.Rental) string {
 			lines = append(lines, r.t("why_policy_"+string(pol.Action), x.Name))
 		}
 	}
-	if ag, ok := r.c.agents.(agentStates); ok {
+	if ag := r.c.states; ag != nil {
 		if st, seen := ag.AgentState(x.ID); seen {
 			switch held := pol.WaitFor.Holding(st.Sessions); {
 			case len(st.Sessions) == 0:
@@ -908,17 +896,9 @@ func (r *req) whyNow(x *ledger.Rental) string {
 	return strings.Join(lines, "\n")
 }
 
-// autoStore is the part of the agent hub's store that keeps /autorelease
-// policies and the /why log; the core uses it when the configured store
-// has it (ledger/sqlite does).
-type autoStore interface {
-	SetAutoPolicy(ctx context.Context, userID int64, name string, p ledger.AutoPolicy) (ledger.AutoPolicy, error)
-	Decisions(ctx context.Context, rentalID int64, limit int) ([]ledger.Decision, error)
-}
-
 func (r *req) autoRelease(c AutoReleaseCmd) error {
-	st, ok := r.c.store.(autoStore)
-	if !ok {
+	st := r.c.policies
+	if st == nil {
 		return r.answer(r.plain(r.t("autorelease_off")))
 	}
 	p := ledger.AutoPolicy{Action: c.Action, After: c.After, WaitFor: c.WaitFor, SetAt: r.now}
@@ -982,19 +962,13 @@ func (r *req) autoActionText(name string, p ledger.AutoPolicy) string {
 	return text
 }
 
-// tokenStore is the part of the store that knows whether a rental ever had
-// an agent token.
-type tokenStore interface {
-	TokenIssued(ctx context.Context, userID, rentalID int64) (bool, error)
-}
-
 // hadToken reports whether the user's rental x (nil: it could not be
 // read) ever had an agent token. When the store cannot tell, it answers
 // true: saying a token stays revoked is harmless, missing it when there
 // was one is not.
 func (r *req) hadToken(x *ledger.Rental) bool {
-	st, ok := r.c.store.(tokenStore)
-	if !ok || x == nil {
+	st := r.c.tokens
+	if st == nil || x == nil {
 		return true
 	}
 	had, err := st.TokenIssued(r.ctx, r.u.UserID, x.ID)

@@ -96,6 +96,7 @@ func newEnv(t *testing.T, cfg bot.Config) *env {
 	}
 	e.db.Now = func() time.Time { return e.now }
 	cfg.Now = func() time.Time { return e.now }
+	wireOptional(&cfg, e.db)
 	if cfg.TZ == "" {
 		cfg.TZ = "Asia/Shanghai"
 	}
@@ -117,6 +118,25 @@ func (w *syncWriter) Write(p []byte) (int, error) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	return w.b.Write(p)
+}
+
+// wireOptional turns on the optional features as cmd/gpuledger does: the
+// store keeps policies and token records, and an AgentTokens that is the
+// hub's token service is also told of rental changes and gives agent
+// states.
+func wireOptional(cfg *bot.Config, db *sqlite.DB) {
+	if cfg.AutoPolicies == nil {
+		cfg.AutoPolicies = db
+	}
+	if cfg.TokenRecords == nil {
+		cfg.TokenRecords = db
+	}
+	if w, ok := cfg.AgentTokens.(bot.RentalWatcher); ok && cfg.Rentals == nil {
+		cfg.Rentals = w
+	}
+	if st, ok := cfg.AgentTokens.(bot.AgentStates); ok && cfg.AgentStates == nil {
+		cfg.AgentStates = st
+	}
 }
 
 // update returns a private text update from user with a fresh key.

@@ -96,6 +96,18 @@ var ledgerErrors = map[string][2]string{
 	"no_agent_reported":     {"no agent has reported for %[1]v: release it on the platform, then /release %[1]v", "%[1]v 没有代理上报：请在平台上释放，然后发送 /release %[1]v"},
 	"card_not_yours":        {"that message is not a card of yours", "那条消息不是你的卡片"},
 	"rental_not_yours":      {"that rental is not yours", "这个租用不是你的"},
+	"store_unavailable":     {"the ledger cannot be reached right now: it will be retried", "账本暂时无法访问：稍后会自动重试"},
+	"disk_full":             {"the disk holding the ledger is full: it will be retried once there is room", "账本所在的磁盘已满：腾出空间后会自动重试"},
+
+	// Refusals of the undo journal, the agent hub and budgets.
+	"undo_after_agent_stop": {"cannot undo the %[1]v of %[2]v: its agent stopped %[2]v after it, and that cannot be undone; /resume %[2]v starts it again",
+		"无法撤销 %[2]v 的%[1]v：之后代理已将 %[2]v 关机，这无法撤销；/resume %[2]v 可重新开机"},
+	"undo_after_agent_release": {"cannot undo the %[1]v of %[2]v: its agent released %[2]v after it, and that cannot be undone; record a new rental with /rent",
+		"无法撤销 %[2]v 的%[1]v：之后代理已将 %[2]v 释放，这无法撤销；请用 /rent 记录新的租用"},
+	"order_nothing_to":    {"%[1]v is %[2]v: nothing to %[3]v", "%[1]v 处于%[2]v，无需%[3]v"},
+	"budget_not_positive": {"budget %[1]v is not positive: use e.g. /budget 500/month", "预算 %[1]v 不是正数：请写成 /budget 500/month 这样"},
+	"budget_no_currency":  {"budget %[1]v has no currency, e.g. /budget ¥500/month", "预算 %[1]v 没有货币，比如 /budget ¥500/month"},
+	"budget_twice":        {"two budgets in %[1]v: a currency has one budget", "%[1]v 有两个预算：每种货币只能有一个预算"},
 }
 
 // eventWords names rental and volume event kinds inside error texts.
@@ -105,6 +117,11 @@ var eventWords = map[string][2]string{
 	string(ledger.EventRelease): {"release", "释放"},
 	string(ledger.VolumeCreate): {"create", "创建"}, string(ledger.VolumeResize): {"resize", "调整容量"},
 	string(ledger.VolumeDelete): {"delete", "删除"},
+}
+
+// stateWords names rental states inside error texts.
+var stateWords = map[ledger.State][2]string{
+	ledger.Running: {"running", "运行状态"}, ledger.Stopped: {"stopped", "关机状态"}, ledger.Released: {"released", "已释放状态"},
 }
 
 // LedgerMessage renders the message of a ledger error in lang: a keyed
@@ -141,6 +158,12 @@ func LedgerMessage(err error, lang string, loc *time.Location, now time.Time) st
 			a[i] = FormatDuration(v, lang)
 		case ledger.EventKind:
 			if w, ok := eventWords[string(v)]; ok {
+				a[i] = pick(w)
+			} else {
+				a[i] = string(v)
+			}
+		case ledger.State:
+			if w, ok := stateWords[v]; ok {
 				a[i] = pick(w)
 			} else {
 				a[i] = string(v)

@@ -635,10 +635,16 @@ func AutoDecide(in AutoInput) (action string, why string) {
 	return act, ev
 }
 
-// AgentStore persists what the agent hub and the scheduler need beyond the
-// ledger. Implementations are safe for concurrent use; errors are *Error
-// values (EINVALID, ENOTFOUND, ECONFLICT) or wrapped internal errors.
-type AgentStore interface {
+// The agent's side of the store comes in small sets, each the methods one
+// concern needs: a consumer names the methods it calls (agent/hub.Store,
+// scheduler.Store, the bot's Config fields), and ledger/sqlite's DB
+// implements every set. Implementations are safe for concurrent use;
+// errors are *Error values (EINVALID, ENOTFOUND, ECONFLICT, and
+// EUNAVAILABLE or EFULL when the store cannot serve now) or wrapped
+// internal errors.
+
+// TokenStore keeps the agent tokens, by hash.
+type TokenStore interface {
 	// IssueToken stores the hash of a new token for the rental, revoking
 	// any earlier one, and returns the stored record. ENOTFOUND if the user
 	// has no unreleased rental by that name.
@@ -650,7 +656,11 @@ type AgentStore interface {
 	RevokeTokens(ctx context.Context, rentalID int64, at time.Time) error
 	// ValidTokens returns every token not revoked.
 	ValidTokens(ctx context.Context) ([]AgentToken, error)
+}
 
+// BeatStore keeps what the agents report: raw beats, their hourly
+// roll-up and each agent's latest state.
+type BeatStore interface {
 	// SaveBeats appends beats, folds them into the hourly roll-up and
 	// replaces the agents' states, in one transaction; for an idle state
 	// it moves the open idle interval's evidence end forward to IdleUntil.
@@ -665,7 +675,10 @@ type AgentStore interface {
 	HourStats(ctx context.Context, rentalID int64, from, to time.Time) ([]HourStat, error)
 	// PruneBeats deletes raw beats received before t (the roll-ups stay).
 	PruneBeats(ctx context.Context, before time.Time) (int64, error)
+}
 
+// IdleStore keeps each rental's idle intervals.
+type IdleStore interface {
 	// OpenIdle starts an idle interval for the rental at from, unless one
 	// is open. CloseIdle ends the open one at to (not before its start).
 	OpenIdle(ctx context.Context, rentalID int64, from time.Time) error
@@ -676,13 +689,24 @@ type AgentStore interface {
 	// transaction: an idle interval and the agent state it goes with are
 	// never stored apart. A rental that no longer exists is skipped.
 	SaveIdle(ctx context.Context, st AgentState, closeAt, openAt time.Time) error
+}
 
+// PolicyStore keeps each rental's /autorelease policy and the log of
+// automatic decisions.
+type PolicyStore interface {
 	// SetAutoPolicy replaces the policy of the user's unreleased rental
 	// called name. AutoPolicy returns a rental's policy (Action notify if
 	// none was set).
 	SetAutoPolicy(ctx context.Context, userID int64, name string, p AutoPolicy) (AutoPolicy, error)
 	AutoPolicy(ctx context.Context, rentalID int64) (AutoPolicy, error)
+	// AddDecision records an automatic decision; Decisions returns a
+	// rental's latest ones, newest first.
+	AddDecision(ctx context.Context, d Decision) (Decision, error)
+	Decisions(ctx context.Context, rentalID int64, limit int) ([]Decision, error)
+}
 
+// OrderStore keeps the stop and release orders handed to agents.
+type OrderStore interface {
 	// CreateOrder stores a new pending order. ECONFLICT if the rental has
 	// an open order (so two presses of Release make one order).
 	CreateOrder(ctx context.Context, o Order) (Order, error)
@@ -696,12 +720,11 @@ type AgentStore interface {
 	// transaction (the stop or release the agent confirmed), unless the
 	// rental already has it.
 	UpdateOrder(ctx context.Context, o Order, ev *Event) (Order, *Rental, error)
+}
 
-	// AddDecision records an automatic decision; Decisions returns a
-	// rental's latest ones, newest first.
-	AddDecision(ctx context.Context, d Decision) (Decision, error)
-	Decisions(ctx context.Context, rentalID int64, limit int) ([]Decision, error)
-
+// RentalLookup finds a rental by id, whoever it belongs to: an agent's
+// token names a rental, not a user.
+type RentalLookup interface {
 	// RentalByID returns any rental by its id, or ENOTFOUND.
 	RentalByID(ctx context.Context, id int64) (*Rental, error)
 }

@@ -1,6 +1,7 @@
 package ledger
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"time"
@@ -15,6 +16,8 @@ const (
 	ECONFLICT     = "conflict"     // the change conflicts with current state (name in use, already released)
 	EDUPLICATE    = "duplicate"    // the same action (by its dedupe key) was already applied
 	EUNAUTHORIZED = "unauthorized" // the caller may not do this
+	EUNAVAILABLE  = "unavailable"  // the store cannot serve now (busy, locked, an I/O error, cannot open, a cancelled call): try again later
+	EFULL         = "full"         // the disk holding the store is full: try again once there is room
 	EINTERNAL     = "internal"     // anything else: a bug or an I/O failure, logged in full
 )
 
@@ -28,17 +31,28 @@ const (
 // order of the English text's %[n] verbs. Message is always the English
 // rendering, with times in UTC, for logs and for callers that show no
 // language.
+//
+// Err, where set, is the cause the store met (a SQLite error behind
+// EUNAVAILABLE or EFULL): it is part of Error's text, for logs, and
+// reachable with errors.Is and errors.As, but never shown to a user.
 type Error struct {
 	Code    string
 	Message string
 	Key     string
 	Args    []any
+	Err     error
 }
 
 // Error implements the error interface.
 func (e *Error) Error() string {
+	if e.Err != nil {
+		return fmt.Sprintf("ledger: %s: %s: %v", e.Code, e.Message, e.Err)
+	}
 	return fmt.Sprintf("ledger: %s: %s", e.Code, e.Message)
 }
+
+// Unwrap returns the cause, if any.
+func (e *Error) Unwrap() error { return e.Err }
 
 // Errorf returns an *Error with the given code and a formatted message.
 func Errorf(code string, format string, args ...any) *Error {
@@ -151,6 +165,16 @@ var errorTexts = map[string]string{
 	"no_agent_reported":     "no agent has reported for %[1]v: release it on the platform, then /release %[1]v",
 	"card_not_yours":        "that message is not a card of yours",
 	"rental_not_yours":      "that rental is not yours",
+	"store_unavailable":     "the ledger cannot be reached right now: it will be retried",
+	"disk_full":             "the disk holding the ledger is full: it will be retried once there is room",
+
+	// Refusals of the undo journal, the agent hub and budgets.
+	"undo_after_agent_stop":    "cannot undo the %[1]v of %[2]v: its agent stopped %[2]v after it, and that cannot be undone; /resume %[2]v starts it again",
+	"undo_after_agent_release": "cannot undo the %[1]v of %[2]v: its agent released %[2]v after it, and that cannot be undone; record a new rental with /rent",
+	"order_nothing_to":         "%[1]v is %[2]v: nothing to %[3]v",
+	"budget_not_positive":      "budget %[1]v is not positive: use e.g. /budget 500/month",
+	"budget_no_currency":       "budget %[1]v has no currency, e.g. /budget ¥500/month",
+	"budget_twice":             "two budgets in %[1]v: a currency has one budget",
 }
 
 // ErrorCode returns the code of the first *Error in err's chain, EINTERNAL
@@ -164,6 +188,18 @@ func ErrorCode(err error) string {
 		return e.Code
 	}
 	return EINTERNAL
+}
+
+// Transient reports whether err means "try again later" rather than "this
+// cannot work": an EUNAVAILABLE or EFULL error from the store, or a
+// cancelled or expired context. A caller retries an operation failing so
+// for as long as it lasts; nothing was changed by the failed attempt.
+func Transient(err error) bool {
+	switch ErrorCode(err) {
+	case EUNAVAILABLE, EFULL:
+		return true
+	}
+	return errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)
 }
 
 // ErrorMessage returns the user-facing message of the first *Error in err's

@@ -66,7 +66,9 @@ func (s *Scheduler) press(ctx context.Context, p bot.ButtonPress, snd bot.Sender
 		toast, err = s.MarkReleased(ctx, p.Update.UserID, id, p.Update.Key)
 	}
 	if err != nil {
-		if ledger.ErrorCode(err) == ledger.EINTERNAL {
+		if ledger.ErrorCode(err) == ledger.EINTERNAL || ledger.Transient(err) {
+			// A store that cannot serve now is reported as before: the
+			// press is answered, not retried.
 			s.log.Error("scheduler: button", "action", p.Action, "rental", id, "err", err)
 			toast = text(lg, "t_internal")
 		} else {

@@ -58,13 +58,13 @@ func TestBudgetAlerts_EachCurrency(t *testing.T) {
 		return out
 	}
 	// +11h: ¥20.68 of ¥100 (20%), $11 of $20 (55%): the dollar one only.
-	e.clk.t = t0.Add(11 * time.Hour)
+	e.clk.Set(t0.Add(11 * time.Hour))
 	got := alerts()
 	if len(got) != 1 || !strings.Contains(got[0], "$11.00 of $20.00") {
 		t.Fatalf("at +11h: budget alerts %q, want one for $11.00 of $20.00", got)
 	}
 	// +27h: ¥50.76 (50%) and $27 (135%, over): one each.
-	e.clk.t = t0.Add(27 * time.Hour)
+	e.clk.Set(t0.Add(27 * time.Hour))
 	got = alerts()
 	if len(got) != 2 {
 		t.Fatalf("at +27h: budget alerts %q, want one per currency", got)
@@ -89,7 +89,7 @@ func TestSummaries_EachCurrency(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	e.clk.t = t0.Add(12*time.Hour + time.Minute) // 22:01 in Shanghai
+	e.clk.Set(t0.Add(12*time.Hour + time.Minute)) // 22:01 in Shanghai
 	if err := s.Summaries(context.Background()); err != nil {
 		t.Fatal(err)
 	}

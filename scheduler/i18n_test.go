@@ -193,7 +193,7 @@ func TestChinese_SummaryAndMoneyAlerts(t *testing.T) {
 	if _, err := e.db.RecordBalance(ctx, ledger.Action{UserID: 1, At: t0}, ledger.BalanceRecord{UserID: 1, Platform: "autodl", Amount: ledger.MustDecimal("60"), Currency: ledger.CNY, At: t0}); err != nil {
 		t.Fatal(err)
 	}
-	e.clk.t = t0.Add(27 * time.Hour)
+	e.clk.Set(t0.Add(27 * time.Hour))
 	if err := e.s.MoneyAlerts(ctx); err != nil {
 		t.Fatal(err)
 	}

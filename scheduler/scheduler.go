@@ -26,14 +26,36 @@ import (
 	"github.com/gpuledger/gpuledger/ledger"
 )
 
-// Store is what the scheduler reads and writes.
+// Store is what the scheduler reads and writes: the methods it calls and
+// no others, so a test can stand in for any of them. ledger/sqlite's DB
+// implements it; the contracts are those of the ledger interfaces each
+// method comes from (ledger.Store, NotifyStore, LeaseStore, and the
+// agent's sets TokenStore, BeatStore, PolicyStore, RentalLookup).
 type Store interface {
-	ledger.Store
-	ledger.AgentStore
-	ledger.NotifyStore
-	ledger.LeaseStore
+	// Users and rentals.
+	User(ctx context.Context, id int64) (ledger.User, error)
+	Users(ctx context.Context) ([]ledger.User, error)
+	Book(ctx context.Context, userID int64) (*ledger.Book, error)
+	RentalByID(ctx context.Context, id int64) (*ledger.Rental, error)
 	// LiveRentals returns every user's unreleased rentals.
 	LiveRentals(ctx context.Context) ([]*ledger.Rental, error)
+	// Changes a button or a lease end makes.
+	AppendEvent(ctx context.Context, a ledger.Action, name string, ev ledger.Event) (*ledger.Rental, error)
+	MarkHandled(ctx context.Context, a ledger.Action) error
+	RevokeTokens(ctx context.Context, rentalID int64, at time.Time) error
+	LeaseEnd(ctx context.Context, rentalID int64) (l ledger.LeaseEnd, ok bool, err error)
+	SetLeaseEnd(ctx context.Context, l ledger.LeaseEnd) error
+	// Automatic actions and what the agents reported.
+	AutoPolicy(ctx context.Context, rentalID int64) (ledger.AutoPolicy, error)
+	AddDecision(ctx context.Context, d ledger.Decision) (ledger.Decision, error)
+	PruneBeats(ctx context.Context, before time.Time) (int64, error)
+	// Cards and notices already sent.
+	Card(ctx context.Context, rentalID int64, kind ledger.CardKind) (ledger.Card, error)
+	CardByMessage(ctx context.Context, userID int64, messageID int) (ledger.Card, error)
+	SaveCard(ctx context.Context, c ledger.Card) (ledger.Card, error)
+	OpenCards(ctx context.Context) ([]ledger.Card, error)
+	MarkNotice(ctx context.Context, userID int64, key string, at time.Time) (bool, error)
+	UnmarkNotice(ctx context.Context, key string) error
 }
 
 // Hub is what the scheduler needs of the agent hub (agent/hub.Hub).

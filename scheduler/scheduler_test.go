@@ -7,7 +7,6 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -16,6 +15,7 @@ import (
 	"github.com/gpuledger/gpuledger/agent/hub"
 	"github.com/gpuledger/gpuledger/agent/wire"
 	"github.com/gpuledger/gpuledger/bot"
+	"github.com/gpuledger/gpuledger/internal/testkit"
 	"github.com/gpuledger/gpuledger/ledger"
 	"github.com/gpuledger/gpuledger/ledger/sqlite"
 	"github.com/gpuledger/gpuledger/scheduler"
@@ -23,18 +23,6 @@ import (
 
 // t0 is 10:00 in Shanghai.
 var t0 = time.Date(2026, 11, 2, 2, 0, 0, 0, time.UTC)
-
-type clock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func (c *clock) Now() time.Time { c.mu.Lock(); defer c.mu.Unlock(); return c.t }
-func (c *clock) Add(d time.Duration) {
-	c.mu.Lock()
-	c.t = c.t.Add(d)
-	c.mu.Unlock()
-}
 
 // chat is a bot.Sender that records what is sent.
 type chat struct {
@@ -99,7 +87,7 @@ func (r registry) HandleButton(a string, fn bot.ButtonFunc) { r[a] = fn }
 type env struct {
 	t     *testing.T
 	db    *sqlite.DB
-	clk   *clock
+	clk   *testkit.Clock
 	hub   *hub.Hub
 	srv   *httptest.Server
 	chat  *chat
@@ -118,12 +106,8 @@ type env struct {
 func newEnv(t *testing.T, settings func(*ledger.Settings)) *env {
 	t.Helper()
 	ctx := context.Background()
-	db, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "ledger.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
-	clk := &clock{t: t0}
+	db := testkit.DB(t)
+	clk := testkit.NewClock(t0)
 	db.Now = clk.Now
 	st := ledger.DefaultSettings()
 	st.IdleWarn = 30 * time.Minute
@@ -634,7 +618,7 @@ func TestBudgetAlerts(t *testing.T) {
 		at   time.Duration
 		want int
 	}{{20 * time.Hour, 0}, {27 * time.Hour, 1}, {28 * time.Hour, 1}, {43 * time.Hour, 2}} {
-		e.clk.t = t0.Add(step.at)
+		e.clk.Set(t0.Add(step.at))
 		if err := e.s.MoneyAlerts(ctx); err != nil {
 			t.Fatal(err)
 		}

@@ -289,7 +289,7 @@ func (d *Downloads) serveInstall(w http.ResponseWriter, r *http.Request) {
 			return
 		case err != nil:
 			d.log.Error("install script: token lookup", "err", err)
-			failScript(w, http.StatusInternalServerError, "the server could not check the token; try again")
+			failScript(w, StatusOf(err), "the server could not check the token; try again")
 			return
 		case !rec.Valid():
 			failScript(w, http.StatusForbidden, "this agent token was revoked (the rental was released or a newer token was issued): run /agent NAME again")

@@ -57,7 +57,7 @@ func (h *Hub) serveHeartbeat(w http.ResponseWriter, r *http.Request) {
 	defer func() { h.m.observe(result, start) }()
 	ctx := r.Context()
 
-	tok, ar := h.authenticate(ctx, r)
+	tok, ar, err := h.authenticate(ctx, r)
 	switch ar {
 	case authUnknown:
 		result = resultUnauthorized
@@ -74,7 +74,7 @@ func (h *Hub) serveHeartbeat(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusTooManyRequests, "too many requests for this token")
 		return
 	case authError:
-		writeError(w, http.StatusServiceUnavailable, "the ledger is unavailable; retry later")
+		writeLedgerError(w, err)
 		return
 	}
 	var hb wire.HeartbeatRequest
@@ -90,7 +90,7 @@ func (h *Hub) serveHeartbeat(w http.ResponseWriter, r *http.Request) {
 	resp, dup, err := h.record(ctx, tok, &hb)
 	if err != nil {
 		h.log.Error("hub: heartbeat", "rental", tok.RentalID, "err", err)
-		writeError(w, http.StatusServiceUnavailable, "the ledger is unavailable; retry later")
+		writeLedgerError(w, err)
 		return
 	}
 	result = resultOK

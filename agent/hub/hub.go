@@ -31,10 +31,25 @@ import (
 	"github.com/gpuledger/gpuledger/ledger"
 )
 
-// Store is what the hub needs of the ledger.
+// Store is what the hub reads and writes: the methods it calls and no
+// others (ledger/sqlite's DB implements it). The contracts are those of
+// the ledger's sets each comes from (ledger.TokenStore, BeatStore,
+// IdleStore, PolicyStore, OrderStore, RentalLookup, LeaseStore).
 type Store interface {
-	ledger.AgentStore
-	ledger.LeaseStore
+	TokenByHash(ctx context.Context, hash [32]byte) (ledger.AgentToken, error)
+	IssueToken(ctx context.Context, userID int64, rental string, hash [32]byte, at time.Time) (ledger.AgentToken, error)
+	RevokeTokens(ctx context.Context, rentalID int64, at time.Time) error
+	SaveBeats(ctx context.Context, beats []ledger.Beat, states []ledger.AgentState) error
+	AgentStates(ctx context.Context) ([]ledger.AgentState, error)
+	CloseIdle(ctx context.Context, rentalID int64, to time.Time) error
+	SaveIdle(ctx context.Context, st ledger.AgentState, closeAt, openAt time.Time) error
+	AutoPolicy(ctx context.Context, rentalID int64) (ledger.AutoPolicy, error)
+	CreateOrder(ctx context.Context, o ledger.Order) (ledger.Order, error)
+	Order(ctx context.Context, id string) (ledger.Order, error)
+	OpenOrders(ctx context.Context, rentalID int64) ([]ledger.Order, error)
+	UpdateOrder(ctx context.Context, o ledger.Order, ev *ledger.Event) (ledger.Order, *ledger.Rental, error)
+	RentalByID(ctx context.Context, id int64) (*ledger.Rental, error)
+	LeaseEnd(ctx context.Context, rentalID int64) (l ledger.LeaseEnd, ok bool, err error)
 }
 
 // Listener is told what the user should hear about. Its methods are called

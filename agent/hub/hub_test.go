@@ -8,7 +8,6 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -17,24 +16,12 @@ import (
 
 	"github.com/gpuledger/gpuledger/agent/hub"
 	"github.com/gpuledger/gpuledger/agent/wire"
+	"github.com/gpuledger/gpuledger/internal/testkit"
 	"github.com/gpuledger/gpuledger/ledger"
 	"github.com/gpuledger/gpuledger/ledger/sqlite"
 )
 
 var t0 = time.Date(2026, 11, 1, 2, 0, 0, 0, time.UTC)
-
-// clock is a settable clock, safe for concurrent use.
-type clock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func (c *clock) Now() time.Time { c.mu.Lock(); defer c.mu.Unlock(); return c.t }
-func (c *clock) Add(d time.Duration) {
-	c.mu.Lock()
-	c.t = c.t.Add(d)
-	c.mu.Unlock()
-}
 
 // recorder is a Listener that records what it is told.
 type recorder struct {
@@ -64,7 +51,7 @@ func (r *recorder) list() []string {
 type env struct {
 	t     *testing.T
 	db    *sqlite.DB
-	clk   *clock
+	clk   *testkit.Clock
 	hub   *hub.Hub
 	srv   *httptest.Server
 	rec   *recorder
@@ -75,13 +62,8 @@ type env struct {
 func newEnv(t *testing.T, cfg hub.Config) *env {
 	t.Helper()
 	ctx := context.Background()
-	path := filepath.Join(t.TempDir(), "ledger.db")
-	db, err := sqlite.Open(ctx, path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
-	clk := &clock{t: t0}
+	db := testkit.DB(t)
+	clk := testkit.NewClock(t0)
 	db.Now = clk.Now
 	if _, err := db.EnsureUser(ctx, ledger.User{ID: 1, TZ: "Asia/Shanghai"}); err != nil {
 		t.Fatal(err)

@@ -44,7 +44,7 @@ func (h *Hub) IssueOrder(ctx context.Context, rentalID int64, action string, ori
 		return ledger.Order{}, err
 	}
 	if rl.State() != ledger.Running && !(action == wire.ActionRelease && rl.State() == ledger.Stopped) {
-		return ledger.Order{}, ledger.Errorf(ledger.ECONFLICT, "%s is %s: nothing to %s", rl.Name, rl.State(), action)
+		return ledger.Order{}, ledger.Errorc(ledger.ECONFLICT, "order_nothing_to", rl.Name, rl.State(), ledger.EventKind(action))
 	}
 	if _, seen := h.AgentState(rentalID); !seen {
 		return ledger.Order{}, ledger.Errorc(ledger.ENOTFOUND, "no_agent_reported", rl.Name)
@@ -103,7 +103,7 @@ func outcomeState(outcome string) (ledger.OrderState, bool) {
 
 func (h *Hub) serveResult(w http.ResponseWriter, r *http.Request) {
 	ctx := r.Context()
-	tok, ar := h.authenticate(ctx, r)
+	tok, ar, err := h.authenticate(ctx, r)
 	switch ar {
 	case authUnknown, authRevoked:
 		// A revoked token may still report the result of the release
@@ -117,7 +117,7 @@ func (h *Hub) serveResult(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusTooManyRequests, "too many requests for this token")
 		return
 	case authError:
-		writeError(w, http.StatusServiceUnavailable, "the ledger is unavailable; retry later")
+		writeLedgerError(w, err)
 		return
 	}
 	var res wire.OrderResult
@@ -138,9 +138,14 @@ func (h *Hub) serveResult(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	o, err := h.store.Order(ctx, id)
-	if err != nil || o.RentalID != tok.RentalID {
+	if ledger.ErrorCode(err) == ledger.ENOTFOUND || err == nil && o.RentalID != tok.RentalID {
 		// Another rental's order is as unknown as a made-up one.
 		writeError(w, http.StatusNotFound, "no such order for this token")
+		return
+	}
+	if err != nil {
+		h.log.Error("hub: order result: read the order", "order", id, "err", err)
+		writeLedgerError(w, err)
 		return
 	}
 	if ar == authRevoked && !o.State.Open() {
@@ -176,7 +181,7 @@ func (h *Hub) serveResult(w http.ResponseWriter, r *http.Request) {
 	}
 	if err := h.finishOrder(ctx, o, ev); err != nil {
 		h.log.Error("hub: order result", "order", o.ID, "err", err)
-		writeError(w, http.StatusServiceUnavailable, "the ledger is unavailable; retry later")
+		writeLedgerError(w, err)
 		return
 	}
 	w.WriteHeader(http.StatusNoContent)

@@ -78,18 +78,18 @@ const (
 // authenticate checks the bearer token of r and takes one request from its
 // bucket. It returns the token's record (also for a revoked token, so the
 // caller can tell a released rental's agent).
-func (h *Hub) authenticate(ctx context.Context, r *http.Request) (ledger.AgentToken, authResult) {
+func (h *Hub) authenticate(ctx context.Context, r *http.Request) (ledger.AgentToken, authResult, error) {
 	raw, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
 	raw = strings.TrimSpace(raw)
 	if !ok || raw == "" || len(raw) > 256 {
-		return ledger.AgentToken{}, authUnknown
+		return ledger.AgentToken{}, authUnknown, nil
 	}
 	hash := hashToken(raw)
 	now := h.now()
 	h.mu.Lock()
 	if until, bad := h.unknown[hash]; bad && now.Before(until) {
 		h.mu.Unlock()
-		return ledger.AgentToken{}, authUnknown
+		return ledger.AgentToken{}, authUnknown, nil
 	}
 	e := h.tokens[hash]
 	fresh := e != nil && now.Sub(e.loadedAt) < h.cfg.TokenTTL && !now.Before(e.loadedAt)
@@ -103,11 +103,11 @@ func (h *Hub) authenticate(ctx context.Context, r *http.Request) (ledger.AgentTo
 			}
 			h.unknown[hash] = now.Add(time.Minute)
 			h.mu.Unlock()
-			return ledger.AgentToken{}, authUnknown
+			return ledger.AgentToken{}, authUnknown, nil
 		}
 		if err != nil {
 			h.log.Error("hub: token lookup", "err", err)
-			return ledger.AgentToken{}, authError
+			return ledger.AgentToken{}, authError, err
 		}
 		h.mu.Lock()
 		if e = h.tokens[hash]; e == nil {
@@ -121,12 +121,12 @@ func (h *Hub) authenticate(ctx context.Context, r *http.Request) (ledger.AgentTo
 	defer h.mu.Unlock()
 	tok := e.tok
 	if !e.bucket.take(now, h.cfg.RateBurst, h.cfg.RateEvery) {
-		return tok, authLimited
+		return tok, authLimited, nil
 	}
 	if !tok.Valid() {
-		return tok, authRevoked
+		return tok, authRevoked, nil
 	}
-	return tok, authOK
+	return tok, authOK, nil
 }
 
 // bucket is a token bucket: up to burst requests, refilled by one every

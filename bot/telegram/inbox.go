@@ -161,8 +161,8 @@ func (t *Transport) processEntry(ctx, hctx context.Context, e ledger.InboxEntry)
 		}
 		c.ensureAnswered(hctx, "") // stop the spinner while we retry
 		u.Redelivered = true       // the failed attempt may have applied it
-		if bot.Transient(err) {
-			if bot.DiskFull(err) {
+		if ledger.Transient(err) {
+			if ledger.ErrorCode(err) == ledger.EFULL {
 				t.tellDiskFull(hctx, u.UserID, u.ChatID, e.Payload)
 			}
 			lvl := slog.LevelDebug

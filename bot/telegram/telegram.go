@@ -41,7 +41,7 @@
 // waiting for that chat are merged into one message (at most MaxTextLen,
 // cut only between answers; one longer answer is split as any text is).
 //
-// Errors. A handler error that is transient (bot.Transient: a busy or
+// Errors. A handler error that is transient (ledger.Transient: a busy or
 // locked database, a full disk, an I/O error) is retried with backoff for
 // as long as it lasts, never skipped: the update is stored and will apply.
 // Any other error (a bug, a panic) is retried MaxAttempts times and then
@@ -519,7 +519,7 @@ func (t *Transport) accept(ctx, hctx context.Context, ups []tgbotapi.Update) {
 		if err == nil {
 			break
 		}
-		if bot.DiskFull(err) {
+		if ledger.ErrorCode(err) == ledger.EFULL {
 			for _, e := range entries {
 				t.tellDiskFull(hctx, e.UserID, e.ChatID, e.Payload)
 			}

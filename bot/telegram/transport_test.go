@@ -11,7 +11,6 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
@@ -367,7 +366,7 @@ func TestTransport_TransientErrorNeverSkipped(t *testing.T) {
 		defer mu.Unlock()
 		tries++
 		if tries <= 12 {
-			return fmt.Errorf("bot: handle: %w", syscall.ENOSPC)
+			return fmt.Errorf("bot: handle: %w", ledger.Errorc(ledger.EFULL, "disk_full"))
 		}
 		return nil
 	}}

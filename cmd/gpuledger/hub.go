@@ -139,8 +139,10 @@ func startHub(ctx context.Context, cfg Config, db *sqlite.DB, log *slog.Logger) 
 // when it was asked for port 0.
 func (r *reminders) PublicURL() string { return r.cfg.publicURL() }
 
-// Tokens returns the agent token issuer for /agent.
-func (r *reminders) Tokens() bot.AgentTokens { return r.hub.Tokens() }
+// Tokens returns the hub's token service: it issues /agent's tokens, is
+// told of rentals that chat commands stop or release, and gives /why the
+// agents' states.
+func (r *reminders) Tokens() *hub.Tokens { return r.hub.Tokens() }
 
 // Downloads returns what tells /agent whether the agent binary can be
 // downloaded; nil when downloads are off.

@@ -51,6 +51,8 @@ func runServe(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 		Logger:       log,
 		TZ:           cfg.TZ,
 		AllowedUsers: cfg.AllowedUsers,
+		AutoPolicies: db,
+		TokenRecords: db,
 	}
 	if terminal {
 		coreCfg.Owner = cfg.ConsoleUser
@@ -62,6 +64,8 @@ func runServe(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	defer hub.Close()
 	coreCfg.PublicURL = hub.PublicURL()
 	coreCfg.AgentTokens = hub.Tokens()
+	coreCfg.Rentals = hub.Tokens()
+	coreCfg.AgentStates = hub.Tokens()
 	coreCfg.AgentDownloads = hub.Downloads()
 	coreCfg.SummaryChart = scheduler.SummaryChart
 

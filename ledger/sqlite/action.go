@@ -214,13 +214,18 @@ func laterAgentAction(ctx context.Context, tx querier, id, rentalID int64, kind 
 	if err != nil {
 		return fmt.Errorf("sqlite: undo %s: look for later agent actions: %w", kind, err)
 	}
-	past := map[ledger.ActionKind]string{ledger.ActionStop: "stopped", ledger.ActionRelease: "released"}[ledger.ActionKind(later)]
-	hint := "/resume " + name + " starts it again"
-	if ledger.ActionKind(later) == ledger.ActionRelease {
-		hint = "record a new rental with /rent"
+	// The change undone is named by the event it recorded, which the
+	// edges render in the user's language.
+	what := map[ledger.ActionKind]ledger.EventKind{ledger.ActionRent: ledger.EventStart, ledger.ActionStop: ledger.EventStop,
+		ledger.ActionResume: ledger.EventResume, ledger.ActionRelease: ledger.EventRelease}[kind]
+	if what == "" {
+		what = ledger.EventKind(kind)
 	}
-	return ledger.Errorf(ledger.ECONFLICT, "cannot undo your last change (%s %s): its agent %s %s after it, and that cannot be undone; %s",
-		kind, name, past, name, hint)
+	key := "undo_after_agent_stop"
+	if ledger.ActionKind(later) == ledger.ActionRelease {
+		key = "undo_after_agent_release"
+	}
+	return ledger.Errorc(ledger.ECONFLICT, key, what, name)
 }
 
 // ActionRecord is one row of a user's journal, for display.
@@ -241,7 +246,7 @@ func (db *DB) Actions(ctx context.Context, userID int64, limit int) ([]ActionRec
 	rows, err := db.reader.QueryContext(ctx, `SELECT id, kind, name, at, undoable = 1 AND undone_by IS NULL
 		FROM actions WHERE user_id = ? AND kind <> ? ORDER BY id DESC LIMIT ?`, userID, string(ledger.ActionHandled), limit)
 	if err != nil {
-		return nil, fmt.Errorf("sqlite: actions of user %d: %w", userID, err)
+		return nil, storeError(fmt.Errorf("sqlite: actions of user %d: %w", userID, err))
 	}
 	defer rows.Close()
 	var out []ActionRecord
@@ -249,13 +254,13 @@ func (db *DB) Actions(ctx context.Context, userID int64, limit int) ([]ActionRec
 		var r ActionRecord
 		var at int64
 		if err := rows.Scan(&r.ID, &r.Kind, &r.Name, &at, &r.Undoable); err != nil {
-			return nil, fmt.Errorf("sqlite: actions of user %d: %w", userID, err)
+			return nil, storeError(fmt.Errorf("sqlite: actions of user %d: %w", userID, err))
 		}
 		r.At = fromUnix(at)
 		out = append(out, r)
 	}
 	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("sqlite: actions of user %d: %w", userID, err)
+		return nil, storeError(fmt.Errorf("sqlite: actions of user %d: %w", userID, err))
 	}
 	return out, nil
 }

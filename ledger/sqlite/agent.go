@@ -11,11 +11,19 @@ import (
 	"github.com/gpuledger/gpuledger/ledger"
 )
 
-// This file implements ledger.AgentStore: agent tokens, heartbeats and
+// This file implements the agent's sets of the store (ledger.TokenStore,
+// BeatStore, IdleStore, PolicyStore, OrderStore, RentalLookup): agent tokens, heartbeats and
 // their roll-up, idle intervals, /autorelease policies, orders and the
 // decision log.
 
-var _ ledger.AgentStore = (*DB)(nil)
+var (
+	_ ledger.TokenStore   = (*DB)(nil)
+	_ ledger.BeatStore    = (*DB)(nil)
+	_ ledger.IdleStore    = (*DB)(nil)
+	_ ledger.PolicyStore  = (*DB)(nil)
+	_ ledger.OrderStore   = (*DB)(nil)
+	_ ledger.RentalLookup = (*DB)(nil)
+)
 
 // IssueToken stores the hash of a new token for the user's unreleased
 // rental called name and revokes the rental's earlier tokens, in one
@@ -77,7 +85,7 @@ func (db *DB) TokenByHash(ctx context.Context, hash [32]byte) (ledger.AgentToken
 		return t, ledger.Errorf(ledger.ENOTFOUND, "unknown agent token")
 	}
 	if err != nil {
-		return t, fmt.Errorf("sqlite: token by hash: %w", err)
+		return t, storeError(fmt.Errorf("sqlite: token by hash: %w", err))
 	}
 	return t, nil
 }
@@ -99,19 +107,19 @@ func (db *DB) ValidTokens(ctx context.Context) ([]ledger.AgentToken, error) {
 		FROM agent_tokens t JOIN rentals r ON r.id = t.rental_id
 		WHERE t.revoked_at IS NULL AND r.released = 0 ORDER BY t.id`)
 	if err != nil {
-		return nil, fmt.Errorf("sqlite: valid tokens: %w", err)
+		return nil, storeError(fmt.Errorf("sqlite: valid tokens: %w", err))
 	}
 	defer rows.Close()
 	var out []ledger.AgentToken
 	for rows.Next() {
 		t, err := scanToken(rows)
 		if err != nil {
-			return nil, fmt.Errorf("sqlite: valid tokens: %w", err)
+			return nil, storeError(fmt.Errorf("sqlite: valid tokens: %w", err))
 		}
 		out = append(out, t)
 	}
 	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("sqlite: valid tokens: %w", err)
+		return nil, storeError(fmt.Errorf("sqlite: valid tokens: %w", err))
 	}
 	return out, nil
 }
@@ -370,7 +378,7 @@ func (db *DB) AgentStates(ctx context.Context) ([]ledger.AgentState, error) {
 		(SELECT i.last_at FROM idle_intervals i WHERE i.rental_id = s.rental_id AND i.to_at IS NULL ORDER BY i.from_at DESC LIMIT 1)
 		FROM agent_state s ORDER BY rental_id`)
 	if err != nil {
-		return nil, fmt.Errorf("sqlite: agent states: %w", err)
+		return nil, storeError(fmt.Errorf("sqlite: agent states: %w", err))
 	}
 	defer rows.Close()
 	var out []ledger.AgentState
@@ -378,7 +386,7 @@ func (db *DB) AgentStates(ctx context.Context) ([]ledger.AgentState, error) {
 		var from, last sql.NullInt64
 		st, err := scanState(rows, &from, &last)
 		if err != nil {
-			return nil, fmt.Errorf("sqlite: agent states: %w", err)
+			return nil, storeError(fmt.Errorf("sqlite: agent states: %w", err))
 		}
 		switch {
 		case from.Valid:
@@ -395,7 +403,7 @@ func (db *DB) AgentStates(ctx context.Context) ([]ledger.AgentState, error) {
 		out = append(out, st)
 	}
 	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("sqlite: agent states: %w", err)
+		return nil, storeError(fmt.Errorf("sqlite: agent states: %w", err))
 	}
 	return out, nil
 }
@@ -406,7 +414,7 @@ func (db *DB) Beats(ctx context.Context, rentalID int64, from, to time.Time) ([]
 		job_alive, samples FROM agent_beats WHERE rental_id = ? AND at >= ? AND at < ? ORDER BY at, rowid`,
 		rentalID, unix(from), unix(to))
 	if err != nil {
-		return nil, fmt.Errorf("sqlite: beats: %w", err)
+		return nil, storeError(fmt.Errorf("sqlite: beats: %w", err))
 	}
 	defer rows.Close()
 	var out []ledger.Beat
@@ -418,13 +426,13 @@ func (db *DB) Beats(ctx context.Context, rentalID int64, from, to time.Time) ([]
 		)
 		if err := rows.Scan(&b.RentalID, &at, &verdict, &b.BusyS, &b.IdleS, &b.UnknownS, &b.UtilMean, &b.UtilMax,
 			&b.JobAlive, &b.Samples); err != nil {
-			return nil, fmt.Errorf("sqlite: beats: %w", err)
+			return nil, storeError(fmt.Errorf("sqlite: beats: %w", err))
 		}
 		b.At, b.Verdict = fromUnix(at), ledger.Verdict(verdict)
 		out = append(out, b)
 	}
 	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("sqlite: beats: %w", err)
+		return nil, storeError(fmt.Errorf("sqlite: beats: %w", err))
 	}
 	return out, nil
 }
@@ -435,7 +443,7 @@ func (db *DB) HourStats(ctx context.Context, rentalID int64, from, to time.Time)
 	rows, err := db.reader.QueryContext(ctx, `SELECT rental_id, hour, busy_s, idle_s, unknown_s, beats, util_sum, util_n, util_max
 		FROM agent_hours WHERE rental_id = ? AND hour >= ? AND hour < ? ORDER BY hour`, rentalID, unix(from), unix(to))
 	if err != nil {
-		return nil, fmt.Errorf("sqlite: hour stats: %w", err)
+		return nil, storeError(fmt.Errorf("sqlite: hour stats: %w", err))
 	}
 	defer rows.Close()
 	var out []ledger.HourStat
@@ -445,13 +453,13 @@ func (db *DB) HourStats(ctx context.Context, rentalID int64, from, to time.Time)
 			hour int64
 		)
 		if err := rows.Scan(&h.RentalID, &hour, &h.BusyS, &h.IdleS, &h.UnknownS, &h.Beats, &h.UtilSum, &h.UtilN, &h.UtilMax); err != nil {
-			return nil, fmt.Errorf("sqlite: hour stats: %w", err)
+			return nil, storeError(fmt.Errorf("sqlite: hour stats: %w", err))
 		}
 		h.Hour = fromUnix(hour)
 		out = append(out, h)
 	}
 	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("sqlite: hour stats: %w", err)
+		return nil, storeError(fmt.Errorf("sqlite: hour stats: %w", err))
 	}
 	return out, nil
 }
@@ -603,7 +611,7 @@ func (db *DB) AutoPolicy(ctx context.Context, rentalID int64) (ledger.AutoPolicy
 		return p, nil
 	}
 	if err != nil {
-		return p, fmt.Errorf("sqlite: policy: %w", err)
+		return p, storeError(fmt.Errorf("sqlite: policy: %w", err))
 	}
 	p.Action, p.After, p.SetAt = ledger.AutoAction(action), time.Duration(after), fromUnix(setAt)
 	p.WaitFor = ledger.WaitFor(waitFor)
@@ -668,7 +676,7 @@ func (db *DB) Order(ctx context.Context, id string) (ledger.Order, error) {
 		return o, ledger.Errorf(ledger.ENOTFOUND, "no order %q", id)
 	}
 	if err != nil {
-		return o, fmt.Errorf("sqlite: order: %w", err)
+		return o, storeError(fmt.Errorf("sqlite: order: %w", err))
 	}
 	return o, nil
 }
@@ -684,19 +692,19 @@ func (db *DB) OpenOrders(ctx context.Context, rentalID int64) ([]ledger.Order, e
 	}
 	rows, err := db.reader.QueryContext(ctx, q+` ORDER BY issued_at, id`, args...)
 	if err != nil {
-		return nil, fmt.Errorf("sqlite: open orders: %w", err)
+		return nil, storeError(fmt.Errorf("sqlite: open orders: %w", err))
 	}
 	defer rows.Close()
 	var out []ledger.Order
 	for rows.Next() {
 		o, err := scanOrder(rows)
 		if err != nil {
-			return nil, fmt.Errorf("sqlite: open orders: %w", err)
+			return nil, storeError(fmt.Errorf("sqlite: open orders: %w", err))
 		}
 		out = append(out, o)
 	}
 	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("sqlite: open orders: %w", err)
+		return nil, storeError(fmt.Errorf("sqlite: open orders: %w", err))
 	}
 	return out, nil
 }
@@ -822,7 +830,7 @@ func (db *DB) Decisions(ctx context.Context, rentalID int64, limit int) ([]ledge
 	rows, err := db.reader.QueryContext(ctx, `SELECT id, user_id, rental_id, at, kind, summary, evidence FROM decisions
 		WHERE rental_id = ? ORDER BY id DESC LIMIT ?`, rentalID, limit)
 	if err != nil {
-		return nil, fmt.Errorf("sqlite: decisions: %w", err)
+		return nil, storeError(fmt.Errorf("sqlite: decisions: %w", err))
 	}
 	defer rows.Close()
 	var out []ledger.Decision
@@ -833,13 +841,13 @@ func (db *DB) Decisions(ctx context.Context, rentalID int64, limit int) ([]ledge
 			kind string
 		)
 		if err := rows.Scan(&d.ID, &d.UserID, &d.RentalID, &at, &kind, &d.Summary, &d.Evidence); err != nil {
-			return nil, fmt.Errorf("sqlite: decisions: %w", err)
+			return nil, storeError(fmt.Errorf("sqlite: decisions: %w", err))
 		}
 		d.At, d.Kind = fromUnix(at), ledger.DecisionKind(kind)
 		out = append(out, d)
 	}
 	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("sqlite: decisions: %w", err)
+		return nil, storeError(fmt.Errorf("sqlite: decisions: %w", err))
 	}
 	return out, nil
 }
@@ -863,7 +871,7 @@ func (db *DB) TokenIssued(ctx context.Context, userID, rentalID int64) (bool, er
 	err := db.reader.QueryRowContext(ctx,
 		`SELECT count(*) FROM agent_tokens WHERE rental_id = ? AND user_id = ?`, rentalID, userID).Scan(&n)
 	if err != nil {
-		return false, fmt.Errorf("sqlite: token issued: %w", err)
+		return false, storeError(fmt.Errorf("sqlite: token issued: %w", err))
 	}
 	return n > 0, nil
 }

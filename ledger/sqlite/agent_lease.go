@@ -20,7 +20,7 @@ func (db *DB) LeaseEnd(ctx context.Context, rentalID int64) (ledger.LeaseEnd, bo
 		return l, false, nil
 	}
 	if err != nil {
-		return l, false, fmt.Errorf("sqlite: lease end: %w", err)
+		return l, false, storeError(fmt.Errorf("sqlite: lease end: %w", err))
 	}
 	l.EndsAt = fromUnix(ends)
 	return l, true, nil

@@ -44,18 +44,18 @@ func (db *DB) InboxAdd(ctx context.Context, entries []ledger.InboxEntry, offsetK
 func (db *DB) InboxUsers(ctx context.Context) ([]int64, error) {
 	rows, err := db.reader.QueryContext(ctx, `SELECT DISTINCT user_id FROM inbox WHERE handled = 0 ORDER BY user_id`)
 	if err != nil {
-		return nil, fmt.Errorf("sqlite: inbox users: %w", err)
+		return nil, storeError(fmt.Errorf("sqlite: inbox users: %w", err))
 	}
 	defer rows.Close()
 	var out []int64
 	for rows.Next() {
 		var id int64
 		if err := rows.Scan(&id); err != nil {
-			return nil, fmt.Errorf("sqlite: inbox users: %w", err)
+			return nil, storeError(fmt.Errorf("sqlite: inbox users: %w", err))
 		}
 		out = append(out, id)
 	}
-	return out, rows.Err()
+	return out, storeError(rows.Err())
 }
 
 // InboxNext returns up to limit of the user's unhandled entries after the
@@ -72,7 +72,7 @@ func (db *DB) InboxUnsent(ctx context.Context) ([]ledger.InboxEntry, error) {
 func (db *DB) inboxQuery(ctx context.Context, where string, args ...any) ([]ledger.InboxEntry, error) {
 	rows, err := db.reader.QueryContext(ctx, `SELECT update_id, user_id, chat_id, sent_at, payload, handled, reply FROM inbox `+where, args...)
 	if err != nil {
-		return nil, fmt.Errorf("sqlite: read inbox: %w", err)
+		return nil, storeError(fmt.Errorf("sqlite: read inbox: %w", err))
 	}
 	defer rows.Close()
 	var out []ledger.InboxEntry
@@ -81,7 +81,7 @@ func (db *DB) inboxQuery(ctx context.Context, where string, args ...any) ([]ledg
 		var sent int64
 		var handled int
 		if err := rows.Scan(&e.ID, &e.UserID, &e.ChatID, &sent, &e.Payload, &handled, &e.Reply); err != nil {
-			return nil, fmt.Errorf("sqlite: read inbox: %w", err)
+			return nil, storeError(fmt.Errorf("sqlite: read inbox: %w", err))
 		}
 		if sent != 0 {
 			e.SentAt = time.Unix(sent, 0).UTC()
@@ -90,7 +90,7 @@ func (db *DB) inboxQuery(ctx context.Context, where string, args ...any) ([]ledg
 		out = append(out, e)
 	}
 	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("sqlite: read inbox: %w", err)
+		return nil, storeError(fmt.Errorf("sqlite: read inbox: %w", err))
 	}
 	return out, nil
 }

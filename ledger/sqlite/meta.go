@@ -16,7 +16,7 @@ func (db *DB) Meta(ctx context.Context, key string) (string, bool, error) {
 		return "", false, nil
 	}
 	if err != nil {
-		return "", false, fmt.Errorf("sqlite: read meta %s: %w", key, err)
+		return "", false, storeError(fmt.Errorf("sqlite: read meta %s: %w", key, err))
 	}
 	return v, true, nil
 }

@@ -42,7 +42,7 @@ func (db *DB) Card(ctx context.Context, rentalID int64, kind ledger.CardKind) (l
 		return c, ledger.Errorf(ledger.ENOTFOUND, "no %s card for rental %d", kind, rentalID)
 	}
 	if err != nil {
-		return c, fmt.Errorf("sqlite: card: %w", err)
+		return c, storeError(fmt.Errorf("sqlite: card: %w", err))
 	}
 	return c, nil
 }
@@ -56,7 +56,7 @@ func (db *DB) CardByMessage(ctx context.Context, userID int64, messageID int) (l
 		return c, ledger.Errorc(ledger.ENOTFOUND, "card_not_yours")
 	}
 	if err != nil {
-		return c, fmt.Errorf("sqlite: card by message: %w", err)
+		return c, storeError(fmt.Errorf("sqlite: card by message: %w", err))
 	}
 	return c, nil
 }
@@ -96,19 +96,19 @@ func (db *DB) SaveCard(ctx context.Context, c ledger.Card) (ledger.Card, error) 
 func (db *DB) OpenCards(ctx context.Context) ([]ledger.Card, error) {
 	rows, err := db.reader.QueryContext(ctx, `SELECT `+cardCols+` FROM cards WHERE closed = 0 ORDER BY id`)
 	if err != nil {
-		return nil, fmt.Errorf("sqlite: open cards: %w", err)
+		return nil, storeError(fmt.Errorf("sqlite: open cards: %w", err))
 	}
 	defer rows.Close()
 	var out []ledger.Card
 	for rows.Next() {
 		c, err := scanCard(rows)
 		if err != nil {
-			return nil, fmt.Errorf("sqlite: open cards: %w", err)
+			return nil, storeError(fmt.Errorf("sqlite: open cards: %w", err))
 		}
 		out = append(out, c)
 	}
 	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("sqlite: open cards: %w", err)
+		return nil, storeError(fmt.Errorf("sqlite: open cards: %w", err))
 	}
 	return out, nil
 }
@@ -143,7 +143,7 @@ func (db *DB) UnmarkNotice(ctx context.Context, key string) error {
 func (db *DB) HasNotice(ctx context.Context, key string) (bool, error) {
 	var n int
 	if err := db.reader.QueryRowContext(ctx, `SELECT count(*) FROM notices WHERE key = ?`, key).Scan(&n); err != nil {
-		return false, fmt.Errorf("sqlite: has notice: %w", err)
+		return false, storeError(fmt.Errorf("sqlite: has notice: %w", err))
 	}
 	return n > 0, nil
 }

@@ -60,6 +60,7 @@ import (
 	"runtime"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	msqlite "modernc.org/sqlite"
@@ -318,7 +319,7 @@ func (db *DB) Path() string { return db.path }
 // files), so writes wait for the copy: milliseconds per megabyte.
 func (db *DB) Backup(ctx context.Context, path string) error {
 	if _, err := db.writer.ExecContext(ctx, `VACUUM INTO ?`, path); err != nil {
-		return fmt.Errorf("sqlite: backup to %s: %w", path, err)
+		return storeError(fmt.Errorf("sqlite: backup to %s: %w", path, err))
 	}
 	return nil
 }
@@ -355,17 +356,19 @@ func (db *DB) now() time.Time {
 
 // withTx runs fn in one write transaction (BEGIN IMMEDIATE), committing if
 // fn returns nil and rolling back otherwise.
+// Its errors pass through storeError, so a busy, locked or full database
+// reaches callers as a ledger code.
 func (db *DB) withTx(ctx context.Context, fn func(tx *sql.Tx) error) error {
 	tx, err := db.writer.BeginTx(ctx, nil)
 	if err != nil {
-		return fmt.Errorf("sqlite: begin: %w", err)
+		return storeError(fmt.Errorf("sqlite: begin: %w", err))
 	}
 	defer tx.Rollback()
 	if err := fn(tx); err != nil {
-		return err
+		return storeError(err)
 	}
 	if err := tx.Commit(); err != nil {
-		return fmt.Errorf("sqlite: commit: %w", err)
+		return storeError(fmt.Errorf("sqlite: commit: %w", err))
 	}
 	return nil
 }
@@ -453,16 +456,17 @@ func (t *wtx) QueryRowContext(ctx context.Context, query string, args ...any) *s
 
 // withRead runs fn in one read transaction on the read pool, so that all
 // its queries see the same snapshot.
+// Its errors pass through storeError, as withTx's do.
 func (db *DB) withRead(ctx context.Context, fn func(tx *sql.Tx) error) error {
 	tx, err := db.reader.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
 	if err != nil {
-		return fmt.Errorf("sqlite: begin read: %w", err)
+		return storeError(fmt.Errorf("sqlite: begin read: %w", err))
 	}
 	defer tx.Rollback()
 	if err := fn(tx); err != nil {
-		return err
+		return storeError(err)
 	}
-	return tx.Commit()
+	return storeError(tx.Commit())
 }
 
 // sqliteCode returns the extended result code of a SQLite error, or 0.
@@ -472,6 +476,50 @@ func sqliteCode(err error) int {
 		return e.Code()
 	}
 	return 0
+}
+
+// storeError maps what SQLite (or the file system, or database/sql) says
+// about the store itself to a ledger code, so that no caller needs to know
+// SQLite's result codes: a full disk (SQLITE_FULL, ENOSPC) is EFULL; a
+// busy or locked database, an I/O error, a file that cannot be opened, a
+// closed pool or a cancelled or expired context is EUNAVAILABLE. Both
+// mean "nothing was changed, try again later". The cause stays in the
+// chain (ledger.Error.Err) for logs and for this package's own checks
+// (sqliteCode). A *ledger.Error, nil, and anything else (a constraint
+// failure, a bug) are returned as they are.
+func storeError(err error) error {
+	if err == nil {
+		return nil
+	}
+	var le *ledger.Error
+	if errors.As(err, &le) {
+		return err
+	}
+	code := ""
+	switch sqliteCode(err) & 0xff {
+	case sqlite3.SQLITE_FULL:
+		code = ledger.EFULL
+	case sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED, sqlite3.SQLITE_IOERR, sqlite3.SQLITE_CANTOPEN:
+		code = ledger.EUNAVAILABLE
+	}
+	switch {
+	case errors.Is(err, syscall.ENOSPC):
+		code = ledger.EFULL
+	case code != "":
+	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded), errors.Is(err, sql.ErrConnDone):
+		code = ledger.EUNAVAILABLE
+	}
+	switch code {
+	case ledger.EFULL:
+		e := ledger.Errorc(ledger.EFULL, "disk_full")
+		e.Err = err
+		return e
+	case ledger.EUNAVAILABLE:
+		e := ledger.Errorc(ledger.EUNAVAILABLE, "store_unavailable")
+		e.Err = err
+		return e
+	}
+	return err
 }
 
 // isConstraint reports whether err is a constraint failure of any kind.

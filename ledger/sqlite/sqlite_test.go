@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gpuledger/gpuledger/internal/testkit"
 	"github.com/gpuledger/gpuledger/ledger"
 	"github.com/gpuledger/gpuledger/ledger/sqlite"
 )
@@ -30,16 +31,8 @@ func openDB(t testing.TB) *sqlite.DB {
 
 func openPath(t testing.TB, path string) *sqlite.DB {
 	t.Helper()
-	db, err := sqlite.Open(context.Background(), path, sqlite.WithLogger(quiet))
-	if err != nil {
-		t.Fatalf("Open: %v", err)
-	}
+	db := testkit.DBAt(t, path)
 	db.Now = func() time.Time { return t0 }
-	t.Cleanup(func() {
-		if err := db.Close(); err != nil {
-			t.Errorf("Close: %v", err)
-		}
-	})
 	return db
 }
 

@@ -99,13 +99,13 @@ func validateUser(u ledger.User) error {
 	seen := map[ledger.Currency]bool{}
 	for _, b := range u.Budgets {
 		if b.Amount.Sign() <= 0 {
-			return ledger.Errorf(ledger.EINVALID, "budget %s is not positive: use e.g. /budget 500/month", b.Amount)
+			return ledger.Errorc(ledger.EINVALID, "budget_not_positive", b.Amount)
 		}
 		if b.Currency == "" {
-			return ledger.Errorf(ledger.EINVALID, "budget %s has no currency, e.g. /budget ¥500/month", b.Amount)
+			return ledger.Errorc(ledger.EINVALID, "budget_no_currency", b.Amount)
 		}
 		if seen[b.Currency] {
-			return ledger.Errorf(ledger.EINVALID, "two budgets in %s: a currency has one budget", b.Currency)
+			return ledger.Errorc(ledger.EINVALID, "budget_twice", b.Currency)
 		}
 		seen[b.Currency] = true
 	}
@@ -179,19 +179,19 @@ func userByID(ctx context.Context, q querier, id int64) (ledger.User, error) {
 func (db *DB) Users(ctx context.Context) ([]ledger.User, error) {
 	rows, err := db.reader.QueryContext(ctx, `SELECT `+userCols+` FROM users ORDER BY id`)
 	if err != nil {
-		return nil, fmt.Errorf("sqlite: list users: %w", err)
+		return nil, storeError(fmt.Errorf("sqlite: list users: %w", err))
 	}
 	defer rows.Close()
 	var out []ledger.User
 	for rows.Next() {
 		u, err := scanUser(rows)
 		if err != nil {
-			return nil, fmt.Errorf("sqlite: list users: %w", err)
+			return nil, storeError(fmt.Errorf("sqlite: list users: %w", err))
 		}
 		out = append(out, u)
 	}
 	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("sqlite: list users: %w", err)
+		return nil, storeError(fmt.Errorf("sqlite: list users: %w", err))
 	}
 	rows.Close() // before the budgets' queries, which may need the same connection
 	for i := range out {

@@ -330,8 +330,8 @@ func TestInbox_DiskFull(t *testing.T) {
 	for i := 0; ; i++ {
 		err := s.db.SetMeta(ctx, fmt.Sprintf("ballast:%d", i), strings.Repeat("x", 2000))
 		if err != nil {
-			if !bot.DiskFull(err) {
-				t.Fatalf("filling the database: %v, want SQLITE_FULL", err)
+			if ledger.ErrorCode(err) != ledger.EFULL {
+				t.Fatalf("filling the database: %v, want ledger.EFULL", err)
 			}
 			break
 		}

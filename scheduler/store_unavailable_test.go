@@ -1,0 +1,41 @@
+package scheduler_test
+
+import (
+	"context"
+	"log/slog"
+	"testing"
+	"time"
+
+	"github.com/gpuledger/gpuledger/ledger"
+	"github.com/gpuledger/gpuledger/scheduler"
+)
+
+// unavailableUsers is the real store whose User fails as a busy database
+// does.
+type unavailableUsers struct{ scheduler.Store }
+
+func (unavailableUsers) User(context.Context, int64) (ledger.User, error) {
+	return ledger.User{}, ledger.Errorc(ledger.EUNAVAILABLE, "store_unavailable")
+}
+
+// TestPress_StoreUnavailable presses Keep while the store cannot serve:
+// the toast is the scheduler's own "something went wrong" (a press is not
+// retried), not the store's "it will be retried".
+func TestPress_StoreUnavailable(t *testing.T) {
+	e := newEnv(t, nil)
+	btn := registry{}
+	s, err := scheduler.New(scheduler.Config{Store: unavailableUsers{e.db}, Hub: e.hub, Sender: e.chat, Buttons: signer{},
+		Now: e.clk.Now, Tick: 30 * time.Second, NoChart: true, Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.RegisterButtons(btn)
+	e.btn = btn
+	e.press(scheduler.ActKeep, 1)
+	e.chat.mu.Lock()
+	toasts := append([]string(nil), e.chat.toasts...)
+	e.chat.mu.Unlock()
+	if len(toasts) != 1 || toasts[0] != "Something went wrong; nothing was changed. Try again." {
+		t.Errorf("toasts %q, want the internal-error toast", toasts)
+	}
+}
