@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/gpuledger/gpuledger/chat"
 	"github.com/gpuledger/gpuledger/ledger"
 )
 
@@ -14,7 +15,7 @@ import (
 // exactly one store call carrying the update's key; questions record the
 // key with MarkHandled just before answering.
 func (r *req) dispatch(cmd Command) error {
-	group := r.u.ChatType != ChatPrivate
+	group := r.u.ChatType != chat.ChatPrivate
 	if group {
 		switch placeInGroup(cmd) {
 		case privately:
@@ -131,7 +132,7 @@ func (r *req) defaultCurrency(b *ledger.Book) ledger.Currency {
 	if last != nil {
 		return last.Currency
 	}
-	if r.lang == LangZH {
+	if r.lang == chat.LangZH {
 		return ledger.CNY
 	}
 	return ledger.USD
@@ -649,7 +650,7 @@ func (r *req) budget(c Budget) error {
 					syms = append(syms, x.Symbol())
 					eg = append(eg, "<code>/budget "+x.Symbol()+c.Amount.Value.String()+"/month</code>")
 				}
-				return r.answer(r.plain(r.t("budget_which", strings.Join(syms, ", "), rawHTML(strings.Join(eg, " / ")))))
+				return r.answer(r.plain(r.t("budget_which", strings.Join(syms, ", "), chat.RawHTML(strings.Join(eg, " / ")))))
 			}
 		}
 		u.Budgets = u.WithBudget(cur, c.Amount.Value)
@@ -701,7 +702,7 @@ func (r *req) undo() error {
 	if res.Name != "" {
 		what += " " + esc(res.Name)
 	}
-	text := r.t("undone", rawHTML(what), r.when(res.At))
+	text := r.t("undone", chat.RawHTML(what), r.when(res.At))
 	switch res.Kind {
 	case string(ledger.EventStop), string(ledger.EventResume), string(ledger.EventRelease):
 		x, err := r.named(res.Name)
@@ -723,7 +724,7 @@ func (r *req) settings(c Settings) error {
 	}
 	u := r.user
 	if c.Lang != nil {
-		u.Lang = NormLang(*c.Lang)
+		u.Lang = chat.NormLang(*c.Lang)
 	}
 	if c.TZ != nil {
 		u.TZ = *c.TZ
@@ -752,7 +753,7 @@ func (r *req) settings(c Settings) error {
 	if err != nil {
 		return err
 	}
-	r.user, r.lang, r.loc = got, NormLang(got.Lang), got.Location()
+	r.user, r.lang, r.loc = got, chat.NormLang(got.Lang), got.Location()
 	return r.send(r.plain(r.t("settings_saved") + "\n" + r.settingsText(got)))
 }
 
@@ -780,7 +781,7 @@ func (r *req) settingsText(u ledger.User) string {
 	if s.SummaryAt >= 0 {
 		summary = hhmm(s.SummaryAt)
 	}
-	return r.t("settings", NormLang(u.Lang), tz, summary, FormatDuration(s.IdleWarn, r.lang),
+	return r.t("settings", chat.NormLang(u.Lang), tz, summary, FormatDuration(s.IdleWarn, r.lang),
 		FormatDuration(s.Silent, r.lang), quiet, FormatDuration(s.LongRun, r.lang), budget)
 }
 
@@ -899,9 +900,9 @@ func (r *req) whyNow(x *ledger.Rental) string {
 			case len(st.Sessions) == 0:
 				lines = append(lines, r.t("why_nobody", r.when(st.LastSeen)))
 			case (pol.Action == ledger.AutoStop || pol.Action == ledger.AutoRelease) && len(held) > 0:
-				lines = append(lines, r.t("why_people_held", rawHTML(SessionsText(r.lang, st.Sessions)), r.when(st.LastSeen), string(pol.Action)))
+				lines = append(lines, r.t("why_people_held", chat.RawHTML(SessionsText(r.lang, st.Sessions)), r.when(st.LastSeen), string(pol.Action)))
 			default:
-				lines = append(lines, r.t("why_people", rawHTML(SessionsText(r.lang, st.Sessions)), r.when(st.LastSeen)))
+				lines = append(lines, r.t("why_people", chat.RawHTML(SessionsText(r.lang, st.Sessions)), r.when(st.LastSeen)))
 			}
 		}
 	}

@@ -1,6 +1,7 @@
 package bot
 
 import (
+	"github.com/gpuledger/gpuledger/chat"
 	"github.com/gpuledger/gpuledger/ledger"
 )
 
@@ -52,16 +53,16 @@ func (r *req) proposeChange(c ProposedChange) error {
 }
 
 // proposalButtons are Confirm / Edit / Cancel for proposal id.
-func (r *req) proposalButtons(id string) ([][]Button, error) {
-	var row []Button
+func (r *req) proposalButtons(id string) ([][]chat.Button, error) {
+	var row []chat.Button
 	for _, b := range []struct{ act, key string }{{actConfirm, "btn_confirm"}, {actEdit, "btn_edit"}, {actCancel, "btn_cancel"}} {
 		d, err := r.c.ButtonData(r.u.UserID, b.act, id)
 		if err != nil {
 			return nil, err
 		}
-		row = append(row, Button{Text: r.t(b.key), Data: d})
+		row = append(row, chat.Button{Text: r.t(b.key), Data: d})
 	}
-	return [][]Button{row}, nil
+	return [][]chat.Button{row}, nil
 }
 
 // proposalCommand writes a proposed command as the command the user could

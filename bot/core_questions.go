@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"time"
 
+	"github.com/gpuledger/gpuledger/chat"
 	"github.com/gpuledger/gpuledger/ledger"
 )
 
@@ -64,7 +65,7 @@ func (r *req) summary() error {
 		r.c.log.Error("/summary: chart", "user", r.u.UserID, "err", err)
 		return nil
 	}
-	return r.send(Outgoing{ChatID: r.u.ChatID, Text: r.t("chart_caption"), Photo: chart})
+	return r.send(chat.Outgoing{ChatID: r.u.ChatID, Text: r.t("chart_caption"), Photo: chart})
 }
 
 func (r *req) showBalances() error {
@@ -102,9 +103,9 @@ func (r *req) export(c Export) error {
 	if err := r.mark(); err != nil {
 		return err
 	}
-	return r.send(Outgoing{
+	return r.send(chat.Outgoing{
 		ChatID:   r.u.ChatID,
 		Text:     r.t("exported", r.now.In(r.loc).Format(time.DateTime)),
-		Document: &File{Name: name, Data: buf.Bytes()},
+		Document: &chat.File{Name: name, Data: buf.Bytes()},
 	})
 }

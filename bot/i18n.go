@@ -8,25 +8,9 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/gpuledger/gpuledger/chat"
 	"github.com/gpuledger/gpuledger/ledger"
 )
-
-// Languages the bot speaks. Any other tag falls back to English; tags such
-// as "zh-CN" or "zh-hans" count as Chinese.
-const (
-	LangEN = "en"
-	LangZH = "zh"
-)
-
-// NormLang maps a language tag (a user's setting, Telegram's language_code)
-// to LangEN or LangZH.
-func NormLang(lang string) string {
-	l := strings.ToLower(strings.TrimSpace(lang))
-	if l == "zh" || strings.HasPrefix(l, "zh-") || strings.HasPrefix(l, "zh_") || l == "cn" || l == "中文" {
-		return LangZH
-	}
-	return LangEN
-}
 
 // ParseError is the error Parse returns: a catalog key and arguments, so the
 // core can render it in the user's language with Text, plus the English
@@ -43,7 +27,7 @@ type ParseError struct {
 
 func newParseError(cmd Kind, key string, args ...string) *ParseError {
 	e := &ParseError{Key: key, Args: args, Cmd: cmd}
-	e.en = &ledger.Error{Code: ledger.EINVALID, Message: e.Text(LangEN)}
+	e.en = &ledger.Error{Code: ledger.EINVALID, Message: e.Text(chat.LangEN)}
 	return e
 }
 
@@ -56,13 +40,13 @@ func (e *ParseError) Unwrap() error { return e.en }
 // Text renders the error in lang ("en" or "zh"): what was wrong, then an
 // example of the command.
 func (e *ParseError) Text(lang string) string {
-	lang = NormLang(lang)
+	lang = chat.NormLang(lang)
 	msg := catalogText(lang, e.Key, e.Args)
 	ex := "/help"
 	if h, ok := helpEntry(e.Cmd); ok {
 		ex = h.example(lang)
 	}
-	if lang == LangZH {
+	if lang == chat.LangZH {
 		return msg + "。例如：" + ex
 	}
 	return msg + ". Example: " + ex
@@ -81,7 +65,7 @@ func ErrorText(err error, lang string) string {
 		return pe.Text(lang)
 	}
 	if ledger.ErrorCode(err) == ledger.EINTERNAL {
-		if NormLang(lang) == LangZH {
+		if chat.NormLang(lang) == chat.LangZH {
 			return "内部错误，已记录。请稍后再试"
 		}
 		return "internal error, logged; please try again later"
@@ -255,7 +239,7 @@ func catalogText(lang, key string, args []string) string {
 		return key + " " + strings.Join(args, " ")
 	}
 	tmpl := m[0]
-	if lang == LangZH {
+	if lang == chat.LangZH {
 		tmpl = m[1]
 	}
 	a := make([]any, len(args))
@@ -263,7 +247,7 @@ func catalogText(lang, key string, args []string) string {
 		if k, ok := strings.CutPrefix(s, nounMark); ok {
 			if n, found := nouns[k]; found {
 				s = n[0]
-				if lang == LangZH {
+				if lang == chat.LangZH {
 					s = n[1]
 				}
 			} else {

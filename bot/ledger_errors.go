@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/gpuledger/gpuledger/chat"
 	"github.com/gpuledger/gpuledger/ledger"
 )
 
@@ -121,7 +122,7 @@ func LedgerMessage(err error, lang string, loc *time.Location, now time.Time) st
 	if le.Key == "" || !ok {
 		return le.Message
 	}
-	zh := NormLang(lang) == LangZH
+	zh := chat.NormLang(lang) == chat.LangZH
 	tmpl := m[0]
 	if zh {
 		tmpl = m[1]

@@ -2,22 +2,17 @@ package bot
 
 import (
 	"errors"
-	"fmt"
-	"html"
 	"time"
 
+	"github.com/gpuledger/gpuledger/chat"
 	"github.com/gpuledger/gpuledger/ledger"
 )
-
-// rawHTML is an argument of a message that is already HTML (a rendered
-// fragment); every other string argument is escaped.
-type rawHTML = RawHTML
 
 // messages is the core's reply catalog: key → {English, Chinese}. The
 // templates are HTML (Telegram's subset); arguments are inserted with
 // explicit indexes (%[1]s) so a translation may reorder them, and are
-// escaped unless they are rawHTML.
-var messages = Catalog{
+// escaped unless they are chat.RawHTML.
+var messages = chat.Catalog{
 	// access
 	"refused": {
 		"Sorry, this is a private bot: you are not on its list of users. (I won't reply again.)",
@@ -379,40 +374,6 @@ var messages = Catalog{
 	"btn_new_target":   {"＋ Create %[1]s as a new name", "＋ 新建名字 %[1]s"},
 }
 
-// Catalog maps a message key to its English and Chinese templates (fmt
-// verbs, HTML). Both the core and the scheduler keep their texts in one.
-type Catalog map[string][2]string
-
-// RawHTML is a message argument that is already HTML and must not be
-// escaped (a rendered fragment). Every other argument is escaped.
-type RawHTML string
-
-// Render formats key in lang with args: strings are HTML-escaped, RawHTML
-// is not, other values are formatted with %v and escaped. A missing key
-// renders as the key itself, which the catalog tests catch.
-func (c Catalog) Render(lang, key string, args ...any) string {
-	m, ok := c[key]
-	if !ok {
-		return key
-	}
-	tmpl := m[0]
-	if NormLang(lang) == LangZH {
-		tmpl = m[1]
-	}
-	a := make([]any, len(args))
-	for i, v := range args {
-		switch v := v.(type) {
-		case rawHTML:
-			a[i] = string(v)
-		case string:
-			a[i] = html.EscapeString(v)
-		default:
-			a[i] = html.EscapeString(fmt.Sprint(v))
-		}
-	}
-	return fmt.Sprintf(tmpl, a...)
-}
-
 // tr renders one of the core's messages.
 func tr(lang, key string, args ...any) string { return messages.Render(lang, key, args...) }
 
@@ -437,7 +398,7 @@ func ledgerErrorText(err error, lang string, loc *time.Location, now time.Time) 
 	if !errors.As(err, &le) {
 		return msg
 	}
-	if NormLang(lang) == LangZH {
+	if chat.NormLang(lang) == chat.LangZH {
 		p := errorPrefixZH[le.Code]
 		if p == "" {
 			p = "出错"

@@ -5,6 +5,7 @@ import (
 	"html"
 	"strings"
 
+	"github.com/gpuledger/gpuledger/chat"
 	"github.com/gpuledger/gpuledger/ledger"
 )
 
@@ -15,7 +16,7 @@ import (
 // proxy on the host has none. "" when nobody is. The scheduler's idle card and /why share it;
 // the English is ledger.DescribeSessions, the words of the /why log.
 func SessionsText(lang string, ss []ledger.Session) string {
-	if NormLang(lang) != LangZH {
+	if chat.NormLang(lang) != chat.LangZH {
 		return html.EscapeString(ledger.DescribeSessions(ss))
 	}
 	var parts []string

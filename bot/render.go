@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/gpuledger/gpuledger/chat"
 	"github.com/gpuledger/gpuledger/ledger"
 )
 
@@ -19,7 +20,7 @@ import (
 // rate, accrued cost (idle time and its cost when an agent reports) and
 // volumes, and the live volumes not attached to a rental, as of now.
 func RenderStatus(b *ledger.Book, now time.Time, lang string) string {
-	lang = NormLang(lang)
+	lang = chat.NormLang(lang)
 	loc := b.User.Location()
 	st := ledger.StatementAsOf(b, now)
 	costs := liveCosts(b, st)
@@ -47,7 +48,7 @@ func RenderStatus(b *ledger.Book, now time.Time, lang string) string {
 		if rc.State == ledger.Stopped {
 			state = tr(lang, "state_stopped", FormatTime(lastStop(x), loc, now, lang))
 		}
-		sb.WriteString("\n" + tr(lang, "status_rental", x.Name, x.Platform, gpuText(x), rawHTML(state)))
+		sb.WriteString("\n" + tr(lang, "status_rental", x.Name, x.Platform, gpuText(x), chat.RawHTML(state)))
 		price := "UNPRICED"
 		if x.Priced {
 			price = FormatPrice(rc.Rate, x.Currency, lang)
@@ -137,7 +138,7 @@ func totalText(rc ledger.RentalCost) string {
 // RenderSpend shows what was spent in [from, to): totals by category for
 // each currency, by platform and by rental, and UNPRICED lines.
 func RenderSpend(b *ledger.Book, from, to time.Time, lang string) string {
-	lang = NormLang(lang)
+	lang = chat.NormLang(lang)
 	st := ledger.Spend(b, from, to)
 	var sb strings.Builder
 	writeSpend(&sb, st, lang)
@@ -174,7 +175,7 @@ func writeSpend(sb *strings.Builder, st *ledger.Statement, lang string) {
 			}
 			parts = append(parts, esc(name)+" "+totalsText(st.ByPlatform[p]))
 		}
-		sb.WriteString("\n" + tr(lang, "spend_by_platform", rawHTML(strings.Join(parts, " · "))))
+		sb.WriteString("\n" + tr(lang, "spend_by_platform", chat.RawHTML(strings.Join(parts, " · "))))
 	}
 	var parts []string
 	for _, rc := range st.Rentals {
@@ -186,7 +187,7 @@ func writeSpend(sb *strings.Builder, st *ledger.Statement, lang string) {
 		}
 	}
 	if len(parts) > 0 {
-		sb.WriteString("\n" + tr(lang, "spend_by_rental", rawHTML(strings.Join(parts, " · "))))
+		sb.WriteString("\n" + tr(lang, "spend_by_rental", chat.RawHTML(strings.Join(parts, " · "))))
 	}
 }
 
@@ -213,7 +214,7 @@ func totalsText(m map[ledger.Currency]*ledger.Totals) string {
 // budget gets a line saying so (it is never counted against another
 // currency's budget). With no budget it says how to set one.
 func renderBudget(b *ledger.Book, now time.Time, lang string) string {
-	lang = NormLang(lang)
+	lang = chat.NormLang(lang)
 	sts := ledger.Budgets(b, now)
 	if len(sts) == 0 {
 		return tr(lang, "budget_none")
@@ -243,7 +244,7 @@ func renderBudget(b *ledger.Book, now time.Time, lang string) string {
 // renderBalances shows each platform's balance, its burn rate and when it
 // runs out.
 func renderBalances(b *ledger.Book, now time.Time, lang string) string {
-	lang = NormLang(lang)
+	lang = chat.NormLang(lang)
 	bal := ledger.Balances(b, now)
 	if len(bal) == 0 {
 		return ""
@@ -265,7 +266,7 @@ func renderBalances(b *ledger.Book, now time.Time, lang string) string {
 				runway = tr(lang, "runway_at", FormatTime(*bs.RunsOutAt, loc, now, lang), FormatDuration(bs.RunsOutAt.Sub(now), lang))
 			}
 		}
-		line := tr(lang, "balance_line", p, FormatMoney(bs.Balance), FormatMoney(bs.BurnPerHour), rawHTML(runway))
+		line := tr(lang, "balance_line", p, FormatMoney(bs.Balance), FormatMoney(bs.BurnPerHour), chat.RawHTML(runway))
 		if bs.Unpriced > 0 {
 			line += tr(lang, "spend_unpriced", strconv.Itoa(bs.Unpriced))
 		}
@@ -291,7 +292,7 @@ func hourly(p ledger.Price, c ledger.Currency) ledger.Money {
 // the instances still running and what they accrue per hour; and each
 // platform balance's runway.
 func RenderSummary(b *ledger.Book, now time.Time, lang string) string {
-	lang = NormLang(lang)
+	lang = chat.NormLang(lang)
 	loc := b.User.Location()
 	var sb strings.Builder
 	dayStart, _ := ledger.DayRange(now, loc)
@@ -358,7 +359,7 @@ func FormatDate(t time.Time, loc *time.Location, lang string) string {
 		loc = time.UTC
 	}
 	t = t.In(loc)
-	if NormLang(lang) == LangZH {
+	if chat.NormLang(lang) == chat.LangZH {
 		return strconv.Itoa(int(t.Month())) + "月" + strconv.Itoa(t.Day()) + "日 " + [...]string{"周日", "周一", "周二", "周三", "周四", "周五", "周六"}[t.Weekday()]
 	}
 	return t.Format("Mon Jan 2")

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/gpuledger/gpuledger/chat"
 	"github.com/gpuledger/gpuledger/ledger"
 )
 
@@ -12,7 +13,7 @@ import (
 // minute above a minute: "45s", "12m", "1h05m", "2d3h" in English, "45秒",
 // "12分钟", "1小时5分", "2天3小时" in Chinese.
 func FormatDuration(d time.Duration, lang string) string {
-	zh := NormLang(lang) == LangZH
+	zh := chat.NormLang(lang) == chat.LangZH
 	sign := ""
 	if d < 0 {
 		sign = "-"
@@ -63,7 +64,7 @@ func FormatTime(t time.Time, loc *time.Location, now time.Time, lang string) str
 	if loc == nil {
 		loc = time.UTC
 	}
-	zh := NormLang(lang) == LangZH
+	zh := chat.NormLang(lang) == chat.LangZH
 	lt, ln := t.In(loc), now.In(loc)
 	clock := lt.Format("15:04")
 	if lt.Second() != 0 {
@@ -128,7 +129,7 @@ var unitShort = map[ledger.Unit][2]string{
 // English; "¥1.88/小时", "¥70.00/天" in Chinese.
 func FormatPrice(p ledger.Price, c ledger.Currency, lang string) string {
 	i := 0
-	if NormLang(lang) == LangZH {
+	if chat.NormLang(lang) == chat.LangZH {
 		i = 1
 	}
 	u, ok := unitShort[p.Unit]
@@ -145,7 +146,7 @@ var storageUnitShort = map[ledger.StorageUnit][2]string{
 // FormatStoragePrice shows a storage price: "¥0.0066/GB/day", "¥0.0066/GB/天".
 func FormatStoragePrice(amount ledger.Decimal, u ledger.StorageUnit, c ledger.Currency, lang string) string {
 	i := 0
-	if NormLang(lang) == LangZH {
+	if chat.NormLang(lang) == chat.LangZH {
 		i = 1
 	}
 	s, ok := storageUnitShort[u]
@@ -157,7 +158,7 @@ func FormatStoragePrice(amount ledger.Decimal, u ledger.StorageUnit, c ledger.Cu
 
 // FormatMode names a billing mode in lang: "per-second" / "按秒".
 func FormatMode(m ledger.Mode, lang string) string {
-	if NormLang(lang) != LangZH {
+	if chat.NormLang(lang) != chat.LangZH {
 		return string(m)
 	}
 	switch m {

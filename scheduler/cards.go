@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/gpuledger/gpuledger/bot"
+	"github.com/gpuledger/gpuledger/chat"
 	"github.com/gpuledger/gpuledger/ledger"
 )
 
@@ -62,7 +63,7 @@ func (s *Scheduler) sendCard(ctx context.Context, u *ledger.User, c *ledger.Card
 		}
 		return err
 	}
-	m := bot.Outgoing{ChatID: s.cfg.ChatID(u.ID), Text: text, Silent: quiet}
+	m := chat.Outgoing{ChatID: s.cfg.ChatID(u.ID), Text: text, Silent: quiet}
 	if !notify && c.MessageID != 0 {
 		m.EditMessageID = c.MessageID
 	}
@@ -95,16 +96,16 @@ func (s *Scheduler) sendCard(ctx context.Context, u *ledger.User, c *ledger.Card
 	return nil
 }
 
-func (s *Scheduler) sign(userID int64, rows [][]button) ([][]bot.Button, error) {
-	out := make([][]bot.Button, 0, len(rows))
+func (s *Scheduler) sign(userID int64, rows [][]button) ([][]chat.Button, error) {
+	out := make([][]chat.Button, 0, len(rows))
 	for _, row := range rows {
-		var r []bot.Button
+		var r []chat.Button
 		for _, b := range row {
 			d, err := s.cfg.Buttons.ButtonData(userID, b.action, strconv.FormatInt(b.rentalID, 10))
 			if err != nil {
 				return nil, err
 			}
-			r = append(r, bot.Button{Text: b.text, Data: d})
+			r = append(r, chat.Button{Text: b.text, Data: d})
 		}
 		out = append(out, r)
 	}
@@ -113,7 +114,7 @@ func (s *Scheduler) sign(userID int64, rows [][]button) ([][]bot.Button, error) 
 
 // notifyText sends a plain message (no card), silently in quiet hours.
 func (s *Scheduler) notifyText(ctx context.Context, u *ledger.User, text string) error {
-	_, err := s.cfg.Sender.Send(ctx, bot.Outgoing{ChatID: s.cfg.ChatID(u.ID), Text: text, Silent: ledger.InQuietHours(u, s.now())})
+	_, err := s.cfg.Sender.Send(ctx, chat.Outgoing{ChatID: s.cfg.ChatID(u.ID), Text: text, Silent: ledger.InQuietHours(u, s.now())})
 	return err
 }
 
@@ -234,7 +235,7 @@ func (s *Scheduler) checkIdle(ctx context.Context, u *ledger.User, r *ledger.Ren
 		}
 		if !card.Pending {
 			s.decide(ctx, r, ledger.DecisionWarn, "idle warning shown",
-				fmt.Sprintf("idle %s since %s, %s spent idle, policy %s", fmtDur(idleFor, bot.LangEN), clock(u, st.IdleSince), idleMoney.Format(), pol.Action))
+				fmt.Sprintf("idle %s since %s, %s spent idle, policy %s", fmtDur(idleFor, chat.LangEN), clock(u, st.IdleSince), idleMoney.Format(), pol.Action))
 		}
 		return nil
 	}
@@ -260,13 +261,13 @@ func (s *Scheduler) checkIdle(ctx context.Context, u *ledger.User, r *ledger.Ren
 		card.Reminders++
 		if s.cfg.Sender != nil && card.MessageID != 0 {
 			// The old message loses its buttons; the reminder carries them.
-			s.cfg.Sender.Send(ctx, bot.Outgoing{ChatID: s.cfg.ChatID(u.ID), EditMessageID: card.MessageID, Text: card.Text + "\n" + tr(lg, "reminder_below")})
+			s.cfg.Sender.Send(ctx, chat.Outgoing{ChatID: s.cfg.ChatID(u.ID), EditMessageID: card.MessageID, Text: card.Text + "\n" + tr(lg, "reminder_below")})
 		}
 		if err := s.sendCard(ctx, u, &card, text, idleButtons(lg, r), true, auto); err != nil {
 			return err
 		}
 		s.decide(ctx, r, ledger.DecisionRemind, fmt.Sprintf("idle reminder #%d", card.Reminders),
-			fmt.Sprintf("idle %s, %s spent idle", fmtDur(idleFor, bot.LangEN), idleMoney.Format()))
+			fmt.Sprintf("idle %s, %s spent idle", fmtDur(idleFor, chat.LangEN), idleMoney.Format()))
 		return nil
 	}
 	if text != card.Text {
@@ -292,7 +293,7 @@ func (s *Scheduler) idleText(u *ledger.User, r *ledger.Rental, pol ledger.AutoPo
 	lg := lang(u)
 	t := tr(lg, "idle", r.Name, fmtDur(idleFor, lg), idle.Format())
 	if len(people) > 0 {
-		t += "\n" + tr(lg, "idle_people", raw(bot.SessionsText(lg, people)))
+		t += "\n" + tr(lg, "idle_people", chat.RawHTML(bot.SessionsText(lg, people)))
 	}
 	auto := pol.Action == ledger.AutoStop || pol.Action == ledger.AutoRelease
 	switch {
@@ -301,20 +302,20 @@ func (s *Scheduler) idleText(u *ledger.User, r *ledger.Rental, pol ledger.AutoPo
 	case now.Before(c.SnoozeUntil):
 		t += "\n" + tr(lg, "snoozed_until", clock(u, c.SnoozeUntil))
 	case auto && len(pol.WaitFor.Holding(people)) > 0:
-		t += "\n" + tr(lg, "idle_auto_held", raw(tr(lg, "act_"+string(pol.Action))), r.Name, string(pol.Action))
+		t += "\n" + tr(lg, "idle_auto_held", chat.RawHTML(tr(lg, "act_"+string(pol.Action))), r.Name, string(pol.Action))
 	case auto:
 		first := c.FirstAt
 		if first.IsZero() {
 			first = now
 		}
-		t += "\n" + tr(lg, "idle_auto", raw(tr(lg, "act_"+string(pol.Action))), clock(u, first.Add(pol.Grace())), r.Name)
+		t += "\n" + tr(lg, "idle_auto", chat.RawHTML(tr(lg, "act_"+string(pol.Action))), clock(u, first.Add(pol.Grace())), r.Name)
 	}
 	return t
 }
 
 // stateText is "<b>box1</b> is stopped." in the user's language.
 func stateText(lg string, r *ledger.Rental) string {
-	return tr(lg, "is_state", r.Name, raw(tr(lg, "state_"+string(r.State()))))
+	return tr(lg, "is_state", r.Name, chat.RawHTML(tr(lg, "state_"+string(r.State()))))
 }
 
 func (s *Scheduler) closeIdleCard(ctx context.Context, u *ledger.User, r *ledger.Rental, c *ledger.Card, st ledger.AgentState, now time.Time) error {
@@ -360,7 +361,7 @@ func (s *Scheduler) autoOrder(ctx context.Context, u *ledger.User, r *ledger.Ren
 	}
 	s.decide(ctx, r, ledger.DecisionOrder, "automatic "+action+" ordered ("+o.ID+")", evidence)
 	lg := lang(u)
-	text := tr(lg, "auto_ordered", r.Name, raw(tr(lg, "act_"+action)))
+	text := tr(lg, "auto_ordered", r.Name, chat.RawHTML(tr(lg, "act_"+action)))
 	return s.sendCard(ctx, u, c, text, nil, true, true)
 }
 
@@ -404,7 +405,7 @@ func (s *Scheduler) checkSilent(ctx context.Context, u *ledger.User, r *ledger.R
 	if err := s.sendCard(ctx, u, &c, text, releasedButtons(lg, r), true, false); err != nil {
 		return err
 	}
-	s.decide(ctx, r, ledger.DecisionSilent, "silent-agent alert", fmt.Sprintf("last heartbeat %s (%s ago); no release is ever taken on silence", clock(u, st.LastSeen), fmtDur(gone, bot.LangEN)))
+	s.decide(ctx, r, ledger.DecisionSilent, "silent-agent alert", fmt.Sprintf("last heartbeat %s (%s ago); no release is ever taken on silence", clock(u, st.LastSeen), fmtDur(gone, chat.LangEN)))
 	return nil
 }
 
@@ -437,7 +438,7 @@ func (s *Scheduler) idleSilent(ctx context.Context, u *ledger.User, r *ledger.Re
 		return err
 	}
 	s.decide(ctx, r, ledger.DecisionSilent, "idle streak ended: agent silent",
-		fmt.Sprintf("idle %s until %s, %s spent idle; silence is not counted", fmtDur(idleFor, bot.LangEN), clock(u, st.LastSeen), money.Format()))
+		fmt.Sprintf("idle %s until %s, %s spent idle; silence is not counted", fmtDur(idleFor, chat.LangEN), clock(u, st.LastSeen), money.Format()))
 	return s.sendCard(ctx, u, &c, text, nil, false, false)
 }
 

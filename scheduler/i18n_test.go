@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/gpuledger/gpuledger/agent/wire"
-	"github.com/gpuledger/gpuledger/bot"
+	"github.com/gpuledger/gpuledger/chat"
 	"github.com/gpuledger/gpuledger/ledger"
 	"github.com/gpuledger/gpuledger/scheduler"
 )
@@ -30,7 +30,7 @@ func newZH(t *testing.T, settings func(*ledger.Settings)) *env {
 }
 
 // last returns the last message sent (new or edit).
-func (e *env) last() bot.Outgoing {
+func (e *env) last() chat.Outgoing {
 	e.t.Helper()
 	all := e.chat.all()
 	if len(all) == 0 {
@@ -39,7 +39,7 @@ func (e *env) last() bot.Outgoing {
 	return all[len(all)-1]
 }
 
-func labels(m bot.Outgoing) string {
+func labels(m chat.Outgoing) string {
 	var out []string
 	for _, row := range m.Buttons {
 		for _, b := range row {

@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/gpuledger/gpuledger/bot"
+	"github.com/gpuledger/gpuledger/chat"
 	"github.com/gpuledger/gpuledger/scheduler"
 )
 
@@ -15,7 +15,7 @@ import (
 func TestPress_RefusalToastInUsersLanguage(t *testing.T) {
 	e := newZH(t, nil)
 	for _, a := range []string{scheduler.ActRelease, scheduler.ActSnooze, scheduler.ActReleased} {
-		p := bot.ButtonPress{Update: bot.Update{Key: "tg:update:zh" + a, Kind: bot.KindCallback, UserID: 1, ChatID: 1, MessageID: 1, CallbackID: "cb"},
+		p := chat.ButtonPress{Update: chat.Update{Key: "tg:update:zh" + a, Kind: chat.KindCallback, UserID: 1, ChatID: 1, MessageID: 1, CallbackID: "cb"},
 			Action: a, Payload: "999", Now: e.clk.Now()}
 		if err := e.btn[a](context.Background(), p, e.chat); err != nil {
 			t.Fatalf("press %s: %v", a, err)

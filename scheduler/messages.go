@@ -5,13 +5,9 @@ import (
 	"time"
 
 	"github.com/gpuledger/gpuledger/agent/wire"
-	"github.com/gpuledger/gpuledger/bot"
+	"github.com/gpuledger/gpuledger/chat"
 	"github.com/gpuledger/gpuledger/ledger"
 )
-
-// raw is an argument of a message that is already HTML; every other
-// string argument is escaped.
-type raw = bot.RawHTML
 
 // messages is the scheduler's catalog: key → {English, Chinese}. Cards,
 // alerts, button labels and button toasts follow the user's language
@@ -19,7 +15,7 @@ type raw = bot.RawHTML
 // (Telegram's subset) with indexed verbs (%[1]s) so that a translation
 // may reorder its arguments. The /why log stays in English: it is
 // evidence recorded once, not a reply.
-var messages = bot.Catalog{
+var messages = chat.Catalog{
 	// buttons
 	"btn_release_now": {"Release now", "立即释放"},
 	"btn_snooze":      {"Snooze 1h", "推迟 1 小时"},
@@ -193,11 +189,11 @@ var messages = bot.Catalog{
 		"⚠ <b>%[1]s</b> 自 %[2]s 起关机：%[3]s 将在 %[4]s 释放它并删除数据。请开机，或把数据迁走。"},
 }
 
-// lang returns the user's language (bot.LangEN or bot.LangZH).
-func lang(u *ledger.User) string { return bot.NormLang(u.Lang) }
+// lang returns the user's language (chat.LangEN or chat.LangZH).
+func lang(u *ledger.User) string { return chat.NormLang(u.Lang) }
 
-// tr renders message key in lang with args: strings are escaped, raw is
-// not (bot.Catalog.Render).
+// tr renders message key in lang with args: strings are escaped, chat.RawHTML
+// is not (chat.Catalog.Render).
 func tr(lang, key string, args ...any) string { return messages.Render(lang, key, args...) }
 
 // text renders a message without HTML escaping, for button labels and
@@ -208,7 +204,7 @@ func text(lang, key string, args ...any) string {
 		return key
 	}
 	tmpl := m[0]
-	if lang == bot.LangZH {
+	if lang == chat.LangZH {
 		tmpl = m[1]
 	}
 	a := make([]any, len(args))
@@ -222,7 +218,7 @@ func text(lang, key string, args ...any) string {
 // English; "35 分钟", "3 小时 12 分", "2 天 4 小时" in Chinese.
 func fmtDur(d time.Duration, lang string) string {
 	d = d.Round(time.Minute)
-	zh := lang == bot.LangZH
+	zh := lang == chat.LangZH
 	switch {
 	case d < time.Hour && zh:
 		return fmt.Sprintf("%d 分钟", int(d/time.Minute))

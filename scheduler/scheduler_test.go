@@ -15,7 +15,7 @@ import (
 
 	"github.com/gpuledger/gpuledger/agent/hub"
 	"github.com/gpuledger/gpuledger/agent/wire"
-	"github.com/gpuledger/gpuledger/bot"
+	"github.com/gpuledger/gpuledger/chat"
 	"github.com/gpuledger/gpuledger/ledger"
 	"github.com/gpuledger/gpuledger/ledger/sqlite"
 	"github.com/gpuledger/gpuledger/scheduler"
@@ -36,16 +36,16 @@ func (c *clock) Add(d time.Duration) {
 	c.mu.Unlock()
 }
 
-// chat is a bot.Sender that records what is sent.
-type chat struct {
+// recorder is a chat.Sender that records what is sent.
+type recorder struct {
 	mu     sync.Mutex
 	next   int
-	msgs   []bot.Outgoing
+	msgs   []chat.Outgoing
 	fail   bool
 	toasts []string
 }
 
-func (c *chat) Send(_ context.Context, m bot.Outgoing) (int, error) {
+func (c *recorder) Send(_ context.Context, m chat.Outgoing) (int, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.fail {
@@ -59,22 +59,22 @@ func (c *chat) Send(_ context.Context, m bot.Outgoing) (int, error) {
 	return c.next, nil
 }
 
-func (c *chat) AnswerCallback(_ context.Context, _, text string) error {
+func (c *recorder) AnswerCallback(_ context.Context, _, text string) error {
 	c.mu.Lock()
 	c.toasts = append(c.toasts, text)
 	c.mu.Unlock()
 	return nil
 }
 
-func (c *chat) all() []bot.Outgoing {
+func (c *recorder) all() []chat.Outgoing {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return append([]bot.Outgoing(nil), c.msgs...)
+	return append([]chat.Outgoing(nil), c.msgs...)
 }
 
 // newMsgs returns the messages that are not edits.
-func (c *chat) newMsgs() []bot.Outgoing {
-	var out []bot.Outgoing
+func (c *recorder) newMsgs() []chat.Outgoing {
+	var out []chat.Outgoing
 	for _, m := range c.all() {
 		if m.EditMessageID == 0 {
 			out = append(out, m)
@@ -92,9 +92,9 @@ func (signer) ButtonData(_ int64, action, payload string) (string, error) {
 }
 
 // registry collects the button handlers, standing in for bot.Core.
-type registry map[string]bot.ButtonFunc
+type registry map[string]chat.ButtonFunc
 
-func (r registry) HandleButton(a string, fn bot.ButtonFunc) { r[a] = fn }
+func (r registry) HandleButton(a string, fn chat.ButtonFunc) { r[a] = fn }
 
 type env struct {
 	t     *testing.T
@@ -102,7 +102,7 @@ type env struct {
 	clk   *clock
 	hub   *hub.Hub
 	srv   *httptest.Server
-	chat  *chat
+	chat  *recorder
 	s     *scheduler.Scheduler
 	btn   registry
 	rid   int64
@@ -141,7 +141,7 @@ func newEnv(t *testing.T, settings func(*ledger.Settings)) *env {
 	if err != nil {
 		t.Fatal(err)
 	}
-	e := &env{t: t, db: db, clk: clk, chat: &chat{}, btn: registry{}, rid: r.ID}
+	e := &env{t: t, db: db, clk: clk, chat: &recorder{}, btn: registry{}, rid: r.ID}
 	// The scheduler and the hub know each other: the hub is built with a
 	// listener that forwards to the scheduler built after it.
 	fwd := &struct{ *scheduler.Scheduler }{}
@@ -262,7 +262,7 @@ func (e *env) press(action string, msgID int) {
 	if fn == nil {
 		e.t.Fatalf("no handler for %s", action)
 	}
-	p := bot.ButtonPress{Update: bot.Update{Key: "tg:update:" + strings.Repeat("x", e.key), Kind: bot.KindCallback, UserID: 1, ChatID: 1, MessageID: msgID, CallbackID: "cb"},
+	p := chat.ButtonPress{Update: chat.Update{Key: "tg:update:" + strings.Repeat("x", e.key), Kind: chat.KindCallback, UserID: 1, ChatID: 1, MessageID: msgID, CallbackID: "cb"},
 		Action: action, Payload: itoa(e.rid), Now: e.clk.Now()}
 	if err := fn(context.Background(), p, e.chat); err != nil {
 		e.t.Fatalf("press %s: %v", action, err)

@@ -9,9 +9,9 @@ import (
 	"strings"
 	"time"
 
-	tgbotapi "github.com/go-telegram-bot-api/telegram-bot-api/v5"
+	"github.com/gpuledger/gpuledger/chat"
 
-	"github.com/gpuledger/gpuledger/bot"
+	tgbotapi "github.com/go-telegram-bot-api/telegram-bot-api/v5"
 )
 
 // maxRateLimitWaits bounds how many 429 answers one call waits out.
@@ -89,7 +89,7 @@ func (t *Transport) message(ctx context.Context, chatID int64, c tgbotapi.Chatta
 	return m.MessageID, nil
 }
 
-func keyboard(rows [][]bot.Button) *tgbotapi.InlineKeyboardMarkup {
+func keyboard(rows [][]chat.Button) *tgbotapi.InlineKeyboardMarkup {
 	if len(rows) == 0 {
 		return nil
 	}
@@ -104,7 +104,7 @@ func keyboard(rows [][]bot.Button) *tgbotapi.InlineKeyboardMarkup {
 	return &mk
 }
 
-// Send delivers m (see bot.Sender) and returns the ID of the last message
+// Send delivers m (see chat.Sender) and returns the ID of the last message
 // sent, or of the edited message. Text is sent as HTML, split into parts
 // of at most MaxTextLen with the buttons under the last part; if Telegram
 // cannot parse the HTML the part is sent again as plain text. An edit
@@ -112,7 +112,7 @@ func keyboard(rows [][]bot.Button) *tgbotapi.InlineKeyboardMarkup {
 // too old to edit is sent as a new message. A document or photo carries
 // Text as its caption when it fits MaxCaptionLen, and is followed by Text
 // as messages otherwise. Send is safe for concurrent use.
-func (t *Transport) Send(ctx context.Context, m bot.Outgoing) (int, error) {
+func (t *Transport) Send(ctx context.Context, m chat.Outgoing) (int, error) {
 	if m.ChatID == 0 {
 		return 0, errors.New("telegram: send: no chat ID")
 	}
@@ -129,12 +129,12 @@ func (t *Transport) Send(ctx context.Context, m bot.Outgoing) (int, error) {
 	if te := apiError(err); te != nil && te.Code == 403 && m.ChatID > 0 {
 		// A private chat (its ID is the user's, positive) the user never
 		// started or has blocked: the core tells them where to start it.
-		err = fmt.Errorf("%w: %w", bot.ErrNoPrivateChat, err)
+		err = fmt.Errorf("%w: %w", chat.ErrNoPrivateChat, err)
 	}
 	return id, err
 }
 
-func (t *Transport) sendText(ctx context.Context, m bot.Outgoing) (int, error) {
+func (t *Transport) sendText(ctx context.Context, m chat.Outgoing) (int, error) {
 	parts := SplitHTML(m.Text, MaxTextLen)
 	if len(parts) == 0 {
 		return 0, errors.New("telegram: send: empty text")
@@ -164,7 +164,7 @@ func (t *Transport) sendText(ctx context.Context, m bot.Outgoing) (int, error) {
 	return id, nil
 }
 
-func (t *Transport) edit(ctx context.Context, m bot.Outgoing) (int, error) {
+func (t *Transport) edit(ctx context.Context, m chat.Outgoing) (int, error) {
 	parts := SplitHTML(m.Text, MaxTextLen-1)
 	if len(parts) == 0 {
 		return 0, errors.New("telegram: edit: empty text")
@@ -195,7 +195,7 @@ func (t *Transport) edit(ctx context.Context, m bot.Outgoing) (int, error) {
 	return 0, fmt.Errorf("telegram: edit message %d: %w", m.EditMessageID, err)
 }
 
-func (t *Transport) sendFile(ctx context.Context, m bot.Outgoing) (int, error) {
+func (t *Transport) sendFile(ctx context.Context, m chat.Outgoing) (int, error) {
 	caption, rest := "", ""
 	if parts := SplitHTML(m.Text, MaxCaptionLen); len(parts) == 1 {
 		caption = parts[0]
@@ -242,7 +242,7 @@ func (t *Transport) sendFile(ctx context.Context, m bot.Outgoing) (int, error) {
 	return t.sendText(ctx, m)
 }
 
-// AnswerCallback answers a button press (see bot.Sender); text, if any, is
+// AnswerCallback answers a button press (see chat.Sender); text, if any, is
 // shown as a toast and cut to Telegram's 200 characters. A press too old to
 // answer is not an error: there is nothing left to stop.
 func (t *Transport) AnswerCallback(ctx context.Context, callbackID, text string) error {

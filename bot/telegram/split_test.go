@@ -9,8 +9,8 @@ import (
 
 	tgbotapi "github.com/go-telegram-bot-api/telegram-bot-api/v5"
 
-	"github.com/gpuledger/gpuledger/bot"
 	"github.com/gpuledger/gpuledger/bot/telegram/tgfake"
+	"github.com/gpuledger/gpuledger/chat"
 )
 
 func TestSplitHTML(t *testing.T) {
@@ -106,21 +106,21 @@ func TestConvert(t *testing.T) {
 		name string
 		in   tgbotapi.Update
 		ok   bool
-		want bot.Update
+		want chat.Update
 	}{
 		{"text", tgbotapi.Update{UpdateID: 7, Message: &tgbotapi.Message{MessageID: 3, From: user, Chat: group, Text: "/status@fake_bot"}}, true,
-			bot.Update{Key: "tg:update:7", Kind: bot.KindText, UserID: 42, ChatID: -100, ChatType: bot.ChatSupergroup, Username: "ann", LangCode: "zh-hans", Text: "/status", MessageID: 3}},
+			chat.Update{Key: "tg:update:7", Kind: chat.KindText, UserID: 42, ChatID: -100, ChatType: chat.ChatSupergroup, Username: "ann", LangCode: "zh-hans", Text: "/status", MessageID: 3}},
 		{"forwarded", tgbotapi.Update{UpdateID: 8, Message: &tgbotapi.Message{From: user, Chat: group, Text: "hi", ForwardSenderName: "Bob"}}, true,
-			bot.Update{Key: "tg:update:8", Kind: bot.KindText, UserID: 42, ChatID: -100, ChatType: bot.ChatSupergroup, Username: "ann", LangCode: "zh-hans", Text: "hi", Forwarded: true}},
+			chat.Update{Key: "tg:update:8", Kind: chat.KindText, UserID: 42, ChatID: -100, ChatType: chat.ChatSupergroup, Username: "ann", LangCode: "zh-hans", Text: "hi", Forwarded: true}},
 		{"photo", tgbotapi.Update{UpdateID: 9, Message: &tgbotapi.Message{From: user, Chat: group, Photo: []tgbotapi.PhotoSize{{FileID: "p"}}, Caption: "x"}}, true,
-			bot.Update{Key: "tg:update:9", Kind: bot.KindOther, UserID: 42, ChatID: -100, ChatType: bot.ChatSupergroup, Username: "ann", LangCode: "zh-hans"}},
+			chat.Update{Key: "tg:update:9", Kind: chat.KindOther, UserID: 42, ChatID: -100, ChatType: chat.ChatSupergroup, Username: "ann", LangCode: "zh-hans"}},
 		{"callback from presser", tgbotapi.Update{UpdateID: 10, CallbackQuery: &tgbotapi.CallbackQuery{ID: "q", From: user, Data: "c:1",
 			Message: &tgbotapi.Message{MessageID: 5, From: &tgbotapi.User{ID: 1, IsBot: true}, Chat: group}}}, true,
-			bot.Update{Key: "tg:update:10", Kind: bot.KindCallback, UserID: 42, ChatID: -100, ChatType: bot.ChatSupergroup, Username: "ann", LangCode: "zh-hans", CallbackID: "q", CallbackData: "c:1", MessageID: 5}},
+			chat.Update{Key: "tg:update:10", Kind: chat.KindCallback, UserID: 42, ChatID: -100, ChatType: chat.ChatSupergroup, Username: "ann", LangCode: "zh-hans", CallbackID: "q", CallbackData: "c:1", MessageID: 5}},
 		{"my_chat_member", tgbotapi.Update{UpdateID: 11, MyChatMember: &tgbotapi.ChatMemberUpdated{From: *user, Chat: tgbotapi.Chat{ID: 42, Type: "private"}}}, true,
-			bot.Update{Key: "tg:update:11", Kind: bot.KindOther, UserID: 42, ChatID: 42, ChatType: bot.ChatPrivate, Username: "ann", LangCode: "zh-hans"}},
-		{"channel post", tgbotapi.Update{UpdateID: 12, ChannelPost: &tgbotapi.Message{Chat: &tgbotapi.Chat{ID: -5, Type: "channel"}, Text: "x"}}, false, bot.Update{}},
-		{"no sender", tgbotapi.Update{UpdateID: 13, Message: &tgbotapi.Message{Chat: group, Text: "x"}}, false, bot.Update{}},
+			chat.Update{Key: "tg:update:11", Kind: chat.KindOther, UserID: 42, ChatID: 42, ChatType: chat.ChatPrivate, Username: "ann", LangCode: "zh-hans"}},
+		{"channel post", tgbotapi.Update{UpdateID: 12, ChannelPost: &tgbotapi.Message{Chat: &tgbotapi.Chat{ID: -5, Type: "channel"}, Text: "x"}}, false, chat.Update{}},
+		{"no sender", tgbotapi.Update{UpdateID: 13, Message: &tgbotapi.Message{Chat: group, Text: "x"}}, false, chat.Update{}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
