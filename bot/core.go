@@ -5,7 +5,6 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
-	"html"
 	"log/slog"
 	"sync"
 	"syscall"
@@ -431,7 +430,7 @@ func (r *req) send(out chat.Outgoing) error {
 // ack answers the button press of this update with an optional toast. A
 // failure is logged only: the press has been handled either way.
 func (r *req) ack(text string) {
-	if err := r.s.AnswerCallback(r.ctx, r.u.CallbackID, clip.Runes(html.UnescapeString(stripTags(text)), 190, "…")); err != nil {
+	if err := r.s.AnswerCallback(r.ctx, r.u.CallbackID, clip.Runes(chat.StripHTML(text), 190, "…")); err != nil {
 		r.c.log.Warn("bot: answer callback", "user", r.u.UserID, "err", err)
 	}
 }
@@ -533,16 +532,14 @@ func DiskFull(err error) bool {
 func (r *req) errorText(err error) string {
 	var pe *ParseError
 	if errors.As(err, &pe) {
-		return "✗ " + esc(pe.Text(r.lang))
+		return "✗ " + chat.Escape(pe.Text(r.lang))
 	}
 	code := ledger.ErrorCode(err)
 	if code == ledger.EINTERNAL {
 		return r.t("internal")
 	}
-	return "✗ " + esc(ledgerErrorText(err, r.lang, r.loc, r.now))
+	return "✗ " + chat.Escape(ledgerErrorText(err, r.lang, r.loc, r.now))
 }
-
-func esc(s string) string { return html.EscapeString(s) }
 
 func firstWord(s string) string {
 	for i, c := range s {
@@ -558,21 +555,4 @@ func isCommand(s string) bool {
 		return c == '/' || c == '／'
 	}
 	return false
-}
-
-// stripTags removes the HTML tags of a reply, for a callback toast.
-func stripTags(s string) string {
-	out := make([]rune, 0, len(s))
-	in := false
-	for _, c := range s {
-		switch {
-		case c == '<':
-			in = true
-		case c == '>' && in:
-			in = false
-		case !in:
-			out = append(out, c)
-		}
-	}
-	return string(out)
 }

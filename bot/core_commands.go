@@ -77,9 +77,9 @@ func (r *req) dispatch(cmd Command) error {
 	case Why:
 		return r.why(c)
 	case Help:
-		return r.answer(r.plain(esc(HelpText(r.lang, c.Topic))))
+		return r.answer(r.plain(chat.Escape(HelpText(r.lang, c.Topic))))
 	case Start:
-		return r.answer(r.plain(r.t("welcome") + "\n\n" + esc(HelpText(r.lang, ""))))
+		return r.answer(r.plain(r.t("welcome") + "\n\n" + chat.Escape(HelpText(r.lang, ""))))
 	case ProposedRent:
 		if group {
 			return r.mark() // chatter in a group is not addressed to the bot
@@ -199,13 +199,13 @@ func (r *req) rentedText(x *ledger.Rental, assumed bool) string {
 	var b strings.Builder
 	b.WriteString(r.t("rented", x.Name, r.when(x.StartedAt()), gpuText(x), x.Platform, r.priceText(x, x.Price), FormatMode(x.Mode, r.lang)))
 	if x.Min > 0 {
-		b.WriteString(r.t("rented_min", FormatDuration(x.Min, r.lang)))
+		b.WriteString(r.t("rented_min", chat.FormatDuration(x.Min, r.lang)))
 	}
 	if x.Step > 0 && x.Mode != ledger.PerMinute && x.Mode != ledger.PerHour {
-		b.WriteString(r.t("rented_step", FormatDuration(x.Step, r.lang)))
+		b.WriteString(r.t("rented_step", chat.FormatDuration(x.Step, r.lang)))
 	}
 	if x.Lease > 0 {
-		b.WriteString(r.t("rented_lease", FormatDuration(x.Lease, r.lang), r.when(x.StartedAt().Add(x.Lease))))
+		b.WriteString(r.t("rented_lease", chat.FormatDuration(x.Lease, r.lang), r.when(x.StartedAt().Add(x.Lease))))
 	}
 	if assumed {
 		b.WriteString("\n" + r.t("currency_assumed", string(x.Currency)))
@@ -257,10 +257,10 @@ func (r *req) costAt(x *ledger.Rental, t time.Time) (run, cost string) {
 		st = ledger.StatementAsOf(b, t.Add(time.Second))
 	}
 	if len(st.Rentals) != 1 {
-		return FormatDuration(0, r.lang), moneyOrUnpriced(x.Priced, ledger.Money{Currency: x.Currency})
+		return chat.FormatDuration(0, r.lang), moneyOrUnpriced(x.Priced, ledger.Money{Currency: x.Currency})
 	}
 	rc := st.Rentals[0]
-	return FormatDuration(time.Duration(rc.RunningSeconds)*time.Second, r.lang), moneyOrUnpriced(rc.ComputePriced, rc.Compute)
+	return chat.FormatDuration(time.Duration(rc.RunningSeconds)*time.Second, r.lang), moneyOrUnpriced(rc.ComputePriced, rc.Compute)
 }
 
 // book loads the user's ledger.
@@ -700,7 +700,7 @@ func (r *req) undo() error {
 		what = res.Kind
 	}
 	if res.Name != "" {
-		what += " " + esc(res.Name)
+		what += " " + chat.Escape(res.Name)
 	}
 	text := r.t("undone", chat.RawHTML(what), r.when(res.At))
 	switch res.Kind {
@@ -781,8 +781,8 @@ func (r *req) settingsText(u ledger.User) string {
 	if s.SummaryAt >= 0 {
 		summary = hhmm(s.SummaryAt)
 	}
-	return r.t("settings", chat.NormLang(u.Lang), tz, summary, FormatDuration(s.IdleWarn, r.lang),
-		FormatDuration(s.Silent, r.lang), quiet, FormatDuration(s.LongRun, r.lang), budget)
+	return r.t("settings", chat.NormLang(u.Lang), tz, summary, chat.FormatDuration(s.IdleWarn, r.lang),
+		chat.FormatDuration(s.Silent, r.lang), quiet, chat.FormatDuration(s.LongRun, r.lang), budget)
 }
 
 func (r *req) agent(c Agent) error {
@@ -855,9 +855,9 @@ func (r *req) why(c Why) error {
 	}
 	sb.WriteString(r.t("why_head", c.Name))
 	for _, d := range ds {
-		sb.WriteString("\n" + esc(r.when(d.At)) + " · " + esc(d.Summary))
+		sb.WriteString("\n" + chat.Escape(r.when(d.At)) + " · " + chat.Escape(d.Summary))
 		if d.Evidence != "" {
-			sb.WriteString("\n   <i>" + esc(d.Evidence) + "</i>")
+			sb.WriteString("\n   <i>" + chat.Escape(d.Evidence) + "</i>")
 		}
 	}
 	return r.answer(r.plain(sb.String()))
@@ -889,7 +889,7 @@ func (r *req) whyNow(x *ledger.Rental) string {
 		}
 		auto := pol.Action == ledger.AutoStop || pol.Action == ledger.AutoRelease
 		if auto {
-			lines = append(lines, r.t("why_policy", x.Name, string(pol.Action), FormatDuration(pol.Grace(), r.lang), pol.WaitFor.String()))
+			lines = append(lines, r.t("why_policy", x.Name, string(pol.Action), chat.FormatDuration(pol.Grace(), r.lang), pol.WaitFor.String()))
 		} else {
 			lines = append(lines, r.t("why_policy_"+string(pol.Action), x.Name))
 		}
@@ -964,7 +964,7 @@ func (r *req) autoActionText(name string, p ledger.AutoPolicy) string {
 	if warn <= 0 {
 		warn = 30 * time.Minute
 	}
-	grace, after := FormatDuration(p.Grace(), r.lang), FormatDuration(warn, r.lang)
+	grace, after := chat.FormatDuration(p.Grace(), r.lang), chat.FormatDuration(warn, r.lang)
 	if p.Action == ledger.AutoRelease {
 		return r.t("autorelease_release", name, grace, after)
 	}
@@ -981,7 +981,7 @@ func (r *req) autoActionText(name string, p ledger.AutoPolicy) string {
 		text += "\n" + r.t("autorelease_stop_storage", prof.Name)
 	}
 	if prof.ReleaseAfterStopped > 0 {
-		text += "\n" + r.t("autorelease_stop_deadline", prof.Name, FormatDuration(prof.ReleaseAfterStopped, r.lang))
+		text += "\n" + r.t("autorelease_stop_deadline", prof.Name, chat.FormatDuration(prof.ReleaseAfterStopped, r.lang))
 	}
 	return text
 }

@@ -21,7 +21,7 @@ const commandTimeLayout = "2006-01-02 15:04"
 func (r *req) proposeChange(c ProposedChange) error {
 	x, err := r.named(c.Name)
 	if ledger.ErrorCode(err) == ledger.ENOTFOUND {
-		return r.answer(r.plain(r.t("change_no_rental", esc(c.Name))))
+		return r.answer(r.plain(r.t("change_no_rental", chat.Escape(c.Name))))
 	}
 	if err != nil {
 		return err
@@ -85,5 +85,5 @@ func proposalCommand(cmd Command) string {
 // $1.64/h each = $3.28/h", in the currency the rental will have.
 func (r *req) perCardLine(rent Rent, each PriceSpec) string {
 	x, _ := r.rental(rent)
-	return r.t("propose_per_card", esc(gpuText(&x)), FormatPrice(each.Price(), x.Currency, r.lang), FormatPrice(x.Price, x.Currency, r.lang))
+	return r.t("propose_per_card", chat.Escape(gpuText(&x)), FormatPrice(each.Price(), x.Currency, r.lang), FormatPrice(x.Price, x.Currency, r.lang))
 }

@@ -2,7 +2,6 @@ package bot
 
 import (
 	"errors"
-	"fmt"
 	"strconv"
 	"strings"
 	"time"
@@ -84,9 +83,10 @@ func quote(s string) string {
 	return strconv.Quote(s)
 }
 
-// catalog holds the parser's messages: key → {en, zh}. Arguments are
-// inserted with explicit indexes (%[1]s) so a translation may reorder them.
-var catalog = map[string][2]string{
+// catalog holds the parser's messages: key → {en, zh}, plain text (the
+// core escapes the whole message). Arguments are inserted with explicit
+// indexes (%[1]s) so a translation may reorder them.
+var catalog = chat.Catalog{
 	"too_long": {
 		"the message is too long (%[1]s bytes): a command is at most %[2]s bytes",
 		"消息太长（%[1]s 字节）：一条命令最多 %[2]s 字节"},
@@ -234,13 +234,8 @@ var catalog = map[string][2]string{
 }
 
 func catalogText(lang, key string, args []string) string {
-	m, ok := catalog[key]
-	if !ok {
+	if _, ok := catalog[key]; !ok {
 		return key + " " + strings.Join(args, " ")
-	}
-	tmpl := m[0]
-	if lang == chat.LangZH {
-		tmpl = m[1]
 	}
 	a := make([]any, len(args))
 	for i, s := range args {
@@ -256,7 +251,7 @@ func catalogText(lang, key string, args []string) string {
 		}
 		a[i] = s
 	}
-	return fmt.Sprintf(tmpl, a...)
+	return catalog.Text(lang, key, a...)
 }
 
 // nounMark marks an argument that is a word to translate (a field or unit

@@ -2,7 +2,6 @@ package bot
 
 import (
 	"fmt"
-	"html"
 	"strings"
 
 	"github.com/gpuledger/gpuledger/chat"
@@ -17,7 +16,7 @@ import (
 // the English is ledger.DescribeSessions, the words of the /why log.
 func SessionsText(lang string, ss []ledger.Session) string {
 	if chat.NormLang(lang) != chat.LangZH {
-		return html.EscapeString(ledger.DescribeSessions(ss))
+		return chat.Escape(ledger.DescribeSessions(ss))
 	}
 	var parts []string
 	for _, g := range ledger.GroupSessions(ss) {
@@ -27,10 +26,10 @@ func SessionsText(lang string, ss []ledger.Session) string {
 		for _, w := range g.Who {
 			var s []string
 			if w.User != "" {
-				s = append(s, html.EscapeString(w.User))
+				s = append(s, chat.Escape(w.User))
 			}
 			if w.Client != "" {
-				s = append(s, "来自 "+html.EscapeString(w.Client))
+				s = append(s, "来自 "+chat.Escape(w.Client))
 			}
 			who = append(who, strings.Join(s, " "))
 		}

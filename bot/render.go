@@ -44,7 +44,7 @@ func RenderStatus(b *ledger.Book, now time.Time, lang string) string {
 		if n == 1 {
 			sb.WriteString(tr(lang, "status_head") + "\n")
 		}
-		state := tr(lang, "state_running", FormatDuration(time.Duration(rc.RunningSeconds)*time.Second, lang))
+		state := tr(lang, "state_running", chat.FormatDuration(time.Duration(rc.RunningSeconds)*time.Second, lang))
 		if rc.State == ledger.Stopped {
 			state = tr(lang, "state_stopped", FormatTime(lastStop(x), loc, now, lang))
 		}
@@ -58,7 +58,7 @@ func RenderStatus(b *ledger.Book, now time.Time, lang string) string {
 			sb.WriteString(tr(lang, "status_total", totalText(rc)))
 		}
 		if len(x.Idle) > 0 {
-			sb.WriteString("\n   " + tr(lang, "status_idle", FormatDuration(time.Duration(rc.IdleSeconds)*time.Second, lang), moneyOrUnpriced(x.Priced, rc.IdleCost)))
+			sb.WriteString("\n   " + tr(lang, "status_idle", chat.FormatDuration(time.Duration(rc.IdleSeconds)*time.Second, lang), moneyOrUnpriced(x.Priced, rc.IdleCost)))
 		}
 		if x.Lease > 0 {
 			sb.WriteString("\n   " + tr(lang, "status_lease", FormatTime(x.StartedAt().Add(x.Lease), loc, now, lang)))
@@ -173,17 +173,17 @@ func writeSpend(sb *strings.Builder, st *ledger.Statement, lang string) {
 			if name == "" {
 				name = tr(lang, "no_platform")
 			}
-			parts = append(parts, esc(name)+" "+totalsText(st.ByPlatform[p]))
+			parts = append(parts, chat.Escape(name)+" "+totalsText(st.ByPlatform[p]))
 		}
 		sb.WriteString("\n" + tr(lang, "spend_by_platform", chat.RawHTML(strings.Join(parts, " · "))))
 	}
 	var parts []string
 	for _, rc := range st.Rentals {
-		parts = append(parts, esc(rc.Rental.Name)+" "+totalText(rc))
+		parts = append(parts, chat.Escape(rc.Rental.Name)+" "+totalText(rc))
 	}
 	for _, vc := range st.Volumes {
 		if vc.Volume.RentalID == 0 {
-			parts = append(parts, "💾"+esc(vc.Volume.Name)+" "+moneyOrUnpriced(vc.Priced, vc.Charge))
+			parts = append(parts, "💾"+chat.Escape(vc.Volume.Name)+" "+moneyOrUnpriced(vc.Priced, vc.Charge))
 		}
 	}
 	if len(parts) > 0 {
@@ -263,7 +263,7 @@ func renderBalances(b *ledger.Book, now time.Time, lang string) string {
 			if !bs.RunsOutAt.After(now) {
 				runway = tr(lang, "runway_out")
 			} else {
-				runway = tr(lang, "runway_at", FormatTime(*bs.RunsOutAt, loc, now, lang), FormatDuration(bs.RunsOutAt.Sub(now), lang))
+				runway = tr(lang, "runway_at", FormatTime(*bs.RunsOutAt, loc, now, lang), chat.FormatDuration(bs.RunsOutAt.Sub(now), lang))
 			}
 		}
 		line := tr(lang, "balance_line", p, FormatMoney(bs.Balance), FormatMoney(bs.BurnPerHour), chat.RawHTML(runway))

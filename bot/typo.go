@@ -88,7 +88,7 @@ func (r *req) checkTarget(b *ledger.Book, target string, with func(string) Comma
 func (r *req) askNear(what nearWhat, typed string, near []string, with func(string) Command) error {
 	names := make([]string, len(near))
 	for i, n := range near {
-		names[i] = "<b>" + esc(n) + "</b>"
+		names[i] = "<b>" + chat.Escape(n) + "</b>"
 	}
 	sep := " or "
 	if r.lang == chat.LangZH {

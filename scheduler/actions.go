@@ -3,7 +3,6 @@ package scheduler
 import (
 	"context"
 	"fmt"
-	"html"
 	"strconv"
 	"strings"
 	"time"
@@ -359,9 +358,9 @@ func (s *Scheduler) jobFinished(ctx context.Context, r *ledger.Rental, j ledger.
 	lg := lang(&u)
 	what := tr(lg, "the_job")
 	if j.Command != "" {
-		what = "<code>" + html.EscapeString(clip.Bytes(j.Command, 60, "…")) + "</code>"
+		what = "<code>" + chat.Escape(clip.Bytes(j.Command, 60, "…")) + "</code>"
 	}
-	msg := tr(lg, "job_finished", r.Name, chat.RawHTML(what), j.ExitCode, fmtDur(j.Duration, lg), cost.Format())
+	msg := tr(lg, "job_finished", r.Name, chat.RawHTML(what), j.ExitCode, chat.FormatDuration(j.Duration, lg), cost.Format())
 	return s.sendCard(ctx, &u, &c, msg, jobButtons(lg, r), true, false)
 }
 

@@ -235,7 +235,7 @@ func (s *Scheduler) checkIdle(ctx context.Context, u *ledger.User, r *ledger.Ren
 		}
 		if !card.Pending {
 			s.decide(ctx, r, ledger.DecisionWarn, "idle warning shown",
-				fmt.Sprintf("idle %s since %s, %s spent idle, policy %s", fmtDur(idleFor, chat.LangEN), clock(u, st.IdleSince), idleMoney.Format(), pol.Action))
+				fmt.Sprintf("idle %s since %s, %s spent idle, policy %s", chat.FormatDuration(idleFor, chat.LangEN), clock(u, st.IdleSince), idleMoney.Format(), pol.Action))
 		}
 		return nil
 	}
@@ -267,7 +267,7 @@ func (s *Scheduler) checkIdle(ctx context.Context, u *ledger.User, r *ledger.Ren
 			return err
 		}
 		s.decide(ctx, r, ledger.DecisionRemind, fmt.Sprintf("idle reminder #%d", card.Reminders),
-			fmt.Sprintf("idle %s, %s spent idle", fmtDur(idleFor, chat.LangEN), idleMoney.Format()))
+			fmt.Sprintf("idle %s, %s spent idle", chat.FormatDuration(idleFor, chat.LangEN), idleMoney.Format()))
 		return nil
 	}
 	if text != card.Text {
@@ -291,7 +291,7 @@ func (s *Scheduler) openOrder(rentalID int64) (ledger.Order, bool) {
 // (people, from the last heartbeat), and what happens next.
 func (s *Scheduler) idleText(u *ledger.User, r *ledger.Rental, pol ledger.AutoPolicy, c ledger.Card, idleFor time.Duration, idle ledger.Money, people []ledger.Session, now time.Time) string {
 	lg := lang(u)
-	t := tr(lg, "idle", r.Name, fmtDur(idleFor, lg), idle.Format())
+	t := tr(lg, "idle", r.Name, chat.FormatDuration(idleFor, lg), idle.Format())
 	if len(people) > 0 {
 		t += "\n" + tr(lg, "idle_people", chat.RawHTML(bot.SessionsText(lg, people)))
 	}
@@ -377,7 +377,7 @@ func (s *Scheduler) checkSilent(ctx context.Context, u *ledger.User, r *ledger.R
 	lg := lang(u)
 	if open && !c.Closed && (c.Incident != incident || r.State() != ledger.Running) {
 		c.Closed = true
-		text := tr(lg, "silent_back", r.Name, fmtDur(st.LastSeen.Sub(time.Unix(mustInt(c.Incident), 0)), lg))
+		text := tr(lg, "silent_back", r.Name, chat.FormatDuration(st.LastSeen.Sub(time.Unix(mustInt(c.Incident), 0)), lg))
 		if r.State() != ledger.Running {
 			text = stateText(lg, r)
 		}
@@ -401,11 +401,11 @@ func (s *Scheduler) checkSilent(ctx context.Context, u *ledger.User, r *ledger.R
 		}
 	}
 	c = ledger.Card{UserID: u.ID, RentalID: r.ID, Kind: ledger.CardSilent, Incident: incident}
-	text := tr(lg, "silent", r.Name, fmtDur(gone, lg))
+	text := tr(lg, "silent", r.Name, chat.FormatDuration(gone, lg))
 	if err := s.sendCard(ctx, u, &c, text, releasedButtons(lg, r), true, false); err != nil {
 		return err
 	}
-	s.decide(ctx, r, ledger.DecisionSilent, "silent-agent alert", fmt.Sprintf("last heartbeat %s (%s ago); no release is ever taken on silence", clock(u, st.LastSeen), fmtDur(gone, chat.LangEN)))
+	s.decide(ctx, r, ledger.DecisionSilent, "silent-agent alert", fmt.Sprintf("last heartbeat %s (%s ago); no release is ever taken on silence", clock(u, st.LastSeen), chat.FormatDuration(gone, chat.LangEN)))
 	return nil
 }
 
@@ -431,14 +431,14 @@ func (s *Scheduler) idleSilent(ctx context.Context, u *ledger.User, r *ledger.Re
 	}
 	lg := lang(u)
 	c.Closed = true
-	text := tr(lg, "idle_silent", r.Name, fmtDur(idleFor, lg), money.Format(), clock(u, st.LastSeen))
+	text := tr(lg, "idle_silent", r.Name, chat.FormatDuration(idleFor, lg), money.Format(), clock(u, st.LastSeen))
 	if c.MessageID == 0 || c.Pending {
 		c.Pending, c.Text = false, text
 		_, err := s.store.SaveCard(ctx, c)
 		return err
 	}
 	s.decide(ctx, r, ledger.DecisionSilent, "idle streak ended: agent silent",
-		fmt.Sprintf("idle %s until %s, %s spent idle; silence is not counted", fmtDur(idleFor, chat.LangEN), clock(u, st.LastSeen), money.Format()))
+		fmt.Sprintf("idle %s until %s, %s spent idle; silence is not counted", chat.FormatDuration(idleFor, chat.LangEN), clock(u, st.LastSeen), money.Format()))
 	return s.sendCard(ctx, u, &c, text, nil, false, false)
 }
 
@@ -486,7 +486,7 @@ func (s *Scheduler) checkLongRun(ctx context.Context, u *ledger.User, r *ledger.
 		return err
 	}
 	lg := lang(u)
-	msg := tr(lg, "long_run", r.Name, fmtDur(now.Sub(since), lg), total.Format())
+	msg := tr(lg, "long_run", r.Name, chat.FormatDuration(now.Sub(since), lg), total.Format())
 	return s.sendCard(ctx, u, &c, msg, [][]button{{{text(lg, "btn_released"), ActReleased, r.ID}, {text(lg, "btn_keep"), ActKeep, r.ID}}}, true, false)
 }
 
@@ -522,7 +522,7 @@ func (s *Scheduler) checkLease(ctx context.Context, u *ledger.User, r *ledger.Re
 	if ended {
 		msg = tr(lg, "lease_ended", r.Name, clock(u, le.EndsAt))
 	} else {
-		msg = tr(lg, "lease_ends", r.Name, clock(u, le.EndsAt), fmtDur(le.EndsAt.Sub(now), lg))
+		msg = tr(lg, "lease_ends", r.Name, clock(u, le.EndsAt), chat.FormatDuration(le.EndsAt.Sub(now), lg))
 		if le.ReleaseAtEnd {
 			msg += tr(lg, "lease_agent_releases")
 		}

@@ -75,7 +75,7 @@ func TestChinese_IdleCardAndButtons(t *testing.T) {
 	if len(m) != 1 {
 		t.Fatalf("messages = %+v", m)
 	}
-	wantZH(t, "idle card", m[0].Text, "<b>box1</b> 空闲 35 分钟 · 空闲花费 ¥1.10")
+	wantZH(t, "idle card", m[0].Text, "<b>box1</b> 空闲 35分钟 · 空闲花费 ¥1.10")
 	if got := labels(m[0]); got != "[立即释放] [推迟 1 小时] [保留]" {
 		t.Errorf("buttons = %s", got)
 	}
@@ -135,12 +135,12 @@ func TestChinese_SilentJobLeaseLongRun(t *testing.T) {
 	end := e.clk.Now()
 	job := &wire.JobState{Command: "python train.py", Exited: true, ExitCode: &code, StartedAt: end.Add(-3 * time.Hour), EndedAt: &end, DurationSeconds: (3 * time.Hour).Seconds()}
 	e.beat(wire.VerdictBusy, 0, job)
-	wantZH(t, "job finished", e.last().Text, "<code>python train.py</code> 已结束（退出码 0，用时 3 小时，花费 ¥5.64）。要释放吗？")
+	wantZH(t, "job finished", e.last().Text, "<code>python train.py</code> 已结束（退出码 0，用时 3小时，花费 ¥5.64）。要释放吗？")
 	if got := labels(e.last()); got != "[立即释放] [保留]" {
 		t.Errorf("job buttons = %s", got)
 	}
 	e.tick()
-	wantZH(t, "lease", e.last().Text, "租期将于 14:00 结束（还有 29 分钟）")
+	wantZH(t, "lease", e.last().Text, "租期将于 14:00 结束（还有 29分钟）")
 	if got := labels(e.last()); got != "[延长 2 小时] [到期释放]" {
 		t.Errorf("lease buttons = %s", got)
 	}
@@ -148,7 +148,7 @@ func TestChinese_SilentJobLeaseLongRun(t *testing.T) {
 	wantZH(t, "extend toast", e.chat.toasts[len(e.chat.toasts)-1], "租期已延长到 16:00")
 	e.clk.Add(11 * time.Minute)
 	e.tick()
-	wantZH(t, "silent", e.last().Text, "代理已失联 11 分钟", "可能仍在计费")
+	wantZH(t, "silent", e.last().Text, "代理已失联 11分钟", "可能仍在计费")
 	if got := labels(e.last()); got != "[我已释放]" {
 		t.Errorf("silent buttons = %s", got)
 	}
@@ -163,7 +163,7 @@ func TestChinese_SilentJobLeaseLongRun(t *testing.T) {
 	}
 	e.clk.Add(9 * time.Hour)
 	e.tick()
-	wantZH(t, "long run", e.last().Text, "<b>box2</b> 已运行 12 小时 42 分（已花 ¥25.40），没有代理在监控它。还在用吗？")
+	wantZH(t, "long run", e.last().Text, "<b>box2</b> 已运行 12小时42分（已花 ¥25.40），没有代理在监控它。还在用吗？")
 }
 
 func TestChinese_ReleaseNotConfirmed(t *testing.T) {
@@ -207,7 +207,7 @@ func TestChinese_SummaryAndMoneyAlerts(t *testing.T) {
 		}
 	}
 	wantZH(t, "budget", budget, "预算：本月已花 ¥50.76 / ¥100.00（50%）。")
-	wantZH(t, "runway", runway, "⚠ 你的 autodl 余额（¥9.24）按每小时 ¥1.88 的消耗，将在 4 小时 55 分 后")
+	wantZH(t, "runway", runway, "⚠ 你的 autodl 余额（¥9.24）按每小时 ¥1.88 的消耗，将在 4小时54分 后")
 
 	// Stopped on AutoDL: the data goes after 15 days.
 	if _, err := e.db.AppendEvent(ctx, ledger.Action{UserID: 1, At: e.clk.Now()}, "box1", ledger.Event{Kind: ledger.EventStop, At: e.clk.Now()}); err != nil {

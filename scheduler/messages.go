@@ -1,9 +1,6 @@
 package scheduler
 
 import (
-	"fmt"
-	"time"
-
 	"github.com/gpuledger/gpuledger/agent/wire"
 	"github.com/gpuledger/gpuledger/chat"
 	"github.com/gpuledger/gpuledger/ledger"
@@ -198,47 +195,4 @@ func tr(lang, key string, args ...any) string { return messages.Render(lang, key
 
 // text renders a message without HTML escaping, for button labels and
 // callback toasts (plain text on Telegram's side).
-func text(lang, key string, args ...any) string {
-	m, ok := messages[key]
-	if !ok {
-		return key
-	}
-	tmpl := m[0]
-	if lang == chat.LangZH {
-		tmpl = m[1]
-	}
-	a := make([]any, len(args))
-	for i, v := range args {
-		a[i] = fmt.Sprint(v)
-	}
-	return fmt.Sprintf(tmpl, a...)
-}
-
-// fmtDur formats a duration for cards: "35 min", "3h12m", "2d4h" in
-// English; "35 分钟", "3 小时 12 分", "2 天 4 小时" in Chinese.
-func fmtDur(d time.Duration, lang string) string {
-	d = d.Round(time.Minute)
-	zh := lang == chat.LangZH
-	switch {
-	case d < time.Hour && zh:
-		return fmt.Sprintf("%d 分钟", int(d/time.Minute))
-	case d < time.Hour:
-		return fmt.Sprintf("%d min", int(d/time.Minute))
-	case d < 48*time.Hour:
-		h, m := int(d/time.Hour), int(d%time.Hour/time.Minute)
-		switch {
-		case zh && m == 0:
-			return fmt.Sprintf("%d 小时", h)
-		case zh:
-			return fmt.Sprintf("%d 小时 %d 分", h, m)
-		case m == 0:
-			return fmt.Sprintf("%dh", h)
-		}
-		return fmt.Sprintf("%dh%02dm", h, m)
-	}
-	days, hours := int(d/(24*time.Hour)), int(d%(24*time.Hour)/time.Hour)
-	if zh {
-		return fmt.Sprintf("%d 天 %d 小时", days, hours)
-	}
-	return fmt.Sprintf("%dd%dh", days, hours)
-}
+func text(lang, key string, args ...any) string { return messages.Text(lang, key, args...) }

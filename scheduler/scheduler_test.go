@@ -291,7 +291,7 @@ func TestIdleCard(t *testing.T) {
 		t.Fatalf("messages = %d, want one card", len(msgs))
 	}
 	card := msgs[0]
-	if !strings.Contains(card.Text, "box1</b> idle 35 min · ¥1.10 spent idle") || len(card.Buttons) != 1 || len(card.Buttons[0]) != 3 {
+	if !strings.Contains(card.Text, "box1</b> idle 35m · ¥1.10 spent idle") || len(card.Buttons) != 1 || len(card.Buttons[0]) != 3 {
 		t.Fatalf("card = %q %v", card.Text, card.Buttons)
 	}
 	// Later ticks edit it in place.
@@ -299,7 +299,7 @@ func TestIdleCard(t *testing.T) {
 	e.beat(wire.VerdictIdle, 45*time.Minute, nil)
 	e.tick()
 	all := e.chat.all()
-	if last := all[len(all)-1]; last.EditMessageID != 1 || !strings.Contains(last.Text, "idle 45 min") {
+	if last := all[len(all)-1]; last.EditMessageID != 1 || !strings.Contains(last.Text, "idle 45m") {
 		t.Fatalf("second tick sent %+v; want an edit of message 1", last)
 	}
 	if n := len(e.chat.newMsgs()); n != 1 {
@@ -508,7 +508,7 @@ func TestSilentAgent(t *testing.T) {
 	e.clk.Add(time.Minute)
 	e.tick()
 	msgs := e.chat.newMsgs()
-	if len(msgs) != 1 || !strings.Contains(msgs[0].Text, "silent 11 min") || !strings.Contains(msgs[0].Text, "may still be billing") {
+	if len(msgs) != 1 || !strings.Contains(msgs[0].Text, "silent 11m") || !strings.Contains(msgs[0].Text, "may still be billing") {
 		t.Fatalf("silent alert = %+v", msgs)
 	}
 	if _, ok := e.hub.OpenOrder(e.rid); ok {

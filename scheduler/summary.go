@@ -265,7 +265,7 @@ func (s *Scheduler) runwayAlert(ctx context.Context, u *ledger.User, b *ledger.B
 		key := fmt.Sprintf("runway:%d:%s:%s:%d:%d", u.ID, plat, st.Currency, st.Since.Unix(), len(b.TopUps))
 		left := st.RunsOutAt.Sub(now)
 		lg := lang(u)
-		text := tr(lg, "runway", plat, st.Balance.Format(), fmtDur(max(left, 0), lg), clock(u, *st.RunsOutAt), st.BurnPerHour.Format())
+		text := tr(lg, "runway", plat, st.Balance.Format(), chat.FormatDuration(max(left, 0), lg), clock(u, *st.RunsOutAt), st.BurnPerHour.Format())
 		errs = append(errs, s.once(ctx, u, key, text))
 	}
 	return errors.Join(errs...)

@@ -12,7 +12,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"html"
 	"io"
 	"log/slog"
 	"os"
@@ -317,23 +316,7 @@ func (c *Console) AnswerCallback(ctx context.Context, callbackID, text string) e
 }
 
 // PlainText reduces Telegram HTML to what a terminal shows: tags removed,
-// entities decoded. The core escapes user text, so every literal "<" in
-// markup starts a tag.
+// entities decoded (chat.StripHTML), trailing line breaks dropped.
 func PlainText(s string) string {
-	var b strings.Builder
-	for {
-		i := strings.IndexByte(s, '<')
-		if i < 0 {
-			b.WriteString(s)
-			break
-		}
-		j := strings.IndexByte(s[i:], '>')
-		if j < 0 {
-			b.WriteString(s)
-			break
-		}
-		b.WriteString(s[:i])
-		s = s[i+j+1:]
-	}
-	return strings.TrimRight(html.UnescapeString(b.String()), "\n")
+	return strings.TrimRight(chat.StripHTML(s), "\n")
 }

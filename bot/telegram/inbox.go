@@ -382,12 +382,12 @@ func mergeAnswers(q []answer) (int, chat.Outgoing) {
 	}
 	m := q[0].m
 	n := 1
-	size := u16len(m.Text)
+	size := chat.UTF16Len(m.Text)
 	var b strings.Builder
 	b.WriteString(m.Text)
 	for n < len(q) && len(m.Buttons) == 0 {
 		next := q[n].m
-		add := u16len(mergeSep) + u16len(next.Text)
+		add := chat.UTF16Len(mergeSep) + chat.UTF16Len(next.Text)
 		if size+add > MaxTextLen {
 			break
 		}

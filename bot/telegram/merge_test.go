@@ -27,8 +27,8 @@ func TestMergeAnswers(t *testing.T) {
 		var sent []string
 		for len(in) > 0 {
 			n, m := mergeAnswers(in)
-			if u16len(m.Text) > MaxTextLen {
-				t.Fatalf("a merged message of %d units", u16len(m.Text))
+			if chat.UTF16Len(m.Text) > MaxTextLen {
+				t.Fatalf("a merged message of %d units", chat.UTF16Len(m.Text))
 			}
 			sent = append(sent, m.Text)
 			in = in[n:]

@@ -104,6 +104,14 @@ func keyboard(rows [][]chat.Button) *tgbotapi.InlineKeyboardMarkup {
 	return &mk
 }
 
+// Length limits used when sending, in UTF-16 code units of the raw HTML
+// (markup included). Telegram allows 4096 and 1024 visible characters, so
+// counting markup too keeps every part within the limit.
+const (
+	MaxTextLen    = 4000
+	MaxCaptionLen = 1000
+)
+
 // Send delivers m (see chat.Sender) and returns the ID of the last message
 // sent, or of the edited message. Text is sent as HTML, split into parts
 // of at most MaxTextLen with the buttons under the last part; if Telegram
@@ -135,7 +143,7 @@ func (t *Transport) Send(ctx context.Context, m chat.Outgoing) (int, error) {
 }
 
 func (t *Transport) sendText(ctx context.Context, m chat.Outgoing) (int, error) {
-	parts := SplitHTML(m.Text, MaxTextLen)
+	parts := chat.SplitHTML(m.Text, MaxTextLen)
 	if len(parts) == 0 {
 		return 0, errors.New("telegram: send: empty text")
 	}
@@ -154,7 +162,7 @@ func (t *Transport) sendText(ctx context.Context, m chat.Outgoing) (int, error) 
 		id, err = t.message(ctx, m.ChatID, cfg)
 		if apiSays(err, "can't parse entities") {
 			t.log.Warn("telegram rejected the HTML, sending plain text", "chat", m.ChatID, "err", t.scrubErr(err))
-			cfg.ParseMode, cfg.Text = "", StripHTML(part)
+			cfg.ParseMode, cfg.Text = "", chat.StripHTML(part)
 			id, err = t.message(ctx, m.ChatID, cfg)
 		}
 		if err != nil {
@@ -165,7 +173,7 @@ func (t *Transport) sendText(ctx context.Context, m chat.Outgoing) (int, error) 
 }
 
 func (t *Transport) edit(ctx context.Context, m chat.Outgoing) (int, error) {
-	parts := SplitHTML(m.Text, MaxTextLen-1)
+	parts := chat.SplitHTML(m.Text, MaxTextLen-1)
 	if len(parts) == 0 {
 		return 0, errors.New("telegram: edit: empty text")
 	}
@@ -179,7 +187,7 @@ func (t *Transport) edit(ctx context.Context, m chat.Outgoing) (int, error) {
 	cfg.ReplyMarkup = keyboard(m.Buttons)
 	id, err := t.message(ctx, m.ChatID, cfg)
 	if apiSays(err, "can't parse entities") {
-		cfg.ParseMode, cfg.Text = "", StripHTML(text)
+		cfg.ParseMode, cfg.Text = "", chat.StripHTML(text)
 		id, err = t.message(ctx, m.ChatID, cfg)
 	}
 	switch {
@@ -197,7 +205,7 @@ func (t *Transport) edit(ctx context.Context, m chat.Outgoing) (int, error) {
 
 func (t *Transport) sendFile(ctx context.Context, m chat.Outgoing) (int, error) {
 	caption, rest := "", ""
-	if parts := SplitHTML(m.Text, MaxCaptionLen); len(parts) == 1 {
+	if parts := chat.SplitHTML(m.Text, MaxCaptionLen); len(parts) == 1 {
 		caption = parts[0]
 	} else if len(parts) > 1 {
 		rest = m.Text

@@ -13,35 +13,6 @@ import (
 	"github.com/gpuledger/gpuledger/chat"
 )
 
-func TestSplitHTML(t *testing.T) {
-	line := strings.Repeat("x", 9) + "\n" // 10 units
-	tests := []struct {
-		name  string
-		in    string
-		limit int
-		want  []string
-	}{
-		{"short", "<b>hi</b>", 100, []string{"<b>hi</b>"}},
-		{"empty", "", 100, nil},
-		{"only markup", "<b> </b>", 100, nil},
-		{"lines", strings.Repeat(line, 3), 25, []string{line + line, line}},
-		{"spaces", "aaaa bbbb cccc", 10, []string{"aaaa bbbb ", "cccc"}},
-		{"hard cut", "abcdefghij", 4, []string{"abcd", "efgh", "ij"}},
-		{"entity kept whole", "ab&amp;cd", 4, []string{"ab", "&amp;", "cd"}},
-		{"tag closed and reopened", "<b>aaaa bbbb</b>", 13, []string{"<b>aaaa </b>", "<b>bbbb</b>"}},
-		{"nested with attribute", `<a href="u"><i>aa bb</i></a>`, 26, []string{`<a href="u"><i>aa </i></a>`, `<a href="u"><i>bb</i></a>`}},
-		{"surrogate pairs count two", "😀😀😀", 4, []string{"😀😀", "😀"}},
-	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			got := SplitHTML(tc.in, tc.limit)
-			if strings.Join(got, "|") != strings.Join(tc.want, "|") || len(got) != len(tc.want) {
-				t.Errorf("SplitHTML(%q, %d) = %q, want %q", tc.in, tc.limit, got, tc.want)
-			}
-		})
-	}
-}
-
 // TestSplitHTML_Long splits a long reply with formatting and checks every
 // part against the fake's Telegram-like HTML parser and length limit, and
 // that no visible text is lost.
@@ -53,13 +24,13 @@ func TestSplitHTML_Long(t *testing.T) {
 	}
 	b.WriteString("</pre>\n<i>" + strings.Repeat("word ", 2000) + "</i>")
 	in := b.String()
-	parts := SplitHTML(in, MaxTextLen)
+	parts := chat.SplitHTML(in, MaxTextLen)
 	if len(parts) < 3 {
 		t.Fatalf("%d parts", len(parts))
 	}
 	var visible strings.Builder
 	for i, p := range parts {
-		if n := u16len(p); n > MaxTextLen {
+		if n := chat.UTF16Len(p); n > MaxTextLen {
 			t.Errorf("part %d has %d units", i, n)
 		}
 		v, err := tgfake.ParseHTML(p)
@@ -71,12 +42,6 @@ func TestSplitHTML_Long(t *testing.T) {
 	want, _ := tgfake.ParseHTML(in)
 	if visible.String() != want {
 		t.Errorf("visible text changed by splitting: %d chars, want %d", len(visible.String()), len(want))
-	}
-}
-
-func TestStripHTML(t *testing.T) {
-	if got := StripHTML(`<b>box1</b> &lt;4090&gt; <a href="x">a &amp; b</a>`); got != "box1 <4090> a & b" {
-		t.Errorf("StripHTML = %q", got)
 	}
 }
 
