@@ -9,6 +9,7 @@ import (
 
 	"github.com/gpuledger/gpuledger/chat"
 	"github.com/gpuledger/gpuledger/ledger"
+	"github.com/gpuledger/gpuledger/view"
 )
 
 // dispatch runs one parsed command. Commands that change the ledger make
@@ -110,7 +111,7 @@ func (r *req) at(t time.Time) time.Time {
 }
 
 // when formats t for a reply in the user's zone.
-func (r *req) when(t time.Time) string { return FormatTime(t, r.loc, r.now, r.lang) }
+func (r *req) when(t time.Time) string { return view.FormatTime(t, r.loc, r.now, r.lang) }
 
 // defaultCurrency is the currency assumed when neither the user, the price
 // nor a platform profile gives one: that of the user's most recent rental,
@@ -197,7 +198,7 @@ func (r *req) rent(c Rent) error {
 // RTX 4090, ¥1.88/h per-second".
 func (r *req) rentedText(x *ledger.Rental, assumed bool) string {
 	var b strings.Builder
-	b.WriteString(r.t("rented", x.Name, r.when(x.StartedAt()), gpuText(x), x.Platform, r.priceText(x, x.Price), FormatMode(x.Mode, r.lang)))
+	b.WriteString(r.t("rented", x.Name, r.when(x.StartedAt()), view.GPUText(x), x.Platform, r.priceText(x, x.Price), view.FormatMode(x.Mode, r.lang)))
 	if x.Min > 0 {
 		b.WriteString(r.t("rented_min", chat.FormatDuration(x.Min, r.lang)))
 	}
@@ -217,14 +218,7 @@ func (r *req) priceText(x *ledger.Rental, p ledger.Price) string {
 	if !x.Priced {
 		return "UNPRICED"
 	}
-	return FormatPrice(p, x.Currency, r.lang)
-}
-
-func gpuText(x *ledger.Rental) string {
-	if x.GPUCount > 1 {
-		return fmt.Sprintf("%d×%s", x.GPUCount, x.GPU)
-	}
-	return x.GPU
+	return view.FormatPrice(p, x.Currency, r.lang)
 }
 
 // event stops, resumes or releases a rental and says what it had cost at
@@ -257,10 +251,10 @@ func (r *req) costAt(x *ledger.Rental, t time.Time) (run, cost string) {
 		st = ledger.StatementAsOf(b, t.Add(time.Second))
 	}
 	if len(st.Rentals) != 1 {
-		return chat.FormatDuration(0, r.lang), moneyOrUnpriced(x.Priced, ledger.Money{Currency: x.Currency})
+		return chat.FormatDuration(0, r.lang), view.MoneyOrUnpriced(x.Priced, ledger.Money{Currency: x.Currency})
 	}
 	rc := st.Rentals[0]
-	return chat.FormatDuration(time.Duration(rc.RunningSeconds)*time.Second, r.lang), moneyOrUnpriced(rc.ComputePriced, rc.Compute)
+	return chat.FormatDuration(time.Duration(rc.RunningSeconds)*time.Second, r.lang), view.MoneyOrUnpriced(rc.ComputePriced, rc.Compute)
 }
 
 // book loads the user's ledger.
@@ -324,7 +318,7 @@ func (r *req) price(c Price) error {
 	if err != nil {
 		return err
 	}
-	return r.send(r.plain(r.t("priced", x.Name, FormatPrice(ev.Price, x.Currency, r.lang), r.when(ev.At))))
+	return r.send(r.plain(r.t("priced", x.Name, view.FormatPrice(ev.Price, x.Currency, r.lang), r.when(ev.At))))
 }
 
 func (r *req) storageCreate(c StorageCreate) error {
@@ -370,9 +364,9 @@ func (r *req) storageCreate(c StorageCreate) error {
 	}
 	price := "UNPRICED"
 	if created.Priced {
-		price = FormatStoragePrice(created.Price, created.PriceUnit, created.Currency, r.lang)
+		price = view.FormatStoragePrice(created.Price, created.PriceUnit, created.Currency, r.lang)
 		if created.HasStoppedPrice {
-			price += r.t("volume_price_stopped", FormatStoragePrice(created.StoppedPrice, created.PriceUnit, created.Currency, r.lang))
+			price += r.t("volume_price_stopped", view.FormatStoragePrice(created.StoppedPrice, created.PriceUnit, created.Currency, r.lang))
 		}
 	}
 	text := r.t("volume_created", created.Name, created.SizeGB().String(), price, created.FreeGB.String(), r.when(created.Events[0].At))
@@ -398,7 +392,7 @@ func (r *req) storagePrice(c StorageSetPrice) error {
 	if err != nil {
 		return err
 	}
-	price := FormatStoragePrice(got.Price, got.PriceUnit, got.Currency, r.lang)
+	price := view.FormatStoragePrice(got.Price, got.PriceUnit, got.Currency, r.lang)
 	return r.send(r.plain(r.t("volume_priced", got.Name, price, r.when(got.Events[0].At))))
 }
 
@@ -437,7 +431,7 @@ func (r *req) trafficTerms(c TrafficTerms) error {
 	if err != nil {
 		return err
 	}
-	text := r.t("traffic_priced", x.Name, FormatAmount(terms.PricePerGB, x.Currency), terms.FreeGB.String(), string(terms.Direction))
+	text := r.t("traffic_priced", x.Name, view.FormatAmount(terms.PricePerGB, x.Currency), terms.FreeGB.String(), string(terms.Direction))
 	if known && !c.FreeSet && !terms.FreeGB.IsZero() {
 		text += "\n" + r.t("traffic_free_profile", prof.Name, terms.FreeGB.String())
 	}
@@ -522,7 +516,7 @@ func (r *req) charge(c Charge) error {
 	} else if volume != "" && volume != got.Platform {
 		target = volume + " (" + got.Platform + ")"
 	}
-	text := r.t("charged", FormatAmount(got.Amount, got.Currency), target, got.Note)
+	text := r.t("charged", view.FormatAmount(got.Amount, got.Currency), target, got.Note)
 	if !c.At.IsZero() {
 		text += r.t("charged_at", r.when(got.At))
 	}
@@ -584,7 +578,7 @@ func (r *req) topup(c Topup) error {
 		if err != nil {
 			return "", err
 		}
-		return r.t("topped_up", FormatAmount(t.Amount, t.Currency), t.Platform), nil
+		return r.t("topped_up", view.FormatAmount(t.Amount, t.Currency), t.Platform), nil
 	})
 }
 
@@ -598,7 +592,7 @@ func (r *req) recordBalance(c Balance) error {
 		if err != nil {
 			return "", err
 		}
-		return r.t("balance_set", rec.Platform, FormatAmount(rec.Amount, rec.Currency), r.when(rec.At)), nil
+		return r.t("balance_set", rec.Platform, view.FormatAmount(rec.Amount, rec.Currency), r.when(rec.At)), nil
 	})
 }
 
@@ -620,7 +614,7 @@ func (r *req) budget(c Budget) error {
 		if err != nil {
 			return err
 		}
-		return r.answer(r.plain(renderBudget(b, r.now, r.lang)))
+		return r.answer(r.plain(view.RenderBudget(b, r.now, r.lang)))
 	}
 	u := r.user
 	cur := c.Amount.Currency
@@ -664,7 +658,7 @@ func (r *req) budget(c Budget) error {
 	case c.Amount.Value.IsZero():
 		return r.send(r.plain(r.t("budget_off_one", cur.Symbol())))
 	}
-	text := r.t("budget_set", FormatAmount(c.Amount.Value, cur))
+	text := r.t("budget_set", view.FormatAmount(c.Amount.Value, cur))
 	if assumed {
 		text += "\n" + r.t("budget_assumed", string(cur))
 	}
@@ -773,7 +767,7 @@ func (r *req) settingsText(u ledger.User) string {
 	if len(u.Budgets) > 0 {
 		var bs []string
 		for _, b := range u.Budgets {
-			bs = append(bs, FormatAmount(b.Amount, b.Currency))
+			bs = append(bs, view.FormatAmount(b.Amount, b.Currency))
 		}
 		budget = strings.Join(bs, ", ")
 	}
@@ -900,9 +894,9 @@ func (r *req) whyNow(x *ledger.Rental) string {
 			case len(st.Sessions) == 0:
 				lines = append(lines, r.t("why_nobody", r.when(st.LastSeen)))
 			case (pol.Action == ledger.AutoStop || pol.Action == ledger.AutoRelease) && len(held) > 0:
-				lines = append(lines, r.t("why_people_held", chat.RawHTML(SessionsText(r.lang, st.Sessions)), r.when(st.LastSeen), string(pol.Action)))
+				lines = append(lines, r.t("why_people_held", chat.RawHTML(view.SessionsText(r.lang, st.Sessions)), r.when(st.LastSeen), string(pol.Action)))
 			default:
-				lines = append(lines, r.t("why_people", chat.RawHTML(SessionsText(r.lang, st.Sessions)), r.when(st.LastSeen)))
+				lines = append(lines, r.t("why_people", chat.RawHTML(view.SessionsText(r.lang, st.Sessions)), r.when(st.LastSeen)))
 			}
 		}
 	}

@@ -3,6 +3,7 @@ package bot
 import (
 	"github.com/gpuledger/gpuledger/chat"
 	"github.com/gpuledger/gpuledger/ledger"
+	"github.com/gpuledger/gpuledger/view"
 )
 
 // This file answers what free text asks to change: "释放box2", "box2关机了",
@@ -85,5 +86,5 @@ func proposalCommand(cmd Command) string {
 // $1.64/h each = $3.28/h", in the currency the rental will have.
 func (r *req) perCardLine(rent Rent, each PriceSpec) string {
 	x, _ := r.rental(rent)
-	return r.t("propose_per_card", chat.Escape(gpuText(&x)), FormatPrice(each.Price(), x.Currency, r.lang), FormatPrice(x.Price, x.Currency, r.lang))
+	return r.t("propose_per_card", chat.Escape(view.GPUText(&x)), view.FormatPrice(each.Price(), x.Currency, r.lang), view.FormatPrice(x.Price, x.Currency, r.lang))
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/gpuledger/gpuledger/chat"
 	"github.com/gpuledger/gpuledger/ledger"
+	"github.com/gpuledger/gpuledger/view"
 )
 
 // ParseError is the error Parse returns: a catalog key and arguments, so the
@@ -52,7 +53,7 @@ func (e *ParseError) Text(lang string) string {
 }
 
 // ErrorText renders any error for a user in lang: a *ParseError in that
-// language, a *ledger.Error by LedgerMessage (times in UTC, as full dates),
+// language, a *ledger.Error by view.LedgerMessage (times in UTC, as full dates),
 // anything else as a generic
 // internal error (whose details must be logged, not shown).
 func ErrorText(err error, lang string) string {
@@ -69,7 +70,7 @@ func ErrorText(err error, lang string) string {
 		}
 		return "internal error, logged; please try again later"
 	}
-	return LedgerMessage(err, lang, time.UTC, time.Time{})
+	return view.LedgerMessage(err, lang, time.UTC, time.Time{})
 }
 
 // quote shows a user's token inside a message: quoted, control and

@@ -8,10 +8,10 @@ import (
 	"time"
 
 	"github.com/gpuledger/gpuledger/agent/wire"
-	"github.com/gpuledger/gpuledger/bot"
 	"github.com/gpuledger/gpuledger/chat"
 	"github.com/gpuledger/gpuledger/internal/clip"
 	"github.com/gpuledger/gpuledger/ledger"
+	"github.com/gpuledger/gpuledger/view"
 )
 
 // ButtonRegistry is where the scheduler's card buttons are registered
@@ -70,7 +70,7 @@ func (s *Scheduler) press(ctx context.Context, p chat.ButtonPress, snd chat.Send
 			s.log.Error("scheduler: button", "action", p.Action, "rental", id, "err", err)
 			toast = text(lg, "t_internal")
 		} else {
-			toast = bot.LedgerMessage(err, lg, loc, p.Now)
+			toast = view.LedgerMessage(err, lg, loc, p.Now)
 		}
 	}
 	return snd.AnswerCallback(ctx, p.Update.CallbackID, clip.Bytes(toast, 190, "…"))
@@ -128,7 +128,7 @@ func (s *Scheduler) Release(ctx context.Context, userID, rentalID int64) (string
 		// The user's own tap is a decision: nobody connected holds it,
 		// but they hear who is there.
 		evidence = ledger.DescribeSessions(st.Sessions) + " connected; a tap is not held"
-		msg += "\n" + tr(lg, "releasing_people", chat.RawHTML(bot.SessionsText(lg, st.Sessions)))
+		msg += "\n" + tr(lg, "releasing_people", chat.RawHTML(view.SessionsText(lg, st.Sessions)))
 	}
 	s.decide(ctx, r, ledger.DecisionUser, "Release now pressed: order "+o.ID, evidence)
 	c := s.orderCard(ctx, u, r)

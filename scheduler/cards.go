@@ -7,9 +7,9 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/gpuledger/gpuledger/bot"
 	"github.com/gpuledger/gpuledger/chat"
 	"github.com/gpuledger/gpuledger/ledger"
+	"github.com/gpuledger/gpuledger/view"
 )
 
 // Button actions of the scheduler's cards (registered with the core by
@@ -293,7 +293,7 @@ func (s *Scheduler) idleText(u *ledger.User, r *ledger.Rental, pol ledger.AutoPo
 	lg := lang(u)
 	t := tr(lg, "idle", r.Name, chat.FormatDuration(idleFor, lg), idle.Format())
 	if len(people) > 0 {
-		t += "\n" + tr(lg, "idle_people", chat.RawHTML(bot.SessionsText(lg, people)))
+		t += "\n" + tr(lg, "idle_people", chat.RawHTML(view.SessionsText(lg, people)))
 	}
 	auto := pol.Action == ledger.AutoStop || pol.Action == ledger.AutoRelease
 	switch {

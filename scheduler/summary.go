@@ -8,9 +8,9 @@ import (
 	"strings"
 	"time"
 
-	"github.com/gpuledger/gpuledger/bot"
 	"github.com/gpuledger/gpuledger/chat"
 	"github.com/gpuledger/gpuledger/ledger"
+	"github.com/gpuledger/gpuledger/view"
 )
 
 // lateAfter is how long after its time a summary counts as late.
@@ -68,7 +68,7 @@ func (s *Scheduler) sendSummary(ctx context.Context, u *ledger.User, day, due, n
 	// The summary is as of its due time (a late one shows the day it is for).
 	asOf := due
 	lg := lang(u)
-	text := bot.RenderSummary(b, asOf, lg)
+	text := view.RenderSummary(b, asOf, lg)
 	if idle := idleLine(b, asOf, lg); idle != "" {
 		text += "\n" + idle
 	}

@@ -1,4 +1,4 @@
-package bot_test
+package view_test
 
 import (
 	"fmt"
@@ -7,9 +7,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/gpuledger/gpuledger/bot"
 	"github.com/gpuledger/gpuledger/chat"
 	"github.com/gpuledger/gpuledger/ledger"
+	"github.com/gpuledger/gpuledger/view"
 )
 
 // TestLedgerMessage_EveryKey walks every keyed ledger error: each renders
@@ -38,7 +38,7 @@ func TestLedgerMessage_EveryKey(t *testing.T) {
 		}
 		got := map[string]string{}
 		for _, lang := range []string{chat.LangEN, chat.LangZH} {
-			s := bot.LedgerMessage(err, lang, time.UTC, time.Time{})
+			s := view.LedgerMessage(err, lang, time.UTC, time.Time{})
 			got[lang] = s
 			if strings.Contains(s, "%!") {
 				t.Errorf("%s in %s: %q has a formatting fault", key, lang, s)

@@ -1,4 +1,4 @@
-package bot
+package view
 
 import (
 	"testing"
@@ -74,4 +74,18 @@ func TestFormatAmountAndPrice(t *testing.T) {
 			t.Errorf("%d: got %q, want %q", i, tt.got, tt.want)
 		}
 	}
+}
+
+var shanghai = func() *time.Location {
+	l, err := time.LoadLocation("Asia/Shanghai")
+	if err != nil {
+		panic(err)
+	}
+	return l
+}()
+
+func dec(s string) ledger.Decimal { return ledger.MustDecimal(s) }
+
+func at(y, mo, d, h, mi, s int) time.Time {
+	return time.Date(y, time.Month(mo), d, h, mi, s, 0, shanghai)
 }

@@ -1,6 +1,7 @@
-package bot
+package view
 
 import (
+	"fmt"
 	"math/big"
 	"sort"
 	"strconv"
@@ -48,17 +49,17 @@ func RenderStatus(b *ledger.Book, now time.Time, lang string) string {
 		if rc.State == ledger.Stopped {
 			state = tr(lang, "state_stopped", FormatTime(lastStop(x), loc, now, lang))
 		}
-		sb.WriteString("\n" + tr(lang, "status_rental", x.Name, x.Platform, gpuText(x), chat.RawHTML(state)))
+		sb.WriteString("\n" + tr(lang, "status_rental", x.Name, x.Platform, GPUText(x), chat.RawHTML(state)))
 		price := "UNPRICED"
 		if x.Priced {
 			price = FormatPrice(rc.Rate, x.Currency, lang)
 		}
-		sb.WriteString("\n   " + tr(lang, "status_cost", price, FormatMode(x.Mode, lang), moneyOrUnpriced(rc.ComputePriced, rc.Compute)))
+		sb.WriteString("\n   " + tr(lang, "status_cost", price, FormatMode(x.Mode, lang), MoneyOrUnpriced(rc.ComputePriced, rc.Compute)))
 		if rc.Total != rc.Compute || !rc.Priced() {
 			sb.WriteString(tr(lang, "status_total", totalText(rc)))
 		}
 		if len(x.Idle) > 0 {
-			sb.WriteString("\n   " + tr(lang, "status_idle", chat.FormatDuration(time.Duration(rc.IdleSeconds)*time.Second, lang), moneyOrUnpriced(x.Priced, rc.IdleCost)))
+			sb.WriteString("\n   " + tr(lang, "status_idle", chat.FormatDuration(time.Duration(rc.IdleSeconds)*time.Second, lang), MoneyOrUnpriced(x.Priced, rc.IdleCost)))
 		}
 		if x.Lease > 0 {
 			sb.WriteString("\n   " + tr(lang, "status_lease", FormatTime(x.StartedAt().Add(x.Lease), loc, now, lang)))
@@ -116,10 +117,10 @@ func lastStop(x *ledger.Rental) time.Time {
 }
 
 func volumeLine(vc ledger.VolumeCost, lang string) string {
-	return tr(lang, "status_volume", vc.Volume.Name, vc.SizeGB.String(), moneyOrUnpriced(vc.Priced, vc.Charge))
+	return tr(lang, "status_volume", vc.Volume.Name, vc.SizeGB.String(), MoneyOrUnpriced(vc.Priced, vc.Charge))
 }
 
-func moneyOrUnpriced(priced bool, m ledger.Money) string {
+func MoneyOrUnpriced(priced bool, m ledger.Money) string {
 	if !priced {
 		return "UNPRICED"
 	}
@@ -183,7 +184,7 @@ func writeSpend(sb *strings.Builder, st *ledger.Statement, lang string) {
 	}
 	for _, vc := range st.Volumes {
 		if vc.Volume.RentalID == 0 {
-			parts = append(parts, "💾"+chat.Escape(vc.Volume.Name)+" "+moneyOrUnpriced(vc.Priced, vc.Charge))
+			parts = append(parts, "💾"+chat.Escape(vc.Volume.Name)+" "+MoneyOrUnpriced(vc.Priced, vc.Charge))
 		}
 	}
 	if len(parts) > 0 {
@@ -213,7 +214,7 @@ func totalsText(m map[ledger.Currency]*ledger.Totals) string {
 // against it, one line each; a currency spent in this month without a
 // budget gets a line saying so (it is never counted against another
 // currency's budget). With no budget it says how to set one.
-func renderBudget(b *ledger.Book, now time.Time, lang string) string {
+func RenderBudget(b *ledger.Book, now time.Time, lang string) string {
 	lang = chat.NormLang(lang)
 	sts := ledger.Budgets(b, now)
 	if len(sts) == 0 {
@@ -239,6 +240,17 @@ func renderBudget(b *ledger.Book, now time.Time, lang string) string {
 		lines = append(lines, tr(lang, "budget_unset", FormatMoney(st.Totals[c].Total), c.Symbol()))
 	}
 	return strings.Join(lines, "\n")
+}
+
+// Balances is the platform balances with their runway under a heading,
+// as /balance and the nightly summary show them; "" when the user keeps
+// no balance.
+func Balances(b *ledger.Book, now time.Time, lang string) string {
+	bal := renderBalances(b, now, lang)
+	if bal == "" {
+		return ""
+	}
+	return tr(lang, "balances_head") + "\n" + bal
 }
 
 // renderBalances shows each platform's balance, its burn rate and when it
@@ -314,7 +326,7 @@ func RenderSummary(b *ledger.Book, now time.Time, lang string) string {
 	if len(month.Currencies()) == 0 {
 		sb.WriteString(tr(lang, "spend_nothing"))
 	}
-	sb.WriteString("\n" + renderBudget(b, now, lang))
+	sb.WriteString("\n" + RenderBudget(b, now, lang))
 
 	var running []string
 	perHour := map[ledger.Currency]ledger.Money{}
@@ -333,7 +345,7 @@ func RenderSummary(b *ledger.Book, now time.Time, lang string) string {
 			perHour[x.Currency] = perHour[x.Currency].Add(h)
 			rate = FormatMoney(h) + tr(lang, "per_hour")
 		}
-		running = append(running, tr(lang, "summary_running_line", x.Name, gpuText(x), x.Platform, rate))
+		running = append(running, tr(lang, "summary_running_line", x.Name, GPUText(x), x.Platform, rate))
 	}
 	sb.WriteString("\n\n")
 	if len(running) == 0 {
@@ -347,8 +359,8 @@ func RenderSummary(b *ledger.Book, now time.Time, lang string) string {
 		sb.WriteString(tr(lang, "summary_running", strconv.Itoa(len(running)), strings.Join(curs, " + ")) + "\n")
 		sb.WriteString(strings.Join(running, "\n"))
 	}
-	if bal := renderBalances(b, now, lang); bal != "" {
-		sb.WriteString("\n\n" + tr(lang, "balances_head") + "\n" + bal)
+	if bal := Balances(b, now, lang); bal != "" {
+		sb.WriteString("\n\n" + bal)
 	}
 	return sb.String()
 }
@@ -363,4 +375,12 @@ func FormatDate(t time.Time, loc *time.Location, lang string) string {
 		return strconv.Itoa(int(t.Month())) + "月" + strconv.Itoa(t.Day()) + "日 " + [...]string{"周日", "周一", "周二", "周三", "周四", "周五", "周六"}[t.Weekday()]
 	}
 	return t.Format("Mon Jan 2")
+}
+
+// GPUText names a rental's GPUs: "RTX 4090", "8×H100".
+func GPUText(x *ledger.Rental) string {
+	if x.GPUCount > 1 {
+		return fmt.Sprintf("%d×%s", x.GPUCount, x.GPU)
+	}
+	return x.GPU
 }
