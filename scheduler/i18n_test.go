@@ -32,7 +32,7 @@ func newZH(t *testing.T, settings func(*ledger.Settings)) *env {
 // last returns the last message sent (new or edit).
 func (e *env) last() chat.Outgoing {
 	e.t.Helper()
-	all := e.chat.all()
+	all := e.chat.Sent()
 	if len(all) == 0 {
 		e.t.Fatal("nothing sent")
 	}
@@ -71,7 +71,7 @@ func TestChinese_IdleCardAndButtons(t *testing.T) {
 	e.clk.Add(2 * time.Hour)
 	e.beat(wire.VerdictIdle, 35*time.Minute, nil)
 	e.tick()
-	m := e.chat.newMsgs()
+	m := e.chat.NewMessages()
 	if len(m) != 1 {
 		t.Fatalf("messages = %+v", m)
 	}
@@ -81,7 +81,7 @@ func TestChinese_IdleCardAndButtons(t *testing.T) {
 	}
 	e.press(scheduler.ActSnooze, 1)
 	wantZH(t, "snoozed card", e.last().Text, "已推迟到 13:00。")
-	wantZH(t, "snooze toast", e.chat.toasts[0], "已推迟到 13:00")
+	wantZH(t, "snooze toast", e.chat.Toasts()[0], "已推迟到 13:00")
 	e.press(scheduler.ActKeep, 1)
 	wantZH(t, "kept card", e.last().Text, "已保留")
 	// Busy again.
@@ -100,7 +100,7 @@ func TestChinese_AutoReleaseAndOutcomes(t *testing.T) {
 	e.clk.Add(time.Hour)
 	e.beat(wire.VerdictIdle, 31*time.Minute, nil)
 	e.tick()
-	wantZH(t, "warning", e.chat.newMsgs()[0].Text, "将在 11:20 自动释放", "/autorelease box1 off")
+	wantZH(t, "warning", e.chat.NewMessages()[0].Text, "将在 11:20 自动释放", "/autorelease box1 off")
 	e.clk.Add(21 * time.Minute)
 	e.beat(wire.VerdictIdle, 0, nil)
 	e.tick()
@@ -115,7 +115,7 @@ func TestChinese_AutoReleaseAndOutcomes(t *testing.T) {
 	// Release now, confirmed.
 	e.clk.Add(time.Minute)
 	e.press(scheduler.ActRelease, 0)
-	wantZH(t, "release toast", e.chat.toasts[len(e.chat.toasts)-1], "已下令释放：box1")
+	wantZH(t, "release toast", e.chat.Toasts()[len(e.chat.Toasts())-1], "已下令释放：box1")
 	o, _ = e.hub.OpenOrder(e.rid)
 	e.beat(wire.VerdictIdle, 0, nil)
 	e.result(o.ID, wire.OutcomeReleaseStarted)
@@ -145,7 +145,7 @@ func TestChinese_SilentJobLeaseLongRun(t *testing.T) {
 		t.Errorf("lease buttons = %s", got)
 	}
 	e.press(scheduler.ActExtend, 0)
-	wantZH(t, "extend toast", e.chat.toasts[len(e.chat.toasts)-1], "租期已延长到 16:00")
+	wantZH(t, "extend toast", e.chat.Toasts()[len(e.chat.Toasts())-1], "租期已延长到 16:00")
 	e.clk.Add(11 * time.Minute)
 	e.tick()
 	wantZH(t, "silent", e.last().Text, "代理已失联 11分钟", "可能仍在计费")
@@ -153,7 +153,7 @@ func TestChinese_SilentJobLeaseLongRun(t *testing.T) {
 		t.Errorf("silent buttons = %s", got)
 	}
 	e.press(scheduler.ActReleased, 0)
-	wantZH(t, "released by hand", e.chat.toasts[len(e.chat.toasts)-1], "✓ box1 已于 13:42 释放")
+	wantZH(t, "released by hand", e.chat.Toasts()[len(e.chat.Toasts())-1], "✓ box1 已于 13:42 释放")
 
 	// A rental without an agent that runs long.
 	if _, err := e.db.CreateRental(ctx, ledger.Action{UserID: 1, At: t0}, ledger.Rental{Name: "box2", Platform: "autodl", GPU: "4090", GPUCount: 1,
@@ -198,7 +198,7 @@ func TestChinese_SummaryAndMoneyAlerts(t *testing.T) {
 		t.Fatal(err)
 	}
 	var budget, runway string
-	for _, m := range e.chat.newMsgs() {
+	for _, m := range e.chat.NewMessages() {
 		switch {
 		case strings.Contains(m.Text, "预算"):
 			budget = m.Text
@@ -217,14 +217,14 @@ func TestChinese_SummaryAndMoneyAlerts(t *testing.T) {
 	if err := e.s.MoneyAlerts(ctx); err != nil {
 		t.Fatal(err)
 	}
-	m := e.chat.newMsgs()
+	m := e.chat.NewMessages()
 	wantZH(t, "deadline", m[len(m)-1].Text, "自", "起关机", "释放它并删除数据")
 
 	// The nightly summary, late, with its chart caption.
 	if err := e.s.Summaries(ctx); err != nil {
 		t.Fatal(err)
 	}
-	m = e.chat.newMsgs()
+	m = e.chat.NewMessages()
 	wantZH(t, "summary", m[len(m)-1].Text, "每日总结", "迟到")
 }
 

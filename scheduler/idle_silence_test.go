@@ -28,7 +28,7 @@ func TestIdleCard_AgentSilence(t *testing.T) {
 		e.beat(wire.VerdictIdle, 0, nil)
 		e.tick()
 	}
-	if n, card := len(e.chat.newMsgs()), msgText(e, 1); n != 1 || !strings.Contains(card, "idle 8m · ¥0.25 spent idle") {
+	if n, card := len(e.chat.NewMessages()), msgText(e, 1); n != 1 || !strings.Contains(card, "idle 8m · ¥0.25 spent idle") {
 		t.Fatalf("%d messages, idle card = %q, want idle 8m · ¥0.25 (¥1.88/h)", n, card)
 	}
 	lastBeat := e.clk.Now()
@@ -57,7 +57,7 @@ func TestIdleCard_AgentSilence(t *testing.T) {
 	if f := st.IdleFor(e.clk.Now()); f > time.Minute {
 		t.Errorf("idle for %s after the return, want the silence not counted", f)
 	}
-	for _, m := range e.chat.newMsgs()[1:] {
+	for _, m := range e.chat.NewMessages()[1:] {
 		if strings.Contains(m.Text, "spent idle") {
 			t.Errorf("a new idle card right after the return: %q", m.Text)
 		}
@@ -69,7 +69,7 @@ func TestIdleCard_AgentSilence(t *testing.T) {
 		e.tick()
 	}
 	var last string
-	for _, m := range e.chat.newMsgs() {
+	for _, m := range e.chat.NewMessages() {
 		if strings.Contains(m.Text, "spent idle") {
 			last = m.Text
 		}
@@ -89,7 +89,7 @@ func TestIdleCard_AgentSilence(t *testing.T) {
 func msgText(e *env, id int) string {
 	var text string
 	n := 0
-	for _, m := range e.chat.all() {
+	for _, m := range e.chat.Sent() {
 		if m.EditMessageID == 0 {
 			n++
 			if n == id {
@@ -160,7 +160,7 @@ func TestIdleCard_SilenceThenRestart(t *testing.T) {
 		e.tick()
 	}
 	var card string
-	for _, m := range e.chat.newMsgs() {
+	for _, m := range e.chat.NewMessages() {
 		if strings.Contains(m.Text, "spent idle") {
 			card = m.Text
 		}

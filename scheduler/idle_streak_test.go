@@ -138,7 +138,7 @@ func TestIdleStreak_HeartbeatEverySample(t *testing.T) {
 			if len(r.Idle) != 1 {
 				t.Errorf("idle intervals = %d, want one streak: %+v", len(r.Idle), r.Idle)
 			}
-			cards := e.chat.newMsgs()
+			cards := e.chat.NewMessages()
 			if len(cards) != 1 || !strings.Contains(cards[0].Text, "idle 1m") {
 				t.Fatalf("cards after 100 s idle with idle_warn 1m = %+v, want one idle card", cards)
 			}

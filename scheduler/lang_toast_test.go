@@ -20,7 +20,7 @@ func TestPress_RefusalToastInUsersLanguage(t *testing.T) {
 		if err := e.btn[a](context.Background(), p, e.chat); err != nil {
 			t.Fatalf("press %s: %v", a, err)
 		}
-		got := e.chat.toasts[len(e.chat.toasts)-1]
+		got := e.chat.Toasts()[len(e.chat.Toasts())-1]
 		if got == "" || strings.Contains(got, "rental") || strings.Contains(got, "yours") || !strings.Contains(got, "不是你的") {
 			t.Errorf("press %s: toast %q, want the refusal in Chinese", a, got)
 		}

@@ -20,6 +20,7 @@ import (
 	"github.com/gpuledger/gpuledger/bot/telegram"
 	"github.com/gpuledger/gpuledger/bot/telegram/tgfake"
 	"github.com/gpuledger/gpuledger/chat"
+	"github.com/gpuledger/gpuledger/internal/testkit"
 	"github.com/gpuledger/gpuledger/ledger"
 	"github.com/gpuledger/gpuledger/ledger/sqlite"
 )
@@ -203,7 +204,8 @@ func TestInbox_AnsweredAfterCrash(t *testing.T) {
 		if !strings.HasPrefix(u.Text, "/charge") {
 			return core.Handle(ctx, u, s)
 		}
-		if err := core.Handle(ctx, u, discard{}); err != nil {
+		// The answer is only recorded: the process died before it could send.
+		if err := core.Handle(ctx, u, &testkit.Sender{}); err != nil {
 			return err
 		}
 		once.Do(func() { close(committed) })
@@ -261,15 +263,6 @@ func TestInbox_StoredAnswerSentAfterRestart(t *testing.T) {
 	if msgs := fake.Messages(42); len(msgs) != 1 || !strings.Contains(msgs[0].Text, "box1</b> started") {
 		t.Errorf("after the restart: %q, want the rental's answer once", allText(msgs))
 	}
-}
-
-// discard is a Sender that drops everything: the process died before it
-// could send.
-type discard struct{}
-
-func (discard) Send(context.Context, chat.Outgoing) (int, error) { return 0, nil }
-func (discard) AnswerCallback(context.Context, string, string) error {
-	return nil
 }
 
 // TestInbox_MultiLineMessage pastes five commands in one message, the
