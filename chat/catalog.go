@@ -2,6 +2,9 @@ package chat
 
 import (
 	"fmt"
+	"maps"
+	"regexp"
+	"slices"
 )
 
 // Catalog maps a message key to its English and Chinese templates (fmt
@@ -47,4 +50,36 @@ func (c Catalog) Text(lang, key string, args ...any) string {
 		tmpl = m[1]
 	}
 	return fmt.Sprintf(tmpl, args...)
+}
+
+// argVerb matches an indexed verb such as %[2]s or %[1]q.
+var argVerb = regexp.MustCompile(`%\[(\d+)\][a-zA-Z]`)
+
+// Check reports what is wrong with the catalog, one error per key: a
+// language missing, or the two languages not showing the same arguments
+// (a translation that drops or invents one). Catalog tests call it.
+func (c Catalog) Check() []error {
+	var errs []error
+	for _, key := range slices.Sorted(maps.Keys(c)) {
+		m := c[key]
+		if m[0] == "" || m[1] == "" {
+			errs = append(errs, fmt.Errorf("chat: %s: a language is missing", key))
+			continue
+		}
+		en, zh := args(m[0]), args(m[1])
+		if !slices.Equal(en, zh) {
+			errs = append(errs, fmt.Errorf("chat: %s: arguments %v in English, %v in Chinese", key, en, zh))
+		}
+	}
+	return errs
+}
+
+// args returns the sorted, distinct argument indexes tmpl shows.
+func args(tmpl string) []string {
+	var out []string
+	for _, m := range argVerb.FindAllStringSubmatch(tmpl, -1) {
+		out = append(out, m[1])
+	}
+	slices.Sort(out)
+	return slices.Compact(out)
 }

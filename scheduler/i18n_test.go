@@ -231,28 +231,7 @@ func TestChinese_SummaryAndMoneyAlerts(t *testing.T) {
 // TestCatalog: every message has both languages and the same arguments
 // in each.
 func TestCatalog(t *testing.T) {
-	verbs := regexp.MustCompile(`%\[\d\]s`)
-	for key, m := range scheduler.Messages() {
-		if m[0] == "" || m[1] == "" {
-			t.Errorf("%s: a language is missing", key)
-		}
-		en, zh := verbs.FindAllString(m[0], -1), verbs.FindAllString(m[1], -1)
-		set := func(v []string) map[string]bool {
-			out := map[string]bool{}
-			for _, s := range v {
-				out[s] = true
-			}
-			return out
-		}
-		a, b := set(en), set(zh)
-		if len(a) != len(b) {
-			t.Errorf("%s: arguments %v in English, %v in Chinese", key, en, zh)
-			continue
-		}
-		for k := range a {
-			if !b[k] {
-				t.Errorf("%s: %s missing in Chinese", key, k)
-			}
-		}
+	for _, err := range scheduler.Messages().Check() {
+		t.Error(err)
 	}
 }
