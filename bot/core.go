@@ -72,7 +72,7 @@ type Config struct {
 	AgentDownloads AgentDownloads
 	// SummaryChart draws the chart sent after /summary, the nightly
 	// summary's (scheduler.SummaryChart: the scheduler draws charts, and
-	// it imports this package). nil: /summary is text only.
+	// the core does not import the scheduler). nil: /summary is text only.
 	SummaryChart func(b *ledger.Book, asOf time.Time) (*chat.File, error)
 	// Rentals is told when a command stopped, resumed or released a
 	// rental. nil: AgentTokens, when it implements RentalWatcher (the
