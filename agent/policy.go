@@ -60,11 +60,21 @@ func (g *policyGate) take(p wire.Policy, rental string, now time.Time) (policyEf
 	if err == nil && rental != "" && p.Rental != rental {
 		err = fmt.Errorf("%w: policy is for rental %q, this agent serves %q", errPolicyRental, p.Rental, rental)
 	}
+	eff := policyEffect{threshold: g.local, lease: p.LeaseUntil}
+	if t := p.UtilThreshold; t > 0 && t < g.local {
+		eff.threshold = t
+	}
+	desc := fmt.Sprintf("threshold %v lease %v", eff.threshold, eff.lease)
+	if eff.lease != nil {
+		desc = fmt.Sprintf("threshold %v lease %s", eff.threshold, eff.lease.UTC().Format(time.RFC3339Nano))
+	}
 	if err == nil {
 		if g.state == nil {
 			err = errors.New("agent: no state to record the policy in")
 		} else {
-			err = g.state.AcceptPolicy(p.IssuedAt)
+			// The state is written only when desc changes: the same
+			// policy comes signed anew with every heartbeat.
+			err = g.state.AcceptPolicy(p.IssuedAt, "rental "+p.Rental+" "+desc)
 		}
 	}
 	g.mu.Lock()
@@ -78,17 +88,10 @@ func (g *policyGate) take(p wire.Policy, rental string, now time.Time) (policyEf
 		return policyEffect{}, false
 	}
 	g.refused, g.saidKind = "", ""
-	eff := policyEffect{threshold: g.local, lease: p.LeaseUntil}
-	if t := p.UtilThreshold; t > 0 && t < g.local {
-		eff.threshold = t
-	} else if t > g.local && !g.aboveSaid {
+	if t := p.UtilThreshold; t > g.local && !g.aboveSaid {
 		g.aboveSaid = true
 		g.log.Info("server's util_threshold is above the local --util-threshold; the local one stays (a server may only make releases rarer)",
 			"server", t, "local", g.local)
-	}
-	desc := fmt.Sprintf("threshold %v lease %v", eff.threshold, eff.lease)
-	if eff.lease != nil {
-		desc = fmt.Sprintf("threshold %v lease %s", eff.threshold, eff.lease.UTC().Format(time.RFC3339))
 	}
 	if desc != g.applied {
 		g.applied = desc

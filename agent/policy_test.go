@@ -116,6 +116,60 @@ func TestPolicyGate(t *testing.T) {
 			t.Fatalf("an older lease replayed after a restart was taken (%q)", g2.refusal())
 		}
 	})
+	t.Run("OK/IdenticalPoliciesWrittenOnce", func(t *testing.T) {
+		// A real hub signs a fresh policy into every heartbeat answer:
+		// the state file is written when what the policy asks for
+		// changes, not at every heartbeat. Each write renames a new file
+		// over the old one, so a new file means a write.
+		dir := t.TempDir()
+		path := filepath.Join(dir, StateFile)
+		g, _ := newGate(t, dir)
+		writes, last := 0, statFile(t, path)
+		took := func(p wire.Policy, at time.Time) {
+			t.Helper()
+			if _, ok := g.take(sign(p, at), "box1", at); !ok {
+				t.Fatalf("policy at %s refused: %q", at, g.refusal())
+			}
+			if fi := statFile(t, path); !os.SameFile(fi, last) {
+				writes, last = writes+1, fi
+			}
+		}
+		at := now
+		for range 20 {
+			at = at.Add(30 * time.Second)
+			took(wire.Policy{UtilThreshold: 2, LeaseUntil: &lease1}, at)
+		}
+		if writes != 1 {
+			t.Fatalf("20 identical policies wrote the state %d times, want 1", writes)
+		}
+		at = at.Add(30 * time.Second)
+		took(wire.Policy{UtilThreshold: 2, LeaseUntil: &lease2}, at) // the lease changes
+		for range 5 {
+			at = at.Add(30 * time.Second)
+			took(wire.Policy{UtilThreshold: 2, LeaseUntil: &lease2}, at)
+		}
+		if writes != 2 {
+			t.Fatalf("a changed lease and 5 repeats wrote the state %d times, want 2", writes)
+		}
+		// Replay protection still holds across a restart: the policy
+		// before the change is refused, though the newest ones were
+		// never written.
+		g2, _ := newGate(t, dir)
+		replay := sign(wire.Policy{UtilThreshold: 2, LeaseUntil: &lease1}, now.Add(20*30*time.Second))
+		if _, ok := g2.take(replay, "box1", at); ok || !strings.Contains(g2.refusal(), "older") {
+			t.Fatalf("a replayed policy from before the change was taken after a restart (%q)", g2.refusal())
+		}
+		// ... and one after restart that asks the same as the state's
+		// latest is taken without a write.
+		last = statFile(t, path)
+		at = at.Add(30 * time.Second)
+		if _, ok := g2.take(sign(wire.Policy{UtilThreshold: 2, LeaseUntil: &lease2}, at), "box1", at); !ok {
+			t.Fatalf("policy after restart refused: %q", g2.refusal())
+		}
+		if !os.SameFile(statFile(t, path), last) {
+			t.Fatal("the same policy after a restart wrote the state again")
+		}
+	})
 	t.Run("Err/StateUnwritable", func(t *testing.T) {
 		file := filepath.Join(t.TempDir(), "f")
 		os.WriteFile(file, nil, 0o600)
@@ -135,4 +189,13 @@ func newStateAt(t *testing.T, dir string, now time.Time) *State {
 		t.Fatal(err)
 	}
 	return s
+}
+
+func statFile(t *testing.T, path string) os.FileInfo {
+	t.Helper()
+	fi, err := os.Stat(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return fi
 }

@@ -31,9 +31,12 @@ var ErrStateFull = errors.New("agent: too many unexpired order nonces in the sta
 //
 // Every change is on disk before the method that makes it returns (a
 // temporary file, fsync, rename, fsync of the directory), so an order's
-// nonce is durable before its release command runs. When the file cannot
-// be written the change is refused and the error returned: the caller
-// then does not act (fail safe).
+// nonce is durable before its release command runs. The one exception is
+// a policy that asks for the same as the last one written (a hub signs a
+// fresh one into every heartbeat answer): its issue time moves in memory
+// only, see AcceptPolicy. When the file cannot be written the change is
+// refused and the error returned: the caller then does not act (fail
+// safe).
 type State struct {
 	path string
 
@@ -41,7 +44,8 @@ type State struct {
 	since  time.Time
 	nonces map[string]time.Time
 	policy time.Time
-	broken error // set when the state directory cannot be used at all
+	effect string // what the policy on disk asks for, see AcceptPolicy
+	broken error  // set when the state directory cannot be used at all
 }
 
 // stateJSON is the file's form.
@@ -52,7 +56,8 @@ type stateJSON struct {
 	// record is lost, so it is refused.
 	Since          time.Time            `json:"since"`
 	Nonces         map[string]time.Time `json:"nonces"`                    // nonce: expiry of its order
-	PolicyIssuedAt time.Time            `json:"policy_issued_at,omitzero"` // newest accepted server policy
+	PolicyIssuedAt time.Time            `json:"policy_issued_at,omitzero"` // newest accepted server policy written
+	PolicyEffect   string               `json:"policy_effect,omitempty"`   // what it asks for (AcceptPolicy's effect)
 }
 
 // OpenState loads the state in dir, creating dir (0700) and the file when
@@ -87,7 +92,7 @@ func OpenState(dir string, now time.Time) (*State, error) {
 			warn = fmt.Errorf("agent: state file %s unreadable (moved to %s); orders issued before now are refused: %v", s.path, bad, err)
 			s.since = now
 		} else {
-			s.since, s.policy = f.Since, f.PolicyIssuedAt
+			s.since, s.policy, s.effect = f.Since, f.PolicyIssuedAt, f.PolicyEffect
 			if s.since.After(now) {
 				// Begun under a clock since set back: now is still after
 				// the moment the record really began (see
@@ -158,10 +163,18 @@ func (s *State) PolicyIssuedAt() time.Time {
 }
 
 // AcceptPolicy records t as the issue time of the newest policy accepted,
-// on disk, unless a newer one was accepted already. It returns an error,
-// and records nothing, when t is older than that one or the state cannot
-// be written.
-func (s *State) AcceptPolicy(t time.Time) error {
+// unless a newer one was accepted already; effect is what that policy
+// asks for, in a form that is equal for policies that ask for the same.
+// It returns an error, and records nothing, when t is older than the
+// newest accepted or the state cannot be written.
+//
+// t is written to disk only when effect differs from that of the policy
+// last written, so that identical policies, one per heartbeat, cost no
+// fsync each. Replay protection does not suffer: after a restart the
+// newest policy on disk is the first one with the effect now in force,
+// and every policy accepted since asks for that same effect, so a
+// replayed one either is refused as older or changes nothing.
+func (s *State) AcceptPolicy(t time.Time, effect string) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.broken != nil {
@@ -173,10 +186,14 @@ func (s *State) AcceptPolicy(t time.Time) error {
 	if t.Equal(s.policy) {
 		return nil
 	}
-	old := s.policy
-	s.policy = t
+	if effect == s.effect {
+		s.policy = t
+		return nil
+	}
+	old, oldEffect := s.policy, s.effect
+	s.policy, s.effect = t, effect
 	if err := s.saveLocked(); err != nil {
-		s.policy = old
+		s.policy, s.effect = old, oldEffect
 		return err
 	}
 	return nil
@@ -188,7 +205,7 @@ var errPolicyOlder = errors.New("policy is older than the newest accepted")
 // in the same directory, fsync, rename over the old file, fsync of the
 // directory (so the rename itself survives a power cut).
 func (s *State) saveLocked() error {
-	b, err := json.Marshal(stateJSON{Version: 1, Since: s.since, Nonces: s.nonces, PolicyIssuedAt: s.policy})
+	b, err := json.Marshal(stateJSON{Version: 1, Since: s.since, Nonces: s.nonces, PolicyIssuedAt: s.policy, PolicyEffect: s.effect})
 	if err != nil {
 		return fmt.Errorf("agent: encode state: %w", err)
 	}

@@ -30,7 +30,7 @@ func TestState(t *testing.T) {
 		if ok, err := s.Add("n1", now.Add(10*time.Minute), now); !ok || err != nil {
 			t.Fatalf("Add: %v %v", ok, err)
 		}
-		if err := s.AcceptPolicy(now.Add(time.Minute)); err != nil {
+		if err := s.AcceptPolicy(now.Add(time.Minute), "a"); err != nil {
 			t.Fatal(err)
 		}
 		s2, err := OpenState(dir, now.Add(2*time.Minute))
@@ -50,7 +50,7 @@ func TestState(t *testing.T) {
 		if len(s4.nonces) != 0 {
 			t.Fatalf("expired nonces kept: %v", s4.nonces)
 		}
-		if err := s2.AcceptPolicy(now); err == nil || !errors.Is(err, errPolicyOlder) {
+		if err := s2.AcceptPolicy(now, "b"); err == nil || !errors.Is(err, errPolicyOlder) {
 			t.Fatalf("older policy accepted: %v", err)
 		}
 		if entries, _ := os.ReadDir(dir); len(entries) != 1 {
@@ -105,7 +105,7 @@ func TestState(t *testing.T) {
 		if ok, err := s.Add("n", now.Add(time.Minute), now); ok || err == nil {
 			t.Fatal("nonce accepted without a state file")
 		}
-		if err := s.AcceptPolicy(now); err == nil {
+		if err := s.AcceptPolicy(now, "a"); err == nil {
 			t.Fatal("policy accepted without a state file")
 		}
 		if _, err := OpenState("", now); err == nil {

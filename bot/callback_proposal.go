@@ -153,13 +153,13 @@ func parseChoice(payload string) (id string, i int, ok bool) {
 // would record and the buttons Confirm / Edit / Cancel. Without a
 // platform or a price there is nothing to confirm: the reply shows the
 // command to complete instead.
-func (r *req) propose(c ProposedRent) error {
+func (r *req) propose(c ProposedRentCmd) error {
 	b, err := r.book()
 	if err != nil {
 		return err
 	}
 	// The rental starts when the user said it did, not when they confirm.
-	rent := Rent{Name: freeName(b), Platform: c.Platform, GPU: c.GPU, GPUCount: c.GPUCount, Price: c.Price, Mode: c.Mode, At: r.at(c.At).In(r.loc)}
+	rent := RentCmd{Name: freeName(b), Platform: c.Platform, GPU: c.GPU, GPUCount: c.GPUCount, Price: c.Price, Mode: c.Mode, At: r.at(c.At).In(r.loc)}
 	if c.Price != nil {
 		rent.Currency = c.Price.Currency
 	}
@@ -204,10 +204,10 @@ var unitToken = map[ledger.Unit]string{
 	ledger.UnitDay: "/day", ledger.UnitWeek: "/week", ledger.UnitMonth: "/month",
 }
 
-// rentCommand writes a Rent as the /rent command that Parse reads back to
-// the same Rent (to the minute, in At's zone); unknown parts are written
+// rentCommand writes a RentCmd as the /rent command that Parse reads back to
+// the same RentCmd (to the minute, in At's zone); unknown parts are written
 // as placeholders in capitals.
-func rentCommand(c Rent) string {
+func rentCommand(c RentCmd) string {
 	parts := []string{"/rent", c.Name}
 	plat := c.Platform
 	if plat == "" {

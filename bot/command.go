@@ -82,9 +82,9 @@ type Amount struct {
 	Currency ledger.Currency
 }
 
-// Rent starts a rental: /rent NAME PLATFORM GPU PRICE [MODE] [min=] [step=]
+// RentCmd starts a rental: /rent NAME PLATFORM GPU PRICE [MODE] [min=] [step=]
 // [floor=] [currency=] [for=] [at TIME].
-type Rent struct {
+type RentCmd struct {
 	Name     string
 	Platform string // lower case
 	GPU      string // normalised model, e.g. "RTX 4090"
@@ -99,34 +99,34 @@ type Rent struct {
 	At       time.Time       // zero: now
 }
 
-// Stop stops a rental's compute meter: /stop NAME [at TIME].
-type Stop struct {
+// StopCmd stops a rental's compute meter: /stop NAME [at TIME].
+type StopCmd struct {
 	Name string
 	At   time.Time
 }
 
-// Resume restarts a stopped rental: /resume NAME [at TIME].
-type Resume struct {
+// ResumeCmd restarts a stopped rental: /resume NAME [at TIME].
+type ResumeCmd struct {
 	Name string
 	At   time.Time
 }
 
-// Release ends a rental: /release NAME [at TIME].
-type Release struct {
+// ReleaseCmd ends a rental: /release NAME [at TIME].
+type ReleaseCmd struct {
 	Name string
 	At   time.Time
 }
 
-// Price changes a rental's rate from At on: /price NAME PRICE [at TIME].
-type Price struct {
+// PriceCmd changes a rental's rate from At on: /price NAME PRICE [at TIME].
+type PriceCmd struct {
 	Name  string
 	Price PriceSpec
 	At    time.Time
 }
 
-// StorageCreate creates a volume: /storage VOLUME SIZE PRICE [free=SIZE]
+// StorageCreateCmd creates a volume: /storage VOLUME SIZE PRICE [free=SIZE]
 // [rental=NAME] [at TIME].
-type StorageCreate struct {
+type StorageCreateCmd struct {
 	Volume string
 	SizeGB ledger.Decimal
 	Price  *StoragePrice // nil: unpriced
@@ -139,33 +139,33 @@ type StorageCreate struct {
 	At       time.Time
 }
 
-// StorageResize resizes a volume: /storage VOLUME resize SIZE [at TIME].
-type StorageResize struct {
+// StorageResizeCmd resizes a volume: /storage VOLUME resize SIZE [at TIME].
+type StorageResizeCmd struct {
 	Volume string
 	SizeGB ledger.Decimal
 	At     time.Time
 }
 
-// StorageSetPrice sets or corrects an existing volume's price for its
+// StorageSetPriceCmd sets or corrects an existing volume's price for its
 // whole life: /storage VOLUME price=PRICE (no size).
-type StorageSetPrice struct {
+type StorageSetPriceCmd struct {
 	Volume string
 	Price  StoragePrice
 	At     time.Time // refused if set: a volume has one price from its creation
 }
 
 // Kind returns KindStorage: /storage's help covers it.
-func (StorageSetPrice) Kind() Kind { return KindStorage }
+func (StorageSetPriceCmd) Kind() Kind { return KindStorage }
 
-// StorageDelete deletes a volume: /storage VOLUME delete [at TIME].
-type StorageDelete struct {
+// StorageDeleteCmd deletes a volume: /storage VOLUME delete [at TIME].
+type StorageDeleteCmd struct {
 	Volume string
 	At     time.Time
 }
 
-// TrafficTerms sets a rental's traffic price: /traffic NAME price=PRICE/GB
+// TrafficTermsCmd sets a rental's traffic price: /traffic NAME price=PRICE/GB
 // [free=SIZE] [direction=out|in|both].
-type TrafficTerms struct {
+type TrafficTermsCmd struct {
 	Name       string
 	PricePerGB ledger.Decimal
 	Currency   ledger.Currency // "" if not written
@@ -174,92 +174,81 @@ type TrafficTerms struct {
 	Direction  ledger.Direction // "" means the platform's, else out
 }
 
-// TrafficUsage records traffic by hand: /traffic NAME AMOUNT [out|in] [at TIME].
-type TrafficUsage struct {
+// TrafficUsageCmd records traffic by hand: /traffic NAME AMOUNT [out|in] [at TIME].
+type TrafficUsageCmd struct {
 	Name      string
 	SizeGB    ledger.Decimal   // GB as written; the ledger counts GiB (2^30 bytes)
 	Direction ledger.Direction // In or Out; Out when not written
 	At        time.Time
 }
 
-// Charge is a one-off charge: /charge NAME AMOUNT NOTE...; NAME is a rental
+// ChargeCmd is a one-off charge: /charge NAME AMOUNT NOTE...; NAME is a rental
 // or a platform (the core resolves which).
-type Charge struct {
+type ChargeCmd struct {
 	Target string
 	Amount Amount // non-zero; negative is a refund
 	Note   string
 	At     time.Time
 }
 
-// Topup records money added to a platform balance: /topup PLATFORM AMOUNT.
-type Topup struct {
+// TopupCmd records money added to a platform balance: /topup PLATFORM AMOUNT.
+type TopupCmd struct {
 	Platform string
 	Amount   Amount // positive
 	At       time.Time
 }
 
-// Balance records the balance a platform shows: /balance PLATFORM AMOUNT
+// BalanceCmd records the balance a platform shows: /balance PLATFORM AMOUNT
 // [at TIME]. Without an amount it asks for the balances.
-type Balance struct {
+type BalanceCmd struct {
 	Platform string // "" with Set false: show all balances
 	Set      bool
 	Amount   Amount // may be negative (an overdue account)
 	At       time.Time
 }
 
-// Budget sets, removes or shows the monthly budgets, one per currency:
+// BudgetCmd sets, removes or shows the monthly budgets, one per currency:
 // /budget ¥3000/month, /budget 3000/month currency=CNY, /budget off
 // [currency=USD]. Set with a zero amount (or "off") removes the budget in
 // Amount.Currency, or every budget when that is empty. An empty
 // Amount.Currency with a non-zero amount means no sign was written.
-type Budget struct {
+type BudgetCmd struct {
 	Set    bool
 	Amount Amount
 }
 
-// Status lists rentals and volumes: /status, /list.
-type Status struct{}
+// StatusCmd lists rentals and volumes: /status, /list.
+type StatusCmd struct{}
 
-// Spend reports what was spent in [From, To) in the user's zone: /spend
+// SpendCmd reports what was spent in [From, To) in the user's zone: /spend
 // [today|yesterday|week|month|last-month|YYYY-MM]; month when omitted.
-type Spend struct {
+type SpendCmd struct {
 	Period string // "today", "yesterday", "week", "month", "last-month" or "YYYY-MM"
 	From   time.Time
 	To     time.Time
 }
 
-// Summary sends the nightly summary now: /summary.
-type Summary struct{}
+// SummaryCmd sends the nightly summary now: /summary.
+type SummaryCmd struct{}
 
-// Export sends the ledger as a file: /export [csv|json].
-type Export struct {
+// ExportCmd sends the ledger as a file: /export [csv|json].
+type ExportCmd struct {
 	Format string // "csv" or "json"
 }
 
-// Undo reverses the last change: /undo.
-type Undo struct{}
+// UndoCmd reverses the last change: /undo.
+type UndoCmd struct{}
 
-// Agent asks for a rental's agent token and install command: /agent NAME.
-type Agent struct {
+// AgentCmd asks for a rental's agent token and install command: /agent NAME.
+type AgentCmd struct {
 	Name string
 }
 
-// AutoAction is what /autorelease lets the bot do to an idle rental.
-type AutoAction string
-
-// Auto-release actions, in increasing order of force.
-const (
-	ActionOff     AutoAction = "off"     // nothing automatic, not even a warning card
-	ActionNotify  AutoAction = "notify"  // warn only
-	ActionStop    AutoAction = "stop"    // stop the instance after the grace period
-	ActionRelease AutoAction = "release" // release it after the grace period
-)
-
-// AutoRelease sets what happens to an idle rental: /autorelease NAME
+// AutoReleaseCmd sets what happens to an idle rental: /autorelease NAME
 // off|notify|stop|release [after DUR].
-type AutoRelease struct {
+type AutoReleaseCmd struct {
 	Name   string
-	Action AutoAction
+	Action ledger.AutoAction
 	After  time.Duration // grace after the warning; 0: the default
 	// WaitFor is who, connected to the host, holds the automatic action
 	// (wait_for=); the zero value is every kind, the default.
@@ -272,9 +261,9 @@ type QuietHours struct {
 	From, To int
 }
 
-// Settings changes a user's preferences; nil fields are unchanged. With no
+// SettingsCmd changes a user's preferences; nil fields are unchanged. With no
 // field set it asks to show them.
-type Settings struct {
+type SettingsCmd struct {
 	TZ        *string // IANA name, checked with time.LoadLocation
 	Lang      *string // "en" or "zh"
 	SummaryAt *int    // minutes after midnight; -1: off
@@ -285,31 +274,31 @@ type Settings struct {
 }
 
 // Empty reports whether s changes nothing (a request to show settings).
-func (s Settings) Empty() bool {
+func (s SettingsCmd) Empty() bool {
 	return s.TZ == nil && s.Lang == nil && s.SummaryAt == nil && s.IdleWarn == nil &&
 		s.Silent == nil && s.Quiet == nil && s.LongRun == nil
 }
 
-// Why shows the log of automatic decisions for a rental: /why NAME.
-type Why struct {
+// WhyCmd shows the log of automatic decisions for a rental: /why NAME.
+type WhyCmd struct {
 	Name string
 }
 
-// Help shows the command list, or one command's help: /help [COMMAND].
-type Help struct {
+// HelpCmd shows the command list, or one command's help: /help [COMMAND].
+type HelpCmd struct {
 	Topic Kind // "" for all
 }
 
-// Start is Telegram's first message, optionally with the owner claim code:
+// StartCmd is Telegram's first message, optionally with the owner claim code:
 // /start [CODE].
-type Start struct {
+type StartCmd struct {
 	Code string
 }
 
-// ProposedRent is free text that looks like a rental ("rented 2x4090 on
+// ProposedRentCmd is free text that looks like a rental ("rented 2x4090 on
 // vast at $0.70/h"). The core suggests a name and asks to confirm; fields
 // not found are zero.
-type ProposedRent struct {
+type ProposedRentCmd struct {
 	Platform string
 	GPU      string
 	GPUCount int
@@ -324,11 +313,11 @@ type ProposedRent struct {
 	At      time.Time // when the text says it started ("3小时前", "2h ago"); zero: not said
 }
 
-// ProposedChange is free text that stops, resumes or releases a rental
+// ProposedChangeCmd is free text that stops, resumes or releases a rental
 // ("释放box2", "box2关机了", "stopped box1"). The core proposes the
 // command (/stop, /resume or /release) and runs it only when the user
 // confirms.
-type ProposedChange struct {
+type ProposedChangeCmd struct {
 	Event ledger.EventKind // EventStop, EventResume or EventRelease
 	Name  string           // as written; a valid name
 	At    time.Time        // when the text says it happened; zero: not said
@@ -337,7 +326,7 @@ type ProposedChange struct {
 // KindProposedChange is the kind of a ProposedChange.
 const KindProposedChange Kind = "proposed_change"
 
-func (ProposedChange) Kind() Kind { return KindProposedChange }
+func (ProposedChangeCmd) Kind() Kind { return KindProposedChange }
 
 // NotACommand is text the bot cannot act on; the core replies with help.
 type NotACommand struct{}
@@ -348,31 +337,31 @@ type OtherBot struct {
 	Bot string
 }
 
-func (Rent) Kind() Kind          { return KindRent }
-func (Stop) Kind() Kind          { return KindStop }
-func (Resume) Kind() Kind        { return KindResume }
-func (Release) Kind() Kind       { return KindRelease }
-func (Price) Kind() Kind         { return KindPrice }
-func (StorageCreate) Kind() Kind { return KindStorage }
-func (StorageResize) Kind() Kind { return KindStorage }
-func (StorageDelete) Kind() Kind { return KindStorage }
-func (TrafficTerms) Kind() Kind  { return KindTraffic }
-func (TrafficUsage) Kind() Kind  { return KindTraffic }
-func (Charge) Kind() Kind        { return KindCharge }
-func (Topup) Kind() Kind         { return KindTopup }
-func (Balance) Kind() Kind       { return KindBalance }
-func (Budget) Kind() Kind        { return KindBudget }
-func (Status) Kind() Kind        { return KindStatus }
-func (Spend) Kind() Kind         { return KindSpend }
-func (Summary) Kind() Kind       { return KindSummary }
-func (Export) Kind() Kind        { return KindExport }
-func (Undo) Kind() Kind          { return KindUndo }
-func (Agent) Kind() Kind         { return KindAgent }
-func (AutoRelease) Kind() Kind   { return KindAutoRelease }
-func (Settings) Kind() Kind      { return KindSettings }
-func (Why) Kind() Kind           { return KindWhy }
-func (Help) Kind() Kind          { return KindHelp }
-func (Start) Kind() Kind         { return KindStart }
-func (ProposedRent) Kind() Kind  { return KindProposedRent }
-func (NotACommand) Kind() Kind   { return KindNotACommand }
-func (OtherBot) Kind() Kind      { return KindOtherBot }
+func (RentCmd) Kind() Kind          { return KindRent }
+func (StopCmd) Kind() Kind          { return KindStop }
+func (ResumeCmd) Kind() Kind        { return KindResume }
+func (ReleaseCmd) Kind() Kind       { return KindRelease }
+func (PriceCmd) Kind() Kind         { return KindPrice }
+func (StorageCreateCmd) Kind() Kind { return KindStorage }
+func (StorageResizeCmd) Kind() Kind { return KindStorage }
+func (StorageDeleteCmd) Kind() Kind { return KindStorage }
+func (TrafficTermsCmd) Kind() Kind  { return KindTraffic }
+func (TrafficUsageCmd) Kind() Kind  { return KindTraffic }
+func (ChargeCmd) Kind() Kind        { return KindCharge }
+func (TopupCmd) Kind() Kind         { return KindTopup }
+func (BalanceCmd) Kind() Kind       { return KindBalance }
+func (BudgetCmd) Kind() Kind        { return KindBudget }
+func (StatusCmd) Kind() Kind        { return KindStatus }
+func (SpendCmd) Kind() Kind         { return KindSpend }
+func (SummaryCmd) Kind() Kind       { return KindSummary }
+func (ExportCmd) Kind() Kind        { return KindExport }
+func (UndoCmd) Kind() Kind          { return KindUndo }
+func (AgentCmd) Kind() Kind         { return KindAgent }
+func (AutoReleaseCmd) Kind() Kind   { return KindAutoRelease }
+func (SettingsCmd) Kind() Kind      { return KindSettings }
+func (WhyCmd) Kind() Kind           { return KindWhy }
+func (HelpCmd) Kind() Kind          { return KindHelp }
+func (StartCmd) Kind() Kind         { return KindStart }
+func (ProposedRentCmd) Kind() Kind  { return KindProposedRent }
+func (NotACommand) Kind() Kind      { return KindNotACommand }
+func (OtherBot) Kind() Kind         { return KindOtherBot }

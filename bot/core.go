@@ -302,7 +302,7 @@ func (r *req) text() error {
 		return err
 	}
 	if r.u.ChatType != chat.ChatPrivate && !isCommand(r.u.Text) {
-		if _, ok := cmd.(Help); !ok {
+		if _, ok := cmd.(HelpCmd); !ok {
 			return r.mark() // a group's talk ("status", "stopped box1") is not addressed to the bot
 		}
 	}
@@ -318,7 +318,7 @@ func (r *req) stranger() error {
 		if cmd, err := Parse(r.u.Text, r.now, time.UTC); err == nil {
 			// Claims only in private: the code is not for a group to read,
 			// and the owner's private chat is where the bot answers.
-			if st, ok := cmd.(Start); ok && st.Code != "" && c.acc.claimable() && r.u.ChatType == chat.ChatPrivate {
+			if st, ok := cmd.(StartCmd); ok && st.Code != "" && c.acc.claimable() && r.u.ChatType == chat.ChatPrivate {
 				if err := r.mark(); err != nil {
 					return err
 				}

@@ -26,67 +26,67 @@ func (r *req) dispatch(cmd Command) error {
 		}
 	}
 	switch c := cmd.(type) {
-	case Rent:
+	case RentCmd:
 		return r.rent(c)
-	case Stop:
+	case StopCmd:
 		return r.event(c.Name, ledger.Event{Kind: ledger.EventStop, At: r.at(c.At)})
-	case Resume:
+	case ResumeCmd:
 		return r.event(c.Name, ledger.Event{Kind: ledger.EventResume, At: r.at(c.At)})
-	case Release:
+	case ReleaseCmd:
 		return r.event(c.Name, ledger.Event{Kind: ledger.EventRelease, At: r.at(c.At)})
-	case Price:
+	case PriceCmd:
 		return r.price(c)
-	case StorageCreate:
+	case StorageCreateCmd:
 		return r.storageCreate(c)
-	case StorageResize:
+	case StorageResizeCmd:
 		return r.volumeEvent(c.Volume, ledger.VolumeEvent{Kind: ledger.VolumeResize, At: r.at(c.At), SizeGB: c.SizeGB})
-	case StorageSetPrice:
+	case StorageSetPriceCmd:
 		return r.storagePrice(c)
-	case StorageDelete:
+	case StorageDeleteCmd:
 		return r.volumeEvent(c.Volume, ledger.VolumeEvent{Kind: ledger.VolumeDelete, At: r.at(c.At)})
-	case TrafficTerms:
+	case TrafficTermsCmd:
 		return r.trafficTerms(c)
-	case TrafficUsage:
+	case TrafficUsageCmd:
 		return r.trafficUsage(c)
-	case Charge:
+	case ChargeCmd:
 		return r.charge(c)
-	case Topup:
+	case TopupCmd:
 		return r.topup(c)
-	case Balance:
+	case BalanceCmd:
 		if !c.Set {
 			return r.showBalances()
 		}
 		return r.recordBalance(c)
-	case Budget:
+	case BudgetCmd:
 		return r.budget(c)
-	case Status:
+	case StatusCmd:
 		return r.status()
-	case Spend:
+	case SpendCmd:
 		return r.spend(c)
-	case Summary:
+	case SummaryCmd:
 		return r.summary()
-	case Export:
+	case ExportCmd:
 		return r.export(c)
-	case Undo:
+	case UndoCmd:
 		return r.undo()
-	case Agent:
+	case AgentCmd:
 		return r.agent(c)
-	case AutoRelease:
+	case AutoReleaseCmd:
 		return r.autoRelease(c)
-	case Settings:
+	case SettingsCmd:
 		return r.settings(c)
-	case Why:
+	case WhyCmd:
 		return r.why(c)
-	case Help:
+	case HelpCmd:
 		return r.answer(r.plain(chat.Escape(HelpText(r.lang, c.Topic))))
-	case Start:
+	case StartCmd:
 		return r.answer(r.plain(r.t("welcome") + "\n\n" + chat.Escape(HelpText(r.lang, ""))))
-	case ProposedRent:
+	case ProposedRentCmd:
 		if group {
 			return r.mark() // chatter in a group is not addressed to the bot
 		}
 		return r.propose(c)
-	case ProposedChange:
+	case ProposedChangeCmd:
 		if group {
 			return r.mark()
 		}
@@ -142,7 +142,7 @@ func (r *req) defaultCurrency(b *ledger.Book) ledger.Currency {
 // rental builds the ledger rental of a /rent: the user's values, then the
 // platform profile's defaults for what they left out. assumed is true when
 // the currency came from defaultCurrency.
-func (r *req) rental(c Rent) (rent ledger.Rental, assumed bool) {
+func (r *req) rental(c RentCmd) (rent ledger.Rental, assumed bool) {
 	rent = ledger.Rental{
 		UserID:   r.u.UserID,
 		Name:     c.Name,
@@ -181,7 +181,7 @@ func (r *req) rental(c Rent) (rent ledger.Rental, assumed bool) {
 	return rent, assumed
 }
 
-func (r *req) rent(c Rent) error {
+func (r *req) rent(c RentCmd) error {
 	c.At = r.at(c.At) // a choice made later starts it when it was sent
 	if asked, err := r.checkPlatform(c.Platform, func(p string) Command { d := c; d.Platform = p; return d }); asked || err != nil {
 		return err
@@ -301,7 +301,7 @@ func sameCurrency(given, have ledger.Currency, what string) error {
 // price changes a rental's rate from a time on. A time before the
 // rental's last change, or any time on a released rental, corrects the
 // rate from when it applied (the store checks it lies inside the life).
-func (r *req) price(c Price) error {
+func (r *req) price(c PriceCmd) error {
 	x, err := r.named(c.Name)
 	if err != nil {
 		return err
@@ -321,7 +321,7 @@ func (r *req) price(c Price) error {
 	return r.send(r.plain(r.t("priced", x.Name, view.FormatPrice(ev.Price, x.Currency, r.lang), r.when(ev.At))))
 }
 
-func (r *req) storageCreate(c StorageCreate) error {
+func (r *req) storageCreate(c StorageCreateCmd) error {
 	v := ledger.Volume{
 		UserID:     r.u.UserID,
 		Name:       c.Volume,
@@ -383,7 +383,7 @@ func (r *req) storageCreate(c StorageCreate) error {
 // storagePrice sets or corrects an existing volume's price, for its whole
 // life: a volume has one price, so one written later applies from its
 // creation, and /undo restores the old one.
-func (r *req) storagePrice(c StorageSetPrice) error {
+func (r *req) storagePrice(c StorageSetPriceCmd) error {
 	if !c.At.IsZero() {
 		return ledger.Errorf(ledger.EINVALID, "a volume has one price for its whole life: /storage %s price=%s sets it from the volume's creation (leave out at)", c.Volume, c.Price.Amount)
 	}
@@ -409,7 +409,7 @@ func (r *req) volumeEvent(name string, ev ledger.VolumeEvent) error {
 
 // trafficTerms sets a rental's traffic price, released or not: the
 // traffic bill often comes after the release.
-func (r *req) trafficTerms(c TrafficTerms) error {
+func (r *req) trafficTerms(c TrafficTermsCmd) error {
 	x, err := r.named(c.Name)
 	if err != nil {
 		return err
@@ -446,7 +446,7 @@ func gibBytes(gb ledger.Decimal) int64 {
 	return new(big.Int).Quo(q.Num(), q.Denom()).Int64()
 }
 
-func (r *req) trafficUsage(c TrafficUsage) error {
+func (r *req) trafficUsage(c TrafficUsageCmd) error {
 	dir := c.Direction
 	if dir == "" {
 		dir = ledger.Out
@@ -462,7 +462,7 @@ func (r *req) trafficUsage(c TrafficUsage) error {
 // charge records a one-off charge on a rental, or on a platform when the
 // user has no rental of that name: a volume's charge on the volume's
 // platform. A name that is none of the user's is held (typo.go).
-func (r *req) charge(c Charge) error {
+func (r *req) charge(c ChargeCmd) error {
 	x, err := r.named(c.Target)
 	if err != nil && ledger.ErrorCode(err) != ledger.ENOTFOUND {
 		return err
@@ -568,7 +568,7 @@ func (r *req) platformMoney(platform string, amount Amount, write func(plat stri
 	return r.send(r.plain(r.assumedNote(text, assumed, cur)))
 }
 
-func (r *req) topup(c Topup) error {
+func (r *req) topup(c TopupCmd) error {
 	c.At = r.at(c.At)
 	if asked, err := r.checkPlatform(c.Platform, func(p string) Command { d := c; d.Platform = p; return d }); asked || err != nil {
 		return err
@@ -582,7 +582,7 @@ func (r *req) topup(c Topup) error {
 	})
 }
 
-func (r *req) recordBalance(c Balance) error {
+func (r *req) recordBalance(c BalanceCmd) error {
 	c.At = r.at(c.At)
 	if asked, err := r.checkPlatform(c.Platform, func(p string) Command { d := c; d.Platform = p; return d }); asked || err != nil {
 		return err
@@ -608,7 +608,7 @@ func (r *req) assumedNote(text string, assumed bool, cur ledger.Currency) string
 // An amount without a currency is in the one currency the user spends in;
 // when they spend in several the reply asks which and nothing changes, and
 // when they spend in none the language's currency is assumed and said.
-func (r *req) budget(c Budget) error {
+func (r *req) budget(c BudgetCmd) error {
 	if !c.Set {
 		b, err := r.book()
 		if err != nil {
@@ -689,30 +689,30 @@ func (r *req) undo() error {
 	if err != nil {
 		return err
 	}
-	what := r.t("undo_kind_" + res.Kind)
-	if strings.HasPrefix(what, "undo_kind_") {
-		what = res.Kind
+	what := r.t(undoKindKey(res.Kind))
+	if strings.HasPrefix(what, undoKindKey("")) {
+		what = string(res.Kind)
 	}
 	if res.Name != "" {
 		what += " " + chat.Escape(res.Name)
 	}
 	text := r.t("undone", chat.RawHTML(what), r.when(res.At))
 	switch res.Kind {
-	case string(ledger.EventStop), string(ledger.EventResume), string(ledger.EventRelease):
+	case ledger.ActionStop, ledger.ActionResume, ledger.ActionRelease:
 		x, err := r.named(res.Name)
 		if err == nil {
 			r.rentalChanged(x)
 		} else {
 			r.c.log.Error("bot: reload after undo", "user", r.u.UserID, "err", err)
 		}
-		if res.Kind == string(ledger.EventRelease) && r.c.agents != nil && r.hadToken(x) {
+		if res.Kind == ledger.ActionRelease && r.c.agents != nil && r.hadToken(x) {
 			text += "\n" + r.t("undo_release_token", res.Name)
 		}
 	}
 	return r.send(r.plain(text))
 }
 
-func (r *req) settings(c Settings) error {
+func (r *req) settings(c SettingsCmd) error {
 	if c.Empty() {
 		return r.answer(r.plain(r.settingsText(r.user)))
 	}
@@ -779,7 +779,7 @@ func (r *req) settingsText(u ledger.User) string {
 		chat.FormatDuration(s.Silent, r.lang), quiet, chat.FormatDuration(s.LongRun, r.lang), budget)
 }
 
-func (r *req) agent(c Agent) error {
+func (r *req) agent(c AgentCmd) error {
 	if r.c.agents == nil {
 		return r.answer(r.plain(r.t("agent_off")))
 	}
@@ -820,7 +820,7 @@ func (r *req) agent(c Agent) error {
 	return r.send(r.plain(text))
 }
 
-func (r *req) why(c Why) error {
+func (r *req) why(c WhyCmd) error {
 	x, err := r.named(c.Name)
 	if ledger.ErrorCode(err) == ledger.ENOTFOUND {
 		return ledger.Errorc(ledger.ENOTFOUND, "no_rental_called", c.Name)
@@ -911,12 +911,12 @@ type autoStore interface {
 	Decisions(ctx context.Context, rentalID int64, limit int) ([]ledger.Decision, error)
 }
 
-func (r *req) autoRelease(c AutoRelease) error {
+func (r *req) autoRelease(c AutoReleaseCmd) error {
 	st, ok := r.c.store.(autoStore)
 	if !ok {
 		return r.answer(r.plain(r.t("autorelease_off")))
 	}
-	p := ledger.AutoPolicy{Action: ledger.AutoAction(c.Action), After: c.After, WaitFor: c.WaitFor, SetAt: r.now}
+	p := ledger.AutoPolicy{Action: c.Action, After: c.After, WaitFor: c.WaitFor, SetAt: r.now}
 	if err := p.Validate(); err != nil {
 		return err
 	}
@@ -954,10 +954,7 @@ func (r *req) autoRelease(c AutoRelease) error {
 // release says how to choose stop instead. The policy stays as chosen:
 // the profiles do not say which platforms can stop at all.
 func (r *req) autoActionText(name string, p ledger.AutoPolicy) string {
-	warn := r.user.Settings.IdleWarn
-	if warn <= 0 {
-		warn = 30 * time.Minute
-	}
+	warn := r.user.Settings.IdleWarnAfter()
 	grace, after := chat.FormatDuration(p.Grace(), r.lang), chat.FormatDuration(warn, r.lang)
 	if p.Action == ledger.AutoRelease {
 		return r.t("autorelease_release", name, grace, after)

@@ -19,7 +19,7 @@ const commandTimeLayout = "2006-01-02 15:04"
 // is in a state the event fits, the time is after its last event), so a
 // refusal comes at once rather than after a tap, then proposes it. The
 // change happens when the user said it did, not when they confirm.
-func (r *req) proposeChange(c ProposedChange) error {
+func (r *req) proposeChange(c ProposedChangeCmd) error {
 	x, err := r.named(c.Name)
 	if ledger.ErrorCode(err) == ledger.ENOTFOUND {
 		return r.answer(r.plain(r.t("change_no_rental", chat.Escape(c.Name))))
@@ -34,11 +34,11 @@ func (r *req) proposeChange(c ProposedChange) error {
 	var cmd Command
 	switch c.Event {
 	case ledger.EventStop:
-		cmd = Stop{Name: x.Name, At: at}
+		cmd = StopCmd{Name: x.Name, At: at}
 	case ledger.EventResume:
-		cmd = Resume{Name: x.Name, At: at}
+		cmd = ResumeCmd{Name: x.Name, At: at}
 	default:
-		cmd = Release{Name: x.Name, At: at}
+		cmd = ReleaseCmd{Name: x.Name, At: at}
 	}
 	if err := r.mark(); err != nil {
 		return err
@@ -70,13 +70,13 @@ func (r *req) proposalButtons(id string) ([][]chat.Button, error) {
 // send instead.
 func proposalCommand(cmd Command) string {
 	switch c := cmd.(type) {
-	case Rent:
+	case RentCmd:
 		return rentCommand(c)
-	case Stop:
+	case StopCmd:
 		return "/stop " + c.Name + " at " + c.At.Format(commandTimeLayout)
-	case Resume:
+	case ResumeCmd:
 		return "/resume " + c.Name + " at " + c.At.Format(commandTimeLayout)
-	case Release:
+	case ReleaseCmd:
 		return "/release " + c.Name + " at " + c.At.Format(commandTimeLayout)
 	}
 	return "/" + string(cmd.Kind())
@@ -84,7 +84,7 @@ func proposalCommand(cmd Command) string {
 
 // perCardLine says how a per-card price became the rental's: "2×A100 at
 // $1.64/h each = $3.28/h", in the currency the rental will have.
-func (r *req) perCardLine(rent Rent, each PriceSpec) string {
+func (r *req) perCardLine(rent RentCmd, each PriceSpec) string {
 	x, _ := r.rental(rent)
 	return r.t("propose_per_card", chat.Escape(view.GPUText(&x)), view.FormatPrice(each.Price(), x.Currency, r.lang), view.FormatPrice(x.Price, x.Currency, r.lang))
 }

@@ -21,7 +21,7 @@ func (r *req) status() error {
 	return r.answer(r.plain(view.RenderStatus(b, r.now, r.lang)))
 }
 
-func (r *req) spend(c Spend) error {
+func (r *req) spend(c SpendCmd) error {
 	b, err := r.book()
 	if err != nil {
 		return err
@@ -82,7 +82,7 @@ func (r *req) showBalances() error {
 }
 
 // export sends the ledger as of now as a CSV or JSON document.
-func (r *req) export(c Export) error {
+func (r *req) export(c ExportCmd) error {
 	b, err := r.book()
 	if err != nil {
 		return err

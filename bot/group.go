@@ -40,19 +40,19 @@ const (
 // may): a new command is kept out of groups until it is placed here.
 func placeInGroup(cmd Command) groupPlace {
 	switch c := cmd.(type) {
-	case Help, Start, NotACommand, ProposedRent, ProposedChange, OtherBot:
+	case HelpCmd, StartCmd, NotACommand, ProposedRentCmd, ProposedChangeCmd, OtherBot:
 		return inGroup
-	case Status, Spend, Summary, Export, Why, Agent:
+	case StatusCmd, SpendCmd, SummaryCmd, ExportCmd, WhyCmd, AgentCmd:
 		return privately
-	case Balance:
+	case BalanceCmd:
 		if !c.Set {
 			return privately
 		}
-	case Budget:
+	case BudgetCmd:
 		if !c.Set {
 			return privately
 		}
-	case Settings:
+	case SettingsCmd:
 		if c.Empty() {
 			return privately
 		}

@@ -12,13 +12,13 @@ import (
 // time is taken out of the note, and "at" before words that are no time
 // stays part of it.
 func TestParse_ChargeAt(t *testing.T) {
-	box1 := func(note string) Charge {
-		return Charge{Target: "box1", Amount: Amount{Value: dec("5")}, Note: note}
+	box1 := func(note string) ChargeCmd {
+		return ChargeCmd{Target: "box1", Amount: Amount{Value: dec("5")}, Note: note}
 	}
-	with := func(c Charge, y, mo, d, h, mi int) Charge { c.At = at(y, mo, d, h, mi, 0); return c }
+	with := func(c ChargeCmd, y, mo, d, h, mi int) ChargeCmd { c.At = at(y, mo, d, h, mi, 0); return c }
 	tests := []struct {
 		in   string
-		want Charge
+		want ChargeCmd
 	}{
 		{"/charge box1 5 image fee at 2026-11-01 10:05", with(box1("image fee"), 2026, 11, 1, 10, 5)},
 		{"/charge box1 5 image fee at 10:05", with(box1("image fee"), 2026, 11, 1, 10, 5)},
@@ -90,7 +90,7 @@ func TestHelp_ChargeAt(t *testing.T) {
 			t.Errorf("help shows no example %q", in)
 		}
 		c, err := Parse(in, testNow, shanghai)
-		if ch, ok := c.(Charge); err != nil || !ok || ch.At.IsZero() || strings.Contains(ch.Note, "at") {
+		if ch, ok := c.(ChargeCmd); err != nil || !ok || ch.At.IsZero() || strings.Contains(ch.Note, "at") {
 			t.Errorf("help example %q parses to %s, %v", in, show(c), err)
 		}
 	}

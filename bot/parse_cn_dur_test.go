@@ -3,6 +3,8 @@ package bot
 import (
 	"testing"
 	"time"
+
+	"github.com/gpuledger/gpuledger/ledger"
 )
 
 func TestParseDur_ChineseNumerals(t *testing.T) {
@@ -39,14 +41,14 @@ func TestParse_ChineseDurationInCommands(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if a, ok := c.(AutoRelease); !ok || a.After != 2*time.Hour || a.Action != ActionRelease {
+	if a, ok := c.(AutoReleaseCmd); !ok || a.After != 2*time.Hour || a.Action != ledger.AutoRelease {
 		t.Errorf("got %#v, want release after 2h", c)
 	}
 	c, err = Parse("/rent box1 autodl 4090 1.88/h for=三十分钟", now, time.UTC)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if r, ok := c.(Rent); !ok || r.Lease != 30*time.Minute {
+	if r, ok := c.(RentCmd); !ok || r.Lease != 30*time.Minute {
 		t.Errorf("got %#v, want a 30m lease", c)
 	}
 }

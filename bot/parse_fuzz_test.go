@@ -117,7 +117,7 @@ func nonNeg(t *testing.T, in, what string, d ledger.Decimal) {
 func checkCommand(t *testing.T, in string, c Command, now time.Time) {
 	t.Helper()
 	switch c := c.(type) {
-	case Rent:
+	case RentCmd:
 		r := ledger.Rental{Name: c.Name, Platform: c.Platform, GPU: c.GPU, GPUCount: c.GPUCount,
 			Mode: c.Mode, Currency: c.Currency, Min: c.Min, Step: c.Step, Lease: c.Lease}
 		if r.Mode == "" {
@@ -142,22 +142,22 @@ func checkCommand(t *testing.T, in string, c Command, now time.Time) {
 			}
 		}
 		validAt(t, in, c.At, now)
-	case Stop:
+	case StopCmd:
 		validName(t, in, "name", c.Name)
 		validAt(t, in, c.At, now)
-	case Resume:
+	case ResumeCmd:
 		validName(t, in, "name", c.Name)
 		validAt(t, in, c.At, now)
-	case Release:
+	case ReleaseCmd:
 		validName(t, in, "name", c.Name)
 		validAt(t, in, c.At, now)
-	case Price:
+	case PriceCmd:
 		validName(t, in, "name", c.Name)
 		if err := c.Price.Price().Validate(); err != nil {
 			t.Fatalf("Parse(%q): price: %v", in, err)
 		}
 		validAt(t, in, c.At, now)
-	case StorageCreate:
+	case StorageCreateCmd:
 		v := ledger.Volume{Name: c.Volume, FreeGB: c.FreeGB, Currency: ledger.CNY}
 		if c.Price != nil {
 			v.Priced, v.Price, v.PriceUnit = true, c.Price.Amount, c.Price.Unit
@@ -172,32 +172,32 @@ func checkCommand(t *testing.T, in string, c Command, now time.Time) {
 			validName(t, in, "rental", c.Rental)
 		}
 		validAt(t, in, c.At, now)
-	case StorageResize:
+	case StorageResizeCmd:
 		validName(t, in, "volume", c.Volume)
 		nonNeg(t, in, "size", c.SizeGB)
 		validAt(t, in, c.At, now)
-	case StorageDelete:
+	case StorageDeleteCmd:
 		validName(t, in, "volume", c.Volume)
 		validAt(t, in, c.At, now)
-	case StorageSetPrice:
+	case StorageSetPriceCmd:
 		validName(t, in, "volume", c.Volume)
 		nonNeg(t, in, "price", c.Price.Amount)
 		validAt(t, in, c.At, now)
-	case TrafficTerms:
+	case TrafficTermsCmd:
 		validName(t, in, "name", c.Name)
 		nonNeg(t, in, "price", c.PricePerGB)
 		nonNeg(t, in, "free", c.FreeGB)
 		if c.Direction != "" && c.Direction != ledger.In && c.Direction != ledger.Out && c.Direction != ledger.Both {
 			t.Fatalf("Parse(%q): direction %q", in, c.Direction)
 		}
-	case TrafficUsage:
+	case TrafficUsageCmd:
 		validName(t, in, "name", c.Name)
 		nonNeg(t, in, "size", c.SizeGB)
 		if c.Direction != ledger.In && c.Direction != ledger.Out {
 			t.Fatalf("Parse(%q): direction %q", in, c.Direction)
 		}
 		validAt(t, in, c.At, now)
-	case Charge:
+	case ChargeCmd:
 		validName(t, in, "target", c.Target)
 		if c.Amount.Value.IsZero() {
 			t.Fatalf("Parse(%q): zero charge", in)
@@ -206,38 +206,38 @@ func checkCommand(t *testing.T, in string, c Command, now time.Time) {
 			t.Fatalf("Parse(%q): note %q", in, c.Note)
 		}
 		validAt(t, in, c.At, now)
-	case Topup:
+	case TopupCmd:
 		validName(t, in, "platform", c.Platform)
 		if c.Amount.Value.Sign() <= 0 {
 			t.Fatalf("Parse(%q): top-up %s", in, c.Amount.Value)
 		}
 		validAt(t, in, c.At, now)
-	case Balance:
+	case BalanceCmd:
 		if c.Set {
 			validName(t, in, "platform", c.Platform)
 		}
 		validAt(t, in, c.At, now)
-	case Budget:
+	case BudgetCmd:
 		nonNeg(t, in, "budget", c.Amount.Value)
-	case Spend:
+	case SpendCmd:
 		if !c.From.Before(c.To) {
 			t.Fatalf("Parse(%q): period %v..%v", in, c.From, c.To)
 		}
-	case Agent:
+	case AgentCmd:
 		validName(t, in, "name", c.Name)
-	case Why:
+	case WhyCmd:
 		validName(t, in, "name", c.Name)
-	case AutoRelease:
+	case AutoReleaseCmd:
 		validName(t, in, "name", c.Name)
 		switch c.Action {
-		case ActionOff, ActionNotify, ActionStop, ActionRelease:
+		case ledger.AutoOff, ledger.AutoNotify, ledger.AutoStop, ledger.AutoRelease:
 		default:
 			t.Fatalf("Parse(%q): action %q", in, c.Action)
 		}
 		if c.After < 0 {
 			t.Fatalf("Parse(%q): after %v", in, c.After)
 		}
-	case Settings:
+	case SettingsCmd:
 		if c.TZ != nil {
 			if _, err := time.LoadLocation(*c.TZ); err != nil {
 				t.Fatalf("Parse(%q): tz %q: %v", in, *c.TZ, err)
@@ -246,7 +246,7 @@ func checkCommand(t *testing.T, in string, c Command, now time.Time) {
 		if c.Lang != nil && *c.Lang != chat.LangEN && *c.Lang != chat.LangZH {
 			t.Fatalf("Parse(%q): lang %q", in, *c.Lang)
 		}
-	case ProposedRent:
+	case ProposedRentCmd:
 		if c.GPU == "" || c.GPUCount < 1 || c.GPUCount > 64 {
 			t.Fatalf("Parse(%q): proposal %s", in, show(c))
 		}
@@ -266,7 +266,7 @@ func checkCommand(t *testing.T, in string, c Command, now time.Time) {
 			validName(t, in, "platform", c.Platform)
 		}
 		validAt(t, in, c.At, now)
-	case ProposedChange:
+	case ProposedChangeCmd:
 		validName(t, in, "name", c.Name)
 		switch c.Event {
 		case ledger.EventStop, ledger.EventResume, ledger.EventRelease:
@@ -274,7 +274,7 @@ func checkCommand(t *testing.T, in string, c Command, now time.Time) {
 			t.Fatalf("Parse(%q): change %q", in, c.Event)
 		}
 		validAt(t, in, c.At, now)
-	case Help, Start, Status, Summary, Export, Undo, NotACommand, OtherBot:
+	case HelpCmd, StartCmd, StatusCmd, SummaryCmd, ExportCmd, UndoCmd, NotACommand, OtherBot:
 	default:
 		t.Fatalf("Parse(%q) returned unknown type %T", in, c)
 	}

@@ -52,7 +52,7 @@ var freeHelp = map[string]bool{"help": true, "帮助": true, "?": true, "？": t
 func parseFree(s string, now time.Time, loc *time.Location) Command {
 	s = strings.TrimSpace(s)
 	if freeHelp[strings.ToLower(s)] {
-		return Help{}
+		return HelpCmd{}
 	}
 	if c, ok := freeQuestion(s, now, loc); ok {
 		return c
@@ -68,7 +68,7 @@ func parseFree(s string, now time.Time, loc *time.Location) Command {
 		return c
 	}
 	c := freeRent(strings.ToLower(rest))
-	if pr, isRent := c.(ProposedRent); isRent {
+	if pr, isRent := c.(ProposedRentCmd); isRent {
 		// A start time in the future is left out: the proposal then shows
 		// the message's time, for the user to correct.
 		pr.At = at
@@ -82,7 +82,7 @@ func parseFree(s string, now time.Time, loc *time.Location) Command {
 func freeRent(s string) Command {
 	s = brandSpace.ReplaceAllString(s, "$1")
 	s, perCard := cutPerCardWords(s)
-	var pr ProposedRent
+	var pr ProposedRentCmd
 	for _, loc := range gpuRun.FindAllStringIndex(s, 64) {
 		run := strings.Trim(s[loc[0]:loc[1]], "-*")
 		model, n, ok := parseGPU(run)
@@ -174,7 +174,8 @@ func atoiSmall(s string) int {
 // findPlatform returns the first known platform named in s.
 func findPlatform(s string) string {
 	best, bestAt := "", len(s)+1
-	for alias, key := range platformAliases {
+	for _, n := range ledger.PlatformNames() {
+		alias, key := n.Name, n.Key
 		i := strings.Index(s, alias)
 		if i < 0 {
 			continue
@@ -401,9 +402,9 @@ func freeQuestion(s string, now time.Time, loc *time.Location) (Command, bool) {
 		return nil, false
 	}
 	switch c := c.(type) {
-	case Status, Spend, Summary:
+	case StatusCmd, SpendCmd, SummaryCmd:
 		return c, true
-	case Balance:
+	case BalanceCmd:
 		if !c.Set {
 			return c, true
 		}
@@ -452,10 +453,10 @@ func changeEvent(verb string) (ledger.EventKind, bool) {
 
 // freeChange reads a whole message that stops, resumes or releases one
 // rental by name. The name keeps its case, as the ledger does.
-func freeChange(s string) (ProposedChange, bool) {
+func freeChange(s string) (ProposedChangeCmd, bool) {
 	s = strings.TrimSpace(strings.TrimRight(strings.TrimSpace(s), ".!~。！"))
 	if s == "" || len(s) > 120 {
-		return ProposedChange{}, false
+		return ProposedChangeCmd{}, false
 	}
 	// The patterns run only on text with one of their verbs in it.
 	var m []string
@@ -470,16 +471,16 @@ func freeChange(s string) (ProposedChange, bool) {
 		m = changeZH.FindStringSubmatch(s)
 	}
 	if m == nil {
-		return ProposedChange{}, false
+		return ProposedChangeCmd{}, false
 	}
 	verb, name := m[1]+m[4], m[2]+m[3]
 	name = strings.TrimRight(name, ".,!?")
 	ev, ok := changeEvent(verb)
 	// "在autodl租了4090关机了" tells of a rental, not of one named so.
 	if !ok || notNames[strings.ToLower(name)] || strings.Contains(name, "租") || ledger.ValidateName(name) != nil {
-		return ProposedChange{}, false
+		return ProposedChangeCmd{}, false
 	}
-	return ProposedChange{Event: ev, Name: name}, true
+	return ProposedChangeCmd{Event: ev, Name: name}, true
 }
 
 // --- times in words ----------------------------------------------------------

@@ -412,6 +412,15 @@ const DefaultGrace = 30 * time.Minute
 // may ask for more; the store accepts this little for tests and demos.
 const MinGrace = 5 * time.Second
 
+// MinAfter and MaxAfter bound the grace a user may give /autorelease
+// ("after"): shorter than a minute would act before the warning can be
+// read, longer than a week outlives any idle streak worth acting on. The
+// parser checks against these, so chat and ledger refuse the same values.
+const (
+	MinAfter = time.Minute
+	MaxAfter = 7 * 24 * time.Hour
+)
+
 // AutoPolicy is a rental's /autorelease setting.
 type AutoPolicy struct {
 	RentalID int64
@@ -431,13 +440,28 @@ func (p AutoPolicy) Grace() time.Duration {
 	return p.After
 }
 
-// Validate checks a policy from chat.
+// Validate checks a policy from chat: a known action and a grace of 0
+// (DefaultGrace) or within MinAfter..MaxAfter. It returns EINVALID with
+// key "bad_after" (the grace and both bounds) for a grace out of range.
 func (p AutoPolicy) Validate() error {
+	if err := p.ValidateStored(); err != nil {
+		return err
+	}
+	if p.After != 0 && p.After < MinAfter && p.Action != AutoOff {
+		return Errorc(EINVALID, "bad_after", p.After, MinAfter, MaxAfter)
+	}
+	return nil
+}
+
+// ValidateStored checks a policy the store may keep: chat's rules, except
+// that the grace may be as short as MinGrace, so tests and demos of the
+// agent need not wait a minute.
+func (p AutoPolicy) ValidateStored() error {
 	if !p.Action.Valid() {
 		return Errorc(EINVALID, "bad_action", p.Action)
 	}
-	if p.After < 0 || p.After > 7*24*time.Hour {
-		return Errorc(EINVALID, "bad_after", p.After)
+	if p.After < 0 || p.After > MaxAfter {
+		return Errorc(EINVALID, "bad_after", p.After, MinAfter, MaxAfter)
 	}
 	if p.After != 0 && p.After < MinGrace && p.Action != AutoOff {
 		return Errorc(EINVALID, "after_short", p.After, MinGrace)

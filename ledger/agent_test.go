@@ -1,6 +1,7 @@
 package ledger
 
 import (
+	"errors"
 	"strings"
 	"testing"
 	"time"
@@ -181,5 +182,38 @@ func TestDescribeSessions(t *testing.T) {
 	}
 	if got := DescribeSessions(nil); got != "" {
 		t.Fatalf("nobody: %q", got)
+	}
+}
+
+// TestAutoPolicy_AfterBounds: a grace from chat lies within MinAfter and
+// MaxAfter (0 is the default), and the refusal names both bounds; the
+// store alone takes a grace down to MinGrace.
+func TestAutoPolicy_AfterBounds(t *testing.T) {
+	for _, tt := range []struct {
+		after  time.Duration
+		chat   bool
+		stored bool
+	}{
+		{0, true, true},
+		{MinGrace, false, true},
+		{30 * time.Second, false, true},
+		{MinAfter, true, true},
+		{MaxAfter, true, true},
+		{MaxAfter + time.Second, false, false},
+	} {
+		p := AutoPolicy{Action: AutoStop, After: tt.after}
+		err := p.Validate()
+		if (err == nil) != tt.chat {
+			t.Errorf("Validate(after=%v) = %v, want ok=%v", tt.after, err, tt.chat)
+		}
+		var le *Error
+		if err != nil && errors.As(err, &le) && tt.after > MinGrace {
+			if le.Key != "bad_after" || len(le.Args) != 3 || le.Args[1] != MinAfter || le.Args[2] != MaxAfter {
+				t.Errorf("Validate(after=%v) = %s %v, want bad_after naming %v and %v", tt.after, le.Key, le.Args, MinAfter, MaxAfter)
+			}
+		}
+		if err := p.ValidateStored(); (err == nil) != tt.stored {
+			t.Errorf("ValidateStored(after=%v) = %v, want ok=%v", tt.after, err, tt.stored)
+		}
 	}
 }

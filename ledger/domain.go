@@ -115,6 +115,10 @@ type Event struct {
 	Kind  EventKind
 	At    time.Time
 	Price Price // the new rate, for EventPrice only
+	// RecordedAt is when the user logged the event (its action's time),
+	// which for a backdated event is later than At. Filled by the store
+	// when it loads a rental; ignored when one is written.
+	RecordedAt time.Time
 }
 
 // Direction is a traffic direction.
@@ -557,21 +561,34 @@ type BalanceRecord struct {
 	At       time.Time
 }
 
+// DefaultIdleWarn is how long a rental's GPUs must be idle before the
+// user is warned, unless their settings say otherwise (idle_warn).
+const DefaultIdleWarn = 30 * time.Minute
+
 // Settings are a user's preferences. Durations of 0 mean the default.
 type Settings struct {
 	SummaryAt int           // nightly summary, minutes after local midnight; default 22:00
-	IdleWarn  time.Duration // default 30m
+	IdleWarn  time.Duration // default DefaultIdleWarn
 	Silent    time.Duration // default 10m
 	QuietFrom int           // quiet hours start, minutes after midnight; -1 none
 	QuietTo   int           // quiet hours end, minutes after midnight
 	LongRun   time.Duration // reminder for rentals without an agent; default 12h
 }
 
+// IdleWarnAfter returns the user's idle warning delay: IdleWarn, or
+// DefaultIdleWarn when it is unset.
+func (s Settings) IdleWarnAfter() time.Duration {
+	if s.IdleWarn > 0 {
+		return s.IdleWarn
+	}
+	return DefaultIdleWarn
+}
+
 // DefaultSettings returns the settings of a new user.
 func DefaultSettings() Settings {
 	return Settings{
 		SummaryAt: 22 * 60,
-		IdleWarn:  30 * time.Minute,
+		IdleWarn:  DefaultIdleWarn,
 		Silent:    10 * time.Minute,
 		QuietFrom: -1,
 		QuietTo:   -1,

@@ -211,6 +211,41 @@ func LookupProfile(name string) (Profile, bool) {
 	return p, true
 }
 
+// CanonicalPlatform returns the key of the built-in profile that a
+// platform name stands for ("auto-dl", "AutoDL.com" and "autodl" are all
+// "autodl"), so that every record of a platform is stored under one name
+// and draws on one balance. The profile table is the only list of
+// platform names; ok is false for a platform the ledger does not know.
+func CanonicalPlatform(name string) (key string, ok bool) {
+	ps, idx := loadProfiles()
+	i, ok := idx[normName(name)]
+	if !ok {
+		return "", false
+	}
+	return ps[i].Key, true
+}
+
+// PlatformName is one name of a known platform as the profile table
+// writes it, with the profile's key.
+type PlatformName struct {
+	Name string // lower case, as a user may type it: "vast.ai", "阿里云"
+	Key  string
+}
+
+// PlatformNames returns every key and alias of the built-in profiles, for
+// finding a platform named inside free text, where the folding of
+// CanonicalPlatform cannot be applied to a word not yet cut out.
+func PlatformNames() []PlatformName {
+	var out []PlatformName
+	for _, p := range Profiles() {
+		out = append(out, PlatformName{Name: strings.ToLower(p.Key), Key: p.Key})
+		for _, a := range p.Aliases {
+			out = append(out, PlatformName{Name: strings.ToLower(a), Key: p.Key})
+		}
+	}
+	return out
+}
+
 // Profiles returns all built-in profiles sorted by key.
 func Profiles() []Profile {
 	ps, _ := loadProfiles()

@@ -1,6 +1,7 @@
 package ledger
 
 import (
+	"strings"
 	"testing"
 	"time"
 )
@@ -210,6 +211,33 @@ func TestProfile_DataDeadline(t *testing.T) {
 		got, ok := tt.p.DataDeadline(tt.r, off(tt.now))
 		if ok != tt.ok || (ok && !got.Equal(off(tt.want))) {
 			t.Errorf("%s: %s %v, want %s %v", tt.name, got, ok, off(tt.want), tt.ok)
+		}
+	}
+}
+
+// TestCanonicalPlatform: every name of the table, in any case and with
+// spaces, dashes or underscores, is its profile's key; other names are
+// not platforms the ledger knows.
+func TestCanonicalPlatform(t *testing.T) {
+	names := PlatformNames()
+	if len(names) < len(Profiles())*2 {
+		t.Fatalf("PlatformNames has %d names for %d profiles", len(names), len(Profiles()))
+	}
+	for _, n := range names {
+		for _, typed := range []string{n.Name, strings.ToUpper(n.Name), " " + n.Name + " "} {
+			if k, ok := CanonicalPlatform(typed); !ok || k != n.Key {
+				t.Errorf("CanonicalPlatform(%q) = %q, %v; want %q", typed, k, ok, n.Key)
+			}
+		}
+	}
+	for typed, want := range map[string]string{"Auto-DL": "autodl", "lambda_labs": "lambda", "VAST AI": "vast", "阿里云": "alibaba"} {
+		if k, ok := CanonicalPlatform(typed); !ok || k != want {
+			t.Errorf("CanonicalPlatform(%q) = %q, %v; want %q", typed, k, ok, want)
+		}
+	}
+	for _, typed := range []string{"", "mygpufarm", "autodl2"} {
+		if k, ok := CanonicalPlatform(typed); ok {
+			t.Errorf("CanonicalPlatform(%q) = %q; want unknown", typed, k)
 		}
 	}
 }

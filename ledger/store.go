@@ -17,10 +17,46 @@ type Action struct {
 	Key    string    // dedupe key, e.g. "tg:42:update:1001"; "" for none
 }
 
+// ActionKind names a journaled action: what Undo reports it reversed.
+// Its text is stored in the journal and keys the bot's message for it, so
+// the values never change. A rental event's action has the event's kind
+// (EventStop, EventResume, EventRelease); a rental is created by
+// ActionRent, never by a journaled "start".
+type ActionKind string
+
+// Action kinds recorded in the journal and returned by Undo.
+const (
+	ActionRent          ActionKind = "rent"
+	ActionStop          ActionKind = ActionKind(EventStop)
+	ActionResume        ActionKind = ActionKind(EventResume)
+	ActionPrice         ActionKind = "price"
+	ActionRelease       ActionKind = ActionKind(EventRelease)
+	ActionTraffic       ActionKind = "traffic"       // SetTraffic
+	ActionTrafficUsage  ActionKind = "traffic_usage" // AddTraffic
+	ActionStorage       ActionKind = "storage"       // CreateVolume
+	ActionStorageResize ActionKind = "storage_resize"
+	ActionStorageDelete ActionKind = "storage_delete"
+	ActionStoragePrice  ActionKind = "storage_price" // SetVolumePrice
+	ActionCharge        ActionKind = "charge"
+	ActionTopUp         ActionKind = "topup"
+	ActionBalance       ActionKind = "balance"
+	ActionSettings      ActionKind = "settings"
+	ActionUndo          ActionKind = "undo"    // not undoable itself
+	ActionHandled       ActionKind = "handled" // MarkHandled; changes nothing
+)
+
+// UndoableKinds lists every kind Undo may report, for catalogs that must
+// name each one.
+func UndoableKinds() []ActionKind {
+	return []ActionKind{ActionRent, ActionStop, ActionResume, ActionPrice, ActionRelease, ActionTraffic,
+		ActionTrafficUsage, ActionStorage, ActionStorageResize, ActionStorageDelete, ActionStoragePrice,
+		ActionCharge, ActionTopUp, ActionBalance, ActionSettings}
+}
+
 // UndoResult says what Undo reversed.
 type UndoResult struct {
-	Kind string // the kind of the undone action, e.g. "rent", "stop", "storage"
-	Name string // the rental or volume it touched, if any
+	Kind ActionKind // the kind of the undone action, e.g. ActionRent, ActionStop, ActionStorage
+	Name string     // the rental or volume it touched, if any
 	At   time.Time
 }
 

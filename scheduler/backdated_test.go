@@ -84,7 +84,7 @@ func TestMarkReleased_OffersTheTime(t *testing.T) {
 	}
 	// The advice works: undo reverses the button's release ...
 	res, err := e.db.Undo(ctx, ledger.Action{UserID: 1, At: e.clk.Now()})
-	if err != nil || res.Kind != string(ledger.EventRelease) || res.Name != "l1" {
+	if err != nil || res.Kind != ledger.ActionRelease || res.Name != "l1" {
 		t.Fatalf("undo = %+v, %v", res, err)
 	}
 	// ... and the release can be given its time.
@@ -92,5 +92,46 @@ func TestMarkReleased_OffersTheTime(t *testing.T) {
 	x, err := e.db.AppendEvent(ctx, ledger.Action{UserID: 1, At: e.clk.Now()}, "l1", ledger.Event{Kind: ledger.EventRelease, At: at})
 	if err != nil || x.State() != ledger.Released || !x.Events[len(x.Events)-1].At.Equal(at) {
 		t.Fatalf("release at %s: %+v, %v", at, x, err)
+	}
+}
+
+// TestLongRun_BackdatedResumeNotNaggedAtOnce: an old rental, stopped
+// weeks ago, resumed now "at" two days ago is not "still using it?" at
+// the next tick; the long-run time counts from when the user logged the
+// resume, as it does for a backdated start.
+func TestLongRun_BackdatedResumeNotNaggedAtOnce(t *testing.T) {
+	e := newEnv(t, nil)
+	ctx := context.Background()
+	e.clk.Add(time.Hour)
+	e.logBackdated("l1", 0)
+	e.clk.Add(time.Hour)
+	if _, err := e.db.AppendEvent(ctx, ledger.Action{UserID: 1, At: e.clk.Now()}, "l1", ledger.Event{Kind: ledger.EventStop, At: e.clk.Now()}); err != nil {
+		t.Fatal(err)
+	}
+	e.clk.Add(20 * 24 * time.Hour)
+	if _, err := e.db.AppendEvent(ctx, ledger.Action{UserID: 1, At: e.clk.Now()}, "l1", ledger.Event{Kind: ledger.EventResume, At: e.clk.Now().Add(-48 * time.Hour)}); err != nil {
+		t.Fatal(err)
+	}
+	longRun := func() []string {
+		var out []string
+		for _, m := range e.about("l1") {
+			if strings.Contains(m, "has been running") {
+				out = append(out, m)
+			}
+		}
+		return out
+	}
+	e.clk.Add(30 * time.Second)
+	e.tick()
+	e.clk.Add(11 * time.Hour)
+	e.tick()
+	if got := longRun(); len(got) != 0 {
+		t.Fatalf("a resume logged 11h ago was nagged: %q", got)
+	}
+	e.clk.Add(time.Hour)
+	e.tick()
+	got := longRun()
+	if len(got) != 1 || !strings.Contains(got[0], "<b>l1</b> has been running 2d12h") {
+		t.Fatalf("after 12h logged, long-run reminders = %q", got)
 	}
 }

@@ -152,10 +152,7 @@ func (s *Scheduler) decide(ctx context.Context, r *ledger.Rental, kind ledger.De
 }
 
 func idleWarn(u *ledger.User) time.Duration {
-	if u.Settings.IdleWarn > 0 {
-		return u.Settings.IdleWarn
-	}
-	return 30 * time.Minute
+	return u.Settings.IdleWarnAfter()
 }
 
 func silentAfter(u *ledger.User) time.Duration {
@@ -447,32 +444,35 @@ func mustInt(s string) int64 {
 	return n
 }
 
-// runningSince returns the start of the current running segment.
-func runningSince(r *ledger.Rental) time.Time {
-	var t time.Time
+// runningSince returns the start of the current running segment and when
+// the user logged that start or resume.
+func runningSince(r *ledger.Rental) (at, logged time.Time) {
 	for _, e := range r.Events {
 		if e.Kind == ledger.EventStart || e.Kind == ledger.EventResume {
-			t = e.At
+			at, logged = e.At, e.RecordedAt
 		}
 	}
-	return t
+	return at, logged
 }
 
 // checkLongRun reminds once per running segment about a rental without an
 // agent that has run for the user's LongRun. The LongRun counts from the
-// later of the segment's start and when the rental was logged: a rental
-// logged today that started weeks ago is the user's fresh word that it
-// runs, so asking "still using it?" at once would only be noise. The card
-// still states how long it has really been running.
+// later of the segment's start and when the user logged it (the rental,
+// or the resume that began the segment): a rental or resume logged today
+// that began weeks ago is the user's fresh word that it runs, so asking
+// "still using it?" at once would only be noise. The card still states
+// how long it has really been running.
 func (s *Scheduler) checkLongRun(ctx context.Context, u *ledger.User, r *ledger.Rental, now time.Time) error {
 	long := u.Settings.LongRun
 	if long <= 0 {
 		long = 12 * time.Hour
 	}
-	since := runningSince(r)
+	since, logged := runningSince(r)
 	counted := since
-	if r.CreatedAt.After(counted) {
-		counted = r.CreatedAt
+	for _, t := range []time.Time{logged, r.CreatedAt} {
+		if t.After(counted) {
+			counted = t
+		}
 	}
 	if since.IsZero() || now.Sub(counted) < long {
 		return nil

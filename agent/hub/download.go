@@ -80,13 +80,23 @@ type cachedSum struct {
 	hex   string
 }
 
+// CheckPublicURL returns an error when s cannot be the server URL written
+// into install.sh: agents fetch the binary and send heartbeats there, so
+// it must be an http or https URL with a host.
+func CheckPublicURL(s string) error {
+	u, err := url.Parse(s)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return fmt.Errorf("public URL %q is not an http(s) URL like https://ledger.example.com", s)
+	}
+	return nil
+}
+
 // NewDownloads returns the download endpoints for cfg. A missing binary is
 // not an error (the endpoints say it is missing); a PublicURL that is not
 // an http or https URL is.
 func NewDownloads(cfg DownloadConfig) (*Downloads, error) {
-	u, err := url.Parse(cfg.PublicURL)
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return nil, fmt.Errorf("hub: downloads: public URL %q is not an http(s) URL like https://ledger.example.com", cfg.PublicURL)
+	if err := CheckPublicURL(cfg.PublicURL); err != nil {
+		return nil, fmt.Errorf("hub: downloads: %w", err)
 	}
 	cfg.PublicURL = strings.TrimRight(cfg.PublicURL, "/")
 	if cfg.Logger == nil {

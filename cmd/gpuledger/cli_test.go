@@ -133,6 +133,9 @@ func TestConsole_AgentSummaryFiles(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, out, errs)
 	}
+	if strings.Contains(out, "127.0.0.1:0/") {
+		t.Errorf("the install command names port 0, not the hub's real port:\n%s", out)
+	}
 	for _, want := range []string{
 		"install.sh?token=",      // the token is still issued
 		"no agent binary",        // English warning

@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/gpuledger/gpuledger/agent/hub"
 )
 
 // Config is the server's configuration. Each field comes from an
@@ -127,6 +129,13 @@ func (c *Config) validate() error {
 	}
 	if _, _, err := net.SplitHostPort(c.Listen); err != nil {
 		errs = append(errs, fmt.Errorf("GPULEDGER_LISTEN / -listen: %q is not host:port (e.g. :8477)", c.Listen))
+	}
+	if c.PublicURL != "" {
+		// Agents are handed this URL by /agent: one that cannot work would
+		// only show when an install fails on a rented host.
+		if err := hub.CheckPublicURL(c.PublicURL); err != nil {
+			errs = append(errs, fmt.Errorf("GPULEDGER_PUBLIC_URL / -public-url: %w", err))
+		}
 	}
 	if c.TZ != "" {
 		if _, err := time.LoadLocation(c.TZ); err != nil {

@@ -56,3 +56,21 @@ func TestParseConfig_ErrListen(t *testing.T) {
 		}
 	}
 }
+
+// TestParseConfig_ErrPublicURL: a public URL that is not http(s) would
+// hand agents an install command that cannot work; it is refused at
+// start with the variable's name, and a good one is kept.
+func TestParseConfig_ErrPublicURL(t *testing.T) {
+	for _, bad := range []string{"ledger.example.com", "ledger.example.com:8477", "ftp://ledger.example.com", "https://", "http//x"} {
+		env := map[string]string{"GPULEDGER_PUBLIC_URL": bad}
+		_, _, err := parseConfig("serve", nil, func(k string) string { return env[k] }, io.Discard)
+		if err == nil || !strings.Contains(err.Error(), "GPULEDGER_PUBLIC_URL") || !strings.Contains(err.Error(), "https://") {
+			t.Errorf("GPULEDGER_PUBLIC_URL=%q: err = %v, want one naming the variable with an example", bad, err)
+		}
+	}
+	env := map[string]string{"GPULEDGER_PUBLIC_URL": "https://ledger.example.com/"}
+	cfg, _, err := parseConfig("serve", nil, func(k string) string { return env[k] }, io.Discard)
+	if err != nil || cfg.publicURL() != "https://ledger.example.com" {
+		t.Errorf("good URL: %q, %v", cfg.publicURL(), err)
+	}
+}

@@ -94,7 +94,15 @@ func startHub(ctx context.Context, cfg Config, db *sqlite.DB, log *slog.Logger) 
 		return nil, fmt.Errorf("agent hub: listen on %s (GPULEDGER_LISTEN): %w", cfg.Listen, err)
 	}
 	r.ln = ln
-	handler, downloads := agentHandler(h, cfg.AgentBinary, cfg.publicURL(), log)
+	if host, port, err := net.SplitHostPort(cfg.Listen); err == nil && port == "0" {
+		// Port 0 asks the system for a free port: agents must be told the
+		// one it gave, not ":0".
+		if _, got, err := net.SplitHostPort(ln.Addr().String()); err == nil {
+			cfg.Listen = net.JoinHostPort(host, got)
+			r.cfg = cfg
+		}
+	}
+	handler, downloads := agentHandler(h, cfg.AgentBinary, r.PublicURL(), log)
 	r.downloads = downloads
 	r.srv = &http.Server{
 		Handler:           handler,
@@ -123,9 +131,14 @@ func startHub(ctx context.Context, cfg Config, db *sqlite.DB, log *slog.Logger) 
 			log.Error("agent hub flush", "err", err)
 		}
 	}()
-	log.Info("agent hub listening", "addr", ln.Addr().String(), "public_url", cfg.publicURL())
+	log.Info("agent hub listening", "addr", ln.Addr().String(), "public_url", r.PublicURL())
 	return r, nil
 }
+
+// PublicURL returns the URL agents are told to use: GPULEDGER_PUBLIC_URL,
+// or else the address the hub listens on, with the port the system gave
+// when it was asked for port 0.
+func (r *reminders) PublicURL() string { return r.cfg.publicURL() }
 
 // Tokens returns the agent token issuer for /agent.
 func (r *reminders) Tokens() bot.AgentTokens { return r.hub.Tokens() }

@@ -51,7 +51,6 @@ func runServe(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 		Logger:       log,
 		TZ:           cfg.TZ,
 		AllowedUsers: cfg.AllowedUsers,
-		PublicURL:    cfg.publicURL(),
 	}
 	if terminal {
 		coreCfg.Owner = cfg.ConsoleUser
@@ -61,6 +60,7 @@ func runServe(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 		return err
 	}
 	defer hub.Close()
+	coreCfg.PublicURL = hub.PublicURL()
 	coreCfg.AgentTokens = hub.Tokens()
 	coreCfg.AgentDownloads = hub.Downloads()
 	coreCfg.SummaryChart = scheduler.SummaryChart

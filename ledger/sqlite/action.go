@@ -10,29 +10,6 @@ import (
 	"github.com/gpuledger/gpuledger/ledger"
 )
 
-// Action kinds recorded in the journal and returned by Undo. Rental events
-// use their ledger.EventKind ("start" is never journaled on its own: a
-// rental is created by "rent").
-const (
-	KindRent          = "rent"
-	KindStop          = "stop"
-	KindResume        = "resume"
-	KindPrice         = "price"
-	KindRelease       = "release"
-	KindTraffic       = "traffic"       // SetTraffic
-	KindTrafficUsage  = "traffic_usage" // AddTraffic
-	KindStorage       = "storage"       // CreateVolume
-	KindStorageResize = "storage_resize"
-	KindStorageDelete = "storage_delete"
-	KindStoragePrice  = "storage_price" // SetVolumePrice
-	KindCharge        = "charge"
-	KindTopUp         = "topup"
-	KindBalance       = "balance"
-	KindSettings      = "settings"
-	KindUndo          = "undo"    // not undoable itself
-	KindHandled       = "handled" // MarkHandled; changes nothing
-)
-
 // journal is the action row of the transaction in progress.
 type journal struct {
 	id     int64
@@ -44,7 +21,7 @@ type journal struct {
 // in the transaction, so that a duplicate key is reported as EDUPLICATE
 // before anything else is looked at (a retried action must not fail with
 // "already stopped"). needUser requires the user to exist.
-func (db *DB) beginAction(ctx context.Context, tx querier, a ledger.Action, kind, name string, undoable, needUser bool) (journal, error) {
+func (db *DB) beginAction(ctx context.Context, tx querier, a ledger.Action, kind ledger.ActionKind, name string, undoable, needUser bool) (journal, error) {
 	if a.UserID == 0 {
 		return journal{}, ledger.Errorf(ledger.EINVALID, "the action has no user")
 	}
@@ -67,7 +44,7 @@ func (db *DB) beginAction(ctx context.Context, tx querier, a ledger.Action, kind
 		key = sql.NullString{String: a.Key, Valid: true}
 	}
 	res, err := tx.ExecContext(ctx, `INSERT INTO actions (user_id, kind, name, at, key, undoable) VALUES (?, ?, ?, ?, ?, ?)`,
-		a.UserID, kind, name, unix(at), key, boolInt(undoable))
+		a.UserID, string(kind), name, unix(at), key, boolInt(undoable))
 	if isUnique(err) {
 		return journal{}, ledger.Errorf(ledger.EDUPLICATE, "this action (%s) was already applied", a.Key)
 	}
@@ -113,7 +90,7 @@ func (db *DB) MarkHandled(ctx context.Context, a ledger.Action) error {
 		return ledger.Errorf(ledger.EINVALID, "MarkHandled needs an action key, e.g. tg:42:update:1001")
 	}
 	return db.withWrite(ctx, func(tx *wtx) error {
-		_, err := db.beginAction(ctx, tx, a, KindHandled, "", false, false)
+		_, err := db.beginAction(ctx, tx, a, ledger.ActionHandled, "", false, false)
 		return err
 	})
 }
@@ -145,28 +122,29 @@ var undoTables = []string{
 func (db *DB) Undo(ctx context.Context, a ledger.Action) (ledger.UndoResult, error) {
 	var out ledger.UndoResult
 	err := db.withWrite(ctx, func(tx *wtx) error {
-		j, err := db.beginAction(ctx, tx, a, KindUndo, "", false, true)
+		j, err := db.beginAction(ctx, tx, a, ledger.ActionUndo, "", false, true)
 		if err != nil {
 			return err
 		}
 		var (
 			id                 int64
-			kind, name         string
+			kindText, name     string
 			at                 int64
 			rentalID, volumeID sql.NullInt64
 			prev               sql.NullString
 		)
 		err = tx.QueryRowContext(ctx, `SELECT id, kind, name, at, rental_id, volume_id, prev FROM actions
 			WHERE user_id = ? AND undoable = 1 AND undone_by IS NULL ORDER BY id DESC LIMIT 1`, j.userID).
-			Scan(&id, &kind, &name, &at, &rentalID, &volumeID, &prev)
+			Scan(&id, &kindText, &name, &at, &rentalID, &volumeID, &prev)
 		if err == sql.ErrNoRows {
 			return ledger.Errorc(ledger.ENOTFOUND, "nothing_to_undo")
 		}
 		if err != nil {
 			return fmt.Errorf("sqlite: find the action to undo: %w", err)
 		}
+		kind := ledger.ActionKind(kindText)
 		switch kind {
-		case KindRent, KindStop, KindResume, KindRelease:
+		case ledger.ActionRent, ledger.ActionStop, ledger.ActionResume, ledger.ActionRelease:
 			if err := laterAgentAction(ctx, tx, id, rentalID.Int64, kind, name); err != nil {
 				return err
 			}
@@ -177,15 +155,15 @@ func (db *DB) Undo(ctx context.Context, a ledger.Action) (ledger.UndoResult, err
 			}
 		}
 		switch kind {
-		case KindSettings:
+		case ledger.ActionSettings:
 			if err := restoreUser(ctx, tx, j.userID, prev.String); err != nil {
 				return err
 			}
-		case KindTraffic:
+		case ledger.ActionTraffic:
 			if err := restoreTraffic(ctx, tx, rentalID.Int64, prev.String); err != nil {
 				return err
 			}
-		case KindStoragePrice:
+		case ledger.ActionStoragePrice:
 			if err := restoreVolumePrice(ctx, tx, volumeID.Int64, prev.String); err != nil {
 				return err
 			}
@@ -195,7 +173,7 @@ func (db *DB) Undo(ctx context.Context, a ledger.Action) (ledger.UndoResult, err
 				EXISTS (SELECT 1 FROM rental_events e WHERE e.rental_id = rentals.id AND e.kind = 'release')
 				WHERE id = ?`, rentalID.Int64)
 			if err != nil {
-				return constraintError(err, "undo "+kind,
+				return constraintError(err, "undo "+string(kind),
 					fmt.Sprintf("cannot undo the release of %s: another unreleased rental is named %s (release it first)", name, name))
 			}
 		}
@@ -204,7 +182,7 @@ func (db *DB) Undo(ctx context.Context, a ledger.Action) (ledger.UndoResult, err
 				EXISTS (SELECT 1 FROM volume_events e WHERE e.volume_id = volumes.id AND e.kind = 'delete')
 				WHERE id = ?`, volumeID.Int64)
 			if err != nil {
-				return constraintError(err, "undo "+kind,
+				return constraintError(err, "undo "+string(kind),
 					fmt.Sprintf("cannot undo the deletion of volume %s: another volume is named %s (delete it first)", name, name))
 			}
 		}
@@ -226,19 +204,19 @@ func (db *DB) Undo(ctx context.Context, a ledger.Action) (ledger.UndoResult, err
 // stopped or went away), and reversing an earlier change beneath one would
 // leave the rental's events out of order (two stops in a row) or delete a
 // rental whose release is on record.
-func laterAgentAction(ctx context.Context, tx querier, id, rentalID int64, kind, name string) error {
+func laterAgentAction(ctx context.Context, tx querier, id, rentalID int64, kind ledger.ActionKind, name string) error {
 	var later string
 	err := tx.QueryRowContext(ctx, `SELECT kind FROM actions WHERE rental_id = ? AND id > ? AND undoable = 0
-		AND undone_by IS NULL AND kind IN (?, ?) ORDER BY id DESC LIMIT 1`, rentalID, id, KindStop, KindRelease).Scan(&later)
+		AND undone_by IS NULL AND kind IN (?, ?) ORDER BY id DESC LIMIT 1`, rentalID, id, string(ledger.ActionStop), string(ledger.ActionRelease)).Scan(&later)
 	if err == sql.ErrNoRows {
 		return nil
 	}
 	if err != nil {
 		return fmt.Errorf("sqlite: undo %s: look for later agent actions: %w", kind, err)
 	}
-	past := map[string]string{KindStop: "stopped", KindRelease: "released"}[later]
+	past := map[ledger.ActionKind]string{ledger.ActionStop: "stopped", ledger.ActionRelease: "released"}[ledger.ActionKind(later)]
 	hint := "/resume " + name + " starts it again"
-	if later == KindRelease {
+	if ledger.ActionKind(later) == ledger.ActionRelease {
 		hint = "record a new rental with /rent"
 	}
 	return ledger.Errorf(ledger.ECONFLICT, "cannot undo your last change (%s %s): its agent %s %s after it, and that cannot be undone; %s",
@@ -261,7 +239,7 @@ func (db *DB) Actions(ctx context.Context, userID int64, limit int) ([]ActionRec
 		return nil, ledger.Errorf(ledger.EINVALID, "limit must be positive, e.g. 10")
 	}
 	rows, err := db.reader.QueryContext(ctx, `SELECT id, kind, name, at, undoable = 1 AND undone_by IS NULL
-		FROM actions WHERE user_id = ? AND kind <> ? ORDER BY id DESC LIMIT ?`, userID, KindHandled, limit)
+		FROM actions WHERE user_id = ? AND kind <> ? ORDER BY id DESC LIMIT ?`, userID, string(ledger.ActionHandled), limit)
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: actions of user %d: %w", userID, err)
 	}

@@ -559,7 +559,7 @@ func (db *DB) SaveIdle(ctx context.Context, st ledger.AgentState, closeAt, openA
 // SetAutoPolicy replaces the policy of the user's unreleased rental called
 // name. Errors: EINVALID, ENOTFOUND, ECONFLICT (released).
 func (db *DB) SetAutoPolicy(ctx context.Context, userID int64, name string, p ledger.AutoPolicy) (ledger.AutoPolicy, error) {
-	if err := p.Validate(); err != nil {
+	if err := p.ValidateStored(); err != nil {
 		return p, err
 	}
 	p.SetAt = sec(p.SetAt)
@@ -764,7 +764,7 @@ func (db *DB) UpdateOrder(ctx context.Context, o ledger.Order, ev *ledger.Event)
 		// /undo cannot bring it back (a stopped rental is started again
 		// with /resume). Undo skips it, and refuses to reverse an earlier
 		// change of the same rental beneath it.
-		j, err := db.beginAction(ctx, tx, ledger.Action{UserID: cur.UserID, At: e.At, Key: "order:" + cur.ID}, string(e.Kind), rl.Name, false, true)
+		j, err := db.beginAction(ctx, tx, ledger.Action{UserID: cur.UserID, At: e.At, Key: "order:" + cur.ID}, ledger.ActionKind(e.Kind), rl.Name, false, true)
 		if err != nil {
 			return err
 		}

@@ -31,7 +31,7 @@ func (db *DB) AddCharge(ctx context.Context, a ledger.Action, rentalName string,
 		name = c.Platform
 	}
 	err := db.withWrite(ctx, func(tx *wtx) error {
-		j, err := db.beginAction(ctx, tx, a, KindCharge, name, true, true)
+		j, err := db.beginAction(ctx, tx, a, ledger.ActionCharge, name, true, true)
 		if err != nil {
 			return err
 		}
@@ -83,11 +83,12 @@ func orActionTime(t time.Time, j journal) time.Time {
 
 // platformAmount is the shape shared by top-ups and balance records.
 type platformAmount struct {
-	table, kind string
-	platform    string
-	amount      ledger.Decimal
-	currency    ledger.Currency
-	at          time.Time
+	table    string
+	kind     ledger.ActionKind
+	platform string
+	amount   ledger.Decimal
+	currency ledger.Currency
+	at       time.Time
 }
 
 func (db *DB) addPlatformAmount(ctx context.Context, a ledger.Action, p *platformAmount) (id, userID int64, err error) {
@@ -125,7 +126,7 @@ func (db *DB) AddTopUp(ctx context.Context, a ledger.Action, t ledger.TopUp) (le
 	if t.Amount.Sign() <= 0 {
 		return ledger.TopUp{}, ledger.Errorc(ledger.EINVALID, "topup_positive", t.Amount)
 	}
-	p := platformAmount{table: "topups", kind: KindTopUp, platform: t.Platform, amount: t.Amount, currency: t.Currency, at: t.At}
+	p := platformAmount{table: "topups", kind: ledger.ActionTopUp, platform: t.Platform, amount: t.Amount, currency: t.Currency, at: t.At}
 	id, userID, err := db.addPlatformAmount(ctx, a, &p)
 	if err != nil {
 		return ledger.TopUp{}, err
@@ -139,7 +140,7 @@ func (db *DB) AddTopUp(ctx context.Context, a ledger.Action, t ledger.TopUp) (le
 // action's time. Errors: EINVALID (no platform or currency), ENOTFOUND
 // (user), EDUPLICATE.
 func (db *DB) RecordBalance(ctx context.Context, a ledger.Action, b ledger.BalanceRecord) (ledger.BalanceRecord, error) {
-	p := platformAmount{table: "balances", kind: KindBalance, platform: b.Platform, amount: b.Amount, currency: b.Currency, at: b.At}
+	p := platformAmount{table: "balances", kind: ledger.ActionBalance, platform: b.Platform, amount: b.Amount, currency: b.Currency, at: b.At}
 	id, userID, err := db.addPlatformAmount(ctx, a, &p)
 	if err != nil {
 		return ledger.BalanceRecord{}, err

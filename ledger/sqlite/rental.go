@@ -88,12 +88,16 @@ func loadRentals(ctx context.Context, q querier, where string, args ...any) ([]*
 
 	// Events: one row per rental with its events packed by SQLite into
 	// one text, in insertion order (which CheckEvent keeps in time order):
-	// "id kind at [price unit]" separated by ";". A year of history is
+	// "id kind at [recorded] [price unit]" separated by ";", recorded
+	// being the time of the action that logged the event, left out when
+	// it is at (an event logged as it happened). A year of history is
 	// ~10^5 events, and crossing from SQLite to Go once per event, column
 	// by column, was most of Book's cost.
-	rows, err = q.QueryContext(ctx, `SELECT rental_id, group_concat(
-			id || ' ' || kind || ' ' || at || iif(price IS NULL, '', ' ' || price || ' ' || price_unit), ';' ORDER BY id)
-		FROM rental_events WHERE rental_id IN (`+sub+`) GROUP BY rental_id`, args...)
+	rows, err = q.QueryContext(ctx, `SELECT e.rental_id, group_concat(
+			e.id || ' ' || e.kind || ' ' || e.at || iif(a.at = e.at, '', ' ' || a.at) ||
+			iif(e.price IS NULL, '', ' ' || e.price || ' ' || e.price_unit), ';' ORDER BY e.id)
+		FROM rental_events e JOIN actions a ON a.id = e.action_id
+		WHERE e.rental_id IN (`+sub+`) GROUP BY e.rental_id`, args...)
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: load rental events: %w", err)
 	}
@@ -177,13 +181,13 @@ func unpackEvents(b []byte) ([]ledger.Event, error) {
 	for len(b) > 0 {
 		var rec []byte
 		rec, b, _ = bytes.Cut(b, []byte{';'})
-		var f [5][]byte
+		var f [6][]byte
 		n, rest := 0, rec
 		for n < len(f) && len(rest) > 0 {
 			f[n], rest, _ = bytes.Cut(rest, []byte{' '})
 			n++
 		}
-		if n != 3 && n != 5 {
+		if n < 3 {
 			return nil, fmt.Errorf("malformed event record %q", rec)
 		}
 		id, err := strconv.ParseInt(string(f[0]), 10, 64)
@@ -195,11 +199,23 @@ func unpackEvents(b []byte) ([]ledger.Event, error) {
 			return nil, fmt.Errorf("event time %q: %w", f[2], err)
 		}
 		ev := ledger.Event{ID: id, Kind: eventKind(f[1]), At: fromUnix(at)}
-		if n == 5 {
-			if ev.Price.Amount, err = dec(string(f[3]), "rental_events.price"); err != nil {
+		ev.RecordedAt = ev.At
+		// Three or five fields: recorded when it happened; four or six:
+		// with the time it was recorded.
+		opt := f[3:n]
+		if n == 4 || n == 6 {
+			recorded, err := strconv.ParseInt(string(f[3]), 10, 64)
+			if err != nil {
+				return nil, fmt.Errorf("event recorded time %q: %w", f[3], err)
+			}
+			ev.RecordedAt = fromUnix(recorded)
+			opt = f[4:n]
+		}
+		if len(opt) == 2 {
+			if ev.Price.Amount, err = dec(string(opt[0]), "rental_events.price"); err != nil {
 				return nil, err
 			}
-			ev.Price.Unit = ledger.Unit(f[4])
+			ev.Price.Unit = ledger.Unit(opt[1])
 		}
 		evs = append(evs, ev)
 	}
@@ -301,7 +317,7 @@ func (db *DB) CreateRental(ctx context.Context, a ledger.Action, r ledger.Rental
 	}
 	var out *ledger.Rental
 	err := db.withWrite(ctx, func(tx *wtx) error {
-		j, err := db.beginAction(ctx, tx, a, KindRent, r.Name, true, true)
+		j, err := db.beginAction(ctx, tx, a, ledger.ActionRent, r.Name, true, true)
 		if err != nil {
 			return err
 		}
@@ -382,7 +398,7 @@ func (db *DB) AppendEvent(ctx context.Context, a ledger.Action, name string, ev 
 	}
 	var out *ledger.Rental
 	err := db.withWrite(ctx, func(tx *wtx) error {
-		j, err := db.beginAction(ctx, tx, a, string(ev.Kind), name, true, true)
+		j, err := db.beginAction(ctx, tx, a, ledger.ActionKind(ev.Kind), name, true, true)
 		if err != nil {
 			return err
 		}
@@ -408,6 +424,7 @@ func (db *DB) AppendEvent(ctx context.Context, a ledger.Action, name string, ev 
 			return err
 		}
 		// r was loaded in this transaction; the new event is all that changed.
+		ev.RecordedAt = j.at
 		r.Events = append(r.Events, ev)
 		out = r
 		return nil
@@ -429,7 +446,7 @@ func (db *DB) SetPriceAt(ctx context.Context, a ledger.Action, name string, ev l
 	ev.ID = 0
 	var out *ledger.Rental
 	err := db.withWrite(ctx, func(tx *wtx) error {
-		j, err := db.beginAction(ctx, tx, a, KindPrice, name, true, true)
+		j, err := db.beginAction(ctx, tx, a, ledger.ActionPrice, name, true, true)
 		if err != nil {
 			return err
 		}
@@ -446,6 +463,7 @@ func (db *DB) SetPriceAt(ctx context.Context, a ledger.Action, name string, ev l
 		if err := j.target(ctx, tx, r.ID, 0, nil); err != nil {
 			return err
 		}
+		ev.RecordedAt = j.at
 		r.InsertEvent(ev)
 		out = r
 		return nil
@@ -466,7 +484,7 @@ func (db *DB) SetTraffic(ctx context.Context, a ledger.Action, name string, t le
 	}
 	var out *ledger.Rental
 	err := db.withWrite(ctx, func(tx *wtx) error {
-		j, err := db.beginAction(ctx, tx, a, KindTraffic, name, true, true)
+		j, err := db.beginAction(ctx, tx, a, ledger.ActionTraffic, name, true, true)
 		if err != nil {
 			return err
 		}
@@ -528,7 +546,7 @@ func (db *DB) AddTraffic(ctx context.Context, a ledger.Action, name string, u le
 	}
 	var out *ledger.Rental
 	err := db.withWrite(ctx, func(tx *wtx) error {
-		j, err := db.beginAction(ctx, tx, a, KindTrafficUsage, name, true, true)
+		j, err := db.beginAction(ctx, tx, a, ledger.ActionTrafficUsage, name, true, true)
 		if err != nil {
 			return err
 		}

@@ -33,8 +33,8 @@ func TestDB_CreateRental(t *testing.T) {
 		}
 		want := in
 		want.ID, want.UserID, want.CreatedAt = got.ID, 1, t0
-		want.Events = []ledger.Event{{ID: got.Events[0].ID, Kind: ledger.EventStart, At: at(-2 * time.Hour)}} // truncated to the second
-		want.Traffic.Direction = ledger.Out                                                                   // the default
+		want.Events = []ledger.Event{{ID: got.Events[0].ID, Kind: ledger.EventStart, At: at(-2 * time.Hour), RecordedAt: t0}} // truncated to the second; logged at the action's time
+		want.Traffic.Direction = ledger.Out                                                                                   // the default
 		if !reflect.DeepEqual(*got, want) {
 			t.Fatalf("CreateRental =\n%+v\nwant\n%+v", *got, want)
 		}
@@ -131,6 +131,9 @@ func TestDB_AppendEvent(t *testing.T) {
 			{ledger.Event{Kind: ledger.EventResume, At: at(-2 * time.Hour)}, ledger.Running},
 			{ledger.Event{Kind: ledger.EventRelease, At: at(-time.Hour)}, ledger.Released},
 		}
+		for i := range steps {
+			steps[i].ev.RecordedAt = t0 // the action's time, hours after the event's
+		}
 		for i, s := range steps {
 			r, err := db.AppendEvent(ctx, act(1), "box1", s.ev)
 			if err != nil {
@@ -156,6 +159,42 @@ func TestDB_AppendEvent(t *testing.T) {
 			s.ev.ID = stored.Events[i+1].ID
 			if !reflect.DeepEqual(stored.Events[i+1], s.ev) {
 				t.Fatalf("stored event %d = %+v, want %+v", i+1, stored.Events[i+1], s.ev)
+			}
+		}
+	})
+	t.Run("OK/RecordedAt", func(t *testing.T) {
+		// Each event is loaded with the time its action was recorded,
+		// whether or not it was backdated and whether or not it has a
+		// price.
+		db := openDB(t)
+		mustUser(t, db, 1)
+		mustRent(t, db, 1, "box1", at(-4*time.Hour))
+		rate := ledger.Price{Amount: ledger.MustDecimal("2.5"), Unit: ledger.UnitHour}
+		steps := []struct {
+			ev ledger.Event
+			by time.Time // the action's time
+		}{
+			{ledger.Event{Kind: ledger.EventStop, At: at(-3 * time.Hour)}, at(-3 * time.Hour)},
+			{ledger.Event{Kind: ledger.EventPrice, At: at(-3 * time.Hour), Price: rate}, at(-3 * time.Hour)},
+			{ledger.Event{Kind: ledger.EventResume, At: at(-2 * time.Hour)}, at(-time.Hour)},
+			{ledger.Event{Kind: ledger.EventPrice, At: at(-2 * time.Hour), Price: rate}, at(-time.Hour)},
+		}
+		for i, s := range steps {
+			if _, err := db.AppendEvent(ctx, ledger.Action{UserID: 1, At: s.by}, "box1", s.ev); err != nil {
+				t.Fatalf("step %d: %v", i, err)
+			}
+		}
+		r, err := db.Rental(ctx, 1, "box1")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := r.Events[0].RecordedAt; !got.Equal(t0) {
+			t.Errorf("start recorded at %s, want %s", got, t0)
+		}
+		for i, s := range steps {
+			got := r.Events[i+1]
+			if got.Kind != s.ev.Kind || !got.At.Equal(s.ev.At) || !got.RecordedAt.Equal(s.by) || got.Price != s.ev.Price {
+				t.Errorf("event %d = %+v, want %+v recorded at %s", i+1, got, s.ev, s.by)
 			}
 		}
 	})

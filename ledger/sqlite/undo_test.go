@@ -111,7 +111,7 @@ func TestDB_Undo_Stack(t *testing.T) {
 		if err != nil {
 			t.Fatalf("undo of step %d (%s): %v", i, steps[i].kind, err)
 		}
-		if res.Kind != steps[i].kind || res.Name != steps[i].name || !res.At.Equal(t0) {
+		if string(res.Kind) != steps[i].kind || res.Name != steps[i].name || !res.At.Equal(t0) {
 			t.Fatalf("undo of step %d = %+v, want kind %s name %s", i, res, steps[i].kind, steps[i].name)
 		}
 		if got := book(); !reflect.DeepEqual(got, before[i]) {

@@ -222,7 +222,7 @@ func (db *DB) UpdateUser(ctx context.Context, a ledger.Action, u ledger.User) (l
 	}
 	var out ledger.User
 	err := db.withWrite(ctx, func(tx *wtx) error {
-		j, err := db.beginAction(ctx, tx, a, KindSettings, "", true, true)
+		j, err := db.beginAction(ctx, tx, a, ledger.ActionSettings, "", true, true)
 		if err != nil {
 			return err
 		}

@@ -149,7 +149,7 @@ func (db *DB) CreateVolume(ctx context.Context, a ledger.Action, v ledger.Volume
 	}
 	var out *ledger.Volume
 	err := db.withWrite(ctx, func(tx *wtx) error {
-		j, err := db.beginAction(ctx, tx, a, KindStorage, v.Name, true, true)
+		j, err := db.beginAction(ctx, tx, a, ledger.ActionStorage, v.Name, true, true)
 		if err != nil {
 			return err
 		}
@@ -216,14 +216,14 @@ func (db *DB) CreateVolume(ctx context.Context, a ledger.Action, v ledger.Volume
 func (db *DB) AppendVolumeEvent(ctx context.Context, a ledger.Action, name string, ev ledger.VolumeEvent) (*ledger.Volume, error) {
 	ev.At = sec(ev.At)
 	ev.ID = 0
-	var kind string
+	var kind ledger.ActionKind
 	switch ev.Kind {
 	case ledger.VolumeResize:
-		kind = KindStorageResize
+		kind = ledger.ActionStorageResize
 	case ledger.VolumeDelete:
-		kind = KindStorageDelete
+		kind = ledger.ActionStorageDelete
 	case ledger.VolumeCreate:
-		kind = KindStorage // CheckEvent rejects it below
+		kind = ledger.ActionStorage // CheckEvent rejects it below
 	default:
 		return nil, ledger.Errorc(ledger.EINVALID, "bad_volume_event", ev.Kind)
 	}
@@ -329,7 +329,7 @@ func restoreVolumePrice(ctx context.Context, tx querier, volumeID int64, prev st
 func (db *DB) SetVolumePrice(ctx context.Context, a ledger.Action, name string, p ledger.Volume) (*ledger.Volume, error) {
 	var out *ledger.Volume
 	err := db.withWrite(ctx, func(tx *wtx) error {
-		j, err := db.beginAction(ctx, tx, a, KindStoragePrice, name, true, true)
+		j, err := db.beginAction(ctx, tx, a, ledger.ActionStoragePrice, name, true, true)
 		if err != nil {
 			return err
 		}

@@ -1,0 +1,40 @@
+package bot
+
+import (
+	"strings"
+)
+
+// --- /help and /start --------------------------------------------------------
+
+func (p *parser) help(toks []string) (Command, error) {
+	if err := p.split(toks, nil, false); err != nil {
+		return nil, err
+	}
+	if len(p.words) == 0 {
+		return HelpCmd{}, nil
+	}
+	w := strings.TrimPrefix(strings.TrimPrefix(strings.ToLower(p.words[0]), "/"), "／")
+	if k, ok := commandNames[w]; ok {
+		return HelpCmd{Topic: k}, nil
+	}
+	return nil, p.err("bad_topic", quote(p.words[0]))
+}
+
+func (p *parser) start(toks []string) (Command, error) {
+	if len(toks) == 0 {
+		return StartCmd{}, nil
+	}
+	if len(toks) > 1 {
+		return nil, p.err("unexpected", quote(toks[1]), string(p.kind))
+	}
+	code := toks[0]
+	if len(code) > 64 {
+		return nil, p.err("bad_code", quote(code))
+	}
+	for _, r := range code {
+		if !(r == '_' || r == '-' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9') {
+			return nil, p.err("bad_code", quote(code))
+		}
+	}
+	return StartCmd{Code: code}, nil
+}
