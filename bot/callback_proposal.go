@@ -1,34 +1,20 @@
 package bot
 
 import (
-	"context"
 	"fmt"
 	"strconv"
 	"strings"
 	"sync"
 	"time"
 
+	"github.com/gpuledger/gpuledger/chat"
 	"github.com/gpuledger/gpuledger/ledger"
 )
-
-// ButtonPress is a button press whose data was verified against the user
-// who pressed it.
-type ButtonPress struct {
-	Update  Update    // the callback update (Key, UserID, ChatID, MessageID, CallbackID)
-	Action  string    // the action the button was signed with
-	Payload string    // its payload
-	Now     time.Time // the clock, read once for this update
-}
-
-// ButtonFunc handles the presses of one action. It must answer the
-// callback (Sender.AnswerCallback) and pass Update.Key to the one store
-// call the press causes.
-type ButtonFunc func(ctx context.Context, p ButtonPress, s Sender) error
 
 // HandleButton registers fn for presses of buttons made with action (the
 // scheduler's idle card: release, snooze, keep). Actions are 1 to 4
 // characters without ':'; the core's own start with 'p'.
-func (c *Core) HandleButton(action string, fn ButtonFunc) {
+func (c *Core) HandleButton(action string, fn chat.ButtonFunc) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.buttons[action] = fn
@@ -70,7 +56,7 @@ func (r *req) callback() error {
 		r.ack(r.t("button_stale"))
 		return nil
 	}
-	return fn(r.ctx, ButtonPress{Update: r.u, Action: action, Payload: payload, Now: r.now}, r.s)
+	return fn(r.ctx, chat.ButtonPress{Update: r.u, Action: action, Payload: payload, Now: r.now}, r.s)
 }
 
 // proposal is a command waiting for the user's choice: a /rent suggested
@@ -262,7 +248,7 @@ func rentCommand(c RentCmd) string {
 func (r *req) proposalButton(action, payload string) error {
 	id, choice, okData := parseChoice(payload)
 	p, ok := r.c.props.take(r.u.UserID, id, r.now)
-	edit := Outgoing{ChatID: r.u.ChatID, EditMessageID: r.u.MessageID}
+	edit := chat.Outgoing{ChatID: r.u.ChatID, EditMessageID: r.u.MessageID}
 	if !ok || !okData || choice >= len(p.choices) {
 		if ok {
 			r.c.props.put(r.u.UserID, id, p, r.now)

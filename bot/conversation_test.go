@@ -16,10 +16,10 @@ import (
 	"github.com/gpuledger/gpuledger/ledger/sqlite"
 )
 
-// chat drives the core through the real Telegram transport, which talks
+// convo drives the core through the real Telegram transport, which talks
 // HTTP to the fake Bot API on loopback: what a user sees is what the fake
 // server received.
-type chat struct {
+type convo struct {
 	t    *testing.T
 	ctx  context.Context
 	fake *tgfake.Server
@@ -32,26 +32,26 @@ type chat struct {
 }
 
 // clock is the core's and the store's clock; advance moves it.
-func (c *chat) clock() time.Time {
+func (c *convo) clock() time.Time {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.now
 }
 
-func (c *chat) advance(d time.Duration) {
+func (c *convo) advance(d time.Duration) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.now = c.now.Add(d)
 }
 
-func newChat(t *testing.T, cfg bot.Config) *chat {
+func newChat(t *testing.T, cfg bot.Config) *convo {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	fake := tgfake.New(t, "123:TOKEN")
 	db := openStore(t)
 	cfg.Store = db
 	wireOptional(&cfg, db)
-	c := &chat{t: t, ctx: ctx, fake: fake, db: db, now: t0}
+	c := &convo{t: t, ctx: ctx, fake: fake, db: db, now: t0}
 	db.Now = c.clock
 	cfg.Now = c.clock
 	cfg.BotName = tgfake.BotUsername
@@ -89,7 +89,7 @@ func newChat(t *testing.T, cfg bot.Config) *chat {
 
 // settle waits until the transport has handled update id (the fake has
 // been asked for the updates after it).
-func (c *chat) settle(id int) {
+func (c *convo) settle(id int) {
 	c.t.Helper()
 	ctx, cancel := context.WithTimeout(c.ctx, 10*time.Second)
 	defer cancel()
@@ -108,7 +108,7 @@ func (c *chat) settle(id int) {
 
 // send delivers one update made by fn and returns the chat's messages that
 // are new or changed afterwards.
-func (c *chat) send(chatID int64, fn func() int) []tgfake.Message {
+func (c *convo) send(chatID int64, fn func() int) []tgfake.Message {
 	c.t.Helper()
 	before := c.fake.Messages(chatID)
 	c.settle(fn())
@@ -123,7 +123,7 @@ func (c *chat) send(chatID int64, fn func() int) []tgfake.Message {
 }
 
 // say sends text from user in their private chat and returns the one reply.
-func (c *chat) say(user int64, text string) tgfake.Message {
+func (c *convo) say(user int64, text string) tgfake.Message {
 	c.t.Helper()
 	out := c.send(user, func() int { return c.fake.SendText(user, user, text) })
 	if len(out) != 1 {
@@ -132,14 +132,14 @@ func (c *chat) say(user int64, text string) tgfake.Message {
 	return out[0]
 }
 
-func (c *chat) silent(chatID int64, what string, fn func() int) {
+func (c *convo) silent(chatID int64, what string, fn func() int) {
 	c.t.Helper()
 	if out := c.send(chatID, fn); len(out) != 0 {
 		c.t.Fatalf("%s: want no reply, got %+v", what, out)
 	}
 }
 
-func (c *chat) book(user int64) *ledger.Book {
+func (c *convo) book(user int64) *ledger.Book {
 	c.t.Helper()
 	b, err := c.db.Book(c.ctx, user)
 	if err != nil {
@@ -148,7 +148,7 @@ func (c *chat) book(user int64) *ledger.Book {
 	return b
 }
 
-func (c *chat) state(user int64, name string) ledger.State {
+func (c *convo) state(user int64, name string) ledger.State {
 	c.t.Helper()
 	r := c.book(user).Rental(name)
 	if r == nil {

@@ -4,11 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"html"
 	"log/slog"
 	"sync"
 	"time"
 
+	"github.com/gpuledger/gpuledger/chat"
 	"github.com/gpuledger/gpuledger/internal/clip"
 	"github.com/gpuledger/gpuledger/ledger"
 )
@@ -91,8 +91,8 @@ type Config struct {
 	AgentDownloads AgentDownloads
 	// SummaryChart draws the chart sent after /summary, the nightly
 	// summary's (scheduler.SummaryChart: the scheduler draws charts, and
-	// it imports this package). nil: /summary is text only.
-	SummaryChart func(b *ledger.Book, asOf time.Time) (*File, error)
+	// the core does not import the scheduler). nil: /summary is text only.
+	SummaryChart func(b *ledger.Book, asOf time.Time) (*chat.File, error)
 	// Rentals is told when a command stopped, resumed or released a
 	// rental (the agent hub's Tokens). nil: nobody is told.
 	Rentals RentalWatcher
@@ -126,7 +126,7 @@ type Core struct {
 	publicURL string
 	agents    AgentTokens
 	downloads AgentDownloads
-	chart     func(b *ledger.Book, asOf time.Time) (*File, error)
+	chart     func(b *ledger.Book, asOf time.Time) (*chat.File, error)
 	watcher   RentalWatcher
 	policies  AutoPolicies
 	states    AgentStates
@@ -135,10 +135,10 @@ type Core struct {
 	props     *proposals
 
 	mu      sync.RWMutex
-	buttons map[string]ButtonFunc
+	buttons map[string]chat.ButtonFunc
 }
 
-var _ Handler = (*Core)(nil)
+var _ chat.Handler = (*Core)(nil)
 
 // New returns a Core for cfg. It reads the owner, the claim code and the
 // button secret from the store, creating the code and the secret on first
@@ -166,7 +166,7 @@ func New(ctx context.Context, cfg Config) (*Core, error) {
 		states:    cfg.AgentStates,
 		tokens:    cfg.TokenRecords,
 		botName:   cfg.BotName,
-		buttons:   make(map[string]ButtonFunc),
+		buttons:   make(map[string]chat.ButtonFunc),
 	}
 	if c.now == nil {
 		c.now = time.Now
@@ -208,8 +208,8 @@ func (c *Core) WaitingForClaim() bool { return c.acc.claimable() }
 type req struct {
 	c    *Core
 	ctx  context.Context
-	u    Update
-	s    Sender
+	u    chat.Update
+	s    chat.Sender
 	now  time.Time
 	user ledger.User
 	lang string
@@ -243,7 +243,7 @@ const lateAfter = 2 * time.Second
 
 // commandTime is the moment an update's command happened: when it was
 // sent if it is handled late, else the clock.
-func commandTime(now time.Time, u Update) time.Time {
+func commandTime(now time.Time, u chat.Update) time.Time {
 	if !u.SentAt.IsZero() && u.SentAt.Before(now.Add(-lateAfter)) {
 		return u.SentAt
 	}
@@ -260,9 +260,9 @@ func (c *Core) Allowed(userID int64) bool { return c.acc.allowedUser(userID) }
 // is answered, and a redelivered update that was already applied changes
 // nothing and is not answered twice, unless u.Redelivered says the first
 // answer may be lost: then it is answered from what was stored.
-func (c *Core) Handle(ctx context.Context, u Update, s Sender) error {
-	r := &req{c: c, ctx: ctx, u: u, s: s, now: commandTime(c.now(), u), lang: NormLang(u.LangCode), loc: time.UTC}
-	if u.ChatType == ChatChannel || u.UserID == 0 {
+func (c *Core) Handle(ctx context.Context, u chat.Update, s chat.Sender) error {
+	r := &req{c: c, ctx: ctx, u: u, s: s, now: commandTime(c.now(), u), lang: chat.NormLang(u.LangCode), loc: time.UTC}
+	if u.ChatType == chat.ChatChannel || u.UserID == 0 {
 		return nil // channel posts have no sender to answer
 	}
 	if u.Edited {
@@ -275,11 +275,11 @@ func (c *Core) Handle(ctx context.Context, u Update, s Sender) error {
 	if err != nil {
 		return r.fail(err)
 	}
-	r.user, r.lang, r.loc = user, NormLang(user.Lang), user.Location()
+	r.user, r.lang, r.loc = user, chat.NormLang(user.Lang), user.Location()
 	switch u.Kind {
-	case KindCallback:
+	case chat.KindCallback:
 		return r.fail(r.callback())
-	case KindText:
+	case chat.KindText:
 		err := r.fail(r.text())
 		if err == nil {
 			r.tellGroup()
@@ -287,7 +287,7 @@ func (c *Core) Handle(ctx context.Context, u Update, s Sender) error {
 		return err
 	}
 	// Stickers, photos, voice: a hint in private chats, nothing in groups.
-	if u.ChatType == ChatPrivate {
+	if u.ChatType == chat.ChatPrivate {
 		return r.fail(r.answer(r.plain(r.t("text_only"))))
 	}
 	return r.fail(r.mark())
@@ -296,7 +296,7 @@ func (c *Core) Handle(ctx context.Context, u Update, s Sender) error {
 // ensureUser returns the sender's user, registering a new one with the
 // language of their client and the default zone. The read comes first so
 // that the common case writes nothing.
-func (c *Core) ensureUser(ctx context.Context, u Update) (ledger.User, error) {
+func (c *Core) ensureUser(ctx context.Context, u chat.Update) (ledger.User, error) {
 	user, err := c.store.User(ctx, u.UserID)
 	if err == nil {
 		return user, nil
@@ -304,13 +304,13 @@ func (c *Core) ensureUser(ctx context.Context, u Update) (ledger.User, error) {
 	if ledger.ErrorCode(err) != ledger.ENOTFOUND {
 		return ledger.User{}, err
 	}
-	return c.store.EnsureUser(ctx, ledger.User{ID: u.UserID, Lang: NormLang(u.LangCode), TZ: c.tz})
+	return c.store.EnsureUser(ctx, ledger.User{ID: u.UserID, Lang: chat.NormLang(u.LangCode), TZ: c.tz})
 }
 
 // text handles a text message from an allowed user.
 func (r *req) text() error {
 	if r.u.Forwarded {
-		if r.u.ChatType != ChatPrivate {
+		if r.u.ChatType != chat.ChatPrivate {
 			return r.mark()
 		}
 		return r.answer(r.plain(r.t("forwarded")))
@@ -322,7 +322,7 @@ func (r *req) text() error {
 	if err != nil {
 		var pe *ParseError
 		if errors.As(err, &pe) && (pe.Key == "unknown_command" || pe.Key == "unknown_command_near") {
-			if r.u.ChatType != ChatPrivate {
+			if r.u.ChatType != chat.ChatPrivate {
 				return r.mark() // perhaps another bot's: stay quiet in groups
 			}
 			if pe.Key == "unknown_command_near" {
@@ -332,7 +332,7 @@ func (r *req) text() error {
 		}
 		return err
 	}
-	if r.u.ChatType != ChatPrivate && !isCommand(r.u.Text) {
+	if r.u.ChatType != chat.ChatPrivate && !isCommand(r.u.Text) {
 		if _, ok := cmd.(HelpCmd); !ok {
 			return r.mark() // a group's talk ("status", "stopped box1") is not addressed to the bot
 		}
@@ -344,12 +344,12 @@ func (r *req) text() error {
 // else one refusal and then silence.
 func (r *req) stranger() error {
 	c := r.c
-	r.lang = NormLang(r.u.LangCode)
-	if r.u.Kind == KindText && !r.u.Forwarded {
+	r.lang = chat.NormLang(r.u.LangCode)
+	if r.u.Kind == chat.KindText && !r.u.Forwarded {
 		if cmd, err := Parse(r.u.Text, r.now, time.UTC); err == nil {
 			// Claims only in private: the code is not for a group to read,
 			// and the owner's private chat is where the bot answers.
-			if st, ok := cmd.(StartCmd); ok && st.Code != "" && c.acc.claimable() && r.u.ChatType == ChatPrivate {
+			if st, ok := cmd.(StartCmd); ok && st.Code != "" && c.acc.claimable() && r.u.ChatType == chat.ChatPrivate {
 				if err := r.mark(); err != nil {
 					return err
 				}
@@ -372,13 +372,13 @@ func (r *req) stranger() error {
 			}
 		}
 	}
-	if r.u.ChatType != ChatPrivate && !(r.u.Kind == KindText && isCommand(r.u.Text)) {
+	if r.u.ChatType != chat.ChatPrivate && !(r.u.Kind == chat.KindText && isCommand(r.u.Text)) {
 		return r.mark() // group chatter and stickers are not addressed to the bot
 	}
 	if err := r.mark(); err != nil {
 		return err
 	}
-	if r.u.Kind == KindCallback {
+	if r.u.Kind == chat.KindCallback {
 		r.ack("")
 		return nil
 	}
@@ -416,7 +416,7 @@ func (r *req) act() ledger.Action {
 // answer sends the reply to a question: the key is recorded first, so a
 // redelivered question is not answered twice, unless the transport says
 // its earlier answer was not kept (Redelivered): then it is answered again.
-func (r *req) answer(out Outgoing) error {
+func (r *req) answer(out chat.Outgoing) error {
 	if err := r.mark(); err != nil {
 		if !r.u.Redelivered || ledger.ErrorCode(err) != ledger.EDUPLICATE {
 			return err
@@ -429,7 +429,7 @@ func (r *req) answer(out Outgoing) error {
 // change (if any) is done, and a redelivery would not answer again. While
 // a group command is answered privately (r.priv.on), a reply meant for the
 // group goes to the sender's private chat instead.
-func (r *req) send(out Outgoing) error {
+func (r *req) send(out chat.Outgoing) error {
 	if out.ChatID == 0 {
 		out.ChatID = r.u.ChatID
 	}
@@ -437,7 +437,7 @@ func (r *req) send(out Outgoing) error {
 		out.EditMessageID, r.editID = r.editID, 0
 		r.ack("✓")
 	}
-	private := r.priv.on && out.ChatID == r.u.ChatID && r.u.ChatType != ChatPrivate
+	private := r.priv.on && out.ChatID == r.u.ChatID && r.u.ChatType != chat.ChatPrivate
 	if private {
 		if r.priv.closed {
 			return nil
@@ -448,7 +448,7 @@ func (r *req) send(out Outgoing) error {
 	switch {
 	case err == nil:
 		r.priv.sent = r.priv.sent || private
-	case private && errors.Is(err, ErrNoPrivateChat):
+	case private && errors.Is(err, chat.ErrNoPrivateChat):
 		r.priv.closed = true
 		r.c.log.Info("bot: a group command's answer cannot go to the sender's private chat: it is not open", "user", r.u.UserID)
 	default:
@@ -461,12 +461,12 @@ func (r *req) send(out Outgoing) error {
 // ack answers the button press of this update with an optional toast. A
 // failure is logged only: the press has been handled either way.
 func (r *req) ack(text string) {
-	if err := r.s.AnswerCallback(r.ctx, r.u.CallbackID, clip.Runes(html.UnescapeString(stripTags(text)), 190, "…")); err != nil {
+	if err := r.s.AnswerCallback(r.ctx, r.u.CallbackID, clip.Runes(chat.StripHTML(text), 190, "…")); err != nil {
 		r.c.log.Warn("bot: answer callback", "user", r.u.UserID, "err", err)
 	}
 }
 
-func (r *req) plain(text string) Outgoing { return Outgoing{ChatID: r.u.ChatID, Text: text} }
+func (r *req) plain(text string) chat.Outgoing { return chat.Outgoing{ChatID: r.u.ChatID, Text: text} }
 
 // fail turns a handler's error into a reply and Handle's result: nothing
 // for a redelivered update; the user-facing text for ledger and parse
@@ -501,7 +501,7 @@ func (r *req) fail(err error) error {
 			r.c.log.Error("bot: record handled update", "key", r.u.Key, "err", merr)
 		}
 	}
-	if r.u.Kind == KindCallback {
+	if r.u.Kind == chat.KindCallback {
 		r.ack(text)
 		return nil
 	}
@@ -517,11 +517,11 @@ func (r *req) alreadyApplied() error {
 	if !r.u.Redelivered {
 		return nil
 	}
-	if r.u.Kind == KindCallback {
+	if r.u.Kind == chat.KindCallback {
 		r.ack(r.t("already_done"))
 		return nil
 	}
-	if r.u.Kind != KindText {
+	if r.u.Kind != chat.KindText {
 		return nil
 	}
 	return r.send(r.plain(r.t("already_recorded", clip.Runes(r.u.Text, 200, "…"))))
@@ -531,16 +531,14 @@ func (r *req) alreadyApplied() error {
 func (r *req) errorText(err error) string {
 	var pe *ParseError
 	if errors.As(err, &pe) {
-		return "✗ " + esc(pe.Text(r.lang))
+		return "✗ " + chat.Escape(pe.Text(r.lang))
 	}
 	code := ledger.ErrorCode(err)
 	if code == ledger.EINTERNAL {
 		return r.t("internal")
 	}
-	return "✗ " + esc(ledgerErrorText(err, r.lang, r.loc, r.now))
+	return "✗ " + chat.Escape(ledgerErrorText(err, r.lang, r.loc, r.now))
 }
-
-func esc(s string) string { return html.EscapeString(s) }
 
 func firstWord(s string) string {
 	for i, c := range s {
@@ -556,21 +554,4 @@ func isCommand(s string) bool {
 		return c == '/' || c == '／'
 	}
 	return false
-}
-
-// stripTags removes the HTML tags of a reply, for a callback toast.
-func stripTags(s string) string {
-	out := make([]rune, 0, len(s))
-	in := false
-	for _, c := range s {
-		switch {
-		case c == '<':
-			in = true
-		case c == '>' && in:
-			in = false
-		case !in:
-			out = append(out, c)
-		}
-	}
-	return string(out)
 }

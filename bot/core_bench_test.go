@@ -8,13 +8,14 @@ import (
 	"time"
 
 	"github.com/gpuledger/gpuledger/bot"
+	"github.com/gpuledger/gpuledger/chat"
 	"github.com/gpuledger/gpuledger/ledger"
 	"github.com/gpuledger/gpuledger/ledger/sqlite"
 )
 
 type nopSender struct{}
 
-func (nopSender) Send(context.Context, bot.Outgoing) (int, error)      { return 1, nil }
+func (nopSender) Send(context.Context, chat.Outgoing) (int, error)     { return 1, nil }
 func (nopSender) AnswerCallback(context.Context, string, string) error { return nil }
 
 const (
@@ -87,9 +88,9 @@ func BenchmarkHandle(b *testing.B) {
 		b.Fatal(err)
 	}
 	var key int64
-	upd := func(user int64, text string) bot.Update {
+	upd := func(user int64, text string) chat.Update {
 		key++
-		return bot.Update{Key: fmt.Sprintf("bench:%d", key), Kind: bot.KindText, UserID: user, ChatID: user, ChatType: bot.ChatPrivate, Text: text}
+		return chat.Update{Key: fmt.Sprintf("bench:%d", key), Kind: chat.KindText, UserID: user, ChatID: user, ChatType: chat.ChatPrivate, Text: text}
 	}
 	run := func(b *testing.B, op func(i int)) {
 		durs := make([]time.Duration, 0, b.N)
@@ -105,7 +106,7 @@ func BenchmarkHandle(b *testing.B) {
 		b.ReportMetric(ms(durs[len(durs)/2]), "p50-ms")
 		b.ReportMetric(ms(durs[(len(durs)*99)/100]), "p99-ms")
 	}
-	handle := func(b *testing.B, u bot.Update) {
+	handle := func(b *testing.B, u chat.Update) {
 		if err := core.Handle(ctx, u, nopSender{}); err != nil {
 			b.Fatal(err)
 		}

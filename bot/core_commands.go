@@ -6,14 +6,16 @@ import (
 	"strings"
 	"time"
 
+	"github.com/gpuledger/gpuledger/chat"
 	"github.com/gpuledger/gpuledger/ledger"
+	"github.com/gpuledger/gpuledger/view"
 )
 
 // dispatch runs one parsed command. Commands that change the ledger make
 // exactly one store call carrying the update's key; questions record the
 // key with MarkHandled just before answering.
 func (r *req) dispatch(cmd Command) error {
-	group := r.u.ChatType != ChatPrivate
+	group := r.u.ChatType != chat.ChatPrivate
 	if group {
 		switch placeInGroup(cmd) {
 		case privately:
@@ -75,9 +77,9 @@ func (r *req) dispatch(cmd Command) error {
 	case WhyCmd:
 		return r.why(c)
 	case HelpCmd:
-		return r.answer(r.plain(esc(HelpText(r.lang, c.Topic))))
+		return r.answer(r.plain(chat.Escape(HelpText(r.lang, c.Topic))))
 	case StartCmd:
-		return r.answer(r.plain(r.t("welcome") + "\n\n" + esc(HelpText(r.lang, ""))))
+		return r.answer(r.plain(r.t("welcome") + "\n\n" + chat.Escape(HelpText(r.lang, ""))))
 	case ProposedRentCmd:
 		if group {
 			return r.mark() // chatter in a group is not addressed to the bot
@@ -108,7 +110,7 @@ func (r *req) at(t time.Time) time.Time {
 }
 
 // when formats t for a reply in the user's zone.
-func (r *req) when(t time.Time) string { return FormatTime(t, r.loc, r.now, r.lang) }
+func (r *req) when(t time.Time) string { return view.FormatTime(t, r.loc, r.now, r.lang) }
 
 // defaultCurrency is the currency assumed when neither the user, the price
 // nor a platform profile gives one: that of the user's most recent rental,
@@ -130,7 +132,7 @@ func (r *req) defaultCurrency(b *ledger.Book) ledger.Currency {
 	if last != nil {
 		return last.Currency
 	}
-	if r.lang == LangZH {
+	if r.lang == chat.LangZH {
 		return ledger.CNY
 	}
 	return ledger.USD
@@ -195,15 +197,15 @@ func (r *req) rent(c RentCmd) error {
 // RTX 4090, ¥1.88/h per-second".
 func (r *req) rentedText(x *ledger.Rental, assumed bool) string {
 	var b strings.Builder
-	b.WriteString(r.t("rented", x.Name, r.when(x.StartedAt()), gpuText(x), x.Platform, r.priceText(x, x.Price), FormatMode(x.Mode, r.lang)))
+	b.WriteString(r.t("rented", x.Name, r.when(x.StartedAt()), view.GPUText(x), x.Platform, r.priceText(x, x.Price), view.FormatMode(x.Mode, r.lang)))
 	if x.Min > 0 {
-		b.WriteString(r.t("rented_min", FormatDuration(x.Min, r.lang)))
+		b.WriteString(r.t("rented_min", chat.FormatDuration(x.Min, r.lang)))
 	}
 	if x.Step > 0 && x.Mode != ledger.PerMinute && x.Mode != ledger.PerHour {
-		b.WriteString(r.t("rented_step", FormatDuration(x.Step, r.lang)))
+		b.WriteString(r.t("rented_step", chat.FormatDuration(x.Step, r.lang)))
 	}
 	if x.Lease > 0 {
-		b.WriteString(r.t("rented_lease", FormatDuration(x.Lease, r.lang), r.when(x.StartedAt().Add(x.Lease))))
+		b.WriteString(r.t("rented_lease", chat.FormatDuration(x.Lease, r.lang), r.when(x.StartedAt().Add(x.Lease))))
 	}
 	if assumed {
 		b.WriteString("\n" + r.t("currency_assumed", string(x.Currency)))
@@ -215,14 +217,7 @@ func (r *req) priceText(x *ledger.Rental, p ledger.Price) string {
 	if !x.Priced {
 		return "UNPRICED"
 	}
-	return FormatPrice(p, x.Currency, r.lang)
-}
-
-func gpuText(x *ledger.Rental) string {
-	if x.GPUCount > 1 {
-		return fmt.Sprintf("%d×%s", x.GPUCount, x.GPU)
-	}
-	return x.GPU
+	return view.FormatPrice(p, x.Currency, r.lang)
 }
 
 // event stops, resumes or releases a rental and says what it had cost at
@@ -255,10 +250,10 @@ func (r *req) costAt(x *ledger.Rental, t time.Time) (run, cost string) {
 		st = ledger.StatementAsOf(b, t.Add(time.Second))
 	}
 	if len(st.Rentals) != 1 {
-		return FormatDuration(0, r.lang), moneyOrUnpriced(x.Priced, ledger.Money{Currency: x.Currency})
+		return chat.FormatDuration(0, r.lang), view.MoneyOrUnpriced(x.Priced, ledger.Money{Currency: x.Currency})
 	}
 	rc := st.Rentals[0]
-	return FormatDuration(time.Duration(rc.RunningSeconds)*time.Second, r.lang), moneyOrUnpriced(rc.ComputePriced, rc.Compute)
+	return chat.FormatDuration(time.Duration(rc.RunningSeconds)*time.Second, r.lang), view.MoneyOrUnpriced(rc.ComputePriced, rc.Compute)
 }
 
 // book loads the user's ledger.
@@ -322,7 +317,7 @@ func (r *req) price(c PriceCmd) error {
 	if err != nil {
 		return err
 	}
-	return r.send(r.plain(r.t("priced", x.Name, FormatPrice(ev.Price, x.Currency, r.lang), r.when(ev.At))))
+	return r.send(r.plain(r.t("priced", x.Name, view.FormatPrice(ev.Price, x.Currency, r.lang), r.when(ev.At))))
 }
 
 func (r *req) storageCreate(c StorageCreateCmd) error {
@@ -368,9 +363,9 @@ func (r *req) storageCreate(c StorageCreateCmd) error {
 	}
 	price := "UNPRICED"
 	if created.Priced {
-		price = FormatStoragePrice(created.Price, created.PriceUnit, created.Currency, r.lang)
+		price = view.FormatStoragePrice(created.Price, created.PriceUnit, created.Currency, r.lang)
 		if created.HasStoppedPrice {
-			price += r.t("volume_price_stopped", FormatStoragePrice(created.StoppedPrice, created.PriceUnit, created.Currency, r.lang))
+			price += r.t("volume_price_stopped", view.FormatStoragePrice(created.StoppedPrice, created.PriceUnit, created.Currency, r.lang))
 		}
 	}
 	text := r.t("volume_created", created.Name, created.SizeGB().String(), price, created.FreeGB.String(), r.when(created.Events[0].At))
@@ -396,7 +391,7 @@ func (r *req) storagePrice(c StorageSetPriceCmd) error {
 	if err != nil {
 		return err
 	}
-	price := FormatStoragePrice(got.Price, got.PriceUnit, got.Currency, r.lang)
+	price := view.FormatStoragePrice(got.Price, got.PriceUnit, got.Currency, r.lang)
 	return r.send(r.plain(r.t("volume_priced", got.Name, price, r.when(got.Events[0].At))))
 }
 
@@ -435,7 +430,7 @@ func (r *req) trafficTerms(c TrafficTermsCmd) error {
 	if err != nil {
 		return err
 	}
-	text := r.t("traffic_priced", x.Name, FormatAmount(terms.PricePerGB, x.Currency), terms.FreeGB.String(), string(terms.Direction))
+	text := r.t("traffic_priced", x.Name, view.FormatAmount(terms.PricePerGB, x.Currency), terms.FreeGB.String(), string(terms.Direction))
 	if known && !c.FreeSet && !terms.FreeGB.IsZero() {
 		text += "\n" + r.t("traffic_free_profile", prof.Name, terms.FreeGB.String())
 	}
@@ -520,7 +515,7 @@ func (r *req) charge(c ChargeCmd) error {
 	} else if volume != "" && volume != got.Platform {
 		target = volume + " (" + got.Platform + ")"
 	}
-	text := r.t("charged", FormatAmount(got.Amount, got.Currency), target, got.Note)
+	text := r.t("charged", view.FormatAmount(got.Amount, got.Currency), target, got.Note)
 	if !c.At.IsZero() {
 		text += r.t("charged_at", r.when(got.At))
 	}
@@ -582,7 +577,7 @@ func (r *req) topup(c TopupCmd) error {
 		if err != nil {
 			return "", err
 		}
-		return r.t("topped_up", FormatAmount(t.Amount, t.Currency), t.Platform), nil
+		return r.t("topped_up", view.FormatAmount(t.Amount, t.Currency), t.Platform), nil
 	})
 }
 
@@ -596,7 +591,7 @@ func (r *req) recordBalance(c BalanceCmd) error {
 		if err != nil {
 			return "", err
 		}
-		return r.t("balance_set", rec.Platform, FormatAmount(rec.Amount, rec.Currency), r.when(rec.At)), nil
+		return r.t("balance_set", rec.Platform, view.FormatAmount(rec.Amount, rec.Currency), r.when(rec.At)), nil
 	})
 }
 
@@ -618,7 +613,7 @@ func (r *req) budget(c BudgetCmd) error {
 		if err != nil {
 			return err
 		}
-		return r.answer(r.plain(renderBudget(b, r.now, r.lang)))
+		return r.answer(r.plain(view.RenderBudget(b, r.now, r.lang)))
 	}
 	u := r.user
 	cur := c.Amount.Currency
@@ -648,7 +643,7 @@ func (r *req) budget(c BudgetCmd) error {
 					syms = append(syms, x.Symbol())
 					eg = append(eg, "<code>/budget "+x.Symbol()+c.Amount.Value.String()+"/month</code>")
 				}
-				return r.answer(r.plain(r.t("budget_which", strings.Join(syms, ", "), rawHTML(strings.Join(eg, " / ")))))
+				return r.answer(r.plain(r.t("budget_which", strings.Join(syms, ", "), chat.RawHTML(strings.Join(eg, " / ")))))
 			}
 		}
 		u.Budgets = u.WithBudget(cur, c.Amount.Value)
@@ -662,7 +657,7 @@ func (r *req) budget(c BudgetCmd) error {
 	case c.Amount.Value.IsZero():
 		return r.send(r.plain(r.t("budget_off_one", cur.Symbol())))
 	}
-	text := r.t("budget_set", FormatAmount(c.Amount.Value, cur))
+	text := r.t("budget_set", view.FormatAmount(c.Amount.Value, cur))
 	if assumed {
 		text += "\n" + r.t("budget_assumed", string(cur))
 	}
@@ -698,9 +693,9 @@ func (r *req) undo() error {
 		what = string(res.Kind)
 	}
 	if res.Name != "" {
-		what += " " + esc(res.Name)
+		what += " " + chat.Escape(res.Name)
 	}
-	text := r.t("undone", rawHTML(what), r.when(res.At))
+	text := r.t("undone", chat.RawHTML(what), r.when(res.At))
 	switch res.Kind {
 	case ledger.ActionStop, ledger.ActionResume, ledger.ActionRelease:
 		x, err := r.named(res.Name)
@@ -722,7 +717,7 @@ func (r *req) settings(c SettingsCmd) error {
 	}
 	u := r.user
 	if c.Lang != nil {
-		u.Lang = NormLang(*c.Lang)
+		u.Lang = chat.NormLang(*c.Lang)
 	}
 	if c.TZ != nil {
 		u.TZ = *c.TZ
@@ -751,7 +746,7 @@ func (r *req) settings(c SettingsCmd) error {
 	if err != nil {
 		return err
 	}
-	r.user, r.lang, r.loc = got, NormLang(got.Lang), got.Location()
+	r.user, r.lang, r.loc = got, chat.NormLang(got.Lang), got.Location()
 	return r.send(r.plain(r.t("settings_saved") + "\n" + r.settingsText(got)))
 }
 
@@ -771,7 +766,7 @@ func (r *req) settingsText(u ledger.User) string {
 	if len(u.Budgets) > 0 {
 		var bs []string
 		for _, b := range u.Budgets {
-			bs = append(bs, FormatAmount(b.Amount, b.Currency))
+			bs = append(bs, view.FormatAmount(b.Amount, b.Currency))
 		}
 		budget = strings.Join(bs, ", ")
 	}
@@ -779,8 +774,8 @@ func (r *req) settingsText(u ledger.User) string {
 	if s.SummaryAt >= 0 {
 		summary = hhmm(s.SummaryAt)
 	}
-	return r.t("settings", NormLang(u.Lang), tz, summary, FormatDuration(s.IdleWarn, r.lang),
-		FormatDuration(s.Silent, r.lang), quiet, FormatDuration(s.LongRun, r.lang), budget)
+	return r.t("settings", chat.NormLang(u.Lang), tz, summary, chat.FormatDuration(s.IdleWarn, r.lang),
+		chat.FormatDuration(s.Silent, r.lang), quiet, chat.FormatDuration(s.LongRun, r.lang), budget)
 }
 
 func (r *req) agent(c AgentCmd) error {
@@ -853,9 +848,9 @@ func (r *req) why(c WhyCmd) error {
 	}
 	sb.WriteString(r.t("why_head", c.Name))
 	for _, d := range ds {
-		sb.WriteString("\n" + esc(r.when(d.At)) + " · " + esc(d.Summary))
+		sb.WriteString("\n" + chat.Escape(r.when(d.At)) + " · " + chat.Escape(d.Summary))
 		if d.Evidence != "" {
-			sb.WriteString("\n   <i>" + esc(d.Evidence) + "</i>")
+			sb.WriteString("\n   <i>" + chat.Escape(d.Evidence) + "</i>")
 		}
 	}
 	return r.answer(r.plain(sb.String()))
@@ -876,7 +871,7 @@ func (r *req) whyNow(x *ledger.Rental) string {
 		}
 		auto := pol.Action == ledger.AutoStop || pol.Action == ledger.AutoRelease
 		if auto {
-			lines = append(lines, r.t("why_policy", x.Name, string(pol.Action), FormatDuration(pol.Grace(), r.lang), pol.WaitFor.String()))
+			lines = append(lines, r.t("why_policy", x.Name, string(pol.Action), chat.FormatDuration(pol.Grace(), r.lang), pol.WaitFor.String()))
 		} else {
 			lines = append(lines, r.t("why_policy_"+string(pol.Action), x.Name))
 		}
@@ -887,9 +882,9 @@ func (r *req) whyNow(x *ledger.Rental) string {
 			case len(st.Sessions) == 0:
 				lines = append(lines, r.t("why_nobody", r.when(st.LastSeen)))
 			case (pol.Action == ledger.AutoStop || pol.Action == ledger.AutoRelease) && len(held) > 0:
-				lines = append(lines, r.t("why_people_held", rawHTML(SessionsText(r.lang, st.Sessions)), r.when(st.LastSeen), string(pol.Action)))
+				lines = append(lines, r.t("why_people_held", chat.RawHTML(view.SessionsText(r.lang, st.Sessions)), r.when(st.LastSeen), string(pol.Action)))
 			default:
-				lines = append(lines, r.t("why_people", rawHTML(SessionsText(r.lang, st.Sessions)), r.when(st.LastSeen)))
+				lines = append(lines, r.t("why_people", chat.RawHTML(view.SessionsText(r.lang, st.Sessions)), r.when(st.LastSeen)))
 			}
 		}
 	}
@@ -940,7 +935,7 @@ func (r *req) autoRelease(c AutoReleaseCmd) error {
 // the profiles do not say which platforms can stop at all.
 func (r *req) autoActionText(name string, p ledger.AutoPolicy) string {
 	warn := r.user.Settings.IdleWarnAfter()
-	grace, after := FormatDuration(p.Grace(), r.lang), FormatDuration(warn, r.lang)
+	grace, after := chat.FormatDuration(p.Grace(), r.lang), chat.FormatDuration(warn, r.lang)
 	if p.Action == ledger.AutoRelease {
 		return r.t("autorelease_release", name, grace, after)
 	}
@@ -957,7 +952,7 @@ func (r *req) autoActionText(name string, p ledger.AutoPolicy) string {
 		text += "\n" + r.t("autorelease_stop_storage", prof.Name)
 	}
 	if prof.ReleaseAfterStopped > 0 {
-		text += "\n" + r.t("autorelease_stop_deadline", prof.Name, FormatDuration(prof.ReleaseAfterStopped, r.lang))
+		text += "\n" + r.t("autorelease_stop_deadline", prof.Name, chat.FormatDuration(prof.ReleaseAfterStopped, r.lang))
 	}
 	return text
 }

@@ -6,6 +6,8 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+
+	"github.com/gpuledger/gpuledger/chat"
 )
 
 // Multi-line messages. People paste lists of commands, one per line. A
@@ -92,7 +94,7 @@ func (r *req) line() error {
 // the message's chat are kept, numbered by line, to be sent as one
 // answer; anything else (buttons, files, edits) goes out at once.
 type collector struct {
-	s    Sender
+	s    chat.Sender
 	mu   sync.Mutex
 	line int
 	b    strings.Builder
@@ -104,7 +106,7 @@ func (c *collector) begin(line int) {
 	c.mu.Unlock()
 }
 
-func (c *collector) Send(ctx context.Context, m Outgoing) (int, error) {
+func (c *collector) Send(ctx context.Context, m chat.Outgoing) (int, error) {
 	if len(m.Buttons) > 0 || m.Document != nil || m.Photo != nil || m.EditMessageID != 0 {
 		return c.s.Send(ctx, m)
 	}

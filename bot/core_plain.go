@@ -1,7 +1,9 @@
 package bot
 
 import (
+	"github.com/gpuledger/gpuledger/chat"
 	"github.com/gpuledger/gpuledger/ledger"
+	"github.com/gpuledger/gpuledger/view"
 )
 
 // This file answers what free text asks to change: "释放box2", "box2关机了",
@@ -20,7 +22,7 @@ const commandTimeLayout = "2006-01-02 15:04"
 func (r *req) proposeChange(c ProposedChangeCmd) error {
 	x, err := r.named(c.Name)
 	if ledger.ErrorCode(err) == ledger.ENOTFOUND {
-		return r.answer(r.plain(r.t("change_no_rental", esc(c.Name))))
+		return r.answer(r.plain(r.t("change_no_rental", chat.Escape(c.Name))))
 	}
 	if err != nil {
 		return err
@@ -52,16 +54,16 @@ func (r *req) proposeChange(c ProposedChangeCmd) error {
 }
 
 // proposalButtons are Confirm / Edit / Cancel for proposal id.
-func (r *req) proposalButtons(id string) ([][]Button, error) {
-	var row []Button
+func (r *req) proposalButtons(id string) ([][]chat.Button, error) {
+	var row []chat.Button
 	for _, b := range []struct{ act, key string }{{actConfirm, "btn_confirm"}, {actEdit, "btn_edit"}, {actCancel, "btn_cancel"}} {
 		d, err := r.c.ButtonData(r.u.UserID, b.act, id)
 		if err != nil {
 			return nil, err
 		}
-		row = append(row, Button{Text: r.t(b.key), Data: d})
+		row = append(row, chat.Button{Text: r.t(b.key), Data: d})
 	}
-	return [][]Button{row}, nil
+	return [][]chat.Button{row}, nil
 }
 
 // proposalCommand writes a proposed command as the command the user could
@@ -84,5 +86,5 @@ func proposalCommand(cmd Command) string {
 // $1.64/h each = $3.28/h", in the currency the rental will have.
 func (r *req) perCardLine(rent RentCmd, each PriceSpec) string {
 	x, _ := r.rental(rent)
-	return r.t("propose_per_card", esc(gpuText(&x)), FormatPrice(each.Price(), x.Currency, r.lang), FormatPrice(x.Price, x.Currency, r.lang))
+	return r.t("propose_per_card", chat.Escape(view.GPUText(&x)), view.FormatPrice(each.Price(), x.Currency, r.lang), view.FormatPrice(x.Price, x.Currency, r.lang))
 }

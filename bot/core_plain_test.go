@@ -6,12 +6,13 @@ import (
 	"time"
 
 	"github.com/gpuledger/gpuledger/bot"
+	"github.com/gpuledger/gpuledger/chat"
 	"github.com/gpuledger/gpuledger/ledger"
 )
 
 // proposal sends free text and returns the one reply, which must carry the
 // Confirm / Edit / Cancel buttons.
-func (e *env) proposal(user int64, text string) bot.Outgoing {
+func (e *env) proposal(user int64, text string) chat.Outgoing {
 	e.t.Helper()
 	out := e.handle(e.update(user, text))
 	if len(out) != 1 || len(out[0].Out.Buttons) != 1 || len(out[0].Out.Buttons[0]) != 3 {
@@ -22,9 +23,9 @@ func (e *env) proposal(user int64, text string) bot.Outgoing {
 
 // pressedProposal presses button i (0 Confirm, 1 Edit, 2 Cancel) of proposal p
 // shown as message msgID and returns the message that replaced it.
-func (e *env) pressedProposal(user int64, p bot.Outgoing, i, msgID int) bot.Outgoing {
+func (e *env) pressedProposal(user int64, p chat.Outgoing, i, msgID int) chat.Outgoing {
 	e.t.Helper()
-	var edit *bot.Outgoing
+	var edit *chat.Outgoing
 	for _, s := range press(e, user, user, msgID, p.Buttons[0][i].Data) {
 		if !s.IsAnswer {
 			edit = &s.Out
@@ -118,8 +119,8 @@ func TestCore_FreeText(t *testing.T) {
 
 	// In a group, the same words are talk, not commands: no reply.
 	for _, in := range []string{"status", "stopped box1", "rented 2x A100 on runpod $0.35/h each"} {
-		g := bot.Update{Key: fmt.Sprintf("test:%d", keySeq.Add(1)), Kind: bot.KindText, UserID: alice, ChatID: -900,
-			ChatType: bot.ChatGroup, Text: in}
+		g := chat.Update{Key: fmt.Sprintf("test:%d", keySeq.Add(1)), Kind: chat.KindText, UserID: alice, ChatID: -900,
+			ChatType: chat.ChatGroup, Text: in}
 		if out := e.handle(g); len(out) != 0 {
 			t.Fatalf("group %q: %+v", in, out)
 		}

@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"time"
 
+	"github.com/gpuledger/gpuledger/chat"
 	"github.com/gpuledger/gpuledger/ledger"
+	"github.com/gpuledger/gpuledger/view"
 )
 
 // Questions read the ledger and change nothing: each computes its answer,
@@ -16,7 +18,7 @@ func (r *req) status() error {
 	if err != nil {
 		return err
 	}
-	return r.answer(r.plain(RenderStatus(b, r.now, r.lang)))
+	return r.answer(r.plain(view.RenderStatus(b, r.now, r.lang)))
 }
 
 func (r *req) spend(c SpendCmd) error {
@@ -38,13 +40,13 @@ func (r *req) spend(c SpendCmd) error {
 	if period == "" {
 		period = "month"
 	}
-	head := r.t("spend_head", r.t("period_"+period), FormatTime(from, r.loc, r.now, r.lang), FormatTime(to, r.loc, r.now, r.lang))
+	head := r.t("spend_head", r.t("period_"+period), view.FormatTime(from, r.loc, r.now, r.lang), view.FormatTime(to, r.loc, r.now, r.lang))
 	if len(period) == 7 && period[4] == '-' { // YYYY-MM
-		head = r.t("spend_head", period, FormatTime(from, r.loc, r.now, r.lang), FormatTime(to, r.loc, r.now, r.lang))
+		head = r.t("spend_head", period, view.FormatTime(from, r.loc, r.now, r.lang), view.FormatTime(to, r.loc, r.now, r.lang))
 	}
-	text := head + "\n" + RenderSpend(b, from, to, r.lang)
+	text := head + "\n" + view.RenderSpend(b, from, to, r.lang)
 	if mf, _ := ledger.MonthRange(r.now, r.loc); !from.Before(mf) {
-		text += "\n" + renderBudget(b, r.now, r.lang)
+		text += "\n" + view.RenderBudget(b, r.now, r.lang)
 	}
 	return r.answer(r.plain(text))
 }
@@ -54,7 +56,7 @@ func (r *req) summary() error {
 	if err != nil {
 		return err
 	}
-	if err := r.answer(r.plain(RenderSummary(b, r.now, r.lang))); err != nil || r.c.chart == nil {
+	if err := r.answer(r.plain(view.RenderSummary(b, r.now, r.lang))); err != nil || r.c.chart == nil {
 		return err
 	}
 	// The chart follows, as after the nightly summary; a chart that
@@ -64,7 +66,7 @@ func (r *req) summary() error {
 		r.c.log.Error("/summary: chart", "user", r.u.UserID, "err", err)
 		return nil
 	}
-	return r.send(Outgoing{ChatID: r.u.ChatID, Text: r.t("chart_caption"), Photo: chart})
+	return r.send(chat.Outgoing{ChatID: r.u.ChatID, Text: r.t("chart_caption"), Photo: chart})
 }
 
 func (r *req) showBalances() error {
@@ -72,11 +74,9 @@ func (r *req) showBalances() error {
 	if err != nil {
 		return err
 	}
-	text := renderBalances(b, r.now, r.lang)
+	text := view.Balances(b, r.now, r.lang)
 	if text == "" {
 		text = r.t("balances_none")
-	} else {
-		text = r.t("balances_head") + "\n" + text
 	}
 	return r.answer(r.plain(text))
 }
@@ -102,9 +102,9 @@ func (r *req) export(c ExportCmd) error {
 	if err := r.mark(); err != nil {
 		return err
 	}
-	return r.send(Outgoing{
+	return r.send(chat.Outgoing{
 		ChatID:   r.u.ChatID,
 		Text:     r.t("exported", r.now.In(r.loc).Format(time.DateTime)),
-		Document: &File{Name: name, Data: buf.Bytes()},
+		Document: &chat.File{Name: name, Data: buf.Bytes()},
 	})
 }

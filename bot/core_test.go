@@ -13,13 +13,14 @@ import (
 	"time"
 
 	"github.com/gpuledger/gpuledger/bot"
+	"github.com/gpuledger/gpuledger/chat"
 	"github.com/gpuledger/gpuledger/ledger"
 	"github.com/gpuledger/gpuledger/ledger/sqlite"
 )
 
 // sent is what a recording sender received.
 type sent struct {
-	Out      bot.Outgoing
+	Out      chat.Outgoing
 	Callback string // AnswerCallback text, for callback answers
 	IsAnswer bool
 }
@@ -33,7 +34,7 @@ type recorder struct {
 	next int
 }
 
-func (r *recorder) Send(_ context.Context, m bot.Outgoing) (int, error) {
+func (r *recorder) Send(_ context.Context, m chat.Outgoing) (int, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.msgs = append(r.msgs, sent{Out: m})
@@ -140,13 +141,13 @@ func wireOptional(cfg *bot.Config, db *sqlite.DB) {
 }
 
 // update returns a private text update from user with a fresh key.
-func (e *env) update(user int64, text string) bot.Update {
-	return bot.Update{Key: fmt.Sprintf("test:%d", keySeq.Add(1)), Kind: bot.KindText, UserID: user, ChatID: user,
-		ChatType: bot.ChatPrivate, Text: text}
+func (e *env) update(user int64, text string) chat.Update {
+	return chat.Update{Key: fmt.Sprintf("test:%d", keySeq.Add(1)), Kind: chat.KindText, UserID: user, ChatID: user,
+		ChatType: chat.ChatPrivate, Text: text}
 }
 
 // handle runs u and returns the texts sent.
-func (e *env) handle(u bot.Update) []sent {
+func (e *env) handle(u chat.Update) []sent {
 	e.t.Helper()
 	if err := e.core.Handle(context.Background(), u, e.rec); err != nil {
 		e.t.Fatalf("Handle(%q): %v", u.Text, err)
@@ -358,13 +359,13 @@ func TestCore_ConsoleOwner(t *testing.T) {
 func TestCore_OtherUpdates(t *testing.T) {
 	e := newEnv(t, bot.Config{AllowedUsers: []int64{alice}})
 	e.say(alice, "/rent box1 autodl 4090 1.88/h")
-	sticker := bot.Update{Key: "k:st", Kind: bot.KindOther, UserID: alice, ChatID: alice, ChatType: bot.ChatPrivate}
+	sticker := chat.Update{Key: "k:st", Kind: chat.KindOther, UserID: alice, ChatID: alice, ChatType: chat.ChatPrivate}
 	contains(t, e.handle(sticker)[0].Out.Text, "text only")
-	groupSticker := bot.Update{Key: "k:gst", Kind: bot.KindOther, UserID: alice, ChatID: -5, ChatType: bot.ChatGroup}
-	edited := bot.Update{Key: "k:ed", Kind: bot.KindText, UserID: alice, ChatID: alice, ChatType: bot.ChatPrivate, Text: "/release box1", Edited: true}
-	channel := bot.Update{Key: "k:ch", Kind: bot.KindText, ChatID: -100, ChatType: bot.ChatChannel, Text: "/release box1"}
-	groupChat := bot.Update{Key: "k:gc", Kind: bot.KindText, UserID: alice, ChatID: -5, ChatType: bot.ChatGroup, Text: "rented a 4090 on vast at $0.70/h lol"}
-	for _, u := range []bot.Update{groupSticker, edited, channel, groupChat} {
+	groupSticker := chat.Update{Key: "k:gst", Kind: chat.KindOther, UserID: alice, ChatID: -5, ChatType: chat.ChatGroup}
+	edited := chat.Update{Key: "k:ed", Kind: chat.KindText, UserID: alice, ChatID: alice, ChatType: chat.ChatPrivate, Text: "/release box1", Edited: true}
+	channel := chat.Update{Key: "k:ch", Kind: chat.KindText, ChatID: -100, ChatType: chat.ChatChannel, Text: "/release box1"}
+	groupChat := chat.Update{Key: "k:gc", Kind: chat.KindText, UserID: alice, ChatID: -5, ChatType: chat.ChatGroup, Text: "rented a 4090 on vast at $0.70/h lol"}
+	for _, u := range []chat.Update{groupSticker, edited, channel, groupChat} {
 		if out := e.handle(u); len(out) != 0 {
 			t.Errorf("%+v answered: %+v", u, out)
 		}
@@ -377,7 +378,7 @@ func TestCore_OtherUpdates(t *testing.T) {
 	}
 	// A question in a group reads the sender's own ledger; the answer goes
 	// to the sender's private chat and the group hears only where it went.
-	g := bot.Update{Key: "k:g", Kind: bot.KindText, UserID: alice, ChatID: -5, ChatType: bot.ChatGroup, Text: "/status@fake_bot"}
+	g := chat.Update{Key: "k:g", Kind: chat.KindText, UserID: alice, ChatID: -5, ChatType: chat.ChatGroup, Text: "/status@fake_bot"}
 	out := e.handle(g)
 	if len(out) != 2 || out[0].Out.ChatID != alice || out[1].Out.ChatID != -5 {
 		t.Fatalf("group question: %+v; want the answer to %d, then a note to the group", out, alice)
@@ -389,9 +390,9 @@ func TestCore_OtherUpdates(t *testing.T) {
 	}
 }
 
-func press(e *env, user, chat int64, msgID int, data string) []sent {
-	return e.handle(bot.Update{Key: fmt.Sprintf("test:%d", keySeq.Add(1)), Kind: bot.KindCallback, UserID: user, ChatID: chat,
-		ChatType: bot.ChatPrivate, CallbackID: "cb", CallbackData: data, MessageID: msgID})
+func press(e *env, user, chatID int64, msgID int, data string) []sent {
+	return e.handle(chat.Update{Key: fmt.Sprintf("test:%d", keySeq.Add(1)), Kind: chat.KindCallback, UserID: user, ChatID: chatID,
+		ChatType: chat.ChatPrivate, CallbackID: "cb", CallbackData: data, MessageID: msgID})
 }
 
 func TestCore_ProposalButtons(t *testing.T) {
@@ -425,7 +426,7 @@ func TestCore_ProposalButtons(t *testing.T) {
 	}
 	// Alice confirms: the message is edited in place, the rental exists.
 	got = press(e, alice, alice, 1, confirm)
-	var edit *bot.Outgoing
+	var edit *chat.Outgoing
 	for _, s := range got {
 		if !s.IsAnswer {
 			edit = &s.Out

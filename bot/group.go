@@ -1,9 +1,5 @@
 package bot
 
-import (
-	"errors"
-)
-
 // What the bot does in group chats, until it has a mode for teams.
 //
 // A ledger here is one person's: what they rent, what it costs, their agent
@@ -30,12 +26,6 @@ import (
 // rental's earlier token, on which an agent may still run. Cards and the
 // nightly summary never go to groups: the scheduler sends them to the
 // user's private chat (chat ID = user ID).
-
-// ErrNoPrivateChat is returned (wrapped) by a Sender when the user has not
-// opened a private chat with the bot, or blocked it, so nothing can be sent
-// there (Telegram answers 403 "bot can't initiate conversation with a
-// user").
-var ErrNoPrivateChat = errors.New("bot: the user has not opened a private chat with the bot")
 
 // groupPlace is where the answer to a command sent in a group goes.
 type groupPlace int

@@ -35,7 +35,7 @@ func (i *issuer) count() int {
 
 // inGroup sends text from user in group and returns the new messages of
 // the group and of the user's private chat.
-func (c *chat) inGroup(user, group int64, text string) (groupMsgs, private []tgfake.Message) {
+func (c *convo) inGroup(user, group int64, text string) (groupMsgs, private []tgfake.Message) {
 	c.t.Helper()
 	before := len(c.fake.Messages(user))
 	groupMsgs = c.send(group, func() int { return c.fake.SendText(user, group, text) })

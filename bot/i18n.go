@@ -2,31 +2,15 @@ package bot
 
 import (
 	"errors"
-	"fmt"
 	"strconv"
 	"strings"
 	"time"
 	"unicode/utf8"
 
+	"github.com/gpuledger/gpuledger/chat"
 	"github.com/gpuledger/gpuledger/ledger"
+	"github.com/gpuledger/gpuledger/view"
 )
-
-// Languages the bot speaks. Any other tag falls back to English; tags such
-// as "zh-CN" or "zh-hans" count as Chinese.
-const (
-	LangEN = "en"
-	LangZH = "zh"
-)
-
-// NormLang maps a language tag (a user's setting, Telegram's language_code)
-// to LangEN or LangZH.
-func NormLang(lang string) string {
-	l := strings.ToLower(strings.TrimSpace(lang))
-	if l == "zh" || strings.HasPrefix(l, "zh-") || strings.HasPrefix(l, "zh_") || l == "cn" || l == "中文" {
-		return LangZH
-	}
-	return LangEN
-}
 
 // ParseError is the error Parse returns: a catalog key and arguments, so the
 // core can render it in the user's language with Text, plus the English
@@ -43,7 +27,7 @@ type ParseError struct {
 
 func newParseError(cmd Kind, key string, args ...string) *ParseError {
 	e := &ParseError{Key: key, Args: args, Cmd: cmd}
-	e.en = &ledger.Error{Code: ledger.EINVALID, Message: e.Text(LangEN)}
+	e.en = &ledger.Error{Code: ledger.EINVALID, Message: e.Text(chat.LangEN)}
 	return e
 }
 
@@ -56,20 +40,20 @@ func (e *ParseError) Unwrap() error { return e.en }
 // Text renders the error in lang ("en" or "zh"): what was wrong, then an
 // example of the command.
 func (e *ParseError) Text(lang string) string {
-	lang = NormLang(lang)
+	lang = chat.NormLang(lang)
 	msg := catalogText(lang, e.Key, e.Args)
 	ex := "/help"
 	if h, ok := helpEntry(e.Cmd); ok {
 		ex = h.example(lang)
 	}
-	if lang == LangZH {
+	if lang == chat.LangZH {
 		return msg + "。例如：" + ex
 	}
 	return msg + ". Example: " + ex
 }
 
 // ErrorText renders any error for a user in lang: a *ParseError in that
-// language, a *ledger.Error by LedgerMessage (times in UTC, as full dates),
+// language, a *ledger.Error by view.LedgerMessage (times in UTC, as full dates),
 // anything else as a generic
 // internal error (whose details must be logged, not shown).
 func ErrorText(err error, lang string) string {
@@ -81,12 +65,12 @@ func ErrorText(err error, lang string) string {
 		return pe.Text(lang)
 	}
 	if ledger.ErrorCode(err) == ledger.EINTERNAL {
-		if NormLang(lang) == LangZH {
+		if chat.NormLang(lang) == chat.LangZH {
 			return "内部错误，已记录。请稍后再试"
 		}
 		return "internal error, logged; please try again later"
 	}
-	return LedgerMessage(err, lang, time.UTC, time.Time{})
+	return view.LedgerMessage(err, lang, time.UTC, time.Time{})
 }
 
 // quote shows a user's token inside a message: quoted, control and
@@ -100,9 +84,10 @@ func quote(s string) string {
 	return strconv.Quote(s)
 }
 
-// catalog holds the parser's messages: key → {en, zh}. Arguments are
-// inserted with explicit indexes (%[1]s) so a translation may reorder them.
-var catalog = map[string][2]string{
+// catalog holds the parser's messages: key → {en, zh}, plain text (the
+// core escapes the whole message). Arguments are inserted with explicit
+// indexes (%[1]s) so a translation may reorder them.
+var catalog = chat.Catalog{
 	"too_long": {
 		"the message is too long (%[1]s bytes): a command is at most %[2]s bytes",
 		"消息太长（%[1]s 字节）：一条命令最多 %[2]s 字节"},
@@ -250,20 +235,15 @@ var catalog = map[string][2]string{
 }
 
 func catalogText(lang, key string, args []string) string {
-	m, ok := catalog[key]
-	if !ok {
+	if _, ok := catalog[key]; !ok {
 		return key + " " + strings.Join(args, " ")
-	}
-	tmpl := m[0]
-	if lang == LangZH {
-		tmpl = m[1]
 	}
 	a := make([]any, len(args))
 	for i, s := range args {
 		if k, ok := strings.CutPrefix(s, nounMark); ok {
 			if n, found := nouns[k]; found {
 				s = n[0]
-				if lang == LangZH {
+				if lang == chat.LangZH {
 					s = n[1]
 				}
 			} else {
@@ -272,7 +252,7 @@ func catalogText(lang, key string, args []string) string {
 		}
 		a[i] = s
 	}
-	return fmt.Sprintf(tmpl, a...)
+	return catalog.Text(lang, key, a...)
 }
 
 // nounMark marks an argument that is a word to translate (a field or unit

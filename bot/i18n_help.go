@@ -2,6 +2,8 @@ package bot
 
 import (
 	"strings"
+
+	"github.com/gpuledger/gpuledger/chat"
 )
 
 // helpItem documents one command in both languages: its usage line, a short
@@ -15,14 +17,14 @@ type helpItem struct {
 }
 
 func (h helpItem) example(lang string) string {
-	if NormLang(lang) == LangZH {
+	if chat.NormLang(lang) == chat.LangZH {
 		return h.ex[1]
 	}
 	return h.ex[0]
 }
 
 func (h helpItem) description(lang string) string {
-	if NormLang(lang) == LangZH {
+	if chat.NormLang(lang) == chat.LangZH {
 		return h.desc[1]
 	}
 	return h.desc[0]
@@ -132,7 +134,7 @@ func CommandList(lang string) []CommandInfo {
 // description and an example. With a topic it returns that command's entry
 // only, with the shapes its arguments may take.
 func HelpText(lang string, topic Kind) string {
-	lang = NormLang(lang)
+	lang = chat.NormLang(lang)
 	var b strings.Builder
 	if topic != "" {
 		if h, ok := helpEntry(topic); ok {
@@ -142,7 +144,7 @@ func HelpText(lang string, topic Kind) string {
 			return b.String()
 		}
 	}
-	if lang == LangZH {
+	if lang == chat.LangZH {
 		b.WriteString("命令（参数顺序随意，key=value 总是可用）：\n\n")
 	} else {
 		b.WriteString("Commands (arguments in any order; key=value always works):\n\n")
@@ -151,7 +153,7 @@ func HelpText(lang string, topic Kind) string {
 		writeHelpItem(&b, lang, h, false)
 	}
 	b.WriteString("\n")
-	if lang == LangZH {
+	if lang == chat.LangZH {
 		b.WriteString("也可以直接说：租了一台4090 1.88元/小时 autodl\n")
 	} else {
 		b.WriteString("Or just say: rented 2x4090 on vast at $0.70/h\n")
@@ -171,7 +173,7 @@ func writeHelpItem(b *strings.Builder, lang string, h helpItem, long bool) {
 		b.WriteString("\n")
 		if len(h.aliases) > 0 {
 			b.WriteString("  ")
-			if lang == LangZH {
+			if lang == chat.LangZH {
 				b.WriteString("别名：")
 			} else {
 				b.WriteString("aliases: ")
@@ -181,7 +183,7 @@ func writeHelpItem(b *strings.Builder, lang string, h helpItem, long bool) {
 		}
 	}
 	b.WriteString("  ")
-	if lang == LangZH {
+	if lang == chat.LangZH {
 		b.WriteString("例如：")
 	} else {
 		b.WriteString("e.g. ")
@@ -191,7 +193,7 @@ func writeHelpItem(b *strings.Builder, lang string, h helpItem, long bool) {
 }
 
 func shapesText(lang string) string {
-	if lang == LangZH {
+	if lang == chat.LangZH {
 		return "显卡：4090、2x4090、4090x2、A100-80G、H100*8、两张3090\n" +
 			"价格：1.88（默认每小时）、1.88元/小时、¥70/天、$0.70/h、0.7usd/h\n" +
 			"计费：per-second、per-minute、per-hour、always-on、按秒、按分钟、按小时、包日、包周、包月\n" +

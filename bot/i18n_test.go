@@ -8,12 +8,13 @@ import (
 	"testing"
 	"unicode/utf8"
 
+	"github.com/gpuledger/gpuledger/chat"
 	"github.com/gpuledger/gpuledger/ledger"
 )
 
 func TestCommandList(t *testing.T) {
 	valid := regexp.MustCompile(`^[a-z0-9_]{1,32}$`)
-	for _, lang := range []string{LangEN, LangZH} {
+	for _, lang := range []string{chat.LangEN, chat.LangZH} {
 		list := CommandList(lang)
 		if len(list) != len(helpItems) {
 			t.Fatalf("%s: %d commands, want %d", lang, len(list), len(helpItems))
@@ -58,7 +59,7 @@ func TestHelpItems_ExamplesParse(t *testing.T) {
 }
 
 func TestHelpText(t *testing.T) {
-	for _, lang := range []string{LangEN, LangZH} {
+	for _, lang := range []string{chat.LangEN, chat.LangZH} {
 		all := HelpText(lang, "")
 		for _, h := range helpItems {
 			if !strings.Contains(all, "/"+string(h.kind)+" ") {
@@ -173,7 +174,7 @@ func TestQuote_Hostile(t *testing.T) {
 
 func TestNormLang(t *testing.T) {
 	for in, want := range map[string]string{"en": "en", "": "en", "fr": "en", "zh": "zh", "zh-CN": "zh", "zh-hans": "zh", "ZH_TW": "zh", "中文": "zh"} {
-		if got := NormLang(in); got != want {
+		if got := chat.NormLang(in); got != want {
 			t.Errorf("NormLang(%q) = %q, want %q", in, got, want)
 		}
 	}

@@ -2,22 +2,18 @@ package bot
 
 import (
 	"errors"
-	"fmt"
-	"html"
 	"time"
 
+	"github.com/gpuledger/gpuledger/chat"
 	"github.com/gpuledger/gpuledger/ledger"
+	"github.com/gpuledger/gpuledger/view"
 )
-
-// rawHTML is an argument of a message that is already HTML (a rendered
-// fragment); every other string argument is escaped.
-type rawHTML = RawHTML
 
 // messages is the core's reply catalog: key → {English, Chinese}. The
 // templates are HTML (Telegram's subset); arguments are inserted with
 // explicit indexes (%[1]s) so a translation may reorder them, and are
-// escaped unless they are rawHTML.
-var messages = Catalog{
+// escaped unless they are chat.RawHTML.
+var messages = chat.Catalog{
 	// access
 	"refused": {
 		"Sorry, this is a private bot: you are not on its list of users. (I won't reply again.)",
@@ -165,26 +161,9 @@ var messages = Catalog{
 	"budget_off_none": {
 		"There is no %[1]s budget to remove. See them: <code>/budget</code>",
 		"没有 %[1]s 预算可取消。查看：<code>/budget</code>"},
-	"budget_none": {
-		"No monthly budget. Set one per currency: <code>/budget ¥3000/month</code>, <code>/budget $500/month</code>",
-		"没有设置每月预算。每种货币各设一个：<code>/budget ¥3000/月</code>、<code>/budget $500/月</code>"},
-	"budget_unset": {
-		"%[1]s spent this month in %[2]s, which has no budget",
-		"本月 %[2]s 花费 %[1]s，未设预算"},
-	"budget_line": {
-		"Budget: %[1]s of %[2]s this month (%[3]s%%)",
-		"预算：本月已花 %[1]s / %[2]s（%[3]s%%）"},
-	"budget_over":   {"⚠ over budget", "⚠ 已超预算"},
-	"balances_head": {"<b>Balances</b>", "<b>余额</b>"},
 	"balances_none": {
 		"No balances recorded. Record one: <code>/balance autodl 67.01</code>",
 		"还没有记录余额。记录：<code>/balance autodl 67.01</code>"},
-	"balance_line": {
-		"%[1]s: %[2]s, burning %[3]s/h, %[4]s",
-		"%[1]s：%[2]s，每小时消耗 %[3]s，%[4]s"},
-	"runway_none": {"not burning", "当前不消耗"},
-	"runway_out":  {"⚠ used up", "⚠ 已用完"},
-	"runway_at":   {"runs out %[1]s (in %[2]s)", "预计 %[1]s 用完（还剩 %[2]s）"},
 
 	// undo
 	"undone": {
@@ -279,17 +258,6 @@ var messages = Catalog{
 		"自动操作需要代理服务，但服务器上没有运行：没有做任何修改。"},
 
 	// status
-	"status_head":    {"<b>Rentals</b>", "<b>在租机器</b>"},
-	"status_empty":   {"No rentals. Record one: <code>/rent box1 autodl 4090 1.88/h</code>", "没有在租的机器。记一台：<code>/rent box1 autodl 4090 1.88元/小时</code>"},
-	"state_running":  {"▶ running, %[1]s so far", "▶ 运行中，累计 %[1]s"},
-	"state_stopped":  {"⏸ stopped %[1]s", "⏸ 已关机 %[1]s"},
-	"status_rental":  {"<b>%[1]s</b> · %[2]s %[3]s · %[4]s", "<b>%[1]s</b> · %[2]s %[3]s · %[4]s"},
-	"status_cost":    {"%[1]s %[2]s · compute %[3]s", "%[1]s %[2]s · 计算 %[3]s"},
-	"status_total":   {" · total %[1]s", " · 合计 %[1]s"},
-	"status_idle":    {"idle %[1]s (%[2]s)", "空闲 %[1]s（%[2]s）"},
-	"status_lease":   {"lease ends %[1]s", "租期 %[1]s 到期"},
-	"status_volume":  {"💾 %[1]s %[2]sGB · %[3]s", "💾 %[1]s %[2]sGB · %[3]s"},
-	"status_volumes": {"<b>Volumes</b>", "<b>存储盘</b>"},
 
 	// spend and summary
 	"spend_head":        {"<b>Spend: %[1]s</b> (%[2]s – %[3]s)", "<b>花费：%[1]s</b>（%[2]s – %[3]s）"},
@@ -298,24 +266,7 @@ var messages = Catalog{
 	"period_week":       {"this week", "本周"},
 	"period_month":      {"this month", "本月"},
 	"period_last-month": {"last month", "上月"},
-	"spend_nothing":     {"nothing spent", "没有花费"},
-	"spend_total": {
-		"%[1]s — compute %[2]s · storage %[3]s · traffic %[4]s · other %[5]s",
-		"%[1]s —— 计算 %[2]s · 存储 %[3]s · 流量 %[4]s · 其他 %[5]s"},
-	"spend_unpriced":    {" (+ %[1]s UNPRICED)", "（另有 %[1]s 项 UNPRICED 未定价）"},
-	"no_platform":       {"(no platform)", "（无平台）"},
-	"spend_by_platform": {"by platform: %[1]s", "按平台：%[1]s"},
-	"spend_by_rental":   {"by rental: %[1]s", "按机器：%[1]s"},
-	"summary_head":      {"<b>Summary %[1]s</b>\nToday:", "<b>每日总结 %[1]s</b>\n今天："},
-	"summary_month":     {"Month to date:", "本月至今："},
 	"chart_caption":     {"Last 14 days", "最近 14 天"},
-	"summary_none_running": {
-		"Nothing is running.",
-		"没有在运行的机器。"},
-	"summary_running":      {"Running: %[1]s, accruing %[2]s", "运行中：%[1]s 台，每小时 %[2]s"},
-	"summary_running_line": {"▶ %[1]s %[2]s (%[3]s) %[4]s", "▶ %[1]s %[2]s（%[3]s）%[4]s"},
-	"per_hour":             {"/h", "/小时"},
-	"prepaid":              {"prepaid %[1]s", "已预付 %[1]s"},
 	"exported": {
 		"Your ledger as of %[1]s",
 		"截至 %[1]s 的账本"},
@@ -379,40 +330,6 @@ var messages = Catalog{
 	"btn_new_target":   {"＋ Create %[1]s as a new name", "＋ 新建名字 %[1]s"},
 }
 
-// Catalog maps a message key to its English and Chinese templates (fmt
-// verbs, HTML). Both the core and the scheduler keep their texts in one.
-type Catalog map[string][2]string
-
-// RawHTML is a message argument that is already HTML and must not be
-// escaped (a rendered fragment). Every other argument is escaped.
-type RawHTML string
-
-// Render formats key in lang with args: strings are HTML-escaped, RawHTML
-// is not, other values are formatted with %v and escaped. A missing key
-// renders as the key itself, which the catalog tests catch.
-func (c Catalog) Render(lang, key string, args ...any) string {
-	m, ok := c[key]
-	if !ok {
-		return key
-	}
-	tmpl := m[0]
-	if NormLang(lang) == LangZH {
-		tmpl = m[1]
-	}
-	a := make([]any, len(args))
-	for i, v := range args {
-		switch v := v.(type) {
-		case rawHTML:
-			a[i] = string(v)
-		case string:
-			a[i] = html.EscapeString(v)
-		default:
-			a[i] = html.EscapeString(fmt.Sprint(v))
-		}
-	}
-	return fmt.Sprintf(tmpl, a...)
-}
-
 // tr renders one of the core's messages.
 func tr(lang, key string, args ...any) string { return messages.Render(lang, key, args...) }
 
@@ -429,15 +346,15 @@ var errorPrefixZH = map[string]string{
 }
 
 // ledgerErrorText renders a *ledger.Error for the user in lang, its times
-// in loc: the message (LedgerMessage); in Chinese after a lead naming the
+// in loc: the message (view.LedgerMessage); in Chinese after a lead naming the
 // kind of problem; then that nothing was changed.
 func ledgerErrorText(err error, lang string, loc *time.Location, now time.Time) string {
-	msg := LedgerMessage(err, lang, loc, now)
+	msg := view.LedgerMessage(err, lang, loc, now)
 	var le *ledger.Error
 	if !errors.As(err, &le) {
 		return msg
 	}
-	if NormLang(lang) == LangZH {
+	if chat.NormLang(lang) == chat.LangZH {
 		p := errorPrefixZH[le.Code]
 		if p == "" {
 			p = "出错"

@@ -3,6 +3,7 @@ package bot
 import (
 	"strings"
 
+	"github.com/gpuledger/gpuledger/chat"
 	"github.com/gpuledger/gpuledger/ledger"
 )
 
@@ -65,7 +66,7 @@ func (p *parser) autoRelease(toks []string) (Command, error) {
 			return nil, p.err("bad_dur", quote(durSrc))
 		}
 		if d < ledger.MinAfter || d > ledger.MaxAfter {
-			return nil, p.err("dur_range", "after", quote(durSrc), FormatDuration(ledger.MinAfter, LangEN)+".."+FormatDuration(ledger.MaxAfter, LangEN))
+			return nil, p.err("dur_range", "after", quote(durSrc), chat.FormatDuration(ledger.MinAfter, chat.LangEN)+".."+chat.FormatDuration(ledger.MaxAfter, chat.LangEN))
 		}
 		a.After = d
 	}

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gpuledger/gpuledger/chat"
 	"github.com/gpuledger/gpuledger/ledger"
 )
 
@@ -25,8 +26,8 @@ func TestParse_AutoReleaseAfterBounds(t *testing.T) {
 		}
 		var pe *ParseError
 		if perr != nil && errors.As(perr, &pe) {
-			msg := pe.Text(LangEN)
-			for _, b := range []string{FormatDuration(ledger.MinAfter, LangEN), FormatDuration(ledger.MaxAfter, LangEN)} {
+			msg := pe.Text(chat.LangEN)
+			for _, b := range []string{chat.FormatDuration(ledger.MinAfter, chat.LangEN), chat.FormatDuration(ledger.MaxAfter, chat.LangEN)} {
 				if !strings.Contains(msg, b) {
 					t.Errorf("after %v: %q does not name the bound %s", d, msg, b)
 				}

@@ -7,6 +7,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/gpuledger/gpuledger/chat"
 	"github.com/gpuledger/gpuledger/ledger"
 )
 
@@ -84,7 +85,7 @@ func checkParseError(t *testing.T, in string, err error) {
 	if ledger.ErrorCode(err) != ledger.EINVALID {
 		t.Fatalf("Parse(%q) error code %s", in, ledger.ErrorCode(err))
 	}
-	for _, lang := range []string{LangEN, LangZH} {
+	for _, lang := range []string{chat.LangEN, chat.LangZH} {
 		msg := pe.Text(lang)
 		if msg == "" || len(msg) > 1200 || !utf8.ValidString(msg) || strings.Contains(msg, "%!") {
 			t.Fatalf("Parse(%q) %s message is bad: %q", in, lang, msg)
@@ -242,7 +243,7 @@ func checkCommand(t *testing.T, in string, c Command, now time.Time) {
 				t.Fatalf("Parse(%q): tz %q: %v", in, *c.TZ, err)
 			}
 		}
-		if c.Lang != nil && *c.Lang != LangEN && *c.Lang != LangZH {
+		if c.Lang != nil && *c.Lang != chat.LangEN && *c.Lang != chat.LangZH {
 			t.Fatalf("Parse(%q): lang %q", in, *c.Lang)
 		}
 	case ProposedRentCmd:

@@ -5,6 +5,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/gpuledger/gpuledger/chat"
 )
 
 // --- /settings ---------------------------------------------------------------
@@ -88,9 +90,9 @@ func (p *parser) settings(toks []string) (Command, error) {
 			var l string
 			switch strings.ToLower(v) {
 			case "en", "english", "英文", "英语", "en-us", "en_us":
-				l = LangEN
+				l = chat.LangEN
 			case "zh", "cn", "chinese", "中文", "汉语", "zh-cn", "zh_cn", "zh-hans":
-				l = LangZH
+				l = chat.LangZH
 			default:
 				return nil, p.err("bad_lang", quote(v))
 			}

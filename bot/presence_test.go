@@ -9,8 +9,8 @@ import (
 	"time"
 
 	"github.com/gpuledger/gpuledger/agent/wire"
-	"github.com/gpuledger/gpuledger/bot"
 	"github.com/gpuledger/gpuledger/ledger"
+	"github.com/gpuledger/gpuledger/view"
 )
 
 // beatPeople posts an idle heartbeat reporting the given people connected.
@@ -89,13 +89,13 @@ func TestCore_WhyShowsWhoIsConnected(t *testing.T) {
 func TestSessionsText(t *testing.T) {
 	ss := []ledger.Session{{Kind: ledger.SessionSSH, Client: "1.2.3.4", User: "root"}, {Kind: ledger.SessionSSH, Client: "<b>evil</b>"},
 		{Kind: ledger.SessionJupyter, Client: "local"}}
-	if got, want := bot.SessionsText("en", ss), "2 SSH sessions (root from 1.2.3.4, from &lt;b&gt;evil&lt;/b&gt;), 1 Jupyter client"; got != want {
+	if got, want := view.SessionsText("en", ss), "2 SSH sessions (root from 1.2.3.4, from &lt;b&gt;evil&lt;/b&gt;), 1 Jupyter client"; got != want {
 		t.Errorf("en:\n got %s\nwant %s", got, want)
 	}
-	if got, want := bot.SessionsText("zh", ss), "2 个 SSH 会话（root 来自 1.2.3.4，来自 &lt;b&gt;evil&lt;/b&gt;）、1 个 Jupyter 客户端"; got != want {
+	if got, want := view.SessionsText("zh", ss), "2 个 SSH 会话（root 来自 1.2.3.4，来自 &lt;b&gt;evil&lt;/b&gt;）、1 个 Jupyter 客户端"; got != want {
 		t.Errorf("zh:\n got %s\nwant %s", got, want)
 	}
-	if got := bot.SessionsText("en", nil); got != "" {
+	if got := view.SessionsText("en", nil); got != "" {
 		t.Errorf("nobody: %q", got)
 	}
 }

@@ -3,6 +3,7 @@ package bot
 import (
 	"strings"
 
+	"github.com/gpuledger/gpuledger/chat"
 	"github.com/gpuledger/gpuledger/internal/clip"
 	"github.com/gpuledger/gpuledger/ledger"
 )
@@ -87,13 +88,13 @@ func (r *req) checkTarget(b *ledger.Book, target string, with func(string) Comma
 func (r *req) askNear(what nearWhat, typed string, near []string, with func(string) Command) error {
 	names := make([]string, len(near))
 	for i, n := range near {
-		names[i] = "<b>" + esc(n) + "</b>"
+		names[i] = "<b>" + chat.Escape(n) + "</b>"
 	}
 	sep := " or "
-	if r.lang == LangZH {
+	if r.lang == chat.LangZH {
 		sep = " 或 "
 	}
-	list := rawHTML(strings.Join(names, sep))
+	list := chat.RawHTML(strings.Join(names, sep))
 	key := map[nearWhat]string{nearPlatform: "near_platform", nearTarget: "near_target"}[what]
 	if len(near) == 0 {
 		key = "new_target"
@@ -111,28 +112,28 @@ func (r *req) askNear(what nearWhat, typed string, near []string, with func(stri
 	}
 	choices = append(choices, with(typed))
 	id := r.c.props.add(r.u.UserID, shown, choices, r.now)
-	var use, more []Button
+	var use, more []chat.Button
 	for i, n := range near {
 		d, err := r.c.ButtonData(r.u.UserID, actConfirm, choiceData(id, i))
 		if err != nil {
 			return err
 		}
-		use = append(use, Button{Text: r.t("btn_use", n), Data: d})
+		use = append(use, chat.Button{Text: r.t("btn_use", n), Data: d})
 	}
 	create := map[nearWhat]string{nearPlatform: "btn_new_platform", nearTarget: "btn_new_target"}[what]
 	d, err := r.c.ButtonData(r.u.UserID, actConfirm, choiceData(id, len(near)))
 	if err != nil {
 		return err
 	}
-	more = append(more, Button{Text: r.t(create, typed), Data: d})
+	more = append(more, chat.Button{Text: r.t(create, typed), Data: d})
 	if d, err = r.c.ButtonData(r.u.UserID, actCancel, id); err != nil {
 		return err
 	}
-	more = append(more, Button{Text: r.t("btn_cancel"), Data: d})
+	more = append(more, chat.Button{Text: r.t("btn_cancel"), Data: d})
 	out := r.plain(r.t(key, typed, list, shown))
-	out.Buttons = [][]Button{more}
+	out.Buttons = [][]chat.Button{more}
 	if len(use) > 0 {
-		out.Buttons = [][]Button{use, more}
+		out.Buttons = [][]chat.Button{use, more}
 	}
 	return r.answer(out)
 }

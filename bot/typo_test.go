@@ -8,11 +8,12 @@ import (
 	"time"
 
 	"github.com/gpuledger/gpuledger/bot"
+	"github.com/gpuledger/gpuledger/chat"
 	"github.com/gpuledger/gpuledger/ledger"
 )
 
 // ask sends text and returns the single reply, which must carry buttons.
-func (e *env) ask(user int64, text string) bot.Outgoing {
+func (e *env) ask(user int64, text string) chat.Outgoing {
 	e.t.Helper()
 	out := e.handle(e.update(user, text))
 	if len(out) != 1 || len(out[0].Out.Buttons) == 0 {
@@ -29,7 +30,7 @@ func (e *env) ask(user int64, text string) bot.Outgoing {
 }
 
 // buttonTexts lists a reply's buttons in reading order.
-func buttonTexts(m bot.Outgoing) []string {
+func buttonTexts(m chat.Outgoing) []string {
 	var out []string
 	for _, row := range m.Buttons {
 		for _, b := range row {
@@ -40,7 +41,7 @@ func buttonTexts(m bot.Outgoing) []string {
 }
 
 // button returns the data of the button whose text contains label.
-func button(t *testing.T, m bot.Outgoing, label string) string {
+func button(t *testing.T, m chat.Outgoing, label string) string {
 	t.Helper()
 	for _, row := range m.Buttons {
 		for _, b := range row {
@@ -134,8 +135,8 @@ func TestCore_TypoTopupRedelivered(t *testing.T) {
 		t.Fatalf("redelivered question answered %+v, want the question again", again)
 	}
 	m := again[0].Out
-	u := bot.Update{Key: fmt.Sprintf("test:%d", keySeq.Add(1)), Kind: bot.KindCallback, UserID: alice, ChatID: alice,
-		ChatType: bot.ChatPrivate, CallbackID: "cb", CallbackData: button(t, m, "autodl"), MessageID: 7}
+	u := chat.Update{Key: fmt.Sprintf("test:%d", keySeq.Add(1)), Kind: chat.KindCallback, UserID: alice, ChatID: alice,
+		ChatType: chat.ChatPrivate, CallbackID: "cb", CallbackData: button(t, m, "autodl"), MessageID: 7}
 	e.handle(u)
 	u.Redelivered = true
 	got := e.handle(u)
@@ -269,8 +270,8 @@ func TestParse_UnknownCommandNear(t *testing.T) {
 	if !errors.As(err, &pe) {
 		t.Fatalf("Parse(/stauts) = %v, want a ParseError", err)
 	}
-	contains(t, pe.Text(bot.LangEN), "/stauts", "/status")
-	contains(t, pe.Text(bot.LangZH), "/status")
+	contains(t, pe.Text(chat.LangEN), "/stauts", "/status")
+	contains(t, pe.Text(chat.LangZH), "/status")
 }
 
 func TestConversation_TypoButtons(t *testing.T) {

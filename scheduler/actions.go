@@ -3,22 +3,22 @@ package scheduler
 import (
 	"context"
 	"fmt"
-	"html"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/gpuledger/gpuledger/agent/wire"
-	"github.com/gpuledger/gpuledger/bot"
+	"github.com/gpuledger/gpuledger/chat"
 	"github.com/gpuledger/gpuledger/internal/clip"
 	"github.com/gpuledger/gpuledger/ledger"
+	"github.com/gpuledger/gpuledger/view"
 )
 
 // ButtonRegistry is where the scheduler's card buttons are registered
 // (bot.Core.HandleButton): the core verifies a press against the user who
 // pressed it before calling the handler.
 type ButtonRegistry interface {
-	HandleButton(action string, fn bot.ButtonFunc)
+	HandleButton(action string, fn chat.ButtonFunc)
 }
 
 // RegisterButtons registers the card buttons with the core.
@@ -30,8 +30,8 @@ func (s *Scheduler) RegisterButtons(reg ButtonRegistry) {
 
 // press handles one verified button press: it runs the action and answers
 // the callback with a short toast.
-func (s *Scheduler) press(ctx context.Context, p bot.ButtonPress, snd bot.Sender) error {
-	lg, loc := bot.LangEN, time.UTC
+func (s *Scheduler) press(ctx context.Context, p chat.ButtonPress, snd chat.Sender) error {
+	lg, loc := chat.LangEN, time.UTC
 	if u, err := s.store.User(ctx, p.Update.UserID); err == nil {
 		lg, loc = lang(&u), u.Location()
 	}
@@ -72,7 +72,7 @@ func (s *Scheduler) press(ctx context.Context, p bot.ButtonPress, snd bot.Sender
 			s.log.Error("scheduler: button", "action", p.Action, "rental", id, "err", err)
 			toast = text(lg, "t_internal")
 		} else {
-			toast = bot.LedgerMessage(err, lg, loc, p.Now)
+			toast = view.LedgerMessage(err, lg, loc, p.Now)
 		}
 	}
 	return snd.AnswerCallback(ctx, p.Update.CallbackID, clip.Bytes(toast, 190, "…"))
@@ -130,7 +130,7 @@ func (s *Scheduler) Release(ctx context.Context, userID, rentalID int64) (string
 		// The user's own tap is a decision: nobody connected holds it,
 		// but they hear who is there.
 		evidence = ledger.DescribeSessions(st.Sessions) + " connected; a tap is not held"
-		msg += "\n" + tr(lg, "releasing_people", raw(bot.SessionsText(lg, st.Sessions)))
+		msg += "\n" + tr(lg, "releasing_people", chat.RawHTML(view.SessionsText(lg, st.Sessions)))
 	}
 	s.decide(ctx, r, ledger.DecisionUser, "Release now pressed: order "+o.ID, evidence)
 	c := s.orderCard(ctx, u, r)
@@ -360,9 +360,9 @@ func (s *Scheduler) jobFinished(ctx context.Context, r *ledger.Rental, j ledger.
 	lg := lang(&u)
 	what := tr(lg, "the_job")
 	if j.Command != "" {
-		what = "<code>" + html.EscapeString(clip.Bytes(j.Command, 60, "…")) + "</code>"
+		what = "<code>" + chat.Escape(clip.Bytes(j.Command, 60, "…")) + "</code>"
 	}
-	msg := tr(lg, "job_finished", r.Name, raw(what), j.ExitCode, fmtDur(j.Duration, lg), cost.Format())
+	msg := tr(lg, "job_finished", r.Name, chat.RawHTML(what), j.ExitCode, chat.FormatDuration(j.Duration, lg), cost.Format())
 	return s.sendCard(ctx, &u, &c, msg, jobButtons(lg, r), true, false)
 }
 
@@ -414,7 +414,7 @@ func outcomeText(lg string, o ledger.Order) string {
 	_, known := messages[key]
 	hubSide := o.Outcome == outcomeExpired || o.Outcome == outcomeRestarted
 	switch {
-	case hubSide && lg == bot.LangZH:
+	case hubSide && lg == chat.LangZH:
 		return text(lg, key)
 	case !known || hubSide:
 		if o.Message != "" {
@@ -451,20 +451,20 @@ func (s *Scheduler) orderUpdated(ctx context.Context, o ledger.Order, r *ledger.
 	case ledger.OrderPending:
 		return nil
 	case ledger.OrderStarted:
-		text = tr(lg, "order_started", r.Name, raw(tr(lg, "act_"+verb)))
+		text = tr(lg, "order_started", r.Name, chat.RawHTML(tr(lg, "act_"+verb)))
 	case ledger.OrderDone:
 		at := o.UpdatedAt
 		if r != nil && len(r.Events) > 0 {
 			at = r.LastEventAt()
 		}
-		text = tr(lg, "order_done", r.Name, raw(tr(lg, "done_"+verb)), clock(&u, at))
+		text = tr(lg, "order_done", r.Name, chat.RawHTML(tr(lg, "done_"+verb)), clock(&u, at))
 	default:
 		// "was not released" / "未能释放": the participle in English, the verb in Chinese.
 		how := tr(lg, "done_"+verb)
-		if lg == bot.LangZH {
+		if lg == chat.LangZH {
 			how = tr(lg, "act_"+verb)
 		}
-		text = tr(lg, "order_not_done", r.Name, raw(how), outcomeText(lg, o))
+		text = tr(lg, "order_not_done", r.Name, chat.RawHTML(how), outcomeText(lg, o))
 	}
 	if o.Outcome == wire.OutcomeRefusedPeople {
 		s.mu.Lock()

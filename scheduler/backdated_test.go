@@ -26,7 +26,7 @@ func (e *env) logBackdated(name string, ago time.Duration) *ledger.Rental {
 // about returns the texts sent (new messages and edits) that name name.
 func (e *env) about(name string) []string {
 	var out []string
-	for _, m := range e.chat.all() {
+	for _, m := range e.chat.Sent() {
 		if strings.Contains(m.Text, "<b>"+name+"</b>") {
 			out = append(out, m.Text)
 		}

@@ -47,7 +47,7 @@ func TestBudgetAlerts_EachCurrency(t *testing.T) {
 			t.Fatal(err)
 		}
 		var out []string
-		all := e.chat.newMsgs()
+		all := e.chat.NewMessages()
 		fresh := all[seen:]
 		seen = len(all)
 		for _, m := range fresh {
@@ -93,7 +93,7 @@ func TestSummaries_EachCurrency(t *testing.T) {
 	if err := s.Summaries(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	m := e.chat.newMsgs()
+	m := e.chat.NewMessages()
 	if len(m) != 2 || m[1].Photo == nil {
 		t.Fatalf("summary and chart = %+v", m)
 	}

@@ -7,8 +7,9 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/gpuledger/gpuledger/bot"
+	"github.com/gpuledger/gpuledger/chat"
 	"github.com/gpuledger/gpuledger/ledger"
+	"github.com/gpuledger/gpuledger/view"
 )
 
 // Button actions of the scheduler's cards (registered with the core by
@@ -62,7 +63,7 @@ func (s *Scheduler) sendCard(ctx context.Context, u *ledger.User, c *ledger.Card
 		}
 		return err
 	}
-	m := bot.Outgoing{ChatID: s.cfg.ChatID(u.ID), Text: text, Silent: quiet}
+	m := chat.Outgoing{ChatID: s.cfg.ChatID(u.ID), Text: text, Silent: quiet}
 	if !notify && c.MessageID != 0 {
 		m.EditMessageID = c.MessageID
 	}
@@ -95,16 +96,16 @@ func (s *Scheduler) sendCard(ctx context.Context, u *ledger.User, c *ledger.Card
 	return nil
 }
 
-func (s *Scheduler) sign(userID int64, rows [][]button) ([][]bot.Button, error) {
-	out := make([][]bot.Button, 0, len(rows))
+func (s *Scheduler) sign(userID int64, rows [][]button) ([][]chat.Button, error) {
+	out := make([][]chat.Button, 0, len(rows))
 	for _, row := range rows {
-		var r []bot.Button
+		var r []chat.Button
 		for _, b := range row {
 			d, err := s.cfg.Buttons.ButtonData(userID, b.action, strconv.FormatInt(b.rentalID, 10))
 			if err != nil {
 				return nil, err
 			}
-			r = append(r, bot.Button{Text: b.text, Data: d})
+			r = append(r, chat.Button{Text: b.text, Data: d})
 		}
 		out = append(out, r)
 	}
@@ -113,7 +114,7 @@ func (s *Scheduler) sign(userID int64, rows [][]button) ([][]bot.Button, error) 
 
 // notifyText sends a plain message (no card), silently in quiet hours.
 func (s *Scheduler) notifyText(ctx context.Context, u *ledger.User, text string) error {
-	_, err := s.cfg.Sender.Send(ctx, bot.Outgoing{ChatID: s.cfg.ChatID(u.ID), Text: text, Silent: ledger.InQuietHours(u, s.now())})
+	_, err := s.cfg.Sender.Send(ctx, chat.Outgoing{ChatID: s.cfg.ChatID(u.ID), Text: text, Silent: ledger.InQuietHours(u, s.now())})
 	return err
 }
 
@@ -231,7 +232,7 @@ func (s *Scheduler) checkIdle(ctx context.Context, u *ledger.User, r *ledger.Ren
 		}
 		if !card.Pending {
 			s.decide(ctx, r, ledger.DecisionWarn, "idle warning shown",
-				fmt.Sprintf("idle %s since %s, %s spent idle, policy %s", fmtDur(idleFor, bot.LangEN), clock(u, st.IdleSince), idleMoney.Format(), pol.Action))
+				fmt.Sprintf("idle %s since %s, %s spent idle, policy %s", chat.FormatDuration(idleFor, chat.LangEN), clock(u, st.IdleSince), idleMoney.Format(), pol.Action))
 		}
 		return nil
 	}
@@ -257,13 +258,13 @@ func (s *Scheduler) checkIdle(ctx context.Context, u *ledger.User, r *ledger.Ren
 		card.Reminders++
 		if s.cfg.Sender != nil && card.MessageID != 0 {
 			// The old message loses its buttons; the reminder carries them.
-			s.cfg.Sender.Send(ctx, bot.Outgoing{ChatID: s.cfg.ChatID(u.ID), EditMessageID: card.MessageID, Text: card.Text + "\n" + tr(lg, "reminder_below")})
+			s.cfg.Sender.Send(ctx, chat.Outgoing{ChatID: s.cfg.ChatID(u.ID), EditMessageID: card.MessageID, Text: card.Text + "\n" + tr(lg, "reminder_below")})
 		}
 		if err := s.sendCard(ctx, u, &card, text, idleButtons(lg, r), true, auto); err != nil {
 			return err
 		}
 		s.decide(ctx, r, ledger.DecisionRemind, fmt.Sprintf("idle reminder #%d", card.Reminders),
-			fmt.Sprintf("idle %s, %s spent idle", fmtDur(idleFor, bot.LangEN), idleMoney.Format()))
+			fmt.Sprintf("idle %s, %s spent idle", chat.FormatDuration(idleFor, chat.LangEN), idleMoney.Format()))
 		return nil
 	}
 	if text != card.Text {
@@ -287,9 +288,9 @@ func (s *Scheduler) openOrder(rentalID int64) (ledger.Order, bool) {
 // (people, from the last heartbeat), and what happens next.
 func (s *Scheduler) idleText(u *ledger.User, r *ledger.Rental, pol ledger.AutoPolicy, c ledger.Card, idleFor time.Duration, idle ledger.Money, people []ledger.Session, now time.Time) string {
 	lg := lang(u)
-	t := tr(lg, "idle", r.Name, fmtDur(idleFor, lg), idle.Format())
+	t := tr(lg, "idle", r.Name, chat.FormatDuration(idleFor, lg), idle.Format())
 	if len(people) > 0 {
-		t += "\n" + tr(lg, "idle_people", raw(bot.SessionsText(lg, people)))
+		t += "\n" + tr(lg, "idle_people", chat.RawHTML(view.SessionsText(lg, people)))
 	}
 	auto := pol.Action == ledger.AutoStop || pol.Action == ledger.AutoRelease
 	switch {
@@ -298,20 +299,20 @@ func (s *Scheduler) idleText(u *ledger.User, r *ledger.Rental, pol ledger.AutoPo
 	case now.Before(c.SnoozeUntil):
 		t += "\n" + tr(lg, "snoozed_until", clock(u, c.SnoozeUntil))
 	case auto && len(pol.WaitFor.Holding(people)) > 0:
-		t += "\n" + tr(lg, "idle_auto_held", raw(tr(lg, "act_"+string(pol.Action))), r.Name, string(pol.Action))
+		t += "\n" + tr(lg, "idle_auto_held", chat.RawHTML(tr(lg, "act_"+string(pol.Action))), r.Name, string(pol.Action))
 	case auto:
 		first := c.FirstAt
 		if first.IsZero() {
 			first = now
 		}
-		t += "\n" + tr(lg, "idle_auto", raw(tr(lg, "act_"+string(pol.Action))), clock(u, first.Add(pol.Grace())), r.Name)
+		t += "\n" + tr(lg, "idle_auto", chat.RawHTML(tr(lg, "act_"+string(pol.Action))), clock(u, first.Add(pol.Grace())), r.Name)
 	}
 	return t
 }
 
 // stateText is "<b>box1</b> is stopped." in the user's language.
 func stateText(lg string, r *ledger.Rental) string {
-	return tr(lg, "is_state", r.Name, raw(tr(lg, "state_"+string(r.State()))))
+	return tr(lg, "is_state", r.Name, chat.RawHTML(tr(lg, "state_"+string(r.State()))))
 }
 
 func (s *Scheduler) closeIdleCard(ctx context.Context, u *ledger.User, r *ledger.Rental, c *ledger.Card, st ledger.AgentState, now time.Time) error {
@@ -357,7 +358,7 @@ func (s *Scheduler) autoOrder(ctx context.Context, u *ledger.User, r *ledger.Ren
 	}
 	s.decide(ctx, r, ledger.DecisionOrder, "automatic "+action+" ordered ("+o.ID+")", evidence)
 	lg := lang(u)
-	text := tr(lg, "auto_ordered", r.Name, raw(tr(lg, "act_"+action)))
+	text := tr(lg, "auto_ordered", r.Name, chat.RawHTML(tr(lg, "act_"+action)))
 	return s.sendCard(ctx, u, c, text, nil, true, true)
 }
 
@@ -373,7 +374,7 @@ func (s *Scheduler) checkSilent(ctx context.Context, u *ledger.User, r *ledger.R
 	lg := lang(u)
 	if open && !c.Closed && (c.Incident != incident || r.State() != ledger.Running) {
 		c.Closed = true
-		text := tr(lg, "silent_back", r.Name, fmtDur(st.LastSeen.Sub(time.Unix(mustInt(c.Incident), 0)), lg))
+		text := tr(lg, "silent_back", r.Name, chat.FormatDuration(st.LastSeen.Sub(time.Unix(mustInt(c.Incident), 0)), lg))
 		if r.State() != ledger.Running {
 			text = stateText(lg, r)
 		}
@@ -397,11 +398,11 @@ func (s *Scheduler) checkSilent(ctx context.Context, u *ledger.User, r *ledger.R
 		}
 	}
 	c = ledger.Card{UserID: u.ID, RentalID: r.ID, Kind: ledger.CardSilent, Incident: incident}
-	text := tr(lg, "silent", r.Name, fmtDur(gone, lg))
+	text := tr(lg, "silent", r.Name, chat.FormatDuration(gone, lg))
 	if err := s.sendCard(ctx, u, &c, text, releasedButtons(lg, r), true, false); err != nil {
 		return err
 	}
-	s.decide(ctx, r, ledger.DecisionSilent, "silent-agent alert", fmt.Sprintf("last heartbeat %s (%s ago); no release is ever taken on silence", clock(u, st.LastSeen), fmtDur(gone, bot.LangEN)))
+	s.decide(ctx, r, ledger.DecisionSilent, "silent-agent alert", fmt.Sprintf("last heartbeat %s (%s ago); no release is ever taken on silence", clock(u, st.LastSeen), chat.FormatDuration(gone, chat.LangEN)))
 	return nil
 }
 
@@ -427,14 +428,14 @@ func (s *Scheduler) idleSilent(ctx context.Context, u *ledger.User, r *ledger.Re
 	}
 	lg := lang(u)
 	c.Closed = true
-	text := tr(lg, "idle_silent", r.Name, fmtDur(idleFor, lg), money.Format(), clock(u, st.LastSeen))
+	text := tr(lg, "idle_silent", r.Name, chat.FormatDuration(idleFor, lg), money.Format(), clock(u, st.LastSeen))
 	if c.MessageID == 0 || c.Pending {
 		c.Pending, c.Text = false, text
 		_, err := s.store.SaveCard(ctx, c)
 		return err
 	}
 	s.decide(ctx, r, ledger.DecisionSilent, "idle streak ended: agent silent",
-		fmt.Sprintf("idle %s until %s, %s spent idle; silence is not counted", fmtDur(idleFor, bot.LangEN), clock(u, st.LastSeen), money.Format()))
+		fmt.Sprintf("idle %s until %s, %s spent idle; silence is not counted", chat.FormatDuration(idleFor, chat.LangEN), clock(u, st.LastSeen), money.Format()))
 	return s.sendCard(ctx, u, &c, text, nil, false, false)
 }
 
@@ -485,7 +486,7 @@ func (s *Scheduler) checkLongRun(ctx context.Context, u *ledger.User, r *ledger.
 		return err
 	}
 	lg := lang(u)
-	msg := tr(lg, "long_run", r.Name, fmtDur(now.Sub(since), lg), total.Format())
+	msg := tr(lg, "long_run", r.Name, chat.FormatDuration(now.Sub(since), lg), total.Format())
 	return s.sendCard(ctx, u, &c, msg, [][]button{{{text(lg, "btn_released"), ActReleased, r.ID}, {text(lg, "btn_keep"), ActKeep, r.ID}}}, true, false)
 }
 
@@ -521,7 +522,7 @@ func (s *Scheduler) checkLease(ctx context.Context, u *ledger.User, r *ledger.Re
 	if ended {
 		msg = tr(lg, "lease_ended", r.Name, clock(u, le.EndsAt))
 	} else {
-		msg = tr(lg, "lease_ends", r.Name, clock(u, le.EndsAt), fmtDur(le.EndsAt.Sub(now), lg))
+		msg = tr(lg, "lease_ends", r.Name, clock(u, le.EndsAt), chat.FormatDuration(le.EndsAt.Sub(now), lg))
 		if le.ReleaseAtEnd {
 			msg += tr(lg, "lease_agent_releases")
 		}

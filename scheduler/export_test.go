@@ -1,4 +1,6 @@
 package scheduler
 
+import "github.com/gpuledger/gpuledger/chat"
+
 // Messages exposes the catalog to the black-box tests.
-func Messages() map[string][2]string { return messages }
+func Messages() chat.Catalog { return messages }

@@ -50,7 +50,7 @@ func TestForgedHeartbeatFlood(t *testing.T) {
 		post(i, job, fmt.Sprintf("NVIDIA GeForce GTX %d", 1000+i))
 		e.clk.Add(time.Second)
 	}
-	msgs := e.chat.newMsgs()
+	msgs := e.chat.NewMessages()
 	var jobs, mismatch int
 	for _, m := range msgs {
 		switch {

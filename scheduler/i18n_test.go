@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/gpuledger/gpuledger/agent/wire"
-	"github.com/gpuledger/gpuledger/bot"
+	"github.com/gpuledger/gpuledger/chat"
 	"github.com/gpuledger/gpuledger/ledger"
 	"github.com/gpuledger/gpuledger/scheduler"
 )
@@ -30,16 +30,16 @@ func newZH(t *testing.T, settings func(*ledger.Settings)) *env {
 }
 
 // last returns the last message sent (new or edit).
-func (e *env) last() bot.Outgoing {
+func (e *env) last() chat.Outgoing {
 	e.t.Helper()
-	all := e.chat.all()
+	all := e.chat.Sent()
 	if len(all) == 0 {
 		e.t.Fatal("nothing sent")
 	}
 	return all[len(all)-1]
 }
 
-func labels(m bot.Outgoing) string {
+func labels(m chat.Outgoing) string {
 	var out []string
 	for _, row := range m.Buttons {
 		for _, b := range row {
@@ -71,17 +71,17 @@ func TestChinese_IdleCardAndButtons(t *testing.T) {
 	e.clk.Add(2 * time.Hour)
 	e.beat(wire.VerdictIdle, 35*time.Minute, nil)
 	e.tick()
-	m := e.chat.newMsgs()
+	m := e.chat.NewMessages()
 	if len(m) != 1 {
 		t.Fatalf("messages = %+v", m)
 	}
-	wantZH(t, "idle card", m[0].Text, "<b>box1</b> 空闲 35 分钟 · 空闲花费 ¥1.10")
+	wantZH(t, "idle card", m[0].Text, "<b>box1</b> 空闲 35分钟 · 空闲花费 ¥1.10")
 	if got := labels(m[0]); got != "[立即释放] [推迟 1 小时] [保留]" {
 		t.Errorf("buttons = %s", got)
 	}
 	e.press(scheduler.ActSnooze, 1)
 	wantZH(t, "snoozed card", e.last().Text, "已推迟到 13:00。")
-	wantZH(t, "snooze toast", e.chat.toasts[0], "已推迟到 13:00")
+	wantZH(t, "snooze toast", e.chat.Toasts()[0], "已推迟到 13:00")
 	e.press(scheduler.ActKeep, 1)
 	wantZH(t, "kept card", e.last().Text, "已保留")
 	// Busy again.
@@ -100,7 +100,7 @@ func TestChinese_AutoReleaseAndOutcomes(t *testing.T) {
 	e.clk.Add(time.Hour)
 	e.beat(wire.VerdictIdle, 31*time.Minute, nil)
 	e.tick()
-	wantZH(t, "warning", e.chat.newMsgs()[0].Text, "将在 11:20 自动释放", "/autorelease box1 off")
+	wantZH(t, "warning", e.chat.NewMessages()[0].Text, "将在 11:20 自动释放", "/autorelease box1 off")
 	e.clk.Add(21 * time.Minute)
 	e.beat(wire.VerdictIdle, 0, nil)
 	e.tick()
@@ -115,7 +115,7 @@ func TestChinese_AutoReleaseAndOutcomes(t *testing.T) {
 	// Release now, confirmed.
 	e.clk.Add(time.Minute)
 	e.press(scheduler.ActRelease, 0)
-	wantZH(t, "release toast", e.chat.toasts[len(e.chat.toasts)-1], "已下令释放：box1")
+	wantZH(t, "release toast", e.chat.Toasts()[len(e.chat.Toasts())-1], "已下令释放：box1")
 	o, _ = e.hub.OpenOrder(e.rid)
 	e.beat(wire.VerdictIdle, 0, nil)
 	e.result(o.ID, wire.OutcomeReleaseStarted)
@@ -135,25 +135,25 @@ func TestChinese_SilentJobLeaseLongRun(t *testing.T) {
 	end := e.clk.Now()
 	job := &wire.JobState{Command: "python train.py", Exited: true, ExitCode: &code, StartedAt: end.Add(-3 * time.Hour), EndedAt: &end, DurationSeconds: (3 * time.Hour).Seconds()}
 	e.beat(wire.VerdictBusy, 0, job)
-	wantZH(t, "job finished", e.last().Text, "<code>python train.py</code> 已结束（退出码 0，用时 3 小时，花费 ¥5.64）。要释放吗？")
+	wantZH(t, "job finished", e.last().Text, "<code>python train.py</code> 已结束（退出码 0，用时 3小时，花费 ¥5.64）。要释放吗？")
 	if got := labels(e.last()); got != "[立即释放] [保留]" {
 		t.Errorf("job buttons = %s", got)
 	}
 	e.tick()
-	wantZH(t, "lease", e.last().Text, "租期将于 14:00 结束（还有 29 分钟）")
+	wantZH(t, "lease", e.last().Text, "租期将于 14:00 结束（还有 29分钟）")
 	if got := labels(e.last()); got != "[延长 2 小时] [到期释放]" {
 		t.Errorf("lease buttons = %s", got)
 	}
 	e.press(scheduler.ActExtend, 0)
-	wantZH(t, "extend toast", e.chat.toasts[len(e.chat.toasts)-1], "租期已延长到 16:00")
+	wantZH(t, "extend toast", e.chat.Toasts()[len(e.chat.Toasts())-1], "租期已延长到 16:00")
 	e.clk.Add(11 * time.Minute)
 	e.tick()
-	wantZH(t, "silent", e.last().Text, "代理已失联 11 分钟", "可能仍在计费")
+	wantZH(t, "silent", e.last().Text, "代理已失联 11分钟", "可能仍在计费")
 	if got := labels(e.last()); got != "[我已释放]" {
 		t.Errorf("silent buttons = %s", got)
 	}
 	e.press(scheduler.ActReleased, 0)
-	wantZH(t, "released by hand", e.chat.toasts[len(e.chat.toasts)-1], "✓ box1 已于 13:42 释放")
+	wantZH(t, "released by hand", e.chat.Toasts()[len(e.chat.Toasts())-1], "✓ box1 已于 13:42 释放")
 
 	// A rental without an agent that runs long.
 	if _, err := e.db.CreateRental(ctx, ledger.Action{UserID: 1, At: t0}, ledger.Rental{Name: "box2", Platform: "autodl", GPU: "4090", GPUCount: 1,
@@ -163,7 +163,7 @@ func TestChinese_SilentJobLeaseLongRun(t *testing.T) {
 	}
 	e.clk.Add(9 * time.Hour)
 	e.tick()
-	wantZH(t, "long run", e.last().Text, "<b>box2</b> 已运行 12 小时 42 分（已花 ¥25.40），没有代理在监控它。还在用吗？")
+	wantZH(t, "long run", e.last().Text, "<b>box2</b> 已运行 12小时42分（已花 ¥25.40），没有代理在监控它。还在用吗？")
 }
 
 func TestChinese_ReleaseNotConfirmed(t *testing.T) {
@@ -198,7 +198,7 @@ func TestChinese_SummaryAndMoneyAlerts(t *testing.T) {
 		t.Fatal(err)
 	}
 	var budget, runway string
-	for _, m := range e.chat.newMsgs() {
+	for _, m := range e.chat.NewMessages() {
 		switch {
 		case strings.Contains(m.Text, "预算"):
 			budget = m.Text
@@ -207,7 +207,7 @@ func TestChinese_SummaryAndMoneyAlerts(t *testing.T) {
 		}
 	}
 	wantZH(t, "budget", budget, "预算：本月已花 ¥50.76 / ¥100.00（50%）。")
-	wantZH(t, "runway", runway, "⚠ 你的 autodl 余额（¥9.24）按每小时 ¥1.88 的消耗，将在 4 小时 55 分 后")
+	wantZH(t, "runway", runway, "⚠ 你的 autodl 余额（¥9.24）按每小时 ¥1.88 的消耗，将在 4小时54分 后")
 
 	// Stopped on AutoDL: the data goes after 15 days.
 	if _, err := e.db.AppendEvent(ctx, ledger.Action{UserID: 1, At: e.clk.Now()}, "box1", ledger.Event{Kind: ledger.EventStop, At: e.clk.Now()}); err != nil {
@@ -217,42 +217,21 @@ func TestChinese_SummaryAndMoneyAlerts(t *testing.T) {
 	if err := e.s.MoneyAlerts(ctx); err != nil {
 		t.Fatal(err)
 	}
-	m := e.chat.newMsgs()
+	m := e.chat.NewMessages()
 	wantZH(t, "deadline", m[len(m)-1].Text, "自", "起关机", "释放它并删除数据")
 
 	// The nightly summary, late, with its chart caption.
 	if err := e.s.Summaries(ctx); err != nil {
 		t.Fatal(err)
 	}
-	m = e.chat.newMsgs()
+	m = e.chat.NewMessages()
 	wantZH(t, "summary", m[len(m)-1].Text, "每日总结", "迟到")
 }
 
 // TestCatalog: every message has both languages and the same arguments
 // in each.
 func TestCatalog(t *testing.T) {
-	verbs := regexp.MustCompile(`%\[\d\]s`)
-	for key, m := range scheduler.Messages() {
-		if m[0] == "" || m[1] == "" {
-			t.Errorf("%s: a language is missing", key)
-		}
-		en, zh := verbs.FindAllString(m[0], -1), verbs.FindAllString(m[1], -1)
-		set := func(v []string) map[string]bool {
-			out := map[string]bool{}
-			for _, s := range v {
-				out[s] = true
-			}
-			return out
-		}
-		a, b := set(en), set(zh)
-		if len(a) != len(b) {
-			t.Errorf("%s: arguments %v in English, %v in Chinese", key, en, zh)
-			continue
-		}
-		for k := range a {
-			if !b[k] {
-				t.Errorf("%s: %s missing in Chinese", key, k)
-			}
-		}
+	for _, err := range scheduler.Messages().Check() {
+		t.Error(err)
 	}
 }

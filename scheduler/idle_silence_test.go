@@ -28,8 +28,8 @@ func TestIdleCard_AgentSilence(t *testing.T) {
 		e.beat(wire.VerdictIdle, 0, nil)
 		e.tick()
 	}
-	if n, card := len(e.chat.newMsgs()), msgText(e, 1); n != 1 || !strings.Contains(card, "idle 8 min · ¥0.25 spent idle") {
-		t.Fatalf("%d messages, idle card = %q, want idle 8 min · ¥0.25 (¥1.88/h)", n, card)
+	if n, card := len(e.chat.NewMessages()), msgText(e, 1); n != 1 || !strings.Contains(card, "idle 8m · ¥0.25 spent idle") {
+		t.Fatalf("%d messages, idle card = %q, want idle 8m · ¥0.25 (¥1.88/h)", n, card)
 	}
 	lastBeat := e.clk.Now()
 	// 42 minutes without a heartbeat.
@@ -38,15 +38,15 @@ func TestIdleCard_AgentSilence(t *testing.T) {
 		e.tick()
 	}
 	card := msgText(e, 1)
-	if !strings.Contains(card, "agent silent since 11:08") || !strings.Contains(card, "idle 8 min · ¥0.25") {
-		t.Errorf("idle card after 42 min of silence = %q, want it to say the agent is silent since 11:08, idle 8 min · ¥0.25", card)
+	if !strings.Contains(card, "agent silent since 11:08") || !strings.Contains(card, "idle 8m · ¥0.25") {
+		t.Errorf("idle card after 42 min of silence = %q, want it to say the agent is silent since 11:08, idle 8m · ¥0.25", card)
 	}
 	r, _ := e.db.RentalByID(ctx, e.rid)
 	if len(r.Idle) != 1 || !r.Idle[0].To.Equal(lastBeat) {
 		t.Errorf("idle intervals = %+v, want one ending at the last idle heartbeat %s", r.Idle, lastBeat)
 	}
 	// The agent comes back, still idle: its heartbeats of the silence
-	// were lost (seq jumps), and it says it has been idle 50 minutes.
+	// were lost (seq jumps), and it says it has been idle 50mutes.
 	e.seq += 84
 	now := e.clk.Now()
 	e.post(wire.VerdictIdle, now.Add(-30*time.Second), now, 50*time.Minute+30*time.Second, nil)
@@ -57,7 +57,7 @@ func TestIdleCard_AgentSilence(t *testing.T) {
 	if f := st.IdleFor(e.clk.Now()); f > time.Minute {
 		t.Errorf("idle for %s after the return, want the silence not counted", f)
 	}
-	for _, m := range e.chat.newMsgs()[1:] {
+	for _, m := range e.chat.NewMessages()[1:] {
 		if strings.Contains(m.Text, "spent idle") {
 			t.Errorf("a new idle card right after the return: %q", m.Text)
 		}
@@ -69,13 +69,13 @@ func TestIdleCard_AgentSilence(t *testing.T) {
 		e.tick()
 	}
 	var last string
-	for _, m := range e.chat.newMsgs() {
+	for _, m := range e.chat.NewMessages() {
 		if strings.Contains(m.Text, "spent idle") {
 			last = m.Text
 		}
 	}
-	if !strings.Contains(last, "idle 5 min · ¥0.16 spent idle") {
-		t.Errorf("new idle card = %q, want idle 5 min · ¥0.16", last)
+	if !strings.Contains(last, "idle 5m · ¥0.16 spent idle") {
+		t.Errorf("new idle card = %q, want idle 5m · ¥0.16", last)
 	}
 	b, _ := e.db.Book(ctx, 1)
 	s := ledger.StatementAsOf(b, e.clk.Now())
@@ -89,7 +89,7 @@ func TestIdleCard_AgentSilence(t *testing.T) {
 func msgText(e *env, id int) string {
 	var text string
 	n := 0
-	for _, m := range e.chat.all() {
+	for _, m := range e.chat.Sent() {
 		if m.EditMessageID == 0 {
 			n++
 			if n == id {
@@ -132,7 +132,7 @@ func (e *env) restart() {
 // TestIdleCard_SilenceThenRestart: the silent alert ends a streak that
 // had just begun; the server restarts; the agent comes back idle. The card
 // that follows counts the new streak, its time and its money alike. (It
-// once said "idle 30 min · ¥0.03" 17 minutes after the return: the time
+// once said "idle 30m · ¥0.03" 17 minutes after the return: the time
 // from the old streak's start, through the silence; the money from the
 // old streak's one closed minute only, since the restarted hub took the
 // stored idle verdict for an open interval and never opened a new one.)
@@ -160,12 +160,12 @@ func TestIdleCard_SilenceThenRestart(t *testing.T) {
 		e.tick()
 	}
 	var card string
-	for _, m := range e.chat.newMsgs() {
+	for _, m := range e.chat.NewMessages() {
 		if strings.Contains(m.Text, "spent idle") {
 			card = m.Text
 		}
 	}
-	if !strings.Contains(card, "idle 30 min · ¥0.94 spent idle") {
-		t.Fatalf("idle card = %q, want idle 30 min · ¥0.94 (¥1.88/h over the new streak)", card)
+	if !strings.Contains(card, "idle 30m · ¥0.94 spent idle") {
+		t.Fatalf("idle card = %q, want idle 30m · ¥0.94 (¥1.88/h over the new streak)", card)
 	}
 }

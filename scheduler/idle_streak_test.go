@@ -138,8 +138,8 @@ func TestIdleStreak_HeartbeatEverySample(t *testing.T) {
 			if len(r.Idle) != 1 {
 				t.Errorf("idle intervals = %d, want one streak: %+v", len(r.Idle), r.Idle)
 			}
-			cards := e.chat.newMsgs()
-			if len(cards) != 1 || !strings.Contains(cards[0].Text, "idle 1 min") {
+			cards := e.chat.NewMessages()
+			if len(cards) != 1 || !strings.Contains(cards[0].Text, "idle 1m") {
 				t.Fatalf("cards after 100 s idle with idle_warn 1m = %+v, want one idle card", cards)
 			}
 			// A busy sample ends the streak; idle again starts a new one.

@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/gpuledger/gpuledger/bot"
+	"github.com/gpuledger/gpuledger/chat"
 	"github.com/gpuledger/gpuledger/scheduler"
 )
 
@@ -15,12 +15,12 @@ import (
 func TestPress_RefusalToastInUsersLanguage(t *testing.T) {
 	e := newZH(t, nil)
 	for _, a := range []string{scheduler.ActRelease, scheduler.ActSnooze, scheduler.ActReleased} {
-		p := bot.ButtonPress{Update: bot.Update{Key: "tg:update:zh" + a, Kind: bot.KindCallback, UserID: 1, ChatID: 1, MessageID: 1, CallbackID: "cb"},
+		p := chat.ButtonPress{Update: chat.Update{Key: "tg:update:zh" + a, Kind: chat.KindCallback, UserID: 1, ChatID: 1, MessageID: 1, CallbackID: "cb"},
 			Action: a, Payload: "999", Now: e.clk.Now()}
 		if err := e.btn[a](context.Background(), p, e.chat); err != nil {
 			t.Fatalf("press %s: %v", a, err)
 		}
-		got := e.chat.toasts[len(e.chat.toasts)-1]
+		got := e.chat.Toasts()[len(e.chat.Toasts())-1]
 		if got == "" || strings.Contains(got, "rental") || strings.Contains(got, "yours") || !strings.Contains(got, "不是你的") {
 			t.Errorf("press %s: toast %q, want the refusal in Chinese", a, got)
 		}

@@ -1,17 +1,10 @@
 package scheduler
 
 import (
-	"fmt"
-	"time"
-
 	"github.com/gpuledger/gpuledger/agent/wire"
-	"github.com/gpuledger/gpuledger/bot"
+	"github.com/gpuledger/gpuledger/chat"
 	"github.com/gpuledger/gpuledger/ledger"
 )
-
-// raw is an argument of a message that is already HTML; every other
-// string argument is escaped.
-type raw = bot.RawHTML
 
 // messages is the scheduler's catalog: key → {English, Chinese}. Cards,
 // alerts, button labels and button toasts follow the user's language
@@ -19,7 +12,7 @@ type raw = bot.RawHTML
 // (Telegram's subset) with indexed verbs (%[1]s) so that a translation
 // may reorder its arguments. The /why log stays in English: it is
 // evidence recorded once, not a reply.
-var messages = bot.Catalog{
+var messages = chat.Catalog{
 	// buttons
 	"btn_release_now": {"Release now", "立即释放"},
 	"btn_snooze":      {"Snooze 1h", "推迟 1 小时"},
@@ -193,56 +186,13 @@ var messages = bot.Catalog{
 		"⚠ <b>%[1]s</b> 自 %[2]s 起关机：%[3]s 将在 %[4]s 释放它并删除数据。请开机，或把数据迁走。"},
 }
 
-// lang returns the user's language (bot.LangEN or bot.LangZH).
-func lang(u *ledger.User) string { return bot.NormLang(u.Lang) }
+// lang returns the user's language (chat.LangEN or chat.LangZH).
+func lang(u *ledger.User) string { return chat.NormLang(u.Lang) }
 
-// tr renders message key in lang with args: strings are escaped, raw is
-// not (bot.Catalog.Render).
+// tr renders message key in lang with args: strings are escaped, chat.RawHTML
+// is not (chat.Catalog.Render).
 func tr(lang, key string, args ...any) string { return messages.Render(lang, key, args...) }
 
 // text renders a message without HTML escaping, for button labels and
 // callback toasts (plain text on Telegram's side).
-func text(lang, key string, args ...any) string {
-	m, ok := messages[key]
-	if !ok {
-		return key
-	}
-	tmpl := m[0]
-	if lang == bot.LangZH {
-		tmpl = m[1]
-	}
-	a := make([]any, len(args))
-	for i, v := range args {
-		a[i] = fmt.Sprint(v)
-	}
-	return fmt.Sprintf(tmpl, a...)
-}
-
-// fmtDur formats a duration for cards: "35 min", "3h12m", "2d4h" in
-// English; "35 分钟", "3 小时 12 分", "2 天 4 小时" in Chinese.
-func fmtDur(d time.Duration, lang string) string {
-	d = d.Round(time.Minute)
-	zh := lang == bot.LangZH
-	switch {
-	case d < time.Hour && zh:
-		return fmt.Sprintf("%d 分钟", int(d/time.Minute))
-	case d < time.Hour:
-		return fmt.Sprintf("%d min", int(d/time.Minute))
-	case d < 48*time.Hour:
-		h, m := int(d/time.Hour), int(d%time.Hour/time.Minute)
-		switch {
-		case zh && m == 0:
-			return fmt.Sprintf("%d 小时", h)
-		case zh:
-			return fmt.Sprintf("%d 小时 %d 分", h, m)
-		case m == 0:
-			return fmt.Sprintf("%dh", h)
-		}
-		return fmt.Sprintf("%dh%02dm", h, m)
-	}
-	days, hours := int(d/(24*time.Hour)), int(d%(24*time.Hour)/time.Hour)
-	if zh {
-		return fmt.Sprintf("%d 天 %d 小时", days, hours)
-	}
-	return fmt.Sprintf("%dd%dh", days, hours)
-}
+func text(lang, key string, args ...any) string { return messages.Text(lang, key, args...) }

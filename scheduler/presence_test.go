@@ -51,11 +51,11 @@ func TestAutoStop_HeldWhileSomeoneConnected(t *testing.T) {
 		wire.Session{Kind: wire.SessionJupyter, Client: "local"}); n != 0 {
 		t.Fatalf("an automatic stop was ordered while someone was connected (%d)", n)
 	}
-	msgs := e.chat.newMsgs()
+	msgs := e.chat.NewMessages()
 	if len(msgs) == 0 {
 		t.Fatal("no idle card: the warning must still come")
 	}
-	all := e.chat.all()
+	all := e.chat.Sent()
 	last := all[len(all)-1].Text
 	for _, want := range []string{"1 SSH session (root from 1.2.3.4)", "1 Jupyter client", "held while someone is connected"} {
 		if !strings.Contains(last, want) {
@@ -134,7 +134,7 @@ func TestAutoStop_OrderCarriesWaitFor(t *testing.T) {
 		t.Fatalf("order does not verify: %v", err)
 	}
 	e.result(o.ID, wire.OutcomeRefusedPeople)
-	all := e.chat.all()
+	all := e.chat.Sent()
 	if last := all[len(all)-1].Text; !strings.Contains(last, "someone is connected") {
 		t.Fatalf("after the refusal the card says %q", last)
 	}
@@ -165,15 +165,15 @@ func TestRelease_TapGoesThroughWithPeople(t *testing.T) {
 	e.clk.Add(time.Hour)
 	e.beatPeople(40*time.Minute, sshRoot)
 	e.tick()
-	if len(e.chat.newMsgs()) != 1 {
-		t.Fatalf("no idle card: %+v", e.chat.all())
+	if len(e.chat.NewMessages()) != 1 {
+		t.Fatalf("no idle card: %+v", e.chat.Sent())
 	}
 	e.press(scheduler.ActRelease, 1)
 	o, ok := e.hub.OpenOrder(e.rid)
 	if !ok || o.Origin != ledger.OriginButton || len(o.WaitFor) != 0 {
 		t.Fatalf("order %+v %v: want a button order with no wait_for", o, ok)
 	}
-	all := e.chat.all()
+	all := e.chat.Sent()
 	if last := all[len(all)-1].Text; !strings.Contains(last, "Someone is connected (1 SSH session (root from 1.2.3.4)); you asked, so it is released anyway") {
 		t.Fatalf("card %q", last)
 	}

@@ -22,7 +22,7 @@ import (
 
 	"github.com/robfig/cron/v3"
 
-	"github.com/gpuledger/gpuledger/bot"
+	"github.com/gpuledger/gpuledger/chat"
 	"github.com/gpuledger/gpuledger/ledger"
 )
 
@@ -79,7 +79,7 @@ type Buttons interface {
 type Config struct {
 	Store   Store
 	Hub     Hub
-	Sender  bot.Sender // delivers to a user's private chat (chat ID = user ID)
+	Sender  chat.Sender // delivers to a user's private chat (chat ID = user ID)
 	Buttons Buttons
 	// ChatID maps a user to the chat their notifications go to. Default:
 	// the user ID (a Telegram private chat).

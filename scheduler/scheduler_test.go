@@ -8,13 +8,12 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/gpuledger/gpuledger/agent/hub"
 	"github.com/gpuledger/gpuledger/agent/wire"
-	"github.com/gpuledger/gpuledger/bot"
+	"github.com/gpuledger/gpuledger/chat"
 	"github.com/gpuledger/gpuledger/internal/testkit"
 	"github.com/gpuledger/gpuledger/ledger"
 	"github.com/gpuledger/gpuledger/ledger/sqlite"
@@ -23,53 +22,6 @@ import (
 
 // t0 is 10:00 in Shanghai.
 var t0 = time.Date(2026, 11, 2, 2, 0, 0, 0, time.UTC)
-
-// chat is a bot.Sender that records what is sent.
-type chat struct {
-	mu     sync.Mutex
-	next   int
-	msgs   []bot.Outgoing
-	fail   bool
-	toasts []string
-}
-
-func (c *chat) Send(_ context.Context, m bot.Outgoing) (int, error) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.fail {
-		return 0, io.ErrUnexpectedEOF
-	}
-	c.msgs = append(c.msgs, m)
-	if m.EditMessageID != 0 {
-		return m.EditMessageID, nil
-	}
-	c.next++
-	return c.next, nil
-}
-
-func (c *chat) AnswerCallback(_ context.Context, _, text string) error {
-	c.mu.Lock()
-	c.toasts = append(c.toasts, text)
-	c.mu.Unlock()
-	return nil
-}
-
-func (c *chat) all() []bot.Outgoing {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return append([]bot.Outgoing(nil), c.msgs...)
-}
-
-// newMsgs returns the messages that are not edits.
-func (c *chat) newMsgs() []bot.Outgoing {
-	var out []bot.Outgoing
-	for _, m := range c.all() {
-		if m.EditMessageID == 0 {
-			out = append(out, m)
-		}
-	}
-	return out
-}
 
 // signer makes unsigned "action:payload" data (the core's MAC is tested
 // in bot).
@@ -80,9 +32,9 @@ func (signer) ButtonData(_ int64, action, payload string) (string, error) {
 }
 
 // registry collects the button handlers, standing in for bot.Core.
-type registry map[string]bot.ButtonFunc
+type registry map[string]chat.ButtonFunc
 
-func (r registry) HandleButton(a string, fn bot.ButtonFunc) { r[a] = fn }
+func (r registry) HandleButton(a string, fn chat.ButtonFunc) { r[a] = fn }
 
 type env struct {
 	t     *testing.T
@@ -90,7 +42,7 @@ type env struct {
 	clk   *testkit.Clock
 	hub   *hub.Hub
 	srv   *httptest.Server
-	chat  *chat
+	chat  *testkit.Sender
 	s     *scheduler.Scheduler
 	btn   registry
 	rid   int64
@@ -125,7 +77,7 @@ func newEnv(t *testing.T, settings func(*ledger.Settings)) *env {
 	if err != nil {
 		t.Fatal(err)
 	}
-	e := &env{t: t, db: db, clk: clk, chat: &chat{}, btn: registry{}, rid: r.ID}
+	e := &env{t: t, db: db, clk: clk, chat: &testkit.Sender{}, btn: registry{}, rid: r.ID}
 	// The scheduler and the hub know each other: the hub is built with a
 	// listener that forwards to the scheduler built after it.
 	fwd := &struct{ *scheduler.Scheduler }{}
@@ -246,7 +198,7 @@ func (e *env) press(action string, msgID int) {
 	if fn == nil {
 		e.t.Fatalf("no handler for %s", action)
 	}
-	p := bot.ButtonPress{Update: bot.Update{Key: "tg:update:" + strings.Repeat("x", e.key), Kind: bot.KindCallback, UserID: 1, ChatID: 1, MessageID: msgID, CallbackID: "cb"},
+	p := chat.ButtonPress{Update: chat.Update{Key: "tg:update:" + strings.Repeat("x", e.key), Kind: chat.KindCallback, UserID: 1, ChatID: 1, MessageID: msgID, CallbackID: "cb"},
 		Action: action, Payload: itoa(e.rid), Now: e.clk.Now()}
 	if err := fn(context.Background(), p, e.chat); err != nil {
 		e.t.Fatalf("press %s: %v", action, err)
@@ -264,29 +216,29 @@ func TestIdleCard(t *testing.T) {
 	e.clk.Add(2 * time.Hour)
 	e.beat(wire.VerdictIdle, 20*time.Minute, nil)
 	e.tick()
-	if n := len(e.chat.all()); n != 0 {
+	if n := len(e.chat.Sent()); n != 0 {
 		t.Fatalf("%d messages before idle_warn", n)
 	}
 	e.clk.Add(15 * time.Minute)
 	e.beat(wire.VerdictIdle, 35*time.Minute, nil)
 	e.tick()
-	msgs := e.chat.newMsgs()
+	msgs := e.chat.NewMessages()
 	if len(msgs) != 1 {
 		t.Fatalf("messages = %d, want one card", len(msgs))
 	}
 	card := msgs[0]
-	if !strings.Contains(card.Text, "box1</b> idle 35 min · ¥1.10 spent idle") || len(card.Buttons) != 1 || len(card.Buttons[0]) != 3 {
+	if !strings.Contains(card.Text, "box1</b> idle 35m · ¥1.10 spent idle") || len(card.Buttons) != 1 || len(card.Buttons[0]) != 3 {
 		t.Fatalf("card = %q %v", card.Text, card.Buttons)
 	}
 	// Later ticks edit it in place.
 	e.clk.Add(10 * time.Minute)
 	e.beat(wire.VerdictIdle, 45*time.Minute, nil)
 	e.tick()
-	all := e.chat.all()
-	if last := all[len(all)-1]; last.EditMessageID != 1 || !strings.Contains(last.Text, "idle 45 min") {
+	all := e.chat.Sent()
+	if last := all[len(all)-1]; last.EditMessageID != 1 || !strings.Contains(last.Text, "idle 45m") {
 		t.Fatalf("second tick sent %+v; want an edit of message 1", last)
 	}
-	if n := len(e.chat.newMsgs()); n != 1 {
+	if n := len(e.chat.NewMessages()); n != 1 {
 		t.Fatalf("new messages = %d, want still 1", n)
 	}
 	// The reminder comes an hour after the card.
@@ -295,14 +247,14 @@ func TestIdleCard(t *testing.T) {
 		e.beat(wire.VerdictIdle, 0, nil)
 		e.tick()
 	}
-	if n := len(e.chat.newMsgs()); n != 2 {
+	if n := len(e.chat.NewMessages()); n != 2 {
 		t.Fatalf("new messages after 1h = %d, want the card and one reminder", n)
 	}
 	// Busy again: the card says so and loses its buttons.
 	e.clk.Add(time.Minute)
 	e.beat(wire.VerdictBusy, 0, nil)
 	e.tick()
-	all = e.chat.all()
+	all = e.chat.Sent()
 	if last := all[len(all)-1]; !strings.Contains(last.Text, "busy again") || last.Buttons != nil {
 		t.Fatalf("after busy: %+v", last)
 	}
@@ -324,14 +276,14 @@ func TestIdleCard_SnoozeAndKeep(t *testing.T) {
 		e.beat(wire.VerdictIdle, 0, nil)
 		e.tick()
 	}
-	if n := len(e.chat.newMsgs()); n != 1 {
+	if n := len(e.chat.NewMessages()); n != 1 {
 		t.Fatalf("new messages while snoozed = %d, want 1", n)
 	}
 	// ...one after it.
 	e.clk.Add(6 * time.Minute)
 	e.beat(wire.VerdictIdle, 0, nil)
 	e.tick()
-	if n := len(e.chat.newMsgs()); n != 2 {
+	if n := len(e.chat.NewMessages()); n != 2 {
 		t.Fatalf("new messages after the snooze = %d, want 2", n)
 	}
 	e.press(scheduler.ActKeep, 2)
@@ -340,7 +292,7 @@ func TestIdleCard_SnoozeAndKeep(t *testing.T) {
 		e.beat(wire.VerdictIdle, 0, nil)
 		e.tick()
 	}
-	if n := len(e.chat.newMsgs()); n != 2 {
+	if n := len(e.chat.NewMessages()); n != 2 {
 		t.Fatalf("new messages after Keep = %d, want 2", n)
 	}
 }
@@ -354,8 +306,8 @@ func TestAutoRelease(t *testing.T) {
 	e.clk.Add(time.Hour)
 	e.beat(wire.VerdictIdle, 31*time.Minute, nil)
 	e.tick() // the warning
-	if len(e.chat.newMsgs()) != 1 || !strings.Contains(e.chat.newMsgs()[0].Text, "Auto-release at") {
-		t.Fatalf("warning = %+v", e.chat.newMsgs())
+	if len(e.chat.NewMessages()) != 1 || !strings.Contains(e.chat.NewMessages()[0].Text, "Auto-release at") {
+		t.Fatalf("warning = %+v", e.chat.NewMessages())
 	}
 	// Within the grace period: nothing.
 	for range 3 {
@@ -402,7 +354,7 @@ func TestAutoRelease(t *testing.T) {
 	if at, ok := r.ReleasedAt(); !ok || !at.Equal(e.clk.Now().Truncate(time.Second)) {
 		t.Fatalf("released %v %v", at, ok)
 	}
-	all := e.chat.all()
+	all := e.chat.Sent()
 	if last := all[len(all)-1]; !strings.Contains(last.Text, "released at") || !strings.Contains(last.Text, "confirmed by its agent") {
 		t.Fatalf("last message %q", last.Text)
 	}
@@ -430,11 +382,11 @@ func TestReleaseButton_TwicePressed(t *testing.T) {
 	if len(resp.Orders) != 1 {
 		t.Fatalf("orders = %d, want exactly 1", len(resp.Orders))
 	}
-	if !strings.Contains(e.chat.toasts[1], "already being released") {
-		t.Fatalf("second press toast %q", e.chat.toasts[1])
+	if !strings.Contains(e.chat.Toasts()[1], "already being released") {
+		t.Fatalf("second press toast %q", e.chat.Toasts()[1])
 	}
 	e.result(resp.Orders[0].ID, wire.OutcomeRefusedBusy)
-	all := e.chat.all()
+	all := e.chat.Sent()
 	if last := all[len(all)-1]; !strings.Contains(last.Text, "not released") || !strings.Contains(last.Text, "busy") {
 		t.Fatalf("refusal message %q", last.Text)
 	}
@@ -450,13 +402,13 @@ func TestQuietHours(t *testing.T) {
 	e.clk.Add(time.Hour)
 	e.beat(wire.VerdictIdle, 40*time.Minute, nil)
 	e.tick()
-	if n := len(e.chat.all()); n != 0 {
+	if n := len(e.chat.Sent()); n != 0 {
 		t.Fatalf("%d messages in quiet hours", n)
 	}
 	e.clk.Add(61 * time.Minute) // 12:01
 	e.beat(wire.VerdictIdle, 0, nil)
 	e.tick()
-	if n := len(e.chat.newMsgs()); n != 1 {
+	if n := len(e.chat.NewMessages()); n != 1 {
 		t.Fatalf("held card not sent after quiet hours: %d", n)
 	}
 }
@@ -467,7 +419,7 @@ func TestQuietHours_AutoActionNotHeld(t *testing.T) {
 	e.clk.Add(30 * time.Minute)
 	e.beat(wire.VerdictIdle, 40*time.Minute, nil)
 	e.tick()
-	if m := e.chat.newMsgs(); len(m) != 1 || !m[0].Silent {
+	if m := e.chat.NewMessages(); len(m) != 1 || !m[0].Silent {
 		t.Fatalf("warning before an automatic stop held or loud in quiet hours: %+v", m)
 	}
 	e.clk.Add(11 * time.Minute)
@@ -484,15 +436,15 @@ func TestSilentAgent(t *testing.T) {
 	e.beat(wire.VerdictBusy, 0, nil)
 	e.clk.Add(9 * time.Minute)
 	e.tick()
-	if n := len(e.chat.all()); n != 0 {
+	if n := len(e.chat.Sent()); n != 0 {
 		t.Fatalf("alert before silent: %d", n)
 	}
 	e.clk.Add(2 * time.Minute)
 	e.tick()
 	e.clk.Add(time.Minute)
 	e.tick()
-	msgs := e.chat.newMsgs()
-	if len(msgs) != 1 || !strings.Contains(msgs[0].Text, "silent 11 min") || !strings.Contains(msgs[0].Text, "may still be billing") {
+	msgs := e.chat.NewMessages()
+	if len(msgs) != 1 || !strings.Contains(msgs[0].Text, "silent 11m") || !strings.Contains(msgs[0].Text, "may still be billing") {
 		t.Fatalf("silent alert = %+v", msgs)
 	}
 	if _, ok := e.hub.OpenOrder(e.rid); ok {
@@ -500,7 +452,7 @@ func TestSilentAgent(t *testing.T) {
 	}
 	e.beat(wire.VerdictBusy, 0, nil)
 	e.tick()
-	all := e.chat.all()
+	all := e.chat.Sent()
 	if last := all[len(all)-1]; !strings.Contains(last.Text, "is back") {
 		t.Fatalf("back message %q", last.Text)
 	}
@@ -515,7 +467,7 @@ func TestJobFinished(t *testing.T) {
 	e.beat(wire.VerdictIdle, 10, job)
 	e.clk.Add(30 * time.Second)
 	e.beat(wire.VerdictIdle, 40, job)
-	msgs := e.chat.newMsgs()
+	msgs := e.chat.NewMessages()
 	if len(msgs) != 1 || !strings.Contains(msgs[0].Text, "finished (exit 0, 3h12m, ¥6.02). Release?") {
 		t.Fatalf("job messages = %+v", msgs)
 	}
@@ -532,13 +484,13 @@ func TestLeaseReminder(t *testing.T) {
 	e.clk.Add(3*time.Hour + 29*time.Minute)
 	e.beat(wire.VerdictBusy, 0, nil)
 	e.tick()
-	if n := len(e.chat.all()); n != 0 {
+	if n := len(e.chat.Sent()); n != 0 {
 		t.Fatalf("lease reminder too early: %d", n)
 	}
 	e.clk.Add(2 * time.Minute)
 	e.beat(wire.VerdictBusy, 0, nil)
 	e.tick()
-	m := e.chat.newMsgs()
+	m := e.chat.NewMessages()
 	if len(m) != 1 || !strings.Contains(m[0].Text, "lease ends at 14:00") || m[0].Buttons[0][0].Text != "Extend 2h" {
 		t.Fatalf("lease reminder = %+v", m)
 	}
@@ -566,7 +518,7 @@ func TestLongRunWithoutAgent(t *testing.T) {
 	e.beat(wire.VerdictBusy, 0, nil) // box1 has an agent
 	e.tick()
 	e.tick()
-	m := e.chat.newMsgs()
+	m := e.chat.NewMessages()
 	if len(m) != 1 || !strings.Contains(m[0].Text, "box2</b> has been running 12h ($24.00 so far)") {
 		t.Fatalf("long-run reminders = %+v", m)
 	}
@@ -581,25 +533,25 @@ func TestSummaries_OncePerDayAndCatchUp(t *testing.T) {
 	if err := e.s.Summaries(ctx); err != nil {
 		t.Fatal(err)
 	}
-	m := e.chat.newMsgs()
+	m := e.chat.NewMessages()
 	if len(m) != 1 || !strings.Contains(m[0].Text, "late") {
 		t.Fatalf("catch-up = %+v", m)
 	}
 	e.s.Summaries(ctx)
-	if n := len(e.chat.newMsgs()); n != 1 {
+	if n := len(e.chat.NewMessages()); n != 1 {
 		t.Fatalf("summary sent %d times", n)
 	}
 	// Today's at 22:00 Shanghai (14:00 UTC), on time; a failure is retried.
 	e.clk.Add(12 * time.Hour)
-	e.chat.fail = true
+	e.chat.FailWith(io.ErrUnexpectedEOF)
 	if err := e.s.Summaries(ctx); err == nil {
 		t.Fatal("a failed send reported no error")
 	}
-	e.chat.fail = false
+	e.chat.FailWith(nil)
 	e.clk.Add(time.Minute)
 	e.s.Summaries(ctx)
 	e.s.Summaries(ctx)
-	m = e.chat.newMsgs()
+	m = e.chat.NewMessages()
 	if len(m) != 2 || strings.Contains(m[1].Text, "late") {
 		t.Fatalf("today's summary = %+v", m)
 	}
@@ -623,7 +575,7 @@ func TestBudgetAlerts(t *testing.T) {
 			t.Fatal(err)
 		}
 		var n int
-		for _, m := range e.chat.newMsgs() {
+		for _, m := range e.chat.NewMessages() {
 			if strings.Contains(m.Text, "Budget") {
 				n++
 			}

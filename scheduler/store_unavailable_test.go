@@ -32,9 +32,7 @@ func TestPress_StoreUnavailable(t *testing.T) {
 	s.RegisterButtons(btn)
 	e.btn = btn
 	e.press(scheduler.ActKeep, 1)
-	e.chat.mu.Lock()
-	toasts := append([]string(nil), e.chat.toasts...)
-	e.chat.mu.Unlock()
+	toasts := e.chat.Toasts()
 	if len(toasts) != 1 || toasts[0] != "Something went wrong; nothing was changed. Try again." {
 		t.Errorf("toasts %q, want the internal-error toast", toasts)
 	}

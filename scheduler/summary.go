@@ -8,8 +8,9 @@ import (
 	"strings"
 	"time"
 
-	"github.com/gpuledger/gpuledger/bot"
+	"github.com/gpuledger/gpuledger/chat"
 	"github.com/gpuledger/gpuledger/ledger"
+	"github.com/gpuledger/gpuledger/view"
 )
 
 // lateAfter is how long after its time a summary counts as late.
@@ -67,14 +68,14 @@ func (s *Scheduler) sendSummary(ctx context.Context, u *ledger.User, day, due, n
 	// The summary is as of its due time (a late one shows the day it is for).
 	asOf := due
 	lg := lang(u)
-	text := bot.RenderSummary(b, asOf, lg)
+	text := view.RenderSummary(b, asOf, lg)
 	if idle := idleLine(b, asOf, lg); idle != "" {
 		text += "\n" + idle
 	}
 	if late := now.Sub(due); late > lateAfter {
 		text = tr(lg, "summary_late", due.In(u.Location()).Format("2006-01-02"), clock(u, due)) + "\n" + text
 	}
-	if _, err := s.cfg.Sender.Send(ctx, bot.Outgoing{ChatID: s.cfg.ChatID(u.ID), Text: text, Silent: ledger.InQuietHours(u, now)}); err != nil {
+	if _, err := s.cfg.Sender.Send(ctx, chat.Outgoing{ChatID: s.cfg.ChatID(u.ID), Text: text, Silent: ledger.InQuietHours(u, now)}); err != nil {
 		if uerr := s.store.UnmarkNotice(ctx, key); uerr != nil {
 			s.log.Error("scheduler: unmark summary", "user", u.ID, "err", uerr)
 		}
@@ -88,7 +89,7 @@ func (s *Scheduler) sendSummary(ctx context.Context, u *ledger.User, day, due, n
 		s.log.Error("scheduler: chart", "user", u.ID, "err", err)
 		return nil
 	}
-	_, err = s.cfg.Sender.Send(ctx, bot.Outgoing{ChatID: s.cfg.ChatID(u.ID), Text: tr(lg, "chart_caption"),
+	_, err = s.cfg.Sender.Send(ctx, chat.Outgoing{ChatID: s.cfg.ChatID(u.ID), Text: tr(lg, "chart_caption"),
 		Photo: chart, Silent: true})
 	if err != nil {
 		s.log.Error("scheduler: send chart", "user", u.ID, "err", err)
@@ -101,13 +102,13 @@ func (s *Scheduler) sendSummary(ctx context.Context, u *ledger.User, day, due, n
 // with its code and its axis in its own money; amounts are never
 // converted. The nightly summary and /summary on demand
 // (bot.Config.SummaryChart) send the same one.
-func SummaryChart(b *ledger.Book, asOf time.Time) (*bot.File, error) {
+func SummaryChart(b *ledger.Book, asOf time.Time) (*chat.File, error) {
 	days := ledger.DailySpend(b, 14, asOf)
 	png, err := SpendCharts(days, chartCurrencies(days))
 	if err != nil {
 		return nil, err
 	}
-	return &bot.File{Name: "spend-14d.png", Data: png}, nil
+	return &chat.File{Name: "spend-14d.png", Data: png}, nil
 }
 
 // ChartCurrencies returns the currencies SummaryChart draws a panel for,
@@ -133,7 +134,7 @@ func idleLine(b *ledger.Book, now time.Time, lg string) string {
 	if len(parts) == 0 {
 		return ""
 	}
-	return tr(lg, "idle_today", raw(strings.Join(parts, "; ")))
+	return tr(lg, "idle_today", chat.RawHTML(strings.Join(parts, "; ")))
 }
 
 func sortedCurrencies[V any](m map[ledger.Currency]V) []ledger.Currency {
@@ -249,7 +250,7 @@ func (s *Scheduler) budgetAlertOne(ctx context.Context, u *ledger.User, bs ledge
 	lg := lang(u)
 	text := tr(lg, "budget", bs.Spent.Format(), bs.Budget.Format(), bs.Percent)
 	if lv >= 100 {
-		text = tr(lg, "budget_over", raw(text))
+		text = tr(lg, "budget_over", chat.RawHTML(text))
 	}
 	return s.once(ctx, u, BudgetKey(u.ID, bs.Month, c, lv), text)
 }
@@ -264,7 +265,7 @@ func (s *Scheduler) runwayAlert(ctx context.Context, u *ledger.User, b *ledger.B
 		key := fmt.Sprintf("runway:%d:%s:%s:%d:%d", u.ID, plat, st.Currency, st.Since.Unix(), len(b.TopUps))
 		left := st.RunsOutAt.Sub(now)
 		lg := lang(u)
-		text := tr(lg, "runway", plat, st.Balance.Format(), fmtDur(max(left, 0), lg), clock(u, *st.RunsOutAt), st.BurnPerHour.Format())
+		text := tr(lg, "runway", plat, st.Balance.Format(), chat.FormatDuration(max(left, 0), lg), clock(u, *st.RunsOutAt), st.BurnPerHour.Format())
 		errs = append(errs, s.once(ctx, u, key, text))
 	}
 	return errors.Join(errs...)

@@ -12,7 +12,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"html"
 	"io"
 	"log/slog"
 	"os"
@@ -22,14 +21,14 @@ import (
 	"sync"
 	"time"
 
-	"github.com/gpuledger/gpuledger/bot"
+	"github.com/gpuledger/gpuledger/chat"
 )
 
 // Config configures a Console. Handler is required.
 type Config struct {
 	In      io.Reader // os.Stdin
 	Out     io.Writer // os.Stdout
-	Handler bot.Handler
+	Handler chat.Handler
 	// UserID is the owner's ID; the chat ID is the same (1).
 	UserID int64
 	// LangCode is passed as the client's language hint ("").
@@ -50,7 +49,7 @@ type Config struct {
 // that they no longer work, so memory stays bounded in a long session.
 const KeptMessages = 100
 
-// Console is the terminal transport. It is a bot.Sender, safe for
+// Console is the terminal transport. It is a chat.Sender, safe for
 // concurrent use (the scheduler may print while a line is handled).
 type Console struct {
 	cfg Config
@@ -69,7 +68,7 @@ type Console struct {
 type block struct {
 	msgID   int
 	first   int
-	buttons []bot.Button
+	buttons []chat.Button
 }
 
 // New returns a Console for cfg.
@@ -153,12 +152,12 @@ func (c *Console) Run(ctx context.Context) error {
 
 // update turns an input line into the core's Update. It reports false for
 // the number of a button that no longer works.
-func (c *Console) update(line string) (bot.Update, bool) {
-	u := bot.Update{
-		Kind:     bot.KindText,
+func (c *Console) update(line string) (chat.Update, bool) {
+	u := chat.Update{
+		Kind:     chat.KindText,
 		UserID:   c.cfg.UserID,
 		ChatID:   c.cfg.UserID,
-		ChatType: bot.ChatPrivate,
+		ChatType: chat.ChatPrivate,
 		LangCode: c.cfg.LangCode,
 		Text:     line,
 	}
@@ -173,7 +172,7 @@ func (c *Console) update(line string) (bot.Update, bool) {
 	}
 	for _, b := range c.keyed {
 		if n >= b.first && n < b.first+len(b.buttons) {
-			u.Kind = bot.KindCallback
+			u.Kind = chat.KindCallback
 			u.Text = ""
 			u.CallbackData = b.buttons[n-b.first].Data
 			u.MessageID = b.msgID
@@ -188,7 +187,7 @@ func (c *Console) update(line string) (bot.Update, bool) {
 // keyboard, as Telegram's does) with btns numbered after the last number
 // given out, dropping the oldest block beyond KeptMessages. It returns
 // the first number. c.mu is held.
-func (c *Console) setButtons(id int, btns []bot.Button) int {
+func (c *Console) setButtons(id int, btns []chat.Button) int {
 	kept := c.keyed[:0]
 	for _, b := range c.keyed {
 		if b.msgID != id {
@@ -217,12 +216,12 @@ func (c *Console) printf(format string, args ...any) {
 	fmt.Fprintf(c.cfg.Out, format, args...)
 }
 
-// Send prints m (see bot.Sender): HTML reduced to plain text, buttons as
+// Send prints m (see chat.Sender): HTML reduced to plain text, buttons as
 // numbered choices (numbered after every earlier message's, so those stay
 // pressable), an edit prefixed "(updated)" (its buttons replace the edited
 // message's), a document or photo written to a file in Dir with its path
 // printed. It returns the message's ID.
-func (c *Console) Send(ctx context.Context, m bot.Outgoing) (int, error) {
+func (c *Console) Send(ctx context.Context, m chat.Outgoing) (int, error) {
 	var saved string
 	if f, kind := fileOf(m); f != nil {
 		path, err := c.save(f)
@@ -247,7 +246,7 @@ func (c *Console) Send(ctx context.Context, m bot.Outgoing) (int, error) {
 		b.WriteString(text)
 		b.WriteString("\n")
 	}
-	var btns []bot.Button
+	var btns []chat.Button
 	for _, row := range m.Buttons {
 		btns = append(btns, row...)
 	}
@@ -265,7 +264,7 @@ func (c *Console) Send(ctx context.Context, m bot.Outgoing) (int, error) {
 	return id, nil
 }
 
-func fileOf(m bot.Outgoing) (*bot.File, string) {
+func fileOf(m chat.Outgoing) (*chat.File, string) {
 	switch {
 	case m.Document != nil:
 		return m.Document, "document"
@@ -277,7 +276,7 @@ func fileOf(m bot.Outgoing) (*bot.File, string) {
 
 // save writes f into Dir under its base name, adding "-1", "-2"... before
 // the extension rather than overwriting an existing file.
-func (c *Console) save(f *bot.File) (string, error) {
+func (c *Console) save(f *chat.File) (string, error) {
 	name := filepath.Base(filepath.Clean("/" + f.Name))
 	if name == "/" || name == "." {
 		name = "file"
@@ -308,7 +307,7 @@ func (c *Console) save(f *bot.File) (string, error) {
 	}
 }
 
-// AnswerCallback prints the toast text, if any (see bot.Sender).
+// AnswerCallback prints the toast text, if any (see chat.Sender).
 func (c *Console) AnswerCallback(ctx context.Context, callbackID, text string) error {
 	if text != "" {
 		c.printf("» %s\n", PlainText(text))
@@ -317,23 +316,7 @@ func (c *Console) AnswerCallback(ctx context.Context, callbackID, text string) e
 }
 
 // PlainText reduces Telegram HTML to what a terminal shows: tags removed,
-// entities decoded. The core escapes user text, so every literal "<" in
-// markup starts a tag.
+// entities decoded (chat.StripHTML), trailing line breaks dropped.
 func PlainText(s string) string {
-	var b strings.Builder
-	for {
-		i := strings.IndexByte(s, '<')
-		if i < 0 {
-			b.WriteString(s)
-			break
-		}
-		j := strings.IndexByte(s[i:], '>')
-		if j < 0 {
-			b.WriteString(s)
-			break
-		}
-		b.WriteString(s[:i])
-		s = s[i+j+1:]
-	}
-	return strings.TrimRight(html.UnescapeString(b.String()), "\n")
+	return strings.TrimRight(chat.StripHTML(s), "\n")
 }

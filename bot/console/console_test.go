@@ -16,6 +16,7 @@ import (
 
 	"github.com/gpuledger/gpuledger/bot"
 	"github.com/gpuledger/gpuledger/bot/console"
+	"github.com/gpuledger/gpuledger/chat"
 	"github.com/gpuledger/gpuledger/ledger/sqlite"
 	"github.com/gpuledger/gpuledger/scheduler"
 )
@@ -24,29 +25,29 @@ import (
 // with buttons, edits the card on a press, exports a file, and fails on
 // "boom".
 type scriptHandler struct {
-	got []bot.Update
+	got []chat.Update
 }
 
-func (h *scriptHandler) Handle(ctx context.Context, u bot.Update, s bot.Sender) error {
+func (h *scriptHandler) Handle(ctx context.Context, u chat.Update, s chat.Sender) error {
 	h.got = append(h.got, u)
 	switch {
-	case u.Kind == bot.KindCallback:
+	case u.Kind == chat.KindCallback:
 		if err := s.AnswerCallback(ctx, u.CallbackID, "OK"); err != nil {
 			return err
 		}
-		_, err := s.Send(ctx, bot.Outgoing{ChatID: u.ChatID, EditMessageID: u.MessageID, Text: "✓ <b>box1</b> " + u.CallbackData})
+		_, err := s.Send(ctx, chat.Outgoing{ChatID: u.ChatID, EditMessageID: u.MessageID, Text: "✓ <b>box1</b> " + u.CallbackData})
 		return err
 	case u.Text == "rented 4090":
-		_, err := s.Send(ctx, bot.Outgoing{ChatID: u.ChatID, Text: "Rent <b>box1</b> &lt;autodl&gt; 4090 at ¥1.88/h?",
-			Buttons: [][]bot.Button{{{Text: "Confirm", Data: "confirmed"}, {Text: "Edit", Data: "edit"}}, {{Text: "Cancel", Data: "cancelled"}}}})
+		_, err := s.Send(ctx, chat.Outgoing{ChatID: u.ChatID, Text: "Rent <b>box1</b> &lt;autodl&gt; 4090 at ¥1.88/h?",
+			Buttons: [][]chat.Button{{{Text: "Confirm", Data: "confirmed"}, {Text: "Edit", Data: "edit"}}, {{Text: "Cancel", Data: "cancelled"}}}})
 		return err
 	case u.Text == "/export":
-		_, err := s.Send(ctx, bot.Outgoing{ChatID: u.ChatID, Text: "<i>ledger</i>", Document: &bot.File{Name: "../../ledger.csv", Data: []byte("a,b\n")}})
+		_, err := s.Send(ctx, chat.Outgoing{ChatID: u.ChatID, Text: "<i>ledger</i>", Document: &chat.File{Name: "../../ledger.csv", Data: []byte("a,b\n")}})
 		return err
 	case u.Text == "boom":
 		return errors.New("database is locked")
 	}
-	_, err := s.Send(ctx, bot.Outgoing{ChatID: u.ChatID, Text: "echo: " + u.Text})
+	_, err := s.Send(ctx, chat.Outgoing{ChatID: u.ChatID, Text: "echo: " + u.Text})
 	return err
 }
 
@@ -91,10 +92,10 @@ func TestConsole_Script(t *testing.T) {
 		t.Errorf("output:\n%s\nwant:\n%s", got, want)
 	}
 	press := h.got[1]
-	if press.Kind != bot.KindCallback || press.CallbackData != "edit" || press.UserID != 1 || press.ChatID != 1 || press.MessageID != 1 || press.Key != "" {
+	if press.Kind != chat.KindCallback || press.CallbackData != "edit" || press.UserID != 1 || press.ChatID != 1 || press.MessageID != 1 || press.Key != "" {
 		t.Errorf("press = %+v", press)
 	}
-	if h.got[0].Kind != bot.KindText || h.got[0].ChatType != bot.ChatPrivate || h.got[4].Kind != bot.KindText || h.got[4].Text != "9" || len(h.got) != 7 {
+	if h.got[0].Kind != chat.KindText || h.got[0].ChatType != chat.ChatPrivate || h.got[4].Kind != chat.KindText || h.got[4].Text != "9" || len(h.got) != 7 {
 		t.Errorf("updates = %+v", h.got)
 	}
 	data, err := os.ReadFile(filepath.Join(dir, "ledger.csv"))
@@ -270,11 +271,11 @@ func (c *stepClock) Add(d time.Duration) {
 // stepHandler tells when each line has been handled, so a test can let
 // the scheduler send between two lines.
 type stepHandler struct {
-	h    bot.Handler
+	h    chat.Handler
 	done chan struct{}
 }
 
-func (s stepHandler) Handle(ctx context.Context, u bot.Update, snd bot.Sender) error {
+func (s stepHandler) Handle(ctx context.Context, u chat.Update, snd chat.Sender) error {
 	defer func() { s.done <- struct{}{} }()
 	return s.h.Handle(ctx, u, snd)
 }
@@ -449,7 +450,7 @@ func TestConsole_KeepsLastMessagesButtons(t *testing.T) {
 		t.Fatalf("%d updates handled, want %d", len(h.got), console.KeptMessages+2)
 	}
 	press := h.got[len(h.got)-1]
-	if press.Kind != bot.KindCallback || press.CallbackData != "confirmed" || press.MessageID != 2 {
+	if press.Kind != chat.KindCallback || press.CallbackData != "confirmed" || press.MessageID != 2 {
 		t.Errorf("press of [4] = %+v, want the second message's Confirm", press)
 	}
 }
@@ -459,7 +460,7 @@ func TestConsole_KeepsLastMessagesButtons(t *testing.T) {
 // not repeat across runs, so that edit leaves the new run's buttons alone.
 func TestConsole_EarlierRunsCardEdit(t *testing.T) {
 	ctx := context.Background()
-	card := bot.Outgoing{ChatID: 1, Text: "box1 has been running 13h", Buttons: [][]bot.Button{{{Text: "I released it", Data: "released"}}}}
+	card := chat.Outgoing{ChatID: 1, Text: "box1 has been running 13h", Buttons: [][]chat.Button{{{Text: "I released it", Data: "released"}}}}
 	first, err := console.New(console.Config{In: strings.NewReader(""), Out: io.Discard, Handler: &scriptHandler{}, Logger: discard()})
 	if err != nil {
 		t.Fatal(err)
@@ -483,7 +484,7 @@ func TestConsole_EarlierRunsCardEdit(t *testing.T) {
 	go func() { ran <- second.Run(ctx) }()
 	io.WriteString(w, "rented 4090\n")
 	<-step.done
-	if _, err := second.Send(ctx, bot.Outgoing{ChatID: 1, EditMessageID: old, Text: "box1 released at 23:00 (recorded by hand)."}); err != nil {
+	if _, err := second.Send(ctx, chat.Outgoing{ChatID: 1, EditMessageID: old, Text: "box1 released at 23:00 (recorded by hand)."}); err != nil {
 		t.Fatal(err)
 	}
 	io.WriteString(w, "1\n")
@@ -491,7 +492,7 @@ func TestConsole_EarlierRunsCardEdit(t *testing.T) {
 	if err := <-ran; err != nil {
 		t.Fatal(err)
 	}
-	if len(h.got) != 2 || h.got[1].Kind != bot.KindCallback || h.got[1].CallbackData != "confirmed" {
+	if len(h.got) != 2 || h.got[1].Kind != chat.KindCallback || h.got[1].CallbackData != "confirmed" {
 		t.Errorf("updates = %+v, want the new run's Confirm pressed; output:\n%s", h.got, out.String())
 	}
 }
@@ -527,22 +528,22 @@ func TestConsole_LeaseCard(t *testing.T) {
 	}
 }
 
-// handlerFunc adapts a function to bot.Handler.
-type handlerFunc func(ctx context.Context, u bot.Update, s bot.Sender) error
+// handlerFunc adapts a function to chat.Handler.
+type handlerFunc func(ctx context.Context, u chat.Update, s chat.Sender) error
 
-func (f handlerFunc) Handle(ctx context.Context, u bot.Update, s bot.Sender) error {
+func (f handlerFunc) Handle(ctx context.Context, u chat.Update, s chat.Sender) error {
 	return f(ctx, u, s)
 }
 
 // TestConsole_EditWithButtons: an edit that carries buttons replaces the
 // message's buttons with new numbers; the old ones no longer work.
 func TestConsole_EditWithButtons(t *testing.T) {
-	var presses []bot.Update
-	h := handlerFunc(func(ctx context.Context, u bot.Update, s bot.Sender) error {
-		m := bot.Outgoing{ChatID: u.ChatID, Text: "card", Buttons: [][]bot.Button{{{Text: "A", Data: "a"}, {Text: "B", Data: "b"}}}}
-		if u.Kind == bot.KindCallback {
+	var presses []chat.Update
+	h := handlerFunc(func(ctx context.Context, u chat.Update, s chat.Sender) error {
+		m := chat.Outgoing{ChatID: u.ChatID, Text: "card", Buttons: [][]chat.Button{{{Text: "A", Data: "a"}, {Text: "B", Data: "b"}}}}
+		if u.Kind == chat.KindCallback {
 			presses = append(presses, u)
-			m = bot.Outgoing{ChatID: u.ChatID, EditMessageID: u.MessageID, Text: "card " + u.CallbackData, Buttons: [][]bot.Button{{{Text: "C", Data: "c"}}}}
+			m = chat.Outgoing{ChatID: u.ChatID, EditMessageID: u.MessageID, Text: "card " + u.CallbackData, Buttons: [][]chat.Button{{{Text: "C", Data: "c"}}}}
 		}
 		_, err := s.Send(ctx, m)
 		return err

@@ -5,9 +5,9 @@ import (
 	"strings"
 	"time"
 
-	tgbotapi "github.com/go-telegram-bot-api/telegram-bot-api/v5"
+	"github.com/gpuledger/gpuledger/chat"
 
-	"github.com/gpuledger/gpuledger/bot"
+	tgbotapi "github.com/go-telegram-bot-api/telegram-bot-api/v5"
 )
 
 // UpdateKey returns the exactly-once key of a Telegram update.
@@ -19,7 +19,7 @@ func UpdateKey(updateID int) string {
 // updates the core never sees (channel posts, inline queries, polls,
 // updates without a sender); they are confirmed without handling.
 // botName is the bot's username, for commands addressed "/cmd@botname".
-func convert(u tgbotapi.Update, botName string) (out bot.Update, ok bool) {
+func convert(u tgbotapi.Update, botName string) (out chat.Update, ok bool) {
 	out.Key = UpdateKey(u.UpdateID)
 	switch {
 	case u.Message != nil:
@@ -31,14 +31,14 @@ func convert(u tgbotapi.Update, botName string) (out bot.Update, ok bool) {
 		out.MessageID = m.MessageID
 		out.Forwarded = m.ForwardFrom != nil || m.ForwardFromChat != nil || m.ForwardSenderName != "" || m.ForwardDate != 0
 		if m.Text == "" {
-			out.Kind = bot.KindOther // sticker, photo, document, voice, service message
+			out.Kind = chat.KindOther // sticker, photo, document, voice, service message
 			return out, true
 		}
 		text, mine := stripBotName(m.Text, botName)
 		out.Text = text
-		out.Kind = bot.KindText
+		out.Kind = chat.KindText
 		if !mine {
-			out.Kind = bot.KindOther // a command for another bot in a group
+			out.Kind = chat.KindOther // a command for another bot in a group
 		}
 		return out, true
 	case u.EditedMessage != nil:
@@ -47,7 +47,7 @@ func convert(u tgbotapi.Update, botName string) (out bot.Update, ok bool) {
 			return out, false
 		}
 		fromMessage(&out, m)
-		out.Kind = bot.KindOther
+		out.Kind = chat.KindOther
 		out.Edited = true
 		out.Text = m.Text
 		out.MessageID = m.MessageID
@@ -58,43 +58,43 @@ func convert(u tgbotapi.Update, botName string) (out bot.Update, ok bool) {
 			return out, false
 		}
 		// The presser, never the message's author (the bot) or the chat.
-		out.Kind = bot.KindCallback
+		out.Kind = chat.KindCallback
 		out.UserID = cb.From.ID
 		out.Username = cb.From.UserName
 		out.LangCode = cb.From.LanguageCode
 		out.CallbackID = cb.ID
 		out.CallbackData = cb.Data
 		out.ChatID = cb.From.ID
-		out.ChatType = bot.ChatPrivate
+		out.ChatType = chat.ChatPrivate
 		if cb.Message != nil && cb.Message.Chat != nil {
 			out.ChatID = cb.Message.Chat.ID
-			out.ChatType = bot.ChatType(cb.Message.Chat.Type)
+			out.ChatType = chat.ChatType(cb.Message.Chat.Type)
 			out.MessageID = cb.Message.MessageID
 		}
 		return out, true
 	case u.MyChatMember != nil:
 		// The bot was blocked, unblocked, added to or removed from a chat.
 		m := u.MyChatMember
-		if m.Chat.Type == string(bot.ChatChannel) {
+		if m.Chat.Type == string(chat.ChatChannel) {
 			return out, false
 		}
-		out.Kind = bot.KindOther
+		out.Kind = chat.KindOther
 		out.UserID = m.From.ID
 		out.Username = m.From.UserName
 		out.LangCode = m.From.LanguageCode
 		out.ChatID = m.Chat.ID
-		out.ChatType = bot.ChatType(m.Chat.Type)
+		out.ChatType = chat.ChatType(m.Chat.Type)
 		return out, true
 	}
 	return out, false // channel posts and everything else
 }
 
-func fromMessage(out *bot.Update, m *tgbotapi.Message) {
+func fromMessage(out *chat.Update, m *tgbotapi.Message) {
 	out.UserID = m.From.ID
 	out.Username = m.From.UserName
 	out.LangCode = m.From.LanguageCode
 	out.ChatID = m.Chat.ID
-	out.ChatType = bot.ChatType(m.Chat.Type)
+	out.ChatType = chat.ChatType(m.Chat.Type)
 	if m.Date > 0 {
 		out.SentAt = time.Unix(int64(m.Date), 0).UTC() // for an edit, the original's
 	}

@@ -10,7 +10,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/gpuledger/gpuledger/bot"
+	"github.com/gpuledger/gpuledger/chat"
 	"github.com/gpuledger/gpuledger/ledger"
 )
 
@@ -22,7 +22,7 @@ func (t *Transport) resume(ctx, hctx context.Context) error {
 		return fmt.Errorf("telegram: read unsent answers: %w", err)
 	}
 	for _, e := range unsent {
-		var msgs []bot.Outgoing
+		var msgs []chat.Outgoing
 		if err := json.Unmarshal([]byte(e.Reply), &msgs); err != nil || len(msgs) == 0 {
 			t.log.Error("dropping an unreadable stored answer", "update", e.ID, "err", err)
 			t.deleteEntries(hctx, []int64{e.ID})
@@ -131,7 +131,7 @@ func (t *Transport) waitOutbox(ctx context.Context, chatID int64) bool {
 // MaxAttempts times, then the update is answered with FailedText and
 // dropped. It returns false if it stopped because ctx ended.
 func (t *Transport) processEntry(ctx, hctx context.Context, e ledger.InboxEntry) bool {
-	var u bot.Update
+	var u chat.Update
 	if err := json.Unmarshal([]byte(e.Payload), &u); err != nil || u.UserID == 0 {
 		t.log.Error("dropping an unreadable stored update", "update", e.ID, "err", err)
 		t.deleteEntries(hctx, []int64{e.ID})
@@ -175,8 +175,8 @@ func (t *Transport) processEntry(ctx, hctx context.Context, e ledger.InboxEntry)
 			if failures >= t.cfg.MaxAttempts {
 				log.Error("update dropped after repeated failures", "attempts", attempt, "err", t.scrubErr(err))
 				c = &capture{t: t, chatID: u.ChatID}
-				if u.Kind != bot.KindCallback {
-					c.msgs = []bot.Outgoing{{ChatID: u.ChatID, Text: t.cfg.FailedText(u.LangCode)}}
+				if u.Kind != chat.KindCallback {
+					c.msgs = []chat.Outgoing{{ChatID: u.ChatID, Text: t.cfg.FailedText(u.LangCode)}}
 				}
 				break
 			}
@@ -216,7 +216,7 @@ func (t *Transport) processEntry(ctx, hctx context.Context, e ledger.InboxEntry)
 // button-press answers and messages to another chat go out at once. The
 // last is the answer to a command sent in a group, which goes to the
 // sender's private chat: the handler must learn at once whether Telegram
-// lets the bot write there (bot.ErrNoPrivateChat), to tell the group. It also remembers whether the update's button press was
+// lets the bot write there (chat.ErrNoPrivateChat), to tell the group. It also remembers whether the update's button press was
 // answered, so the transport answers it when the handler did not, and
 // never twice.
 type capture struct {
@@ -225,10 +225,10 @@ type capture struct {
 	cbID     string
 	answered atomic.Bool
 	mu       sync.Mutex
-	msgs     []bot.Outgoing
+	msgs     []chat.Outgoing
 }
 
-func (c *capture) Send(ctx context.Context, m bot.Outgoing) (int, error) {
+func (c *capture) Send(ctx context.Context, m chat.Outgoing) (int, error) {
 	if m.EditMessageID != 0 || m.Document != nil || m.Photo != nil || m.Text == "" ||
 		(m.ChatID != 0 && m.ChatID != c.chatID) {
 		return c.t.Send(ctx, m)
@@ -242,7 +242,7 @@ func (c *capture) Send(ctx context.Context, m bot.Outgoing) (int, error) {
 	return 0, nil
 }
 
-func (c *capture) taken() []bot.Outgoing {
+func (c *capture) taken() []chat.Outgoing {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.msgs
@@ -273,14 +273,14 @@ type outbox struct {
 
 type answer struct {
 	id int64 // the inbox entry answered; 0 for none
-	m  bot.Outgoing
+	m  chat.Outgoing
 }
 
 // deliverLater queues msgs, the answer to entry id, for chatID, starting
 // the chat's sender if it is not running. (An answer addressed to another
 // chat than the update's goes to that chat's outbox; the entry is deleted
 // once every one of its messages is sent.)
-func (t *Transport) deliverLater(hctx context.Context, chatID, id int64, msgs []bot.Outgoing) {
+func (t *Transport) deliverLater(hctx context.Context, chatID, id int64, msgs []chat.Outgoing) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	for i, m := range msgs {
@@ -375,18 +375,18 @@ const mergeSep = "\n\n"
 // text stays within MaxTextLen, and only the last may carry buttons (they
 // belong under the text they follow). One answer is sent as it is (a
 // longer one is split by Send).
-func mergeAnswers(q []answer) (int, bot.Outgoing) {
+func mergeAnswers(q []answer) (int, chat.Outgoing) {
 	if len(q) == 0 {
-		return 0, bot.Outgoing{}
+		return 0, chat.Outgoing{}
 	}
 	m := q[0].m
 	n := 1
-	size := u16len(m.Text)
+	size := chat.UTF16Len(m.Text)
 	var b strings.Builder
 	b.WriteString(m.Text)
 	for n < len(q) && len(m.Buttons) == 0 {
 		next := q[n].m
-		add := u16len(mergeSep) + u16len(next.Text)
+		add := chat.UTF16Len(mergeSep) + chat.UTF16Len(next.Text)
 		if size+add > MaxTextLen {
 			break
 		}
@@ -405,7 +405,7 @@ func mergeAnswers(q []answer) (int, bot.Outgoing) {
 // limit and the bound on strangers' waiting updates. Over either, it is
 // dropped (a press is answered with a toast, so the spinner stops): the
 // core answers a stranger once at most anyway.
-func (t *Transport) queueStranger(ctx, hctx context.Context, u bot.Update) {
+func (t *Transport) queueStranger(ctx, hctx context.Context, u chat.Update) {
 	it := &item{u: u}
 	if ok, _ := t.flood.check(u.UserID, t.cfg.Now()); !ok {
 		it.throttled = true
@@ -414,7 +414,7 @@ func (t *Transport) queueStranger(ctx, hctx context.Context, u bot.Update) {
 	defer t.mu.Unlock()
 	if t.queued >= t.cfg.StrangerQueue {
 		it.throttled = true
-		if u.Kind != bot.KindCallback {
+		if u.Kind != chat.KindCallback {
 			t.log.Debug("stranger's update dropped: too many waiting", "user", u.UserID)
 			return
 		}
@@ -453,7 +453,7 @@ func (t *Transport) workStranger(ctx, hctx context.Context, userID int64) {
 func (t *Transport) processStranger(ctx, hctx context.Context, it *item) {
 	c := &capture{t: t, cbID: it.u.CallbackID, chatID: it.u.ChatID}
 	if it.throttled {
-		if it.u.Kind == bot.KindCallback {
+		if it.u.Kind == chat.KindCallback {
 			c.ensureAnswered(hctx, t.cfg.SlowDownText(it.u.LangCode))
 		}
 		t.log.Debug("stranger's update dropped: over the flood limit", "user", it.u.UserID)

@@ -4,14 +4,14 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/gpuledger/gpuledger/bot"
+	"github.com/gpuledger/gpuledger/chat"
 )
 
 func TestMergeAnswers(t *testing.T) {
 	q := func(texts ...string) []answer {
 		var out []answer
 		for i, s := range texts {
-			out = append(out, answer{id: int64(i + 1), m: bot.Outgoing{ChatID: 1, Text: s, Silent: true}})
+			out = append(out, answer{id: int64(i + 1), m: chat.Outgoing{ChatID: 1, Text: s, Silent: true}})
 		}
 		return out
 	}
@@ -27,8 +27,8 @@ func TestMergeAnswers(t *testing.T) {
 		var sent []string
 		for len(in) > 0 {
 			n, m := mergeAnswers(in)
-			if u16len(m.Text) > MaxTextLen {
-				t.Fatalf("a merged message of %d units", u16len(m.Text))
+			if chat.UTF16Len(m.Text) > MaxTextLen {
+				t.Fatalf("a merged message of %d units", chat.UTF16Len(m.Text))
 			}
 			sent = append(sent, m.Text)
 			in = in[n:]
@@ -45,7 +45,7 @@ func TestMergeAnswers(t *testing.T) {
 	})
 	t.Run("ButtonsOnlyLast", func(t *testing.T) {
 		in := q("a", "card", "b")
-		in[1].m.Buttons = [][]bot.Button{{{Text: "OK", Data: "ok"}}}
+		in[1].m.Buttons = [][]chat.Button{{{Text: "OK", Data: "ok"}}}
 		n, m := mergeAnswers(in)
 		if n != 2 || m.Text != "a\n\ncard" || len(m.Buttons) != 1 {
 			t.Errorf("n=%d %+v: the buttons must stay under their own text, last", n, m)

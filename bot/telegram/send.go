@@ -9,9 +9,9 @@ import (
 	"strings"
 	"time"
 
-	tgbotapi "github.com/go-telegram-bot-api/telegram-bot-api/v5"
+	"github.com/gpuledger/gpuledger/chat"
 
-	"github.com/gpuledger/gpuledger/bot"
+	tgbotapi "github.com/go-telegram-bot-api/telegram-bot-api/v5"
 )
 
 // maxRateLimitWaits bounds how many 429 answers one call waits out.
@@ -89,7 +89,7 @@ func (t *Transport) message(ctx context.Context, chatID int64, c tgbotapi.Chatta
 	return m.MessageID, nil
 }
 
-func keyboard(rows [][]bot.Button) *tgbotapi.InlineKeyboardMarkup {
+func keyboard(rows [][]chat.Button) *tgbotapi.InlineKeyboardMarkup {
 	if len(rows) == 0 {
 		return nil
 	}
@@ -104,7 +104,15 @@ func keyboard(rows [][]bot.Button) *tgbotapi.InlineKeyboardMarkup {
 	return &mk
 }
 
-// Send delivers m (see bot.Sender) and returns the ID of the last message
+// Length limits used when sending, in UTF-16 code units of the raw HTML
+// (markup included). Telegram allows 4096 and 1024 visible characters, so
+// counting markup too keeps every part within the limit.
+const (
+	MaxTextLen    = 4000
+	MaxCaptionLen = 1000
+)
+
+// Send delivers m (see chat.Sender) and returns the ID of the last message
 // sent, or of the edited message. Text is sent as HTML, split into parts
 // of at most MaxTextLen with the buttons under the last part; if Telegram
 // cannot parse the HTML the part is sent again as plain text. An edit
@@ -112,7 +120,7 @@ func keyboard(rows [][]bot.Button) *tgbotapi.InlineKeyboardMarkup {
 // too old to edit is sent as a new message. A document or photo carries
 // Text as its caption when it fits MaxCaptionLen, and is followed by Text
 // as messages otherwise. Send is safe for concurrent use.
-func (t *Transport) Send(ctx context.Context, m bot.Outgoing) (int, error) {
+func (t *Transport) Send(ctx context.Context, m chat.Outgoing) (int, error) {
 	if m.ChatID == 0 {
 		return 0, errors.New("telegram: send: no chat ID")
 	}
@@ -129,13 +137,13 @@ func (t *Transport) Send(ctx context.Context, m bot.Outgoing) (int, error) {
 	if te := apiError(err); te != nil && te.Code == 403 && m.ChatID > 0 {
 		// A private chat (its ID is the user's, positive) the user never
 		// started or has blocked: the core tells them where to start it.
-		err = fmt.Errorf("%w: %w", bot.ErrNoPrivateChat, err)
+		err = fmt.Errorf("%w: %w", chat.ErrNoPrivateChat, err)
 	}
 	return id, err
 }
 
-func (t *Transport) sendText(ctx context.Context, m bot.Outgoing) (int, error) {
-	parts := SplitHTML(m.Text, MaxTextLen)
+func (t *Transport) sendText(ctx context.Context, m chat.Outgoing) (int, error) {
+	parts := chat.SplitHTML(m.Text, MaxTextLen)
 	if len(parts) == 0 {
 		return 0, errors.New("telegram: send: empty text")
 	}
@@ -154,7 +162,7 @@ func (t *Transport) sendText(ctx context.Context, m bot.Outgoing) (int, error) {
 		id, err = t.message(ctx, m.ChatID, cfg)
 		if apiSays(err, "can't parse entities") {
 			t.log.Warn("telegram rejected the HTML, sending plain text", "chat", m.ChatID, "err", t.scrubErr(err))
-			cfg.ParseMode, cfg.Text = "", StripHTML(part)
+			cfg.ParseMode, cfg.Text = "", chat.StripHTML(part)
 			id, err = t.message(ctx, m.ChatID, cfg)
 		}
 		if err != nil {
@@ -164,8 +172,8 @@ func (t *Transport) sendText(ctx context.Context, m bot.Outgoing) (int, error) {
 	return id, nil
 }
 
-func (t *Transport) edit(ctx context.Context, m bot.Outgoing) (int, error) {
-	parts := SplitHTML(m.Text, MaxTextLen-1)
+func (t *Transport) edit(ctx context.Context, m chat.Outgoing) (int, error) {
+	parts := chat.SplitHTML(m.Text, MaxTextLen-1)
 	if len(parts) == 0 {
 		return 0, errors.New("telegram: edit: empty text")
 	}
@@ -179,7 +187,7 @@ func (t *Transport) edit(ctx context.Context, m bot.Outgoing) (int, error) {
 	cfg.ReplyMarkup = keyboard(m.Buttons)
 	id, err := t.message(ctx, m.ChatID, cfg)
 	if apiSays(err, "can't parse entities") {
-		cfg.ParseMode, cfg.Text = "", StripHTML(text)
+		cfg.ParseMode, cfg.Text = "", chat.StripHTML(text)
 		id, err = t.message(ctx, m.ChatID, cfg)
 	}
 	switch {
@@ -195,9 +203,9 @@ func (t *Transport) edit(ctx context.Context, m bot.Outgoing) (int, error) {
 	return 0, fmt.Errorf("telegram: edit message %d: %w", m.EditMessageID, err)
 }
 
-func (t *Transport) sendFile(ctx context.Context, m bot.Outgoing) (int, error) {
+func (t *Transport) sendFile(ctx context.Context, m chat.Outgoing) (int, error) {
 	caption, rest := "", ""
-	if parts := SplitHTML(m.Text, MaxCaptionLen); len(parts) == 1 {
+	if parts := chat.SplitHTML(m.Text, MaxCaptionLen); len(parts) == 1 {
 		caption = parts[0]
 	} else if len(parts) > 1 {
 		rest = m.Text
@@ -242,7 +250,7 @@ func (t *Transport) sendFile(ctx context.Context, m bot.Outgoing) (int, error) {
 	return t.sendText(ctx, m)
 }
 
-// AnswerCallback answers a button press (see bot.Sender); text, if any, is
+// AnswerCallback answers a button press (see chat.Sender); text, if any, is
 // shown as a toast and cut to Telegram's 200 characters. A press too old to
 // answer is not an error: there is nothing left to stop.
 func (t *Transport) AnswerCallback(ctx context.Context, callbackID, text string) error {

@@ -12,9 +12,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/gpuledger/gpuledger/bot"
 	"github.com/gpuledger/gpuledger/bot/telegram"
 	"github.com/gpuledger/gpuledger/bot/telegram/tgfake"
+	"github.com/gpuledger/gpuledger/chat"
 )
 
 // sleepRecorder records the transport's waits and returns at once.
@@ -61,7 +61,7 @@ func TestSend_HonoursRetryAfter(t *testing.T) {
 	rec := &sleepRecorder{}
 	tr, logs := sender(t, fake, func(c *telegram.Config) { c.Sleep = rec.Sleep })
 	fake.FailMethod("sendMessage", 1, 429, 7)
-	id, err := tr.Send(context.Background(), bot.Outgoing{ChatID: 5, Text: "hi"})
+	id, err := tr.Send(context.Background(), chat.Outgoing{ChatID: 5, Text: "hi"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -85,7 +85,7 @@ func TestSend_RetryAfterRealClock(t *testing.T) {
 	tr, _ := sender(t, fake, nil)
 	fake.FailMethod("sendMessage", 1, 429, 1)
 	start := time.Now()
-	if _, err := tr.Send(context.Background(), bot.Outgoing{ChatID: 5, Text: "hi"}); err != nil {
+	if _, err := tr.Send(context.Background(), chat.Outgoing{ChatID: 5, Text: "hi"}); err != nil {
 		t.Fatal(err)
 	}
 	if d := time.Since(start); d < time.Second {
@@ -99,16 +99,16 @@ func TestSend_Retries(t *testing.T) {
 	ctx := context.Background()
 
 	fake.FailMethod("sendMessage", 2, 502, 0)
-	if _, err := tr.Send(ctx, bot.Outgoing{ChatID: 5, Text: "after two 502s"}); err != nil {
+	if _, err := tr.Send(ctx, chat.Outgoing{ChatID: 5, Text: "after two 502s"}); err != nil {
 		t.Errorf("two 5xx then success: %v", err)
 	}
 	fake.FailMethod("sendMessage", 3, 500, 0)
-	if _, err := tr.Send(ctx, bot.Outgoing{ChatID: 5, Text: "x"}); err == nil {
+	if _, err := tr.Send(ctx, chat.Outgoing{ChatID: 5, Text: "x"}); err == nil {
 		t.Error("three 5xx: no error")
 	}
 	before := fake.Calls("sendMessage")
 	fake.FailMethod("sendMessage", 1, 403, 0)
-	if _, err := tr.Send(ctx, bot.Outgoing{ChatID: 5, Text: "blocked"}); err == nil {
+	if _, err := tr.Send(ctx, chat.Outgoing{ChatID: 5, Text: "blocked"}); err == nil {
 		t.Error("403: no error")
 	}
 	if n := fake.Calls("sendMessage") - before; n != 1 {
@@ -126,8 +126,8 @@ func TestSend_SplitsLongTextKeepingHTML(t *testing.T) {
 	}
 	b.WriteString("</pre>")
 	text := b.String()
-	buttons := [][]bot.Button{{{Text: "CSV", Data: "export"}}}
-	id, err := tr.Send(context.Background(), bot.Outgoing{ChatID: 9, Text: text, Buttons: buttons, Silent: true})
+	buttons := [][]chat.Button{{{Text: "CSV", Data: "export"}}}
+	id, err := tr.Send(context.Background(), chat.Outgoing{ChatID: 9, Text: text, Buttons: buttons, Silent: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -157,7 +157,7 @@ func TestSend_SplitsLongTextKeepingHTML(t *testing.T) {
 	}
 
 	short := "<b>box1</b> started 10:00, ¥1.88/h &amp; <code>per-second</code>"
-	if _, err := tr.Send(context.Background(), bot.Outgoing{ChatID: 10, Text: short}); err != nil {
+	if _, err := tr.Send(context.Background(), chat.Outgoing{ChatID: 10, Text: short}); err != nil {
 		t.Fatal(err)
 	}
 	if got := fake.Messages(10)[0].Text; got != short {
@@ -168,7 +168,7 @@ func TestSend_SplitsLongTextKeepingHTML(t *testing.T) {
 func TestSend_BadHTMLFallsBackToPlain(t *testing.T) {
 	fake := tgfake.New(t, token)
 	tr, logs := sender(t, fake, nil)
-	if _, err := tr.Send(context.Background(), bot.Outgoing{ChatID: 5, Text: "<div>1 &lt; 2</div>"}); err != nil {
+	if _, err := tr.Send(context.Background(), chat.Outgoing{ChatID: 5, Text: "<div>1 &lt; 2</div>"}); err != nil {
 		t.Fatal(err)
 	}
 	m := fake.Messages(5)
@@ -184,26 +184,26 @@ func TestSend_Edit(t *testing.T) {
 	fake := tgfake.New(t, token)
 	tr, _ := sender(t, fake, nil)
 	ctx := context.Background()
-	card, err := tr.Send(ctx, bot.Outgoing{ChatID: 5, Text: "idle 30m", Buttons: [][]bot.Button{{{Text: "Release", Data: "r"}}}})
+	card, err := tr.Send(ctx, chat.Outgoing{ChatID: 5, Text: "idle 30m", Buttons: [][]chat.Button{{{Text: "Release", Data: "r"}}}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	id, err := tr.Send(ctx, bot.Outgoing{ChatID: 5, EditMessageID: card, Text: "idle 45m", Buttons: [][]bot.Button{{{Text: "Release", Data: "r"}}}})
+	id, err := tr.Send(ctx, chat.Outgoing{ChatID: 5, EditMessageID: card, Text: "idle 45m", Buttons: [][]chat.Button{{{Text: "Release", Data: "r"}}}})
 	if err != nil || id != card {
 		t.Fatalf("edit: %d, %v", id, err)
 	}
-	id, err = tr.Send(ctx, bot.Outgoing{ChatID: 5, EditMessageID: card, Text: "idle 45m", Buttons: [][]bot.Button{{{Text: "Release", Data: "r"}}}})
+	id, err = tr.Send(ctx, chat.Outgoing{ChatID: 5, EditMessageID: card, Text: "idle 45m", Buttons: [][]chat.Button{{{Text: "Release", Data: "r"}}}})
 	if err != nil || id != card {
 		t.Errorf("unchanged edit: %d, %v; want success", id, err)
 	}
-	if _, err := tr.Send(ctx, bot.Outgoing{ChatID: 5, EditMessageID: card, Text: "released"}); err != nil {
+	if _, err := tr.Send(ctx, chat.Outgoing{ChatID: 5, EditMessageID: card, Text: "released"}); err != nil {
 		t.Fatal(err)
 	}
 	m := fake.Messages(5)
 	if len(m) != 1 || m[0].Text != "released" || m[0].Buttons != nil || strings.Join(m[0].History, "|") != "idle 30m|idle 45m" {
 		t.Errorf("card = %+v", m)
 	}
-	id, err = tr.Send(ctx, bot.Outgoing{ChatID: 5, EditMessageID: 999, Text: "gone"})
+	id, err = tr.Send(ctx, chat.Outgoing{ChatID: 5, EditMessageID: 999, Text: "gone"})
 	if err != nil || id == 999 || len(fake.Messages(5)) != 2 {
 		t.Errorf("edit of a missing message: id %d, %v; want a new message", id, err)
 	}
@@ -214,16 +214,16 @@ func TestSend_Files(t *testing.T) {
 	tr, _ := sender(t, fake, nil)
 	ctx := context.Background()
 	csv := []byte("name,total\nbox1,3.29\n\x00\xfe binary tail")
-	if _, err := tr.Send(ctx, bot.Outgoing{ChatID: 5, Text: "<b>export</b>", Document: &bot.File{Name: "ledger.csv", Data: csv}}); err != nil {
+	if _, err := tr.Send(ctx, chat.Outgoing{ChatID: 5, Text: "<b>export</b>", Document: &chat.File{Name: "ledger.csv", Data: csv}}); err != nil {
 		t.Fatal(err)
 	}
 	png := bytes.Repeat([]byte{0x89, 'P', 'N', 'G', 0, 1, 2}, 5000)
-	if _, err := tr.Send(ctx, bot.Outgoing{ChatID: 5, Text: "chart", Photo: &bot.File{Name: "chart.png", Data: png},
-		Buttons: [][]bot.Button{{{Text: "Month", Data: "m"}}}}); err != nil {
+	if _, err := tr.Send(ctx, chat.Outgoing{ChatID: 5, Text: "chart", Photo: &chat.File{Name: "chart.png", Data: png},
+		Buttons: [][]chat.Button{{{Text: "Month", Data: "m"}}}}); err != nil {
 		t.Fatal(err)
 	}
 	long := strings.Repeat("caption line\n", 100)
-	id, err := tr.Send(ctx, bot.Outgoing{ChatID: 5, Text: long, Document: &bot.File{Name: "big.json", Data: []byte("{}")}})
+	id, err := tr.Send(ctx, chat.Outgoing{ChatID: 5, Text: long, Document: &chat.File{Name: "big.json", Data: []byte("{}")}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -265,8 +265,8 @@ func TestSend_PacesPerChat(t *testing.T) {
 		c.Pacing = telegram.Pacing{Chat: time.Hour, Group: time.Hour, Global: time.Millisecond, ChatBurst: 2}
 	})
 	ctx := context.Background()
-	for _, chat := range []int64{1, 1, 1, 2} {
-		if _, err := tr.Send(ctx, bot.Outgoing{ChatID: chat, Text: "x"}); err != nil {
+	for _, id := range []int64{1, 1, 1, 2} {
+		if _, err := tr.Send(ctx, chat.Outgoing{ChatID: id, Text: "x"}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -280,7 +280,7 @@ func TestSend_NetworkErrorHidesToken(t *testing.T) {
 	fake := tgfake.New(t, token)
 	tr, _ := sender(t, fake, nil)
 	fake.Close()
-	_, err := tr.Send(context.Background(), bot.Outgoing{ChatID: 1, Text: "x"})
+	_, err := tr.Send(context.Background(), chat.Outgoing{ChatID: 1, Text: "x"})
 	if err == nil {
 		t.Fatal("no error from a closed server")
 	}

@@ -9,38 +9,9 @@ import (
 
 	tgbotapi "github.com/go-telegram-bot-api/telegram-bot-api/v5"
 
-	"github.com/gpuledger/gpuledger/bot"
 	"github.com/gpuledger/gpuledger/bot/telegram/tgfake"
+	"github.com/gpuledger/gpuledger/chat"
 )
-
-func TestSplitHTML(t *testing.T) {
-	line := strings.Repeat("x", 9) + "\n" // 10 units
-	tests := []struct {
-		name  string
-		in    string
-		limit int
-		want  []string
-	}{
-		{"short", "<b>hi</b>", 100, []string{"<b>hi</b>"}},
-		{"empty", "", 100, nil},
-		{"only markup", "<b> </b>", 100, nil},
-		{"lines", strings.Repeat(line, 3), 25, []string{line + line, line}},
-		{"spaces", "aaaa bbbb cccc", 10, []string{"aaaa bbbb ", "cccc"}},
-		{"hard cut", "abcdefghij", 4, []string{"abcd", "efgh", "ij"}},
-		{"entity kept whole", "ab&amp;cd", 4, []string{"ab", "&amp;", "cd"}},
-		{"tag closed and reopened", "<b>aaaa bbbb</b>", 13, []string{"<b>aaaa </b>", "<b>bbbb</b>"}},
-		{"nested with attribute", `<a href="u"><i>aa bb</i></a>`, 26, []string{`<a href="u"><i>aa </i></a>`, `<a href="u"><i>bb</i></a>`}},
-		{"surrogate pairs count two", "😀😀😀", 4, []string{"😀😀", "😀"}},
-	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			got := SplitHTML(tc.in, tc.limit)
-			if strings.Join(got, "|") != strings.Join(tc.want, "|") || len(got) != len(tc.want) {
-				t.Errorf("SplitHTML(%q, %d) = %q, want %q", tc.in, tc.limit, got, tc.want)
-			}
-		})
-	}
-}
 
 // TestSplitHTML_Long splits a long reply with formatting and checks every
 // part against the fake's Telegram-like HTML parser and length limit, and
@@ -53,13 +24,13 @@ func TestSplitHTML_Long(t *testing.T) {
 	}
 	b.WriteString("</pre>\n<i>" + strings.Repeat("word ", 2000) + "</i>")
 	in := b.String()
-	parts := SplitHTML(in, MaxTextLen)
+	parts := chat.SplitHTML(in, MaxTextLen)
 	if len(parts) < 3 {
 		t.Fatalf("%d parts", len(parts))
 	}
 	var visible strings.Builder
 	for i, p := range parts {
-		if n := u16len(p); n > MaxTextLen {
+		if n := chat.UTF16Len(p); n > MaxTextLen {
 			t.Errorf("part %d has %d units", i, n)
 		}
 		v, err := tgfake.ParseHTML(p)
@@ -71,12 +42,6 @@ func TestSplitHTML_Long(t *testing.T) {
 	want, _ := tgfake.ParseHTML(in)
 	if visible.String() != want {
 		t.Errorf("visible text changed by splitting: %d chars, want %d", len(visible.String()), len(want))
-	}
-}
-
-func TestStripHTML(t *testing.T) {
-	if got := StripHTML(`<b>box1</b> &lt;4090&gt; <a href="x">a &amp; b</a>`); got != "box1 <4090> a & b" {
-		t.Errorf("StripHTML = %q", got)
 	}
 }
 
@@ -106,21 +71,21 @@ func TestConvert(t *testing.T) {
 		name string
 		in   tgbotapi.Update
 		ok   bool
-		want bot.Update
+		want chat.Update
 	}{
 		{"text", tgbotapi.Update{UpdateID: 7, Message: &tgbotapi.Message{MessageID: 3, From: user, Chat: group, Text: "/status@fake_bot"}}, true,
-			bot.Update{Key: "tg:update:7", Kind: bot.KindText, UserID: 42, ChatID: -100, ChatType: bot.ChatSupergroup, Username: "ann", LangCode: "zh-hans", Text: "/status", MessageID: 3}},
+			chat.Update{Key: "tg:update:7", Kind: chat.KindText, UserID: 42, ChatID: -100, ChatType: chat.ChatSupergroup, Username: "ann", LangCode: "zh-hans", Text: "/status", MessageID: 3}},
 		{"forwarded", tgbotapi.Update{UpdateID: 8, Message: &tgbotapi.Message{From: user, Chat: group, Text: "hi", ForwardSenderName: "Bob"}}, true,
-			bot.Update{Key: "tg:update:8", Kind: bot.KindText, UserID: 42, ChatID: -100, ChatType: bot.ChatSupergroup, Username: "ann", LangCode: "zh-hans", Text: "hi", Forwarded: true}},
+			chat.Update{Key: "tg:update:8", Kind: chat.KindText, UserID: 42, ChatID: -100, ChatType: chat.ChatSupergroup, Username: "ann", LangCode: "zh-hans", Text: "hi", Forwarded: true}},
 		{"photo", tgbotapi.Update{UpdateID: 9, Message: &tgbotapi.Message{From: user, Chat: group, Photo: []tgbotapi.PhotoSize{{FileID: "p"}}, Caption: "x"}}, true,
-			bot.Update{Key: "tg:update:9", Kind: bot.KindOther, UserID: 42, ChatID: -100, ChatType: bot.ChatSupergroup, Username: "ann", LangCode: "zh-hans"}},
+			chat.Update{Key: "tg:update:9", Kind: chat.KindOther, UserID: 42, ChatID: -100, ChatType: chat.ChatSupergroup, Username: "ann", LangCode: "zh-hans"}},
 		{"callback from presser", tgbotapi.Update{UpdateID: 10, CallbackQuery: &tgbotapi.CallbackQuery{ID: "q", From: user, Data: "c:1",
 			Message: &tgbotapi.Message{MessageID: 5, From: &tgbotapi.User{ID: 1, IsBot: true}, Chat: group}}}, true,
-			bot.Update{Key: "tg:update:10", Kind: bot.KindCallback, UserID: 42, ChatID: -100, ChatType: bot.ChatSupergroup, Username: "ann", LangCode: "zh-hans", CallbackID: "q", CallbackData: "c:1", MessageID: 5}},
+			chat.Update{Key: "tg:update:10", Kind: chat.KindCallback, UserID: 42, ChatID: -100, ChatType: chat.ChatSupergroup, Username: "ann", LangCode: "zh-hans", CallbackID: "q", CallbackData: "c:1", MessageID: 5}},
 		{"my_chat_member", tgbotapi.Update{UpdateID: 11, MyChatMember: &tgbotapi.ChatMemberUpdated{From: *user, Chat: tgbotapi.Chat{ID: 42, Type: "private"}}}, true,
-			bot.Update{Key: "tg:update:11", Kind: bot.KindOther, UserID: 42, ChatID: 42, ChatType: bot.ChatPrivate, Username: "ann", LangCode: "zh-hans"}},
-		{"channel post", tgbotapi.Update{UpdateID: 12, ChannelPost: &tgbotapi.Message{Chat: &tgbotapi.Chat{ID: -5, Type: "channel"}, Text: "x"}}, false, bot.Update{}},
-		{"no sender", tgbotapi.Update{UpdateID: 13, Message: &tgbotapi.Message{Chat: group, Text: "x"}}, false, bot.Update{}},
+			chat.Update{Key: "tg:update:11", Kind: chat.KindOther, UserID: 42, ChatID: 42, ChatType: chat.ChatPrivate, Username: "ann", LangCode: "zh-hans"}},
+		{"channel post", tgbotapi.Update{UpdateID: 12, ChannelPost: &tgbotapi.Message{Chat: &tgbotapi.Chat{ID: -5, Type: "channel"}, Text: "x"}}, false, chat.Update{}},
+		{"no sender", tgbotapi.Update{UpdateID: 13, Message: &tgbotapi.Message{Chat: group, Text: "x"}}, false, chat.Update{}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

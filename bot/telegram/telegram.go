@@ -1,6 +1,6 @@
 // Package telegram is the Telegram transport of the conversation core: it
 // long-polls the Bot API with go-telegram-bot-api v5, turns updates into
-// bot.Update, calls the core's Handler, and delivers the core's messages.
+// chat.Update, calls the core's Handler, and delivers the core's messages.
 //
 // # The inbox: nothing acknowledged is lost
 //
@@ -51,7 +51,7 @@
 // updates (for 24 hours) and the write is retried with backoff. A user
 // whose update waits on a full disk is told once, by a message that needs
 // no disk; the update, when it finally applies, carries the time it was
-// sent (bot.Update.SentAt), not the time it was handled.
+// sent (chat.Update.SentAt), not the time it was handled.
 //
 // Access. The core decides who may use the bot (Config.Allowed asks it).
 // Updates of strangers are not stored: they are handled in memory by
@@ -77,7 +77,7 @@ import (
 
 	tgbotapi "github.com/go-telegram-bot-api/telegram-bot-api/v5"
 
-	"github.com/gpuledger/gpuledger/bot"
+	"github.com/gpuledger/gpuledger/chat"
 	"github.com/gpuledger/gpuledger/ledger"
 )
 
@@ -110,7 +110,7 @@ type Config struct {
 	// Client makes the HTTP requests; its Timeout must exceed PollTimeout.
 	// Default: NewHTTPClient(PollTimeout+10s, ProxyFromEnv(os.Getenv)).
 	Client  *http.Client
-	Handler bot.Handler
+	Handler chat.Handler
 	Store   Store
 	// Allowed reports whether a user may use the bot (the core's
 	// Core.Allowed). Allowed users' updates are stored and never dropped;
@@ -266,7 +266,7 @@ func (c *Config) setDefaults() {
 	}
 }
 
-// Transport is the Telegram transport. It is a bot.Sender (usable by the
+// Transport is the Telegram transport. It is a chat.Sender (usable by the
 // scheduler's notifications while Run is going) and is safe for concurrent
 // use; Run may be called once.
 type Transport struct {
@@ -303,7 +303,7 @@ type userWork struct {
 }
 
 type item struct {
-	u         bot.Update
+	u         chat.Update
 	throttled bool // over the flood limit: not handled
 }
 
@@ -489,7 +489,7 @@ func (t *Transport) poll(ctx, hctx context.Context) {
 func (t *Transport) accept(ctx, hctx context.Context, ups []tgbotapi.Update) {
 	next := t.next
 	var entries []ledger.InboxEntry
-	var strangers []bot.Update
+	var strangers []chat.Update
 	for _, raw := range ups {
 		id := raw.UpdateID
 		if id < t.next {
@@ -553,12 +553,12 @@ func (t *Transport) tellDiskFull(ctx context.Context, userID, chatID int64, payl
 	if told {
 		return
 	}
-	var u bot.Update
+	var u chat.Update
 	_ = json.Unmarshal([]byte(payload), &u)
 	if u.ChatID != 0 {
 		chatID = u.ChatID
 	}
-	if _, err := t.Send(ctx, bot.Outgoing{ChatID: chatID, Text: t.cfg.DiskFullText(u.LangCode)}); err != nil {
+	if _, err := t.Send(ctx, chat.Outgoing{ChatID: chatID, Text: t.cfg.DiskFullText(u.LangCode)}); err != nil {
 		t.log.Warn("sending the disk-full notice failed", "user", userID, "err", t.scrubErr(err))
 	}
 }
@@ -572,7 +572,7 @@ func (t *Transport) diskOK(userID int64) {
 
 // handle calls the handler, turning a panic into an error so that a bug
 // hit by one update is retried and then skipped, not fatal.
-func (t *Transport) handle(ctx context.Context, u bot.Update, s bot.Sender) (err error) {
+func (t *Transport) handle(ctx context.Context, u chat.Update, s chat.Sender) (err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			err = fmt.Errorf("telegram: handler panic: %v", r)

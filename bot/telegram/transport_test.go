@@ -14,9 +14,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/gpuledger/gpuledger/bot"
 	"github.com/gpuledger/gpuledger/bot/telegram"
 	"github.com/gpuledger/gpuledger/bot/telegram/tgfake"
+	"github.com/gpuledger/gpuledger/chat"
 	"github.com/gpuledger/gpuledger/ledger"
 )
 
@@ -122,10 +122,10 @@ func (s *memStore) offset() int {
 	return n
 }
 
-// handlerFunc adapts a function to bot.Handler.
-type handlerFunc func(ctx context.Context, u bot.Update, s bot.Sender) error
+// handlerFunc adapts a function to chat.Handler.
+type handlerFunc func(ctx context.Context, u chat.Update, s chat.Sender) error
 
-func (f handlerFunc) Handle(ctx context.Context, u bot.Update, s bot.Sender) error {
+func (f handlerFunc) Handle(ctx context.Context, u chat.Update, s chat.Sender) error {
 	return f(ctx, u, s)
 }
 
@@ -133,11 +133,11 @@ func (f handlerFunc) Handle(ctx context.Context, u bot.Update, s bot.Sender) err
 // and calls an optional hook first.
 type recorder struct {
 	mu   sync.Mutex
-	got  []bot.Update
-	hook func(ctx context.Context, u bot.Update, s bot.Sender) error
+	got  []chat.Update
+	hook func(ctx context.Context, u chat.Update, s chat.Sender) error
 }
 
-func (r *recorder) Handle(ctx context.Context, u bot.Update, s bot.Sender) error {
+func (r *recorder) Handle(ctx context.Context, u chat.Update, s chat.Sender) error {
 	if r.hook != nil {
 		if err := r.hook(ctx, u, s); err != nil {
 			return err
@@ -149,10 +149,10 @@ func (r *recorder) Handle(ctx context.Context, u bot.Update, s bot.Sender) error
 	return nil
 }
 
-func (r *recorder) updates() []bot.Update {
+func (r *recorder) updates() []chat.Update {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	return append([]bot.Update(nil), r.got...)
+	return append([]chat.Update(nil), r.got...)
 }
 
 // syncBuffer is a log sink safe for concurrent writes.
@@ -183,7 +183,7 @@ type env struct {
 }
 
 // fastConfig is a Config with the waits shortened for tests.
-func fastConfig(fake *tgfake.Server, h bot.Handler, store telegram.Store, logs *syncBuffer) telegram.Config {
+func fastConfig(fake *tgfake.Server, h chat.Handler, store telegram.Store, logs *syncBuffer) telegram.Config {
 	return telegram.Config{
 		Token:         fake.Token(),
 		Endpoint:      fake.Endpoint(),
@@ -200,7 +200,7 @@ func fastConfig(fake *tgfake.Server, h bot.Handler, store telegram.Store, logs *
 
 // start runs a transport against fake until the test ends; edit adjusts
 // the config first.
-func start(t *testing.T, fake *tgfake.Server, h bot.Handler, store telegram.Store, edit func(*telegram.Config)) *env {
+func start(t *testing.T, fake *tgfake.Server, h chat.Handler, store telegram.Store, edit func(*telegram.Config)) *env {
 	t.Helper()
 	e := &env{t: t, fake: fake, logs: &syncBuffer{}, done: make(chan error, 1)}
 	cfg := fastConfig(fake, h, store, e.logs)
@@ -264,8 +264,8 @@ func TestTransport_DeliversInOrder(t *testing.T) {
 	ids := []int{fake.SendText(1, 1, "/status"), fake.SendText(1, 1, "/spend week"), fake.SendText(1, 1, "rented 2x4090")}
 	waitFor(t, "three updates", func() bool { return len(h.updates()) == 3 })
 	for i, u := range h.updates() {
-		if u.Key != telegram.UpdateKey(ids[i]) || u.Kind != bot.KindText || u.UserID != 1 || u.ChatID != 1 ||
-			u.ChatType != bot.ChatPrivate || u.Username != "ann" || u.LangCode != "zh-hans" {
+		if u.Key != telegram.UpdateKey(ids[i]) || u.Kind != chat.KindText || u.UserID != 1 || u.ChatID != 1 ||
+			u.ChatType != chat.ChatPrivate || u.Username != "ann" || u.LangCode != "zh-hans" {
 			t.Errorf("update %d = %+v", i, u)
 		}
 	}
@@ -283,7 +283,7 @@ func TestTransport_RetriesFailingHandle(t *testing.T) {
 	var mu sync.Mutex
 	attempts := 0
 	var offsetsSeen []int
-	h := &recorder{hook: func(ctx context.Context, u bot.Update, s bot.Sender) error {
+	h := &recorder{hook: func(ctx context.Context, u chat.Update, s chat.Sender) error {
 		mu.Lock()
 		defer mu.Unlock()
 		if u.Text != "flaky" {
@@ -325,7 +325,7 @@ func TestTransport_SkipsPoisonUpdate(t *testing.T) {
 	store := newMemStore()
 	var mu sync.Mutex
 	tries := 0
-	h := &recorder{hook: func(ctx context.Context, u bot.Update, s bot.Sender) error {
+	h := &recorder{hook: func(ctx context.Context, u chat.Update, s chat.Sender) error {
 		if u.Text == "poison" {
 			mu.Lock()
 			tries++
@@ -361,7 +361,7 @@ func TestTransport_TransientErrorNeverSkipped(t *testing.T) {
 	store := newMemStore()
 	var mu sync.Mutex
 	tries := 0
-	h := &recorder{hook: func(ctx context.Context, u bot.Update, s bot.Sender) error {
+	h := &recorder{hook: func(ctx context.Context, u chat.Update, s chat.Sender) error {
 		mu.Lock()
 		defer mu.Unlock()
 		tries++
@@ -386,7 +386,7 @@ func TestTransport_RedeliversAfterRestart(t *testing.T) {
 	fake := tgfake.New(t, token)
 	store := newMemStore()
 	failing := make(chan string, 10)
-	h1 := &recorder{hook: func(ctx context.Context, u bot.Update, s bot.Sender) error {
+	h1 := &recorder{hook: func(ctx context.Context, u chat.Update, s chat.Sender) error {
 		if u.Text == "second" {
 			select {
 			case failing <- u.Key:
@@ -425,13 +425,13 @@ func TestTransport_GracefulShutdownFinishesInFlight(t *testing.T) {
 	fake := tgfake.New(t, token)
 	store := newMemStore()
 	entered := make(chan struct{})
-	h := &recorder{hook: func(ctx context.Context, u bot.Update, s bot.Sender) error {
+	h := &recorder{hook: func(ctx context.Context, u chat.Update, s chat.Sender) error {
 		close(entered)
 		time.Sleep(200 * time.Millisecond)
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}
-		_, err := s.Send(ctx, bot.Outgoing{ChatID: u.ChatID, Text: "done"})
+		_, err := s.Send(ctx, chat.Outgoing{ChatID: u.ChatID, Text: "done"})
 		return err
 	}}
 	e := start(t, fake, h, store, nil)
@@ -449,7 +449,7 @@ func TestTransport_GracefulShutdownFinishesInFlight(t *testing.T) {
 func TestTransport_Callbacks(t *testing.T) {
 	fake := tgfake.New(t, token)
 	store := newMemStore()
-	h := &recorder{hook: func(ctx context.Context, u bot.Update, s bot.Sender) error {
+	h := &recorder{hook: func(ctx context.Context, u chat.Update, s chat.Sender) error {
 		if u.CallbackData == "confirm" {
 			return s.AnswerCallback(ctx, u.CallbackID, "Done")
 		}
@@ -457,7 +457,7 @@ func TestTransport_Callbacks(t *testing.T) {
 	}}
 	e := start(t, fake, h, store, nil)
 	ctx := context.Background()
-	card, err := e.tr.Send(ctx, bot.Outgoing{ChatID: -100, Text: "Rent <b>box1</b>?", Buttons: [][]bot.Button{{{Text: "Confirm", Data: "confirm"}, {Text: "Cancel", Data: "cancel"}}}})
+	card, err := e.tr.Send(ctx, chat.Outgoing{ChatID: -100, Text: "Rent <b>box1</b>?", Buttons: [][]chat.Button{{{Text: "Confirm", Data: "confirm"}, {Text: "Cancel", Data: "cancel"}}}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -465,9 +465,9 @@ func TestTransport_Callbacks(t *testing.T) {
 	fake.PressButton(43, -100, card, "cancel")
 	waitFor(t, "two presses", func() bool { return len(h.updates()) == 2 })
 	got := h.updates() // two users: handled concurrently, in any order
-	slices.SortFunc(got, func(a, b bot.Update) int { return int(a.UserID - b.UserID) })
+	slices.SortFunc(got, func(a, b chat.Update) int { return int(a.UserID - b.UserID) })
 	for i, u := range got {
-		if u.Kind != bot.KindCallback || u.UserID != int64(42+i) || u.ChatID != -100 || u.ChatType != bot.ChatGroup || u.MessageID != card || u.CallbackID == "" {
+		if u.Kind != chat.KindCallback || u.UserID != int64(42+i) || u.ChatID != -100 || u.ChatType != chat.ChatGroup || u.MessageID != card || u.CallbackID == "" {
 			t.Errorf("press %d = %+v", i, u)
 		}
 	}
@@ -482,7 +482,7 @@ func TestTransport_Callbacks(t *testing.T) {
 func TestTransport_SlowCallbackAnsweredEarly(t *testing.T) {
 	fake := tgfake.New(t, token)
 	release := make(chan struct{})
-	h := &recorder{hook: func(ctx context.Context, u bot.Update, s bot.Sender) error {
+	h := &recorder{hook: func(ctx context.Context, u chat.Update, s chat.Sender) error {
 		<-release
 		return s.AnswerCallback(ctx, u.CallbackID, "too late for a toast")
 	}}
@@ -508,13 +508,13 @@ func TestTransport_OtherUpdates(t *testing.T) {
 	waitFor(t, "three handled", func() bool { return len(h.updates()) == 3 })
 	waitFor(t, "offset", func() bool { return store.offset() == fwd+1 })
 	got := h.updates()
-	if got[0].Kind != bot.KindOther || got[0].Edited {
+	if got[0].Kind != chat.KindOther || got[0].Edited {
 		t.Errorf("sticker = %+v", got[0])
 	}
-	if got[1].Kind != bot.KindOther || !got[1].Edited || got[1].Text != "edited text" {
+	if got[1].Kind != chat.KindOther || !got[1].Edited || got[1].Text != "edited text" {
 		t.Errorf("edit = %+v", got[1])
 	}
-	if got[2].Kind != bot.KindText || !got[2].Forwarded {
+	if got[2].Kind != chat.KindText || !got[2].Forwarded {
 		t.Errorf("forward = %+v", got[2])
 	}
 	for _, u := range got {
@@ -623,7 +623,7 @@ func TestTransport_FloodDoesNotBlockOthers(t *testing.T) {
 	fake := tgfake.New(t, token)
 	store := newMemStore()
 	release := make(chan struct{})
-	h := &recorder{hook: func(ctx context.Context, u bot.Update, s bot.Sender) error {
+	h := &recorder{hook: func(ctx context.Context, u chat.Update, s chat.Sender) error {
 		if u.UserID == 1 {
 			<-release
 		}

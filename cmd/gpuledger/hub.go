@@ -12,6 +12,7 @@ import (
 
 	"github.com/gpuledger/gpuledger/agent/hub"
 	"github.com/gpuledger/gpuledger/bot"
+	"github.com/gpuledger/gpuledger/chat"
 	"github.com/gpuledger/gpuledger/ledger"
 	"github.com/gpuledger/gpuledger/ledger/sqlite"
 	"github.com/gpuledger/gpuledger/scheduler"
@@ -150,7 +151,7 @@ func (r *reminders) Downloads() bot.AgentDownloads { return r.downloads }
 
 // Start starts the scheduler, notifying through s, with its card buttons
 // registered with the core.
-func (r *reminders) Start(ctx context.Context, core *bot.Core, s bot.Sender) error {
+func (r *reminders) Start(ctx context.Context, core *bot.Core, s chat.Sender) error {
 	sch, err := scheduler.New(scheduler.Config{
 		Store:    r.db,
 		Hub:      r.hub,

@@ -28,7 +28,7 @@ import (
 
 	"github.com/gpuledger/gpuledger/agent/hub"
 	"github.com/gpuledger/gpuledger/agent/wire"
-	"github.com/gpuledger/gpuledger/bot"
+	"github.com/gpuledger/gpuledger/chat"
 	"github.com/gpuledger/gpuledger/ledger"
 	"github.com/gpuledger/gpuledger/ledger/sqlite"
 	"github.com/gpuledger/gpuledger/scheduler"
@@ -43,7 +43,7 @@ func main() {
 
 type discard struct{}
 
-func (discard) Send(context.Context, bot.Outgoing) (int, error)      { return 1, nil }
+func (discard) Send(context.Context, chat.Outgoing) (int, error)     { return 1, nil }
 func (discard) AnswerCallback(context.Context, string, string) error { return nil }
 
 type nosign struct{}

@@ -58,6 +58,8 @@ var rules = []rule{
 	{"the agent links no SQLite, Telegram, Prometheus, ledger, bot or scheduler", []string{"./cmd/gpuledger-agent"}, linuxCgo, agentForbids},
 	{"the agent without cgo links no SQLite, Telegram, Prometheus, ledger, bot or scheduler", []string{"./cmd/gpuledger-agent"}, linuxNoCgo, agentForbids},
 	{"the server has no cgo code outside the standard library", []string{"./cmd/gpuledger"}, linuxCgo, noCgoOutsideStd},
+	{"the chat vocabulary imports only the standard library and stdlib-only leaf packages", []string{"./chat"}, linuxCgo, onlyStdAnd(module + "/internal/clip")},
+	{"the views, the scheduler, the transports and hubload do not link the parser", []string{"./view", "./scheduler", "./bot/telegram", "./bot/console", "./cmd/hubload"}, linuxCgo, forbid(exactly(module + "/bot"))},
 }
 
 // TestBoundaries checks every rule against what go list says the roots
@@ -183,6 +185,11 @@ func forbid(match ...func(path string) bool) check {
 // tree matches the package prefix and every package below it.
 func tree(prefix string) func(string) bool {
 	return func(path string) bool { return path == prefix || strings.HasPrefix(path, prefix+"/") }
+}
+
+// exactly matches the one package path, not those below it.
+func exactly(path string) func(string) bool {
+	return func(p string) bool { return p == path }
 }
 
 // named matches a package with word in any element of its path (so any

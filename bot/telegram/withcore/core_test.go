@@ -19,6 +19,7 @@ import (
 	"github.com/gpuledger/gpuledger/bot"
 	"github.com/gpuledger/gpuledger/bot/telegram"
 	"github.com/gpuledger/gpuledger/bot/telegram/tgfake"
+	"github.com/gpuledger/gpuledger/chat"
 	"github.com/gpuledger/gpuledger/ledger/sqlite"
 )
 
@@ -33,7 +34,7 @@ type crashAfterCommit struct {
 	seen map[string]int
 }
 
-func (h *crashAfterCommit) Handle(ctx context.Context, u bot.Update, s bot.Sender) error {
+func (h *crashAfterCommit) Handle(ctx context.Context, u chat.Update, s chat.Sender) error {
 	if err := h.core.Handle(ctx, u, s); err != nil {
 		return err
 	}

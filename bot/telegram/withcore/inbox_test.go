@@ -19,6 +19,8 @@ import (
 	"github.com/gpuledger/gpuledger/bot"
 	"github.com/gpuledger/gpuledger/bot/telegram"
 	"github.com/gpuledger/gpuledger/bot/telegram/tgfake"
+	"github.com/gpuledger/gpuledger/chat"
+	"github.com/gpuledger/gpuledger/internal/testkit"
 	"github.com/gpuledger/gpuledger/ledger"
 	"github.com/gpuledger/gpuledger/ledger/sqlite"
 )
@@ -34,7 +36,7 @@ type server struct {
 }
 
 // handlerWrap lets a test see or alter what reaches the core.
-type handlerWrap func(ctx context.Context, u bot.Update, s bot.Sender, core *bot.Core) error
+type handlerWrap func(ctx context.Context, u chat.Update, s chat.Sender, core *bot.Core) error
 
 func startServer(t *testing.T, fake *tgfake.Server, dbPath string, users []int64, wrap handlerWrap, edit func(*telegram.Config)) *server {
 	t.Helper()
@@ -48,7 +50,7 @@ func startServer(t *testing.T, fake *tgfake.Server, dbPath string, users []int64
 	if err != nil {
 		t.Fatal(err)
 	}
-	var h bot.Handler = core
+	var h chat.Handler = core
 	if wrap != nil {
 		h = wrapHandler{core: core, f: wrap}
 	}
@@ -91,7 +93,7 @@ type wrapHandler struct {
 	f    handlerWrap
 }
 
-func (w wrapHandler) Handle(ctx context.Context, u bot.Update, s bot.Sender) error {
+func (w wrapHandler) Handle(ctx context.Context, u chat.Update, s chat.Sender) error {
 	return w.f(ctx, u, s, w.core)
 }
 
@@ -167,7 +169,7 @@ func TestInbox_FloodOfChargesAllRecorded(t *testing.T) {
 func TestInbox_BacklogDoesNotDelayOthers(t *testing.T) {
 	fake := tgfake.New(t, "42:TEST")
 	var handledA atomic.Int64
-	wrap := func(ctx context.Context, u bot.Update, s bot.Sender, core *bot.Core) error {
+	wrap := func(ctx context.Context, u chat.Update, s chat.Sender, core *bot.Core) error {
 		if u.UserID == 42 {
 			time.Sleep(2 * time.Millisecond)
 			defer handledA.Add(1)
@@ -198,11 +200,12 @@ func TestInbox_AnsweredAfterCrash(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "ledger.db")
 	committed := make(chan struct{})
 	var once sync.Once
-	crash := func(ctx context.Context, u bot.Update, s bot.Sender, core *bot.Core) error {
+	crash := func(ctx context.Context, u chat.Update, s chat.Sender, core *bot.Core) error {
 		if !strings.HasPrefix(u.Text, "/charge") {
 			return core.Handle(ctx, u, s)
 		}
-		if err := core.Handle(ctx, u, discard{}); err != nil {
+		// The answer is only recorded: the process died before it could send.
+		if err := core.Handle(ctx, u, &testkit.Sender{}); err != nil {
 			return err
 		}
 		once.Do(func() { close(committed) })
@@ -260,15 +263,6 @@ func TestInbox_StoredAnswerSentAfterRestart(t *testing.T) {
 	if msgs := fake.Messages(42); len(msgs) != 1 || !strings.Contains(msgs[0].Text, "box1</b> started") {
 		t.Errorf("after the restart: %q, want the rental's answer once", allText(msgs))
 	}
-}
-
-// discard is a Sender that drops everything: the process died before it
-// could send.
-type discard struct{}
-
-func (discard) Send(context.Context, bot.Outgoing) (int, error) { return 0, nil }
-func (discard) AnswerCallback(context.Context, string, string) error {
-	return nil
 }
 
 // TestInbox_MultiLineMessage pastes five commands in one message, the

@@ -1,10 +1,10 @@
-package bot
+package view
 
 import (
 	"errors"
-	"fmt"
 	"time"
 
+	"github.com/gpuledger/gpuledger/chat"
 	"github.com/gpuledger/gpuledger/ledger"
 )
 
@@ -12,7 +12,7 @@ import (
 // {en, zh}, with the ledger's arguments in the order of its English text.
 // Every key of ledger.ErrorTexts has an entry here; the catalog test checks
 // that both texts use the same arguments.
-var ledgerErrors = map[string][2]string{
+var ledgerErrors = chat.Catalog{
 	"not_number":   {"%[1]q is not a number: %[2]v (write it like 1.88)", "%[1]q 不是数字：%[2]v（请写成 1.88 这样）"},
 	"bad_currency": {"%[1]q is not a currency: use a code like CNY or USD", "%[1]q 不是货币：请用 CNY 或 USD 这样的代码"},
 	"bad_month":    {"%[1]q is not a month: write it like 2026-11", "%[1]q 不是月份：请写成 2026-11"},
@@ -134,15 +134,10 @@ func LedgerMessage(err error, lang string, loc *time.Location, now time.Time) st
 	if !errors.As(err, &le) {
 		return ledger.ErrorMessage(err)
 	}
-	m, ok := ledgerErrors[le.Key]
-	if le.Key == "" || !ok {
+	if _, ok := ledgerErrors[le.Key]; le.Key == "" || !ok {
 		return le.Message
 	}
-	zh := NormLang(lang) == LangZH
-	tmpl := m[0]
-	if zh {
-		tmpl = m[1]
-	}
+	zh := chat.NormLang(lang) == chat.LangZH
 	pick := func(w [2]string) string {
 		if zh {
 			return w[1]
@@ -155,7 +150,7 @@ func LedgerMessage(err error, lang string, loc *time.Location, now time.Time) st
 		case time.Time:
 			a[i] = FormatTime(v, loc, now, lang)
 		case time.Duration:
-			a[i] = FormatDuration(v, lang)
+			a[i] = chat.FormatDuration(v, lang)
 		case ledger.EventKind:
 			if w, ok := eventWords[string(v)]; ok {
 				a[i] = pick(w)
@@ -178,5 +173,5 @@ func LedgerMessage(err error, lang string, loc *time.Location, now time.Time) st
 			a[i] = v
 		}
 	}
-	return fmt.Sprintf(tmpl, a...)
+	return ledgerErrors.Text(lang, le.Key, a...)
 }

@@ -1,4 +1,4 @@
-package bot_test
+package view_test
 
 import (
 	"fmt"
@@ -7,8 +7,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/gpuledger/gpuledger/bot"
+	"github.com/gpuledger/gpuledger/chat"
 	"github.com/gpuledger/gpuledger/ledger"
+	"github.com/gpuledger/gpuledger/view"
 )
 
 // TestLedgerMessage_EveryKey walks every keyed ledger error: each renders
@@ -36,8 +37,8 @@ func TestLedgerMessage_EveryKey(t *testing.T) {
 			t.Errorf("%s: ledger text %q", key, err.Message)
 		}
 		got := map[string]string{}
-		for _, lang := range []string{bot.LangEN, bot.LangZH} {
-			s := bot.LedgerMessage(err, lang, time.UTC, time.Time{})
+		for _, lang := range []string{chat.LangEN, chat.LangZH} {
+			s := view.LedgerMessage(err, lang, time.UTC, time.Time{})
 			got[lang] = s
 			if strings.Contains(s, "%!") {
 				t.Errorf("%s in %s: %q has a formatting fault", key, lang, s)
@@ -48,11 +49,11 @@ func TestLedgerMessage_EveryKey(t *testing.T) {
 				}
 			}
 		}
-		if got[bot.LangEN] != err.Message {
-			t.Errorf("%s: English %q differs from the ledger's %q", key, got[bot.LangEN], err.Message)
+		if got[chat.LangEN] != err.Message {
+			t.Errorf("%s: English %q differs from the ledger's %q", key, got[chat.LangEN], err.Message)
 		}
-		if got[bot.LangZH] == got[bot.LangEN] {
-			t.Errorf("%s: no Chinese text (%q)", key, got[bot.LangZH])
+		if got[chat.LangZH] == got[chat.LangEN] {
+			t.Errorf("%s: no Chinese text (%q)", key, got[chat.LangZH])
 		}
 	}
 }

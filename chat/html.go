@@ -1,4 +1,4 @@
-package telegram
+package chat
 
 import (
 	"html"
@@ -6,13 +6,15 @@ import (
 	"unicode/utf16"
 )
 
-// Length limits used when sending, in UTF-16 code units of the raw HTML
-// (markup included). Telegram allows 4096 and 1024 visible characters, so
-// counting markup too keeps every part within the limit.
-const (
-	MaxTextLen    = 4000
-	MaxCaptionLen = 1000
-)
+// Replies are HTML in Telegram's subset (<b>, <i>, <code>, <pre>, <a>):
+// the core and the scheduler escape every user-supplied text with Escape,
+// a transport splits long texts with SplitHTML and shows plain text with
+// StripHTML. One implementation of each, so that what the terminal shows,
+// what a callback toast says and what Telegram gets as a fallback agree.
+
+// Escape escapes s for use as text inside a reply's HTML: "<", ">", "&",
+// "'" and '"'.
+func Escape(s string) string { return html.EscapeString(s) }
 
 type tokKind int
 
@@ -78,7 +80,9 @@ func tokenize(s string) []token {
 	return toks
 }
 
-func u16len(s string) int {
+// UTF16Len is the length of s in UTF-16 code units, which is how Telegram
+// counts a message's length; SplitHTML's limit is in these units.
+func UTF16Len(s string) int {
 	n := 0
 	for _, r := range s {
 		if l := utf16.RuneLen(r); l > 0 {
@@ -128,7 +132,7 @@ func openers(stack []token) string {
 // start of the next, so every part is valid HTML on its own. Parts with no
 // visible text are dropped.
 func SplitHTML(s string, limit int) []string {
-	if u16len(s) <= limit {
+	if UTF16Len(s) <= limit {
 		if strings.TrimSpace(StripHTML(s)) == "" {
 			return nil
 		}
@@ -139,7 +143,7 @@ func SplitHTML(s string, limit int) []string {
 	var stack []token // tags open where the current part starts
 	for i := 0; i < len(toks); {
 		prefix := openers(stack)
-		size := u16len(prefix)
+		size := UTF16Len(prefix)
 		st := stack
 		type cut struct {
 			end   int // index after the last token of the part
@@ -149,10 +153,10 @@ func SplitHTML(s string, limit int) []string {
 		j := i
 		for ; j < len(toks); j++ {
 			next := apply(st, toks[j])
-			if size+u16len(toks[j].s)+u16len(closers(next)) > limit && j > i {
+			if size+UTF16Len(toks[j].s)+UTF16Len(closers(next)) > limit && j > i {
 				break
 			}
-			size += u16len(toks[j].s)
+			size += UTF16Len(toks[j].s)
 			st = next
 			switch toks[j].kind {
 			case tokNewline:
@@ -193,7 +197,9 @@ func SplitHTML(s string, limit int) []string {
 }
 
 // StripHTML removes tags and decodes entities: the plain text Telegram
-// would show, for a retry without parse mode.
+// would show. For a retry without parse mode, a callback toast, the
+// terminal. Replies escape user text, so every literal "<" followed by a
+// ">" in markup starts a tag.
 func StripHTML(s string) string {
 	var b strings.Builder
 	for _, t := range tokenize(s) {

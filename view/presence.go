@@ -1,10 +1,10 @@
-package bot
+package view
 
 import (
 	"fmt"
-	"html"
 	"strings"
 
+	"github.com/gpuledger/gpuledger/chat"
 	"github.com/gpuledger/gpuledger/ledger"
 )
 
@@ -15,8 +15,8 @@ import (
 // proxy on the host has none. "" when nobody is. The scheduler's idle card and /why share it;
 // the English is ledger.DescribeSessions, the words of the /why log.
 func SessionsText(lang string, ss []ledger.Session) string {
-	if NormLang(lang) != LangZH {
-		return html.EscapeString(ledger.DescribeSessions(ss))
+	if chat.NormLang(lang) != chat.LangZH {
+		return chat.Escape(ledger.DescribeSessions(ss))
 	}
 	var parts []string
 	for _, g := range ledger.GroupSessions(ss) {
@@ -26,10 +26,10 @@ func SessionsText(lang string, ss []ledger.Session) string {
 		for _, w := range g.Who {
 			var s []string
 			if w.User != "" {
-				s = append(s, html.EscapeString(w.User))
+				s = append(s, chat.Escape(w.User))
 			}
 			if w.Client != "" {
-				s = append(s, "来自 "+html.EscapeString(w.Client))
+				s = append(s, "来自 "+chat.Escape(w.Client))
 			}
 			who = append(who, strings.Join(s, " "))
 		}

@@ -1,57 +1,13 @@
-package bot
+package view
 
 import (
 	"fmt"
 	"strings"
 	"time"
 
+	"github.com/gpuledger/gpuledger/chat"
 	"github.com/gpuledger/gpuledger/ledger"
 )
-
-// FormatDuration shows a duration the way replies do, rounded down to the
-// minute above a minute: "45s", "12m", "1h05m", "2d3h" in English, "45秒",
-// "12分钟", "1小时5分", "2天3小时" in Chinese.
-func FormatDuration(d time.Duration, lang string) string {
-	zh := NormLang(lang) == LangZH
-	sign := ""
-	if d < 0 {
-		sign = "-"
-		d = -d
-		if d < 0 { // math.MinInt64
-			d = 1<<63 - 1
-		}
-	}
-	secs := int64(d / time.Second)
-	days, hours, mins := secs/86400, secs/3600%24, secs/60%60
-	var s string
-	switch {
-	case secs < 60 && zh:
-		s = fmt.Sprintf("%d秒", secs)
-	case secs < 60:
-		s = fmt.Sprintf("%ds", secs)
-	case secs < 3600 && zh:
-		s = fmt.Sprintf("%d分钟", mins)
-	case secs < 3600:
-		s = fmt.Sprintf("%dm", mins)
-	case days == 0 && zh && mins == 0:
-		s = fmt.Sprintf("%d小时", hours)
-	case days == 0 && zh:
-		s = fmt.Sprintf("%d小时%d分", hours, mins)
-	case days == 0 && mins == 0:
-		s = fmt.Sprintf("%dh", hours)
-	case days == 0:
-		s = fmt.Sprintf("%dh%02dm", hours, mins)
-	case zh && hours == 0:
-		s = fmt.Sprintf("%d天", days)
-	case zh:
-		s = fmt.Sprintf("%d天%d小时", days, hours)
-	case hours == 0:
-		s = fmt.Sprintf("%dd", days)
-	default:
-		s = fmt.Sprintf("%dd%dh", days, hours)
-	}
-	return sign + s
-}
 
 var monthsEN = [...]string{"Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"}
 
@@ -63,7 +19,7 @@ func FormatTime(t time.Time, loc *time.Location, now time.Time, lang string) str
 	if loc == nil {
 		loc = time.UTC
 	}
-	zh := NormLang(lang) == LangZH
+	zh := chat.NormLang(lang) == chat.LangZH
 	lt, ln := t.In(loc), now.In(loc)
 	clock := lt.Format("15:04")
 	if lt.Second() != 0 {
@@ -128,7 +84,7 @@ var unitShort = map[ledger.Unit][2]string{
 // English; "¥1.88/小时", "¥70.00/天" in Chinese.
 func FormatPrice(p ledger.Price, c ledger.Currency, lang string) string {
 	i := 0
-	if NormLang(lang) == LangZH {
+	if chat.NormLang(lang) == chat.LangZH {
 		i = 1
 	}
 	u, ok := unitShort[p.Unit]
@@ -145,7 +101,7 @@ var storageUnitShort = map[ledger.StorageUnit][2]string{
 // FormatStoragePrice shows a storage price: "¥0.0066/GB/day", "¥0.0066/GB/天".
 func FormatStoragePrice(amount ledger.Decimal, u ledger.StorageUnit, c ledger.Currency, lang string) string {
 	i := 0
-	if NormLang(lang) == LangZH {
+	if chat.NormLang(lang) == chat.LangZH {
 		i = 1
 	}
 	s, ok := storageUnitShort[u]
@@ -157,7 +113,7 @@ func FormatStoragePrice(amount ledger.Decimal, u ledger.StorageUnit, c ledger.Cu
 
 // FormatMode names a billing mode in lang: "per-second" / "按秒".
 func FormatMode(m ledger.Mode, lang string) string {
-	if NormLang(lang) != LangZH {
+	if chat.NormLang(lang) != chat.LangZH {
 		return string(m)
 	}
 	switch m {

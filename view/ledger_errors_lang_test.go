@@ -1,4 +1,4 @@
-package bot_test
+package view_test
 
 import (
 	"context"
@@ -10,9 +10,10 @@ import (
 
 	"github.com/gpuledger/gpuledger/agent/hub"
 	"github.com/gpuledger/gpuledger/agent/wire"
-	"github.com/gpuledger/gpuledger/bot"
+	"github.com/gpuledger/gpuledger/chat"
 	"github.com/gpuledger/gpuledger/ledger"
 	"github.com/gpuledger/gpuledger/ledger/sqlite"
+	"github.com/gpuledger/gpuledger/view"
 )
 
 // TestLedgerMessage_ChineseRefusals makes the real store and hub refuse
@@ -78,7 +79,7 @@ func TestLedgerMessage_ChineseRefusals(t *testing.T) {
 			if err == nil || ledger.ErrorCode(err) == ledger.EINTERNAL {
 				t.Fatalf("got %v, want a ledger refusal", err)
 			}
-			zh := bot.LedgerMessage(err, bot.LangZH, time.UTC, t0)
+			zh := view.LedgerMessage(err, chat.LangZH, time.UTC, t0)
 			if !strings.ContainsFunc(zh, func(c rune) bool { return unicode.Is(unicode.Han, c) }) {
 				t.Errorf("Chinese user got %q: no Chinese", zh)
 			}
@@ -92,7 +93,7 @@ func TestLedgerMessage_ChineseRefusals(t *testing.T) {
 					t.Errorf("Chinese user got %q: want %q shown", zh, w)
 				}
 			}
-			if en := bot.LedgerMessage(err, bot.LangEN, time.UTC, t0); en == zh {
+			if en := view.LedgerMessage(err, chat.LangEN, time.UTC, t0); en == zh {
 				t.Errorf("English and Chinese are the same: %q", en)
 			}
 		})

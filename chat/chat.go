@@ -1,14 +1,21 @@
-package bot
+// Package chat is the vocabulary the conversation core, the scheduler and
+// the transports (Telegram, the terminal) share: incoming updates, outgoing
+// messages with their buttons and files, the Sender and Handler interfaces,
+// the languages, message catalogs, and the HTML helpers every reply goes
+// through (escaping, stripping, splitting).
+//
+// It imports only the standard library, so a transport or the scheduler
+// can speak to people without linking the command parser: the core (bot)
+// turns updates into ledger calls, a transport turns what it receives into
+// an Update, calls Handler.Handle, and delivers the Outgoing messages
+// through its Sender.
+package chat
 
 import (
 	"context"
+	"errors"
 	"time"
 )
-
-// The conversation core and its transports (Telegram, the terminal) meet
-// in these types. The core knows nothing of Telegram: a transport turns
-// what it receives into an Update, calls Handler.Handle, and delivers the
-// Outgoing messages through its Sender.
 
 // UpdateKind says what an incoming update carries.
 type UpdateKind string
@@ -116,3 +123,23 @@ type Sender interface {
 type Handler interface {
 	Handle(ctx context.Context, u Update, s Sender) error
 }
+
+// ErrNoPrivateChat is returned (wrapped) by a Sender when the user has not
+// opened a private chat with the bot, or blocked it, so nothing can be sent
+// there (Telegram answers 403 "bot can't initiate conversation with a
+// user").
+var ErrNoPrivateChat = errors.New("chat: the user has not opened a private chat with the bot")
+
+// ButtonPress is a button press whose data was verified against the user
+// who pressed it.
+type ButtonPress struct {
+	Update  Update    // the callback update (Key, UserID, ChatID, MessageID, CallbackID)
+	Action  string    // the action the button was signed with
+	Payload string    // its payload
+	Now     time.Time // the clock, read once for this update
+}
+
+// ButtonFunc handles the presses of one action. It must answer the
+// callback (Sender.AnswerCallback) and pass Update.Key to the one store
+// call the press causes.
+type ButtonFunc func(ctx context.Context, p ButtonPress, s Sender) error

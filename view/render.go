@@ -1,12 +1,14 @@
-package bot
+package view
 
 import (
+	"fmt"
 	"math/big"
 	"sort"
 	"strconv"
 	"strings"
 	"time"
 
+	"github.com/gpuledger/gpuledger/chat"
 	"github.com/gpuledger/gpuledger/ledger"
 )
 
@@ -19,7 +21,7 @@ import (
 // rate, accrued cost (idle time and its cost when an agent reports) and
 // volumes, and the live volumes not attached to a rental, as of now.
 func RenderStatus(b *ledger.Book, now time.Time, lang string) string {
-	lang = NormLang(lang)
+	lang = chat.NormLang(lang)
 	loc := b.User.Location()
 	st := ledger.StatementAsOf(b, now)
 	costs := liveCosts(b, st)
@@ -43,21 +45,21 @@ func RenderStatus(b *ledger.Book, now time.Time, lang string) string {
 		if n == 1 {
 			sb.WriteString(tr(lang, "status_head") + "\n")
 		}
-		state := tr(lang, "state_running", FormatDuration(time.Duration(rc.RunningSeconds)*time.Second, lang))
+		state := tr(lang, "state_running", chat.FormatDuration(time.Duration(rc.RunningSeconds)*time.Second, lang))
 		if rc.State == ledger.Stopped {
 			state = tr(lang, "state_stopped", FormatTime(lastStop(x), loc, now, lang))
 		}
-		sb.WriteString("\n" + tr(lang, "status_rental", x.Name, x.Platform, gpuText(x), rawHTML(state)))
+		sb.WriteString("\n" + tr(lang, "status_rental", x.Name, x.Platform, GPUText(x), chat.RawHTML(state)))
 		price := "UNPRICED"
 		if x.Priced {
 			price = FormatPrice(rc.Rate, x.Currency, lang)
 		}
-		sb.WriteString("\n   " + tr(lang, "status_cost", price, FormatMode(x.Mode, lang), moneyOrUnpriced(rc.ComputePriced, rc.Compute)))
+		sb.WriteString("\n   " + tr(lang, "status_cost", price, FormatMode(x.Mode, lang), MoneyOrUnpriced(rc.ComputePriced, rc.Compute)))
 		if rc.Total != rc.Compute || !rc.Priced() {
 			sb.WriteString(tr(lang, "status_total", totalText(rc)))
 		}
 		if len(x.Idle) > 0 {
-			sb.WriteString("\n   " + tr(lang, "status_idle", FormatDuration(time.Duration(rc.IdleSeconds)*time.Second, lang), moneyOrUnpriced(x.Priced, rc.IdleCost)))
+			sb.WriteString("\n   " + tr(lang, "status_idle", chat.FormatDuration(time.Duration(rc.IdleSeconds)*time.Second, lang), MoneyOrUnpriced(x.Priced, rc.IdleCost)))
 		}
 		if x.Lease > 0 {
 			sb.WriteString("\n   " + tr(lang, "status_lease", FormatTime(x.StartedAt().Add(x.Lease), loc, now, lang)))
@@ -115,10 +117,10 @@ func lastStop(x *ledger.Rental) time.Time {
 }
 
 func volumeLine(vc ledger.VolumeCost, lang string) string {
-	return tr(lang, "status_volume", vc.Volume.Name, vc.SizeGB.String(), moneyOrUnpriced(vc.Priced, vc.Charge))
+	return tr(lang, "status_volume", vc.Volume.Name, vc.SizeGB.String(), MoneyOrUnpriced(vc.Priced, vc.Charge))
 }
 
-func moneyOrUnpriced(priced bool, m ledger.Money) string {
+func MoneyOrUnpriced(priced bool, m ledger.Money) string {
 	if !priced {
 		return "UNPRICED"
 	}
@@ -137,7 +139,7 @@ func totalText(rc ledger.RentalCost) string {
 // RenderSpend shows what was spent in [from, to): totals by category for
 // each currency, by platform and by rental, and UNPRICED lines.
 func RenderSpend(b *ledger.Book, from, to time.Time, lang string) string {
-	lang = NormLang(lang)
+	lang = chat.NormLang(lang)
 	st := ledger.Spend(b, from, to)
 	var sb strings.Builder
 	writeSpend(&sb, st, lang)
@@ -172,21 +174,21 @@ func writeSpend(sb *strings.Builder, st *ledger.Statement, lang string) {
 			if name == "" {
 				name = tr(lang, "no_platform")
 			}
-			parts = append(parts, esc(name)+" "+totalsText(st.ByPlatform[p]))
+			parts = append(parts, chat.Escape(name)+" "+totalsText(st.ByPlatform[p]))
 		}
-		sb.WriteString("\n" + tr(lang, "spend_by_platform", rawHTML(strings.Join(parts, " · "))))
+		sb.WriteString("\n" + tr(lang, "spend_by_platform", chat.RawHTML(strings.Join(parts, " · "))))
 	}
 	var parts []string
 	for _, rc := range st.Rentals {
-		parts = append(parts, esc(rc.Rental.Name)+" "+totalText(rc))
+		parts = append(parts, chat.Escape(rc.Rental.Name)+" "+totalText(rc))
 	}
 	for _, vc := range st.Volumes {
 		if vc.Volume.RentalID == 0 {
-			parts = append(parts, "💾"+esc(vc.Volume.Name)+" "+moneyOrUnpriced(vc.Priced, vc.Charge))
+			parts = append(parts, "💾"+chat.Escape(vc.Volume.Name)+" "+MoneyOrUnpriced(vc.Priced, vc.Charge))
 		}
 	}
 	if len(parts) > 0 {
-		sb.WriteString("\n" + tr(lang, "spend_by_rental", rawHTML(strings.Join(parts, " · "))))
+		sb.WriteString("\n" + tr(lang, "spend_by_rental", chat.RawHTML(strings.Join(parts, " · "))))
 	}
 }
 
@@ -212,8 +214,8 @@ func totalsText(m map[ledger.Currency]*ledger.Totals) string {
 // against it, one line each; a currency spent in this month without a
 // budget gets a line saying so (it is never counted against another
 // currency's budget). With no budget it says how to set one.
-func renderBudget(b *ledger.Book, now time.Time, lang string) string {
-	lang = NormLang(lang)
+func RenderBudget(b *ledger.Book, now time.Time, lang string) string {
+	lang = chat.NormLang(lang)
 	sts := ledger.Budgets(b, now)
 	if len(sts) == 0 {
 		return tr(lang, "budget_none")
@@ -240,10 +242,21 @@ func renderBudget(b *ledger.Book, now time.Time, lang string) string {
 	return strings.Join(lines, "\n")
 }
 
+// Balances is the platform balances with their runway under a heading,
+// as /balance and the nightly summary show them; "" when the user keeps
+// no balance.
+func Balances(b *ledger.Book, now time.Time, lang string) string {
+	bal := renderBalances(b, now, lang)
+	if bal == "" {
+		return ""
+	}
+	return tr(lang, "balances_head") + "\n" + bal
+}
+
 // renderBalances shows each platform's balance, its burn rate and when it
 // runs out.
 func renderBalances(b *ledger.Book, now time.Time, lang string) string {
-	lang = NormLang(lang)
+	lang = chat.NormLang(lang)
 	bal := ledger.Balances(b, now)
 	if len(bal) == 0 {
 		return ""
@@ -262,10 +275,10 @@ func renderBalances(b *ledger.Book, now time.Time, lang string) string {
 			if !bs.RunsOutAt.After(now) {
 				runway = tr(lang, "runway_out")
 			} else {
-				runway = tr(lang, "runway_at", FormatTime(*bs.RunsOutAt, loc, now, lang), FormatDuration(bs.RunsOutAt.Sub(now), lang))
+				runway = tr(lang, "runway_at", FormatTime(*bs.RunsOutAt, loc, now, lang), chat.FormatDuration(bs.RunsOutAt.Sub(now), lang))
 			}
 		}
-		line := tr(lang, "balance_line", p, FormatMoney(bs.Balance), FormatMoney(bs.BurnPerHour), rawHTML(runway))
+		line := tr(lang, "balance_line", p, FormatMoney(bs.Balance), FormatMoney(bs.BurnPerHour), chat.RawHTML(runway))
 		if bs.Unpriced > 0 {
 			line += tr(lang, "spend_unpriced", strconv.Itoa(bs.Unpriced))
 		}
@@ -291,7 +304,7 @@ func hourly(p ledger.Price, c ledger.Currency) ledger.Money {
 // the instances still running and what they accrue per hour; and each
 // platform balance's runway.
 func RenderSummary(b *ledger.Book, now time.Time, lang string) string {
-	lang = NormLang(lang)
+	lang = chat.NormLang(lang)
 	loc := b.User.Location()
 	var sb strings.Builder
 	dayStart, _ := ledger.DayRange(now, loc)
@@ -313,7 +326,7 @@ func RenderSummary(b *ledger.Book, now time.Time, lang string) string {
 	if len(month.Currencies()) == 0 {
 		sb.WriteString(tr(lang, "spend_nothing"))
 	}
-	sb.WriteString("\n" + renderBudget(b, now, lang))
+	sb.WriteString("\n" + RenderBudget(b, now, lang))
 
 	var running []string
 	perHour := map[ledger.Currency]ledger.Money{}
@@ -332,7 +345,7 @@ func RenderSummary(b *ledger.Book, now time.Time, lang string) string {
 			perHour[x.Currency] = perHour[x.Currency].Add(h)
 			rate = FormatMoney(h) + tr(lang, "per_hour")
 		}
-		running = append(running, tr(lang, "summary_running_line", x.Name, gpuText(x), x.Platform, rate))
+		running = append(running, tr(lang, "summary_running_line", x.Name, GPUText(x), x.Platform, rate))
 	}
 	sb.WriteString("\n\n")
 	if len(running) == 0 {
@@ -346,8 +359,8 @@ func RenderSummary(b *ledger.Book, now time.Time, lang string) string {
 		sb.WriteString(tr(lang, "summary_running", strconv.Itoa(len(running)), strings.Join(curs, " + ")) + "\n")
 		sb.WriteString(strings.Join(running, "\n"))
 	}
-	if bal := renderBalances(b, now, lang); bal != "" {
-		sb.WriteString("\n\n" + tr(lang, "balances_head") + "\n" + bal)
+	if bal := Balances(b, now, lang); bal != "" {
+		sb.WriteString("\n\n" + bal)
 	}
 	return sb.String()
 }
@@ -358,8 +371,16 @@ func FormatDate(t time.Time, loc *time.Location, lang string) string {
 		loc = time.UTC
 	}
 	t = t.In(loc)
-	if NormLang(lang) == LangZH {
+	if chat.NormLang(lang) == chat.LangZH {
 		return strconv.Itoa(int(t.Month())) + "月" + strconv.Itoa(t.Day()) + "日 " + [...]string{"周日", "周一", "周二", "周三", "周四", "周五", "周六"}[t.Weekday()]
 	}
 	return t.Format("Mon Jan 2")
+}
+
+// GPUText names a rental's GPUs: "RTX 4090", "8×H100".
+func GPUText(x *ledger.Rental) string {
+	if x.GPUCount > 1 {
+		return fmt.Sprintf("%d×%s", x.GPUCount, x.GPU)
+	}
+	return x.GPU
 }

@@ -1,0 +1,76 @@
+package testkit
+
+import (
+	"context"
+	"sync"
+
+	"github.com/gpuledger/gpuledger/chat"
+)
+
+// Sender is a chat.Sender that records what is sent, for tests that drive
+// the scheduler or a handler without a transport. Send numbers new
+// messages 1, 2, 3 … and returns an edit's own ID, as Telegram does. The
+// zero value is ready to use; it is safe for concurrent use.
+type Sender struct {
+	mu     sync.Mutex
+	next   int
+	msgs   []chat.Outgoing
+	toasts []string
+	err    error
+}
+
+// Send records m and returns its message ID, or the error set by FailWith
+// (recording nothing, as when the transport is down).
+func (s *Sender) Send(_ context.Context, m chat.Outgoing) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.err != nil {
+		return 0, s.err
+	}
+	s.msgs = append(s.msgs, m)
+	if m.EditMessageID != 0 {
+		return m.EditMessageID, nil
+	}
+	s.next++
+	return s.next, nil
+}
+
+// AnswerCallback records the toast text ("" too).
+func (s *Sender) AnswerCallback(_ context.Context, _, text string) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.toasts = append(s.toasts, text)
+	return nil
+}
+
+// FailWith makes every later Send return err; nil makes Send work again.
+func (s *Sender) FailWith(err error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.err = err
+}
+
+// Sent returns every message sent so far, edits included, in order.
+func (s *Sender) Sent() []chat.Outgoing {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]chat.Outgoing(nil), s.msgs...)
+}
+
+// NewMessages returns the messages sent so far that are not edits.
+func (s *Sender) NewMessages() []chat.Outgoing {
+	var out []chat.Outgoing
+	for _, m := range s.Sent() {
+		if m.EditMessageID == 0 {
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
+// Toasts returns the texts of the callback answers so far, in order.
+func (s *Sender) Toasts() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]string(nil), s.toasts...)
+}

@@ -1,0 +1,43 @@
+package testkit_test
+
+import (
+	"context"
+	"errors"
+	"testing"
+
+	"github.com/gpuledger/gpuledger/chat"
+	"github.com/gpuledger/gpuledger/internal/testkit"
+)
+
+// TestSender numbers new messages as Telegram does, returns an edit's own
+// ID, keeps toasts, and records nothing while failing.
+func TestSender(t *testing.T) {
+	ctx := context.Background()
+	var s testkit.Sender
+	var _ chat.Sender = &s
+	if id, _ := s.Send(ctx, chat.Outgoing{ChatID: 1, Text: "a"}); id != 1 {
+		t.Errorf("first message ID %d, want 1", id)
+	}
+	if id, _ := s.Send(ctx, chat.Outgoing{ChatID: 1, Text: "a'", EditMessageID: 1}); id != 1 {
+		t.Errorf("edit returned ID %d, want 1", id)
+	}
+	if id, _ := s.Send(ctx, chat.Outgoing{ChatID: 1, Text: "b"}); id != 2 {
+		t.Errorf("second message ID %d, want 2", id)
+	}
+	boom := errors.New("down")
+	s.FailWith(boom)
+	if _, err := s.Send(ctx, chat.Outgoing{ChatID: 1, Text: "lost"}); !errors.Is(err, boom) {
+		t.Errorf("Send while failing: %v, want %v", err, boom)
+	}
+	s.FailWith(nil)
+	s.AnswerCallback(ctx, "cb", "ok")
+	if got := len(s.Sent()); got != 3 {
+		t.Errorf("%d messages recorded, want 3 (the failed one not)", got)
+	}
+	if got := s.NewMessages(); len(got) != 2 || got[0].Text != "a" || got[1].Text != "b" {
+		t.Errorf("new messages %+v, want a and b", got)
+	}
+	if got := s.Toasts(); len(got) != 1 || got[0] != "ok" {
+		t.Errorf("toasts %q, want [ok]", got)
+	}
+}
