@@ -552,7 +552,7 @@ func parseGPU(tok string) (model string, count int, ok bool) {
 }
 
 func checkCount(n int) int {
-	if n < 1 || n > 64 {
+	if n < ledger.MinGPUCount || n > ledger.MaxGPUCount {
 		return 0
 	}
 	return n
