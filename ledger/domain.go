@@ -565,9 +565,13 @@ type Charge struct {
 	Platform string
 	Amount   Decimal
 	Currency Currency
-	Note     string
+	Note     string // at most MaxNoteRunes runes
 	At       time.Time
 }
+
+// MaxNoteRunes bounds a charge's note in runes: it is shown in summaries.
+// The parser shortens a longer note to fit; the store refuses one.
+const MaxNoteRunes = 200
 
 // TopUp is money added to a prepaid platform balance.
 type TopUp struct {
