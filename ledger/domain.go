@@ -500,8 +500,9 @@ func (v *Volume) SizeGB() Decimal {
 	return s
 }
 
-// maxSizeGB bounds a volume at 10 PB: anything above is a typo.
-var maxSizeGB = MustDecimal("10000000")
+// MaxSizeGB bounds a volume at 10 PB: anything above is a typo. The
+// parser refuses a larger size too. Read it; never assign it.
+var MaxSizeGB = MustDecimal("10000000")
 
 // CheckEvent reports whether ev may be appended to v's history.
 func (v *Volume) CheckEvent(ev VolumeEvent) error {
@@ -509,8 +510,8 @@ func (v *Volume) CheckEvent(ev VolumeEvent) error {
 		return Errorc(EINVALID, "no_time")
 	}
 	if ev.Kind == VolumeCreate || ev.Kind == VolumeResize {
-		if ev.SizeGB.Sign() < 0 || ev.SizeGB.Cmp(maxSizeGB) > 0 {
-			return Errorc(EINVALID, "bad_volume_size", ev.SizeGB, maxSizeGB)
+		if ev.SizeGB.Sign() < 0 || ev.SizeGB.Cmp(MaxSizeGB) > 0 {
+			return Errorc(EINVALID, "bad_volume_size", ev.SizeGB, MaxSizeGB)
 		}
 	}
 	if len(v.Events) == 0 {
