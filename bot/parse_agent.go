@@ -65,7 +65,7 @@ func (p *parser) autoRelease(toks []string) (Command, error) {
 			return nil, p.err("bad_dur", quote(durSrc))
 		}
 		if d < ledger.MinAfter || d > ledger.MaxAfter {
-			return nil, p.err("dur_range", "after", quote(durSrc), FormatDuration(ledger.MinAfter, LangEN)+".."+FormatDuration(ledger.MaxAfter, LangEN))
+			return nil, p.err("dur_range", "after", quote(durSrc), durBoundsText(ledger.MinAfter, ledger.MaxAfter))
 		}
 		a.After = d
 	}
