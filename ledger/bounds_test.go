@@ -118,3 +118,20 @@ func TestSettings_DurationBounds(t *testing.T) {
 		t.Error(`SettingBounds("summary") is ok; it is no duration setting`)
 	}
 }
+
+// TestProfiles_WithinTermBounds: every platform profile's defaults make a
+// rental that Validate accepts, so applying a profile never produces
+// terms a user could not have written.
+func TestProfiles_WithinTermBounds(t *testing.T) {
+	if len(Profiles()) == 0 {
+		t.Fatal("no profiles")
+	}
+	for _, p := range Profiles() {
+		r := validRental()
+		r.Platform, r.Currency, r.Mode = "", "", ""
+		p.Apply(&r)
+		if err := r.Validate(); err != nil {
+			t.Errorf("profile %s: %v", p.Key, err)
+		}
+	}
+}
