@@ -149,8 +149,8 @@ var catalog = chat.Catalog{
 		"%[1]s is not a GPU I know: write it like 4090, 2x4090, A100-80G or H100*8",
 		"%[1]s 不是认识的显卡：请写成 4090、2x4090、A100-80G 或 H100*8"},
 	"bad_count": {
-		"GPU count %[1]s is out of range 1..64",
-		"显卡数量 %[1]s 超出范围 1..64"},
+		"GPU count %[1]s is out of range %[2]s..%[3]s",
+		"显卡数量 %[1]s 超出范围 %[2]s..%[3]s"},
 	"bad_time": {
 		"%[1]s is not a time: write it like 10:00, 2026-11-01 10:00, -2h or 2h ago",
 		"%[1]s 不是时间：请写成 10:00、2026-11-01 10:00、-2h 或 2小时前"},

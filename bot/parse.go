@@ -15,7 +15,6 @@ import (
 const (
 	MaxCommandBytes = 4096
 	MaxWords        = 64
-	maxNoteRunes    = 200
 )
 
 // commandNames maps every accepted command word (lower case, without the

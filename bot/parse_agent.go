@@ -3,7 +3,6 @@ package bot
 import (
 	"strings"
 
-	"github.com/gpuledger/gpuledger/chat"
 	"github.com/gpuledger/gpuledger/ledger"
 )
 
@@ -66,7 +65,7 @@ func (p *parser) autoRelease(toks []string) (Command, error) {
 			return nil, p.err("bad_dur", quote(durSrc))
 		}
 		if d < ledger.MinAfter || d > ledger.MaxAfter {
-			return nil, p.err("dur_range", "after", quote(durSrc), chat.FormatDuration(ledger.MinAfter, chat.LangEN)+".."+chat.FormatDuration(ledger.MaxAfter, chat.LangEN))
+			return nil, p.err("dur_range", "after", quote(durSrc), durBoundsText(ledger.MinAfter, ledger.MaxAfter))
 		}
 		a.After = d
 	}

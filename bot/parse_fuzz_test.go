@@ -202,7 +202,7 @@ func checkCommand(t *testing.T, in string, c Command, now time.Time) {
 		if c.Amount.Value.IsZero() {
 			t.Fatalf("Parse(%q): zero charge", in)
 		}
-		if utf8.RuneCountInString(c.Note) > maxNoteRunes+1 || !utf8.ValidString(c.Note) {
+		if utf8.RuneCountInString(c.Note) > ledger.MaxNoteRunes || !utf8.ValidString(c.Note) {
 			t.Fatalf("Parse(%q): note %q", in, c.Note)
 		}
 		validAt(t, in, c.At, now)

@@ -106,8 +106,9 @@ func (p *parser) charge(toks []string) (Command, error) {
 		note = append([]string{v}, note...)
 	}
 	c.Note = strings.Join(note, " ")
-	if utf8.RuneCountInString(c.Note) > maxNoteRunes {
-		c.Note = string([]rune(c.Note)[:maxNoteRunes]) + "…"
+	if utf8.RuneCountInString(c.Note) > ledger.MaxNoteRunes {
+		// shortened to what the ledger keeps, the ellipsis included
+		c.Note = string([]rune(c.Note)[:ledger.MaxNoteRunes-1]) + "…"
 	}
 	c.At = p.at
 	return c, nil

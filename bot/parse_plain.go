@@ -146,7 +146,7 @@ func countAround(before, after string) int {
 	if m := countBefore.FindStringSubmatch(before); m != nil {
 		switch {
 		case m[1] != "":
-			if n := atoiSmall(m[1]); n >= 1 && n <= 64 {
+			if n := atoiSmall(m[1]); n >= ledger.MinGPUCount && n <= ledger.MaxGPUCount {
 				return n
 			}
 		case m[2] != "":
@@ -156,7 +156,7 @@ func countAround(before, after string) int {
 		}
 	}
 	if m := countAfter.FindStringSubmatch(after); m != nil {
-		if n := atoiSmall(m[1]); n >= 1 && n <= 64 {
+		if n := atoiSmall(m[1]); n >= ledger.MinGPUCount && n <= ledger.MaxGPUCount {
 			return n
 		}
 	}

@@ -3,7 +3,6 @@ package bot
 import (
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/gpuledger/gpuledger/ledger"
 )
@@ -69,7 +68,7 @@ func (b *rentParse) setGPU(v string) error {
 		return b.p.err("bad_gpu", quote(v))
 	}
 	if n == 0 {
-		return b.p.err("bad_count", quote(v))
+		return b.p.err("bad_count", append([]string{quote(v)}, countBoundsArgs()...)...)
 	}
 	if b.gpuSrc != "" {
 		return b.p.err("twice", noun("GPU"), quote(b.gpuSrc), quote(v))
@@ -234,8 +233,8 @@ func (b *rentParse) readCount() error {
 		return nil
 	}
 	n, err := strconv.Atoi(v)
-	if err != nil || n < 1 || n > 64 {
-		return b.p.err("bad_count", quote(v))
+	if err != nil || n < ledger.MinGPUCount || n > ledger.MaxGPUCount {
+		return b.p.err("bad_count", append([]string{quote(v)}, countBoundsArgs()...)...)
 	}
 	if b.r.GPUCount != 1 && b.r.GPUCount != n {
 		return b.p.err("twice", noun("count"), quote(b.gpuSrc), quote(v))
@@ -281,13 +280,14 @@ func (b *rentParse) applyMode() error {
 func (b *rentParse) readTerms() error {
 	p, r := b.p, &b.r
 	var err error
-	if r.Min, err = p.durKV("min", time.Second, 31*24*time.Hour, "1s..31d"); err != nil {
+	terms := durBoundsText(ledger.MinBillingTerm, ledger.MaxBillingTerm)
+	if r.Min, err = p.durKV("min", ledger.MinBillingTerm, ledger.MaxBillingTerm, terms); err != nil {
 		return err
 	}
-	if r.Step, err = p.durKV("step", time.Second, 31*24*time.Hour, "1s..31d"); err != nil {
+	if r.Step, err = p.durKV("step", ledger.MinBillingTerm, ledger.MaxBillingTerm, terms); err != nil {
 		return err
 	}
-	if r.Lease, err = p.durKV("for", time.Minute, 366*24*time.Hour, "1m..366d"); err != nil {
+	if r.Lease, err = p.durKV("for", ledger.MinLease, ledger.MaxLease, durBoundsText(ledger.MinLease, ledger.MaxLease)); err != nil {
 		return err
 	}
 	if v, ok := p.kv["floor"]; ok {

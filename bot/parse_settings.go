@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/gpuledger/gpuledger/chat"
+	"github.com/gpuledger/gpuledger/ledger"
 )
 
 // --- /settings ---------------------------------------------------------------
@@ -119,14 +120,8 @@ func (p *parser) settings(toks []string) (Command, error) {
 			}
 			s.Quiet = &q
 		case "idle_warn", "silent", "long_run":
-			lo, hi, rng := time.Minute, 7*24*time.Hour, "1m..7d"
-			switch k {
-			case "silent":
-				hi, rng = 24*time.Hour, "1m..1d"
-			case "long_run":
-				lo, hi, rng = time.Hour, 30*24*time.Hour, "1h..30d"
-			}
-			d, err := p.durKV(k, lo, hi, rng)
+			lo, hi, _ := ledger.SettingBounds(k)
+			d, err := p.durKV(k, lo, hi, durBoundsText(lo, hi))
 			if err != nil {
 				return nil, err
 			}

@@ -337,12 +337,9 @@ func parseAmount(tok string) (Amount, bool) {
 	return Amount{Value: p.amount, Currency: p.currency}, true
 }
 
-// maxSizeGB bounds sizes (10 PB), like the ledger.
-var maxSizeGB = ledger.MustDecimal("10000000")
-
 // parseSize recognises "200GB", "1.5TB", "500G", "200" (GB), "512MB".
-// Sizes are in GB as the platforms quote them, TB = 1000 GB; the ledger
-// counts a GB as 2^30 bytes (see gibBytes).
+// Sizes are in GB as the platforms quote them, TB = 1000 GB, at most
+// ledger.MaxSizeGB; the ledger counts a GB as 2^30 bytes (see gibBytes).
 func parseSize(tok string) (ledger.Decimal, bool) {
 	s := strings.ToLower(tok)
 	num, rest, ok := cutNumber(s)
@@ -366,7 +363,7 @@ func parseSize(tok string) (ledger.Decimal, bool) {
 	default:
 		return ledger.Decimal{}, false
 	}
-	if d.Cmp(maxSizeGB) > 0 {
+	if d.Cmp(ledger.MaxSizeGB) > 0 { // the ledger's bound
 		return ledger.Decimal{}, false
 	}
 	return d, true
@@ -552,7 +549,7 @@ func parseGPU(tok string) (model string, count int, ok bool) {
 }
 
 func checkCount(n int) int {
-	if n < 1 || n > 64 {
+	if n < ledger.MinGPUCount || n > ledger.MaxGPUCount {
 		return 0
 	}
 	return n

@@ -217,6 +217,28 @@ func (r *Rental) LastEventAt() time.Time {
 	return r.Events[len(r.Events)-1].At
 }
 
+// The bounds of a rental's terms. The parser checks what a user writes
+// against these, so chat and ledger refuse the same values, and both name
+// them in their refusals.
+//
+// A GPU count above MaxGPUCount is a typo (the largest single rentals on
+// the platforms we know are 8- or 16-GPU nodes). min= and step= lie within
+// MinBillingTerm..MaxBillingTerm in whole seconds: the ledger bills in
+// seconds, and no platform has a minimum or an increment longer than a
+// month; 0 is stored for "not given" (no minimum, the mode's step, or the
+// profile's default), so a user never writes 0. for= lies within
+// MinLease..MaxLease: a lease shorter than a minute ends before its
+// reminder can be read, and a year (a leap one) is the longest any
+// platform rents by; 0 is stored for "no lease".
+const (
+	MinGPUCount    = 1
+	MaxGPUCount    = 64
+	MinBillingTerm = time.Second
+	MaxBillingTerm = 31 * 24 * time.Hour
+	MinLease       = time.Minute
+	MaxLease       = 366 * 24 * time.Hour
+)
+
 // Validate checks a new rental's fixed terms (not its events).
 func (r *Rental) Validate() error {
 	if err := ValidateName(r.Name); err != nil {
@@ -225,8 +247,8 @@ func (r *Rental) Validate() error {
 	if r.Platform == "" {
 		return Errorc(EINVALID, "no_platform", r.Name)
 	}
-	if r.GPUCount < 1 || r.GPUCount > 64 {
-		return Errorc(EINVALID, "bad_count", r.GPUCount)
+	if r.GPUCount < MinGPUCount || r.GPUCount > MaxGPUCount {
+		return Errorc(EINVALID, "bad_count", r.GPUCount, MinGPUCount, MaxGPUCount)
 	}
 	if !r.Mode.Valid() {
 		return Errorc(EINVALID, "bad_mode", r.Mode)
@@ -242,19 +264,25 @@ func (r *Rental) Validate() error {
 	if r.Currency == "" {
 		return Errorc(EINVALID, "no_currency", r.Name)
 	}
-	if r.Min < 0 || r.Min > 31*24*time.Hour {
-		return Errorc(EINVALID, "bad_min", r.Min)
+	if !billingTermOK(r.Min) {
+		return Errorc(EINVALID, "bad_min", r.Min, MinBillingTerm, MaxBillingTerm)
 	}
-	if r.Step < 0 || r.Step > 31*24*time.Hour || r.Step%time.Second != 0 || r.Min%time.Second != 0 {
-		return Errorc(EINVALID, "bad_step", r.Step)
+	if !billingTermOK(r.Step) {
+		return Errorc(EINVALID, "bad_step", r.Step, MinBillingTerm, MaxBillingTerm)
 	}
 	if r.Floor.Sign() < 0 {
 		return Errorc(EINVALID, "floor_negative", r.Floor)
 	}
-	if r.Lease < 0 || r.Lease > 366*24*time.Hour {
-		return Errorc(EINVALID, "bad_lease", r.Lease)
+	if r.Lease != 0 && (r.Lease < MinLease || r.Lease > MaxLease) {
+		return Errorc(EINVALID, "bad_lease", r.Lease, MinLease, MaxLease)
 	}
 	return nil
+}
+
+// billingTermOK reports whether d is a storable min= or step=: 0 (not
+// given) or whole seconds within MinBillingTerm..MaxBillingTerm.
+func billingTermOK(d time.Duration) bool {
+	return d == 0 || d >= MinBillingTerm && d <= MaxBillingTerm && d%time.Second == 0
 }
 
 // maxHourly bounds a compute price at 100,000 currency units per hour (a
@@ -472,8 +500,9 @@ func (v *Volume) SizeGB() Decimal {
 	return s
 }
 
-// maxSizeGB bounds a volume at 10 PB: anything above is a typo.
-var maxSizeGB = MustDecimal("10000000")
+// MaxSizeGB bounds a volume at 10 PB: anything above is a typo. The
+// parser refuses a larger size too. Read it; never assign it.
+var MaxSizeGB = MustDecimal("10000000")
 
 // CheckEvent reports whether ev may be appended to v's history.
 func (v *Volume) CheckEvent(ev VolumeEvent) error {
@@ -481,8 +510,8 @@ func (v *Volume) CheckEvent(ev VolumeEvent) error {
 		return Errorc(EINVALID, "no_time")
 	}
 	if ev.Kind == VolumeCreate || ev.Kind == VolumeResize {
-		if ev.SizeGB.Sign() < 0 || ev.SizeGB.Cmp(maxSizeGB) > 0 {
-			return Errorc(EINVALID, "bad_volume_size", ev.SizeGB, maxSizeGB)
+		if ev.SizeGB.Sign() < 0 || ev.SizeGB.Cmp(MaxSizeGB) > 0 {
+			return Errorc(EINVALID, "bad_volume_size", ev.SizeGB, MaxSizeGB)
 		}
 	}
 	if len(v.Events) == 0 {
@@ -537,9 +566,13 @@ type Charge struct {
 	Platform string
 	Amount   Decimal
 	Currency Currency
-	Note     string
+	Note     string // at most MaxNoteRunes runes
 	At       time.Time
 }
+
+// MaxNoteRunes bounds a charge's note in runes: it is shown in summaries.
+// The parser shortens a longer note to fit; the store refuses one.
+const MaxNoteRunes = 200
 
 // TopUp is money added to a prepaid platform balance.
 type TopUp struct {
@@ -573,6 +606,85 @@ type Settings struct {
 	QuietFrom int           // quiet hours start, minutes after midnight; -1 none
 	QuietTo   int           // quiet hours end, minutes after midnight
 	LongRun   time.Duration // reminder for rentals without an agent; default 12h
+}
+
+// The bounds of the duration settings a user may give in chat
+// (/settings idle_warn=, silent=, long_run=); 0 is stored for "the
+// default". An idle warning needs at least a minute of samples and is
+// useless after a week; a silent agent is worth an alert within a day;
+// a reminder about a long run without an agent is meaningless under an
+// hour and too late after a month. The parser checks against these.
+const (
+	MinIdleWarn = time.Minute
+	MaxIdleWarn = 7 * 24 * time.Hour
+	MinSilent   = time.Minute
+	MaxSilent   = 24 * time.Hour
+	MinLongRun  = time.Hour
+	MaxLongRun  = 30 * 24 * time.Hour
+)
+
+// settingBounds names each duration setting with its field and bounds,
+// in the order /settings shows them.
+func (s *Settings) settingBounds() []struct {
+	name   string
+	v      *time.Duration
+	lo, hi time.Duration
+} {
+	return []struct {
+		name   string
+		v      *time.Duration
+		lo, hi time.Duration
+	}{
+		{"idle_warn", &s.IdleWarn, MinIdleWarn, MaxIdleWarn},
+		{"silent", &s.Silent, MinSilent, MaxSilent},
+		{"long_run", &s.LongRun, MinLongRun, MaxLongRun},
+	}
+}
+
+// SettingBounds returns the bounds of the duration setting a user may
+// give in chat as name= ("idle_warn", "silent" or "long_run"); ok is
+// false for any other name.
+func SettingBounds(name string) (lo, hi time.Duration, ok bool) {
+	for _, b := range new(Settings).settingBounds() {
+		if b.name == name {
+			return b.lo, b.hi, true
+		}
+	}
+	return 0, 0, false
+}
+
+// Validate checks settings from chat: ValidateStored's rules, and each
+// duration is 0 (the default) or within its bounds. It returns EINVALID
+// with key "setting_range" (the name, the value and both bounds).
+func (s Settings) Validate() error {
+	if err := s.ValidateStored(); err != nil {
+		return err
+	}
+	for _, b := range s.settingBounds() {
+		if *b.v != 0 && *b.v < b.lo {
+			return Errorc(EINVALID, "setting_range", b.name, *b.v, b.lo, b.hi)
+		}
+	}
+	return nil
+}
+
+// ValidateStored checks settings the store may keep: a summary time and
+// quiet hours within the day (-1: none), and each duration 0 (the
+// default) up to its bound. A duration may be shorter than chat allows, so
+// tests and demos of the reminders need not wait minutes.
+func (s Settings) ValidateStored() error {
+	if s.SummaryAt < -1 || s.SummaryAt >= 24*60 { // -1: no nightly summary
+		return Errorc(EINVALID, "bad_summary")
+	}
+	if s.QuietFrom < -1 || s.QuietFrom >= 24*60 || s.QuietTo < -1 || s.QuietTo >= 24*60 || (s.QuietFrom == -1) != (s.QuietTo == -1) {
+		return Errorc(EINVALID, "bad_quiet")
+	}
+	for _, b := range s.settingBounds() {
+		if *b.v < 0 || *b.v > b.hi {
+			return Errorc(EINVALID, "setting_range", b.name, *b.v, b.lo, b.hi)
+		}
+	}
+	return nil
 }
 
 // IdleWarnAfter returns the user's idle warning delay: IdleWarn, or

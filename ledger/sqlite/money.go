@@ -10,21 +10,18 @@ import (
 	"github.com/gpuledger/gpuledger/ledger"
 )
 
-// maxNote bounds a charge's note (it is shown in summaries).
-const maxNote = 200
-
 // AddCharge records a one-off charge for a.UserID. When rentalName is not
 // empty the charge is attached to the user's rental of that name (the
 // unreleased one, or else the latest released one) and an empty Platform
 // or Currency is taken from it. A zero c.At means the action's time.
 // Errors: EINVALID (a zero amount, no platform or currency, a note over
-// 200 characters), ENOTFOUND (user or rental), EDUPLICATE.
+// ledger.MaxNoteRunes characters), ENOTFOUND (user or rental), EDUPLICATE.
 func (db *DB) AddCharge(ctx context.Context, a ledger.Action, rentalName string, c ledger.Charge) (ledger.Charge, error) {
 	if c.Amount.IsZero() {
 		return ledger.Charge{}, ledger.Errorc(ledger.EINVALID, "charge_zero")
 	}
-	if utf8.RuneCountInString(c.Note) > maxNote {
-		return ledger.Charge{}, ledger.Errorc(ledger.EINVALID, "note_long", maxNote)
+	if utf8.RuneCountInString(c.Note) > ledger.MaxNoteRunes {
+		return ledger.Charge{}, ledger.Errorc(ledger.EINVALID, "note_long", ledger.MaxNoteRunes)
 	}
 	name := rentalName
 	if name == "" {

@@ -70,8 +70,8 @@ func writeBudgets(ctx context.Context, tx querier, id int64, bs []ledger.Monthly
 	return nil
 }
 
-// validateUser checks what a user may set: the language, the zone and the
-// settings' ranges.
+// validateUser checks what a user may set: the language, the zone, the
+// settings (by ledger.Settings.ValidateStored) and the budgets.
 func validateUser(u ledger.User) error {
 	if u.Lang != "en" && u.Lang != "zh" {
 		return ledger.Errorc(ledger.EINVALID, "bad_lang", u.Lang)
@@ -81,20 +81,8 @@ func validateUser(u ledger.User) error {
 			return ledger.Errorc(ledger.EINVALID, "bad_tz", u.TZ)
 		}
 	}
-	s := u.Settings
-	if s.SummaryAt < -1 || s.SummaryAt >= 24*60 { // -1: no nightly summary
-		return ledger.Errorc(ledger.EINVALID, "bad_summary")
-	}
-	if s.QuietFrom < -1 || s.QuietFrom >= 24*60 || s.QuietTo < -1 || s.QuietTo >= 24*60 || (s.QuietFrom == -1) != (s.QuietTo == -1) {
-		return ledger.Errorc(ledger.EINVALID, "bad_quiet")
-	}
-	for _, d := range []struct {
-		name string
-		v    time.Duration
-	}{{"idle_warn", s.IdleWarn}, {"silent", s.Silent}, {"long_run", s.LongRun}} {
-		if d.v < 0 || d.v > 31*24*time.Hour {
-			return ledger.Errorc(ledger.EINVALID, "setting_range", d.name, d.v)
-		}
+	if err := u.Settings.ValidateStored(); err != nil {
+		return err
 	}
 	seen := map[ledger.Currency]bool{}
 	for _, b := range u.Budgets {

@@ -115,6 +115,12 @@ func TestDB_UpdateUser(t *testing.T) {
 		twice.Budgets = append(twice.Budgets, ledger.MonthlyBudget{Currency: ledger.CNY, Amount: ledger.MustDecimal("1")})
 		noCurrency := newSettings()
 		noCurrency.Budgets = []ledger.MonthlyBudget{{Amount: ledger.MustDecimal("1")}}
+		// Each duration setting beyond the ledger's bound for it, though
+		// within the month the store once allowed for all three.
+		longIdle, longSilent, longRun := newSettings(), newSettings(), newSettings()
+		longIdle.Settings.IdleWarn = ledger.MaxIdleWarn + time.Second
+		longSilent.Settings.Silent = ledger.MaxSilent + time.Second
+		longRun.Settings.LongRun = ledger.MaxLongRun + time.Second
 		for _, tc := range []struct {
 			name string
 			a    ledger.Action
@@ -125,6 +131,9 @@ func TestDB_UpdateUser(t *testing.T) {
 			{"negative budget", act(1), negBudget, ledger.EINVALID},
 			{"two budgets in one currency", act(1), twice, ledger.EINVALID},
 			{"budget without a currency", act(1), noCurrency, ledger.EINVALID},
+			{"idle_warn over its bound", act(1), longIdle, ledger.EINVALID},
+			{"silent over its bound", act(1), longSilent, ledger.EINVALID},
+			{"long_run over its bound", act(1), longRun, ledger.EINVALID},
 			{"another user", act(1), other, ledger.EUNAUTHORIZED},
 			{"unknown user", act(99), newSettings(), ledger.ENOTFOUND},
 			{"duplicate key", keyed(1, "k1"), newSettings(), ledger.EDUPLICATE},
