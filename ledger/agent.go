@@ -363,25 +363,44 @@ func NormalizeGPUName(s string) string {
 	return f[0]
 }
 
-// GPUMismatch compares what the agent sees with the rental as logged and
-// returns a message for the user when the model differs or there are
-// fewer GPUs than paid for, or "" when they agree (or the agent sees no
-// real GPU).
-func GPUMismatch(r *Rental, f GPUFacts) string {
-	if f.Count == 0 || f.Source == "none" {
-		return ""
-	}
+// GPUDiff is how the GPUs an agent sees differ from the rental as
+// logged. It holds the facts only: each edge words them in its user's
+// language. The zero value means they agree.
+type GPUDiff struct {
+	SeenModel, LoggedModel string // both set when the models differ
+	SeenCount, PaidCount   int    // both set when fewer GPUs are seen than paid for
+}
+
+// IsZero reports whether the agent's GPUs agree with the rental.
+func (d GPUDiff) IsZero() bool { return d == GPUDiff{} }
+
+// String is the difference in English, for logs and the decision log.
+func (d GPUDiff) String() string {
 	var parts []string
-	if want, got := NormalizeGPUName(r.GPU), NormalizeGPUName(f.Model); want != "" && got != "" && want != got {
-		parts = append(parts, fmt.Sprintf("the agent sees %s, you logged %s", f.Model, r.GPU))
+	if d.SeenModel != "" {
+		parts = append(parts, fmt.Sprintf("the agent sees %s, you logged %s", d.SeenModel, d.LoggedModel))
 	}
-	if f.Count < r.GPUCount {
-		parts = append(parts, fmt.Sprintf("the agent sees %d GPU(s), you pay for %d", f.Count, r.GPUCount))
-	}
-	if len(parts) == 0 {
-		return ""
+	if d.PaidCount != 0 {
+		parts = append(parts, fmt.Sprintf("the agent sees %d GPU(s), you pay for %d", d.SeenCount, d.PaidCount))
 	}
 	return strings.Join(parts, "; ")
+}
+
+// GPUMismatch compares what the agent sees with the rental as logged: the
+// model differs, or there are fewer GPUs than paid for. It returns the
+// zero GPUDiff when they agree or the agent sees no real GPU.
+func GPUMismatch(r *Rental, f GPUFacts) GPUDiff {
+	var d GPUDiff
+	if f.Count == 0 || f.Source == "none" {
+		return d
+	}
+	if want, got := NormalizeGPUName(r.GPU), NormalizeGPUName(f.Model); want != "" && got != "" && want != got {
+		d.SeenModel, d.LoggedModel = f.Model, r.GPU
+	}
+	if f.Count < r.GPUCount {
+		d.SeenCount, d.PaidCount = f.Count, r.GPUCount
+	}
+	return d
 }
 
 // AutoAction is what a rental's automatic policy may do to an idle host.

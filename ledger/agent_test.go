@@ -124,7 +124,7 @@ func TestGPUMismatch(t *testing.T) {
 		{GPUFacts{Source: "none"}, ""},
 	}
 	for _, tt := range tests {
-		got := GPUMismatch(r, tt.f)
+		got := GPUMismatch(r, tt.f).String()
 		if (tt.want == "") != (got == "") || !strings.Contains(got, tt.want) {
 			t.Errorf("GPUMismatch(%+v) = %q, want %q", tt.f, got, tt.want)
 		}

@@ -368,14 +368,23 @@ func (s *Scheduler) jobFinished(ctx context.Context, r *ledger.Rental, j ledger.
 
 // GPUMismatch tells the user once that the agent sees other GPUs than
 // the rental as logged.
-func (s *Scheduler) GPUMismatch(ctx context.Context, r *ledger.Rental, msg string) {
+func (s *Scheduler) GPUMismatch(ctx context.Context, r *ledger.Rental, d ledger.GPUDiff) {
 	u, err := s.store.User(ctx, r.UserID)
 	if err != nil {
 		s.log.Error("scheduler: gpu mismatch", "rental", r.ID, "err", err)
 		return
 	}
-	s.decide(ctx, r, ledger.DecisionMismatch, "GPU facts differ from the rental", msg)
-	if err := s.notifyText(ctx, &u, tr(lang(&u), "gpu_mismatch", r.Name, msg)); err != nil {
+	lg := lang(&u)
+	var parts []string
+	if d.SeenModel != "" {
+		parts = append(parts, tr(lg, "gpu_model_differs", d.SeenModel, d.LoggedModel))
+	}
+	if d.PaidCount != 0 {
+		parts = append(parts, tr(lg, "gpu_count_short", d.SeenCount, d.PaidCount))
+	}
+	what := strings.Join(parts, tr(lg, "gpu_mismatch_sep"))
+	s.decide(ctx, r, ledger.DecisionMismatch, "GPU facts differ from the rental", d.String())
+	if err := s.notifyText(ctx, &u, tr(lg, "gpu_mismatch", r.Name, chat.RawHTML(what))); err != nil {
 		s.log.Error("scheduler: gpu mismatch", "rental", r.ID, "err", err)
 	}
 }

@@ -235,3 +235,49 @@ func TestCatalog(t *testing.T) {
 		t.Error(err)
 	}
 }
+
+// The agent's view of the GPUs is told in the user's language, all of it:
+// the models and counts it names are facts, the words around them are not.
+func TestChinese_GPUMismatch(t *testing.T) {
+	e := newZH(t, nil)
+	e.clk.Add(time.Minute)
+	h := wire.HeartbeatRequest{Version: wire.Version, Seq: 1, BootID: "b1", Verdict: wire.VerdictBusy, Samples: 6, BusySamples: 6,
+		WindowStart: e.clk.Now().Add(-30 * time.Second), WindowEnd: e.clk.Now(), SentAt: e.clk.Now(), CanRelease: true,
+		Host: wire.HostFacts{GPUSource: "nvml", GPUs: []wire.GPUFact{{Name: "NVIDIA GeForce RTX 3090"}}}}
+	// Logged: one RTX 4090. The agent sees a 3090.
+	e.send(h)
+	e.hub.DrainEvents(context.Background())
+	got := e.last().Text
+	wantZH(t, "gpu mismatch", got, "代理看到的是 NVIDIA GeForce RTX 3090", "你记录的是 RTX 4090")
+	for _, w := range []string{"sees", "logged", "pay for"} {
+		if strings.Contains(got, w) {
+			t.Errorf("gpu mismatch: English %q left in %q", w, got)
+		}
+	}
+}
+
+// A count short of what is paid for is told too, in English for an English user.
+func TestGPUMismatch_CountShort(t *testing.T) {
+	e := newEnv(t, nil)
+	ctx := context.Background()
+	if _, err := e.db.CreateRental(ctx, ledger.Action{UserID: 1, At: t0}, ledger.Rental{
+		Name: "box2", Platform: "autodl", GPU: "RTX 4090", GPUCount: 2, Mode: ledger.PerSecond,
+		Priced: true, Price: ledger.Price{Amount: ledger.MustDecimal("3.76"), Unit: ledger.UnitHour}, Currency: ledger.CNY,
+		Events: []ledger.Event{{Kind: ledger.EventStart, At: t0}},
+	}); err != nil {
+		t.Fatal(err)
+	}
+	tok, err := e.hub.Tokens().Issue(ctx, 1, "box2")
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.token = tok
+	e.clk.Add(time.Minute)
+	e.send(wire.HeartbeatRequest{Version: wire.Version, Seq: 1, BootID: "b2", Verdict: wire.VerdictBusy, Samples: 6, BusySamples: 6,
+		WindowStart: e.clk.Now().Add(-30 * time.Second), WindowEnd: e.clk.Now(), SentAt: e.clk.Now(), CanRelease: true,
+		Host: wire.HostFacts{GPUSource: "nvml", GPUs: []wire.GPUFact{{Name: "NVIDIA GeForce RTX 4090"}}}})
+	e.hub.DrainEvents(ctx)
+	if got := e.last().Text; !strings.Contains(got, "the agent sees only 1 of the 2 GPUs you pay for") {
+		t.Errorf("count mismatch: %q", got)
+	}
+}

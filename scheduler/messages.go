@@ -111,6 +111,9 @@ var messages = chat.Catalog{
 	"job_finished": {
 		"<b>%[1]s</b>: %[2]s finished (exit %[3]s, %[4]s, %[5]s). Release?",
 		"<b>%[1]s</b>：%[2]s 已结束（退出码 %[3]s，用时 %[4]s，花费 %[5]s）。要释放吗？"},
+	"gpu_model_differs": {"the agent sees %[1]s, you logged %[2]s", "代理看到的是 %[1]s，你记录的是 %[2]s"},
+	"gpu_count_short":   {"the agent sees only %[1]s of the %[2]s GPUs you pay for", "代理只看到 %[1]s 张卡，你付费的是 %[2]s 张"},
+	"gpu_mismatch_sep":  {"; ", "；"},
 	"gpu_mismatch": {
 		"⚠ <b>%[1]s</b>: %[2]s. Check what you are paying for.",
 		"⚠ <b>%[1]s</b>：%[2]s。请核对你付费的配置。"},

@@ -265,11 +265,11 @@ func (h *Hub) applyLocked(a *agent, tok ledger.AgentToken, rl *ledger.Rental, hb
 
 	// Once per distinct mismatch, not per agent start: a forger can
 	// make up a new boot id at every heartbeat.
-	if msg := ledger.GPUMismatch(rl, s.GPU); msg != "" && a.mismatchSaid != msg {
-		a.mismatchSaid = msg
+	if d := ledger.GPUMismatch(rl, s.GPU); !d.IsZero() && a.mismatchSaid != d {
+		a.mismatchSaid = d
 		if h.noteLocked(a, rl, "gpu mismatch", now) {
 			r := rl
-			h.emit(func(ctx context.Context, l Listener) { l.GPUMismatch(ctx, r, msg) })
+			h.emit(func(ctx context.Context, l Listener) { l.GPUMismatch(ctx, r, d) })
 		}
 	}
 	if hb.PolicyRefused != a.policyRefused {

@@ -60,7 +60,7 @@ type Listener interface {
 	JobFinished(ctx context.Context, r *ledger.Rental, job ledger.JobInfo)
 	// GPUMismatch: the agent sees other GPUs than the rental as logged
 	// (reported once per rental and agent start).
-	GPUMismatch(ctx context.Context, r *ledger.Rental, msg string)
+	GPUMismatch(ctx context.Context, r *ledger.Rental, d ledger.GPUDiff)
 	// ReportAfterRelease: the agent of a released rental still reports:
 	// the release may not have happened.
 	ReportAfterRelease(ctx context.Context, r *ledger.Rental, at time.Time)
@@ -136,13 +136,13 @@ type rentalEntry struct {
 // agent is the hub's memory of one rental's agent.
 type agent struct {
 	state          ledger.AgentState
-	idleOpen       bool          // an idle interval is open in the store
-	period         time.Duration // the agent's sample interval, as its windows show it
-	lastEnd        time.Time     // server-clock end of the last window with samples
-	resumed        bool          // loaded at start with a streak open; no heartbeat since
-	step           idleStep      // what the heartbeat being recorded does to the idle intervals
-	mismatchSaid   string        // the GPU mismatch last told
-	jobEndReported time.Time     // the job end already reported
+	idleOpen       bool           // an idle interval is open in the store
+	period         time.Duration  // the agent's sample interval, as its windows show it
+	lastEnd        time.Time      // server-clock end of the last window with samples
+	resumed        bool           // loaded at start with a streak open; no heartbeat since
+	step           idleStep       // what the heartbeat being recorded does to the idle intervals
+	mismatchSaid   ledger.GPUDiff // the GPU mismatch last told
+	jobEndReported time.Time      // the job end already reported
 	orders         []ledger.Order
 	afterRelease   time.Time // the last "reports after release" told
 	policyRefused  string    // what the agent last said about refusing the policy

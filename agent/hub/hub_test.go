@@ -33,7 +33,7 @@ func (r *recorder) add(s string) { r.mu.Lock(); r.events = append(r.events, s); 
 func (r *recorder) JobFinished(_ context.Context, rl *ledger.Rental, j ledger.JobInfo) {
 	r.add("job:" + rl.Name)
 }
-func (r *recorder) GPUMismatch(_ context.Context, rl *ledger.Rental, msg string) {
+func (r *recorder) GPUMismatch(_ context.Context, rl *ledger.Rental, _ ledger.GPUDiff) {
 	r.add("mismatch:" + rl.Name)
 }
 func (r *recorder) ReportAfterRelease(_ context.Context, rl *ledger.Rental, _ time.Time) {

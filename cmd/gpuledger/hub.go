@@ -54,9 +54,9 @@ func (l *listener) JobFinished(ctx context.Context, r *ledger.Rental, j ledger.J
 	}
 }
 
-func (l *listener) GPUMismatch(ctx context.Context, r *ledger.Rental, msg string) {
+func (l *listener) GPUMismatch(ctx context.Context, r *ledger.Rental, d ledger.GPUDiff) {
 	if s := l.get(); s != nil {
-		s.GPUMismatch(ctx, r, msg)
+		s.GPUMismatch(ctx, r, d)
 	}
 }
 
