@@ -29,7 +29,8 @@ import (
 // SSH sessions are the logged-in per-session sshd processes ("sshd:
 // root@pts/0", "sshd: alice@notty", "sshd-session: …" on OpenSSH 9.8 and
 // later), found among the children of the sshd (or dropbear) listeners
-// through /proc/PID/task/PID/children: a few small reads per heartbeat. A
+// through /proc/PID/task/*/children (every thread's: a threaded server
+// forks from any of them): a few small reads per heartbeat. A
 // connection still authenticating ("sshd: [accepted]", "[preauth]") is not
 // a person, so the password-guessing bots that reach any public port 22
 // hold nothing.
@@ -658,18 +659,29 @@ func (p *Presence) scan() {
 	p.listeners = slices.DeleteFunc(p.listeners, func(pid int) bool { return child[pid] })
 }
 
-// children returns the child PIDs of pid, from /proc/PID/task/PID/children.
+// children returns the child PIDs of pid. /proc/PID/task/TID/children
+// lists the children of that one thread, so every thread's list is read:
+// a threaded server (a Go or Node one, a daemon with worker threads) forks
+// its sessions from whichever thread accepted the connection.
 func (p *Presence) children(pid int) []int {
-	b, err := os.ReadFile(p.proc(strconv.Itoa(pid) + "/task/" + strconv.Itoa(pid) + "/children"))
+	dir := p.proc(strconv.Itoa(pid) + "/task")
+	tasks, err := os.ReadDir(dir)
 	if err != nil {
 		return nil
 	}
 	var out []int
-	for _, f := range strings.Fields(string(b)) {
-		if c, err := strconv.Atoi(f); err == nil && c > 0 {
-			out = append(out, c)
+	for _, task := range tasks {
+		b, err := os.ReadFile(dir + "/" + task.Name() + "/children")
+		if err != nil {
+			continue
+		}
+		for _, f := range strings.Fields(string(b)) {
+			if c, err := strconv.Atoi(f); err == nil && c > 0 && !slices.Contains(out, c) {
+				out = append(out, c)
+			}
 		}
 	}
+	slices.Sort(out)
 	return out
 }
 

@@ -440,3 +440,28 @@ func TestPresence_NoChildrenFiles(t *testing.T) {
 		t.Fatalf("ssh sessions %v", users)
 	}
 }
+
+func TestPresence_ChildOfAnotherThread(t *testing.T) {
+	// /proc/PID/task/TID/children lists the children of that one thread:
+	// a server that forks from a thread other than its first (a Go or
+	// Node server, a threaded daemon) has its sessions under that thread.
+	root := t.TempDir()
+	w := func(path, s string) {
+		os.MkdirAll(filepath.Dir(root+"/"+path), 0o755)
+		os.WriteFile(root+"/"+path, []byte(s), 0o644)
+	}
+	w("net/tcp", "hdr\n")
+	for _, pid := range []string{"10", "11"} {
+		w(pid+"/comm", "dropbear\n")
+		w(pid+"/cmdline", "/usr/sbin/dropbear\x00-F\x00-p\x0022\x00")
+	}
+	w("10/task/10/children", "")
+	w("10/task/17/children", "11")
+	w("11/task/11/children", "13")
+	w("13/comm", "bash\n")
+	w("13/cmdline", "-bash\x00")
+	got, err := (&Presence{ProcRoot: root}).Read()
+	if err != nil || len(got) != 1 || got[0].Kind != KindSSH {
+		t.Fatalf("got %+v, %v; want one ssh session (a child of the listener's second thread)", got, err)
+	}
+}
