@@ -14,59 +14,17 @@ import (
 
 	"github.com/gpuledger/gpuledger/bot"
 	"github.com/gpuledger/gpuledger/chat"
+	"github.com/gpuledger/gpuledger/internal/testkit"
 	"github.com/gpuledger/gpuledger/ledger"
 	"github.com/gpuledger/gpuledger/ledger/sqlite"
 )
-
-// sent is what a recording sender received.
-type sent struct {
-	Out      chat.Outgoing
-	Callback string // AnswerCallback text, for callback answers
-	IsAnswer bool
-}
-
-// recorder is a Sender that keeps what the core sends, for tests that
-// drive the core directly (the conversation tests use the real Telegram
-// transport instead).
-type recorder struct {
-	mu   sync.Mutex
-	msgs []sent
-	next int
-}
-
-func (r *recorder) Send(_ context.Context, m chat.Outgoing) (int, error) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.msgs = append(r.msgs, sent{Out: m})
-	if m.EditMessageID != 0 {
-		return m.EditMessageID, nil
-	}
-	r.next++
-	return r.next, nil
-}
-
-func (r *recorder) AnswerCallback(_ context.Context, id, text string) error {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.msgs = append(r.msgs, sent{Callback: text, IsAnswer: true})
-	return nil
-}
-
-// take returns and forgets what was sent since the last take.
-func (r *recorder) take() []sent {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	out := r.msgs
-	r.msgs = nil
-	return out
-}
 
 // env is a core over a real SQLite file, a settable clock and a recorder.
 type env struct {
 	t    *testing.T
 	db   *sqlite.DB
 	core *bot.Core
-	rec  *recorder
+	rec  *testkit.Sender
 	now  time.Time
 	logs *strings.Builder
 }
@@ -88,7 +46,7 @@ func openStore(t testing.TB) *sqlite.DB {
 
 func newEnv(t *testing.T, cfg bot.Config) *env {
 	t.Helper()
-	e := &env{t: t, rec: &recorder{}, now: t0, logs: &strings.Builder{}}
+	e := &env{t: t, rec: &testkit.Sender{}, now: t0, logs: &strings.Builder{}}
 	if cfg.Store == nil {
 		e.db = openStore(t)
 		cfg.Store = e.db
@@ -147,12 +105,12 @@ func (e *env) update(user int64, text string) chat.Update {
 }
 
 // handle runs u and returns the texts sent.
-func (e *env) handle(u chat.Update) []sent {
+func (e *env) handle(u chat.Update) []testkit.Sent {
 	e.t.Helper()
 	if err := e.core.Handle(context.Background(), u, e.rec); err != nil {
 		e.t.Fatalf("Handle(%q): %v", u.Text, err)
 	}
-	return e.rec.take()
+	return e.rec.Take()
 }
 
 // say sends text as user in a private chat and returns the single reply.
@@ -304,7 +262,7 @@ func TestCore_Strangers(t *testing.T) {
 	if err := core2.Handle(context.Background(), e.update(mallory, "/status"), e.rec); err != nil {
 		t.Fatal(err)
 	}
-	if out := e.rec.take(); len(out) != 0 {
+	if out := e.rec.Take(); len(out) != 0 {
 		t.Fatalf("refused again after restart: %+v", out)
 	}
 	if _, err := e.db.User(context.Background(), mallory); ledger.ErrorCode(err) != ledger.ENOTFOUND {
@@ -390,7 +348,7 @@ func TestCore_OtherUpdates(t *testing.T) {
 	}
 }
 
-func press(e *env, user, chatID int64, msgID int, data string) []sent {
+func press(e *env, user, chatID int64, msgID int, data string) []testkit.Sent {
 	return e.handle(chat.Update{Key: fmt.Sprintf("test:%d", keySeq.Add(1)), Kind: chat.KindCallback, UserID: user, ChatID: chatID,
 		ChatType: chat.ChatPrivate, CallbackID: "cb", CallbackData: data, MessageID: msgID})
 }

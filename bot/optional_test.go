@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/gpuledger/gpuledger/bot"
+	"github.com/gpuledger/gpuledger/internal/testkit"
 )
 
 // TestConfig_OptionalFeaturesOff builds a core over the real SQLite store
@@ -22,7 +23,7 @@ func TestConfig_OptionalFeaturesOff(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	e := &env{t: t, db: db, core: core, rec: &recorder{}, now: now, logs: &strings.Builder{}}
+	e := &env{t: t, db: db, core: core, rec: &testkit.Sender{}, now: now, logs: &strings.Builder{}}
 	e.say(alice, "/rent box1 autodl 4090 1.88/h")
 	if got := e.say(alice, "/autorelease box1 stop after 1h"); !strings.Contains(got, "Automatic actions need the agent hub") {
 		t.Errorf("/autorelease without AutoPolicies: %q, want the feature-off reply", got)

@@ -16,7 +16,17 @@ type Sender struct {
 	next   int
 	msgs   []chat.Outgoing
 	toasts []string
+	log    []Sent // messages and toasts in the order they came
+	taken  int    // how much of log Take has returned
 	err    error
+}
+
+// Sent is one thing a Sender received: a message, or the toast of a
+// callback answer (IsAnswer).
+type Sent struct {
+	Out      chat.Outgoing
+	Callback string // the toast text, for callback answers
+	IsAnswer bool
 }
 
 // Send records m and returns its message ID, or the error set by FailWith
@@ -28,6 +38,7 @@ func (s *Sender) Send(_ context.Context, m chat.Outgoing) (int, error) {
 		return 0, s.err
 	}
 	s.msgs = append(s.msgs, m)
+	s.log = append(s.log, Sent{Out: m})
 	if m.EditMessageID != 0 {
 		return m.EditMessageID, nil
 	}
@@ -40,7 +51,18 @@ func (s *Sender) AnswerCallback(_ context.Context, _, text string) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.toasts = append(s.toasts, text)
+	s.log = append(s.log, Sent{Callback: text, IsAnswer: true})
 	return nil
+}
+
+// Take returns the messages and toasts received since the last Take, in
+// the order they came: for tests that check one exchange at a time.
+func (s *Sender) Take() []Sent {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := append([]Sent(nil), s.log[s.taken:]...)
+	s.taken = len(s.log)
+	return out
 }
 
 // FailWith makes every later Send return err; nil makes Send work again.

@@ -41,3 +41,24 @@ func TestSender(t *testing.T) {
 		t.Errorf("toasts %q, want [ok]", got)
 	}
 }
+
+// TestSender_Take returns messages and toasts in the order they came, each
+// once.
+func TestSender_Take(t *testing.T) {
+	ctx := context.Background()
+	var s testkit.Sender
+	s.Send(ctx, chat.Outgoing{Text: "a"})
+	s.AnswerCallback(ctx, "cb", "done")
+	s.Send(ctx, chat.Outgoing{Text: "b"})
+	got := s.Take()
+	if len(got) != 3 || got[0].Out.Text != "a" || !got[1].IsAnswer || got[1].Callback != "done" || got[2].Out.Text != "b" {
+		t.Fatalf("Take() = %+v, want a, the toast, b", got)
+	}
+	if again := s.Take(); len(again) != 0 {
+		t.Fatalf("second Take() = %+v, want nothing new", again)
+	}
+	s.Send(ctx, chat.Outgoing{Text: "c"})
+	if got := s.Take(); len(got) != 1 || got[0].Out.Text != "c" {
+		t.Fatalf("Take() after one more = %+v, want c", got)
+	}
+}
