@@ -207,6 +207,25 @@ var unitToken = map[ledger.Unit]string{
 // rentCommand writes a RentCmd as the /rent command that Parse reads back to
 // the same RentCmd (to the minute, in At's zone); unknown parts are written
 // as placeholders in capitals.
+// gpuWord writes a model as one word the parser reads back: a space
+// goes ("RTX4090"), except between two digits, where it becomes a dash
+// ("A100-80GB", not "A10080GB").
+func gpuWord(model string) string {
+	var b strings.Builder
+	for i := 0; i < len(model); i++ {
+		if model[i] != ' ' {
+			b.WriteByte(model[i])
+			continue
+		}
+		if i > 0 && i+1 < len(model) && isDigit(model[i-1]) && isDigit(model[i+1]) {
+			b.WriteByte('-')
+		}
+	}
+	return b.String()
+}
+
+func isDigit(c byte) bool { return '0' <= c && c <= '9' }
+
 func rentCommand(c RentCmd) string {
 	parts := []string{"/rent", c.Name}
 	plat := c.Platform
@@ -214,7 +233,7 @@ func rentCommand(c RentCmd) string {
 		plat = "PLATFORM"
 	}
 	parts = append(parts, plat)
-	gpu := strings.ReplaceAll(c.GPU, " ", "")
+	gpu := gpuWord(c.GPU)
 	if gpu == "" {
 		gpu = "GPU"
 	}

@@ -36,6 +36,12 @@ var commandNames = func() map[string]Kind {
 	return m
 }()
 
+// settingShortcuts are commands that set one setting: "/lang zh",
+// "/tz Asia/Shanghai". They are what a new user tries first.
+var settingShortcuts = map[string]string{
+	"lang": "lang", "language": "lang", "tz": "tz", "timezone": "tz",
+}
+
 // Parse reads one chat message in the user's zone loc at instant now. A
 // command ("/rent box1 autodl 4090 1.88/h", also "/rent@MyBot ...", in any
 // case) becomes its typed Command or a *ParseError; free text that looks
@@ -81,6 +87,14 @@ func ParseFor(botName, text string, now time.Time, loc *time.Location) (Command,
 			return OtherBot{Bot: bot}, nil
 		}
 		head = name
+	}
+	if key, ok := settingShortcuts[strings.ToLower(head)]; ok {
+		// "/lang zh" is "/settings lang=zh"; alone, it shows the settings.
+		args := toks[1:]
+		if len(args) == 1 && !strings.Contains(args[0], "=") {
+			args = []string{key + "=" + args[0]}
+		}
+		return (&parser{kind: KindSettings, now: now, loc: loc}).parse(mergeTokens(args))
 	}
 	kind, ok := commandNames[strings.ToLower(head)]
 	if !ok {

@@ -1,0 +1,68 @@
+package bot
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/gpuledger/gpuledger/ledger"
+)
+
+// TestRentCommand_ReadableAndParsesBack: the /rent line a proposal shows
+// is what the user may copy and edit, so a model with a space keeps its
+// parts apart ("2xA100-80GB", not "2xA10080GB") and the line parses back
+// to the same rental, for every model the parser knows.
+func TestRentCommand_ReadableAndParsesBack(t *testing.T) {
+	now := time.Date(2026, 11, 2, 2, 0, 0, 0, time.UTC)
+	gpus := []string{"A100 80GB", "RTX 4090 24GB"}
+	for _, name := range gpuModels {
+		gpus = append(gpus, name)
+	}
+	for _, gpu := range gpus {
+		for _, n := range []int{1, 2, 8} {
+			c := RentCmd{Name: "box1", Platform: "runpod", GPU: gpu, GPUCount: n,
+				Price: &PriceSpec{Amount: ledger.MustDecimal("1.64"), Unit: ledger.UnitHour}, Currency: ledger.USD}
+			line := rentCommand(c)
+			if gpu == "A100 80GB" && !strings.Contains(line, "A100-80GB") {
+				t.Errorf("%d×%s: line %q lacks A100-80GB", n, gpu, line)
+			}
+			if gpu == "RTX 4090" && !strings.Contains(line, "RTX4090") {
+				t.Errorf("%d×%s: line %q lacks RTX4090", n, gpu, line)
+			}
+			got, err := Parse(line, now, time.UTC)
+			if err != nil {
+				t.Errorf("%q: %v", line, err)
+				continue
+			}
+			r, ok := got.(RentCmd)
+			if !ok || r.GPU != gpu || r.GPUCount != n {
+				t.Errorf("%q parsed to %#v, want %d×%s", line, got, n, gpu)
+			}
+		}
+	}
+}
+
+// TestParse_SettingShortcuts: "/lang zh" and "/tz Asia/Shanghai" are what a
+// new user tries first; they set that one setting.
+func TestParse_SettingShortcuts(t *testing.T) {
+	now := time.Date(2026, 11, 2, 2, 0, 0, 0, time.UTC)
+	c, err := Parse("/lang zh", now, time.UTC)
+	if s, ok := c.(SettingsCmd); err != nil || !ok || s.Lang == nil || *s.Lang != "zh" {
+		t.Errorf("/lang zh = %#v, %v; want settings lang=zh", c, err)
+	}
+	c, err = Parse("/language English", now, time.UTC)
+	if s, ok := c.(SettingsCmd); err != nil || !ok || s.Lang == nil || *s.Lang != "en" {
+		t.Errorf("/language English = %#v, %v; want settings lang=en", c, err)
+	}
+	c, err = Parse("/tz Asia/Shanghai", now, time.UTC)
+	if s, ok := c.(SettingsCmd); err != nil || !ok || s.TZ == nil {
+		t.Errorf("/tz Asia/Shanghai = %#v, %v; want settings tz=", c, err)
+	}
+	if _, err := Parse("/lang klingon", now, time.UTC); err == nil {
+		t.Error("/lang klingon: no error")
+	}
+	c, err = Parse("/lang", now, time.UTC)
+	if s, ok := c.(SettingsCmd); err != nil || !ok || s.Lang != nil {
+		t.Errorf("/lang alone = %#v, %v; want settings shown", c, err)
+	}
+}
