@@ -450,7 +450,85 @@ type Volume struct {
 	HasStoppedPrice bool
 	FreeGB          Decimal       // size not billed
 	Events          []VolumeEvent // in order; Events[0] is the create
-	CreatedAt       time.Time
+	// Prices are the later changes of the price terms, in time order (a
+	// change recorded later comes after one at the same time): a platform
+	// changed its storage price, or the volume moved to another tier.
+	// Price, PriceUnit and the stopped price above apply from creation
+	// until the first of them.
+	Prices    []VolumePrice
+	CreatedAt time.Time
+}
+
+// VolumePrice is a volume's price terms from At on, until the next
+// change. The stopped rate changes with it: a tier or tariff change sets
+// both rates, so a change without HasStoppedPrice bills Price in every
+// state.
+type VolumePrice struct {
+	ID              int64
+	At              time.Time
+	Price           Decimal // per GB per PriceUnit
+	PriceUnit       StorageUnit
+	StoppedPrice    Decimal
+	HasStoppedPrice bool
+}
+
+// volumePriceSlack is how far past now a price change may lie: clocks
+// differ, and the parser accepts as much.
+const volumePriceSlack = 5 * time.Minute
+
+// CheckPriceAt reports whether p may be recorded as a change of v's price
+// terms at p.At, now being the store's clock: v must have a price (the
+// terms from creation come first), and p.At must lie inside v's life,
+// after its creation, before its deletion and not in the future.
+func (v *Volume) CheckPriceAt(p VolumePrice, now time.Time) error {
+	if p.At.IsZero() {
+		return Errorc(EINVALID, "no_time")
+	}
+	if len(v.Events) == 0 {
+		return Errorc(EINVALID, "no_volume", v.Name)
+	}
+	if !v.Priced {
+		return Errorc(EINVALID, "volume_price_unpriced", v.Name)
+	}
+	if created := v.Events[0].At; p.At.Before(created) {
+		return Errorc(EINVALID, "volume_price_before_create", p.At, v.Name, created)
+	}
+	if end, deleted := v.Deleted(); deleted && !p.At.Before(end) {
+		return Errorc(EINVALID, "volume_price_after_delete", p.At, v.Name, end)
+	}
+	if p.At.After(now.Add(volumePriceSlack)) {
+		return Errorc(EINVALID, "volume_price_future", p.At, now)
+	}
+	if p.PriceUnit.Seconds() == 0 {
+		return Errorc(EINVALID, "bad_storage_unit", p.PriceUnit)
+	}
+	if p.Price.Sign() < 0 {
+		return Errorc(EINVALID, "storage_negative", p.Price)
+	}
+	if p.HasStoppedPrice && p.StoppedPrice.Sign() < 0 {
+		return Errorc(EINVALID, "stopped_negative", p.StoppedPrice)
+	}
+	return nil
+}
+
+// PriceAt returns the price terms in force at t: the last change at or
+// before t, or else the terms from creation (ID 0, At the creation).
+func (v *Volume) PriceAt(t time.Time) VolumePrice {
+	for i := len(v.Prices) - 1; i >= 0; i-- {
+		if !v.Prices[i].At.After(t) {
+			return v.Prices[i]
+		}
+	}
+	return v.firstPrice()
+}
+
+// firstPrice returns the terms from v's creation.
+func (v *Volume) firstPrice() VolumePrice {
+	p := VolumePrice{Price: v.Price, PriceUnit: v.PriceUnit, StoppedPrice: v.StoppedPrice, HasStoppedPrice: v.HasStoppedPrice}
+	if len(v.Events) > 0 {
+		p.At = v.Events[0].At
+	}
+	return p
 }
 
 // Deleted returns the deletion time and true if the volume was deleted.
