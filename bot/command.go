@@ -146,12 +146,13 @@ type StorageResizeCmd struct {
 	At     time.Time
 }
 
-// StorageSetPriceCmd sets or corrects an existing volume's price for its
-// whole life: /storage VOLUME price=PRICE (no size).
+// StorageSetPriceCmd sets or corrects an existing volume's price:
+// /storage VOLUME price=PRICE [at TIME] (no size). Without a time it
+// corrects the price from the volume's creation.
 type StorageSetPriceCmd struct {
 	Volume string
 	Price  StoragePrice
-	At     time.Time // refused if set: a volume has one price from its creation
+	At     time.Time // the price applies from then on; zero: from the creation
 }
 
 // Kind returns KindStorage: /storage's help covers it.

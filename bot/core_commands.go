@@ -379,12 +379,23 @@ func (r *req) storageCreate(c StorageCreateCmd) error {
 	return r.send(r.plain(text))
 }
 
-// storagePrice sets or corrects an existing volume's price, for its whole
-// life: a volume has one price, so one written later applies from its
-// creation, and /undo restores the old one.
+// storagePrice sets or corrects an existing volume's price: with at, the
+// terms change from that time on (the old price bills before it); without,
+// the price from its creation is corrected (up to its first later change).
+// /undo restores the old terms.
 func (r *req) storagePrice(c StorageSetPriceCmd) error {
 	if !c.At.IsZero() {
-		return ledger.Errorf(ledger.EINVALID, "a volume has one price for its whole life: /storage %s price=%s sets it from the volume's creation (leave out at)", c.Volume, c.Price.Amount)
+		p := ledger.VolumePrice{At: c.At, Price: c.Price.Amount, PriceUnit: c.Price.Unit}
+		got, err := r.c.store.SetVolumePriceAt(r.ctx, r.act(), c.Volume, c.Price.Currency, p)
+		if err != nil {
+			return err
+		}
+		price := view.FormatStoragePrice(p.Price, p.PriceUnit, got.Currency, r.lang)
+		text := r.t("volume_priced_from", got.Name, price, r.when(c.At))
+		if before := got.PriceAt(c.At.Add(-time.Second)); before.HasStoppedPrice {
+			text += r.t("volume_price_one_rate")
+		}
+		return r.send(r.plain(text))
 	}
 	set := ledger.Volume{Priced: true, Price: c.Price.Amount, PriceUnit: c.Price.Unit, Currency: c.Price.Currency}
 	got, err := r.c.store.SetVolumePrice(r.ctx, r.act(), c.Volume, set)
@@ -392,7 +403,11 @@ func (r *req) storagePrice(c StorageSetPriceCmd) error {
 		return err
 	}
 	price := view.FormatStoragePrice(got.Price, got.PriceUnit, got.Currency, r.lang)
-	return r.send(r.plain(r.t("volume_priced", got.Name, price, r.when(got.Events[0].At))))
+	text := r.t("volume_priced", got.Name, price, r.when(got.Events[0].At))
+	if len(got.Prices) > 0 {
+		text += r.t("volume_priced_until", r.when(got.Prices[0].At))
+	}
+	return r.send(r.plain(text))
 }
 
 func (r *req) volumeEvent(name string, ev ledger.VolumeEvent) error {

@@ -119,6 +119,15 @@ var messages = chat.Catalog{
 	"volume_priced": {
 		"✓ volume <b>%[1]s</b> costs %[2]s from its creation (%[3]s)",
 		"✓ 存储盘 <b>%[1]s</b> 价格改为 %[2]s，从创建时（%[3]s）起计"},
+	"volume_priced_until": {
+		", until %[1]s, when its next price starts",
+		"，到 %[1]s 为止（之后按下一个价格计）"},
+	"volume_priced_from": {
+		"✓ volume <b>%[1]s</b> costs %[2]s from %[3]s (the old price before)",
+		"✓ 存储盘 <b>%[1]s</b> 从 %[3]s 起价格改为 %[2]s（之前按原价）"},
+	"volume_price_one_rate": {
+		"; from then on one rate whether its rental runs or not (its stopped rate ends there)",
+		"；此后不论机器是否运行都按这一价格（关机价到此为止）"},
 	"volume_deleted": {
 		"✓ volume <b>%[1]s</b> deleted %[2]s: it no longer bills",
 		"✓ 存储盘 <b>%[1]s</b> 已删除 %[2]s，不再计费"},
