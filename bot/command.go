@@ -130,7 +130,10 @@ type StorageCreateCmd struct {
 	Volume string
 	SizeGB ledger.Decimal
 	Price  *StoragePrice // nil: unpriced
-	FreeGB ledger.Decimal
+	// Stopped is stopped=, the rate in Price's unit while the rental is
+	// stopped or released; nil: Price in every state (or the profile's).
+	Stopped *ledger.Decimal
+	FreeGB  ledger.Decimal
 	// FreeSet says free= was written, so free=0 means no free quota
 	// rather than the platform's.
 	FreeSet  bool
@@ -152,7 +155,10 @@ type StorageResizeCmd struct {
 type StorageSetPriceCmd struct {
 	Volume string
 	Price  StoragePrice
-	At     time.Time // the price applies from then on; zero: from the creation
+	// Stopped is stopped=, the rate in Price's unit while the rental is
+	// stopped or released; nil: Price in every state.
+	Stopped *ledger.Decimal
+	At      time.Time // the price applies from then on; zero: from the creation
 }
 
 // Kind returns KindStorage: /storage's help covers it.

@@ -330,6 +330,9 @@ func (r *req) storageCreate(c StorageCreateCmd) error {
 	}
 	if c.Price != nil {
 		v.Priced, v.Price, v.PriceUnit, v.Currency = true, c.Price.Amount, c.Price.Unit, c.Price.Currency
+		if c.Stopped != nil {
+			v.HasStoppedPrice, v.StoppedPrice = true, *c.Stopped
+		}
 	}
 	platform := c.Platform
 	if c.Rental != "" {
@@ -363,10 +366,7 @@ func (r *req) storageCreate(c StorageCreateCmd) error {
 	}
 	price := "UNPRICED"
 	if created.Priced {
-		price = view.FormatStoragePrice(created.Price, created.PriceUnit, created.Currency, r.lang)
-		if created.HasStoppedPrice {
-			price += r.t("volume_price_stopped", view.FormatStoragePrice(created.StoppedPrice, created.PriceUnit, created.Currency, r.lang))
-		}
+		price = r.storagePriceText(created.Price, created.StoppedPrice, created.HasStoppedPrice, created.PriceUnit, created.Currency)
 	}
 	text := r.t("volume_created", created.Name, created.SizeGB().String(), price, created.FreeGB.String(), r.when(created.Events[0].At))
 	if created.RentalName != "" {
@@ -386,28 +386,44 @@ func (r *req) storageCreate(c StorageCreateCmd) error {
 func (r *req) storagePrice(c StorageSetPriceCmd) error {
 	if !c.At.IsZero() {
 		p := ledger.VolumePrice{At: c.At, Price: c.Price.Amount, PriceUnit: c.Price.Unit}
+		if c.Stopped != nil {
+			p.HasStoppedPrice, p.StoppedPrice = true, *c.Stopped
+		}
 		got, err := r.c.store.SetVolumePriceAt(r.ctx, r.act(), c.Volume, c.Price.Currency, p)
 		if err != nil {
 			return err
 		}
-		price := view.FormatStoragePrice(p.Price, p.PriceUnit, got.Currency, r.lang)
+		price := r.storagePriceText(p.Price, p.StoppedPrice, p.HasStoppedPrice, p.PriceUnit, got.Currency)
 		text := r.t("volume_priced_from", got.Name, price, r.when(c.At))
-		if before := got.PriceAt(c.At.Add(-time.Second)); before.HasStoppedPrice {
+		if before := got.PriceAt(c.At.Add(-time.Second)); before.HasStoppedPrice && !p.HasStoppedPrice {
 			text += r.t("volume_price_one_rate")
 		}
 		return r.send(r.plain(text))
 	}
 	set := ledger.Volume{Priced: true, Price: c.Price.Amount, PriceUnit: c.Price.Unit, Currency: c.Price.Currency}
+	if c.Stopped != nil {
+		set.HasStoppedPrice, set.StoppedPrice = true, *c.Stopped
+	}
 	got, err := r.c.store.SetVolumePrice(r.ctx, r.act(), c.Volume, set)
 	if err != nil {
 		return err
 	}
-	price := view.FormatStoragePrice(got.Price, got.PriceUnit, got.Currency, r.lang)
+	price := r.storagePriceText(got.Price, got.StoppedPrice, got.HasStoppedPrice, got.PriceUnit, got.Currency)
 	text := r.t("volume_priced", got.Name, price, r.when(got.Events[0].At))
 	if len(got.Prices) > 0 {
 		text += r.t("volume_priced_until", r.when(got.Prices[0].At))
 	}
 	return r.send(r.plain(text))
+}
+
+// storagePriceText writes a storage price, with its stopped rate if it
+// has one.
+func (r *req) storagePriceText(price, stopped ledger.Decimal, hasStopped bool, unit ledger.StorageUnit, cur ledger.Currency) string {
+	text := view.FormatStoragePrice(price, unit, cur, r.lang)
+	if hasStopped {
+		text += r.t("volume_price_stopped", view.FormatStoragePrice(stopped, unit, cur, r.lang))
+	}
+	return text
 }
 
 func (r *req) volumeEvent(name string, ev ledger.VolumeEvent) error {

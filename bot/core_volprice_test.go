@@ -1,6 +1,7 @@
 package bot_test
 
 import (
+	"strings"
 	"testing"
 	"time"
 
@@ -60,5 +61,35 @@ func TestCore_VolumePriceFromTime_StoppedRate(t *testing.T) {
 	contains(t, e.say(alice, "/storage pv price=0.06/GB/month at 2026-11-17 10:00"), "✓", "pv", "$0.06/GB/month", "stopped rate ends")
 	if st := e.statement(alice); len(st.Volumes) != 1 || st.Volumes[0].Charge.String() != "9.67" {
 		t.Fatalf("storage = %+v, want 9.67", st.Volumes)
+	}
+}
+
+// TestCore_VolumeStoppedRate: stopped=PRICE gives a volume its rate while
+// its rental is stopped, at creation and with a price change from a time
+// on (a tier change sets both rates); a bare amount takes the price's
+// unit, another unit or no price is refused and changes nothing.
+func TestCore_VolumeStoppedRate(t *testing.T) {
+	e := newEnv(t, bot.Config{AllowedUsers: []int64{alice}})
+	e.say(alice, "/rent p1 runpod 4090 0.69/h")
+	contains(t, e.say(alice, "/storage pv 100GB 0.10/GB/month stopped=0.20/GB/month rental=p1"), "✓", "$0.20/GB/month while stopped")
+	e.now = t0.Add(10 * 24 * time.Hour)
+	contains(t, e.say(alice, "/stop p1"), "✓")
+	e.now = t0.Add(30 * 24 * time.Hour)
+	for _, bad := range []string{
+		"/storage pv price=0.07/GB/month stopped=0.14/GB/day at 2026-11-17 10:00",
+		"/storage pv stopped=0.14",
+		"/storage pv resize 200GB stopped=0.14",
+	} {
+		contains(t, e.say(alice, bad), "✗")
+	}
+	// 10 days running at 0.10, 5 stopped at 0.20, 15 stopped at 0.14, over
+	// 100 GB a 30-day month: 3.33… + 3.33… + 7.00.
+	got := e.say(alice, "/storage pv price=0.07/GB/month stopped=0.14 at 2026-11-17 10:00")
+	contains(t, got, "✓", "$0.07/GB/month", "$0.14/GB/month while stopped")
+	if strings.Contains(got, "stopped rate ends") {
+		t.Errorf("reply %q says the stopped rate ends, but the change has one", got)
+	}
+	if st := e.statement(alice); len(st.Volumes) != 1 || st.Volumes[0].Charge.String() != "13.67" {
+		t.Fatalf("storage = %+v, want 13.67", st.Volumes)
 	}
 }

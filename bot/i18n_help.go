@@ -48,7 +48,7 @@ var helpItems = []helpItem{
 	{KindPrice, "/price NAME PRICE [at TIME]",
 		[2]string{"change a rental's price from now or from TIME; a past TIME corrects it, released rentals too", "修改价格（从现在或指定时间起）；过去的时间可更正价格，已释放的也可以"},
 		[2]string{"/price box1 2.28/h", "/price box1 2.28元/小时"}, []string{"价格", "改价"}},
-	{KindStorage, "/storage VOLUME SIZE [PRICE] [free=SIZE] [rental=NAME | platform=NAME] [at TIME] | VOLUME resize SIZE | VOLUME delete | VOLUME price=PRICE [at TIME]",
+	{KindStorage, "/storage VOLUME SIZE [PRICE] [free=SIZE] [rental=NAME | platform=NAME] [at TIME] | VOLUME resize SIZE | VOLUME delete | VOLUME price=PRICE [stopped=PRICE] [at TIME]",
 		[2]string{"add, resize, price (from its creation, or from TIME on) or delete a storage volume", "记录、扩容、定价（从创建时起，或从指定时间起）或删除存储盘"},
 		[2]string{"/storage data1 200GB 0.0066/GB/day free=50GB rental=box1", "/storage data1 200GB 0.0066元/GB/天 free=50GB rental=box1"}, []string{"存储", "硬盘"}},
 	{KindTraffic, "/traffic NAME price=PRICE/GB [free=SIZE] [direction=out|in|both] | NAME AMOUNT [out|in] [at TIME]",
