@@ -139,6 +139,41 @@ type TrafficTerms struct {
 	Direction  Direction // which direction is charged; default Out
 }
 
+// TrafficPrice is a rental's traffic price per GB from At on, until the
+// next change.
+type TrafficPrice struct {
+	ID         int64
+	At         time.Time
+	PricePerGB Decimal
+}
+
+// CheckTrafficPriceAt reports whether p may be recorded as a change of
+// r's traffic price at p.At, now being the store's clock: r's traffic
+// must be priced (the price from the start comes first), and p.At must
+// lie from r's start on and not in the future. A released rental takes a
+// change too: its traffic bill often comes later.
+func (r *Rental) CheckTrafficPriceAt(p TrafficPrice, now time.Time) error {
+	if p.At.IsZero() {
+		return Errorc(EINVALID, "no_time")
+	}
+	if len(r.Events) == 0 {
+		return Errorc(EINVALID, "not_started", r.Name)
+	}
+	if !r.Traffic.Priced {
+		return Errorc(EINVALID, "traffic_price_unpriced", r.Name)
+	}
+	if start := r.StartedAt(); p.At.Before(start) {
+		return Errorc(EINVALID, "traffic_price_before_start", p.At, r.Name, start)
+	}
+	if p.At.After(now.Add(volumePriceSlack)) {
+		return Errorc(EINVALID, "volume_price_future", p.At, now)
+	}
+	if p.PricePerGB.Sign() < 0 {
+		return Errorc(EINVALID, "price_negative", p.PricePerGB)
+	}
+	return nil
+}
+
 // TrafficUsage is bytes moved, recorded by hand or reported by the agent.
 type TrafficUsage struct {
 	ID        int64
@@ -173,6 +208,11 @@ type Rental struct {
 	Traffic      TrafficTerms   // zero value: traffic unpriced
 	TrafficUsage []TrafficUsage // in order of At
 	Idle         []Interval     // idle periods the agent saw, in order, non-overlapping
+
+	// TrafficPrices are later changes of Traffic's price per GB, in time
+	// order: traffic used from a change's At on is billed at its price.
+	// The allowance and the charged direction stay Traffic's.
+	TrafficPrices []TrafficPrice
 
 	CreatedAt time.Time
 }

@@ -393,13 +393,13 @@ func (r *Rental) stateAt(t time.Time) State {
 }
 
 // trafficMeter meters a rental's traffic in the charged direction: per
-// calendar month of the user's zone, the GiB above the free allowance.
+// calendar month of the user's zone, the GiB above the free allowance,
+// each at the price in force when it was used.
 type trafficMeter struct {
-	at     []int64   // usage instants, sorted
-	cum    []int64   // bytes in the same month up to and including usage i
-	month  []int     // index into excess of usage i's month
-	excess []big.Int // excess[m]: Σ over months before m of max(0, bytes·10^fs − free·10^fs·2^30)
-	all    []int64   // instants of all usage in any direction, sorted (unpriced lines)
+	at    []int64   // usage instants, sorted
+	pre   []big.Int // pre[i]: Σ over usage before i of its excess × its price, over denom
+	denom *big.Int  // 10^scale(free) × 10^MaxDecimalScale × 2^30
+	all   []int64   // instants of all usage in any direction, sorted (unpriced lines)
 }
 
 func chargedDirection(t TrafficTerms) Direction {
@@ -430,34 +430,44 @@ func newTrafficMeter(r *Rental, loc *time.Location) *trafficMeter {
 	}
 	slices.Sort(tm.all)
 	slices.SortStableFunc(uses, func(a, b use) int { return cmp.Compare(a.at, b.at) })
-	tm.at = make([]int64, 0, len(uses))
-	tm.cum = make([]int64, 0, len(uses))
-	tm.month = make([]int, 0, len(uses))
 	freeScaled := tm.freeBytesScaled(r.Traffic.FreeGB)
 	scale := big.NewInt(pow10[r.Traffic.FreeGB.scale])
-	var monthEnd int64 = math.MinInt64
-	var total big.Int
-	tm.excess = append(tm.excess, big.Int{})
+	tm.denom = new(big.Int).Mul(scale, big.NewInt(pow10[MaxDecimalScale]))
+	tm.denom.Lsh(tm.denom, 30)
+	tm.at = make([]int64, 0, len(uses))
+	tm.pre = make([]big.Int, 1, len(uses)+1)
+	var (
+		monthEnd int64 = math.MinInt64
+		cum      int64 // bytes so far in the month
+		prev     big.Int
+		k        int // the price change in force, + 1
+	)
 	for _, u := range uses {
 		if u.at >= monthEnd {
-			if len(tm.cum) > 0 {
-				total.Add(&total, excessOf(tm.cum[len(tm.cum)-1], scale, freeScaled))
-				tm.excess = append(tm.excess, *new(big.Int).Set(&total))
-			}
 			_, e := MonthRange(time.Unix(u.at, 0), loc)
-			monthEnd = unix(e)
-			tm.cum = append(tm.cum, 0)
-		} else {
-			tm.cum = append(tm.cum, tm.cum[len(tm.cum)-1])
+			monthEnd, cum = unix(e), 0
+			prev.SetInt64(0)
 		}
-		c := &tm.cum[len(tm.cum)-1]
-		if *c > math.MaxInt64-u.bytes {
-			*c = math.MaxInt64
+		if cum > math.MaxInt64-u.bytes {
+			cum = math.MaxInt64
 		} else {
-			*c += u.bytes
+			cum += u.bytes
 		}
+		for k < len(r.TrafficPrices) && unix(r.TrafficPrices[k].At) <= u.at {
+			k++
+		}
+		price := r.Traffic.PricePerGB
+		if k > 0 {
+			price = r.TrafficPrices[k-1].PricePerGB
+		}
+		ex := excessOf(cum, scale, freeScaled)
+		inc := new(big.Int).Sub(ex, &prev)
+		prev.Set(ex)
+		inc.Mul(inc, volPrice(price))
+		n := len(tm.pre)
+		tm.pre = append(tm.pre, big.Int{})
+		tm.pre[n].Add(&tm.pre[n-1], inc)
 		tm.at = append(tm.at, u.at)
-		tm.month = append(tm.month, len(tm.excess)-1)
 	}
 	return tm
 }
@@ -477,20 +487,14 @@ func excessOf(bytes int64, scale, freeScaled *big.Int) *big.Int {
 	return x
 }
 
-// chargeAt returns the exact traffic charge accrued before t, priced with
-// terms. Usage accrues at its At.
-func (tm *trafficMeter) chargeAt(t int64, terms TrafficTerms) *big.Rat {
+// chargeAt returns the exact traffic charge accrued before t. Usage
+// accrues at its At.
+func (tm *trafficMeter) chargeAt(t int64) *big.Rat {
 	j := sort.Search(len(tm.at), func(i int) bool { return tm.at[i] >= t })
 	if j == 0 {
 		return new(big.Rat)
 	}
-	scale := big.NewInt(pow10[terms.FreeGB.scale])
-	n := excessOf(tm.cum[j-1], scale, tm.freeBytesScaled(terms.FreeGB))
-	n.Add(n, &tm.excess[tm.month[j-1]])
-	n.Mul(n, big.NewInt(terms.PricePerGB.coef))
-	d := new(big.Int).Mul(scale, big.NewInt(pow10[terms.PricePerGB.scale]))
-	d.Lsh(d, 30)
-	return new(big.Rat).SetFrac(n, d)
+	return new(big.Rat).SetFrac(new(big.Int).Set(&tm.pre[j]), tm.denom)
 }
 
 // usedIn reports whether any usage (any direction) was recorded in [a, b).
