@@ -86,6 +86,9 @@ type Store interface {
 	// SetPriceAt records a price change at a past time inside the life of
 	// a rental, released or not (Rental.CheckPriceAt), to correct a rate.
 	SetPriceAt(ctx context.Context, a Action, name string, ev Event) (*Rental, error)
+	// SetTrafficPriceAt changes a rental's traffic price per GB from p.At
+	// on (Rental.CheckTrafficPriceAt), released or not (undoable).
+	SetTrafficPriceAt(ctx context.Context, a Action, name string, currency Currency, p TrafficPrice) (*Rental, error)
 	// AddTraffic records traffic usage for a rental.
 	AddTraffic(ctx context.Context, a Action, name string, u TrafficUsage) (*Rental, error)
 
