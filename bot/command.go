@@ -179,6 +179,9 @@ type TrafficTermsCmd struct {
 	FreeGB     ledger.Decimal
 	FreeSet    bool             // free= was written: no allowance from the platform's profile
 	Direction  ledger.Direction // "" means the platform's, else out
+	// At, when set, changes only the price, from then on (at TIME):
+	// FreeGB and Direction are then unset.
+	At time.Time
 }
 
 // TrafficUsageCmd records traffic by hand: /traffic NAME AMOUNT [out|in] [at TIME].

@@ -438,7 +438,8 @@ func (r *req) volumeEvent(name string, ev ledger.VolumeEvent) error {
 }
 
 // trafficTerms sets a rental's traffic price, released or not: the
-// traffic bill often comes after the release.
+// traffic bill often comes after the release. With at, only the price
+// changes, from that time on.
 func (r *req) trafficTerms(c TrafficTermsCmd) error {
 	x, err := r.named(c.Name)
 	if err != nil {
@@ -446,6 +447,13 @@ func (r *req) trafficTerms(c TrafficTermsCmd) error {
 	}
 	if err := sameCurrency(c.Currency, x.Currency, x.Name); err != nil {
 		return err
+	}
+	if !c.At.IsZero() {
+		x, err = r.c.store.SetTrafficPriceAt(r.ctx, r.act(), c.Name, c.Currency, ledger.TrafficPrice{At: c.At, PricePerGB: c.PricePerGB})
+		if err != nil {
+			return err
+		}
+		return r.send(r.plain(r.t("traffic_priced_from", x.Name, view.FormatAmount(c.PricePerGB, x.Currency), r.when(c.At))))
 	}
 	terms := ledger.TrafficTerms{Priced: true, PricePerGB: c.PricePerGB, FreeGB: c.FreeGB, Direction: c.Direction}
 	// The rental's platform gives the free allowance (AWS's 100 GB a

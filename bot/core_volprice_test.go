@@ -93,3 +93,37 @@ func TestCore_VolumeStoppedRate(t *testing.T) {
 		t.Fatalf("storage = %+v, want 13.67", st.Volumes)
 	}
 }
+
+// TestCore_TrafficPriceFromTime: /traffic NAME price=… at TIME bills the
+// GB used before TIME at the old price and after it at the new one, on a
+// released rental too; free= and direction= are the rental's terms and
+// refused with at; a time before the start is refused in the user's
+// language; /undo removes the change.
+func TestCore_TrafficPriceFromTime(t *testing.T) {
+	e := newEnv(t, bot.Config{AllowedUsers: []int64{alice}})
+	e.say(alice, "/rent box1 autodl 4090 2/h")
+	contains(t, e.say(alice, "/traffic box1 price=0.5/GB"), "✓")
+	e.now = t0.Add(time.Hour)
+	e.say(alice, "/traffic box1 10GB out")
+	e.now = t0.Add(3 * time.Hour)
+	e.say(alice, "/traffic box1 20GB out")
+	e.now = t0.Add(4 * time.Hour)
+	e.say(alice, "/release box1")
+	traffic := func(t *testing.T, want string) {
+		t.Helper()
+		st := e.statement(alice)
+		if len(st.Rentals) != 1 || st.Rentals[0].Traffic.String() != want {
+			t.Fatalf("traffic = %+v, want %s", st.Rentals, want)
+		}
+	}
+	traffic(t, "15.00")
+	contains(t, e.say(alice, "/traffic box1 price=0.8/GB at 12:00"), "✓", "box1", "¥0.80", "12:00")
+	traffic(t, "21.00")
+	contains(t, e.say(alice, "/traffic box1 price=0.8/GB free=5GB at 12:00"), "✗")
+	contains(t, e.say(alice, "/traffic box1 price=0.8/GB at 09:00"), "✗", "before box1 started")
+	traffic(t, "21.00")
+	contains(t, e.say(alice, "/undo"), "undone", "traffic price", "box1")
+	traffic(t, "15.00")
+	e.say(alice, "/settings lang=zh")
+	contains(t, e.say(alice, "/traffic box1 price=0.8/GB at 09:00"), "✗", "早于 box1 的开始时间")
+}

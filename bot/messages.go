@@ -134,6 +134,9 @@ var messages = chat.Catalog{
 	"traffic_priced": {
 		"✓ <b>%[1]s</b> traffic costs %[2]s/GB (%[4]s), %[3]sGB free per month",
 		"✓ <b>%[1]s</b> 流量 %[2]s/GB（%[4]s），每月免费 %[3]sGB"},
+	"traffic_priced_from": {
+		"✓ <b>%[1]s</b> traffic costs %[2]s/GB from %[3]s (the old price before)",
+		"✓ <b>%[1]s</b> 流量从 %[3]s 起改为 %[2]s/GB（之前按原价）"},
 	"traffic_free_profile": {
 		"%[2]sGB free a month from %[1]s's profile; free=0 for none",
 		"每月免费 %[2]sGB 取自 %[1]s 的默认配置；没有免费额度请写 free=0"},
