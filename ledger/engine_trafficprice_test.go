@@ -1,6 +1,9 @@
 package ledger
 
 import (
+	"math/big"
+	"math/rand/v2"
+	"sort"
 	"testing"
 	"time"
 )
@@ -41,5 +44,68 @@ func TestStatementAsOf_TrafficPriceChange(t *testing.T) {
 			money(t, st.Rentals[0].Traffic, tt.want)
 			money(t, st.Total(CNY).Traffic, tt.want)
 		})
+	}
+}
+
+// TestProperty_TrafficPriceChangesMatchReference: random usage over a few
+// months with random price changes costs exactly what a plain walk says:
+// per calendar month, in time order, the GiB above the allowance not yet
+// used up, each at the price in force at its usage, summed as exact
+// rationals and rounded once.
+func TestProperty_TrafficPriceChangesMatchReference(t *testing.T) {
+	rng := rand.New(rand.NewPCG(19, 23))
+	prices := []string{"0", "0.5", "0.8", "0.09", "1.234"}
+	frees := []string{"0", "5", "100", "0.5"}
+	for i := range 300 {
+		span := time.Duration(1+rng.Int64N(90)) * day
+		r := newRental("r", PerSecond, "0", UnitHour, CNY, ev(EventStart, 0))
+		r.Traffic = TrafficTerms{Priced: true, PricePerGB: MustDecimal(prices[rng.IntN(len(prices))]),
+			FreeGB: MustDecimal(frees[rng.IntN(len(frees))]), Direction: []Direction{Out, In, Both}[rng.IntN(3)]}
+		for range rng.IntN(12) {
+			r.TrafficUsage = append(r.TrafficUsage, TrafficUsage{
+				At:    off(time.Duration(rng.Int64N(int64(span)))).Truncate(time.Second),
+				Bytes: rng.Int64N(200 << 30), Direction: []Direction{Out, In}[rng.IntN(2)],
+			})
+		}
+		sort.SliceStable(r.TrafficUsage, func(a, b int) bool { return r.TrafficUsage[a].At.Before(r.TrafficUsage[b].At) })
+		for range rng.IntN(4) {
+			r.TrafficPrices = append(r.TrafficPrices, TrafficPrice{
+				At: off(time.Duration(rng.Int64N(int64(span)))).Truncate(time.Second), PricePerGB: MustDecimal(prices[rng.IntN(len(prices))]),
+			})
+		}
+		sort.SliceStable(r.TrafficPrices, func(a, b int) bool { return r.TrafficPrices[a].At.Before(r.TrafficPrices[b].At) })
+		asOf := off(time.Duration(rng.Int64N(int64(span + span/4)))).Truncate(time.Second)
+
+		want := new(big.Rat)
+		left := map[string]*big.Rat{} // free GiB left per month
+		for _, u := range r.TrafficUsage {
+			if !u.At.Before(asOf) || r.Traffic.Direction != Both && u.Direction != r.Traffic.Direction {
+				continue
+			}
+			month := u.At.UTC().Format("2006-01")
+			if left[month] == nil {
+				left[month] = r.Traffic.FreeGB.Rat()
+			}
+			gib := new(big.Rat).SetFrac(big.NewInt(u.Bytes), big.NewInt(1<<30))
+			free := left[month]
+			if gib.Cmp(free) <= 0 {
+				free.Sub(free, gib)
+				continue
+			}
+			gib.Sub(gib, free)
+			free.SetInt64(0)
+			price := r.Traffic.PricePerGB
+			for _, p := range r.TrafficPrices {
+				if !p.At.After(u.At) {
+					price = p.PricePerGB
+				}
+			}
+			want.Add(want, gib.Mul(gib, price.Rat()))
+		}
+		st := StatementAsOf(bookOf(r), asOf)
+		if got, w := st.Rentals[0].Traffic, Round(want, CNY); got != w {
+			t.Fatalf("case %d: traffic %s, reference %s (terms %+v, usage %+v, prices %+v, as of %s)",
+				i, got, w, r.Traffic, r.TrafficUsage, r.TrafficPrices, asOf)
+		}
 	}
 }

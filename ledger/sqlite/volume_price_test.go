@@ -162,10 +162,11 @@ func TestDB_SetVolumePriceAt_LifeEnds(t *testing.T) {
 	}
 }
 
-// TestOpen_V9VolumeKeepsItsBill builds a database as the previous schema
-// version (009) left it, with a priced volume that has a stopped rate on
-// a rental stopped part-way, and checks that after Open's migration the
-// volume bills exactly what it did, has no price changes, and takes one.
+// TestOpen_V9VolumeKeepsItsBill builds a database as the schema version
+// before the price changes (009) left it, with a priced volume that has a
+// stopped rate on a rental stopped part-way and priced traffic, and checks
+// that after Open's migrations (010, 011) the volume and the traffic bill
+// exactly what they did, have no price changes, and the volume takes one.
 func TestOpen_V9VolumeKeepsItsBill(t *testing.T) {
 	ctx := context.Background()
 	path := filepath.Join(t.TempDir(), "v9.db")
@@ -191,8 +192,9 @@ func TestOpen_V9VolumeKeepsItsBill(t *testing.T) {
 			VALUES (1, 'en', 'UTC', 1320, 1800000000000, 600000000000, -1, -1, 43200000000000, 1790000000)`,
 		`INSERT INTO actions (id, user_id, kind, name, at, undoable, rental_id) VALUES (1, 1, 'rent', 'box1', 1790000000, 1, 1)`,
 		`INSERT INTO rentals (id, user_id, action_id, name, platform, gpu, gpu_count, mode, priced, price, price_unit,
-			currency, min_s, step_s, floor, lease_ns, created_at)
-			VALUES (1, 1, 1, 'box1', 'runpod', 'RTX 4090', 1, 'per-second', 1, '0', 'hour', 'CNY', 0, 0, '0', 0, 1790000000)`,
+			currency, min_s, step_s, floor, lease_ns, traffic_priced, traffic_price_per_gb, traffic_free_gb, traffic_direction, created_at)
+			VALUES (1, 1, 1, 'box1', 'runpod', 'RTX 4090', 1, 'per-second', 1, '0', 'hour', 'CNY', 0, 0, '0', 0, 1, '0.5', '5', 'out', 1790000000)`,
+		`INSERT INTO traffic_usage (rental_id, action_id, at, bytes, direction) VALUES (1, 1, ?1 + 3600, 32212254720, 'out')`,
 		`INSERT INTO rental_events (rental_id, action_id, kind, at) VALUES (1, 1, 'start', ?1), (1, 1, 'stop', ?1 + 864000)`,
 		`INSERT INTO actions (id, user_id, kind, name, at, undoable, volume_id) VALUES (2, 1, 'storage', 'data1', 1790000000, 1, 1)`,
 		`INSERT INTO volumes (id, user_id, action_id, name, rental_id, platform, currency, priced, price, price_unit, free_gb,
@@ -216,6 +218,14 @@ func TestOpen_V9VolumeKeepsItsBill(t *testing.T) {
 	// 10 days running × 150 GB × 0.0066 + 20 days stopped × 150 GB × 0.0132.
 	if got := storageAt(t, db, t0); got != "49.50" {
 		t.Fatalf("storage after migration = %s, want 49.50", got)
+	}
+	// 30 GiB out, 5 free, at 0.5: the traffic terms (011) carry over too.
+	b, err := db.Book(ctx, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := ledger.StatementAsOf(b, t0).Total(ledger.CNY).Traffic.String(); got != "12.50" || len(b.Rentals[0].TrafficPrices) != 0 {
+		t.Fatalf("traffic after migration = %s (changes %v), want 12.50 and none", got, b.Rentals[0].TrafficPrices)
 	}
 	v, err := db.Volume(ctx, 1, "data1")
 	if err != nil || len(v.Prices) != 0 || !v.HasStoppedPrice || v.StoppedPrice.String() != "0.0132" {
