@@ -394,12 +394,28 @@ func (r *Rental) stateAt(t time.Time) State {
 
 // trafficMeter meters a rental's traffic in the charged direction: per
 // calendar month of the user's zone, the GiB above the free allowance,
-// each at the price in force when it was used.
+// each at the price in force when it was used. Usage is grouped in blocks
+// (a month, cut again at each price change) so that big-number work is
+// done once per block, not per usage.
 type trafficMeter struct {
-	at    []int64   // usage instants, sorted
-	pre   []big.Int // pre[i]: Σ over usage before i of its excess × its price, over denom
-	denom *big.Int  // 10^scale(free) × 10^MaxDecimalScale × 2^30
-	all   []int64   // instants of all usage in any direction, sorted (unpriced lines)
+	at         []int64 // usage instants, sorted
+	cum        []int64 // bytes in the same month up to and including usage i
+	block      []int   // index into blocks of usage i
+	blocks     []trafficBlock
+	scale      *big.Int // 10^scale(free)
+	freeScaled *big.Int // free × 2^30 × scale
+	denom      *big.Int // scale × 10^MaxDecimalScale × 2^30
+	all        []int64  // instants of all usage in any direction, sorted (unpriced lines)
+}
+
+// trafficBlock is a run of usage in one month at one price: startEx is
+// the month's excess (bytes × scale above the allowance) before it, price
+// its price × 10^MaxDecimalScale, and pre the charge of all earlier
+// blocks over denom.
+type trafficBlock struct {
+	startEx *big.Int
+	price   *big.Int
+	pre     *big.Int
 }
 
 func chargedDirection(t TrafficTerms) Direction {
@@ -430,46 +446,60 @@ func newTrafficMeter(r *Rental, loc *time.Location) *trafficMeter {
 	}
 	slices.Sort(tm.all)
 	slices.SortStableFunc(uses, func(a, b use) int { return cmp.Compare(a.at, b.at) })
-	freeScaled := tm.freeBytesScaled(r.Traffic.FreeGB)
-	scale := big.NewInt(pow10[r.Traffic.FreeGB.scale])
-	tm.denom = new(big.Int).Mul(scale, big.NewInt(pow10[MaxDecimalScale]))
+	tm.freeScaled = tm.freeBytesScaled(r.Traffic.FreeGB)
+	tm.scale = big.NewInt(pow10[r.Traffic.FreeGB.scale])
+	tm.denom = new(big.Int).Mul(tm.scale, big.NewInt(pow10[MaxDecimalScale]))
 	tm.denom.Lsh(tm.denom, 30)
 	tm.at = make([]int64, 0, len(uses))
-	tm.pre = make([]big.Int, 1, len(uses)+1)
+	tm.cum = make([]int64, 0, len(uses))
+	tm.block = make([]int, 0, len(uses))
 	var (
 		monthEnd int64 = math.MinInt64
 		cum      int64 // bytes so far in the month
-		prev     big.Int
-		k        int // the price change in force, + 1
+		k        int   // the price changes in force: r.TrafficPrices[:k]
+		kBlock   = -1  // k of the current block
 	)
 	for _, u := range uses {
-		if u.at >= monthEnd {
-			_, e := MonthRange(time.Unix(u.at, 0), loc)
-			monthEnd, cum = unix(e), 0
-			prev.SetInt64(0)
+		newMonth := u.at >= monthEnd
+		for k < len(r.TrafficPrices) && unix(r.TrafficPrices[k].At) <= u.at {
+			k++
+		}
+		if newMonth || k != kBlock {
+			pre := new(big.Int)
+			if n := len(tm.blocks); n > 0 {
+				last := tm.blocks[n-1]
+				x := tm.excess(cum)
+				x.Sub(x, last.startEx)
+				x.Mul(x, last.price)
+				pre.Add(last.pre, x)
+			}
+			if newMonth {
+				_, e := MonthRange(time.Unix(u.at, 0), loc)
+				monthEnd, cum = unix(e), 0
+			}
+			price := r.Traffic.PricePerGB
+			if k > 0 {
+				price = r.TrafficPrices[k-1].PricePerGB
+			}
+			tm.blocks = append(tm.blocks, trafficBlock{startEx: tm.excess(cum), price: volPrice(price), pre: pre})
+			kBlock = k
 		}
 		if cum > math.MaxInt64-u.bytes {
 			cum = math.MaxInt64
 		} else {
 			cum += u.bytes
 		}
-		for k < len(r.TrafficPrices) && unix(r.TrafficPrices[k].At) <= u.at {
-			k++
-		}
-		price := r.Traffic.PricePerGB
-		if k > 0 {
-			price = r.TrafficPrices[k-1].PricePerGB
-		}
-		ex := excessOf(cum, scale, freeScaled)
-		inc := new(big.Int).Sub(ex, &prev)
-		prev.Set(ex)
-		inc.Mul(inc, volPrice(price))
-		n := len(tm.pre)
-		tm.pre = append(tm.pre, big.Int{})
-		tm.pre[n].Add(&tm.pre[n-1], inc)
 		tm.at = append(tm.at, u.at)
+		tm.cum = append(tm.cum, cum)
+		tm.block = append(tm.block, len(tm.blocks)-1)
 	}
 	return tm
+}
+
+// excess returns the month's excess after bytes: bytes × scale above the
+// allowance, never negative.
+func (tm *trafficMeter) excess(bytes int64) *big.Int {
+	return excessOf(bytes, tm.scale, tm.freeScaled)
 }
 
 // freeBytesScaled returns free GiB × 2^30 × 10^scale(free): an integer.
@@ -494,7 +524,12 @@ func (tm *trafficMeter) chargeAt(t int64) *big.Rat {
 	if j == 0 {
 		return new(big.Rat)
 	}
-	return new(big.Rat).SetFrac(new(big.Int).Set(&tm.pre[j]), tm.denom)
+	b := tm.blocks[tm.block[j-1]]
+	n := tm.excess(tm.cum[j-1])
+	n.Sub(n, b.startEx)
+	n.Mul(n, b.price)
+	n.Add(n, b.pre)
+	return new(big.Rat).SetFrac(n, tm.denom)
 }
 
 // usedIn reports whether any usage (any direction) was recorded in [a, b).
