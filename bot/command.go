@@ -130,7 +130,10 @@ type StorageCreateCmd struct {
 	Volume string
 	SizeGB ledger.Decimal
 	Price  *StoragePrice // nil: unpriced
-	FreeGB ledger.Decimal
+	// Stopped is stopped=, the rate in Price's unit while the rental is
+	// stopped or released; nil: Price in every state (or the profile's).
+	Stopped *ledger.Decimal
+	FreeGB  ledger.Decimal
 	// FreeSet says free= was written, so free=0 means no free quota
 	// rather than the platform's.
 	FreeSet  bool
@@ -146,12 +149,16 @@ type StorageResizeCmd struct {
 	At     time.Time
 }
 
-// StorageSetPriceCmd sets or corrects an existing volume's price for its
-// whole life: /storage VOLUME price=PRICE (no size).
+// StorageSetPriceCmd sets or corrects an existing volume's price:
+// /storage VOLUME price=PRICE [at TIME] (no size). Without a time it
+// corrects the price from the volume's creation.
 type StorageSetPriceCmd struct {
 	Volume string
 	Price  StoragePrice
-	At     time.Time // refused if set: a volume has one price from its creation
+	// Stopped is stopped=, the rate in Price's unit while the rental is
+	// stopped or released; nil: Price in every state.
+	Stopped *ledger.Decimal
+	At      time.Time // the price applies from then on; zero: from the creation
 }
 
 // Kind returns KindStorage: /storage's help covers it.
@@ -172,6 +179,9 @@ type TrafficTermsCmd struct {
 	FreeGB     ledger.Decimal
 	FreeSet    bool             // free= was written: no allowance from the platform's profile
 	Direction  ledger.Direction // "" means the platform's, else out
+	// At, when set, changes only the price, from then on (at TIME):
+	// FreeGB and Direction are then unset.
+	At time.Time
 }
 
 // TrafficUsageCmd records traffic by hand: /traffic NAME AMOUNT [out|in] [at TIME].

@@ -330,6 +330,9 @@ func (r *req) storageCreate(c StorageCreateCmd) error {
 	}
 	if c.Price != nil {
 		v.Priced, v.Price, v.PriceUnit, v.Currency = true, c.Price.Amount, c.Price.Unit, c.Price.Currency
+		if c.Stopped != nil {
+			v.HasStoppedPrice, v.StoppedPrice = true, *c.Stopped
+		}
 	}
 	platform := c.Platform
 	if c.Rental != "" {
@@ -363,10 +366,7 @@ func (r *req) storageCreate(c StorageCreateCmd) error {
 	}
 	price := "UNPRICED"
 	if created.Priced {
-		price = view.FormatStoragePrice(created.Price, created.PriceUnit, created.Currency, r.lang)
-		if created.HasStoppedPrice {
-			price += r.t("volume_price_stopped", view.FormatStoragePrice(created.StoppedPrice, created.PriceUnit, created.Currency, r.lang))
-		}
+		price = r.storagePriceText(created.Price, created.StoppedPrice, created.HasStoppedPrice, created.PriceUnit, created.Currency)
 	}
 	text := r.t("volume_created", created.Name, created.SizeGB().String(), price, created.FreeGB.String(), r.when(created.Events[0].At))
 	if created.RentalName != "" {
@@ -379,20 +379,51 @@ func (r *req) storageCreate(c StorageCreateCmd) error {
 	return r.send(r.plain(text))
 }
 
-// storagePrice sets or corrects an existing volume's price, for its whole
-// life: a volume has one price, so one written later applies from its
-// creation, and /undo restores the old one.
+// storagePrice sets or corrects an existing volume's price: with at, the
+// terms change from that time on (the old price bills before it); without,
+// the price from its creation is corrected (up to its first later change).
+// /undo restores the old terms.
 func (r *req) storagePrice(c StorageSetPriceCmd) error {
 	if !c.At.IsZero() {
-		return ledger.Errorf(ledger.EINVALID, "a volume has one price for its whole life: /storage %s price=%s sets it from the volume's creation (leave out at)", c.Volume, c.Price.Amount)
+		p := ledger.VolumePrice{At: c.At, Price: c.Price.Amount, PriceUnit: c.Price.Unit}
+		if c.Stopped != nil {
+			p.HasStoppedPrice, p.StoppedPrice = true, *c.Stopped
+		}
+		got, err := r.c.store.SetVolumePriceAt(r.ctx, r.act(), c.Volume, c.Price.Currency, p)
+		if err != nil {
+			return err
+		}
+		price := r.storagePriceText(p.Price, p.StoppedPrice, p.HasStoppedPrice, p.PriceUnit, got.Currency)
+		text := r.t("volume_priced_from", got.Name, price, r.when(c.At))
+		if before := got.PriceAt(c.At.Add(-time.Second)); before.HasStoppedPrice && !p.HasStoppedPrice {
+			text += r.t("volume_price_one_rate")
+		}
+		return r.send(r.plain(text))
 	}
 	set := ledger.Volume{Priced: true, Price: c.Price.Amount, PriceUnit: c.Price.Unit, Currency: c.Price.Currency}
+	if c.Stopped != nil {
+		set.HasStoppedPrice, set.StoppedPrice = true, *c.Stopped
+	}
 	got, err := r.c.store.SetVolumePrice(r.ctx, r.act(), c.Volume, set)
 	if err != nil {
 		return err
 	}
-	price := view.FormatStoragePrice(got.Price, got.PriceUnit, got.Currency, r.lang)
-	return r.send(r.plain(r.t("volume_priced", got.Name, price, r.when(got.Events[0].At))))
+	price := r.storagePriceText(got.Price, got.StoppedPrice, got.HasStoppedPrice, got.PriceUnit, got.Currency)
+	text := r.t("volume_priced", got.Name, price, r.when(got.Events[0].At))
+	if len(got.Prices) > 0 {
+		text += r.t("volume_priced_until", r.when(got.Prices[0].At))
+	}
+	return r.send(r.plain(text))
+}
+
+// storagePriceText writes a storage price, with its stopped rate if it
+// has one.
+func (r *req) storagePriceText(price, stopped ledger.Decimal, hasStopped bool, unit ledger.StorageUnit, cur ledger.Currency) string {
+	text := view.FormatStoragePrice(price, unit, cur, r.lang)
+	if hasStopped {
+		text += r.t("volume_price_stopped", view.FormatStoragePrice(stopped, unit, cur, r.lang))
+	}
+	return text
 }
 
 func (r *req) volumeEvent(name string, ev ledger.VolumeEvent) error {
@@ -407,7 +438,8 @@ func (r *req) volumeEvent(name string, ev ledger.VolumeEvent) error {
 }
 
 // trafficTerms sets a rental's traffic price, released or not: the
-// traffic bill often comes after the release.
+// traffic bill often comes after the release. With at, only the price
+// changes, from that time on.
 func (r *req) trafficTerms(c TrafficTermsCmd) error {
 	x, err := r.named(c.Name)
 	if err != nil {
@@ -415,6 +447,13 @@ func (r *req) trafficTerms(c TrafficTermsCmd) error {
 	}
 	if err := sameCurrency(c.Currency, x.Currency, x.Name); err != nil {
 		return err
+	}
+	if !c.At.IsZero() {
+		x, err = r.c.store.SetTrafficPriceAt(r.ctx, r.act(), c.Name, c.Currency, ledger.TrafficPrice{At: c.At, PricePerGB: c.PricePerGB})
+		if err != nil {
+			return err
+		}
+		return r.send(r.plain(r.t("traffic_priced_from", x.Name, view.FormatAmount(c.PricePerGB, x.Currency), r.when(c.At))))
 	}
 	terms := ledger.TrafficTerms{Priced: true, PricePerGB: c.PricePerGB, FreeGB: c.FreeGB, Direction: c.Direction}
 	// The rental's platform gives the free allowance (AWS's 100 GB a

@@ -63,7 +63,12 @@ func TestCore_CorrectPastTerms(t *testing.T) {
 		if len(st.Volumes) != 1 || !st.Volumes[0].Priced || st.Volumes[0].Charge.String() != "1.00" {
 			t.Fatalf("volumes = %+v", st.Volumes)
 		}
-		contains(t, e.say(alice, "/storage sd1 price=0.01/GB/day at 12:00"), "✗", "whole life")
+		// From a time on: 12 h at 0.01, then 12 h at 0.02, over 100 GB.
+		contains(t, e.say(alice, "/storage sd1 price=0.02/GB/day at 22:00"), "✓", "sd1", "¥0.02", "22:00")
+		if st := e.statement(alice); st.Volumes[0].Charge.String() != "1.50" {
+			t.Fatalf("after a change at 22:00: %+v", st.Volumes[0])
+		}
+		contains(t, e.say(alice, "/undo"), "undone", "volume price", "sd1")
 		contains(t, e.say(alice, "/undo"), "undone", "volume price", "sd1")
 		if st := e.statement(alice); st.Volumes[0].Priced {
 			t.Fatalf("undo left the volume priced: %+v", st.Volumes[0])

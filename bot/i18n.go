@@ -142,6 +142,9 @@ var catalog = chat.Catalog{
 	"bad_storage_price": {
 		"storage price %[1]s is not a price per GB: write it like 0.0066/GB/day or 0.1元/GB/月",
 		"存储价格 %[1]s 看不懂：请写成 0.0066元/GB/天 或 0.1/GB/month"},
+	"stopped_unit": {
+		"%[1]s must be in the price's unit (%[2]s), or a bare amount, e.g. stopped=0.20",
+		"%[1]s 必须和价格用同一单位（%[2]s），或只写金额，比如 stopped=0.20"},
 	"bad_traffic_price": {
 		"traffic price %[1]s is not a price per GB: write it like 0.8/GB or $0.01/GB",
 		"流量价格 %[1]s 看不懂：请写成 0.8元/GB 或 $0.01/GB"},

@@ -119,12 +119,24 @@ var messages = chat.Catalog{
 	"volume_priced": {
 		"✓ volume <b>%[1]s</b> costs %[2]s from its creation (%[3]s)",
 		"✓ 存储盘 <b>%[1]s</b> 价格改为 %[2]s，从创建时（%[3]s）起计"},
+	"volume_priced_until": {
+		", until %[1]s, when its next price starts",
+		"，到 %[1]s 为止（之后按下一个价格计）"},
+	"volume_priced_from": {
+		"✓ volume <b>%[1]s</b> costs %[2]s from %[3]s (the old price before)",
+		"✓ 存储盘 <b>%[1]s</b> 从 %[3]s 起价格改为 %[2]s（之前按原价）"},
+	"volume_price_one_rate": {
+		"; from then on one rate whether its rental runs or not (its stopped rate ends there)",
+		"；此后不论机器是否运行都按这一价格（关机价到此为止）"},
 	"volume_deleted": {
 		"✓ volume <b>%[1]s</b> deleted %[2]s: it no longer bills",
 		"✓ 存储盘 <b>%[1]s</b> 已删除 %[2]s，不再计费"},
 	"traffic_priced": {
 		"✓ <b>%[1]s</b> traffic costs %[2]s/GB (%[4]s), %[3]sGB free per month",
 		"✓ <b>%[1]s</b> 流量 %[2]s/GB（%[4]s），每月免费 %[3]sGB"},
+	"traffic_priced_from": {
+		"✓ <b>%[1]s</b> traffic costs %[2]s/GB from %[3]s (the old price before)",
+		"✓ <b>%[1]s</b> 流量从 %[3]s 起改为 %[2]s/GB（之前按原价）"},
 	"traffic_free_profile": {
 		"%[2]sGB free a month from %[1]s's profile; free=0 for none",
 		"每月免费 %[2]sGB 取自 %[1]s 的默认配置；没有免费额度请写 free=0"},

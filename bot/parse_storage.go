@@ -14,7 +14,7 @@ var (
 )
 
 func (p *parser) storage(toks []string) (Command, error) {
-	allowed := []string{"name", "size", "price", "free", "rental", "platform", "at"}
+	allowed := []string{"name", "size", "price", "stopped", "free", "rental", "platform", "at"}
 	if err := p.split(toks, allowed, true); err != nil {
 		return nil, err
 	}
@@ -81,7 +81,7 @@ func (p *parser) storage(toks []string) (Command, error) {
 		if sizeSrc != "" || prcSrc != "" {
 			return nil, p.err("unexpected", quote(sizeSrc+prcSrc), "storage delete")
 		}
-		if err := onlyFor("delete", "free", "rental", "platform"); err != nil {
+		if err := onlyFor("delete", "free", "rental", "platform", "stopped"); err != nil {
 			return nil, err
 		}
 		return StorageDeleteCmd{Volume: vol, At: p.at}, nil
@@ -89,7 +89,7 @@ func (p *parser) storage(toks []string) (Command, error) {
 		if prcSrc != "" {
 			return nil, p.err("unexpected", quote(prcSrc), "storage resize")
 		}
-		if err := onlyFor("resize", "free", "rental", "platform"); err != nil {
+		if err := onlyFor("resize", "free", "rental", "platform", "stopped"); err != nil {
 			return nil, err
 		}
 		d, err := size()
@@ -110,7 +110,16 @@ func (p *parser) storage(toks []string) (Command, error) {
 		if sp.Amount.Sign() < 0 {
 			return nil, p.err("price_negative", quote(prcSrc))
 		}
-		return StorageSetPriceCmd{Volume: vol, Price: sp, At: p.at}, nil
+		stopped, err := p.stoppedRate(sp)
+		if err != nil {
+			return nil, err
+		}
+		return StorageSetPriceCmd{Volume: vol, Price: sp, Stopped: stopped, At: p.at}, nil
+	}
+	if prcSrc == "" {
+		if err := onlyFor("without a price", "stopped"); err != nil {
+			return nil, err
+		}
 	}
 	c := StorageCreateCmd{Volume: vol, At: p.at}
 	if c.SizeGB, err = size(); err != nil {
@@ -125,6 +134,9 @@ func (p *parser) storage(toks []string) (Command, error) {
 			return nil, p.err("price_negative", quote(prcSrc))
 		}
 		c.Price = &sp
+		if c.Stopped, err = p.stoppedRate(sp); err != nil {
+			return nil, err
+		}
 	}
 	if v, ok := p.kv["free"]; ok {
 		d, ok := parseSize(v)
@@ -156,4 +168,38 @@ func (p *parser) storage(toks []string) (Command, error) {
 		c.Platform = pl
 	}
 	return c, nil
+}
+
+// storageUnitText writes a storage unit as the user types it.
+var storageUnitText = map[ledger.StorageUnit]string{
+	ledger.PerGBHour: "/GB/h", ledger.PerGBDay: "/GB/day", ledger.PerGBMonth: "/GB/month",
+}
+
+// stoppedRate reads stopped=PRICE, the rate while the volume's rental is
+// stopped or released, in price's unit and currency: a bare amount takes
+// them, one written with a unit must use price's (the ledger keeps both
+// rates in one unit). nil when stopped= is not given.
+func (p *parser) stoppedRate(price StoragePrice) (*ledger.Decimal, error) {
+	v, ok := p.kv["stopped"]
+	if !ok {
+		return nil, nil
+	}
+	sp, ok := parseStoragePrice(v)
+	if !ok {
+		a, isAmount := parseAmount(v)
+		if !isAmount {
+			return nil, p.err("bad_storage_price", quote(v))
+		}
+		sp = StoragePrice{Amount: a.Value, Unit: price.Unit, Currency: a.Currency}
+	}
+	if sp.Unit != price.Unit {
+		return nil, p.err("stopped_unit", quote("stopped="+v), storageUnitText[price.Unit])
+	}
+	if sp.Currency != "" && price.Currency != "" && sp.Currency != price.Currency {
+		return nil, p.err("currency_conflict", string(sp.Currency), string(price.Currency))
+	}
+	if sp.Amount.Sign() < 0 {
+		return nil, p.err("price_negative", quote(v))
+	}
+	return &sp.Amount, nil
 }

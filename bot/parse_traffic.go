@@ -74,15 +74,23 @@ func (p *parser) traffic(toks []string) (Command, error) {
 		if amtSrc != "" {
 			return nil, p.err("unexpected", quote(amtSrc), string(p.kind))
 		}
-		if p.atSrc != "" {
-			return nil, p.err("unexpected", quote(p.atSrc), string(p.kind))
-		}
 		amt, cur, ok := parseTrafficPrice(prcSrc)
 		if !ok {
 			return nil, p.err("bad_traffic_price", quote(prcSrc))
 		}
 		if amt.Sign() < 0 {
 			return nil, p.err("price_negative", quote(prcSrc))
+		}
+		if p.atSrc != "" {
+			// From a time on only the price changes: the allowance and the
+			// charged direction are the rental's terms.
+			if v, ok := p.kv["free"]; ok {
+				return nil, p.err("unexpected", quote("free="+v), string(p.kind)+" price= at")
+			}
+			if dirSrc != "" {
+				return nil, p.err("unexpected", quote(dirSrc), string(p.kind)+" price= at")
+			}
+			return TrafficTermsCmd{Name: n, PricePerGB: amt, Currency: cur, At: p.at}, nil
 		}
 		t := TrafficTermsCmd{Name: n, PricePerGB: amt, Currency: cur, Direction: dir}
 		if v, ok := p.kv["free"]; ok {

@@ -139,6 +139,41 @@ type TrafficTerms struct {
 	Direction  Direction // which direction is charged; default Out
 }
 
+// TrafficPrice is a rental's traffic price per GB from At on, until the
+// next change.
+type TrafficPrice struct {
+	ID         int64
+	At         time.Time
+	PricePerGB Decimal
+}
+
+// CheckTrafficPriceAt reports whether p may be recorded as a change of
+// r's traffic price at p.At, now being the store's clock: r's traffic
+// must be priced (the price from the start comes first), and p.At must
+// lie from r's start on and not in the future. A released rental takes a
+// change too: its traffic bill often comes later.
+func (r *Rental) CheckTrafficPriceAt(p TrafficPrice, now time.Time) error {
+	if p.At.IsZero() {
+		return Errorc(EINVALID, "no_time")
+	}
+	if len(r.Events) == 0 {
+		return Errorc(EINVALID, "not_started", r.Name)
+	}
+	if !r.Traffic.Priced {
+		return Errorc(EINVALID, "traffic_price_unpriced", r.Name)
+	}
+	if start := r.StartedAt(); p.At.Before(start) {
+		return Errorc(EINVALID, "traffic_price_before_start", p.At, r.Name, start)
+	}
+	if p.At.After(now.Add(volumePriceSlack)) {
+		return Errorc(EINVALID, "volume_price_future", p.At, now)
+	}
+	if p.PricePerGB.Sign() < 0 {
+		return Errorc(EINVALID, "price_negative", p.PricePerGB)
+	}
+	return nil
+}
+
 // TrafficUsage is bytes moved, recorded by hand or reported by the agent.
 type TrafficUsage struct {
 	ID        int64
@@ -173,6 +208,11 @@ type Rental struct {
 	Traffic      TrafficTerms   // zero value: traffic unpriced
 	TrafficUsage []TrafficUsage // in order of At
 	Idle         []Interval     // idle periods the agent saw, in order, non-overlapping
+
+	// TrafficPrices are later changes of Traffic's price per GB, in time
+	// order: traffic used from a change's At on is billed at its price.
+	// The allowance and the charged direction stay Traffic's.
+	TrafficPrices []TrafficPrice
 
 	CreatedAt time.Time
 }
@@ -478,7 +518,85 @@ type Volume struct {
 	HasStoppedPrice bool
 	FreeGB          Decimal       // size not billed
 	Events          []VolumeEvent // in order; Events[0] is the create
-	CreatedAt       time.Time
+	// Prices are the later changes of the price terms, in time order (a
+	// change recorded later comes after one at the same time): a platform
+	// changed its storage price, or the volume moved to another tier.
+	// Price, PriceUnit and the stopped price above apply from creation
+	// until the first of them.
+	Prices    []VolumePrice
+	CreatedAt time.Time
+}
+
+// VolumePrice is a volume's price terms from At on, until the next
+// change. The stopped rate changes with it: a tier or tariff change sets
+// both rates, so a change without HasStoppedPrice bills Price in every
+// state.
+type VolumePrice struct {
+	ID              int64
+	At              time.Time
+	Price           Decimal // per GB per PriceUnit
+	PriceUnit       StorageUnit
+	StoppedPrice    Decimal
+	HasStoppedPrice bool
+}
+
+// volumePriceSlack is how far past now a price change may lie: clocks
+// differ, and the parser accepts as much.
+const volumePriceSlack = 5 * time.Minute
+
+// CheckPriceAt reports whether p may be recorded as a change of v's price
+// terms at p.At, now being the store's clock: v must have a price (the
+// terms from creation come first), and p.At must lie inside v's life,
+// after its creation, before its deletion and not in the future.
+func (v *Volume) CheckPriceAt(p VolumePrice, now time.Time) error {
+	if p.At.IsZero() {
+		return Errorc(EINVALID, "no_time")
+	}
+	if len(v.Events) == 0 {
+		return Errorc(EINVALID, "no_volume", v.Name)
+	}
+	if !v.Priced {
+		return Errorc(EINVALID, "volume_price_unpriced", v.Name)
+	}
+	if created := v.Events[0].At; p.At.Before(created) {
+		return Errorc(EINVALID, "volume_price_before_create", p.At, v.Name, created)
+	}
+	if end, deleted := v.Deleted(); deleted && !p.At.Before(end) {
+		return Errorc(EINVALID, "volume_price_after_delete", p.At, v.Name, end)
+	}
+	if p.At.After(now.Add(volumePriceSlack)) {
+		return Errorc(EINVALID, "volume_price_future", p.At, now)
+	}
+	if p.PriceUnit.Seconds() == 0 {
+		return Errorc(EINVALID, "bad_storage_unit", p.PriceUnit)
+	}
+	if p.Price.Sign() < 0 {
+		return Errorc(EINVALID, "storage_negative", p.Price)
+	}
+	if p.HasStoppedPrice && p.StoppedPrice.Sign() < 0 {
+		return Errorc(EINVALID, "stopped_negative", p.StoppedPrice)
+	}
+	return nil
+}
+
+// PriceAt returns the price terms in force at t: the last change at or
+// before t, or else the terms from creation (ID 0, At the creation).
+func (v *Volume) PriceAt(t time.Time) VolumePrice {
+	for i := len(v.Prices) - 1; i >= 0; i-- {
+		if !v.Prices[i].At.After(t) {
+			return v.Prices[i]
+		}
+	}
+	return v.firstPrice()
+}
+
+// firstPrice returns the terms from v's creation.
+func (v *Volume) firstPrice() VolumePrice {
+	p := VolumePrice{Price: v.Price, PriceUnit: v.PriceUnit, StoppedPrice: v.StoppedPrice, HasStoppedPrice: v.HasStoppedPrice}
+	if len(v.Events) > 0 {
+		p.At = v.Events[0].At
+	}
+	return p
 }
 
 // Deleted returns the deletion time and true if the volume was deleted.

@@ -275,7 +275,7 @@ func (e *engine) rentalAt(m *rentalMeter, t int64) rentalPoint {
 		}
 	}
 	if m.traffic != nil && r.Traffic.Priced {
-		p.traffic = Round(m.traffic.chargeAt(t, r.Traffic), r.Currency)
+		p.traffic = Round(m.traffic.chargeAt(t), r.Currency)
 	}
 	return p
 }

@@ -393,13 +393,29 @@ func (r *Rental) stateAt(t time.Time) State {
 }
 
 // trafficMeter meters a rental's traffic in the charged direction: per
-// calendar month of the user's zone, the GiB above the free allowance.
+// calendar month of the user's zone, the GiB above the free allowance,
+// each at the price in force when it was used. Usage is grouped in blocks
+// (a month, cut again at each price change) so that big-number work is
+// done once per block, not per usage.
 type trafficMeter struct {
-	at     []int64   // usage instants, sorted
-	cum    []int64   // bytes in the same month up to and including usage i
-	month  []int     // index into excess of usage i's month
-	excess []big.Int // excess[m]: Σ over months before m of max(0, bytes·10^fs − free·10^fs·2^30)
-	all    []int64   // instants of all usage in any direction, sorted (unpriced lines)
+	at         []int64 // usage instants, sorted
+	cum        []int64 // bytes in the same month up to and including usage i
+	block      []int   // index into blocks of usage i
+	blocks     []trafficBlock
+	scale      *big.Int // 10^scale(free)
+	freeScaled *big.Int // free × 2^30 × scale
+	denom      *big.Int // scale × 10^MaxDecimalScale × 2^30
+	all        []int64  // instants of all usage in any direction, sorted (unpriced lines)
+}
+
+// trafficBlock is a run of usage in one month at one price: startEx is
+// the month's excess (bytes × scale above the allowance) before it, price
+// its price × 10^MaxDecimalScale, and pre the charge of all earlier
+// blocks over denom.
+type trafficBlock struct {
+	startEx *big.Int
+	price   *big.Int
+	pre     *big.Int
 }
 
 func chargedDirection(t TrafficTerms) Direction {
@@ -430,36 +446,60 @@ func newTrafficMeter(r *Rental, loc *time.Location) *trafficMeter {
 	}
 	slices.Sort(tm.all)
 	slices.SortStableFunc(uses, func(a, b use) int { return cmp.Compare(a.at, b.at) })
+	tm.freeScaled = tm.freeBytesScaled(r.Traffic.FreeGB)
+	tm.scale = big.NewInt(pow10[r.Traffic.FreeGB.scale])
+	tm.denom = new(big.Int).Mul(tm.scale, big.NewInt(pow10[MaxDecimalScale]))
+	tm.denom.Lsh(tm.denom, 30)
 	tm.at = make([]int64, 0, len(uses))
 	tm.cum = make([]int64, 0, len(uses))
-	tm.month = make([]int, 0, len(uses))
-	freeScaled := tm.freeBytesScaled(r.Traffic.FreeGB)
-	scale := big.NewInt(pow10[r.Traffic.FreeGB.scale])
-	var monthEnd int64 = math.MinInt64
-	var total big.Int
-	tm.excess = append(tm.excess, big.Int{})
+	tm.block = make([]int, 0, len(uses))
+	var (
+		monthEnd int64 = math.MinInt64
+		cum      int64 // bytes so far in the month
+		k        int   // the price changes in force: r.TrafficPrices[:k]
+		kBlock   = -1  // k of the current block
+	)
 	for _, u := range uses {
-		if u.at >= monthEnd {
-			if len(tm.cum) > 0 {
-				total.Add(&total, excessOf(tm.cum[len(tm.cum)-1], scale, freeScaled))
-				tm.excess = append(tm.excess, *new(big.Int).Set(&total))
-			}
-			_, e := MonthRange(time.Unix(u.at, 0), loc)
-			monthEnd = unix(e)
-			tm.cum = append(tm.cum, 0)
-		} else {
-			tm.cum = append(tm.cum, tm.cum[len(tm.cum)-1])
+		newMonth := u.at >= monthEnd
+		for k < len(r.TrafficPrices) && unix(r.TrafficPrices[k].At) <= u.at {
+			k++
 		}
-		c := &tm.cum[len(tm.cum)-1]
-		if *c > math.MaxInt64-u.bytes {
-			*c = math.MaxInt64
+		if newMonth || k != kBlock {
+			pre := new(big.Int)
+			if n := len(tm.blocks); n > 0 {
+				last := tm.blocks[n-1]
+				x := tm.excess(cum)
+				x.Sub(x, last.startEx)
+				x.Mul(x, last.price)
+				pre.Add(last.pre, x)
+			}
+			if newMonth {
+				_, e := MonthRange(time.Unix(u.at, 0), loc)
+				monthEnd, cum = unix(e), 0
+			}
+			price := r.Traffic.PricePerGB
+			if k > 0 {
+				price = r.TrafficPrices[k-1].PricePerGB
+			}
+			tm.blocks = append(tm.blocks, trafficBlock{startEx: tm.excess(cum), price: volPrice(price), pre: pre})
+			kBlock = k
+		}
+		if cum > math.MaxInt64-u.bytes {
+			cum = math.MaxInt64
 		} else {
-			*c += u.bytes
+			cum += u.bytes
 		}
 		tm.at = append(tm.at, u.at)
-		tm.month = append(tm.month, len(tm.excess)-1)
+		tm.cum = append(tm.cum, cum)
+		tm.block = append(tm.block, len(tm.blocks)-1)
 	}
 	return tm
+}
+
+// excess returns the month's excess after bytes: bytes × scale above the
+// allowance, never negative.
+func (tm *trafficMeter) excess(bytes int64) *big.Int {
+	return excessOf(bytes, tm.scale, tm.freeScaled)
 }
 
 // freeBytesScaled returns free GiB × 2^30 × 10^scale(free): an integer.
@@ -477,20 +517,19 @@ func excessOf(bytes int64, scale, freeScaled *big.Int) *big.Int {
 	return x
 }
 
-// chargeAt returns the exact traffic charge accrued before t, priced with
-// terms. Usage accrues at its At.
-func (tm *trafficMeter) chargeAt(t int64, terms TrafficTerms) *big.Rat {
+// chargeAt returns the exact traffic charge accrued before t. Usage
+// accrues at its At.
+func (tm *trafficMeter) chargeAt(t int64) *big.Rat {
 	j := sort.Search(len(tm.at), func(i int) bool { return tm.at[i] >= t })
 	if j == 0 {
 		return new(big.Rat)
 	}
-	scale := big.NewInt(pow10[terms.FreeGB.scale])
-	n := excessOf(tm.cum[j-1], scale, tm.freeBytesScaled(terms.FreeGB))
-	n.Add(n, &tm.excess[tm.month[j-1]])
-	n.Mul(n, big.NewInt(terms.PricePerGB.coef))
-	d := new(big.Int).Mul(scale, big.NewInt(pow10[terms.PricePerGB.scale]))
-	d.Lsh(d, 30)
-	return new(big.Rat).SetFrac(n, d)
+	b := tm.blocks[tm.block[j-1]]
+	n := tm.excess(tm.cum[j-1])
+	n.Sub(n, b.startEx)
+	n.Mul(n, b.price)
+	n.Add(n, b.pre)
+	return new(big.Rat).SetFrac(n, tm.denom)
 }
 
 // usedIn reports whether any usage (any direction) was recorded in [a, b).
@@ -500,70 +539,93 @@ func (tm *trafficMeter) usedIn(a, b int64) bool {
 }
 
 // volumeMeter meters one volume: (size − free)⁺ × price × time, from
-// creation to deletion, a new segment at each resize and, for a volume
-// with a stopped price, at each stop, resume and release of its rental.
+// creation to deletion, a new segment at each resize, at each change of
+// its price terms and, for a volume with a stopped price, at each stop,
+// resume and release of its rental.
 type volumeMeter struct {
 	v      *Volume
 	start  int64
 	end    int64 // deletion, or forever
 	segs   []volSeg
-	prices [2]*big.Int   // running, stopped: price × 10^MaxDecimalScale
-	prefix [][2]*big.Int // prefix[i]: Σ billable × seconds over segs[:i], per price
-	denom  *big.Int      // 10^9 (size scale) × 10^MaxDecimalScale × unit seconds
+	prefix []*big.Int // prefix[i]: Σ billable × seconds × rate over segs[:i]
+	denom  *big.Int   // 10^9 (size scale) × 10^MaxDecimalScale × storageUnitLCM
 }
 
-// volSeg is a stretch of a volume's life at one size and one price;
+// volSeg is a stretch of a volume's life at one size and one rate;
 // billable is the size above the free quota in units of 10^-9 GB, and
-// stopped selects the stopped price.
+// rate the price in force (running or stopped) over denom per 10^-9 GB
+// and second.
 type volSeg struct {
 	from, to int64
 	billable int64
-	stopped  int // 0 running price, 1 stopped price
+	rate     *big.Int
 }
+
+// storageUnitLCM is a multiple of every storage unit's seconds (an hour
+// and a day divide the 30-day month), so prices in different units share
+// one denominator.
+const storageUnitLCM = 30 * 86400
 
 // volPrice returns d × 10^MaxDecimalScale.
 func volPrice(d Decimal) *big.Int {
 	return new(big.Int).Mul(big.NewInt(d.coef), big.NewInt(pow10[MaxDecimalScale-int(d.scale)]))
 }
 
+// volRates returns p's running and stopped rates over the meter's
+// denominator.
+func volRates(p VolumePrice) [2]*big.Int {
+	k := big.NewInt(storageUnitLCM / max(p.PriceUnit.Seconds(), 1))
+	run := new(big.Int).Mul(volPrice(p.Price), k)
+	stopped := run
+	if p.HasStoppedPrice {
+		stopped = new(big.Int).Mul(volPrice(p.StoppedPrice), k)
+	}
+	return [2]*big.Int{run, stopped}
+}
+
 // newVolumeMeter meters v; r is its attached rental, or nil. The rental
-// matters only when v has a stopped price.
+// matters only when some of v's price terms have a stopped price.
 func newVolumeMeter(v *Volume, r *Rental) *volumeMeter {
 	vm := &volumeMeter{v: v, end: forever}
-	vm.prices[0] = volPrice(v.Price)
-	vm.prices[1] = vm.prices[0]
-	if v.HasStoppedPrice {
-		vm.prices[1] = volPrice(v.StoppedPrice)
-	}
 	vm.denom = new(big.Int).Mul(big.NewInt(pow10[MaxDecimalScale]), big.NewInt(pow10[MaxDecimalScale]))
-	vm.denom.Mul(vm.denom, big.NewInt(max(v.PriceUnit.Seconds(), 1)))
-	vm.prefix = [][2]*big.Int{{new(big.Int), new(big.Int)}}
+	vm.denom.Mul(vm.denom, big.NewInt(storageUnitLCM))
+	vm.prefix = []*big.Int{new(big.Int)}
 	if len(v.Events) == 0 {
 		return vm
 	}
 	vm.start = unix(v.Events[0].At)
 	free := scaled9(v.FreeGB)
-	// changes merges the volume's events with its rental's state changes,
-	// in time order; a rental change at the same second as a volume event
-	// comes after it.
+	terms := [][2]*big.Int{volRates(v.firstPrice())}
+	hasStopped := v.HasStoppedPrice
+	for _, p := range v.Prices {
+		terms = append(terms, volRates(p))
+		hasStopped = hasStopped || p.HasStoppedPrice
+	}
+	// changes merges the volume's events, its price changes and its
+	// rental's state changes in time order; at the same second a volume
+	// event comes first, then a price change, then a rental change.
 	type change struct {
 		at      int64
+		order   int   // 0 volume event, 1 price change, 2 rental change
 		size    int64 // -1: no size change
 		del     bool
 		stopped int // -1: no state change
+		term    int // -1: no price change, else an index into terms
 	}
 	var cs []change
 	for _, ev := range v.Events {
-		c := change{at: unix(ev.At), size: -1, stopped: -1, del: ev.Kind == VolumeDelete}
+		c := change{at: unix(ev.At), size: -1, stopped: -1, term: -1, del: ev.Kind == VolumeDelete}
 		if !c.del {
 			c.size = max(scaled9(ev.SizeGB)-free, 0)
 		}
 		cs = append(cs, c)
 	}
-	if v.HasStoppedPrice && r != nil {
-		var rc []change
+	for i, p := range v.Prices {
+		cs = append(cs, change{at: unix(p.At), order: 1, size: -1, stopped: -1, term: i + 1})
+	}
+	if hasStopped && r != nil {
 		for _, ev := range r.Events {
-			c := change{at: unix(ev.At), size: -1, stopped: -1}
+			c := change{at: unix(ev.At), order: 2, size: -1, stopped: -1, term: -1}
 			switch ev.Kind {
 			case EventStart, EventResume:
 				c.stopped = 0
@@ -572,29 +634,26 @@ func newVolumeMeter(v *Volume, r *Rental) *volumeMeter {
 			default:
 				continue
 			}
-			rc = append(rc, c)
+			cs = append(cs, c)
 		}
-		merged := make([]change, 0, len(cs)+len(rc))
-		i, j := 0, 0
-		for i < len(cs) || j < len(rc) {
-			if j == len(rc) || i < len(cs) && cs[i].at <= rc[j].at {
-				merged = append(merged, cs[i])
-				i++
-			} else {
-				merged = append(merged, rc[j])
-				j++
-			}
-		}
-		cs = merged
 	}
+	sort.SliceStable(cs, func(i, j int) bool {
+		if cs[i].at != cs[j].at {
+			return cs[i].at < cs[j].at
+		}
+		return cs[i].order < cs[j].order
+	})
 	var billable int64
-	stopped, created := 0, false
+	stopped, term, created := 0, 0, false
 	for _, c := range cs {
 		if c.stopped >= 0 {
 			if c.stopped == stopped {
 				continue
 			}
 			stopped = c.stopped
+		}
+		if c.term >= 0 {
+			term = c.term
 		}
 		if c.size >= 0 {
 			billable, created = c.size, true
@@ -609,12 +668,13 @@ func newVolumeMeter(v *Volume, r *Rental) *volumeMeter {
 			vm.end = c.at
 			break
 		}
-		vm.segs = append(vm.segs, volSeg{from: c.at, to: forever, billable: billable, stopped: stopped})
+		vm.segs = append(vm.segs, volSeg{from: c.at, to: forever, billable: billable, rate: terms[term][stopped]})
 	}
 	for i, s := range vm.segs {
-		p := [2]*big.Int{new(big.Int).Set(vm.prefix[i][0]), new(big.Int).Set(vm.prefix[i][1])}
+		p := new(big.Int).Set(vm.prefix[i])
 		if s.to != forever {
-			p[s.stopped].Add(p[s.stopped], new(big.Int).Mul(big.NewInt(s.billable), big.NewInt(s.to-s.from)))
+			x := new(big.Int).Mul(s.rate, big.NewInt(s.billable))
+			p.Add(p, x.Mul(x, big.NewInt(s.to-s.from)))
 		}
 		vm.prefix = append(vm.prefix, p)
 	}
@@ -631,10 +691,9 @@ func (vm *volumeMeter) chargeAt(t int64) *big.Rat {
 		return new(big.Rat)
 	}
 	s := vm.segs[j-1]
-	gbs := [2]*big.Int{new(big.Int).Set(vm.prefix[j-1][0]), new(big.Int).Set(vm.prefix[j-1][1])}
-	gbs[s.stopped].Add(gbs[s.stopped], new(big.Int).Mul(big.NewInt(s.billable), big.NewInt(min(t, s.to)-s.from)))
-	n := new(big.Int).Mul(gbs[0], vm.prices[0])
-	n.Add(n, new(big.Int).Mul(gbs[1], vm.prices[1]))
+	n := new(big.Int).Mul(s.rate, big.NewInt(s.billable))
+	n.Mul(n, big.NewInt(min(t, s.to)-s.from))
+	n.Add(n, vm.prefix[j-1])
 	return new(big.Rat).SetFrac(n, vm.denom)
 }
 
@@ -643,7 +702,7 @@ func (vm *volumeMeter) chargeAt(t int64) *big.Rat {
 func (vm *volumeMeter) ratePerSecond(t int64) *big.Rat {
 	for _, s := range vm.segs {
 		if s.from <= t && t < s.to {
-			n := new(big.Int).Mul(big.NewInt(s.billable), vm.prices[s.stopped])
+			n := new(big.Int).Mul(big.NewInt(s.billable), s.rate)
 			return new(big.Rat).SetFrac(n, vm.denom)
 		}
 	}

@@ -175,6 +175,14 @@ var errorTexts = map[string]string{
 	"budget_not_positive":      "budget %[1]v is not positive: use e.g. /budget 500/month",
 	"budget_no_currency":       "budget %[1]v has no currency, e.g. /budget ¥500/month",
 	"budget_twice":             "two budgets in %[1]v: a currency has one budget",
+
+	// A volume's price changed part-way (Volume.CheckPriceAt).
+	"volume_price_unpriced":      "volume %[1]v has no price yet: price it from its creation first, e.g. /storage %[1]v price=0.0066/GB/day",
+	"volume_price_before_create": "price at %[1]v is before volume %[2]v was created (%[3]v)",
+	"volume_price_after_delete":  "price at %[1]v is not before volume %[2]v was deleted (%[3]v): give a time while it existed",
+	"volume_price_future":        "price at %[1]v is in the future (now %[2]v): give the time the price changed",
+	"traffic_price_unpriced":     "%[1]v has no traffic price yet: set it first, e.g. /traffic %[1]v price=0.8/GB",
+	"traffic_price_before_start": "traffic price at %[1]v is before %[2]v started (%[3]v)",
 }
 
 // ErrorCode returns the code of the first *Error in err's chain, EINTERNAL

@@ -7,6 +7,7 @@ import (
 	"io"
 	"sort"
 	"strconv"
+	"strings"
 	"time"
 )
 
@@ -75,6 +76,18 @@ type exportVolume struct {
 	CreatedAt    string   `json:"created_at"`
 	DeletedAt    *string  `json:"deleted_at"`
 	Charge       string   `json:"charge"`
+	// PriceChanges are the later changes of the price terms up to as_of,
+	// in order, only for volumes that have any: Price, PriceUnit and
+	// StoppedPrice above stay the terms from creation.
+	PriceChanges []exportVolumePrice `json:"price_changes,omitempty"`
+}
+
+// exportVolumePrice is a volume's price terms from At on.
+type exportVolumePrice struct {
+	At           string      `json:"at"`
+	Price        string      `json:"price"`
+	PriceUnit    StorageUnit `json:"price_unit"`
+	StoppedPrice *string     `json:"stopped_price,omitempty"`
 }
 
 type exportTotals struct {
@@ -159,6 +172,16 @@ func buildExport(b *Book, asOf time.Time) exportDoc {
 		if at, ok := v.Deleted(); ok && !at.After(asOf) {
 			ev.DeletedAt = ptr(ts(at))
 		}
+		for _, p := range v.Prices {
+			if p.At.After(asOf) {
+				break
+			}
+			ep := exportVolumePrice{At: ts(p.At), Price: p.Price.String(), PriceUnit: p.PriceUnit}
+			if p.HasStoppedPrice {
+				ep.StoppedPrice = ptr(p.StoppedPrice.String())
+			}
+			ev.PriceChanges = append(ev.PriceChanges, ep)
+		}
 		doc.Volumes = append(doc.Volumes, ev)
 	}
 	for c, t := range st.Totals {
@@ -199,7 +222,7 @@ var ExportCSVColumns = []string{
 	"state", "started_at", "released_at", "running_seconds", "billed_seconds", "idle_seconds",
 	"size_gb", "free_gb", "created_at", "deleted_at",
 	"compute", "storage", "traffic", "other", "total", "charge", "unpriced",
-	"balance", "runs_out_at", "as_of", "stopped_price",
+	"balance", "runs_out_at", "as_of", "stopped_price", "price_changes",
 }
 
 // WriteExportCSV writes the same rows as WriteExportJSON as CSV with one
@@ -246,7 +269,7 @@ func WriteExportCSV(w io.Writer, b *Book, asOf time.Time) error {
 		if err := row("record", "volume", "name", v.Name, "rental", opt(v.Rental), "size_gb", v.SizeGB,
 			"free_gb", v.FreeGB, "price", opt(v.Price), "price_unit", string(v.PriceUnit),
 			"currency", string(v.Currency), "created_at", v.CreatedAt, "deleted_at", opt(v.DeletedAt),
-			"charge", v.Charge, "stopped_price", opt(v.StoppedPrice)); err != nil {
+			"charge", v.Charge, "stopped_price", opt(v.StoppedPrice), "price_changes", csvPriceChanges(v.PriceChanges)); err != nil {
 			return fmt.Errorf("ledger: export csv: %w", err)
 		}
 	}
@@ -279,4 +302,19 @@ func WriteExportCSV(w io.Writer, b *Book, asOf time.Time) error {
 		return fmt.Errorf("ledger: export csv: %w", err)
 	}
 	return nil
+}
+
+// csvPriceChanges writes a volume's price changes in one cell, "AT PRICE
+// UNIT" each, with " stopped=PRICE" when the change has a stopped rate,
+// separated by "; ".
+func csvPriceChanges(ps []exportVolumePrice) string {
+	parts := make([]string, 0, len(ps))
+	for _, p := range ps {
+		c := p.At + " " + p.Price + " " + string(p.PriceUnit)
+		if p.StoppedPrice != nil {
+			c += " stopped=" + *p.StoppedPrice
+		}
+		parts = append(parts, c)
+	}
+	return strings.Join(parts, "; ")
 }

@@ -275,3 +275,77 @@ func TestExport_StoppedPrice(t *testing.T) {
 		}
 	}
 }
+
+// TestExport_PriceChanges: a volume's price changes up to as_of are
+// listed after its first terms in both formats (its price fields keep
+// the terms from creation), its charge bills each stretch at its price,
+// and a volume without changes has no price_changes key at all.
+func TestExport_PriceChanges(t *testing.T) {
+	v := volume("vol", "100", "0", "0.01", PerGBDay, CNY)
+	v.Prices = []VolumePrice{
+		{At: off(15 * day), Price: MustDecimal("0.02"), PriceUnit: PerGBDay},
+		{At: off(20 * day), Price: MustDecimal("0.9"), PriceUnit: PerGBMonth, HasStoppedPrice: true, StoppedPrice: MustDecimal("1.2")},
+		{At: off(40 * day), Price: MustDecimal("5"), PriceUnit: PerGBDay}, // after as_of: not shown
+	}
+	plain := volume("net", "100", "0", "0.07", PerGBDay, CNY)
+	plain.ID = 2
+	b := bookOf()
+	b.Volumes = []*Volume{v, plain}
+	var js, cs bytes.Buffer
+	if err := WriteExportJSON(&js, b, off(30*day)); err != nil {
+		t.Fatal(err)
+	}
+	var doc struct {
+		Volumes []map[string]any `json:"volumes"`
+	}
+	if err := json.Unmarshal(js.Bytes(), &doc); err != nil {
+		t.Fatal(err)
+	}
+	for _, ev := range doc.Volumes {
+		pc, has := ev["price_changes"]
+		switch ev["name"] {
+		case "vol":
+			// 15 × 100 × 0.01 + 5 × 100 × 0.02 + 10 × 100 × 0.9/30.
+			if ev["price"] != "0.01" || ev["price_unit"] != "gb_day" || ev["charge"] != "55.00" {
+				t.Errorf("vol: price %v %v charge %v, want 0.01 gb_day 55.00", ev["price"], ev["price_unit"], ev["charge"])
+			}
+			got, _ := json.Marshal(pc)
+			want := `[{"at":"2026-11-16T00:00:00Z","price":"0.02","price_unit":"gb_day"},` +
+				`{"at":"2026-11-21T00:00:00Z","price":"0.9","price_unit":"gb_month","stopped_price":"1.2"}]`
+			if string(got) != want {
+				t.Errorf("vol: price_changes\n%s\nwant\n%s", got, want)
+			}
+		case "net":
+			if has {
+				t.Errorf("net: price_changes %v, want none", pc)
+			}
+		}
+	}
+	if err := WriteExportCSV(&cs, b, off(30*day)); err != nil {
+		t.Fatal(err)
+	}
+	rows, err := csv.NewReader(&cs).ReadAll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	col := -1
+	for i, h := range rows[0] {
+		if h == "price_changes" {
+			col = i
+		}
+	}
+	if col != len(rows[0])-1 {
+		t.Fatalf("price_changes is not the last column of %v", rows[0])
+	}
+	for _, row := range rows[1:] {
+		if row[0] != "volume" {
+			continue
+		}
+		want := map[string]string{
+			"vol": "2026-11-16T00:00:00Z 0.02 gb_day; 2026-11-21T00:00:00Z 0.9 gb_month stopped=1.2", "net": "",
+		}[row[1]]
+		if row[col] != want {
+			t.Errorf("CSV %s price_changes %q, want %q", row[1], row[col], want)
+		}
+	}
+}

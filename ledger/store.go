@@ -86,15 +86,21 @@ type Store interface {
 	// SetPriceAt records a price change at a past time inside the life of
 	// a rental, released or not (Rental.CheckPriceAt), to correct a rate.
 	SetPriceAt(ctx context.Context, a Action, name string, ev Event) (*Rental, error)
+	// SetTrafficPriceAt changes a rental's traffic price per GB from p.At
+	// on (Rental.CheckTrafficPriceAt), released or not (undoable).
+	SetTrafficPriceAt(ctx context.Context, a Action, name string, currency Currency, p TrafficPrice) (*Rental, error)
 	// AddTraffic records traffic usage for a rental.
 	AddTraffic(ctx context.Context, a Action, name string, u TrafficUsage) (*Rental, error)
 
 	// CreateVolume stores a new volume whose Events hold exactly its
 	// creation; v.RentalName, if set, names the rental it is attached to.
 	CreateVolume(ctx context.Context, a Action, v Volume) (*Volume, error)
-	// SetVolumePrice sets or corrects a volume's price terms for its whole
-	// life (undoable).
+	// SetVolumePrice sets or corrects a volume's price terms from its
+	// creation (until its first later change, if any; undoable).
 	SetVolumePrice(ctx context.Context, a Action, name string, p Volume) (*Volume, error)
+	// SetVolumePriceAt changes a volume's price terms from p.At on, inside
+	// its life (Volume.CheckPriceAt), in its currency (undoable).
+	SetVolumePriceAt(ctx context.Context, a Action, name string, currency Currency, p VolumePrice) (*Volume, error)
 	// AppendVolumeEvent resizes or deletes the user's live volume called name.
 	AppendVolumeEvent(ctx context.Context, a Action, name string, ev VolumeEvent) (*Volume, error)
 

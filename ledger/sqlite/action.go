@@ -99,7 +99,7 @@ func (db *DB) MarkHandled(ctx context.Context, a ledger.Action) error {
 // them, children before parents, so deleting in this order never breaks a
 // foreign key.
 var undoTables = []string{
-	"volume_events", "volumes", "charges", "traffic_usage", "rental_events",
+	"volume_events", "volume_prices", "volumes", "charges", "traffic_usage", "traffic_prices", "rental_events",
 	"topups", "balances", "rentals",
 }
 
@@ -160,10 +160,20 @@ func (db *DB) Undo(ctx context.Context, a ledger.Action) (ledger.UndoResult, err
 				return err
 			}
 		case ledger.ActionTraffic:
+			// A change from a time on (SetTrafficPriceAt) is only its row,
+			// deleted above; SetTraffic kept the old terms.
+			if !prev.Valid {
+				break
+			}
 			if err := restoreTraffic(ctx, tx, rentalID.Int64, prev.String); err != nil {
 				return err
 			}
 		case ledger.ActionStoragePrice:
+			// A change from a time on (SetVolumePriceAt) is only its row,
+			// deleted above; a correction of the first price kept the old one.
+			if !prev.Valid {
+				break
+			}
 			if err := restoreVolumePrice(ctx, tx, volumeID.Int64, prev.String); err != nil {
 				return err
 			}

@@ -150,6 +150,35 @@ func loadRentals(ctx context.Context, q querier, where string, args ...any) ([]*
 		return nil, fmt.Errorf("sqlite: load traffic usage: %w", err)
 	}
 
+	rows, err = q.QueryContext(ctx, `SELECT rental_id, id, at, price_per_gb FROM traffic_prices
+		WHERE rental_id IN (`+sub+`) ORDER BY rental_id, at, id`, args...)
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: load traffic prices: %w", err)
+	}
+	for rows.Next() {
+		var (
+			rid, at int64
+			p       ledger.TrafficPrice
+			price   string
+		)
+		if err := rows.Scan(&rid, &p.ID, &at, &price); err != nil {
+			rows.Close()
+			return nil, fmt.Errorf("sqlite: load traffic prices: %w", err)
+		}
+		p.At = fromUnix(at)
+		if p.PricePerGB, err = dec(price, "traffic_prices.price_per_gb"); err != nil {
+			rows.Close()
+			return nil, err
+		}
+		if r := byID[rid]; r != nil {
+			r.TrafficPrices = append(r.TrafficPrices, p)
+		}
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("sqlite: load traffic prices: %w", err)
+	}
+
 	rows, err = q.QueryContext(ctx, `SELECT rental_id, from_at, to_at FROM idle_intervals
 		WHERE rental_id IN (`+sub+`) ORDER BY rental_id, from_at, id`, args...)
 	if err != nil {
@@ -528,6 +557,58 @@ func restoreTraffic(ctx context.Context, tx querier, rentalID int64, prev string
 	}
 	t := ledger.TrafficTerms(p)
 	return writeTraffic(ctx, tx, rentalID, t)
+}
+
+// SetTrafficPriceAt records a change of the traffic price per GB of the
+// user's rental called name (the unreleased one, or else the latest
+// released one: the traffic bill often comes later) from p.At on
+// (truncated to seconds): traffic used before it is billed at the old
+// price, from it on at p's, until a later change. The allowance and the
+// charged direction stay the rental's. currency, if set, must be the
+// rental's. Undo removes the change. Errors: EINVALID
+// (Rental.CheckTrafficPriceAt's: before the start, in the future, unpriced
+// traffic, a negative price; currency_mismatch), ENOTFOUND, EDUPLICATE.
+func (db *DB) SetTrafficPriceAt(ctx context.Context, a ledger.Action, name string, currency ledger.Currency, p ledger.TrafficPrice) (*ledger.Rental, error) {
+	p.At, p.ID = sec(p.At), 0
+	var out *ledger.Rental
+	err := db.withWrite(ctx, func(tx *wtx) error {
+		j, err := db.beginAction(ctx, tx, a, ledger.ActionTraffic, name, true, true)
+		if err != nil {
+			return err
+		}
+		r, err := findRental(ctx, tx, j.userID, name)
+		if err != nil {
+			return err
+		}
+		if currency != "" && currency != r.Currency {
+			return ledger.Errorc(ledger.EINVALID, "currency_mismatch", r.Name, r.Currency, currency)
+		}
+		if err := r.CheckTrafficPriceAt(p, j.at); err != nil {
+			return err
+		}
+		res, err := tx.ExecContext(ctx, `INSERT INTO traffic_prices (rental_id, action_id, at, price_per_gb) VALUES (?, ?, ?, ?)`,
+			r.ID, j.id, unix(p.At), p.PricePerGB.String())
+		if err != nil {
+			return fmt.Errorf("sqlite: record traffic price: %w", err)
+		}
+		if p.ID, err = res.LastInsertId(); err != nil {
+			return fmt.Errorf("sqlite: record traffic price: %w", err)
+		}
+		if err := j.target(ctx, tx, r.ID, 0, nil); err != nil {
+			return err
+		}
+		i := len(r.TrafficPrices)
+		for i > 0 && r.TrafficPrices[i-1].At.After(p.At) {
+			i--
+		}
+		r.TrafficPrices = append(r.TrafficPrices[:i], append([]ledger.TrafficPrice{p}, r.TrafficPrices[i:]...)...)
+		out = r
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
 }
 
 // AddTraffic records traffic usage for the user's rental called name (the

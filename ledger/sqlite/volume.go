@@ -94,7 +94,50 @@ func loadVolumes(ctx context.Context, q querier, where string, args ...any) ([]*
 	if err := rows.Err(); err != nil {
 		return nil, fmt.Errorf("sqlite: load volume events: %w", err)
 	}
+	rows.Close()
+	if err := loadVolumePrices(ctx, q, byID, where, args...); err != nil {
+		return nil, err
+	}
 	return out, nil
+}
+
+// loadVolumePrices appends to the volumes in byID their price changes,
+// in time order and, at the same time, in the order they were recorded.
+func loadVolumePrices(ctx context.Context, q querier, byID map[int64]*ledger.Volume, where string, args ...any) error {
+	rows, err := q.QueryContext(ctx, `SELECT volume_id, id, at, price, price_unit, stopped_price FROM volume_prices
+		WHERE volume_id IN (SELECT v.id FROM volumes v WHERE `+where+`) ORDER BY volume_id, at, id`, args...)
+	if err != nil {
+		return fmt.Errorf("sqlite: load volume prices: %w", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var (
+			vid, at      int64
+			p            ledger.VolumePrice
+			price, unit  string
+			stoppedPrice sql.NullString
+		)
+		if err := rows.Scan(&vid, &p.ID, &at, &price, &unit, &stoppedPrice); err != nil {
+			return fmt.Errorf("sqlite: load volume prices: %w", err)
+		}
+		p.At, p.PriceUnit = fromUnix(at), ledger.StorageUnit(unit)
+		if p.Price, err = dec(price, "volume_prices.price"); err != nil {
+			return err
+		}
+		if stoppedPrice.Valid {
+			p.HasStoppedPrice = true
+			if p.StoppedPrice, err = dec(stoppedPrice.String, "volume_prices.stopped_price"); err != nil {
+				return err
+			}
+		}
+		if v := byID[vid]; v != nil {
+			v.Prices = append(v.Prices, p)
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return fmt.Errorf("sqlite: load volume prices: %w", err)
+	}
+	return nil
 }
 
 // findVolume returns the user's volume called name: the live one, or else
@@ -321,11 +364,11 @@ func restoreVolumePrice(ctx context.Context, tx querier, volumeID int64, prev st
 // SetVolumePrice sets or corrects the price terms of the user's volume
 // called name (the live one, or else the latest deleted one: the bill
 // often comes later) from p's Priced, Price, PriceUnit, Currency and
-// stopped price; its other fields are ignored. A volume has one price for
-// its whole life, so the new terms apply from its creation. The previous
-// terms are journaled for Undo. Errors: EINVALID (Volume.Validate's
-// messages, a currency other than an attached rental's), ENOTFOUND,
-// EDUPLICATE.
+// stopped price; its other fields are ignored. The new terms apply from
+// the volume's creation until its first later change (SetVolumePriceAt),
+// or for its whole life if it has none. The previous terms are journaled
+// for Undo. Errors: EINVALID (Volume.Validate's messages, a currency
+// other than an attached rental's), ENOTFOUND, EDUPLICATE.
 func (db *DB) SetVolumePrice(ctx context.Context, a ledger.Action, name string, p ledger.Volume) (*ledger.Volume, error) {
 	var out *ledger.Volume
 	err := db.withWrite(ctx, func(tx *wtx) error {
@@ -337,26 +380,89 @@ func (db *DB) SetVolumePrice(ctx context.Context, a ledger.Action, name string, 
 		if err != nil {
 			return err
 		}
-		next := *v
-		next.Priced, next.Price, next.PriceUnit = p.Priced, p.Price, p.PriceUnit
-		next.StoppedPrice, next.HasStoppedPrice = p.StoppedPrice, p.HasStoppedPrice
-		if p.Currency != "" && p.Currency != v.Currency {
-			if v.RentalID != 0 {
-				return ledger.Errorf(ledger.EINVALID, "volume %s is billed in %s with its rental, not %s: give the price in %s",
-					name, v.Currency, p.Currency, v.Currency)
-			}
-			next.Currency = p.Currency
+		out, err = setFirstVolumePrice(ctx, tx, j, v, p)
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// setFirstVolumePrice replaces v's terms from its creation with p's,
+// journaling the old ones on j for Undo.
+func setFirstVolumePrice(ctx context.Context, tx querier, j journal, v *ledger.Volume, p ledger.Volume) (*ledger.Volume, error) {
+	next := *v
+	next.Priced, next.Price, next.PriceUnit = p.Priced, p.Price, p.PriceUnit
+	next.StoppedPrice, next.HasStoppedPrice = p.StoppedPrice, p.HasStoppedPrice
+	if p.Currency != "" && p.Currency != v.Currency {
+		if v.RentalID != 0 {
+			return nil, ledger.Errorf(ledger.EINVALID, "volume %s is billed in %s with its rental, not %s: give the price in %s",
+				v.Name, v.Currency, p.Currency, v.Currency)
 		}
-		if err := next.Validate(); err != nil {
+		next.Currency = p.Currency
+	}
+	if err := next.Validate(); err != nil {
+		return nil, err
+	}
+	if err := writeVolumePrice(ctx, tx, v.ID, priceOf(&next)); err != nil {
+		return nil, err
+	}
+	if err := j.target(ctx, tx, 0, v.ID, priceOf(v)); err != nil {
+		return nil, err
+	}
+	return &next, nil
+}
+
+// SetVolumePriceAt records a change of the price terms of the user's
+// volume called name (the live one, or else the latest deleted one) from
+// p.At on (truncated to seconds): the old terms bill before it, p's after,
+// until a later change. A change at the volume's creation corrects its
+// first price, as SetVolumePrice does. currency, if set, must be the
+// volume's: the terms change, the currency does not. Undo removes the
+// change. Errors: EINVALID (Volume.CheckPriceAt's: before the creation,
+// not before the deletion, in the future, an unpriced volume; a bad unit
+// or a negative price; currency_mismatch), ENOTFOUND, EDUPLICATE.
+func (db *DB) SetVolumePriceAt(ctx context.Context, a ledger.Action, name string, currency ledger.Currency, p ledger.VolumePrice) (*ledger.Volume, error) {
+	p.At, p.ID = sec(p.At), 0
+	var out *ledger.Volume
+	err := db.withWrite(ctx, func(tx *wtx) error {
+		j, err := db.beginAction(ctx, tx, a, ledger.ActionStoragePrice, name, true, true)
+		if err != nil {
 			return err
 		}
-		if err := writeVolumePrice(ctx, tx, v.ID, priceOf(&next)); err != nil {
+		v, err := findVolume(ctx, tx, j.userID, name)
+		if err != nil {
 			return err
 		}
-		if err := j.target(ctx, tx, 0, v.ID, priceOf(v)); err != nil {
+		if currency != "" && currency != v.Currency {
+			return ledger.Errorc(ledger.EINVALID, "currency_mismatch", v.Name, v.Currency, currency)
+		}
+		if err := v.CheckPriceAt(p, j.at); err != nil {
 			return err
 		}
-		out = &next
+		if p.At.Equal(v.Events[0].At) {
+			first := ledger.Volume{Priced: true, Price: p.Price, PriceUnit: p.PriceUnit,
+				StoppedPrice: p.StoppedPrice, HasStoppedPrice: p.HasStoppedPrice}
+			out, err = setFirstVolumePrice(ctx, tx, j, v, first)
+			return err
+		}
+		var stopped any
+		if p.HasStoppedPrice {
+			stopped = p.StoppedPrice.String()
+		}
+		if _, err := tx.ExecContext(ctx, `INSERT INTO volume_prices (volume_id, action_id, at, price, price_unit, stopped_price)
+			VALUES (?, ?, ?, ?, ?, ?)`, v.ID, j.id, unix(p.At), p.Price.String(), string(p.PriceUnit), stopped); err != nil {
+			return fmt.Errorf("sqlite: record volume price: %w", err)
+		}
+		if err := j.target(ctx, tx, 0, v.ID, nil); err != nil {
+			return err
+		}
+		vs, err := loadVolumes(ctx, tx, `v.id = ?`, v.ID)
+		if err != nil {
+			return err
+		}
+		out = vs[0]
 		return nil
 	})
 	if err != nil {
