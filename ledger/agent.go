@@ -753,8 +753,10 @@ type PolicyStore interface {
 	// none was set).
 	SetAutoPolicy(ctx context.Context, userID int64, name string, p AutoPolicy) (AutoPolicy, error)
 	AutoPolicy(ctx context.Context, rentalID int64) (AutoPolicy, error)
-	// AddDecision records an automatic decision; Decisions returns a
-	// rental's latest ones, newest first.
+	// AddDecision records an automatic decision, its messages with their
+	// typed arguments (EINVALID for an argument of a type a Message cannot
+	// keep); Decisions returns a rental's latest ones, newest first, each
+	// argument of the type it was written with.
 	AddDecision(ctx context.Context, d Decision) (Decision, error)
 	Decisions(ctx context.Context, rentalID int64, limit int) ([]Decision, error)
 }

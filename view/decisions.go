@@ -34,7 +34,7 @@ var decisionTexts = chat.Catalog{
 	// Evidence: the facts each rested on.
 	"e_warn":           {"idle %[1]v since %[2]v, %[3]v spent idle, policy %[4]v", "自 %[2]v 起空闲 %[1]v，空闲花费 %[3]v，策略：%[4]v"},
 	"e_remind":         {"idle %[1]v, %[2]v spent idle", "空闲 %[1]v，空闲花费 %[2]v"},
-	"e_silent":         {"last heartbeat %[1]v (%[2]v ago); no release is ever taken on silence", "最后一次心跳 %[1]v（%[2]v 前）；失联从不触发释放"},
+	"e_silent":         {"last heartbeat %[1]v (%[2]v ago); no release is ever taken on silence", "最后一次心跳 %[1]v（%[2]v前）；失联从不触发释放"},
 	"e_idle_silent":    {"idle %[1]v until %[2]v, %[3]v spent idle; silence is not counted", "空闲 %[1]v，截至 %[2]v，空闲花费 %[3]v；失联期间不计入"},
 	"e_tap_people":     {"%[1]v connected; a tap is not held", "%[1]v 已连接；手动操作不会暂缓"},
 	"e_until":          {"until %[1]v", "直到 %[1]v"},
@@ -57,7 +57,7 @@ var decisionTexts = chat.Catalog{
 	ledger.AutoGrace:      {"grace period: warned %[1]v, acting not before %[2]v", "宽限期：%[1]v 已提醒，%[2]v 之前不会操作"},
 	ledger.AutoSnoozed:    {"snoozed until %[1]v", "已推迟到 %[1]v"},
 	ledger.AutoKept:       {"the user chose Keep", "用户选择了保留"},
-	ledger.AutoStale:      {"no fresh heartbeat (last %[1]v ago)", "没有最新心跳（上一次在 %[1]v 前）"},
+	ledger.AutoStale:      {"no fresh heartbeat (last %[1]v ago)", "没有最新心跳（上一次在 %[1]v前）"},
 	ledger.AutoJob:        {"the wrapped job is running", "托管的任务正在运行"},
 	ledger.AutoBusy:       {"the host is busy", "主机正忙"},
 	ledger.AutoNotIdle:    {"the host's state is unknown", "无法判断主机是否空闲"},
@@ -66,7 +66,7 @@ var decisionTexts = chat.Catalog{
 	ledger.AutoPeopleHeld: {"someone is connected: %[1]v (wait_for=%[2]v; /autorelease %[3]v %[4]v wait_for=none acts anyway)",
 		"有人连接：%[1]v（wait_for=%[2]v；/autorelease %[3]v %[4]v wait_for=none 则照常执行）"},
 	ledger.AutoEvidence: {"idle %[1]v, warned %[2]v ago, heartbeat %[3]v ago, no job, %[4]v, policy %[5]v after %[6]v",
-		"空闲 %[1]v，%[2]v 前已提醒，心跳在 %[3]v 前，没有任务，%[4]v，策略：%[6]v 后%[5]v"},
+		"空闲 %[1]v，%[2]v前已提醒，心跳在 %[3]v前，没有任务，%[4]v，策略：%[6]v 后%[5]v"},
 	ledger.AutoNobody:        {"nobody reported connected", "没有人连接"},
 	ledger.AutoPeopleIgnored: {"%[1]v connected, not waited for (wait_for=%[2]v)", "%[1]v 已连接，不等待（wait_for=%[2]v）"},
 }

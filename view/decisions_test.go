@@ -43,12 +43,12 @@ func TestDecisionText_AutoDecide(t *testing.T) {
 		en, zh string
 	}{
 		{"Evidence", nil, "idle 1h30m, warned 40m ago, heartbeat 20s ago, no job, nobody reported connected, policy stop after 30m",
-			"空闲 1小时30分，40分钟 前已提醒，心跳在 20秒 前，没有任务，没有人连接，策略：30分钟 后关机"},
+			"空闲 1小时30分，40分钟前已提醒，心跳在 20秒前，没有任务，没有人连接，策略：30分钟 后关机"},
 		{"Grace", func(in *ledger.AutoInput) { in.WarnedAt = now.Add(-29 * time.Minute) },
 			"grace period: warned 19:31, acting not before 20:01", "宽限期：19:31 已提醒，20:01 之前不会操作"},
 		{"Snoozed", func(in *ledger.AutoInput) { in.SnoozeUntil = now.Add(time.Minute) }, "snoozed until 20:01", "已推迟到 20:01"},
 		{"Stale", func(in *ledger.AutoInput) { in.Agent.LastSeen = now.Add(-3 * time.Minute) },
-			"no fresh heartbeat (last 3m ago)", "没有最新心跳（上一次在 3分钟 前）"},
+			"no fresh heartbeat (last 3m ago)", "没有最新心跳（上一次在 3分钟前）"},
 		{"PeopleHeld", func(in *ledger.AutoInput) {
 			in.Agent.Sessions = []ledger.Session{{Kind: ledger.SessionSSH, Client: "1.2.3.4", User: "root"}, {Kind: ledger.SessionJupyter, Client: "local"}}
 		}, "someone is connected: 1 SSH session (root from 1.2.3.4), 1 Jupyter client (wait_for=ssh,jupyter,vscode; /autorelease box1 stop wait_for=none acts anyway)",
