@@ -15,8 +15,9 @@ import (
 // Args hold only the types MarshalJSON knows, so that a stored message
 // reads back with each argument of the type it was written with (a time
 // stays a time, a duration a duration): string, int, int64, bool,
-// time.Time, time.Duration, Money, AutoAction, OrderState, CardKind,
-// WaitFor, []Session and Message (a nested phrase, rendered first).
+// time.Time, time.Duration, Money, Decimal, State, EventKind, AutoAction,
+// OrderState, CardKind, WaitFor, []Session and Message (a nested phrase,
+// rendered first).
 // The zero Message (no Key) is "no message".
 type Message struct {
 	Key  string
@@ -76,6 +77,12 @@ func (m Message) MarshalJSON() ([]byte, error) {
 			t, v = "dur", int64(x)
 		case Money:
 			t, v = "money", moneyJSON{x.Currency, x.Minor}
+		case Decimal:
+			t, v = "decimal", x.String()
+		case State:
+			t, v = "state", string(x)
+		case EventKind:
+			t, v = "event", string(x)
 		case AutoAction:
 			t, v = "action", string(x)
 		case OrderState:
@@ -138,10 +145,16 @@ func (m *Message) UnmarshalJSON(b []byte) error {
 			var x moneyJSON
 			err = json.Unmarshal(a.V, &x)
 			v = Money{Currency: x.Currency, Minor: x.Minor}
-		case "action", "order_state", "card", "wait_for":
+		case "decimal":
+			var s string
+			if err = json.Unmarshal(a.V, &s); err == nil {
+				v, err = ParseDecimal(s)
+			}
+		case "state", "event", "action", "order_state", "card", "wait_for":
 			var s string
 			err = json.Unmarshal(a.V, &s)
-			v = map[string]any{"action": AutoAction(s), "order_state": OrderState(s), "card": CardKind(s), "wait_for": WaitFor(s)}[a.T]
+			v = map[string]any{"state": State(s), "event": EventKind(s), "action": AutoAction(s), "order_state": OrderState(s),
+				"card": CardKind(s), "wait_for": WaitFor(s)}[a.T]
 		case "sessions":
 			var ss []Session
 			err = json.Unmarshal(a.V, &ss)

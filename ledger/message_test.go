@@ -15,7 +15,7 @@ func TestMessage_JSON(t *testing.T) {
 	at := time.Date(2026, 11, 2, 2, 5, 7, 0, time.FixedZone("CST", 8*3600))
 	m := Msg("k", "box1", 3, int64(4), true, at, 41*time.Minute, Money{Currency: CNY, Minor: 110},
 		AutoStop, OrderRefused, CardIdle, WaitFor("ssh"), []Session{{Kind: SessionSSH, Client: "1.2.3.4", User: "root"}},
-		Msg("inner", 12*time.Second, at))
+		Msg("inner", 12*time.Second, at), MustDecimal("1.88"), Stopped, EventRelease)
 	b, err := json.Marshal(m)
 	if err != nil {
 		t.Fatal(err)

@@ -368,7 +368,7 @@ func (s *Scheduler) autoOrder(ctx context.Context, u *ledger.User, r *ledger.Ren
 		return nil
 	}
 	if err != nil {
-		s.decide(ctx, u, r, ledger.DecisionHold, ledger.Msg("d_not_ordered", ledger.AutoAction(action)), ledger.Msg("e_text", ledger.ErrorMessage(err)))
+		s.decide(ctx, u, r, ledger.DecisionHold, ledger.Msg("d_not_ordered", ledger.AutoAction(action)), view.ErrorEvidence(err))
 		return err
 	}
 	s.decide(ctx, u, r, ledger.DecisionOrder, ledger.Msg("d_ordered", ledger.AutoAction(action), o.ID), evidence)

@@ -1,6 +1,7 @@
 package view
 
 import (
+	"errors"
 	"time"
 
 	"github.com/gpuledger/gpuledger/chat"
@@ -46,6 +47,7 @@ var decisionTexts = chat.Catalog{
 	"e_both":           {"%[1]v; %[2]v", "%[1]v；%[2]v"},
 	"e_reported_after": {"the agent reported at %[1]v after the release at %[2]v", "代理在 %[2]v 释放之后仍于 %[1]v 上报"},
 	OutcomeKey:         {"%[1]v", "%[1]v"}, // OutcomeText of the outcome and message
+	LedgerErrorKey:     {"%[1]v", "%[1]v"}, // a ledger error, from the ledger errors' catalog
 	"e_text":           {"%[1]v", "%[1]v"}, // a text with no key (a store error), as it is
 
 	// The reasons ledger.AutoDecide gives, and its evidence.
@@ -99,6 +101,21 @@ var cardWords = map[ledger.CardKind][2]string{
 // OutcomeText as the order card words them.
 const OutcomeKey = "e_outcome"
 
+// LedgerErrorKey is the evidence of a refusal: its arguments are a
+// ledger error's key and then that error's arguments, worded from the
+// ledger errors' catalog as LedgerMessage words them.
+const LedgerErrorKey = "e_error"
+
+// ErrorEvidence is the decision-log message for err: LedgerErrorKey for a
+// keyed ledger error, else the error's user text as it is.
+func ErrorEvidence(err error) ledger.Message {
+	var le *ledger.Error
+	if errors.As(err, &le) && le.Key != "" {
+		return ledger.Msg(LedgerErrorKey, append([]any{le.Key}, le.Args...)...)
+	}
+	return ledger.Msg("e_text", ledger.ErrorMessage(err))
+}
+
 // DecisionText renders a decision-log message in lang, with its times in
 // loc relative to now (the moment /why is read) in the bot's usual format.
 // ok is false for a message the catalog does not hold (none, or a key of
@@ -114,12 +131,27 @@ func DecisionText(m ledger.Message, lang string, loc *time.Location, now time.Ti
 			}
 		}
 	}
+	if key, _ := firstString(m.Args); m.Key == LedgerErrorKey {
+		if _, ok := ledgerErrors[key]; !ok {
+			return "", false
+		}
+		return ledgerErrors.Text(lang, key, renderArgs(m.Args[1:], lang, loc, now)...), true
+	}
 	if m.Key == OutcomeKey && len(m.Args) == 2 {
 		outcome, _ := m.Args[0].(string)
 		message, _ := m.Args[1].(string)
 		return OutcomeText(lang, outcome, message), true
 	}
 	return decisionTexts.Text(lang, m.Key, renderArgs(m.Args, lang, loc, now)...), true
+}
+
+// firstString returns args[0] if it is a string.
+func firstString(args []any) (string, bool) {
+	if len(args) == 0 {
+		return "", false
+	}
+	s, ok := args[0].(string)
+	return s, ok
 }
 
 // DecisionCatalog returns the decision log's catalog, for its tests.

@@ -95,3 +95,23 @@ func TestDecisionText_Unknown(t *testing.T) {
 		}
 	}
 }
+
+// TestDecisionText_LedgerError: a refusal recorded in the log reads in the
+// reader's language, from the ledger errors' catalog; an error without a
+// key shows its text.
+func TestDecisionText_LedgerError(t *testing.T) {
+	m := view.ErrorEvidence(ledger.Errorc(ledger.ENOTFOUND, "no_agent_reported", "box1"))
+	if got, ok := view.DecisionText(m, chat.LangZH, time.UTC, time.Time{}); !ok || got != "box1 没有代理上报：请在平台上释放，然后发送 /release box1" {
+		t.Errorf("zh: %q %v", got, ok)
+	}
+	if got, ok := view.DecisionText(m, chat.LangEN, time.UTC, time.Time{}); !ok || !strings.HasPrefix(got, "no agent has reported for box1") {
+		t.Errorf("en: %q %v", got, ok)
+	}
+	m = view.ErrorEvidence(ledger.Errorf(ledger.EINVALID, "unknown order action %q", "x"))
+	if got, ok := view.DecisionText(m, chat.LangZH, time.UTC, time.Time{}); !ok || got != `unknown order action "x"` {
+		t.Errorf("unkeyed: %q %v", got, ok)
+	}
+	if _, ok := view.DecisionText(ledger.Msg(view.LedgerErrorKey, "no_such_key"), chat.LangZH, time.UTC, time.Time{}); ok {
+		t.Error("an unknown ledger key was rendered")
+	}
+}
