@@ -374,7 +374,8 @@ type GPUDiff struct {
 // IsZero reports whether the agent's GPUs agree with the rental.
 func (d GPUDiff) IsZero() bool { return d == GPUDiff{} }
 
-// String is the difference in English, for logs and the decision log.
+// String is the difference in English, for logs; the decision log keeps
+// the facts as message arguments and words them when /why is read.
 func (d GPUDiff) String() string {
 	var parts []string
 	if d.SeenModel != "" {
