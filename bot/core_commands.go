@@ -887,12 +887,23 @@ func (r *req) why(c WhyCmd) error {
 	}
 	sb.WriteString(r.t("why_head", c.Name))
 	for _, d := range ds {
-		sb.WriteString("\n" + chat.Escape(r.when(d.At)) + " · " + chat.Escape(d.Summary))
-		if d.Evidence != "" {
-			sb.WriteString("\n   <i>" + chat.Escape(d.Evidence) + "</i>")
+		summary, evidence := r.decisionText(d.SummaryMsg, d.Summary), r.decisionText(d.EvidenceMsg, d.Evidence)
+		sb.WriteString("\n" + chat.Escape(r.when(d.At)) + " · " + chat.Escape(summary))
+		if evidence != "" {
+			sb.WriteString("\n   <i>" + chat.Escape(evidence) + "</i>")
 		}
 	}
 	return r.answer(r.plain(sb.String()))
+}
+
+// decisionText is a decision-log message in the reader's language, with
+// its times in their zone now; a decision recorded without one (before
+// messages were kept) shows its stored English text as it is.
+func (r *req) decisionText(m ledger.Message, stored string) string {
+	if t, ok := view.DecisionText(m, r.lang, r.loc, r.now); ok {
+		return t
+	}
+	return stored
 }
 
 // whyNow is the head of /why: the rental's automatic action and who it
@@ -910,7 +921,7 @@ func (r *req) whyNow(x *ledger.Rental) string {
 		}
 		auto := pol.Action == ledger.AutoStop || pol.Action == ledger.AutoRelease
 		if auto {
-			lines = append(lines, r.t("why_policy", x.Name, string(pol.Action), chat.FormatDuration(pol.Grace(), r.lang), pol.WaitFor.String()))
+			lines = append(lines, r.t("why_policy", x.Name, view.ActionWord(r.lang, pol.Action), chat.FormatDuration(pol.Grace(), r.lang), pol.WaitFor.String()))
 		} else {
 			lines = append(lines, r.t("why_policy_"+string(pol.Action), x.Name))
 		}
@@ -921,7 +932,7 @@ func (r *req) whyNow(x *ledger.Rental) string {
 			case len(st.Sessions) == 0:
 				lines = append(lines, r.t("why_nobody", r.when(st.LastSeen)))
 			case (pol.Action == ledger.AutoStop || pol.Action == ledger.AutoRelease) && len(held) > 0:
-				lines = append(lines, r.t("why_people_held", chat.RawHTML(view.SessionsText(r.lang, st.Sessions)), r.when(st.LastSeen), string(pol.Action)))
+				lines = append(lines, r.t("why_people_held", chat.RawHTML(view.SessionsText(r.lang, st.Sessions)), r.when(st.LastSeen), view.ActionWord(r.lang, pol.Action)))
 			default:
 				lines = append(lines, r.t("why_people", chat.RawHTML(view.SessionsText(r.lang, st.Sessions)), r.when(st.LastSeen)))
 			}

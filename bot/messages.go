@@ -246,7 +246,7 @@ var messages = chat.Catalog{
 		"wait_for=none：即使有人在线也照常执行。"},
 	"why_policy": {
 		"<b>%[1]s</b>: automatic %[2]s after %[3]s of warning; waits while connected: %[4]s.",
-		"<b>%[1]s</b>：提醒后 %[3]s 自动 %[2]s；有人在线时暂缓：%[4]s。"},
+		"<b>%[1]s</b>：提醒后 %[3]s 自动%[2]s；有人在线时暂缓：%[4]s。"},
 	"why_policy_notify": {
 		"<b>%[1]s</b>: idle warnings only, no automatic action.",
 		"<b>%[1]s</b>：只提醒空闲，不自动操作。"},
@@ -261,7 +261,7 @@ var messages = chat.Catalog{
 		"在线：%[1]s（心跳 %[2]s）。"},
 	"why_people_held": {
 		"Connected: %[1]s (heartbeat %[2]s): the automatic %[3]s is held while they are.",
-		"在线：%[1]s（心跳 %[2]s）：有人在线期间自动 %[3]s 暂缓。"},
+		"在线：%[1]s（心跳 %[2]s）：有人在线期间自动%[3]s暂缓。"},
 	"why_head": {
 		"<b>Automatic decisions for %[1]s</b>, newest first:",
 		"<b>%[1]s 的自动操作记录</b>（最新在前）："},

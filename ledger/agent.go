@@ -374,7 +374,8 @@ type GPUDiff struct {
 // IsZero reports whether the agent's GPUs agree with the rental.
 func (d GPUDiff) IsZero() bool { return d == GPUDiff{} }
 
-// String is the difference in English, for logs and the decision log.
+// String is the difference in English, for logs; the decision log keeps
+// the facts as message arguments and words them when /why is read.
 func (d GPUDiff) String() string {
 	var parts []string
 	if d.SeenModel != "" {
@@ -539,6 +540,13 @@ type Order struct {
 	BootID    string // the agent boot that accepted it
 }
 
+// Outcomes the hub records itself on an order (the agent's own are
+// wire.Outcome*).
+const (
+	OutcomeExpired   = "expired"         // never picked up in time, or never confirmed
+	OutcomeRestarted = "agent_restarted" // the agent restarted while the command ran
+)
+
 // DecisionKind names an automatic decision.
 type DecisionKind string
 
@@ -556,14 +564,23 @@ const (
 )
 
 // Decision is one automatic decision with the evidence it was taken on.
+//
+// SummaryMsg and EvidenceMsg are what /why shows, by catalog key with
+// typed arguments, rendered in the reader's language and zone when read.
+// Summary and Evidence are the same in English, with clock times in the
+// user's zone when it was decided: for logs, for readers of the table,
+// and the text /why shows for a decision recorded without a key (written
+// before keys were kept, or by a caller that has none).
 type Decision struct {
-	ID       int64
-	UserID   int64
-	RentalID int64
-	At       time.Time
-	Kind     DecisionKind
-	Summary  string // one line for /why
-	Evidence string // the facts it rested on, e.g. "idle 41m (since 10:02), heartbeat 12s ago, no job"
+	ID          int64
+	UserID      int64
+	RentalID    int64
+	At          time.Time
+	Kind        DecisionKind
+	Summary     string  // one line for /why
+	Evidence    string  // the facts it rested on, e.g. "idle 41m (since 10:02), heartbeat 12s ago, no job"
+	SummaryMsg  Message // Summary by key; zero for an old decision
+	EvidenceMsg Message // Evidence by key; zero for an old decision or none
 }
 
 // AutoInput is the evidence an automatic action is decided on.
@@ -581,77 +598,96 @@ type AutoInput struct {
 	// because its fresh sample found someone connected; until a heartbeat
 	// received after it, nothing is ordered again.
 	PeopleRefusedAt time.Time
-	// Loc is the user's zone, for the clock times in the reason (nil:
-	// UTC): /why shows it as it is.
-	Loc *time.Location
 }
 
-// clock writes t as a clock time in the input's zone.
-func (in AutoInput) clock(t time.Time) string {
-	loc := in.Loc
-	if loc == nil {
-		loc = time.UTC
-	}
-	return t.In(loc).Format(time.TimeOnly)
+// Keys of the messages AutoDecide returns (ledger.Message): the reasons it
+// holds back, and the evidence of an action. view renders them.
+const (
+	AutoNoPolicy      = "auto_no_policy"       // no automatic action chosen
+	AutoNotRunning    = "auto_not_running"     // the rental is not running
+	AutoNoAgent       = "auto_no_agent"        // no agent reports for it
+	AutoOrderOpen     = "auto_order_open"      // an order is already in flight
+	AutoNoWarning     = "auto_no_warning"      // no idle warning shown yet
+	AutoGrace         = "auto_grace"           // warned at, acting not before: time.Time, time.Time
+	AutoSnoozed       = "auto_snoozed"         // snoozed until: time.Time
+	AutoKept          = "auto_kept"            // the user chose Keep
+	AutoStale         = "auto_stale"           // last heartbeat ago: time.Duration
+	AutoJob           = "auto_job"             // the wrapped job is running
+	AutoBusy          = "auto_busy"            // the host is busy
+	AutoNotIdle       = "auto_not_idle"        // the host's verdict is not idle (unknown)
+	AutoPeopleRefused = "auto_people_refused"  // the agent found someone connected at: time.Time
+	AutoPeopleHeld    = "auto_people_held"     // held by: []Session, WaitFor, rental name, action word as typed
+	AutoEvidence      = "auto_evidence"        // idle, warned ago, heartbeat ago (durations), who (Message), AutoAction, grace
+	AutoNobody        = "auto_nobody"          // nobody reported connected
+	AutoPeopleIgnored = "auto_people_not_held" // []Session connected, not waited for (WaitFor)
+)
+
+// AutoKeys returns every key AutoDecide's messages use, so that an edge's
+// catalog can be checked to hold them all.
+func AutoKeys() []string {
+	return []string{AutoNoPolicy, AutoNotRunning, AutoNoAgent, AutoOrderOpen, AutoNoWarning, AutoGrace, AutoSnoozed,
+		AutoKept, AutoStale, AutoJob, AutoBusy, AutoNotIdle, AutoPeopleRefused, AutoPeopleHeld, AutoEvidence, AutoNobody, AutoPeopleIgnored}
 }
 
 // AutoDecide applies DESIGN.md section 7: an automatic stop or release
 // only where the user chose it for the rental, only after a warning shown
 // at least the grace period earlier, with a fresh idle heartbeat, no live
 // job and no snooze. It returns the action ("" for none) and the evidence
-// or the reason for holding back.
-func AutoDecide(in AutoInput) (action string, why string) {
+// or the reason for holding back, as a message whose times and durations
+// are typed arguments: the reader's zone and language are applied when it
+// is shown.
+func AutoDecide(in AutoInput) (action string, why Message) {
 	p := in.Policy
 	if p.Action != AutoStop && p.Action != AutoRelease {
-		return "", "no automatic action chosen (/autorelease)"
+		return "", Msg(AutoNoPolicy)
 	}
 	if in.Rental == nil || in.Rental.State() != Running {
-		return "", "rental is not running"
+		return "", Msg(AutoNotRunning)
 	}
 	a := in.Agent
 	if a == nil || !a.Seen() {
-		return "", "no agent reports for this rental"
+		return "", Msg(AutoNoAgent)
 	}
 	if in.OpenOrder {
-		return "", "an order is already in flight"
+		return "", Msg(AutoOrderOpen)
 	}
 	if in.WarnedAt.IsZero() {
-		return "", "no idle warning shown yet"
+		return "", Msg(AutoNoWarning)
 	}
 	if wait := in.WarnedAt.Add(p.Grace()); in.Now.Before(wait) {
-		return "", fmt.Sprintf("grace period: warned %s, acting not before %s", in.clock(in.WarnedAt), in.clock(wait))
+		return "", Msg(AutoGrace, in.WarnedAt, wait)
 	}
 	if in.Now.Before(in.SnoozeUntil) {
-		return "", "snoozed until " + in.clock(in.SnoozeUntil)
+		return "", Msg(AutoSnoozed, in.SnoozeUntil)
 	}
 	if in.Kept {
-		return "", "the user chose Keep"
+		return "", Msg(AutoKept)
 	}
 	if !a.Fresh(in.Now, in.FreshWithin) {
-		return "", fmt.Sprintf("no fresh heartbeat (last %s ago)", in.Now.Sub(a.LastSeen).Round(time.Second))
+		return "", Msg(AutoStale, in.Now.Sub(a.LastSeen).Round(time.Second))
 	}
 	if a.Job.Running {
-		return "", "the wrapped job is running"
+		return "", Msg(AutoJob)
 	}
-	if a.Verdict != VerdictIdle {
-		return "", "the host is " + string(a.Verdict)
+	switch a.Verdict {
+	case VerdictIdle:
+	case VerdictBusy:
+		return "", Msg(AutoBusy)
+	default:
+		return "", Msg(AutoNotIdle)
 	}
 	if !in.PeopleRefusedAt.IsZero() && !a.LastSeen.After(in.PeopleRefusedAt) {
-		return "", "the agent found someone connected at " + in.clock(in.PeopleRefusedAt) + "; waiting for its next heartbeat"
+		return "", Msg(AutoPeopleRefused, in.PeopleRefusedAt)
 	}
 	if held := p.WaitFor.Holding(a.Sessions); len(held) > 0 {
-		return "", fmt.Sprintf("someone is connected: %s (wait_for=%s; /autorelease %s %s wait_for=none acts anyway)",
-			DescribeSessions(held), p.WaitFor, in.Rental.Name, p.Action)
+		return "", Msg(AutoPeopleHeld, held, p.WaitFor, in.Rental.Name, string(p.Action))
 	}
-	act := string(p.Action)
-	people := "nobody reported connected"
+	people := Msg(AutoNobody)
 	if len(a.Sessions) > 0 {
-		people = DescribeSessions(a.Sessions) + " connected, not waited for (wait_for=" + p.WaitFor.String() + ")"
+		people = Msg(AutoPeopleIgnored, a.Sessions, p.WaitFor)
 	}
-	ev := fmt.Sprintf("idle %s, warned %s ago, heartbeat %s ago, no job, %s, policy %s after %s",
-		a.IdleFor(in.Now).Round(time.Minute), in.Now.Sub(in.WarnedAt).Round(time.Minute),
+	return string(p.Action), Msg(AutoEvidence, a.IdleFor(in.Now).Round(time.Minute), in.Now.Sub(in.WarnedAt).Round(time.Minute),
 		in.Now.Sub(a.LastSeen).Round(time.Second), people, p.Action, p.Grace())
-	return act, ev
 }
 
 // The agent's side of the store comes in small sets, each the methods one
@@ -718,8 +754,10 @@ type PolicyStore interface {
 	// none was set).
 	SetAutoPolicy(ctx context.Context, userID int64, name string, p AutoPolicy) (AutoPolicy, error)
 	AutoPolicy(ctx context.Context, rentalID int64) (AutoPolicy, error)
-	// AddDecision records an automatic decision; Decisions returns a
-	// rental's latest ones, newest first.
+	// AddDecision records an automatic decision, its messages with their
+	// typed arguments (EINVALID for an argument of a type a Message cannot
+	// keep); Decisions returns a rental's latest ones, newest first, each
+	// argument of the type it was written with.
 	AddDecision(ctx context.Context, d Decision) (Decision, error)
 	Decisions(ctx context.Context, rentalID int64, limit int) ([]Decision, error)
 }

@@ -19,47 +19,40 @@ func TestAutoDecide(t *testing.T) {
 			Agent: idle(), WarnedAt: now.Add(-40 * time.Minute), FreshWithin: 2 * time.Minute}
 	}
 	tests := []struct {
-		name    string
-		mut     func(*AutoInput)
-		want    string
-		whyHint string
+		name string
+		mut  func(*AutoInput)
+		want string
+		key  string // of the reason or the evidence
 	}{
-		{"OK/stop", nil, "stop", "idle"},
-		{"OK/release", func(in *AutoInput) { in.Policy.Action = AutoRelease }, "release", "policy release"},
-		{"NotifyOnly", func(in *AutoInput) { in.Policy.Action = AutoNotify }, "", "no automatic action"},
-		{"Off", func(in *AutoInput) { in.Policy.Action = AutoOff }, "", "no automatic action"},
-		{"NotRunning", func(in *AutoInput) { in.Rental = stopped }, "", "not running"},
-		{"NoAgent", func(in *AutoInput) { in.Agent = nil }, "", "no agent"},
-		{"NoWarning", func(in *AutoInput) { in.WarnedAt = time.Time{} }, "", "no idle warning"},
-		{"InGrace", func(in *AutoInput) { in.WarnedAt = now.Add(-29 * time.Minute) }, "", "grace"},
-		{"Snoozed", func(in *AutoInput) { in.SnoozeUntil = now.Add(time.Minute) }, "", "snoozed"},
-		// Clock times are in the user's zone (12:00 UTC is 20:00 in Shanghai).
-		{"InGraceLocal", func(in *AutoInput) {
-			in.WarnedAt, in.Loc = now.Add(-29*time.Minute), time.FixedZone("CST", 8*3600)
-		}, "", "warned 19:31:00, acting not before 20:01:00"},
-		{"SnoozedLocal", func(in *AutoInput) {
-			in.SnoozeUntil, in.Loc = now.Add(time.Minute), time.FixedZone("CST", 8*3600)
-		}, "", "snoozed until 20:01:00"},
-		{"Kept", func(in *AutoInput) { in.Kept = true }, "", "Keep"},
-		{"StaleHeartbeat", func(in *AutoInput) { in.Agent.LastSeen = now.Add(-3 * time.Minute) }, "", "fresh"},
-		{"FutureHeartbeat", func(in *AutoInput) { in.Agent.LastSeen = now.Add(time.Hour) }, "", "fresh"},
-		{"JobRunning", func(in *AutoInput) { in.Agent.Job.Running = true }, "", "job"},
-		{"Busy", func(in *AutoInput) { in.Agent.Verdict = VerdictBusy }, "", "busy"},
-		{"Unknown", func(in *AutoInput) { in.Agent.Verdict = VerdictUnknown }, "", "unknown"},
-		{"OrderInFlight", func(in *AutoInput) { in.OpenOrder = true }, "", "in flight"},
+		{"OK/stop", nil, "stop", AutoEvidence},
+		{"OK/release", func(in *AutoInput) { in.Policy.Action = AutoRelease }, "release", AutoEvidence},
+		{"NotifyOnly", func(in *AutoInput) { in.Policy.Action = AutoNotify }, "", AutoNoPolicy},
+		{"Off", func(in *AutoInput) { in.Policy.Action = AutoOff }, "", AutoNoPolicy},
+		{"NotRunning", func(in *AutoInput) { in.Rental = stopped }, "", AutoNotRunning},
+		{"NoAgent", func(in *AutoInput) { in.Agent = nil }, "", AutoNoAgent},
+		{"NoWarning", func(in *AutoInput) { in.WarnedAt = time.Time{} }, "", AutoNoWarning},
+		{"InGrace", func(in *AutoInput) { in.WarnedAt = now.Add(-29 * time.Minute) }, "", AutoGrace},
+		{"Snoozed", func(in *AutoInput) { in.SnoozeUntil = now.Add(time.Minute) }, "", AutoSnoozed},
+		{"Kept", func(in *AutoInput) { in.Kept = true }, "", AutoKept},
+		{"StaleHeartbeat", func(in *AutoInput) { in.Agent.LastSeen = now.Add(-3 * time.Minute) }, "", AutoStale},
+		{"FutureHeartbeat", func(in *AutoInput) { in.Agent.LastSeen = now.Add(time.Hour) }, "", AutoStale},
+		{"JobRunning", func(in *AutoInput) { in.Agent.Job.Running = true }, "", AutoJob},
+		{"Busy", func(in *AutoInput) { in.Agent.Verdict = VerdictBusy }, "", AutoBusy},
+		{"Unknown", func(in *AutoInput) { in.Agent.Verdict = VerdictUnknown }, "", AutoNotIdle},
+		{"OrderInFlight", func(in *AutoInput) { in.OpenOrder = true }, "", AutoOrderOpen},
 		{"PeopleConnected", func(in *AutoInput) {
 			in.Agent.Sessions = []Session{{Kind: SessionSSH, Client: "1.2.3.4", User: "root"}, {Kind: SessionJupyter, Client: "local"}}
-		}, "", "someone is connected: 1 SSH session (root from 1.2.3.4), 1 Jupyter client (wait_for=ssh,jupyter,vscode"},
+		}, "", AutoPeopleHeld},
 		{"PeopleConnected/WaitForNone", func(in *AutoInput) {
 			in.Agent.Sessions = []Session{{Kind: SessionSSH, Client: "1.2.3.4"}}
 			in.Policy.WaitFor = WaitNone
-		}, "stop", "1 SSH session (from 1.2.3.4) connected, not waited for (wait_for=none)"},
+		}, "stop", AutoEvidence},
 		{"PeopleConnected/OtherKind", func(in *AutoInput) {
 			in.Agent.Sessions = []Session{{Kind: SessionVSCode, Client: "5.6.7.8"}}
 			in.Policy.WaitFor = "ssh,jupyter"
-		}, "stop", "not waited for"},
-		{"PeopleRefusedRecently", func(in *AutoInput) { in.PeopleRefusedAt = now.Add(-10 * time.Second) }, "", "waiting for its next heartbeat"},
-		{"PeopleRefusedBefore", func(in *AutoInput) { in.PeopleRefusedAt = now.Add(-time.Minute) }, "stop", "nobody reported connected"},
+		}, "stop", AutoEvidence},
+		{"PeopleRefusedRecently", func(in *AutoInput) { in.PeopleRefusedAt = now.Add(-10 * time.Second) }, "", AutoPeopleRefused},
+		{"PeopleRefusedBefore", func(in *AutoInput) { in.PeopleRefusedAt = now.Add(-time.Minute) }, "stop", AutoEvidence},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -68,8 +61,8 @@ func TestAutoDecide(t *testing.T) {
 				tt.mut(&in)
 			}
 			got, why := AutoDecide(in)
-			if got != tt.want || !strings.Contains(why, tt.whyHint) {
-				t.Fatalf("AutoDecide = %q, %q; want %q with %q", got, why, tt.want, tt.whyHint)
+			if got != tt.want || why.Key != tt.key {
+				t.Fatalf("AutoDecide = %q, %v; want %q with %s", got, why, tt.want, tt.key)
 			}
 		})
 	}

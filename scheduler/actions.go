@@ -2,7 +2,6 @@ package scheduler
 
 import (
 	"context"
-	"fmt"
 	"strconv"
 	"strings"
 	"time"
@@ -125,14 +124,15 @@ func (s *Scheduler) Release(ctx context.Context, userID, rentalID int64) (string
 	if err != nil {
 		return "", err
 	}
-	evidence, msg := "", tr(lg, "releasing", r.Name)
+	var evidence ledger.Message
+	msg := tr(lg, "releasing", r.Name)
 	if len(st.Sessions) > 0 {
 		// The user's own tap is a decision: nobody connected holds it,
 		// but they hear who is there.
-		evidence = ledger.DescribeSessions(st.Sessions) + " connected; a tap is not held"
+		evidence = ledger.Msg("e_tap_people", st.Sessions)
 		msg += "\n" + tr(lg, "releasing_people", chat.RawHTML(view.SessionsText(lg, st.Sessions)))
 	}
-	s.decide(ctx, r, ledger.DecisionUser, "Release now pressed: order "+o.ID, evidence)
+	s.decide(ctx, u, r, ledger.DecisionUser, ledger.Msg("d_release_pressed", o.ID), evidence)
 	c := s.orderCard(ctx, u, r)
 	if err := s.sendCard(ctx, u, &c, msg, nil, c.MessageID == 0, true); err != nil {
 		return "", err
@@ -182,7 +182,7 @@ func (s *Scheduler) Snooze(ctx context.Context, userID, rentalID int64, messageI
 	now := s.now()
 	c.SnoozeUntil = now.Add(SnoozeFor)
 	c.LastAt = now
-	s.decide(ctx, r, ledger.DecisionUser, "Snooze 1h pressed", "until "+clock(u, c.SnoozeUntil))
+	s.decide(ctx, u, r, ledger.DecisionUser, ledger.Msg("d_snooze_pressed"), ledger.Msg("e_until", c.SnoozeUntil))
 	msg := stripNote(c.Text) + "\n" + tr(lg, "snoozed_until", clock(u, c.SnoozeUntil))
 	if err := s.sendCard(ctx, u, &c, msg, idleButtons(lg, r), false, false); err != nil {
 		return "", err
@@ -206,7 +206,7 @@ func (s *Scheduler) Keep(ctx context.Context, userID, rentalID int64, messageID 
 	if c.Kind != ledger.CardIdle {
 		c.Closed = true
 	}
-	s.decide(ctx, r, ledger.DecisionUser, "Keep pressed", string(c.Kind)+" card")
+	s.decide(ctx, u, r, ledger.DecisionUser, ledger.Msg("d_keep_pressed"), ledger.Msg("e_card", c.Kind))
 	msg := stripNote(c.Text) + "\n" + tr(lg, "kept")
 	if err := s.sendCard(ctx, u, &c, msg, nil, false, false); err != nil {
 		return "", err
@@ -252,7 +252,7 @@ func (s *Scheduler) ReleaseAtEnd(ctx context.Context, userID, rentalID int64) (s
 		return toast, err
 	}
 	lg := lang(u)
-	s.decide(ctx, r, ledger.DecisionUser, "Release at end pressed", "lease ends "+clock(u, le.EndsAt))
+	s.decide(ctx, u, r, ledger.DecisionUser, ledger.Msg("d_at_end_pressed"), ledger.Msg("e_lease_ends", le.EndsAt))
 	if c, ok, _ := s.openCard(ctx, r.ID, ledger.CardLease); ok && !c.Closed {
 		s.sendCard(ctx, u, &c, tr(lg, "lease_release_at", r.Name, clock(u, le.EndsAt)),
 			[][]button{{{text(lg, "btn_extend"), ActExtend, r.ID}}}, false, false)
@@ -317,7 +317,7 @@ func (s *Scheduler) MarkReleased(ctx context.Context, userID, rentalID int64, ke
 			s.log.Error("scheduler: close idle interval", "rental", r.ID, "err", err)
 		}
 	}
-	s.decide(ctx, r, ledger.DecisionUser, "I released it pressed", "release recorded at "+clock(u, now))
+	s.decide(ctx, u, r, ledger.DecisionUser, ledger.Msg("d_marked_released"), ledger.Msg("e_recorded_at", now))
 	for _, k := range []ledger.CardKind{ledger.CardSilent, ledger.CardLongRun, ledger.CardLease, ledger.CardIdle} {
 		if c, ok, _ := s.openCard(ctx, r.ID, k); ok && !c.Closed && c.MessageID != 0 {
 			c.Closed = true
@@ -383,10 +383,29 @@ func (s *Scheduler) GPUMismatch(ctx context.Context, r *ledger.Rental, d ledger.
 		parts = append(parts, tr(lg, "gpu_count_short", d.SeenCount, d.PaidCount))
 	}
 	what := strings.Join(parts, tr(lg, "gpu_mismatch_sep"))
-	s.decide(ctx, r, ledger.DecisionMismatch, "GPU facts differ from the rental", d.String())
+	s.decide(ctx, &u, r, ledger.DecisionMismatch, ledger.Msg("d_mismatch"), gpuDiffMsg(d))
 	if err := s.notifyText(ctx, &u, tr(lg, "gpu_mismatch", r.Name, chat.RawHTML(what))); err != nil {
 		s.log.Error("scheduler: gpu mismatch", "rental", r.ID, "err", err)
 	}
+}
+
+// gpuDiffMsg is the decision log's evidence of a GPU mismatch: the facts
+// as arguments, worded when /why is read.
+func gpuDiffMsg(d ledger.GPUDiff) ledger.Message {
+	var parts []ledger.Message
+	if d.SeenModel != "" {
+		parts = append(parts, ledger.Msg("e_gpu_model", d.SeenModel, d.LoggedModel))
+	}
+	if d.PaidCount != 0 {
+		parts = append(parts, ledger.Msg("e_gpu_count", d.SeenCount, d.PaidCount))
+	}
+	switch len(parts) {
+	case 0:
+		return ledger.Message{}
+	case 1:
+		return parts[0]
+	}
+	return ledger.Msg("e_both", parts[0], parts[1])
 }
 
 // ReportAfterRelease flags a released rental whose agent keeps reporting.
@@ -400,7 +419,7 @@ func (s *Scheduler) ReportAfterRelease(ctx context.Context, r *ledger.Rental, at
 	if err != nil || seen {
 		return
 	}
-	s.decide(ctx, r, ledger.DecisionUnconfirm, "release not confirmed", "the agent reported at "+clock(&u, at)+" after the release at "+clock(&u, rel))
+	s.decide(ctx, &u, r, ledger.DecisionUnconfirm, ledger.Msg("d_unconfirmed"), ledger.Msg("e_reported_after", at, rel))
 	if err := s.sendCard(ctx, &u, &c, tr(lang(&u), "unconfirmed", r.Name, clock(&u, rel)), nil, true, true); err != nil {
 		s.log.Error("scheduler: release not confirmed", "rental", r.ID, "err", err)
 	}
@@ -413,36 +432,6 @@ func (s *Scheduler) OrderUpdated(ctx context.Context, o ledger.Order, r *ledger.
 		s.log.Error("scheduler: order update", "order", o.ID, "err", err)
 	}
 }
-
-// outcomeText says in lang why an order was not carried out: the
-// catalog's words for the agent's outcome, with the agent's message. For
-// the outcomes the hub sets itself (expired, agent restarted) its English
-// message is the text, and the catalog's words replace it in Chinese.
-func outcomeText(lg string, o ledger.Order) string {
-	key := "outcome_" + o.Outcome
-	_, known := messages[key]
-	hubSide := o.Outcome == outcomeExpired || o.Outcome == outcomeRestarted
-	switch {
-	case hubSide && lg == chat.LangZH:
-		return text(lg, key)
-	case !known || hubSide:
-		if o.Message != "" {
-			return o.Message
-		}
-		return text(lg, "outcome_unknown", o.Outcome)
-	}
-	why := text(lg, key)
-	if o.Message != "" {
-		why += " (" + clip.Bytes(o.Message, 200, "…") + ")"
-	}
-	return why
-}
-
-// Outcomes the hub records itself (agent/hub).
-const (
-	outcomeExpired   = "expired"
-	outcomeRestarted = "agent_restarted"
-)
 
 func (s *Scheduler) orderUpdated(ctx context.Context, o ledger.Order, r *ledger.Rental) error {
 	defer s.lockRental(r.ID)()
@@ -473,7 +462,7 @@ func (s *Scheduler) orderUpdated(ctx context.Context, o ledger.Order, r *ledger.
 		if lg == chat.LangZH {
 			how = tr(lg, "act_"+verb)
 		}
-		text = tr(lg, "order_not_done", r.Name, chat.RawHTML(how), outcomeText(lg, o))
+		text = tr(lg, "order_not_done", r.Name, chat.RawHTML(how), view.OutcomeText(lg, o.Outcome, o.Message))
 	}
 	if o.Outcome == wire.OutcomeRefusedPeople {
 		s.mu.Lock()
@@ -482,7 +471,7 @@ func (s *Scheduler) orderUpdated(ctx context.Context, o ledger.Order, r *ledger.
 	}
 	if !o.State.Open() {
 		kind := ledger.DecisionOutcome
-		s.decide(ctx, r, kind, fmt.Sprintf("%s order %s: %s", verb, o.ID, o.State), o.Outcome+" "+clip.Bytes(o.Message, 200, "…"))
+		s.decide(ctx, &u, r, kind, ledger.Msg("d_outcome", ledger.AutoAction(verb), o.ID, o.State), ledger.Msg(view.OutcomeKey, o.Outcome, clip.Bytes(o.Message, 200, "…")))
 	}
 	c := s.orderCard(ctx, &u, r)
 	if o.State == ledger.OrderDone {

@@ -143,9 +143,25 @@ func (s *Scheduler) cardFor(ctx context.Context, u *ledger.User, r *ledger.Renta
 	return ledger.Card{UserID: u.ID, RentalID: r.ID, Kind: kind, Incident: incident}, false, nil
 }
 
-func (s *Scheduler) decide(ctx context.Context, r *ledger.Rental, kind ledger.DecisionKind, summary, evidence string) {
-	_, err := s.store.AddDecision(ctx, ledger.Decision{UserID: r.UserID, RentalID: r.ID, At: s.now(), Kind: kind,
-		Summary: summary, Evidence: evidence})
+// decide records a decision for /why: what was decided and the facts it
+// rested on, as messages by key that /why renders in the reader's
+// language and zone, and in English with the user's zone now (Summary
+// and Evidence) for logs and for readers of the table.
+func (s *Scheduler) decide(ctx context.Context, u *ledger.User, r *ledger.Rental, kind ledger.DecisionKind, what, why ledger.Message) {
+	now := s.now()
+	english := func(m ledger.Message) string {
+		if m.IsZero() {
+			return ""
+		}
+		t, ok := view.DecisionText(m, chat.LangEN, u.Location(), now)
+		if !ok {
+			s.log.Error("scheduler: decision message not in the catalog", "key", m.Key)
+			return m.String()
+		}
+		return t
+	}
+	_, err := s.store.AddDecision(ctx, ledger.Decision{UserID: r.UserID, RentalID: r.ID, At: now, Kind: kind,
+		Summary: english(what), Evidence: english(why), SummaryMsg: what, EvidenceMsg: why})
 	if err != nil {
 		s.log.Error("scheduler: record decision", "rental", r.ID, "err", err)
 	}
@@ -231,8 +247,8 @@ func (s *Scheduler) checkIdle(ctx context.Context, u *ledger.User, r *ledger.Ren
 			return err
 		}
 		if !card.Pending {
-			s.decide(ctx, r, ledger.DecisionWarn, "idle warning shown",
-				fmt.Sprintf("idle %s since %s, %s spent idle, policy %s", chat.FormatDuration(idleFor, chat.LangEN), clock(u, st.IdleSince), idleMoney.Format(), pol.Action))
+			s.decide(ctx, u, r, ledger.DecisionWarn, ledger.Msg("d_warn"),
+				ledger.Msg("e_warn", idleFor, st.IdleSince, idleMoney, pol.Action))
 		}
 		return nil
 	}
@@ -247,12 +263,12 @@ func (s *Scheduler) checkIdle(ctx context.Context, u *ledger.User, r *ledger.Ren
 		refused := s.peopleRefused[r.ID]
 		s.mu.Unlock()
 		in := ledger.AutoInput{Now: now, Rental: r, Policy: pol, Agent: &st, WarnedAt: card.FirstAt,
-			SnoozeUntil: card.SnoozeUntil, Kept: card.Kept, FreshWithin: s.cfg.FreshWithin, PeopleRefusedAt: refused, Loc: u.Location()}
+			SnoozeUntil: card.SnoozeUntil, Kept: card.Kept, FreshWithin: s.cfg.FreshWithin, PeopleRefusedAt: refused}
 		action, why := ledger.AutoDecide(in)
 		if action != "" {
 			return s.autoOrder(ctx, u, r, &card, action, why)
 		}
-		s.recordHold(ctx, r, why)
+		s.recordHold(ctx, u, r, why)
 	}
 	if !card.Kept && !now.Before(card.SnoozeUntil) && !now.Before(card.LastAt.Add(ledger.ReminderDelay(card.Reminders+1))) {
 		card.Reminders++
@@ -263,8 +279,7 @@ func (s *Scheduler) checkIdle(ctx context.Context, u *ledger.User, r *ledger.Ren
 		if err := s.sendCard(ctx, u, &card, text, idleButtons(lg, r), true, auto); err != nil {
 			return err
 		}
-		s.decide(ctx, r, ledger.DecisionRemind, fmt.Sprintf("idle reminder #%d", card.Reminders),
-			fmt.Sprintf("idle %s, %s spent idle", chat.FormatDuration(idleFor, chat.LangEN), idleMoney.Format()))
+		s.decide(ctx, u, r, ledger.DecisionRemind, ledger.Msg("d_remind", card.Reminders), ledger.Msg("e_remind", idleFor, idleMoney))
 		return nil
 	}
 	if text != card.Text {
@@ -333,18 +348,18 @@ func (s *Scheduler) closeIdleCard(ctx context.Context, u *ledger.User, r *ledger
 	return s.sendCard(ctx, u, c, text, nil, false, false)
 }
 
-func (s *Scheduler) recordHold(ctx context.Context, r *ledger.Rental, why string) {
+func (s *Scheduler) recordHold(ctx context.Context, u *ledger.User, r *ledger.Rental, why ledger.Message) {
 	s.mu.Lock()
-	same := s.lastHold[r.ID] == why
-	s.lastHold[r.ID] = why
+	same := s.lastHold[r.ID] == why.String()
+	s.lastHold[r.ID] = why.String()
 	s.mu.Unlock()
 	if !same {
-		s.decide(ctx, r, ledger.DecisionHold, "automatic action held back", why)
+		s.decide(ctx, u, r, ledger.DecisionHold, ledger.Msg("d_held"), why)
 	}
 }
 
 // autoOrder issues the automatic stop or release and shows it on the card.
-func (s *Scheduler) autoOrder(ctx context.Context, u *ledger.User, r *ledger.Rental, c *ledger.Card, action, evidence string) error {
+func (s *Scheduler) autoOrder(ctx context.Context, u *ledger.User, r *ledger.Rental, c *ledger.Card, action string, evidence ledger.Message) error {
 	if s.hub == nil {
 		return nil
 	}
@@ -353,10 +368,10 @@ func (s *Scheduler) autoOrder(ctx context.Context, u *ledger.User, r *ledger.Ren
 		return nil
 	}
 	if err != nil {
-		s.decide(ctx, r, ledger.DecisionHold, "automatic "+action+" not ordered", ledger.ErrorMessage(err))
+		s.decide(ctx, u, r, ledger.DecisionHold, ledger.Msg("d_not_ordered", ledger.AutoAction(action)), view.ErrorEvidence(err))
 		return err
 	}
-	s.decide(ctx, r, ledger.DecisionOrder, "automatic "+action+" ordered ("+o.ID+")", evidence)
+	s.decide(ctx, u, r, ledger.DecisionOrder, ledger.Msg("d_ordered", ledger.AutoAction(action), o.ID), evidence)
 	lg := lang(u)
 	text := tr(lg, "auto_ordered", r.Name, chat.RawHTML(tr(lg, "act_"+action)))
 	return s.sendCard(ctx, u, c, text, nil, true, true)
@@ -402,7 +417,7 @@ func (s *Scheduler) checkSilent(ctx context.Context, u *ledger.User, r *ledger.R
 	if err := s.sendCard(ctx, u, &c, text, releasedButtons(lg, r), true, false); err != nil {
 		return err
 	}
-	s.decide(ctx, r, ledger.DecisionSilent, "silent-agent alert", fmt.Sprintf("last heartbeat %s (%s ago); no release is ever taken on silence", clock(u, st.LastSeen), chat.FormatDuration(gone, chat.LangEN)))
+	s.decide(ctx, u, r, ledger.DecisionSilent, ledger.Msg("d_silent"), ledger.Msg("e_silent", st.LastSeen, gone))
 	return nil
 }
 
@@ -434,8 +449,7 @@ func (s *Scheduler) idleSilent(ctx context.Context, u *ledger.User, r *ledger.Re
 		_, err := s.store.SaveCard(ctx, c)
 		return err
 	}
-	s.decide(ctx, r, ledger.DecisionSilent, "idle streak ended: agent silent",
-		fmt.Sprintf("idle %s until %s, %s spent idle; silence is not counted", chat.FormatDuration(idleFor, chat.LangEN), clock(u, st.LastSeen), money.Format()))
+	s.decide(ctx, u, r, ledger.DecisionSilent, ledger.Msg("d_idle_silent"), ledger.Msg("e_idle_silent", idleFor, st.LastSeen, money))
 	return s.sendCard(ctx, u, &c, text, nil, false, false)
 }
 

@@ -1,7 +1,6 @@
 package scheduler
 
 import (
-	"github.com/gpuledger/gpuledger/agent/wire"
 	"github.com/gpuledger/gpuledger/chat"
 	"github.com/gpuledger/gpuledger/ledger"
 )
@@ -131,44 +130,13 @@ var messages = chat.Catalog{
 		"<b>%[1]s</b> 未能%[2]s：%[3]s。账本中没有记录。"},
 
 	// actions and states, as words inside sentences
-	"act_stop":        {"stop", "关机"},
-	"act_release":     {"release", "释放"},
-	"done_stop":       {"stopped", "已关机"},
-	"done_release":    {"released", "已释放"},
-	"state_running":   {"running", "运行中"},
-	"state_stopped":   {"stopped", "已关机"},
-	"state_released":  {"released", "已释放"},
-	"outcome_unknown": {"the agent reported %[1]s", "代理报告 %[1]s"},
-	"outcome_" + wire.OutcomeRefusedBusy: {
-		"the agent found the GPU busy", "代理发现 GPU 正忙"},
-	"outcome_" + wire.OutcomeRefusedJob: {
-		"the wrapped job is still running", "托管的任务仍在运行"},
-	"outcome_" + wire.OutcomeRefusedUnknown: {
-		"the agent could not tell whether the GPU is idle", "代理无法判断 GPU 是否空闲"},
-	"outcome_" + wire.OutcomeRefusedPeople: {
-		"someone is connected to it (it waits while they are)", "有人连着它（有人在线时暂缓）"},
-	"outcome_" + wire.OutcomeRefusedNoCommand: {
-		"the agent has no --release-cmd", "代理没有设置 --release-cmd"},
-	"outcome_" + wire.OutcomeRejectedSignature: {
-		"the agent rejected the order's signature (was the token re-issued?)", "代理拒绝了指令的签名（令牌是否重新生成过？）"},
-	"outcome_" + wire.OutcomeRejectedExpired: {
-		"the order expired before the agent got it (check the host's clock)", "代理收到指令时它已过期（请检查机器的时钟）"},
-	"outcome_" + wire.OutcomeRejectedRental: {
-		"the agent serves another rental", "这个代理属于另一台机器"},
-	"outcome_" + wire.OutcomeRejectedReplay: {
-		"the agent had already seen this order, or it predates the agent's record (send it again)", "代理已经见过这条指令，或指令早于代理的记录（请重新发送）"},
-	"outcome_" + wire.OutcomeRefusedState: {
-		"the agent cannot write its state file, so it acts on no order (check --state-dir on the host)", "代理无法写入状态文件，因此不执行任何指令（请检查机器上的 --state-dir）"},
-	"outcome_" + wire.OutcomeRejectedInvalid: {
-		"the agent found the order malformed", "代理认为指令格式不对"},
-	"outcome_" + wire.OutcomePreReleaseFailed: {
-		"the pre-release command failed", "释放前命令执行失败"},
-	"outcome_" + wire.OutcomeReleaseFailed: {
-		"the release command failed", "释放命令执行失败"},
-	"outcome_" + outcomeExpired: {
-		"the order expired", "代理没有按时取走指令，或命令开始后一直没有报告结果"},
-	"outcome_" + outcomeRestarted: {
-		"the agent restarted", "命令执行期间代理重启了，结果未确认"},
+	"act_stop":       {"stop", "关机"},
+	"act_release":    {"release", "释放"},
+	"done_stop":      {"stopped", "已关机"},
+	"done_release":   {"released", "已释放"},
+	"state_running":  {"running", "运行中"},
+	"state_stopped":  {"stopped", "已关机"},
+	"state_released": {"released", "已释放"},
 
 	// the nightly summary and money alerts
 	"summary_late": {

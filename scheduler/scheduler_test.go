@@ -78,6 +78,7 @@ func newEnv(t *testing.T, settings func(*ledger.Settings)) *env {
 		t.Fatal(err)
 	}
 	e := &env{t: t, db: db, clk: clk, chat: &testkit.Sender{}, btn: registry{}, rid: r.ID}
+	t.Cleanup(func() { checkDecisions(t, db, r.ID) })
 	// The scheduler and the hub know each other: the hub is built with a
 	// listener that forwards to the scheduler built after it.
 	fwd := &struct{ *scheduler.Scheduler }{}

@@ -149,41 +149,5 @@ func LedgerMessage(err error, lang string, loc *time.Location, now time.Time) st
 	if _, ok := ledgerErrors[le.Key]; le.Key == "" || !ok {
 		return le.Message
 	}
-	zh := chat.NormLang(lang) == chat.LangZH
-	pick := func(w [2]string) string {
-		if zh {
-			return w[1]
-		}
-		return w[0]
-	}
-	a := make([]any, len(le.Args))
-	for i, v := range le.Args {
-		switch v := v.(type) {
-		case time.Time:
-			a[i] = FormatTime(v, loc, now, lang)
-		case time.Duration:
-			a[i] = chat.FormatDuration(v, lang)
-		case ledger.EventKind:
-			if w, ok := eventWords[string(v)]; ok {
-				a[i] = pick(w)
-			} else {
-				a[i] = string(v)
-			}
-		case ledger.State:
-			if w, ok := stateWords[v]; ok {
-				a[i] = pick(w)
-			} else {
-				a[i] = string(v)
-			}
-		case ledger.VolumeEventKind:
-			if w, ok := eventWords[string(v)]; ok {
-				a[i] = pick(w)
-			} else {
-				a[i] = string(v)
-			}
-		default:
-			a[i] = v
-		}
-	}
-	return ledgerErrors.Text(lang, le.Key, a...)
+	return ledgerErrors.Text(lang, le.Key, renderArgs(le.Args, lang, loc, now)...)
 }

@@ -180,7 +180,7 @@ func (h *Hub) record(ctx context.Context, tok ledger.AgentToken, hb *wire.Heartb
 	h.mu.Unlock()
 
 	for _, o := range interrupted {
-		o.State, o.Outcome = ledger.OrderFailed, "agent_restarted"
+		o.State, o.Outcome = ledger.OrderFailed, ledger.OutcomeRestarted
 		o.Message, o.UpdatedAt = "the agent restarted while the release command ran; the release was not confirmed", now
 		h.finishOrder(ctx, o, nil)
 	}

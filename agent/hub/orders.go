@@ -265,7 +265,7 @@ func (h *Hub) ExpireOrders(ctx context.Context) error {
 	h.mu.Unlock()
 	var firstErr error
 	for _, o := range due {
-		o.State, o.Outcome, o.UpdatedAt = ledger.OrderExpired, "expired", now
+		o.State, o.Outcome, o.UpdatedAt = ledger.OrderExpired, ledger.OutcomeExpired, now
 		if err := h.finishOrder(ctx, o, nil); err != nil && firstErr == nil {
 			firstErr = err
 		}

@@ -804,15 +804,27 @@ func (db *DB) UpdateOrder(ctx context.Context, o ledger.Order, ev *ledger.Event)
 	return out, rl, nil
 }
 
-// AddDecision records an automatic decision.
+// AddDecision records an automatic decision: its English Summary and
+// Evidence, and their messages by key with typed arguments. EINVALID if a
+// message holds an argument of a type it cannot keep.
 func (db *DB) AddDecision(ctx context.Context, d ledger.Decision) (ledger.Decision, error) {
 	d.At = sec(d.At)
 	if d.At.IsZero() {
 		d.At = db.now()
 	}
-	err := db.withTx(ctx, func(tx *sql.Tx) error {
-		res, err := tx.ExecContext(ctx, `INSERT INTO decisions (user_id, rental_id, at, kind, summary, evidence) VALUES (?, ?, ?, ?, ?, ?)`,
-			d.UserID, d.RentalID, unix(d.At), string(d.Kind), d.Summary, d.Evidence)
+	sArgs, err := msgJSON(d.SummaryMsg)
+	if err != nil {
+		return d, err
+	}
+	eArgs, err := msgJSON(d.EvidenceMsg)
+	if err != nil {
+		return d, err
+	}
+	err = db.withTx(ctx, func(tx *sql.Tx) error {
+		res, err := tx.ExecContext(ctx, `INSERT INTO decisions (user_id, rental_id, at, kind, summary, evidence,
+			summary_key, summary_args, evidence_key, evidence_args) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+			d.UserID, d.RentalID, unix(d.At), string(d.Kind), d.Summary, d.Evidence,
+			d.SummaryMsg.Key, sArgs, d.EvidenceMsg.Key, eArgs)
 		if err != nil {
 			return constraintError(err, "add decision", fmt.Sprintf("rental %d does not exist", d.RentalID))
 		}
@@ -822,12 +834,38 @@ func (db *DB) AddDecision(ctx context.Context, d ledger.Decision) (ledger.Decisi
 	return d, err
 }
 
+// msgJSON is m as stored: "" for no message, else its JSON.
+func msgJSON(m ledger.Message) (string, error) {
+	if m.IsZero() {
+		return "", nil
+	}
+	b, err := json.Marshal(m)
+	if err != nil {
+		return "", ledger.Errorf(ledger.EINVALID, "decision message %s cannot be stored: %v", m.Key, err)
+	}
+	return string(b), nil
+}
+
+// msgOf reads a stored message back; a row without a key (written before
+// keys were kept) has none.
+func msgOf(key, args string) (ledger.Message, error) {
+	if key == "" || args == "" {
+		return ledger.Message{}, nil
+	}
+	var m ledger.Message
+	if err := json.Unmarshal([]byte(args), &m); err != nil {
+		return ledger.Message{}, fmt.Errorf("sqlite: decision message %s: %w", key, err)
+	}
+	return m, nil
+}
+
 // Decisions returns the rental's latest decisions, newest first.
 func (db *DB) Decisions(ctx context.Context, rentalID int64, limit int) ([]ledger.Decision, error) {
 	if limit <= 0 {
 		limit = 20
 	}
-	rows, err := db.reader.QueryContext(ctx, `SELECT id, user_id, rental_id, at, kind, summary, evidence FROM decisions
+	rows, err := db.reader.QueryContext(ctx, `SELECT id, user_id, rental_id, at, kind, summary, evidence,
+		summary_key, summary_args, evidence_key, evidence_args FROM decisions
 		WHERE rental_id = ? ORDER BY id DESC LIMIT ?`, rentalID, limit)
 	if err != nil {
 		return nil, storeError(fmt.Errorf("sqlite: decisions: %w", err))
@@ -836,14 +874,24 @@ func (db *DB) Decisions(ctx context.Context, rentalID int64, limit int) ([]ledge
 	var out []ledger.Decision
 	for rows.Next() {
 		var (
-			d    ledger.Decision
-			at   int64
-			kind string
+			d           ledger.Decision
+			at          int64
+			kind        string
+			sKey, sArgs string
+			eKey, eArgs string
 		)
-		if err := rows.Scan(&d.ID, &d.UserID, &d.RentalID, &at, &kind, &d.Summary, &d.Evidence); err != nil {
+		if err := rows.Scan(&d.ID, &d.UserID, &d.RentalID, &at, &kind, &d.Summary, &d.Evidence, &sKey, &sArgs, &eKey, &eArgs); err != nil {
 			return nil, storeError(fmt.Errorf("sqlite: decisions: %w", err))
 		}
 		d.At, d.Kind = fromUnix(at), ledger.DecisionKind(kind)
+		// A message that cannot be read back is left out: the English
+		// text is shown instead, and nothing is lost.
+		if d.SummaryMsg, err = msgOf(sKey, sArgs); err != nil {
+			db.log.Error("sqlite: decisions", "id", d.ID, "err", err)
+		}
+		if d.EvidenceMsg, err = msgOf(eKey, eArgs); err != nil {
+			db.log.Error("sqlite: decisions", "id", d.ID, "err", err)
+		}
 		out = append(out, d)
 	}
 	if err := rows.Err(); err != nil {

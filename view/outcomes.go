@@ -1,0 +1,70 @@
+package view
+
+import (
+	"github.com/gpuledger/gpuledger/agent/wire"
+	"github.com/gpuledger/gpuledger/chat"
+	"github.com/gpuledger/gpuledger/internal/clip"
+	"github.com/gpuledger/gpuledger/ledger"
+)
+
+// outcomeTexts words what an agent (or the hub) reported about an order
+// it did not carry out, by outcome: the order card and the decision log
+// (/why) say it the same way.
+var outcomeTexts = chat.Catalog{
+	"outcome_unknown": {"the agent reported %[1]s", "代理报告 %[1]s"},
+	"outcome_" + wire.OutcomeRefusedBusy: {
+		"the agent found the GPU busy", "代理发现 GPU 正忙"},
+	"outcome_" + wire.OutcomeRefusedJob: {
+		"the wrapped job is still running", "托管的任务仍在运行"},
+	"outcome_" + wire.OutcomeRefusedUnknown: {
+		"the agent could not tell whether the GPU is idle", "代理无法判断 GPU 是否空闲"},
+	"outcome_" + wire.OutcomeRefusedPeople: {
+		"someone is connected to it (it waits while they are)", "有人连着它（有人在线时暂缓）"},
+	"outcome_" + wire.OutcomeRefusedNoCommand: {
+		"the agent has no --release-cmd", "代理没有设置 --release-cmd"},
+	"outcome_" + wire.OutcomeRejectedSignature: {
+		"the agent rejected the order's signature (was the token re-issued?)", "代理拒绝了指令的签名（令牌是否重新生成过？）"},
+	"outcome_" + wire.OutcomeRejectedExpired: {
+		"the order expired before the agent got it (check the host's clock)", "代理收到指令时它已过期（请检查机器的时钟）"},
+	"outcome_" + wire.OutcomeRejectedRental: {
+		"the agent serves another rental", "这个代理属于另一台机器"},
+	"outcome_" + wire.OutcomeRejectedReplay: {
+		"the agent had already seen this order, or it predates the agent's record (send it again)", "代理已经见过这条指令，或指令早于代理的记录（请重新发送）"},
+	"outcome_" + wire.OutcomeRefusedState: {
+		"the agent cannot write its state file, so it acts on no order (check --state-dir on the host)", "代理无法写入状态文件，因此不执行任何指令（请检查机器上的 --state-dir）"},
+	"outcome_" + wire.OutcomeRejectedInvalid: {
+		"the agent found the order malformed", "代理认为指令格式不对"},
+	"outcome_" + wire.OutcomePreReleaseFailed: {
+		"the pre-release command failed", "释放前命令执行失败"},
+	"outcome_" + wire.OutcomeReleaseFailed: {
+		"the release command failed", "释放命令执行失败"},
+	"outcome_" + ledger.OutcomeExpired: {
+		"the order expired", "代理没有按时取走指令，或命令开始后一直没有报告结果"},
+	"outcome_" + ledger.OutcomeRestarted: {
+		"the agent restarted", "命令执行期间代理重启了，结果未确认"},
+}
+
+// OutcomeText says in lang why an order was not carried out: the
+// catalog's words for the outcome, with the agent's message. For the
+// outcomes the hub sets itself (expired, agent restarted) its English
+// message is the text, and the catalog's words replace it in Chinese. The
+// text is plain.
+func OutcomeText(lang, outcome, message string) string {
+	key := "outcome_" + outcome
+	_, known := outcomeTexts[key]
+	hubSide := outcome == ledger.OutcomeExpired || outcome == ledger.OutcomeRestarted
+	switch {
+	case hubSide && chat.NormLang(lang) == chat.LangZH:
+		return outcomeTexts.Text(lang, key)
+	case !known || hubSide:
+		if message != "" {
+			return message
+		}
+		return outcomeTexts.Text(lang, "outcome_unknown", outcome)
+	}
+	why := outcomeTexts.Text(lang, key)
+	if message != "" {
+		why += " (" + clip.Bytes(message, 200, "…") + ")"
+	}
+	return why
+}
