@@ -165,7 +165,7 @@ func TestDB_SetVolumePriceAt_LifeEnds(t *testing.T) {
 // TestOpen_V9VolumeKeepsItsBill builds a database as the schema version
 // before the price changes (009) left it, with a priced volume that has a
 // stopped rate on a rental stopped part-way and priced traffic, and checks
-// that after Open's migrations (010, 011) the volume and the traffic bill
+// that after Open's migrations (010 and on) the volume and the traffic bill
 // exactly what they did, have no price changes, and the volume takes one.
 func TestOpen_V9VolumeKeepsItsBill(t *testing.T) {
 	ctx := context.Background()
