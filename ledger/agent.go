@@ -382,7 +382,7 @@ func (d GPUDiff) String() string {
 		parts = append(parts, fmt.Sprintf("the agent sees %s, you logged %s", d.SeenModel, d.LoggedModel))
 	}
 	if d.PaidCount != 0 {
-		parts = append(parts, fmt.Sprintf("the agent sees %d GPU(s), you pay for %d", d.SeenCount, d.PaidCount))
+		parts = append(parts, fmt.Sprintf("the agent sees only %d of the %d GPUs you pay for", d.SeenCount, d.PaidCount))
 	}
 	return strings.Join(parts, "; ")
 }

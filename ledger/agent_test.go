@@ -113,7 +113,7 @@ func TestGPUMismatch(t *testing.T) {
 		{GPUFacts{Model: "NVIDIA GeForce RTX 4090", Count: 2, Source: "nvml"}, ""},
 		{GPUFacts{Model: "NVIDIA GeForce RTX 4090", Count: 4, Source: "nvml"}, ""},
 		{GPUFacts{Model: "NVIDIA GeForce RTX 3090", Count: 2, Source: "nvml"}, "sees NVIDIA GeForce RTX 3090"},
-		{GPUFacts{Model: "NVIDIA GeForce RTX 4090", Count: 1, Source: "nvml"}, "1 GPU(s), you pay for 2"},
+		{GPUFacts{Model: "NVIDIA GeForce RTX 4090", Count: 1, Source: "nvml"}, "only 1 of the 2 GPUs you pay for"},
 		{GPUFacts{Source: "none"}, ""},
 	}
 	for _, tt := range tests {

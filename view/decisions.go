@@ -43,7 +43,7 @@ var decisionTexts = chat.Catalog{
 	"e_lease_ends":     {"lease ends %[1]v", "租期在 %[1]v 结束"},
 	"e_recorded_at":    {"release recorded at %[1]v", "已记录 %[1]v 释放"},
 	"e_gpu_model":      {"the agent sees %[1]v, you logged %[2]v", "代理看到的是 %[1]v，记录的是 %[2]v"},
-	"e_gpu_count":      {"the agent sees %[1]v GPU(s), you pay for %[2]v", "代理看到 %[1]v 张显卡，付费的是 %[2]v 张"},
+	"e_gpu_count":      {"the agent sees only %[1]v of the %[2]v GPUs you pay for", "代理只看到 %[1]v 张卡，你付费的是 %[2]v 张"},
 	"e_both":           {"%[1]v; %[2]v", "%[1]v；%[2]v"},
 	"e_reported_after": {"the agent reported at %[1]v after the release at %[2]v", "代理在 %[2]v 释放之后仍于 %[1]v 上报"},
 	OutcomeKey:         {"%[1]v", "%[1]v"}, // OutcomeText of the outcome and message
