@@ -77,9 +77,13 @@ func (s *Scheduler) press(ctx context.Context, p chat.ButtonPress, snd chat.Send
 	return snd.AnswerCallback(ctx, p.Update.CallbackID, clip.Bytes(toast, 190, "…"))
 }
 
-// ownRental returns the user's rental by id; another user's is ENOTFOUND.
+// ownRental returns the user's rental by id; another user's, or none, is
+// ENOTFOUND; a store that cannot answer now returns its own error.
 func (s *Scheduler) ownRental(ctx context.Context, userID, rentalID int64) (*ledger.Rental, *ledger.User, error) {
 	r, err := s.store.RentalByID(ctx, rentalID)
+	if err != nil && ledger.ErrorCode(err) != ledger.ENOTFOUND {
+		return nil, nil, err // the store cannot say now: not a refusal
+	}
 	if err != nil || r.UserID != userID {
 		return nil, nil, ledger.Errorc(ledger.ENOTFOUND, "rental_not_yours")
 	}

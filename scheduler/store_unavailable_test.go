@@ -37,3 +37,30 @@ func TestPress_StoreUnavailable(t *testing.T) {
 		t.Errorf("toasts %q, want the internal-error toast", toasts)
 	}
 }
+
+// unavailableRentals is the real store whose RentalByID fails as a busy
+// database does.
+type unavailableRentals struct{ scheduler.Store }
+
+func (unavailableRentals) RentalByID(context.Context, int64) (*ledger.Rental, error) {
+	return nil, ledger.Errorc(ledger.EUNAVAILABLE, "store_unavailable")
+}
+
+// TestPress_RentalLookupUnavailable: a rental the store cannot look up now
+// is not "not yours": the press gets the try-again toast.
+func TestPress_RentalLookupUnavailable(t *testing.T) {
+	e := newEnv(t, nil)
+	btn := registry{}
+	s, err := scheduler.New(scheduler.Config{Store: unavailableRentals{e.db}, Hub: e.hub, Sender: e.chat, Buttons: signer{},
+		Now: e.clk.Now, Tick: 30 * time.Second, NoChart: true, Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.RegisterButtons(btn)
+	e.btn = btn
+	e.press(scheduler.ActKeep, 1)
+	toasts := e.chat.Toasts()
+	if len(toasts) != 1 || toasts[0] != "Something went wrong; nothing was changed. Try again." {
+		t.Errorf("toasts %q, want the internal-error toast", toasts)
+	}
+}
