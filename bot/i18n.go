@@ -243,7 +243,9 @@ func catalogText(lang, key string, args []string) string {
 	}
 	a := make([]any, len(args))
 	for i, s := range args {
-		if k, ok := strings.CutPrefix(s, nounMark); ok {
+		if r, ok := strings.CutPrefix(s, rangeMark); ok {
+			s = rangeText(r, lang)
+		} else if k, ok := strings.CutPrefix(s, nounMark); ok {
 			if n, found := nouns[k]; found {
 				s = n[0]
 				if lang == chat.LangZH {
@@ -263,6 +265,25 @@ func catalogText(lang, key string, args []string) string {
 const nounMark = "§"
 
 func noun(k string) string { return nounMark + k }
+
+// rangeMark marks an argument that is a range of durations, written in
+// the reader's language when the error is shown ("1m..7d", "1分钟..7天").
+const rangeMark = nounMark + "range "
+
+// durRange is the argument for the range lo..hi (whole seconds).
+func durRange(lo, hi time.Duration) string {
+	return rangeMark + strconv.FormatInt(int64(lo/time.Second), 10) + ".." + strconv.FormatInt(int64(hi/time.Second), 10)
+}
+
+func rangeText(r, lang string) string {
+	a, b, _ := strings.Cut(r, "..")
+	lo, err1 := strconv.ParseInt(a, 10, 64)
+	hi, err2 := strconv.ParseInt(b, 10, 64)
+	if err1 != nil || err2 != nil {
+		return r
+	}
+	return chat.FormatDuration(time.Duration(lo)*time.Second, lang) + ".." + chat.FormatDuration(time.Duration(hi)*time.Second, lang)
+}
 
 var nouns = map[string][2]string{
 	"name": {"name", "名字"}, "platform": {"platform", "平台"}, "GPU": {"GPU", "显卡"},

@@ -4,7 +4,6 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/gpuledger/gpuledger/chat"
 	"github.com/gpuledger/gpuledger/ledger"
 )
 
@@ -13,10 +12,9 @@ import (
 // and names them as below so a refusal in either language shows the
 // range the ledger keeps.
 
-// durBoundsText writes a range of durations as refusals show it: "1m..7d".
-func durBoundsText(lo, hi time.Duration) string {
-	return chat.FormatDuration(lo, chat.LangEN) + ".." + chat.FormatDuration(hi, chat.LangEN)
-}
+// durBoundsText is a range of durations as a refusal's argument, shown in
+// the reader's language: "1m..7d", "1分钟..7天".
+func durBoundsText(lo, hi time.Duration) string { return durRange(lo, hi) }
 
 // countBoundsArgs are the lowest and highest GPU count, as arguments of
 // the "bad_count" refusal after the count the user wrote.
