@@ -18,26 +18,6 @@ func (unavailableUsers) User(context.Context, int64) (ledger.User, error) {
 	return ledger.User{}, ledger.Errorc(ledger.EUNAVAILABLE, "store_unavailable")
 }
 
-// TestPress_StoreUnavailable presses Keep while the store cannot serve:
-// the toast is the scheduler's own "something went wrong" (a press is not
-// retried), not the store's "it will be retried".
-func TestPress_StoreUnavailable(t *testing.T) {
-	e := newEnv(t, nil)
-	btn := registry{}
-	s, err := scheduler.New(scheduler.Config{Store: unavailableUsers{e.db}, Hub: e.hub, Sender: e.chat, Buttons: signer{},
-		Now: e.clk.Now, Tick: 30 * time.Second, NoChart: true, Logger: slog.New(slog.DiscardHandler)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	s.RegisterButtons(btn)
-	e.btn = btn
-	e.press(scheduler.ActKeep, 1)
-	toasts := e.chat.Toasts()
-	if len(toasts) != 1 || toasts[0] != "Something went wrong; nothing was changed. Try again." {
-		t.Errorf("toasts %q, want the internal-error toast", toasts)
-	}
-}
-
 // unavailableRentals is the real store whose RentalByID fails as a busy
 // database does.
 type unavailableRentals struct{ scheduler.Store }
@@ -46,21 +26,33 @@ func (unavailableRentals) RentalByID(context.Context, int64) (*ledger.Rental, er
 	return nil, ledger.Errorc(ledger.EUNAVAILABLE, "store_unavailable")
 }
 
-// TestPress_RentalLookupUnavailable: a rental the store cannot look up now
-// is not "not yours": the press gets the try-again toast.
-func TestPress_RentalLookupUnavailable(t *testing.T) {
-	e := newEnv(t, nil)
-	btn := registry{}
-	s, err := scheduler.New(scheduler.Config{Store: unavailableRentals{e.db}, Hub: e.hub, Sender: e.chat, Buttons: signer{},
-		Now: e.clk.Now, Tick: 30 * time.Second, NoChart: true, Logger: slog.New(slog.DiscardHandler)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	s.RegisterButtons(btn)
-	e.btn = btn
-	e.press(scheduler.ActKeep, 1)
-	toasts := e.chat.Toasts()
-	if len(toasts) != 1 || toasts[0] != "Something went wrong; nothing was changed. Try again." {
-		t.Errorf("toasts %q, want the internal-error toast", toasts)
+// TestPress_StoreUnavailable presses Keep while the store cannot serve
+// the user or the rental: the toast is the scheduler's own "something went
+// wrong" (a press is not retried), not the store's "it will be retried",
+// and not "that rental is not yours".
+func TestPress_StoreUnavailable(t *testing.T) {
+	for _, c := range []struct {
+		name  string
+		store func(scheduler.Store) scheduler.Store
+	}{
+		{"User", func(s scheduler.Store) scheduler.Store { return unavailableUsers{s} }},
+		{"RentalByID", func(s scheduler.Store) scheduler.Store { return unavailableRentals{s} }},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			e := newEnv(t, nil)
+			btn := registry{}
+			s, err := scheduler.New(scheduler.Config{Store: c.store(e.db), Hub: e.hub, Sender: e.chat, Buttons: signer{},
+				Now: e.clk.Now, Tick: 30 * time.Second, NoChart: true, Logger: slog.New(slog.DiscardHandler)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			s.RegisterButtons(btn)
+			e.btn = btn
+			e.press(scheduler.ActKeep, 1)
+			toasts := e.chat.Toasts()
+			if len(toasts) != 1 || toasts[0] != "Something went wrong; nothing was changed. Try again." {
+				t.Errorf("toasts %q, want the internal-error toast", toasts)
+			}
+		})
 	}
 }
