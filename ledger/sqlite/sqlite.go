@@ -152,13 +152,13 @@ func Open(ctx context.Context, path string, opts ...Option) (*DB, error) {
 	db := &DB{Now: time.Now, path: path, writer: writer, log: cfg.logger}
 	// Check before migrating: a damaged file is not migrated, and a file
 	// that cannot be written is refused now rather than at every write.
-	if err := db.check(ctx); err != nil {
+	if err := db.retryBusy(ctx, db.check); err != nil {
 		writer.Close()
 		return nil, err
 	}
 	// Migrate before the read pool exists: the first connection creates the
 	// file and switches it to WAL.
-	if err := db.migrateRetry(ctx); err != nil {
+	if err := db.retryBusy(ctx, db.migrate); err != nil {
 		writer.Close()
 		return nil, err
 	}
@@ -324,21 +324,22 @@ func (db *DB) Backup(ctx context.Context, path string) error {
 	return nil
 }
 
-// migrateRetry runs migrate, retrying for up to about five seconds while
-// it fails with SQLITE_BUSY. Processes opening a brand-new file at the
-// same moment can get SQLITE_BUSY at once, without the busy timeout,
-// while one of them switches the file to WAL; a retry then succeeds.
-func (db *DB) migrateRetry(ctx context.Context) error {
+// retryBusy runs a start-up step (the check, the migrations), retrying
+// for up to about five seconds while it fails with SQLITE_BUSY. Processes
+// opening a brand-new file at the same moment can get SQLITE_BUSY at once,
+// without the busy timeout, while one of them switches the file to WAL; a
+// retry then succeeds.
+func (db *DB) retryBusy(ctx context.Context, step func(context.Context) error) error {
 	wait := 10 * time.Millisecond
 	deadline := time.Now().Add(5 * time.Second)
 	for {
-		err := db.migrate(ctx)
+		err := step(ctx)
 		if err == nil || sqliteCode(err)&0xff != sqlite3.SQLITE_BUSY || time.Now().After(deadline) {
 			return err
 		}
 		select {
 		case <-ctx.Done():
-			return fmt.Errorf("sqlite: migrate: %w", ctx.Err())
+			return fmt.Errorf("sqlite: open %s: %w", db.path, ctx.Err())
 		case <-time.After(wait):
 		}
 		wait = min(2*wait, 500*time.Millisecond)
