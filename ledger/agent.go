@@ -142,6 +142,32 @@ type AgentState struct {
 	// Jupyter, VS Code). While one of a kind the rental's policy waits
 	// for is there, automatic stops and releases are held.
 	Sessions []Session
+
+	// InstanceKey is the identity of the host the agent runs on
+	// (wire.InstanceFacts.Key), "" from an agent that does not say.
+	InstanceKey string
+	// HostBoot is when the host (or container) last started, as its agent
+	// claims; zero unknown. A later one from the same instance is a new
+	// boot: the host went down in between.
+	HostBoot time.Time
+	// ShutdownAt is the agent's last shutdown report (server clock) since
+	// it last reported normally; zero none. ShutdownHost: the operating
+	// system was going down, not only the agent.
+	ShutdownAt   time.Time
+	ShutdownHost bool
+}
+
+// Boot is what the hub saw when a rental's agent reported a new boot of
+// its host: the host went down after LastSeen and started at BootAt.
+type Boot struct {
+	BootAt   time.Time // the new boot (server clock, clamped to [LastSeen, now])
+	PrevBoot time.Time // the boot before
+	LastSeen time.Time // the last heartbeat of the previous boot
+	// ShutdownAt is the previous boot's shutdown report, if one came
+	// (zero: the host went silent without one); ShutdownHost whether
+	// the operating system said it was going down.
+	ShutdownAt   time.Time
+	ShutdownHost bool
 }
 
 // Session kinds: what a person is connected through.

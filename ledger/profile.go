@@ -63,8 +63,25 @@ type Profile struct {
 	// OverdueRelease is how long after the balance runs out the platform
 	// releases the instance (0: unknown).
 	OverdueRelease time.Duration
-	Notes          string
+	// Shutdown says what shutting the instance down from inside does to
+	// compute billing: ShutdownStops (the platform stops the instance and
+	// its compute charge), ShutdownBills (it keeps billing), or
+	// ShutdownUnknown. Only where it stops does an agent's shutdown
+	// report become a stop in the ledger by itself; elsewhere the user is
+	// asked.
+	Shutdown ShutdownRule
+	Notes    string
 }
+
+// ShutdownRule is what a shutdown from inside the instance does to billing.
+type ShutdownRule string
+
+// Shutdown rules.
+const (
+	ShutdownUnknown ShutdownRule = ""
+	ShutdownStops   ShutdownRule = "stops"
+	ShutdownBills   ShutdownRule = "bills"
+)
 
 type profileRow struct {
 	Key      string   `json:"key"`
@@ -83,12 +100,13 @@ type profileRow struct {
 		BilledWhileStopped bool        `json:"billed_while_stopped"`
 		StoppedPrice       *Decimal    `json:"stopped_price"`
 	} `json:"storage"`
-	Traffic             TrafficRule `json:"traffic"`
-	TrafficFreeGB       Decimal     `json:"traffic_free_gb"`
-	TrafficDirection    Direction   `json:"traffic_direction"`
-	ReleaseAfterStopped string      `json:"release_after_stopped"`
-	OverdueRelease      string      `json:"overdue_release"`
-	Notes               string      `json:"notes"`
+	Traffic             TrafficRule  `json:"traffic"`
+	TrafficFreeGB       Decimal      `json:"traffic_free_gb"`
+	TrafficDirection    Direction    `json:"traffic_direction"`
+	ReleaseAfterStopped string       `json:"release_after_stopped"`
+	OverdueRelease      string       `json:"overdue_release"`
+	Shutdown            ShutdownRule `json:"shutdown"`
+	Notes               string       `json:"notes"`
 }
 
 func parseDur(field, s string) (time.Duration, error) {
@@ -116,7 +134,7 @@ func parseProfiles(data []byte) ([]Profile, map[string]int, error) {
 		p := Profile{
 			Key: row.Key, Name: row.Name, Aliases: row.Aliases, Currency: row.Currency, Mode: row.Mode,
 			Floor: row.Floor, TZ: row.TZ, Traffic: row.Traffic, TrafficFreeGB: row.TrafficFreeGB,
-			TrafficDirection: row.TrafficDirection, Notes: row.Notes,
+			TrafficDirection: row.TrafficDirection, Shutdown: row.Shutdown, Notes: row.Notes,
 			Storage: StorageRule{FreeGB: row.Storage.FreeGB, Price: row.Storage.Price, Unit: row.Storage.Unit,
 				BilledWhileStopped: row.Storage.BilledWhileStopped},
 		}
@@ -150,6 +168,11 @@ func parseProfiles(data []byte) ([]Profile, map[string]int, error) {
 			return nil, nil, fmt.Errorf("ledger: profile %s: negative storage price", p.Key)
 		case p.Storage.HasStoppedPrice && p.Storage.Price.IsZero():
 			return nil, nil, fmt.Errorf("ledger: profile %s: a stopped storage price needs a running one", p.Key)
+		}
+		switch p.Shutdown {
+		case ShutdownUnknown, ShutdownStops, ShutdownBills:
+		default:
+			return nil, nil, fmt.Errorf("ledger: profile %s: bad shutdown rule %q (stops, bills or absent)", p.Key, p.Shutdown)
 		}
 		switch p.Traffic {
 		case TrafficUnknown, TrafficFree, TrafficPriced:

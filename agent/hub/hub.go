@@ -67,6 +67,22 @@ type Listener interface {
 	// OrderUpdated: an order changed state (picked up, done, refused,
 	// failed, expired); r is the rental after the change.
 	OrderUpdated(ctx context.Context, o ledger.Order, r *ledger.Rental)
+
+	// InstanceAnnounced: an enrolment token announced an instance the
+	// user has not seen before (in is stored pending). Told once per
+	// instance; the listener decides whether it gets a card of its own
+	// or joins the merged one (ledger.MaxCardsPerHour).
+	InstanceAnnounced(ctx context.Context, in ledger.Instance)
+	// InstanceReturned: an instance bound to rental r reports with the
+	// enrolment token after its own token was used: a new container that
+	// lost the token, or a copy of the instance. Told at most once per
+	// boot of it; the user may reconnect it (Enrolment.Reconnect).
+	InstanceReturned(ctx context.Context, in ledger.Instance, r *ledger.Rental)
+	// HostShutdown: rental r's agent said it is stopping at at (server
+	// clock); host is true when the operating system is going down.
+	HostShutdown(ctx context.Context, r *ledger.Rental, at time.Time, host bool)
+	// HostBooted: rental r's agent reports a new boot of its host.
+	HostBooted(ctx context.Context, r *ledger.Rental, b ledger.Boot)
 }
 
 // Config configures a Hub. Store is required.

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
@@ -41,6 +42,18 @@ func (r *recorder) ReportAfterRelease(_ context.Context, rl *ledger.Rental, _ ti
 }
 func (r *recorder) OrderUpdated(_ context.Context, o ledger.Order, rl *ledger.Rental) {
 	r.add("order:" + string(o.State) + ":" + o.Outcome)
+}
+func (r *recorder) InstanceAnnounced(_ context.Context, in ledger.Instance) {
+	r.add("announced:" + in.Key)
+}
+func (r *recorder) InstanceReturned(_ context.Context, in ledger.Instance, rl *ledger.Rental) {
+	r.add("returned:" + in.Key + ":" + rl.Name)
+}
+func (r *recorder) HostShutdown(_ context.Context, rl *ledger.Rental, _ time.Time, host bool) {
+	r.add(fmt.Sprintf("shutdown:%s:%v", rl.Name, host))
+}
+func (r *recorder) HostBooted(_ context.Context, rl *ledger.Rental, b ledger.Boot) {
+	r.add(fmt.Sprintf("booted:%s:%v", rl.Name, !b.ShutdownAt.IsZero()))
 }
 func (r *recorder) list() []string {
 	r.mu.Lock()

@@ -106,6 +106,14 @@ type HeartbeatRequest struct {
 	// SessionsError says why the agent could not tell who is connected
 	// (then nothing is held on its account).
 	SessionsError string `json:"sessions_error,omitempty"`
+
+	// Instance is what the agent found about the instance it runs on
+	// (platform, the platform's ID, boot time). Required with an
+	// enrolment token; an agent too old to look sends none.
+	Instance *InstanceFacts `json:"instance,omitempty"`
+	// Shutdown is set on the last heartbeat of an agent stopping on a
+	// signal.
+	Shutdown *Shutdown `json:"shutdown,omitempty"`
 }
 
 // Session kinds.
@@ -217,6 +225,9 @@ type HeartbeatResponse struct {
 	Rental string  `json:"rental,omitempty"` // name of the rental the token belongs to
 	Orders []Order `json:"orders,omitempty"`
 	Policy Policy  `json:"policy"`
+	// Enrolment answers a heartbeat sent with an enrolment token (and only
+	// such a heartbeat): Orders and Policy are then empty.
+	Enrolment *EnrolmentAnswer `json:"enrolment,omitempty"`
 }
 
 // Policy is what the server wants the agent to apply locally. Zero fields
@@ -294,4 +305,110 @@ type OrderResult struct {
 	Message  string    `json:"message,omitempty"`
 	Verdict  Verdict   `json:"verdict,omitempty"` // of the fresh sample, when one was taken
 	At       time.Time `json:"at"`
+}
+
+// EnrolTokenPrefix starts every enrolment token. A rental's own token is
+// 43 characters of base64url and never starts with it, so the agent and
+// the hub can tell the two apart without a lookup.
+//
+// An enrolment token is one user's, not one rental's: an agent holding
+// it may only announce the instance it runs on (a heartbeat carrying
+// Instance) and learn whether the user logged it. It reads nothing of the
+// ledger and acts on no rental; once the user logs the instance the hub
+// hands the agent that rental's own token in HeartbeatResponse.Enrolment.
+const EnrolTokenPrefix = "enrol-"
+
+// IsEnrolToken reports whether tok is an enrolment token.
+func IsEnrolToken(tok string) bool {
+	return len(tok) > len(EnrolTokenPrefix) && tok[:len(EnrolTokenPrefix)] == EnrolTokenPrefix
+}
+
+// Platform-fact sources: where InstanceFacts.Platform was read.
+const (
+	SourceEnv      = "env"      // an environment variable the platform sets
+	SourceFile     = "file"     // a file the platform puts in the instance
+	SourceMetadata = "metadata" // the cloud's link-local metadata service
+	SourceDMI      = "dmi"      // the VM's firmware strings
+)
+
+// InstanceFacts are what the agent found about the instance it runs on.
+// Every field is a claim (an environment variable or a file can be set by
+// whoever built the image): the server shows them, keys announcements by
+// them and never charges money on them without the user's tap. Unknown
+// fields are empty; nothing is guessed. Strings are at most MaxStrLen.
+type InstanceFacts struct {
+	// Platform is the profile key of the platform ("runpod", "vast",
+	// "autodl", "aws", "gcp", "azure", "alibaba", "tencent") or "" when
+	// nothing the agent read names one.
+	Platform string `json:"platform,omitempty"`
+	// PlatformSource says where Platform was read: SourceEnv, SourceFile,
+	// SourceMetadata or SourceDMI, and the name read, e.g.
+	// "env RUNPOD_POD_ID".
+	PlatformSource string `json:"platform_source,omitempty"`
+	// ID is the platform's own ID of the instance (RunPod pod ID, Vast.ai
+	// CONTAINER_ID, AutoDL container UUID, EC2 instance ID...), or "".
+	ID string `json:"id,omitempty"`
+	// MachineID is the SHA-256 (hex) of /etc/machine-id, or "" where
+	// there is none; it tells VMs apart where the platform gives no ID.
+	MachineID string `json:"machine_id,omitempty"`
+	// BootedAt is when the instance last started: the start of PID 1 as
+	// the kernel counts it, which is the container's start inside a
+	// container and the boot of a VM. Zero if unreadable.
+	BootedAt time.Time `json:"booted_at,omitzero"`
+}
+
+// Key returns the identity the hub keys announcements and bindings by:
+// "PLATFORM:ID" when the platform gives an ID, else "machine:MACHINEID",
+// else "host:HOSTNAME"; "" when there is nothing to key by.
+func (f InstanceFacts) Key(hostname string) string {
+	switch {
+	case f.ID != "":
+		p := f.Platform
+		if p == "" {
+			p = "unknown"
+		}
+		return p + ":" + f.ID
+	case f.MachineID != "":
+		return "machine:" + f.MachineID
+	case hostname != "":
+		return "host:" + hostname
+	}
+	return ""
+}
+
+// Shutdown is the agent's last word before it stops on a signal.
+type Shutdown struct {
+	At time.Time `json:"at"` // the agent's clock when the signal came
+	// Host is true when the operating system itself is going down
+	// (systemd says "stopping"), false when only the agent was stopped.
+	Host bool `json:"host"`
+}
+
+// Enrolment states in EnrolmentAnswer.State.
+const (
+	// EnrolWaiting: the user was shown the instance and has not answered.
+	EnrolWaiting = "waiting"
+	// EnrolIgnored: the user said "Not mine"; the agent slows down to
+	// one heartbeat per RetryAfter and announces nothing new.
+	EnrolIgnored = "ignored"
+	// EnrolBound: the user logged the instance as Rental; Token is that
+	// rental's own token, which the agent uses from now on.
+	EnrolBound = "bound"
+	// EnrolHeld: too many instances wait for the user's answer already;
+	// this one is kept back (not stored) until they answer or it retries.
+	EnrolHeld = "held"
+)
+
+// EnrolmentAnswer is the hub's answer to a heartbeat sent with an
+// enrolment token.
+type EnrolmentAnswer struct {
+	State   string `json:"state"`             // EnrolWaiting, EnrolIgnored, EnrolBound or EnrolHeld
+	Message string `json:"message,omitempty"` // for the agent's log
+	Rental  string `json:"rental,omitempty"`  // when bound
+	// Token is the rental's own agent token, when bound. It is in clear
+	// only here and only until the agent has reported with it once.
+	Token string `json:"token,omitempty"`
+	// RetryAfter asks the agent to wait this many seconds before its
+	// next heartbeat (0: its own interval).
+	RetryAfter int `json:"retry_after_s,omitempty"`
 }

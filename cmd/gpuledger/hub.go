@@ -72,6 +72,30 @@ func (l *listener) OrderUpdated(ctx context.Context, o ledger.Order, r *ledger.R
 	}
 }
 
+func (l *listener) InstanceAnnounced(ctx context.Context, in ledger.Instance) {
+	if s := l.get(); s != nil {
+		s.InstanceAnnounced(ctx, in)
+	}
+}
+
+func (l *listener) InstanceReturned(ctx context.Context, in ledger.Instance, r *ledger.Rental) {
+	if s := l.get(); s != nil {
+		s.InstanceReturned(ctx, in, r)
+	}
+}
+
+func (l *listener) HostShutdown(ctx context.Context, r *ledger.Rental, at time.Time, host bool) {
+	if s := l.get(); s != nil {
+		s.HostShutdown(ctx, r, at, host)
+	}
+}
+
+func (l *listener) HostBooted(ctx context.Context, r *ledger.Rental, b ledger.Boot) {
+	if s := l.get(); s != nil {
+		s.HostBooted(ctx, r, b)
+	}
+}
+
 // hubWriteTimeout is the hub server's write timeout, and how long the agent
 // download waits on a client that reads nothing.
 const hubWriteTimeout = 30 * time.Second
