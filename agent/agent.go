@@ -197,8 +197,14 @@ func Run(ctx context.Context, cfg Config) error {
 	}
 	// What changes rarely or never (hostname, CPU quota, memory size) is
 	// read again every few minutes, not at every heartbeat.
-	// The instance facts too (they change only with a new boot): read
-	// at start, before the first heartbeat, and with the rest.
+	// The instance facts too: read in full at start, before the first
+	// heartbeat. An agent never outlives a boot, so what identifies the
+	// instance (platform, ID, machine-id) is kept from that first read:
+	// the hub keys the instance, and checks the rental token, by it, and
+	// a key that changed mid-run (a metadata answer that came late, or
+	// not at all the second time) would read as a copy of the host.
+	// Later reads take only the boot time again (the wall clock behind
+	// btime can be corrected), without DMI or the metadata service.
 	ienv := platform.OS()
 	if cfg.InstanceEnv != nil {
 		ienv = *cfg.InstanceEnv
@@ -217,14 +223,23 @@ func Run(ctx context.Context, cfg Config) error {
 	}
 	var instanceKey atomic.Value // string: this host's InstanceFacts.Key
 	readSlow := func(now time.Time) {
+		first := slow.at.IsZero()
 		slow.at = now
 		slow.hostname, _ = os.Hostname()
 		slow.cores = host.CPUCores()
 		if m, err := host.ReadMemory(); err == nil {
 			slow.memTotal = m.TotalBytes
 		}
-		slow.instance = platform.Detect(ctx, ienv)
-		instanceKey.Store(slow.instance.Key(slow.hostname))
+		if first {
+			slow.instance = platform.Detect(context.WithoutCancel(ctx), ienv)
+			instanceKey.Store(slow.instance.Key(slow.hostname))
+		} else {
+			again := ienv
+			again.NoProbe = true
+			if b := platform.Detect(ctx, again).BootedAt; !b.IsZero() {
+				slow.instance.BootedAt = b
+			}
+		}
 	}
 	readSlow(time.Now())
 	instance := func() *wire.InstanceFacts {

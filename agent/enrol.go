@@ -111,7 +111,7 @@ func (e *enroller) start() {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if e.dir == "" {
-		e.log.Warn("enrolment token without a state directory: once the instance is logged its rental token is kept in memory only, and a restart enrols again (set --state-dir)")
+		e.log.Warn("enrolment token without a usable state directory: once the instance is logged its rental token is kept in memory only, and a restart enrols again (fix --state-dir)")
 		e.log.Info("enrolling: this instance is announced to the user, who logs it in the chat")
 		return
 	}
