@@ -22,6 +22,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/gpuledger/gpuledger/agent/platform"
 	"github.com/gpuledger/gpuledger/agent/wire"
 	"github.com/gpuledger/gpuledger/internal/clip"
 )
@@ -33,8 +34,12 @@ var Version = "0.1.0-dev"
 // Config is the agent's configuration; cmd/gpuledger-agent fills it from
 // flags and the environment.
 type Config struct {
-	Server            string        // base URL of the server's agent hub
-	Token             string        // the rental's agent token; never logged
+	Server string // base URL of the server's agent hub
+	// Token is the rental's agent token, or an enrolment token
+	// (wire.IsEnrolToken): the agent then announces its instance and
+	// switches to the rental's own token once the user logs it. Never
+	// logged.
+	Token             string
 	Rental            string        // optional: refuse orders for other rentals even before the server names one
 	Interval          time.Duration // heartbeat interval; default 30 s
 	Sample            time.Duration // sample interval; default 5 s
@@ -54,9 +59,18 @@ type Config struct {
 	Log               *slog.Logger
 
 	// StateDir holds the state file that keeps replay protection across
-	// restarts (State). Unusable or "": orders and server policies are
-	// refused (fail safe); the agent still reports.
+	// restarts (State), and an enrolment agent's binding.json. Unusable
+	// or "": orders and server policies are refused (fail safe); the
+	// agent still reports.
 	StateDir string
+
+	// MetadataURL replaces the clouds' metadata address
+	// (GPULEDGER_AGENT_METADATA_URL, for tests); "" uses the real one.
+	MetadataURL string
+	// InstanceEnv, when set, is what the instance facts are read from
+	// (tests pose as a platform); nil reads this process's environment
+	// and the root file system.
+	InstanceEnv *platform.Env
 }
 
 // Validate checks the configuration and names the offending field.
@@ -156,18 +170,20 @@ func Run(ctx context.Context, cfg Config) error {
 	} else if err != nil {
 		log.Warn("agent state", "err", err)
 	}
-	gate := &policyGate{token: cfg.Token, local: cfg.Thresholds.UtilPercent, state: state, log: log}
+	// tok is the token everything uses: an enrolment agent switches it.
+	tok := NewToken(cfg.Token)
+	gate := &policyGate{tok: tok, local: cfg.Thresholds.UtilPercent, state: state, log: log}
 
 	reporter := &Reporter{
 		Server:   cfg.Server,
-		Token:    cfg.Token,
+		Current:  tok,
 		Client:   &http.Client{Timeout: 15 * time.Second},
 		Interval: cfg.Interval,
 		Log:      log,
 	}
 	orders := make(chan wire.Order, 16)
 	exec := &Executor{
-		Token:             cfg.Token,
+		Current:           tok,
 		Rental:            func() string { return rental.Load().(string) },
 		Nonces:            state,
 		RecordSince:       state.Since(),
@@ -181,20 +197,63 @@ func Run(ctx context.Context, cfg Config) error {
 	}
 	// What changes rarely or never (hostname, CPU quota, memory size) is
 	// read again every few minutes, not at every heartbeat.
+	// The instance facts too: read in full at start, before the first
+	// heartbeat. An agent never outlives a boot, so what identifies the
+	// instance (platform, ID, machine-id) is kept from that first read:
+	// the hub keys the instance, and checks the rental token, by it, and
+	// a key that changed mid-run (a metadata answer that came late, or
+	// not at all the second time) would read as a copy of the host.
+	// Later reads take only the boot time again (the wall clock behind
+	// btime can be corrected), without DMI or the metadata service.
+	ienv := platform.OS()
+	if cfg.InstanceEnv != nil {
+		ienv = *cfg.InstanceEnv
+	}
+	ienv.MetadataURL = cmpOr(ienv.MetadataURL, cfg.MetadataURL)
+	// --simulate: the environment poses as a platform; the firmware and
+	// the metadata service are this machine's own.
+	ienv.NoProbe = ienv.NoProbe || cfg.Simulate != ""
+	sim, _ := gpu.(*SimulateSource)
 	var slow struct {
 		at       time.Time
 		hostname string
 		cores    float64
 		memTotal uint64
+		instance wire.InstanceFacts
+	}
+	var instanceKey atomic.Value // string: this host's InstanceFacts.Key
+	readSlow := func(now time.Time) {
+		first := slow.at.IsZero()
+		slow.at = now
+		slow.hostname, _ = os.Hostname()
+		slow.cores = host.CPUCores()
+		if m, err := host.ReadMemory(); err == nil {
+			slow.memTotal = m.TotalBytes
+		}
+		if first {
+			slow.instance = platform.Detect(context.WithoutCancel(ctx), ienv)
+			instanceKey.Store(slow.instance.Key(slow.hostname))
+		} else {
+			again := ienv
+			again.NoProbe = true
+			if b := platform.Detect(ctx, again).BootedAt; !b.IsZero() {
+				slow.instance.BootedAt = b
+			}
+		}
+	}
+	readSlow(time.Now())
+	instance := func() *wire.InstanceFacts {
+		in := slow.instance
+		if sim != nil {
+			if si, err := sim.Instance(); err == nil && !si.BootedAt.IsZero() {
+				in.BootedAt = si.BootedAt
+			}
+		}
+		return &in
 	}
 	hostFacts := func() wire.HostFacts {
-		if now := time.Now(); slow.at.IsZero() || now.Sub(slow.at) >= hostFactsEvery {
-			slow.at = now
-			slow.hostname, _ = os.Hostname()
-			slow.cores = host.CPUCores()
-			if m, err := host.ReadMemory(); err == nil {
-				slow.memTotal = m.TotalBytes
-			}
+		if now := time.Now(); now.Sub(slow.at) >= hostFactsEvery {
+			readSlow(now)
 		}
 		f, _ := gpu.Facts(ctx)
 		hf := wire.HostFacts{Hostname: slow.hostname, GPUSource: f.Source, DriverVersion: f.DriverVersion,
@@ -215,6 +274,7 @@ func Run(ctx context.Context, cfg Config) error {
 		defer wantFull.Store(true)
 		hb := wire.HeartbeatRequest{Version: wire.Version, AgentVersion: Version, Seq: seq.Add(1), BootID: bootID,
 			Host: hostFacts(), CanRelease: cfg.ReleaseCmd != ""}
+		hb.Instance = instance()
 		w := win.Cut()
 		w.fill(&hb)
 		w.idleTo(&hb, sampler.now())
@@ -222,7 +282,37 @@ func Run(ctx context.Context, cfg Config) error {
 		hb.PolicyRefused = gate.refusal()
 		return hb
 	}
+	// The last heartbeat, when the agent stops on a signal, says whether
+	// the host itself is going down.
+	reporter.Final = func(hb *wire.HeartbeatRequest) {
+		sd := &wire.Shutdown{At: time.Now().UTC().Round(0)}
+		if sim != nil {
+			si, _ := sim.Instance()
+			sd.Host = si.HostStopping
+		} else {
+			sd.Host = systemdStopping(context.WithoutCancel(ctx), "/", systemdAskTimeout, askSystemctl)
+		}
+		hb.Shutdown = sd
+	}
+	var enrol *enroller
+	if wire.IsEnrolToken(cfg.Token) {
+		enrol = &enroller{enrolToken: cfg.Token, tok: tok, dir: cfg.StateDir,
+			key: func() string { return instanceKey.Load().(string) },
+			setRental: func(r string) {
+				// Unbound: back to what --rental said, if anything.
+				rental.Store(cmpOr(r, cfg.Rental))
+			},
+			now: time.Now, log: log}
+		if state.Err() != nil {
+			enrol.dir = "" // the state dir is unusable: keep the binding in memory
+		}
+		enrol.start()
+		reporter.OnRefused = enrol.onRefused
+	}
 	reporter.OnResponse = func(resp wire.HeartbeatResponse) {
+		if enrol != nil {
+			enrol.onResponse(resp)
+		}
 		// Only a signed policy moves the agent (policyGate); its rental,
 		// being signed, is the best source of the rental's name.
 		if eff, ok := gate.take(resp.Policy, rental.Load().(string), time.Now()); ok {
@@ -253,7 +343,9 @@ func Run(ctx context.Context, cfg Config) error {
 	}
 
 	log.Info("agent started", "version", Version, "server", cfg.Server, "sample", cfg.Sample, "interval", cfg.Interval,
-		"gpu_source", func() string { f, _ := gpu.Facts(ctx); return f.Source }(), "release_cmd_set", cfg.ReleaseCmd != "", "lease", cfg.Lease, "state_dir", cfg.StateDir)
+		"gpu_source", func() string { f, _ := gpu.Facts(ctx); return f.Source }(), "release_cmd_set", cfg.ReleaseCmd != "", "lease", cfg.Lease, "state_dir", cfg.StateDir,
+		"enrolment", enrol != nil, "platform", slow.instance.Platform, "platform_source", slow.instance.PlatformSource, "instance_id", slow.instance.ID,
+		"booted_at", slow.instance.BootedAt.Format(time.RFC3339))
 
 	var wg sync.WaitGroup
 	leaseReq := make(chan struct{}, 1)
@@ -311,6 +403,14 @@ func (s *Sampler) SetUtilThreshold(p float64) {
 // hostFactsEvery is how often heartbeats re-read the host facts that
 // change rarely or never.
 const hostFactsEvery = 10 * time.Minute
+
+// cmpOr returns a unless it is empty, else b.
+func cmpOr(a, b string) string {
+	if a != "" {
+		return a
+	}
+	return b
+}
 
 func randID() string {
 	b := make([]byte, 8)

@@ -21,7 +21,8 @@ import (
 // It never releases while the wrapped job lives, nor unless a fresh sample
 // says idle: busy and unknown both refuse.
 type Executor struct {
-	Token             string
+	Token             string          // used when Current is nil
+	Current           *Token          // when set, the token orders must be signed with (read at every order)
 	Rental            func() string   // the rental this agent serves; "" when not known yet
 	Nonces            wire.NonceStore // nonces of accepted orders; a State keeps them across restarts; nil: no replay check (tests)
 	Sampler           *Sampler
@@ -123,7 +124,11 @@ var errBeforeRecord = errors.New("agent: order issued before this agent's replay
 // (durably, before anything runs).
 func (e *Executor) verify(o wire.Order) error {
 	now := e.now()
-	if err := wire.VerifyOrder(e.Token, o, now, nil); err != nil {
+	tok := e.Token
+	if e.Current != nil {
+		tok = e.Current.Get()
+	}
+	if err := wire.VerifyOrder(tok, o, now, nil); err != nil {
 		return err
 	}
 	// Whole seconds: the hub issues orders on the second. A record that

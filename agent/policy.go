@@ -24,6 +24,7 @@ import (
 // concurrent use.
 type policyGate struct {
 	token string
+	tok   *Token  // when set, replaces token (an enrolment agent switches it)
 	local float64 // the --util-threshold, the highest threshold ever used
 	state *State
 	log   *slog.Logger
@@ -56,7 +57,11 @@ func (g *policyGate) take(p wire.Policy, rental string, now time.Time) (policyEf
 		// A server that predates signed policies, with nothing to say.
 		return policyEffect{}, false
 	}
-	err := wire.VerifyPolicy(g.token, p, now)
+	key := g.token
+	if g.tok != nil {
+		key = g.tok.Get()
+	}
+	err := wire.VerifyPolicy(key, p, now)
 	if err == nil && rental != "" && p.Rental != rental {
 		err = fmt.Errorf("%w: policy is for rental %q, this agent serves %q", errPolicyRental, p.Rental, rental)
 	}

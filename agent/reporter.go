@@ -21,8 +21,11 @@ import (
 // and are retried with exponential backoff and jitter. The reporter runs on
 // its own goroutine; it never blocks sampling.
 type Reporter struct {
-	Server   string // base URL, e.g. "http://host:8477"
-	Token    string
+	Server string // base URL, e.g. "http://host:8477"
+	Token  string // used when Current is nil
+	// Current, when set, holds the token to send (read at every
+	// request): an enrolment agent switches it.
+	Current  *Token
 	Client   *http.Client // must have a Timeout; default 15 s
 	Interval time.Duration
 	Queue    int // heartbeats kept while the server is unreachable; default 20
@@ -32,6 +35,15 @@ type Reporter struct {
 	Cut func() wire.HeartbeatRequest
 	// OnResponse receives every decoded response; it must not block.
 	OnResponse func(wire.HeartbeatResponse)
+	// OnRefused is told of a 401, 403 or 409 answer to a heartbeat. It
+	// returns true when it switched the current token (a bound token
+	// refused: back to the enrolment token); the heartbeat is then sent
+	// again at once with the new token. Nil, or false: the refusal is
+	// handled as before (backoff on 401/403, dropped on 409).
+	OnRefused func(error) bool
+	// Final, when set, completes the last heartbeat, cut when ctx ends
+	// (the shutdown report).
+	Final func(*wire.HeartbeatRequest)
 
 	queue   []wire.HeartbeatRequest
 	dropped uint64
@@ -39,6 +51,8 @@ type Reporter struct {
 	// authWait is the wait before the next try after the server refused
 	// the token (401, 403); zero while it accepts it.
 	authWait time.Duration
+	// quiet is set while the hub's RetryAfter runs: nothing is cut.
+	quiet bool
 }
 
 // Backoff limits for heartbeat retries.
@@ -60,7 +74,19 @@ var (
 	// ErrUnauthorized marks a 401 or 403: the server does not know the
 	// token, or no longer accepts it. It is also ErrPermanent.
 	ErrUnauthorized = errors.New("agent: server refused the token")
+	// ErrConflict marks a 409: the token belongs to another instance
+	// (this host is a copy of the one it was handed to). It is also
+	// ErrPermanent.
+	ErrConflict = errors.New("agent: server says the token belongs to another instance")
 )
+
+// token returns the token to send now.
+func (r *Reporter) token() string {
+	if r.Current != nil {
+		return r.Current.Get()
+	}
+	return r.Token
+}
 
 func (r *Reporter) log() *slog.Logger {
 	if r.Log != nil {
@@ -80,7 +106,10 @@ func (r *Reporter) client() *http.Client {
 func (r *Reporter) Dropped() uint64 { return r.dropped }
 
 // Run cuts a heartbeat every Interval and sends the queue until ctx ends.
-// On the way out it cuts and tries to send one last heartbeat.
+// On the way out it cuts and tries to send one last heartbeat (completed
+// by Final). While the hub's last answer asked for quiet (an enrolment
+// answer's RetryAfter) nothing is cut or sent; when the wait ends one
+// fresh heartbeat goes.
 func (r *Reporter) Run(ctx context.Context) error {
 	tick := time.NewTicker(r.interval())
 	defer tick.Stop()
@@ -94,24 +123,44 @@ func (r *Reporter) Run(ctx context.Context) error {
 			}
 			// A final heartbeat tells the server the agent stopped
 			// on purpose; bounded so shutdown is quick.
+			hb := r.Cut()
+			if r.Final != nil {
+				r.Final(&hb)
+			}
 			fctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 3*time.Second)
-			r.enqueue(r.Cut())
+			r.enqueue(hb)
 			r.flush(fctx)
 			cancel()
 			return ctx.Err()
 		case <-tick.C:
+			if r.quiet {
+				continue // the hub asked for quiet until the retry timer
+			}
 			r.enqueue(r.Cut())
 			if retry != nil {
 				continue // a retry is scheduled; do not hammer the server
 			}
 		case <-retry:
 			retry = nil
+			if r.quiet {
+				r.quiet = false
+				r.enqueue(r.Cut())
+			}
 		}
 		if d, failed := r.flush(ctx); failed {
 			retryTimer = time.NewTimer(d)
 			retry = retryTimer.C
 		}
 	}
+}
+
+// retryAfter returns the wait an enrolment answer asks for, at most
+// authBackoffMax (a hub cannot silence an agent for days); 0 for none.
+func retryAfter(resp wire.HeartbeatResponse) time.Duration {
+	if resp.Enrolment == nil || resp.Enrolment.RetryAfter <= 0 {
+		return 0
+	}
+	return min(time.Duration(resp.Enrolment.RetryAfter)*time.Second, authBackoffMax)
 }
 
 func (r *Reporter) interval() time.Duration {
@@ -141,6 +190,9 @@ func (r *Reporter) flush(ctx context.Context) (time.Duration, bool) {
 		hb.Dropped = r.dropped
 		hb.SentAt = time.Now().Round(0)
 		resp, err := r.Send(ctx, hb)
+		if (errors.Is(err, ErrUnauthorized) || errors.Is(err, ErrConflict)) && r.OnRefused != nil && r.OnRefused(err) {
+			continue // the token was switched: the same heartbeat goes again with the new one
+		}
 		if errors.Is(err, ErrUnauthorized) {
 			// Every heartbeat would get the same answer: say once what
 			// to do, drop this one and wait long, doubling to an hour.
@@ -148,8 +200,13 @@ func (r *Reporter) flush(ctx context.Context) (time.Duration, bool) {
 			r.dropped++
 			if r.authWait == 0 {
 				r.authWait = 2 * r.interval()
-				r.log().Error("the server does not know this agent's token: it was revoked, or the rental was released; send /agent NAME in the chat for a new install line",
-					"err", err, "retry_in", r.authWait)
+				if wire.IsEnrolToken(r.token()) {
+					r.log().Error("the server does not accept this agent's enrolment token: it was revoked, or is unknown there; send /agent in the chat for a new install line",
+						"err", err, "retry_in", r.authWait)
+				} else {
+					r.log().Error("the server does not know this agent's token: it was revoked, or the rental was released; send /agent NAME in the chat for a new install line",
+						"err", err, "retry_in", r.authWait)
+				}
 			} else {
 				r.authWait = min(2*r.authWait, authBackoffMax)
 				r.log().Debug("token still refused", "retry_in", r.authWait)
@@ -179,6 +236,13 @@ func (r *Reporter) flush(ctx context.Context) (time.Duration, bool) {
 		r.queue = r.queue[1:]
 		if r.OnResponse != nil {
 			r.OnResponse(resp)
+		}
+		if d := retryAfter(resp); d > 0 {
+			// The heartbeats still queued say nothing the hub wants
+			// now: after the wait one fresh one goes.
+			r.queue = r.queue[:0]
+			r.quiet = true
+			return d, true
 		}
 	}
 	return 0, false
@@ -238,10 +302,11 @@ func (r *Reporter) post(ctx context.Context, path string, body, out any) error {
 		return fmt.Errorf("agent: request: %w", err)
 	}
 	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Authorization", "Bearer "+r.Token)
+	tok := r.token()
+	req.Header.Set("Authorization", "Bearer "+tok)
 	res, err := r.client().Do(req)
 	if err != nil {
-		return fmt.Errorf("agent: post %s: %w", path, redact(err, r.Token))
+		return fmt.Errorf("agent: post %s: %w", path, redact(err, tok))
 	}
 	defer res.Body.Close()
 	body2, err := io.ReadAll(io.LimitReader(res.Body, wire.MaxBodyBytes+1))
@@ -253,6 +318,9 @@ func (r *Reporter) post(ctx context.Context, path string, body, out any) error {
 		err := fmt.Errorf("agent: %s: status %d: %q", path, res.StatusCode, msg)
 		if res.StatusCode == http.StatusUnauthorized || res.StatusCode == http.StatusForbidden {
 			return fmt.Errorf("%w: %w: %w", ErrUnauthorized, ErrPermanent, err)
+		}
+		if res.StatusCode == http.StatusConflict {
+			return fmt.Errorf("%w: %w: %w", ErrConflict, ErrPermanent, err)
 		}
 		if res.StatusCode >= 400 && res.StatusCode < 500 && res.StatusCode != 408 && res.StatusCode != 429 {
 			return fmt.Errorf("%w: %w", ErrPermanent, err)

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"sync"
 	"time"
 
 	"github.com/gpuledger/gpuledger/agent/wire"
@@ -21,6 +22,12 @@ type SimFile struct {
 	// Driver and CUDA are optional extras for demos.
 	Driver string `json:"driver_version"`
 	CUDA   string `json:"cuda_driver_version"`
+	// BootedAt, when set, is the instance's boot time in heartbeats
+	// (InstanceFacts.BootedAt), in place of the one read from /proc.
+	BootedAt *time.Time `json:"booted_at"`
+	// HostStopping says the operating system is going down: the
+	// shutdown report of the last heartbeat says host true.
+	HostStopping bool `json:"host_stopping"`
 }
 
 // SimGPU is one simulated GPU. A missing utilization makes that GPU unknown,
@@ -71,9 +78,12 @@ func ParseSimFile(b []byte) (SimFile, error) {
 // changed since the last read (a stat costs far less than decoding JSON);
 // write it by renaming a new file into place, as editors and tests do. A
 // missing or malformed file fails the read (verdict unknown) and is
-// looked at again at the next sample.
+// looked at again at the next sample. It is safe for concurrent use (the
+// sampler reads it, the reporter its facts).
 type SimulateSource struct {
 	Path string
+
+	mu   sync.Mutex
 	last *SimHost
 
 	stamp  simStamp // of the file behind file/err
@@ -127,8 +137,31 @@ func (s *SimulateSource) readFile() (SimFile, error) {
 	return ParseSimFile(b)
 }
 
+// SimInstance is what a simulate file says about the instance.
+type SimInstance struct {
+	BootedAt     time.Time // zero: not given
+	HostStopping bool
+}
+
+// Instance reads the file's booted_at and host_stopping.
+func (s *SimulateSource) Instance() (SimInstance, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	f, err := s.load()
+	if err != nil {
+		return SimInstance{}, err
+	}
+	out := SimInstance{HostStopping: f.HostStopping}
+	if f.BootedAt != nil {
+		out.BootedAt = f.BootedAt.UTC()
+	}
+	return out, nil
+}
+
 // Facts implements GPUSource.
 func (s *SimulateSource) Facts(context.Context) (GPUFacts, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
 	f, err := s.load()
 	if err != nil {
 		return GPUFacts{Source: "simulate"}, err
@@ -143,6 +176,8 @@ func (s *SimulateSource) Facts(context.Context) (GPUFacts, error) {
 
 // Read implements GPUSource. Every level reads everything the file holds.
 func (s *SimulateSource) Read(context.Context, ReadLevel) ([]GPUReading, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
 	f, err := s.load()
 	if err != nil {
 		s.last = nil
@@ -179,7 +214,11 @@ func (s *SimulateSource) Read(context.Context, ReadLevel) ([]GPUReading, error) 
 
 // HostOverride implements HostOverride: the host object of the last
 // successfully read file.
-func (s *SimulateSource) HostOverride() *SimHost { return s.last }
+func (s *SimulateSource) HostOverride() *SimHost {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.last
+}
 
 // Close implements GPUSource.
 func (s *SimulateSource) Close() error { return nil }

@@ -25,6 +25,10 @@ type Hub struct {
 	Token  string
 	Rental string
 	Now    func() time.Time // default time.Now
+	// EnrolToken, when set, is accepted as an enrolment token: a
+	// heartbeat sent with it is recorded and answered with the answer
+	// SetEnrolment set (default waiting), without orders or policy.
+	EnrolToken string
 
 	mu         sync.Mutex
 	heartbeats []wire.HeartbeatRequest
@@ -35,6 +39,9 @@ type Hub struct {
 	failCode   int    // ... with this code
 	raw        []byte // when set, answer heartbeats with these bytes verbatim
 	notify     chan struct{}
+	tokens     []string // the bearer token of each recorded heartbeat
+	enrol      *wire.EnrolmentAnswer
+	refuse     int // when set, Token is answered with this status
 }
 
 // New returns a hub that accepts token for rental.
@@ -63,6 +70,11 @@ func (h *Hub) auth(r *http.Request) bool {
 	return ok && tok == h.Token
 }
 
+func (h *Hub) bearer(r *http.Request) string {
+	tok, _ := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+	return tok
+}
+
 func decode(w http.ResponseWriter, r *http.Request, v any) bool {
 	r.Body = http.MaxBytesReader(w, r.Body, wire.MaxBodyBytes)
 	if err := json.NewDecoder(r.Body).Decode(v); err != nil {
@@ -78,6 +90,17 @@ func decode(w http.ResponseWriter, r *http.Request, v any) bool {
 }
 
 func (h *Hub) heartbeat(w http.ResponseWriter, r *http.Request) {
+	if tok := h.bearer(r); h.EnrolToken != "" && tok == h.EnrolToken {
+		h.enrolHeartbeat(w, r)
+		return
+	}
+	h.mu.Lock()
+	refuse := h.refuse
+	h.mu.Unlock()
+	if refuse != 0 && h.auth(r) {
+		http.Error(w, "this token belongs to another instance (runpod:abc123): a copy?", refuse)
+		return
+	}
 	if !h.auth(r) {
 		http.Error(w, "unknown token", http.StatusUnauthorized)
 		return
@@ -95,6 +118,7 @@ func (h *Hub) heartbeat(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	h.heartbeats = append(h.heartbeats, hb)
+	h.tokens = append(h.tokens, h.Token)
 	resp := wire.HeartbeatResponse{Rental: h.Rental, Orders: h.pending, Policy: h.policy}
 	h.pending = nil
 	raw := h.raw
@@ -106,6 +130,54 @@ func (h *Hub) heartbeat(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	json.NewEncoder(w).Encode(resp)
+}
+
+// enrolHeartbeat records a heartbeat sent with the enrolment token and
+// answers it with the enrolment answer alone, as the real hub does.
+func (h *Hub) enrolHeartbeat(w http.ResponseWriter, r *http.Request) {
+	var hb wire.HeartbeatRequest
+	if !decode(w, r, &hb) {
+		return
+	}
+	if hb.Instance == nil {
+		http.Error(w, "an enrolment token needs the instance facts", http.StatusBadRequest)
+		return
+	}
+	h.mu.Lock()
+	h.heartbeats = append(h.heartbeats, hb)
+	h.tokens = append(h.tokens, h.EnrolToken)
+	a := wire.EnrolmentAnswer{State: wire.EnrolWaiting}
+	if h.enrol != nil {
+		a = *h.enrol
+	}
+	h.mu.Unlock()
+	h.poke()
+	w.Header().Set("Content-Type", "application/json")
+	json.NewEncoder(w).Encode(wire.HeartbeatResponse{Enrolment: &a})
+}
+
+// SetEnrolment sets the answer to enrolment heartbeats (nil: waiting).
+func (h *Hub) SetEnrolment(a *wire.EnrolmentAnswer) {
+	h.mu.Lock()
+	h.enrol = a
+	h.mu.Unlock()
+}
+
+// RefuseToken makes heartbeats sent with Token answer status code (409:
+// the token belongs to another instance; 401: unknown); 0 accepts it
+// again.
+func (h *Hub) RefuseToken(code int) {
+	h.mu.Lock()
+	h.refuse = code
+	h.mu.Unlock()
+}
+
+// Tokens returns the token each recorded heartbeat was sent with, in the
+// order of Heartbeats.
+func (h *Hub) Tokens() []string {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return append([]string(nil), h.tokens...)
 }
 
 func (h *Hub) result(w http.ResponseWriter, r *http.Request) {

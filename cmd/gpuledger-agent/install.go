@@ -23,7 +23,12 @@ const installUsage = `usage: gpuledger-agent install [--dir DIR] [--init auto|sy
 Starts the agent and arranges for it to start again after a reboot where
 the host allows it. The run flags (--server, --release-cmd, --interval, ...)
 are those of "gpuledger-agent run". The token comes from --token or
-$GPULEDGER_AGENT_TOKEN and is written only to an owner-only file.
+$GPULEDGER_AGENT_TOKEN and is written only to an owner-only file: a
+rental's own token (/agent NAME) or an enrolment token (enrol-..., /agent),
+with which the agent announces this instance and takes its rental's token
+once it is logged in the chat. On a RunPod pod with /workspace the state
+(that token, the replay record) is kept in /workspace/.gpuledger, the one
+directory that survives a stop.
 
   --init systemd  write /etc/systemd/system/gpuledger-agent.service and
                   enable it (needs root); the token goes to /etc/gpuledger/agent.env
@@ -139,9 +144,9 @@ func parseInstallArgs(args []string, getenv func(string) string) (installOpts, e
 		errs = append(errs, errors.New("--server is required, e.g. --server https://ledger.example.com"))
 	}
 	if o.token == "" {
-		errs = append(errs, errors.New("no token: pass --token TOKEN or set GPULEDGER_AGENT_TOKEN (the install command /agent NAME shows does this)"))
+		errs = append(errs, errors.New("no token: pass --token TOKEN or set GPULEDGER_AGENT_TOKEN (the install line /agent or /agent NAME shows does this)"))
 	} else if !safeToken(o.token) {
-		errs = append(errs, errors.New("the token has characters a gpuledger token never has: copy it again from /agent NAME"))
+		errs = append(errs, errors.New("the token has characters a gpuledger token never has: copy the install line again from /agent (or /agent NAME)"))
 	}
 	if o.dir == "" {
 		errs = append(errs, errors.New("--dir is required when $HOME is unset"))
@@ -159,7 +164,9 @@ func parseInstallArgs(args []string, getenv func(string) string) (installOpts, e
 
 var flagHelp = errors.New("help")
 
-// safeToken accepts the tokens the server issues (base64url).
+// safeToken accepts the tokens the server issues: base64url, and an
+// enrolment token's "enrol-" prefix (wire.EnrolTokenPrefix) is of the
+// same characters.
 func safeToken(t string) bool {
 	if len(t) > 256 {
 		return false
@@ -374,6 +381,20 @@ echo "gpuledger-agent started (pid $!, log $dir/agent.log)"
 `
 }
 
+// runpodStateDir is the state directory on a RunPod pod with a volume.
+const runpodStateDir = "/workspace/.gpuledger"
+
+// within reports whether path p is dir or below it.
+func within(p, dir string) bool {
+	rel, err := filepath.Rel(dir, p)
+	return err == nil && rel != ".." && !strings.HasPrefix(rel, "../")
+}
+
+func isDir(p string) bool {
+	st, err := os.Stat(p)
+	return err == nil && st.IsDir()
+}
+
 // hookLine is what --hook appends to a start-up script.
 func hookLine(dir string) string {
 	return "sh " + shQuote(filepath.Join(dir, "start.sh")) + " >/dev/null 2>&1 # gpuledger-agent"
@@ -389,7 +410,16 @@ func installNohup(ctx context.Context, o installOpts, stdout io.Writer, getenv f
 		return fmt.Errorf("write %s: %w", env, err)
 	}
 	start := filepath.Join(dir, "start.sh")
-	if err := writeFileAtomic(start, []byte(startScript(o.dir, o.bin, o.withStateDir(o.dir))), 0o700, 0o700); err != nil {
+	stateDir := o.dir
+	if ws := runpodStateDir; getenv("RUNPOD_POD_ID") != "" && !within(o.dir, "/workspace") && isDir(under(o.root, "/workspace")) {
+		// Only /workspace survives a pod's stop: the replay record and
+		// an enrolment agent's rental token must too.
+		stateDir = ws
+		if o.stateDir == "" {
+			fmt.Fprintf(stdout, "state kept in %s: on RunPod only /workspace survives a stop\n", ws)
+		}
+	}
+	if err := writeFileAtomic(start, []byte(startScript(o.dir, o.bin, o.withStateDir(stateDir))), 0o700, 0o700); err != nil {
 		return fmt.Errorf("write %s: %w", start, err)
 	}
 	fmt.Fprintf(stdout, "wrote %s (token in %s, mode 0600)\n", start, env)

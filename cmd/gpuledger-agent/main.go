@@ -92,7 +92,11 @@ Commands:
              e.g. gpuledger-agent version
   help     print this help (also -h, --help)
 
-The token comes from /agent NAME in the chat; pass it as $GPULEDGER_AGENT_TOKEN
+The token comes from the chat: /agent NAME gives one rental's own token;
+/agent gives an enrolment token (enrol-...), one install line for every
+instance you start: the agent announces its instance, and once you log it
+in the chat it is handed that rental's own token (kept in the state
+directory) and reports with it. Pass either as $GPULEDGER_AGENT_TOKEN
 rather than --token (flags show in ps). Run "gpuledger-agent COMMAND --help"
 for a command's flags. See docs/agent.md.
 `
@@ -133,7 +137,7 @@ func runAgent(ctx context.Context, args []string, stderr io.Writer, getenv func(
 	var watch stringList
 	var logFormat, logLevel, cpuProfile string
 	fs.StringVar(&cfg.Server, "server", "", "server URL, e.g. http://server:8477 (required)")
-	fs.StringVar(&cfg.Token, "token", "", "agent token (default $GPULEDGER_AGENT_TOKEN; prefer the variable: flags show in ps)")
+	fs.StringVar(&cfg.Token, "token", "", "agent token: a rental's (/agent NAME) or an enrolment token (enrol-..., /agent) (default $GPULEDGER_AGENT_TOKEN; prefer the variable: flags show in ps)")
 	fs.StringVar(&cfg.Rental, "rental", "", "refuse orders for any other rental (default: the name the server gives)")
 	fs.DurationVar(&cfg.Interval, "interval", 30*time.Second, "heartbeat interval")
 	fs.DurationVar(&cfg.Sample, "sample", 5*time.Second, "sample interval")
@@ -149,7 +153,7 @@ func runAgent(ctx context.Context, args []string, stderr io.Writer, getenv func(
 	fs.Var((*plainFloat)(&cfg.Thresholds.NetBytesPerS), "net-threshold", "network `bytes/s` (in+out) above which the host is busy; 0 disables")
 	fs.DurationVar(&cfg.NVMLTimeout, "nvml-timeout", 10*time.Second, "give up on a GPU read after this long (verdict unknown)")
 	fs.StringVar(&cfg.DiskPath, "disk-path", "/", "report free space of the filesystem holding this path")
-	fs.StringVar(&cfg.StateDir, "state-dir", "", "where the agent keeps what refuses replayed orders across restarts (default $GPULEDGER_AGENT_STATE_DIR, else systemd's $STATE_DIRECTORY, else $HOME/.gpuledger)")
+	fs.StringVar(&cfg.StateDir, "state-dir", "", "where the agent keeps what refuses replayed orders, and an enrolment agent its rental token, across restarts (default $GPULEDGER_AGENT_STATE_DIR, else systemd's $STATE_DIRECTORY, else $HOME/.gpuledger)")
 	fs.StringVar(&logFormat, "log-format", "text", "text or json")
 	fs.StringVar(&logLevel, "log-level", "info", "debug, info, warn or error")
 	fs.StringVar(&cpuProfile, "cpuprofile", "", "write a CPU profile of the whole run to this file (for footprint work)")
@@ -179,6 +183,7 @@ func runAgent(ctx context.Context, args []string, stderr io.Writer, getenv func(
 	if cfg.StateDir == "" {
 		cfg.StateDir = defaultStateDir(getenv)
 	}
+	cfg.MetadataURL = getenv("GPULEDGER_AGENT_METADATA_URL")
 	cfg.Watch, cfg.Job = watch, job
 	log, err := newLogger(stderr, logFormat, logLevel)
 	if err != nil {
