@@ -123,6 +123,28 @@ func fastSettings() ledger.Settings {
 // newWorld prepares a database with the user and a running rental box1
 // started an hour ago, starts the fake Bot API and the server.
 func newWorld(t *testing.T) *world {
+	w := startWorld(t, func(ctx context.Context, w *world, db *sqlite.DB) {
+		if _, err := db.EnsureUser(ctx, ledger.User{ID: userID, Lang: "en", TZ: "UTC", Settings: fastSettings()}); err != nil {
+			t.Fatal(err)
+		}
+		r, err := db.CreateRental(ctx, ledger.Action{UserID: userID}, ledger.Rental{
+			Name: "box1", Platform: "autodl", GPU: "RTX 4090", GPUCount: 1, Mode: ledger.PerSecond, Priced: true,
+			Price: ledger.Price{Amount: ledger.MustDecimal("1.88"), Unit: ledger.UnitHour}, Currency: ledger.CNY,
+			Events: []ledger.Event{{Kind: ledger.EventStart, At: time.Now().Add(-time.Hour)}},
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		w.rid = r.ID
+	})
+	w.setGPU(90)
+	w.token = w.agentToken()
+	return w
+}
+
+// startWorld builds the binaries, lets seed write the database before the
+// server opens it, then starts the fake Bot API and the server.
+func startWorld(t *testing.T, seed func(ctx context.Context, w *world, db *sqlite.DB)) *world {
 	server, agent := build(t)
 	w := &world{t: t, dir: t.TempDir(), server: server, agent: agent, srvLog: &logBuffer{}, agLog: &logBuffer{}}
 	w.db = filepath.Join(w.dir, "ledger.db")
@@ -133,18 +155,7 @@ func newWorld(t *testing.T) *world {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := db.EnsureUser(ctx, ledger.User{ID: userID, Lang: "en", TZ: "UTC", Settings: fastSettings()}); err != nil {
-		t.Fatal(err)
-	}
-	r, err := db.CreateRental(ctx, ledger.Action{UserID: userID}, ledger.Rental{
-		Name: "box1", Platform: "autodl", GPU: "RTX 4090", GPUCount: 1, Mode: ledger.PerSecond, Priced: true,
-		Price: ledger.Price{Amount: ledger.MustDecimal("1.88"), Unit: ledger.UnitHour}, Currency: ledger.CNY,
-		Events: []ledger.Event{{Kind: ledger.EventStart, At: time.Now().Add(-time.Hour)}},
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	w.rid = r.ID
+	seed(ctx, w, db)
 	db.Close()
 
 	w.fake = tgfake.New(t, tgToken)
@@ -177,8 +188,6 @@ func newWorld(t *testing.T) *world {
 			t.Logf("agent log:\n%s", w.agLog)
 		}
 	})
-	w.setGPU(90)
-	w.token = w.agentToken()
 	return w
 }
 
