@@ -11,7 +11,7 @@ import (
 // TestDecideHost covers every row of the stop/resume table: profile rule ×
 // rental state × shutdown report or none × the gap before a new boot.
 func TestDecideHost(t *testing.T) {
-	down := t0.Add(8 * time.Hour)      // the shutdown report
+	down := t0.Add(8 * time.Hour)       // the shutdown report
 	seen := down.Add(-20 * time.Second) // the last heartbeat before it
 	boot := down.Add(16 * time.Hour)    // the new boot
 	rules := []ledger.ShutdownRule{ledger.ShutdownStops, ledger.ShutdownBills, ledger.ShutdownUnknown}
