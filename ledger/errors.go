@@ -183,6 +183,10 @@ var errorTexts = map[string]string{
 	"volume_price_future":        "price at %[1]v is in the future (now %[2]v): give the time the price changed",
 	"traffic_price_unpriced":     "%[1]v has no traffic price yet: set it first, e.g. /traffic %[1]v price=0.8/GB",
 	"traffic_price_before_start": "traffic price at %[1]v is before %[2]v started (%[3]v)",
+
+	// /adopt, in the chat's words.
+	"no_instance":     "no announced instance %[1]v of yours: the number is on its card (/agent lists the install line that announces them)",
+	"instance_logged": "instance %[1]v is already logged as %[2]v: /status shows it",
 }
 
 // ErrorCode returns the code of the first *Error in err's chain, EINTERNAL

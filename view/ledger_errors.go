@@ -120,6 +120,11 @@ var ledgerErrors = chat.Catalog{
 	"budget_not_positive": {"budget %[1]v is not positive: use e.g. /budget 500/month", "预算 %[1]v 不是正数：请写成 /budget 500/month 这样"},
 	"budget_no_currency":  {"budget %[1]v has no currency, e.g. /budget ¥500/month", "预算 %[1]v 没有货币，比如 /budget ¥500/month"},
 	"budget_twice":        {"two budgets in %[1]v: a currency has one budget", "%[1]v 有两个预算：每种货币只能有一个预算"},
+
+	// /adopt, in the chat's words.
+	"no_instance": {"no announced instance %[1]v of yours: the number is on its card (/agent lists the install line that announces them)",
+		"你没有编号为 %[1]v 的报到实例：编号在它的卡片上（/agent 给出让实例报到的安装命令）"},
+	"instance_logged": {"instance %[1]v is already logged as %[2]v: /status shows it", "实例 %[1]v 已经记账为 %[2]v：/status 可查看"},
 }
 
 // eventWords names rental and volume event kinds inside error texts.
