@@ -435,19 +435,19 @@ func (s *Scheduler) hostEvent(ctx context.Context, given *ledger.Rental, ev Host
 	case HostNothing:
 		return nil
 	case HostRecordStop:
-		if _, err := s.recordStop(ctx, &u, r, d.From, time.Time{}); err != nil {
+		if _, dup, err := s.recordStop(ctx, &u, r, d.From, time.Time{}); err != nil || dup {
 			return err
 		}
 		s.decide(ctx, &u, r, decisionHost, ledger.Msg("d_host_stop"), ledger.Msg("e_shutdown_stops", d.From, pname))
 		return s.quietLine(ctx, &u, tr(lg, "host_stop_recorded", r.Name, s.when(&u, d.From), pname))
 	case HostRecordBoot:
-		if _, err := s.recordResume(ctx, &u, r, d.To); err != nil {
+		if _, dup, err := s.recordResume(ctx, &u, r, d.To); err != nil || dup {
 			return err
 		}
 		s.decide(ctx, &u, r, decisionHost, ledger.Msg("d_host_resume"), ledger.Msg("e_boot", d.To, ev.LastSeen))
 		return s.quietLine(ctx, &u, tr(lg, "host_resume_recorded", r.Name, s.when(&u, d.To)))
 	case HostRecordCycle:
-		if _, err := s.recordStop(ctx, &u, r, d.From, d.To); err != nil {
+		if _, dup, err := s.recordStop(ctx, &u, r, d.From, d.To); err != nil || dup {
 			return err
 		}
 		s.decide(ctx, &u, r, decisionHost, ledger.Msg("d_host_cycle"), ledger.Msg("e_stop_range", d.From, d.To))
@@ -528,36 +528,35 @@ func (s *Scheduler) quietLine(ctx context.Context, u *ledger.User, msg string) e
 // recordStop records a stop at from (and a resume at to, when not zero)
 // as the user's undoable actions, keyed so that each applies once, and
 // has the hub read the rental again. It returns the rental after the
-// change. The caller holds the rental's lock.
-func (s *Scheduler) recordStop(ctx context.Context, u *ledger.User, r *ledger.Rental, from, to time.Time) (*ledger.Rental, error) {
+// change; dup is true when the change was recorded before (a report or a
+// press handled twice): nothing more is to be said. The caller holds the
+// rental's lock.
+func (s *Scheduler) recordStop(ctx context.Context, u *ledger.User, r *ledger.Rental, from, to time.Time) (got *ledger.Rental, dup bool, err error) {
 	now := s.now()
-	got, err := s.store.AppendEvent(ctx, ledger.Action{UserID: u.ID, At: now, Key: stopKey(r.ID, from)}, r.Name, ledger.Event{Kind: ledger.EventStop, At: from})
+	got, err = s.store.AppendEvent(ctx, ledger.Action{UserID: u.ID, At: now, Key: stopKey(r.ID, from)}, r.Name, ledger.Event{Kind: ledger.EventStop, At: from})
 	if ledger.ErrorCode(err) == ledger.EDUPLICATE {
-		got, err = r, nil
-		if rr, e := s.store.RentalByID(ctx, r.ID); e == nil {
-			got = rr
-		}
+		return r, true, nil
 	}
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
+	s.changed(ctx, got, from)
 	if !to.IsZero() && got.State() == ledger.Stopped {
 		return s.recordResume(ctx, u, got, to)
 	}
-	s.changed(ctx, got, from)
-	return got, nil
+	return got, false, nil
 }
 
-func (s *Scheduler) recordResume(ctx context.Context, u *ledger.User, r *ledger.Rental, to time.Time) (*ledger.Rental, error) {
+func (s *Scheduler) recordResume(ctx context.Context, u *ledger.User, r *ledger.Rental, to time.Time) (*ledger.Rental, bool, error) {
 	got, err := s.store.AppendEvent(ctx, ledger.Action{UserID: u.ID, At: s.now(), Key: bootKey(r.ID, to)}, r.Name, ledger.Event{Kind: ledger.EventResume, At: to})
 	if ledger.ErrorCode(err) == ledger.EDUPLICATE {
-		got, err = r, nil
+		return r, true, nil
 	}
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	s.changed(ctx, got, time.Time{})
-	return got, nil
+	return got, false, nil
 }
 
 // changed tells the hub the rental changed (it caches rentals), and ends
@@ -809,9 +808,12 @@ func (s *Scheduler) pressStopped(ctx context.Context, u *ledger.User, p chat.But
 	if r.State() != ledger.Running {
 		return text(lg, "t_host_not_running", r.Name), nil
 	}
-	got, err := s.recordStop(ctx, u, r, from, to)
+	got, dup, err := s.recordStop(ctx, u, r, from, to)
 	if err != nil {
 		return "", err
+	}
+	if dup {
+		return text(lg, "t_host_not_running", r.Name), nil
 	}
 	var msg string
 	if to.IsZero() {
