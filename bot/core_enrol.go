@@ -156,7 +156,7 @@ func (r *req) adopt(c AdoptCmd) error {
 					}
 				}
 			}
-			return ledger.Errorc(ledger.ECONFLICT, "instance_logged", strconv.FormatInt(c.ID, 10), name)
+			return ledger.Errorc(ledger.ECONFLICT, "instance_bound", strconv.FormatInt(c.ID, 10), name)
 		}
 	}
 	var offer *ledger.PriceOffer

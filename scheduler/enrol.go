@@ -2,7 +2,6 @@ package scheduler
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -105,15 +104,10 @@ func (s *Scheduler) sendE(ctx context.Context, u *ledger.User, edit int, msg str
 	return id, nil
 }
 
-func (s *Scheduler) enrolStore() (EnrolStore, bool) {
-	es, ok := s.store.(EnrolStore)
-	return es, ok
-}
-
 // platformName is the profile's name of a platform key ("RunPod"), or ""
 // for none.
 func platformName(key string) string {
-	if key == "" {
+	if key == "" || key == ledger.UnknownPlatform {
 		return ""
 	}
 	if p, ok := ledger.LookupProfile(key); ok {
@@ -184,7 +178,9 @@ func offerText(lg string, o *ledger.PriceOffer) string {
 // [Log at PRICE] (or [Log, price later]) [Other price] [Not mine].
 func (s *Scheduler) instanceCard(u *ledger.User, in ledger.Instance, offer *ledger.PriceOffer) (string, [][]ebutton) {
 	lg := lang(u)
-	up := s.when(u, in.BootAt)
+	// The time shown is the one a Log press starts the rental at.
+	start, _ := ledger.ClampBoot(in.BootAt, in.FirstSeen, u.CreatedAt)
+	up := s.when(u, start)
 	host := in.Hostname
 	if host == "" {
 		host = "?"
@@ -228,10 +224,7 @@ func (s *Scheduler) InstanceAnnounced(ctx context.Context, in ledger.Instance) {
 
 func (s *Scheduler) instanceAnnounced(ctx context.Context, in ledger.Instance) error {
 	defer s.lockUser(in.UserID)()
-	es, ok := s.enrolStore()
-	if !ok {
-		return errors.New("the store keeps no instances")
-	}
+	es := s.store
 	u, err := s.store.User(ctx, in.UserID)
 	if err != nil {
 		return err
@@ -630,8 +623,8 @@ func (s *Scheduler) pressInstance(ctx context.Context, u *ledger.User, p chat.Bu
 	if err != nil || id < 0 {
 		return text(lg, "t_broken"), nil
 	}
-	es, ok := s.enrolStore()
-	if !ok || s.cfg.Enrolment == nil {
+	es := s.store
+	if s.cfg.Enrolment == nil {
 		return text(lg, "t_no_enrolment"), nil
 	}
 	defer s.lockUser(u.ID)()

@@ -116,7 +116,7 @@ func buttonData(t *testing.T, m chat.Outgoing, label string) (action, payload st
 	return "", ""
 }
 
-func labels(m chat.Outgoing) []string {
+func buttonLabels(m chat.Outgoing) []string {
 	var out []string
 	for _, row := range m.Buttons {
 		for _, b := range row {
@@ -160,13 +160,14 @@ func TestInstanceCard_LogAtOffer(t *testing.T) {
 	e := newEnv(t, nil)
 	tok := e.enrolToken()
 	e.chat.Take()
-	boot := t0.Add(-8 * time.Minute) // 09:52 in Shanghai
+	e.clk.Add(time.Hour)             // the user exists since t0
+	boot := t0.Add(52 * time.Minute) // 10:52 in Shanghai
 	ans := e.announce(tok, instance{platform: "autodl", id: "ABC123xyz", host: "autodl-container-1", gpu: "NVIDIA GeForce RTX 4090", gpus: 2, boot: boot})
 	if ans.State != wire.EnrolWaiting {
 		t.Fatalf("answer %+v, want waiting", ans)
 	}
 	card := e.onlyNew()
-	for _, want := range []string{"New instance on AutoDL (ID ABC123xyz): 2× RTX 4090, host <code>autodl-container-1</code>, up since 09:52."} {
+	for _, want := range []string{"New instance on AutoDL (ID ABC123xyz): 2× 4090, host <code>autodl-container-1</code>, up since 10:52."} {
 		if !strings.Contains(card.Text, want) {
 			t.Errorf("card %q lacks %q", card.Text, want)
 		}
@@ -175,7 +176,7 @@ func TestInstanceCard_LogAtOffer(t *testing.T) {
 		t.Errorf("a believable boot is shown as a claim: %q", card.Text)
 	}
 	// The offer is box1's price per GPU (¥1.88/h) times the 2 GPUs.
-	if l := labels(card); len(l) != 3 || l[0] != "Log at ¥3.76/h" || l[1] != "Other price" || l[2] != "Not mine" {
+	if l := buttonLabels(card); len(l) != 3 || l[0] != "Log at ¥3.76/h" || l[1] != "Other price" || l[2] != "Not mine" {
 		t.Fatalf("buttons %q", l)
 	}
 	act, payload := buttonData(t, card, "Log at")
@@ -204,7 +205,7 @@ func TestInstanceCard_LogAtOffer(t *testing.T) {
 		t.Errorf("toast %q", toast)
 	}
 	edit := e.onlyNew()
-	if edit.EditMessageID != 1 || !strings.Contains(edit.Text, "Logged as <b>"+got.Name+"</b> from 09:52 at ¥3.76/h. /undo takes it back.") || len(edit.Buttons) != 0 {
+	if edit.EditMessageID != 1 || !strings.Contains(edit.Text, "Logged as <b>"+got.Name+"</b> from 10:52 at ¥3.76/h. /undo takes it back.") || len(edit.Buttons) != 0 {
 		t.Errorf("card edited to %+v", edit)
 	}
 	// A redelivered press logs nothing more and says nothing new.
@@ -236,10 +237,10 @@ func TestInstanceCard_NoOfferChinese(t *testing.T) {
 	e.chat.Take()
 	e.announce(tok, instance{platform: "runpod", id: "pod77", host: "r1", gpu: "NVIDIA A40", gpus: 1, boot: t0.Add(-time.Hour)})
 	card := e.onlyNew()
-	if !strings.Contains(card.Text, "RunPod 上的新实例（ID pod77）：1× A40，主机 <code>r1</code>，09:00 起运行。") {
+	if !strings.Contains(card.Text, "RunPod 上的新实例（ID pod77）：1× a40，主机 <code>r1</code>，10:00 起运行。 <i>启动时间是实例自己报告的") {
 		t.Errorf("card %q", card.Text)
 	}
-	if l := labels(card); len(l) != 3 || l[0] != "先记账，稍后定价" || l[1] != "其他价格" || l[2] != "不是我的" {
+	if l := buttonLabels(card); len(l) != 3 || l[0] != "先记账，稍后定价" || l[1] != "其他价格" || l[2] != "不是我的" {
 		t.Fatalf("buttons %q", l)
 	}
 	_, id := buttonData(t, card, "其他价格")
@@ -262,21 +263,36 @@ func TestInstanceCard_NoOfferChinese(t *testing.T) {
 	}
 }
 
-func TestInstanceCard_UnknownPlatformUnpriced(t *testing.T) {
+func TestInstanceCard_UnknownPlatform(t *testing.T) {
 	e := newEnv(t, nil)
 	tok := e.enrolToken()
 	e.chat.Take()
-	e.announce(tok, instance{host: "lab-gpu-7", gpus: 0})
+	if ans := e.announce(tok, instance{host: "lab-gpu-7", gpus: 0}); ans.State != wire.EnrolWaiting {
+		t.Fatalf("answer %+v", ans)
+	}
+	// No boot time: the rental would start at the first announcement, 10:00.
 	card := e.onlyNew()
-	if !strings.Contains(card.Text, "New instance (platform unknown): no GPU seen, host <code>lab-gpu-7</code>") ||
-		!strings.Contains(card.Text, "own claim") {
+	if !strings.Contains(card.Text, "New instance (platform unknown): no GPU seen, host <code>lab-gpu-7</code>, up since 10:00. <i>The boot time is the instance's own claim") {
 		t.Errorf("card %q", card.Text)
 	}
+	if l := buttonLabels(card); len(l) != 3 || l[0] != "Log, price later" {
+		t.Errorf("buttons %q", l)
+	}
+}
+
+func TestInstanceCard_LogUnpriced(t *testing.T) {
+	e := newEnv(t, nil)
+	tok := e.enrolToken()
+	e.chat.Take()
+	e.clk.Add(time.Hour)
+	e.announce(tok, instance{platform: "vast", id: "123", host: "v", gpu: "NVIDIA H100 80GB HBM3", gpus: 8, boot: t0.Add(30 * time.Minute)})
+	card := e.onlyNew()
 	_, id := buttonData(t, card, "Log, price later")
-	e.clk.Add(time.Minute)
-	e.pressAs(1, "", scheduler.ActAdopt, id, 1)
+	if toast := e.pressAs(1, "", scheduler.ActAdopt, id, 1); !strings.HasPrefix(toast, "Logged as") {
+		t.Fatalf("toast %q", toast)
+	}
 	edit := e.onlyNew()
-	if !strings.Contains(edit.Text, "without a price") {
+	if !strings.Contains(edit.Text, "from 10:30, without a price: set it with <code>/price ") {
 		t.Errorf("card edited to %q", edit.Text)
 	}
 }
@@ -292,11 +308,11 @@ func TestInstanceCards_CapAndMerged(t *testing.T) {
 	}
 	e.announce(tok, instance{platform: "vast", id: "c3", host: "v3", gpu: "NVIDIA GeForce RTX 3090", gpus: 1, boot: t0.Add(-time.Minute)})
 	merged := e.onlyNew()
-	if merged.EditMessageID != 0 || !strings.Contains(merged.Text, "1 more new instances</b> announced") || !strings.Contains(merged.Text, "v3 · Vast.ai (ID c3) · 1× RTX 3090") ||
+	if merged.EditMessageID != 0 || !strings.Contains(merged.Text, "1 more new instances</b> announced") || !strings.Contains(merged.Text, "v3 · Vast.ai (ID c3) · 1× 3090") ||
 		!strings.Contains(merged.Text, "/agent revoke if these are not yours") {
 		t.Fatalf("merged card %+v", merged)
 	}
-	if l := labels(merged); len(l) != 1 || l[0] != "Revoke enrolment tokens" {
+	if l := buttonLabels(merged); len(l) != 1 || l[0] != "Revoke enrolment tokens" {
 		t.Errorf("merged buttons %q", l)
 	}
 	e.announce(tok, instance{platform: "vast", id: "c4", host: "v4", gpu: "NVIDIA GeForce RTX 3090", gpus: 1, boot: t0.Add(-time.Minute)})
@@ -396,7 +412,7 @@ func TestInstanceReturned_Reconnect(t *testing.T) {
 	if !strings.Contains(card.Text, "<b>"+r.Name+"</b> (ID podR) reports again without its own token (a new container, or a copy of it?).") {
 		t.Errorf("returned card %q", card.Text)
 	}
-	if l := labels(card); len(l) != 2 || l[0] != "Reconnect it to "+r.Name || l[1] != "Not mine" {
+	if l := buttonLabels(card); len(l) != 2 || l[0] != "Reconnect it to "+r.Name || l[1] != "Not mine" {
 		t.Errorf("buttons %q", l)
 	}
 	act, p := buttonData(t, card, "Reconnect")

@@ -75,7 +75,7 @@ func TestHostShutdown(t *testing.T) {
 		{name: "unknown", platform: "autodl", host: true,
 			card: "<b>x</b>'s host shut down at 18:02. On AutoDL it is not known whether that stops billing."},
 		{name: "no profile", platform: "mycluster", host: true,
-			card: "<b>x</b>'s host shut down at 18:02. It is not known whether that stops billing."},
+			card: "<b>x</b>'s host shut down at 18:02. On mycluster it is not known whether that stops billing."},
 		{name: "agent only", platform: "aws", host: false},
 		{name: "released", platform: "aws", host: true, released: true, events: "release@10:00"},
 	} {
@@ -105,7 +105,7 @@ func TestHostShutdown(t *testing.T) {
 				if len(msgs) != 1 || msgs[0].Text != tt.card {
 					t.Fatalf("want the card %q, got %+v", tt.card, msgs)
 				}
-				if l := labels(msgs[0]); len(l) != 2 || l[0] != "Stopped at 18:02" || l[1] != "Still billing" {
+				if l := buttonLabels(msgs[0]); len(l) != 2 || l[0] != "Stopped at 18:02" || l[1] != "Still billing" {
 					t.Errorf("buttons %q", l)
 				}
 			default:
@@ -128,6 +128,9 @@ func TestHostShutdown(t *testing.T) {
 func TestHostShutdown_Buttons(t *testing.T) {
 	down := t0.Add(8*time.Hour + 2*time.Minute)
 	e := newEnv(t, nil)
+	if _, err := e.db.EnsureUser(context.Background(), ledger.User{ID: 2, Lang: "en", TZ: "UTC"}); err != nil {
+		t.Fatal(err)
+	}
 	r := e.hostRental("lam1", "lambda")
 	e.chat.Take()
 	e.clk.Set(down.Add(time.Minute))
@@ -217,7 +220,7 @@ func TestHostBooted(t *testing.T) {
 				if len(msgs) != 1 || msgs[0].Text != tt.card {
 					t.Fatalf("want the card %q, got %+v", tt.card, msgs)
 				}
-				if l := labels(msgs[0]); len(l) != 2 || l[0] != tt.stopped || l[1] != "It billed" {
+				if l := buttonLabels(msgs[0]); len(l) != 2 || l[0] != tt.stopped || l[1] != "It billed" {
 					t.Errorf("buttons %q", l)
 				}
 			default:

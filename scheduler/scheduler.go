@@ -56,6 +56,8 @@ type Store interface {
 	OpenCards(ctx context.Context) ([]ledger.Card, error)
 	MarkNotice(ctx context.Context, userID int64, key string, at time.Time) (bool, error)
 	UnmarkNotice(ctx context.Context, key string) error
+	// Announced instances (ledger.EnrolStore).
+	EnrolStore
 }
 
 // Hub is what the scheduler needs of the agent hub (agent/hub.Hub).
