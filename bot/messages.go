@@ -199,6 +199,8 @@ var messages = chat.Catalog{
 	"undo_kind_topup":          {"top-up", "充值"},
 	"undo_kind_balance":        {"balance", "余额记录"},
 	"undo_kind_settings":       {"settings change", "设置修改"},
+	"undo_kind_adopt":          {"instance logged", "实例记账"},
+	"undo_kind_ignore":         {"instance ignored", "忽略实例"},
 
 	// settings
 	"settings_saved": {"✓ settings saved", "✓ 设置已保存"},
