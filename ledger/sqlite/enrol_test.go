@@ -2,6 +2,7 @@ package sqlite_test
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"fmt"
 	"strings"
@@ -739,4 +740,65 @@ func TestDB_RebindInstance(t *testing.T) {
 		db, in, _ := setup(t)
 		unchanged(t, db, ledger.ENOTFOUND, func() error { _, err := db.RebindInstance(ctx, 2, in.ID, hashOf("agent2"), t0); return err })
 	})
+}
+
+// TestDB_AgentState_Instance: the host facts of an agent's state (the
+// instance key, its boot, its last shutdown report) are written by
+// SaveBeats and SaveIdle and read back by AgentStates; a row written
+// without them reads as zero.
+func TestDB_AgentState_Instance(t *testing.T) {
+	ctx := context.Background()
+	db := openDB(t)
+	mustUser(t, db, 1)
+	r := mustRent(t, db, 1, "box1", t0)
+	r2 := mustRent(t, db, 1, "box2", t0)
+	old := mustRent(t, db, 1, "old", t0)
+	st := ledger.AgentState{RentalID: r.ID, UserID: 1, LastSeen: at(time.Hour), BootID: "b1", Seq: 3, Verdict: ledger.VerdictBusy,
+		InstanceKey: "runpod:abc123", HostBoot: at(10 * time.Minute), ShutdownAt: at(59 * time.Minute), ShutdownHost: true}
+	if err := db.SaveBeats(ctx, nil, []ledger.AgentState{st}); err != nil {
+		t.Fatal(err)
+	}
+	idle := ledger.AgentState{RentalID: r2.ID, UserID: 1, LastSeen: at(time.Hour), BootID: "b2", Seq: 4, Verdict: ledger.VerdictIdle,
+		IdleSince: at(50 * time.Minute), IdleUntil: at(time.Hour), InstanceKey: "machine:ff", HostBoot: at(5 * time.Minute)}
+	if err := db.SaveIdle(ctx, idle, time.Time{}, idle.IdleSince); err != nil {
+		t.Fatal(err)
+	}
+	raw, err := sql.Open("sqlite", "file:"+db.Path()+"?_pragma=busy_timeout(5000)")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer raw.Close()
+	if _, err := raw.ExecContext(ctx, `INSERT INTO agent_state (rental_id, user_id, first_seen, last_seen, boot_id, seq, verdict,
+		gpu_model, gpu_count, gpu_source, can_release, reasons) VALUES (?, 1, ?, ?, 'b0', 1, 'busy', '', 0, '', 0, '')`,
+		old.ID, t0.Unix(), t0.Unix()); err != nil {
+		t.Fatal(err)
+	}
+	got, err := db.AgentStates(ctx)
+	if err != nil || len(got) != 3 {
+		t.Fatalf("AgentStates = %+v, %v", got, err)
+	}
+	byID := map[int64]ledger.AgentState{}
+	for _, s := range got {
+		byID[s.RentalID] = s
+	}
+	if g := byID[r.ID]; g.InstanceKey != st.InstanceKey || !g.HostBoot.Equal(st.HostBoot) || !g.ShutdownAt.Equal(st.ShutdownAt) || !g.ShutdownHost {
+		t.Fatalf("state saved by SaveBeats = %+v", g)
+	}
+	if g := byID[r2.ID]; g.InstanceKey != "machine:ff" || !g.HostBoot.Equal(at(5*time.Minute)) || !g.ShutdownAt.IsZero() || g.ShutdownHost {
+		t.Fatalf("state saved by SaveIdle = %+v", g)
+	}
+	if g := byID[old.ID]; g.InstanceKey != "" || !g.HostBoot.IsZero() || !g.ShutdownAt.IsZero() || g.ShutdownHost {
+		t.Fatalf("a row without host facts = %+v, want them zero", g)
+	}
+	// The next heartbeat after a shutdown report clears it.
+	st.ShutdownAt, st.ShutdownHost, st.HostBoot, st.Seq = time.Time{}, false, at(2*time.Hour), 4
+	if err := db.SaveBeats(ctx, nil, []ledger.AgentState{st}); err != nil {
+		t.Fatal(err)
+	}
+	got, _ = db.AgentStates(ctx)
+	for _, g := range got {
+		if g.RentalID == r.ID && (!g.ShutdownAt.IsZero() || g.ShutdownHost || !g.HostBoot.Equal(at(2*time.Hour))) {
+			t.Fatalf("state after a new boot = %+v, want the report cleared and the new boot", g)
+		}
+	}
 }
