@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gpuledger/gpuledger/agent/wire"
 	"github.com/gpuledger/gpuledger/chat"
 	"github.com/gpuledger/gpuledger/ledger"
 	"github.com/gpuledger/gpuledger/scheduler"
@@ -268,5 +269,57 @@ func TestHostBooted_ItBilled(t *testing.T) {
 	}
 	if m := messages(e); len(m) != 1 || m[0].Text != "<b>x</b>: it billed, nothing recorded." || len(m[0].Buttons) != 0 {
 		t.Errorf("card after It billed %+v", m)
+	}
+}
+
+// TestHost_ThroughTheHub: an agent's shutdown report and its next boot,
+// posted as heartbeats to the real hub, stop and resume an AWS rental.
+func TestHost_ThroughTheHub(t *testing.T) {
+	e := newEnv(t, nil)
+	r := e.hostRental("aws1", "aws")
+	tok, err := e.hub.Tokens().Issue(context.Background(), 1, "aws1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	boot := t0.Add(-time.Hour)
+	beat := func(booted time.Time, sd *wire.Shutdown) {
+		t.Helper()
+		e.seq++
+		now := e.clk.Now()
+		e.sendWith(tok, wire.HeartbeatRequest{Version: wire.Version, Seq: e.seq, BootID: "b" + booted.String(), Verdict: wire.VerdictBusy, Samples: 6, BusySamples: 6,
+			WindowStart: now.Add(-30 * time.Second), WindowEnd: now, SentAt: now,
+			Host:     wire.HostFacts{Hostname: "ip-10-0-0-1", GPUSource: "simulate", GPUs: []wire.GPUFact{{Name: "NVIDIA A100-SXM4-40GB"}}},
+			Instance: &wire.InstanceFacts{Platform: "aws", ID: "i-0abc", BootedAt: booted}, Shutdown: sd})
+		e.hub.DrainEvents(context.Background())
+	}
+	e.clk.Set(t0.Add(8 * time.Hour))
+	beat(boot, nil)
+	e.clk.Add(time.Minute) // 18:01
+	beat(boot, &wire.Shutdown{At: e.clk.Now(), Host: true})
+	if ev := events(e.reload(r)); ev != "stop@18:01" {
+		t.Fatalf("after the shutdown report: %q", ev)
+	}
+	if m := messages(e); len(m) != 1 || !strings.HasPrefix(m[0].Text, "<b>aws1</b> shut down at 18:01: stop recorded") || !m[0].Silent {
+		t.Fatalf("shutdown line %+v", m)
+	}
+	e.clk.Add(14 * time.Hour) // 08:01 the next day
+	beat(e.clk.Now().Add(-time.Minute), nil)
+	if ev := events(e.reload(r)); ev != "stop@18:01 resume@08:00" {
+		t.Fatalf("after the new boot: %q", ev)
+	}
+	if m := messages(e); len(m) != 1 || !strings.Contains(m[0].Text, "started again at") {
+		t.Fatalf("boot line %+v", m)
+	}
+}
+
+// TestInstanceCard_QuietHours: a new instance's card is not held by quiet
+// hours: it comes at once, silently.
+func TestInstanceCard_QuietHours(t *testing.T) {
+	e := newEnv(t, func(s *ledger.Settings) { s.QuietFrom, s.QuietTo = 9*60, 11*60 })
+	tok := e.enrolToken()
+	e.chat.Take()
+	e.announce(tok, instance{platform: "vast", id: "q1", host: "v", gpu: "NVIDIA GeForce RTX 3090", gpus: 1, boot: t0})
+	if m := e.onlyNew(); !m.Silent || !strings.HasPrefix(m.Text, "New instance on Vast.ai") {
+		t.Errorf("card in quiet hours %+v", m)
 	}
 }
