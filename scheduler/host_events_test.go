@@ -323,3 +323,24 @@ func TestInstanceCard_QuietHours(t *testing.T) {
 		t.Errorf("card in quiet hours %+v", m)
 	}
 }
+
+// TestHost_BootAnswersShutdownCard: a shutdown card not answered before
+// the host boots again loses its buttons; the boot's card asks instead.
+func TestHost_BootAnswersShutdownCard(t *testing.T) {
+	down := t0.Add(8 * time.Hour)
+	e := newEnv(t, nil)
+	r := e.hostRental("lam", "lambda")
+	e.chat.Take()
+	e.clk.Set(down)
+	e.s.HostShutdown(context.Background(), r, down, true)
+	first := messages(e)[0]
+	e.clk.Set(down.Add(time.Hour))
+	e.s.HostBooted(context.Background(), e.reload(r), ledger.Boot{BootAt: down.Add(time.Hour), LastSeen: down, ShutdownAt: down, ShutdownHost: true})
+	m := messages(e)
+	if len(m) != 2 || m[0].EditMessageID != e.msgID(first) || len(m[0].Buttons) != 0 || m[0].Text != first.Text {
+		t.Fatalf("the shutdown card was not closed: %+v", m)
+	}
+	if l := buttonLabels(m[1]); len(l) != 2 || l[0] != "Stopped 18:00–19:00" {
+		t.Errorf("boot card %q", l)
+	}
+}
