@@ -2,6 +2,9 @@ package ledger
 
 import (
 	"context"
+	"fmt"
+	"math/big"
+	"strings"
 	"time"
 )
 
@@ -151,4 +154,170 @@ type EnrolStore interface {
 	// came back without its token and the user said to reconnect it).
 	// ECONFLICT if the rental is released.
 	RebindInstance(ctx context.Context, userID, id int64, tokenHash [32]byte, at time.Time) (AgentToken, error)
+}
+
+// UnknownPlatform is the platform a rental logged from an instance of an
+// unknown platform is filed under (a rental needs one): the agent's
+// "unknown" (wire.InstanceFacts.Key uses the same word), never a guess.
+const UnknownPlatform = "unknown"
+
+// instanceIDLen is how many characters of the platform's instance ID a
+// rental name keeps: enough to tell a user's instances apart at a glance,
+// short enough to type (/stop runpod-abc123). Two that share them get
+// "-2", "-3"... from the store.
+const instanceIDLen = 6
+
+// InstanceRentalName returns the name a rental logged from in gets:
+// "PLATFORM-ID6" (the first six letters and digits of the platform's
+// instance ID, lower-cased) when the platform gave one, else
+// "host-HOSTNAME" (lower-cased, clipped), else the platform (or
+// "instance") and the first six letters and digits of the instance key.
+// It always passes ValidateName, whatever the agent claimed.
+func InstanceRentalName(in Instance) string {
+	prefix := "instance"
+	if in.Platform != "" && ValidateName(in.Platform) == nil && len(in.Platform) <= 16 {
+		prefix = strings.ToLower(in.Platform)
+	}
+	if in.Platform != "" {
+		if id := nameChars(in.PlatformID, false, instanceIDLen); id != "" {
+			return prefix + "-" + id
+		}
+	}
+	if h := nameChars(in.Hostname, true, 32-len("host-")); h != "" {
+		return "host-" + h
+	}
+	k := in.Key
+	if _, v, ok := strings.Cut(k, ":"); ok {
+		k = v
+	}
+	if id := nameChars(k, false, instanceIDLen); id != "" {
+		return prefix + "-" + id
+	}
+	return fmt.Sprintf("%s-%d", prefix, in.ID)
+}
+
+// nameChars lower-cases s and keeps at most n of its ASCII letters and
+// digits (and, with punct, the '-', '_' and '.' a host name may hold,
+// never at the start), so that the result is safe in a rental name.
+func nameChars(s string, punct bool, n int) string {
+	var b strings.Builder
+	for _, c := range strings.ToLower(s) {
+		if b.Len() == n {
+			break
+		}
+		switch {
+		case c >= 'a' && c <= 'z', c >= '0' && c <= '9':
+		case punct && b.Len() > 0 && (c == '-' || c == '_' || c == '.'):
+		default:
+			continue
+		}
+		b.WriteRune(c)
+	}
+	return b.String()
+}
+
+// PriceOffer is the price a new-instance card offers to log an instance
+// at: the rate of the whole instance (all its GPUs), in Currency.
+type PriceOffer struct {
+	Price    Price
+	Currency Currency
+}
+
+// OfferFor returns the price to offer for in: that of the user's most
+// recently started priced rental on in.Platform with the same GPU model
+// (as NormalizeGPUName compares them; any state, released ones too),
+// at its latest rate (after its price changes), per GPU, times in's
+// GPU count (at least 1). A rental's price is the whole rental's rate,
+// so a 2-GPU rental at 1.58/h offers 0.79/h for one GPU. A rate that
+// does not divide evenly is rounded half away from zero to two places
+// beyond the rate's own (and the currency's); ok is false when in's
+// platform is unknown, its GPU model is unknown, or the user never
+// rented that model there at a price.
+func OfferFor(b *Book, in Instance) (PriceOffer, bool) {
+	model := NormalizeGPUName(in.GPUModel)
+	if b == nil || in.Platform == "" || model == "" || (in.UserID != 0 && b.User.ID != 0 && in.UserID != b.User.ID) {
+		return PriceOffer{}, false
+	}
+	var last *Rental
+	for _, r := range b.Rentals {
+		if r.Platform != in.Platform || !r.Priced || len(r.Events) == 0 || NormalizeGPUName(r.GPU) != model {
+			continue
+		}
+		if last == nil || r.StartedAt().After(last.StartedAt()) || r.StartedAt().Equal(last.StartedAt()) && r.ID > last.ID {
+			last = r
+		}
+	}
+	if last == nil {
+		return PriceOffer{}, false
+	}
+	p := last.Price
+	for _, e := range last.Events {
+		if e.Kind == EventPrice {
+			p = e.Price
+		}
+	}
+	from, to := max(1, last.GPUCount), max(1, in.GPUCount)
+	if from != to {
+		x := p.Amount.Rat()
+		x.Mul(x, big.NewRat(int64(to), int64(from)))
+		scale := min(MaxDecimalScale, max(p.Amount.Scale(), last.Currency.MinorDigits())+2)
+		d, ok := decimalFromRat(x, scale)
+		if !ok {
+			return PriceOffer{}, false
+		}
+		p.Amount = d
+	}
+	return PriceOffer{Price: p, Currency: last.Currency}, true
+}
+
+// decimalFromRat rounds x half away from zero to scale digits after the
+// point; ok is false when the result does not fit a Decimal.
+func decimalFromRat(x *big.Rat, scale int) (Decimal, bool) {
+	num := new(big.Int).Mul(x.Num(), new(big.Int).Exp(big.NewInt(10), big.NewInt(int64(scale)), nil))
+	q, rem := new(big.Int).QuoRem(num, x.Denom(), new(big.Int))
+	rem.Abs(rem).Lsh(rem, 1)
+	if rem.Cmp(x.Denom()) >= 0 {
+		if num.Sign() < 0 {
+			q.Sub(q, big.NewInt(1))
+		} else {
+			q.Add(q, big.NewInt(1))
+		}
+	}
+	lim := new(big.Int).Mul(big.NewInt(maxDecimalCoef), big.NewInt(pow10[scale]))
+	if new(big.Int).Abs(q).Cmp(lim) >= 0 {
+		return Decimal{}, false
+	}
+	return NewDecimal(q.Int64(), scale), true
+}
+
+// RentalFromInstance returns the rental AdoptInstance stores for in: named
+// by InstanceRentalName, on in's platform (UnknownPlatform when the
+// agent named none), its GPU model and count (a count of 0, no GPU seen,
+// is logged as 1), started at start, priced at offer (unpriced when offer
+// is nil, to be priced later), and with the platform profile's billing
+// mode, currency (the offer's wins), minimum, step, floor and traffic
+// rule, as /rent fills them. Without a profile the mode is per-second and
+// the currency the offer's; with neither it is empty and the caller must
+// set one (AdoptInstance refuses a rental without a currency).
+func RentalFromInstance(in Instance, offer *PriceOffer, start time.Time) Rental {
+	r := Rental{
+		UserID:   in.UserID,
+		Name:     InstanceRentalName(in),
+		Platform: in.Platform,
+		GPU:      in.GPUModel,
+		GPUCount: min(max(1, in.GPUCount), MaxGPUCount),
+		Events:   []Event{{Kind: EventStart, At: start}},
+	}
+	if offer != nil {
+		r.Priced, r.Price, r.Currency = true, offer.Price, offer.Currency
+	}
+	if p, ok := LookupProfile(in.Platform); ok && in.Platform != "" {
+		p.Apply(&r)
+	} else {
+		r.Platform = UnknownPlatform
+	}
+	if r.Mode == "" {
+		r.Mode = PerSecond
+	}
+	return r
 }

@@ -183,6 +183,16 @@ var errorTexts = map[string]string{
 	"volume_price_future":        "price at %[1]v is in the future (now %[2]v): give the time the price changed",
 	"traffic_price_unpriced":     "%[1]v has no traffic price yet: set it first, e.g. /traffic %[1]v price=0.8/GB",
 	"traffic_price_before_start": "traffic price at %[1]v is before %[2]v started (%[3]v)",
+
+	// Enrolment (EnrolStore): tokens that announce instances, and the
+	// user's answers to the announcements.
+	"enrol_token_unknown":    "unknown enrolment token: send /agent in the chat for a new install line",
+	"enrol_token_revoked":    "this enrolment token was revoked: send /agent in the chat for a new install line",
+	"instance_no_key":        "the agent could not tell this host apart (no instance ID, machine-id or host name)",
+	"instances_pending_full": "%[1]v announced instances are waiting for your answer: answer their cards (or /agent revoke if they are not yours) before more are shown",
+	"no_instance":            "you have no announced instance %[1]v: the card of a new instance gives its number, e.g. /adopt 7",
+	"instance_bound":         "instance %[1]v is already logged as %[2]v",
+	"instance_not_bound":     "instance %[1]v is not logged as a rental: log it first, e.g. /adopt %[2]v",
 }
 
 // ErrorCode returns the code of the first *Error in err's chain, EINTERNAL

@@ -41,6 +41,8 @@ const (
 	ActionTopUp         ActionKind = "topup"
 	ActionBalance       ActionKind = "balance"
 	ActionSettings      ActionKind = "settings"
+	ActionAdopt         ActionKind = "adopt"   // EnrolStore.AdoptInstance: an announced instance logged as a rental
+	ActionIgnore        ActionKind = "ignore"  // EnrolStore.IgnoreInstance: "Not mine"
 	ActionUndo          ActionKind = "undo"    // not undoable itself
 	ActionHandled       ActionKind = "handled" // MarkHandled; changes nothing
 )
@@ -50,7 +52,7 @@ const (
 func UndoableKinds() []ActionKind {
 	return []ActionKind{ActionRent, ActionStop, ActionResume, ActionPrice, ActionRelease, ActionTraffic,
 		ActionTrafficUsage, ActionStorage, ActionStorageResize, ActionStorageDelete, ActionStoragePrice,
-		ActionCharge, ActionTopUp, ActionBalance, ActionSettings}
+		ActionCharge, ActionTopUp, ActionBalance, ActionSettings, ActionAdopt, ActionIgnore}
 }
 
 // UndoResult says what Undo reversed.

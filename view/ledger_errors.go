@@ -120,6 +120,20 @@ var ledgerErrors = chat.Catalog{
 	"budget_not_positive": {"budget %[1]v is not positive: use e.g. /budget 500/month", "预算 %[1]v 不是正数：请写成 /budget 500/month 这样"},
 	"budget_no_currency":  {"budget %[1]v has no currency, e.g. /budget ¥500/month", "预算 %[1]v 没有货币，比如 /budget ¥500/month"},
 	"budget_twice":        {"two budgets in %[1]v: a currency has one budget", "%[1]v 有两个预算：每种货币只能有一个预算"},
+
+	// Enrolment.
+	"enrol_token_unknown": {"unknown enrolment token: send /agent in the chat for a new install line",
+		"不认识的注册令牌：请在聊天中发送 /agent 获取新的安装命令"},
+	"enrol_token_revoked": {"this enrolment token was revoked: send /agent in the chat for a new install line",
+		"这个注册令牌已被吊销：请在聊天中发送 /agent 获取新的安装命令"},
+	"instance_no_key": {"the agent could not tell this host apart (no instance ID, machine-id or host name)",
+		"代理无法识别这台主机（没有实例 ID、machine-id 或主机名）"},
+	"instances_pending_full": {"%[1]v announced instances are waiting for your answer: answer their cards (or /agent revoke if they are not yours) before more are shown",
+		"已有 %[1]v 个新实例在等你回复：请先回复它们的卡片（如果不是你的，发送 /agent revoke），之后才会显示更多"},
+	"no_instance": {"you have no announced instance %[1]v: the card of a new instance gives its number, e.g. /adopt 7",
+		"你没有编号为 %[1]v 的新实例：新实例的卡片上有编号，比如 /adopt 7"},
+	"instance_bound":     {"instance %[1]v is already logged as %[2]v", "实例 %[1]v 已经记录为 %[2]v"},
+	"instance_not_bound": {"instance %[1]v is not logged as a rental: log it first, e.g. /adopt %[2]v", "实例 %[1]v 还没有记录为租用：请先记录，比如 /adopt %[2]v"},
 }
 
 // eventWords names rental and volume event kinds inside error texts.

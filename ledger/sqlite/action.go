@@ -110,6 +110,11 @@ var undoTables = []string{
 // stack: calling it twice reverses the two most recent actions. The undo
 // is journaled (with a.Key) but cannot itself be undone.
 //
+// Undoing an answer to an announced instance puts the instance back as
+// it was: an adopt (ActionAdopt) deletes the rental it created, with its
+// agent token, and the instance is pending (or ignored) again with its
+// card; an ignore (ActionIgnore) makes it pending again.
+//
 // A stop or release that an agent confirmed (UpdateOrder) is not on the
 // stack: the host really stopped or went away. Undo reverses only the
 // user's own changes, and refuses one that such a confirmation followed
@@ -144,7 +149,7 @@ func (db *DB) Undo(ctx context.Context, a ledger.Action) (ledger.UndoResult, err
 		}
 		kind := ledger.ActionKind(kindText)
 		switch kind {
-		case ledger.ActionRent, ledger.ActionStop, ledger.ActionResume, ledger.ActionRelease:
+		case ledger.ActionRent, ledger.ActionAdopt, ledger.ActionStop, ledger.ActionResume, ledger.ActionRelease:
 			if err := laterAgentAction(ctx, tx, id, rentalID.Int64, kind, name); err != nil {
 				return err
 			}
@@ -155,6 +160,15 @@ func (db *DB) Undo(ctx context.Context, a ledger.Action) (ledger.UndoResult, err
 			}
 		}
 		switch kind {
+		case ledger.ActionAdopt, ledger.ActionIgnore:
+			// The rental an adopt created is gone with its rows (its agent
+			// token with it); the instance waits for an answer again.
+			if !prev.Valid {
+				break
+			}
+			if err := undoInstance(ctx, tx, kind, prev.String); err != nil {
+				return err
+			}
 		case ledger.ActionSettings:
 			if err := restoreUser(ctx, tx, j.userID, prev.String); err != nil {
 				return err
@@ -226,7 +240,7 @@ func laterAgentAction(ctx context.Context, tx querier, id, rentalID int64, kind 
 	}
 	// The change undone is named by the event it recorded, which the
 	// edges render in the user's language.
-	what := map[ledger.ActionKind]ledger.EventKind{ledger.ActionRent: ledger.EventStart, ledger.ActionStop: ledger.EventStop,
+	what := map[ledger.ActionKind]ledger.EventKind{ledger.ActionRent: ledger.EventStart, ledger.ActionAdopt: ledger.EventStart, ledger.ActionStop: ledger.EventStop,
 		ledger.ActionResume: ledger.EventResume, ledger.ActionRelease: ledger.EventRelease}[kind]
 	if what == "" {
 		what = ledger.EventKind(kind)

@@ -242,8 +242,9 @@ func upsertStates(ctx context.Context, tx *sql.Tx, states []ledger.AgentState, l
 		chunk := states[i:min(i+beatChunk/2, len(states))]
 		var sb strings.Builder
 		sb.WriteString(`INSERT INTO agent_state (rental_id, user_id, first_seen, last_seen, boot_id, seq, verdict, idle_since,
-			job, gpu_model, gpu_count, gpu_source, can_release, reasons, sessions) VALUES `)
-		args := make([]any, 0, len(chunk)*15)
+			job, gpu_model, gpu_count, gpu_source, can_release, reasons, sessions,
+			instance_key, host_boot, shutdown_at, shutdown_host) VALUES `)
+		args := make([]any, 0, len(chunk)*19)
 		n := 0
 		for _, s := range chunk {
 			if !live[s.RentalID] {
@@ -268,14 +269,15 @@ func upsertStates(ctx context.Context, tx *sql.Tx, states []ledger.AgentState, l
 			if n > 0 {
 				sb.WriteByte(',')
 			}
-			sb.WriteString(`(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`)
+			sb.WriteString(`(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`)
 			first := s.FirstSeen
 			if first.IsZero() {
 				first = s.LastSeen
 			}
 			args = append(args, s.RentalID, s.UserID, unix(first), unix(s.LastSeen), s.BootID, int64(s.Seq),
 				string(s.Verdict), nullUnix(s.IdleSince), job, s.GPU.Model, s.GPU.Count, s.GPU.Source,
-				boolInt(s.CanRelease), s.Reasons, sessions)
+				boolInt(s.CanRelease), s.Reasons, sessions,
+				s.InstanceKey, nullUnix(sec(s.HostBoot)), nullUnix(sec(s.ShutdownAt)), boolInt(s.ShutdownHost))
 			n++
 		}
 		if n == 0 {
@@ -285,7 +287,9 @@ func upsertStates(ctx context.Context, tx *sql.Tx, states []ledger.AgentState, l
 			boot_id = excluded.boot_id, seq = excluded.seq, verdict = excluded.verdict,
 			idle_since = excluded.idle_since, job = excluded.job, gpu_model = excluded.gpu_model,
 			gpu_count = excluded.gpu_count, gpu_source = excluded.gpu_source,
-			can_release = excluded.can_release, reasons = excluded.reasons, sessions = excluded.sessions`)
+			can_release = excluded.can_release, reasons = excluded.reasons, sessions = excluded.sessions,
+			instance_key = excluded.instance_key, host_boot = excluded.host_boot,
+			shutdown_at = excluded.shutdown_at, shutdown_host = excluded.shutdown_host`)
 		if _, err := tx.ExecContext(ctx, sb.String(), args...); err != nil {
 			return fmt.Errorf("sqlite: save agent state: %w", err)
 		}
@@ -330,19 +334,21 @@ func liveRentalIDs(ctx context.Context, tx *sql.Tx, beats []ledger.Beat, states 
 }
 
 const stateCols = `rental_id, user_id, first_seen, last_seen, boot_id, seq, verdict, idle_since, job,
-	gpu_model, gpu_count, gpu_source, can_release, reasons, sessions`
+	gpu_model, gpu_count, gpu_source, can_release, reasons, sessions,
+	instance_key, host_boot, shutdown_at, shutdown_host`
 
 func scanState(s scanner, extra ...any) (ledger.AgentState, error) {
 	var (
 		st               ledger.AgentState
 		first, last, seq int64
-		idle             sql.NullInt64
+		idle, boot, down sql.NullInt64
 		job, sessions    sql.NullString
 		verdict          string
 		canRelease       bool
 	)
 	dst := append([]any{&st.RentalID, &st.UserID, &first, &last, &st.BootID, &seq, &verdict, &idle, &job,
-		&st.GPU.Model, &st.GPU.Count, &st.GPU.Source, &canRelease, &st.Reasons, &sessions}, extra...)
+		&st.GPU.Model, &st.GPU.Count, &st.GPU.Source, &canRelease, &st.Reasons, &sessions,
+		&st.InstanceKey, &boot, &down, &st.ShutdownHost}, extra...)
 	if err := s.Scan(dst...); err != nil {
 		return st, err
 	}
@@ -350,6 +356,7 @@ func scanState(s scanner, extra ...any) (ledger.AgentState, error) {
 	st.Seq = uint64(seq)
 	st.Verdict = ledger.Verdict(verdict)
 	st.IdleSince = fromNullUnix(idle)
+	st.HostBoot, st.ShutdownAt = fromNullUnix(boot), fromNullUnix(down)
 	st.CanRelease = canRelease
 	if job.Valid {
 		if err := json.Unmarshal([]byte(job.String), &st.Job); err != nil {

@@ -328,54 +328,25 @@ func validateTraffic(t *ledger.TrafficTerms) error {
 // ECONFLICT if an unreleased rental of the user has the same name,
 // EDUPLICATE.
 func (db *DB) CreateRental(ctx context.Context, a ledger.Action, r ledger.Rental) (*ledger.Rental, error) {
-	if len(r.Events) != 1 || r.Events[0].Kind != ledger.EventStart {
-		return nil, ledger.Errorf(ledger.EINVALID, "a new rental needs exactly one event, its start")
-	}
-	start := r.Events[0]
-	start.At = sec(start.At)
-	if err := r.Validate(); err != nil {
+	start, err := checkNewRental(&r)
+	if err != nil {
 		return nil, err
-	}
-	if err := (&ledger.Rental{Name: r.Name}).CheckEvent(start); err != nil {
-		return nil, err
-	}
-	if r.Traffic != (ledger.TrafficTerms{}) {
-		if err := validateTraffic(&r.Traffic); err != nil {
-			return nil, err
-		}
 	}
 	var out *ledger.Rental
-	err := db.withWrite(ctx, func(tx *wtx) error {
+	err = db.withWrite(ctx, func(tx *wtx) error {
 		j, err := db.beginAction(ctx, tx, a, ledger.ActionRent, r.Name, true, true)
 		if err != nil {
 			return err
 		}
 		conflict := fmt.Sprintf("an unreleased rental named %s already exists (release it first or choose another name)", r.Name)
-		var one int
-		switch err := tx.QueryRowContext(ctx, `SELECT 1 FROM rentals WHERE user_id = ? AND name = ? AND released = 0`,
-			j.userID, r.Name).Scan(&one); err {
-		case nil:
+		switch used, err := nameInUse(ctx, tx, j.userID, r.Name); {
+		case err != nil:
+			return err
+		case used:
 			return ledger.Errorf(ledger.ECONFLICT, "%s", conflict)
-		case sql.ErrNoRows:
-		default:
-			return fmt.Errorf("sqlite: check rental name: %w", err)
 		}
-		res, err := tx.ExecContext(ctx, `INSERT INTO rentals (user_id, action_id, name, platform, gpu, gpu_count, mode,
-			priced, price, price_unit, currency, min_s, step_s, floor, lease_ns, traffic_priced, traffic_price_per_gb,
-			traffic_free_gb, traffic_direction, created_at)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-			j.userID, j.id, r.Name, r.Platform, r.GPU, r.GPUCount, string(r.Mode), boolInt(r.Priced),
-			r.Price.Amount.String(), string(r.Price.Unit), string(r.Currency), int64(r.Min/time.Second),
-			int64(r.Step/time.Second), r.Floor.String(), int64(r.Lease), boolInt(r.Traffic.Priced),
-			r.Traffic.PricePerGB.String(), r.Traffic.FreeGB.String(), string(r.Traffic.Direction), unix(j.at))
+		id, err := insertRental(ctx, tx, j, r, start, conflict)
 		if err != nil {
-			return constraintError(err, "create rental", conflict)
-		}
-		id, err := res.LastInsertId()
-		if err != nil {
-			return fmt.Errorf("sqlite: create rental: %w", err)
-		}
-		if _, err := addEvent(ctx, tx, id, j.id, start); err != nil {
 			return err
 		}
 		if err := j.target(ctx, tx, id, 0, nil); err != nil {
@@ -388,6 +359,67 @@ func (db *DB) CreateRental(ctx context.Context, a ledger.Action, r ledger.Rental
 		return nil, err
 	}
 	return out, nil
+}
+
+// checkNewRental checks a new rental's terms and its one event, the
+// start, and returns the start truncated to seconds. Its traffic terms,
+// when set, are normalised (an empty direction is out).
+func checkNewRental(r *ledger.Rental) (ledger.Event, error) {
+	if len(r.Events) != 1 || r.Events[0].Kind != ledger.EventStart {
+		return ledger.Event{}, ledger.Errorf(ledger.EINVALID, "a new rental needs exactly one event, its start")
+	}
+	start := r.Events[0]
+	start.At = sec(start.At)
+	if err := r.Validate(); err != nil {
+		return start, err
+	}
+	if err := (&ledger.Rental{Name: r.Name}).CheckEvent(start); err != nil {
+		return start, err
+	}
+	if r.Traffic != (ledger.TrafficTerms{}) {
+		if err := validateTraffic(&r.Traffic); err != nil {
+			return start, err
+		}
+	}
+	return start, nil
+}
+
+// nameInUse reports whether the user has an unreleased rental called name.
+func nameInUse(ctx context.Context, tx querier, userID int64, name string) (bool, error) {
+	var one int
+	switch err := tx.QueryRowContext(ctx, `SELECT 1 FROM rentals WHERE user_id = ? AND name = ? AND released = 0`,
+		userID, name).Scan(&one); err {
+	case nil:
+		return true, nil
+	case sql.ErrNoRows:
+		return false, nil
+	default:
+		return false, fmt.Errorf("sqlite: check rental name: %w", err)
+	}
+}
+
+// insertRental stores the checked rental r and its start as action j's
+// and returns its id; conflict is the message of a name in use.
+func insertRental(ctx context.Context, tx querier, j journal, r ledger.Rental, start ledger.Event, conflict string) (int64, error) {
+	res, err := tx.ExecContext(ctx, `INSERT INTO rentals (user_id, action_id, name, platform, gpu, gpu_count, mode,
+			priced, price, price_unit, currency, min_s, step_s, floor, lease_ns, traffic_priced, traffic_price_per_gb,
+			traffic_free_gb, traffic_direction, created_at)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		j.userID, j.id, r.Name, r.Platform, r.GPU, r.GPUCount, string(r.Mode), boolInt(r.Priced),
+		r.Price.Amount.String(), string(r.Price.Unit), string(r.Currency), int64(r.Min/time.Second),
+		int64(r.Step/time.Second), r.Floor.String(), int64(r.Lease), boolInt(r.Traffic.Priced),
+		r.Traffic.PricePerGB.String(), r.Traffic.FreeGB.String(), string(r.Traffic.Direction), unix(j.at))
+	if err != nil {
+		return 0, constraintError(err, "create rental", conflict)
+	}
+	id, err := res.LastInsertId()
+	if err != nil {
+		return 0, fmt.Errorf("sqlite: create rental: %w", err)
+	}
+	if _, err := addEvent(ctx, tx, id, j.id, start); err != nil {
+		return 0, err
+	}
+	return id, nil
 }
 
 // addEvent inserts ev and returns its id.
