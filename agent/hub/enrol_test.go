@@ -439,10 +439,11 @@ func (e *enrolEnv) adopted(boot time.Time) (ledger.Instance, *ledger.Rental) {
 func TestEnrol_Adopt(t *testing.T) {
 	e := newEnrolEnv(t)
 	var from int
-	boot := t0.Add(-5 * time.Minute)
+	e.clk.Add(time.Hour) // the user's account is from t0
+	boot := e.clk.Now().Add(-5 * time.Minute)
 	in, r := e.adopted(boot)
 	if r.Name != "runpod-abc123" || r.Platform != "runpod" || r.GPUCount != 1 || !r.StartedAt().Equal(boot) || !r.Priced {
-		t.Fatalf("rental %+v", r)
+		t.Fatalf("rental %s %s ×%d from %v (want %v) priced %v", r.Name, r.Platform, r.GPUCount, r.StartedAt(), boot, r.Priced)
 	}
 	e.events(&from)
 	e.clk.Add(10 * time.Second)
