@@ -92,6 +92,15 @@ type returnedNote struct {
 	at   time.Time
 }
 
+// errorKey returns the catalog key of a ledger error, or "".
+func errorKey(err error) string {
+	var le *ledger.Error
+	if errors.As(err, &le) {
+		return le.Key
+	}
+	return ""
+}
+
 // bearer returns the bearer token of r, or "".
 func bearer(r *http.Request) string {
 	raw, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
@@ -209,6 +218,20 @@ func (h *Hub) serveEnrol(w http.ResponseWriter, r *http.Request, raw string) {
 	}
 	in.UserID, in.TokenID = et.UserID, et.ID
 	ans, res, err := h.enrol(ctx, in, now)
+	switch errorKey(err) {
+	case "enrol_token_revoked", "enrol_token_unknown":
+		// Revoked (or gone) since it was cached.
+		h.mu.Lock()
+		delete(h.enrolTokens, hashToken(raw))
+		h.mu.Unlock()
+		result = resultUnauthorized
+		msg := msgEnrolRevoked
+		if errorKey(err) == "enrol_token_unknown" {
+			msg = msgEnrolUnknown
+		}
+		writeError(w, http.StatusUnauthorized, msg)
+		return
+	}
 	if err != nil {
 		h.log.Error("hub: enrolment heartbeat", "user", et.UserID, "err", err)
 		writeLedgerError(w, err)
@@ -328,8 +351,7 @@ func (h *Hub) enrol(ctx context.Context, in ledger.Instance, now time.Time) (wir
 			var created bool
 			var err error
 			got, created, err = h.store.Announce(ctx, in)
-			var le *ledger.Error
-			if errors.As(err, &le) && le.Code == ledger.ECONFLICT && le.Key == "instances_pending_full" {
+			if ledger.ErrorCode(err) == ledger.ECONFLICT && errorKey(err) == "instances_pending_full" {
 				return wire.EnrolmentAnswer{State: wire.EnrolHeld, RetryAfter: retryHeld,
 					Message: "too many instances wait for their user's answer; this one is kept back until they answer some"}, enrolHeld, nil
 			}
@@ -636,7 +658,7 @@ func (e *Enrolment) Reconnect(ctx context.Context, userID, instanceID int64) (*l
 		return nil, err
 	}
 	if in.State != ledger.InstanceBound || in.RentalID == 0 {
-		return nil, ledger.Errorf(ledger.ECONFLICT, "instance %d is not logged as a rental: log it first", instanceID)
+		return nil, ledger.Errorc(ledger.ECONFLICT, "instance_not_bound", ledger.InstanceRentalName(in), in.ID)
 	}
 	r, err := h.store.RentalByID(ctx, in.RentalID)
 	if err != nil {

@@ -11,6 +11,10 @@
 // release an agent confirmed) is written before the request is answered.
 // A crash loses at most one flush of heartbeat statistics; Load rebuilds
 // each agent's idle state from the open idle interval, so the two agree.
+//
+// Heartbeats sent with a user's enrolment token announce the instance the
+// agent runs on and are answered with its state, until the user logs it
+// and the hub hands the agent that rental's own token (enrol.go).
 package hub
 
 import (
