@@ -374,18 +374,21 @@ func TestInstanceCard_OtherUserRefused(t *testing.T) {
 	}
 }
 
-func TestInstanceReturned_Reconnect(t *testing.T) {
-	e := newEnv(t, nil)
-	tok := e.enrolToken()
+// returned logs an announced instance, has its agent report with the
+// rental's own token, then brings it back with the enrolment token (a
+// new container): it returns the returned card and the rental.
+func (e *env) returned() (tok string, in instance, card chat.Outgoing, r *ledger.Rental) {
+	e.t.Helper()
+	tok = e.enrolToken()
 	e.chat.Take()
-	in := instance{platform: "runpod", id: "podR", host: "rp", gpu: "NVIDIA A40", gpus: 1, boot: t0.Add(-time.Minute)}
+	in = instance{platform: "runpod", id: "podR", host: "rp", gpu: "NVIDIA A40", gpus: 1, boot: t0.Add(-time.Minute)}
 	e.announce(tok, in)
-	_, id := buttonData(t, e.onlyNew(), "Log")
+	_, id := buttonData(e.t, e.onlyNew(), "Log")
 	e.pressAs(1, "", scheduler.ActAdopt, id, 1)
 	e.chat.Take()
 	ans := e.announce(tok, in)
 	if ans.State != wire.EnrolBound {
-		t.Fatalf("hand-over %+v", ans)
+		e.t.Fatalf("hand-over %+v", ans)
 	}
 	// Its agent reports with the rental's own token...
 	e.clk.Add(time.Minute)
@@ -401,19 +404,30 @@ func TestInstanceReturned_Reconnect(t *testing.T) {
 	e.clk.Add(time.Minute)
 	in.boot = e.clk.Now().Add(-10 * time.Second)
 	if ans := e.announce(tok, in); ans.State != wire.EnrolWaiting {
-		t.Fatalf("returned answer %+v", ans)
+		e.t.Fatalf("returned answer %+v", ans)
 	}
-	card := e.onlyNew()
-	r := e.rentalNamed(ans.Rental)
+	card = e.onlyNew()
+	r = e.rentalNamed(ans.Rental)
 	if r == nil {
-		t.Fatalf("no rental %q", ans.Rental)
+		e.t.Fatalf("no rental %q", ans.Rental)
 	}
-	t.Cleanup(func() { checkDecisions(t, e.db, r.ID) })
+	e.t.Cleanup(func() { checkDecisions(e.t, e.db, r.ID) })
+	return tok, in, card, r
+}
+
+func TestInstanceReturned_Reconnect(t *testing.T) {
+	e := newEnv(t, nil)
+	tok, in, card, r := e.returned()
 	if !strings.Contains(card.Text, "<b>"+r.Name+"</b> (ID podR) reports again without its own token (a new container, or a copy of it?).") {
 		t.Errorf("returned card %q", card.Text)
 	}
 	if l := buttonLabels(card); len(l) != 2 || l[0] != "Reconnect it to "+r.Name || l[1] != "Not mine" {
 		t.Errorf("buttons %q", l)
+	}
+	// Told once per boot.
+	e.announce(tok, in)
+	if m := e.chat.Take(); len(m) != 0 {
+		t.Errorf("the same boot told again: %+v", m)
 	}
 	act, p := buttonData(t, card, "Reconnect")
 	if toast := e.pressAs(1, "", act, p, e.msgID(card)); toast != "Reconnected to "+r.Name {
@@ -424,6 +438,24 @@ func TestInstanceReturned_Reconnect(t *testing.T) {
 	}
 	if ans := e.announce(tok, in); ans.State != wire.EnrolBound || ans.Token == "" || ans.Rental != r.Name {
 		t.Errorf("after Reconnect: %+v", ans)
+	}
+}
+
+func TestInstanceReturned_NotMine(t *testing.T) {
+	e := newEnv(t, nil)
+	tok, in, card, r := e.returned()
+	act, p := buttonData(t, card, "Not mine")
+	if toast := e.pressAs(1, "", act, p, e.msgID(card)); toast != "Not reconnected: "+r.Name+" stays as it is." {
+		t.Errorf("Not mine toast %q", toast)
+	}
+	if m := e.onlyNew(); m.EditMessageID != e.msgID(card) || len(m.Buttons) != 0 || !strings.Contains(m.Text, "Not reconnected") {
+		t.Errorf("card after Not mine %+v", m)
+	}
+	if got := e.reload(r); got.State() != ledger.Running {
+		t.Errorf("the rental changed: %v", got.State())
+	}
+	if ans := e.announce(tok, in); ans.State != wire.EnrolWaiting || ans.Token != "" {
+		t.Errorf("the copy got %+v", ans)
 	}
 }
 
