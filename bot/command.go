@@ -39,6 +39,7 @@ const (
 	KindExport       Kind = "export"
 	KindUndo         Kind = "undo"
 	KindAgent        Kind = "agent"
+	KindAdopt        Kind = "adopt"
 	KindAutoRelease  Kind = "autorelease"
 	KindSettings     Kind = "settings"
 	KindWhy          Kind = "why"
@@ -254,6 +255,20 @@ type AgentCmd struct {
 	Name string
 }
 
+// AgentEnrolCmd asks for a new enrolment token and its install line, and
+// lists the valid ones: /agent with no name.
+type AgentEnrolCmd struct{}
+
+// AgentRevokeCmd revokes all the user's enrolment tokens: /agent revoke.
+type AgentRevokeCmd struct{}
+
+// AdoptCmd logs an announced instance as a rental: /adopt ID [PRICE].
+// Price nil: the price the instance's card offers, or none.
+type AdoptCmd struct {
+	ID    int64
+	Price *PriceSpec
+}
+
 // AutoReleaseCmd sets what happens to an idle rental: /autorelease NAME
 // off|notify|stop|release [after DUR].
 type AutoReleaseCmd struct {
@@ -367,6 +382,9 @@ func (SummaryCmd) Kind() Kind       { return KindSummary }
 func (ExportCmd) Kind() Kind        { return KindExport }
 func (UndoCmd) Kind() Kind          { return KindUndo }
 func (AgentCmd) Kind() Kind         { return KindAgent }
+func (AgentEnrolCmd) Kind() Kind    { return KindAgent }
+func (AgentRevokeCmd) Kind() Kind   { return KindAgent }
+func (AdoptCmd) Kind() Kind         { return KindAdopt }
 func (AutoReleaseCmd) Kind() Kind   { return KindAutoRelease }
 func (SettingsCmd) Kind() Kind      { return KindSettings }
 func (WhyCmd) Kind() Kind           { return KindWhy }

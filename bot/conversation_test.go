@@ -46,12 +46,21 @@ func (c *convo) advance(d time.Duration) {
 
 func newChat(t *testing.T, cfg bot.Config) *convo {
 	t.Helper()
+	return newChatWith(t, func(c *bot.Config, _ *convo) { *c = cfg })
+}
+
+// newChatWith is newChat with the core's configuration made by config,
+// which may use the store and the clock (to build a hub on them).
+func newChatWith(t *testing.T, config func(*bot.Config, *convo)) *convo {
+	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	fake := tgfake.New(t, "123:TOKEN")
 	db := openStore(t)
+	c := &convo{t: t, ctx: ctx, fake: fake, db: db, now: t0}
+	var cfg bot.Config
+	config(&cfg, c)
 	cfg.Store = db
 	wireOptional(&cfg, db)
-	c := &convo{t: t, ctx: ctx, fake: fake, db: db, now: t0}
 	db.Now = c.clock
 	cfg.Now = c.clock
 	cfg.BotName = tgfake.BotUsername

@@ -86,6 +86,13 @@ type Config struct {
 	// AgentTokens issues agent tokens; nil means the agent hub is not
 	// running and /agent says so.
 	AgentTokens AgentTokens
+	// Enrolment issues enrolment tokens (/agent with no name), revokes them
+	// (/agent revoke) and logs announced instances (/adopt); nil: those
+	// answer that the agent hub is not running.
+	Enrolment Enrolment
+	// Instances reads announced instances for /adopt; nil: the Store, when
+	// it keeps them.
+	Instances Instances
 	// AgentDownloads tells /agent whether the install command's download
 	// works, so that it can say so when it does not. nil: not checked.
 	AgentDownloads AgentDownloads
@@ -125,6 +132,8 @@ type Core struct {
 	sig       signer
 	publicURL string
 	agents    AgentTokens
+	enrol     Enrolment
+	insts     Instances
 	downloads AgentDownloads
 	chart     func(b *ledger.Book, asOf time.Time) (*chat.File, error)
 	watcher   RentalWatcher
@@ -159,6 +168,8 @@ func New(ctx context.Context, cfg Config) (*Core, error) {
 		tz:        cfg.TZ,
 		publicURL: cfg.PublicURL,
 		agents:    cfg.AgentTokens,
+		enrol:     cfg.Enrolment,
+		insts:     cfg.Instances,
 		downloads: cfg.AgentDownloads,
 		chart:     cfg.SummaryChart,
 		watcher:   cfg.Rentals,

@@ -70,6 +70,12 @@ func (r *req) dispatch(cmd Command) error {
 		return r.undo()
 	case AgentCmd:
 		return r.agent(c)
+	case AgentEnrolCmd:
+		return r.agentEnrol()
+	case AgentRevokeCmd:
+		return r.agentRevoke()
+	case AdoptCmd:
+		return r.adopt(c)
 	case AutoReleaseCmd:
 		return r.autoRelease(c)
 	case SettingsCmd:

@@ -106,6 +106,12 @@ var catalog = chat.Catalog{
 	"missing_name": {
 		"/%[1]s needs a name, e.g. box1",
 		"/%[1]s 需要一个名字，比如 box1"},
+	"missing_instance_id": {
+		"/adopt needs the number of an announced instance, from its card (e.g. /adopt 7 0.85/h)",
+		"/adopt 需要报到实例的编号，见它的卡片（例如 /adopt 7 0.85元/小时）"},
+	"bad_instance_id": {
+		"instance number %[1]s is not a whole number from 1 up, as its card shows it",
+		"实例编号 %[1]s 不是卡片上那样从 1 起的整数"},
 	"missing_platform": {
 		"/%[1]s needs a platform, e.g. autodl, runpod or vast",
 		"/%[1]s 需要平台名，比如 autodl、runpod 或 vast"},

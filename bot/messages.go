@@ -199,6 +199,8 @@ var messages = chat.Catalog{
 	"undo_kind_topup":          {"top-up", "充值"},
 	"undo_kind_balance":        {"balance", "余额记录"},
 	"undo_kind_settings":       {"settings change", "设置修改"},
+	"undo_kind_adopt":          {"instance logged", "实例记账"},
+	"undo_kind_ignore":         {"instance ignored", "忽略实例"},
 
 	// settings
 	"settings_saved": {"✓ settings saved", "✓ 设置已保存"},
@@ -214,6 +216,37 @@ var messages = chat.Catalog{
 	"agent_token": {
 		"Agent token for <b>%[1]s</b> (shown once). On the rented host run:\n<pre>%[2]s</pre>\nIt downloads the agent from this server, checks its SHA-256 and starts it (at every boot where systemd runs). To let it release the host, put <code>GPULEDGER_AGENT_ARGS='--release-cmd \"shutdown -h now\"'</code> before <code>sh</code>.",
 		"<b>%[1]s</b> 的代理令牌（只显示一次）。在租用的机器上运行：\n<pre>%[2]s</pre>\n它从本服务器下载代理、校验 SHA-256 并启动（有 systemd 时开机自启）。要允许它释放机器，在 <code>sh</code> 前加 <code>GPULEDGER_AGENT_ARGS='--release-cmd \"shutdown -h now\"'</code>。"},
+	"agent_enrol": {
+		"Install line for every instance you start (shown once). Put it in the start-up hook of your instances, or run it once on one:\n<pre>%[1]s</pre>\nIt logs nothing by itself: each instance that boots with it is announced here with a card, and one tap logs it as a rental.",
+		"通用安装命令（只显示一次）。把它放进实例的启动钩子，或在某台实例上运行一次：\n<pre>%[1]s</pre>\n它本身不会记账：每台用它启动的实例都会在这里报到并发来卡片，点一下即可记为租用。"},
+	"agent_enrol_where": {
+		"Where to put it:\n• AutoDL: no start-up hook; run it after each power-on (or add it to <code>~/.bashrc</code>)\n• RunPod: the template's Container Start Command, before the image's own start; put <code>GPULEDGER_AGENT_DIR=/workspace/.gpuledger</code> before <code>sh</code> so it survives a stop\n• Vast.ai: the instance's On-start Script\n• a VM with systemd (AWS, GCP, your own): run it once as root; it starts at every boot\n• your Docker image: run it in the entrypoint, before your own command\nMore in docs/deploy.md.",
+		"放在哪里：\n• AutoDL：没有启动钩子；每次开机后运行一次（或写进 <code>~/.bashrc</code>）\n• RunPod：模板的 Container Start Command，放在镜像自己的启动命令之前；在 <code>sh</code> 前加 <code>GPULEDGER_AGENT_DIR=/workspace/.gpuledger</code>，关机后数据才保留\n• Vast.ai：实例的 On-start Script\n• 有 systemd 的虚拟机（AWS、GCP、自己的机器）：以 root 运行一次，之后开机自启\n• 自己的 Docker 镜像：在 entrypoint 里、你自己的命令之前运行\n详见 docs/deploy.md。"},
+	"agent_enrol_private_head": {
+		"You asked in a group for the enrolment install line. It holds a secret, so it comes here, for you only:",
+		"你在群里请求了通用安装命令。它包含密钥，所以只发到这里给你："},
+	"agent_enrol_revoked_oldest": {
+		"Your oldest enrolment token (issued %[1]s) was revoked: at most %[2]s are valid at once. Instances that boot with it are refused until they get a newer line.",
+		"你最早的注册令牌（%[1]s 发放）已作废：同时最多 %[2]s 个有效。用它启动的实例会被拒绝，直到换上新的命令。"},
+	"agent_enrol_tokens": {
+		"Your valid enrolment tokens (%[1]s of at most %[2]s; /agent revoke revokes them all):",
+		"你的有效注册令牌（%[1]s 个，最多 %[2]s 个；/agent revoke 全部作废）："},
+	"agent_enrol_token_line": {
+		"%[1]s. issued %[2]s · last used %[3]s · %[4]s instances announced",
+		"%[1]s. %[2]s 发放 · 最近使用 %[3]s · 已报到 %[4]s 个实例"},
+	"never": {"never", "从未"},
+	"agent_revoke_done": {
+		"✓ %[1]s enrolment tokens revoked: agents with them can announce nothing more. Rentals' own agent tokens are not touched. /agent gives a new install line.",
+		"✓ 已作废 %[1]s 个注册令牌：持有它们的代理不能再报到。各租用自己的代理令牌不受影响。/agent 可获取新的安装命令。"},
+	"agent_revoke_none": {
+		"You have no enrolment token to revoke (none to revoke).",
+		"你没有可作废的注册令牌。"},
+	"adopt_done": {
+		"✓ Logged as <b>%[1]s</b> from %[2]s at %[3]s. /undo takes it back.",
+		"✓ 已记账为 <b>%[1]s</b>，从 %[2]s 起，价格 %[3]s。/undo 可撤销。"},
+	"adopt_done_unpriced": {
+		"✓ Logged as <b>%[1]s</b> from %[2]s, without a price: set it with <code>/price %[1]s PRICE</code>. /undo takes it back.",
+		"✓ 已记账为 <b>%[1]s</b>，从 %[2]s 起，尚未定价：用 <code>/price %[1]s 价格</code> 设置。/undo 可撤销。"},
 	"agent_no_binary": {
 		"⚠️ This server has no agent binary to hand out (it looks for one at <code>%[1]s</code>), so the command above fails: its download answers 503. To fix it: build the agent with <code>scripts/agent-build-portable.sh</code> and copy it to that path (picked up at once), or set <code>GPULEDGER_AGENT_BINARY</code> to it and restart the server, or run the server from the Docker image, which carries the agent. The token stays valid: run the command again once the download works.",
 		"⚠️ 本服务器没有可下载的代理程序（它在 <code>%[1]s</code> 查找），所以上面的命令会失败：下载返回 503。解决办法：用 <code>scripts/agent-build-portable.sh</code> 构建代理并复制到该路径（立即生效），或把 <code>GPULEDGER_AGENT_BINARY</code> 设为它的路径后重启服务器，或用 Docker 镜像运行服务器（镜像里带有代理）。令牌仍然有效：下载可用后再运行一次该命令即可。"},

@@ -459,16 +459,17 @@ func (p *parser) parse(toks []string) (Command, error) {
 			return ResumeCmd{Name: n, At: p.at}, nil
 		}
 		return ReleaseCmd{Name: n, At: p.at}, nil
-	case KindAgent, KindWhy:
+	case KindAgent:
+		return p.agent(toks)
+	case KindAdopt:
+		return p.adopt(toks)
+	case KindWhy:
 		if err := p.split(toks, []string{"name"}, false); err != nil {
 			return nil, err
 		}
 		n, err := p.oneName()
 		if err != nil {
 			return nil, err
-		}
-		if p.kind == KindAgent {
-			return AgentCmd{Name: n}, nil
 		}
 		return WhyCmd{Name: n}, nil
 	case KindPrice:

@@ -1,6 +1,7 @@
 package bot
 
 import (
+	"strconv"
 	"strings"
 
 	"github.com/gpuledger/gpuledger/ledger"
@@ -89,4 +90,93 @@ func parseWaitFor(v string) (ledger.WaitFor, error) {
 		v = w
 	}
 	return ledger.ParseWaitFor(v)
+}
+
+// --- /agent, /adopt ----------------------------------------------------------
+
+// agentRevokeWords are the words of /agent revoke.
+var agentRevokeWords = map[string]bool{"revoke": true, "作废": true, "撤销": true}
+
+// agent reads /agent NAME (a rental's own token), /agent alone (an
+// enrolment token) and /agent revoke (revoke the enrolment tokens). A
+// rental called "revoke" is reached with /agent name=revoke.
+func (p *parser) agent(toks []string) (Command, error) {
+	if err := p.split(toks, []string{"name"}, false); err != nil {
+		return nil, err
+	}
+	if _, named := p.kv["name"]; !named {
+		switch {
+		case len(p.words) == 0:
+			return AgentEnrolCmd{}, nil
+		case agentRevokeWords[strings.ToLower(p.words[0])]:
+			if len(p.words) > 1 {
+				return nil, p.err("unexpected", quote(p.words[1]), "agent revoke")
+			}
+			return AgentRevokeCmd{}, nil
+		}
+	}
+	n, err := p.oneName()
+	if err != nil {
+		return nil, err
+	}
+	return AgentCmd{Name: n}, nil
+}
+
+// adopt reads /adopt ID [PRICE]: the instance's number from its card, and
+// a price written as /rent takes one (1.88/h, $0.85, ¥1.2/小时; per hour
+// when no unit is given).
+func (p *parser) adopt(toks []string) (Command, error) {
+	if err := p.split(toks, []string{"id", "price"}, false); err != nil {
+		return nil, err
+	}
+	var idSrc, priceSrc string
+	for _, w := range p.words {
+		if idSrc == "" && isInstanceID(w) {
+			idSrc = w
+			continue
+		}
+		if err := p.setOnce("price", &priceSrc, w); err != nil {
+			return nil, err
+		}
+	}
+	if err := p.fromKV("id", &idSrc); err != nil {
+		return nil, err
+	}
+	if err := p.fromKV("price", &priceSrc); err != nil {
+		return nil, err
+	}
+	if idSrc == "" {
+		return nil, p.err("missing_instance_id")
+	}
+	id, err := strconv.ParseInt(strings.TrimPrefix(idSrc, "#"), 10, 64)
+	if err != nil || id < 1 {
+		return nil, p.err("bad_instance_id", quote(idSrc))
+	}
+	c := AdoptCmd{ID: id}
+	if priceSrc != "" {
+		ps, ok := parseComputePrice(priceSrc)
+		if !ok {
+			return nil, p.err("bad_price", quote(priceSrc))
+		}
+		if ps.Amount.Sign() < 0 {
+			return nil, p.err("price_negative", quote(priceSrc))
+		}
+		c.Price = &ps
+	}
+	return c, nil
+}
+
+// isInstanceID reports whether w is shaped like an instance's number
+// ("7", "#7"), not like a price ("0.85", "7/h", "$7").
+func isInstanceID(w string) bool {
+	w = strings.TrimPrefix(w, "#")
+	if w == "" {
+		return false
+	}
+	for _, c := range w {
+		if c < '0' || c > '9' {
+			return false
+		}
+	}
+	return true
 }

@@ -225,6 +225,14 @@ func checkCommand(t *testing.T, in string, c Command, now time.Time) {
 		}
 	case AgentCmd:
 		validName(t, in, "name", c.Name)
+	case AgentEnrolCmd, AgentRevokeCmd:
+	case AdoptCmd:
+		if c.ID < 1 {
+			t.Fatalf("Parse(%q): instance %d", in, c.ID)
+		}
+		if c.Price != nil {
+			nonNeg(t, in, "price", c.Price.Amount)
+		}
 	case WhyCmd:
 		validName(t, in, "name", c.Name)
 	case AutoReleaseCmd:

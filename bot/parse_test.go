@@ -362,7 +362,6 @@ func TestParse_Err(t *testing.T) {
 		{"/spend fortnight", "bad_period", `"fortnight"`},
 		{"/spend 2026-13", "bad_period", `"2026-13"`},
 		{"/export xml", "bad_format", `"xml"`},
-		{"/agent", "missing_name", "/agent"},
 		{"/autorelease box1", "missing_action", "/autorelease"},
 		{"/autorelease box1 explode", "unexpected", `"explode"`},
 		{"/autorelease box1 action=explode", "bad_action", `"explode"`},

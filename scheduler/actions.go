@@ -25,6 +25,9 @@ func (s *Scheduler) RegisterButtons(reg ButtonRegistry) {
 	for _, a := range []string{ActRelease, ActSnooze, ActKeep, ActExtend, ActReleaseAtEnd, ActReleased} {
 		reg.HandleButton(a, s.press)
 	}
+	for _, a := range []string{ActAdopt, ActOtherPrice, ActNotMine, ActReconnect, ActRevokeEnrol, ActHostStopped, ActHostBilled} {
+		reg.HandleButton(a, s.enrolPress)
+	}
 }
 
 // press handles one verified button press: it runs the action and answers

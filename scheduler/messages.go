@@ -129,6 +129,117 @@ var messages = chat.Catalog{
 		"<b>%[1]s</b> was not %[2]s: %[3]s. Nothing was recorded in the ledger.",
 		"<b>%[1]s</b> 未能%[2]s：%[3]s。账本中没有记录。"},
 
+	// enrolment: new instances, their buttons and answers
+	"inst_new": {
+		"New instance on %[1]s%[2]s: %[3]s, host <code>%[4]s</code>, up since %[5]s.",
+		"%[1]s 上的新实例%[2]s：%[3]s，主机 <code>%[4]s</code>，%[5]s 起运行。"},
+	"inst_new_unknown": {
+		"New instance (platform unknown)%[1]s: %[2]s, host <code>%[3]s</code>, up since %[4]s.",
+		"新实例（平台未知）%[1]s：%[2]s，主机 <code>%[3]s</code>，%[4]s 起运行。"},
+	"inst_id":               {" (ID %[1]s)", "（ID %[1]s）"},
+	"inst_host":             {" (host %[1]s)", "（主机 %[1]s）"},
+	"inst_platform_unknown": {"platform unknown", "平台未知"},
+	"inst_gpus":             {"%[1]d× %[2]s", "%[1]d× %[2]s"},
+	"inst_no_gpu":           {"no GPU seen", "未见显卡"},
+	"inst_claimed": {
+		"<i>The boot time is the instance's own claim, moved to what the server can believe.</i>",
+		"<i>启动时间是实例自己报告的，已按服务器能确认的时间调整。</i>"},
+	"inst_no_offer": {
+		"No earlier price for this platform and GPU: log it now and set the price with /price, or send /adopt with one.",
+		"这个平台和显卡还没有记录过价格：可以先记账，再用 /price 定价，或用 /adopt 带上价格。"},
+	"btn_log_at":        {"Log at %[1]s", "按 %[1]s 记账"},
+	"btn_log_later":     {"Log, price later", "先记账，稍后定价"},
+	"btn_other_price":   {"Other price", "其他价格"},
+	"btn_not_mine":      {"Not mine", "不是我的"},
+	"btn_reconnect":     {"Reconnect it to %[1]s", "重新连接到 %[1]s"},
+	"btn_revoke_enrol":  {"Revoke enrolment tokens", "作废注册令牌"},
+	"btn_stopped_at":    {"Stopped at %[1]s", "%[1]s 已关机"},
+	"btn_still_billing": {"Still billing", "仍在计费"},
+	"btn_stopped_range": {"Stopped %[1]s–%[2]s", "%[1]s–%[2]s 关机"},
+	"btn_it_billed":     {"It billed", "照常计费"},
+	"inst_logged": {
+		"✓ Logged as <b>%[1]s</b> from %[2]s at %[3]s. /undo takes it back.",
+		"✓ 已记账为 <b>%[1]s</b>，从 %[2]s 起，价格 %[3]s。/undo 可撤销。"},
+	"inst_logged_unpriced": {
+		"✓ Logged as <b>%[1]s</b> from %[2]s, without a price: set it with <code>/price %[1]s PRICE</code>. /undo takes it back.",
+		"✓ 已记账为 <b>%[1]s</b>，从 %[2]s 起，尚未定价：用 <code>/price %[1]s 价格</code> 设置。/undo 可撤销。"},
+	"inst_other_price": {
+		"Send <code>/adopt %[1]s PRICE</code>, e.g. <code>/adopt %[1]s 0.85</code>",
+		"发送 <code>/adopt %[1]s 价格</code>，例如 <code>/adopt %[1]s 0.85</code>"},
+	"inst_ignored": {
+		"Not yours: %[1]s is ignored, and nothing more is announced for it.",
+		"不是你的：已忽略 %[1]s，不会再通知它。"},
+	"inst_merged": {
+		"<b>%[1]s more new instances</b> announced, waiting for a card of their own:\n%[2]s\nAnswer the cards above, or /agent revoke if these are not yours.",
+		"<b>另有 %[1]s 个新实例</b>报到，等待单独的卡片：\n%[2]s\n请先回答上面的卡片；如果它们不是你的，发送 /agent revoke。"},
+	"inst_merged_more": {"… and %[1]d more", "… 还有 %[1]d 个"},
+	"inst_merged_none": {
+		"Every instance announced has a card of its own now.",
+		"每个报到的实例都已有自己的卡片。"},
+	"inst_revoked": {
+		"Enrolment tokens revoked: %[1]s. Instances already announced keep their cards; agents with those tokens can announce nothing more. Send /agent for a new install line.",
+		"已作废 %[1]s 个注册令牌。已报到的实例保留卡片；持有这些令牌的代理不能再报到。发送 /agent 获取新的安装命令。"},
+	"inst_returned": {
+		"<b>%[1]s</b>%[2]s reports again without its own token (a new container, or a copy of it?).",
+		"<b>%[1]s</b>%[2]s 没有用自己的令牌再次上报（新容器，还是它的副本？）。"},
+	"inst_reconnected": {
+		"✓ Reconnected: the instance gets <b>%[1]s</b>'s new agent token at its next report; the old one is revoked.",
+		"✓ 已重新连接：实例下次上报时会拿到 <b>%[1]s</b> 的新代理令牌，旧令牌已作废。"},
+	"inst_not_reconnected": {
+		"Not reconnected: <b>%[1]s</b> stays as it is, and that instance gets no token.",
+		"未重新连接：<b>%[1]s</b> 保持不变，那个实例拿不到令牌。"},
+	"t_logged":           {"Logged as %[1]s", "已记账为 %[1]s"},
+	"t_ignored":          {"Ignored: nothing more is announced for it.", "已忽略：不会再通知它。"},
+	"t_inst_unknown":     {"This instance is not known (any more).", "找不到这个实例。"},
+	"t_inst_bound":       {"Already logged as %[1]s.", "已经记账为 %[1]s。"},
+	"t_inst_not_bound":   {"This instance is not logged as a rental any more.", "这个实例已不再对应任何租用。"},
+	"t_no_enrolment":     {"Enrolment needs the agent hub, which is not running.", "实例报到需要代理服务，它没有运行。"},
+	"t_revoked":          {"%[1]d enrolment tokens revoked.", "已作废 %[1]d 个注册令牌。"},
+	"t_none_to_revoke":   {"No enrolment token to revoke.", "没有可作废的注册令牌。"},
+	"t_reconnected":      {"Reconnected to %[1]s", "已重新连接到 %[1]s"},
+	"t_not_reconnected":  {"Not reconnected: %[1]s stays as it is.", "未重新连接：%[1]s 保持不变。"},
+	"t_recorded":         {"Recorded. /undo takes it back.", "已记录。/undo 可撤销。"},
+	"t_nothing_recorded": {"Nothing recorded: it billed.", "未记录：照常计费。"},
+	"t_host_not_running": {"%[1]s is not running in the ledger: nothing recorded.", "账本中 %[1]s 不在运行：未记录。"},
+
+	// a host's shutdown and new boot
+	"host_stop_recorded": {
+		"<b>%[1]s</b> shut down at %[2]s: stop recorded (%[3]s stops billing on a shutdown from inside). /undo takes it back.",
+		"<b>%[1]s</b> 于 %[2]s 关机：已记录关机（在 %[3]s 上从内部关机会停止计费）。/undo 可撤销。"},
+	"host_resume_recorded": {
+		"<b>%[1]s</b> started again at %[2]s: resume recorded. /undo takes it back.",
+		"<b>%[1]s</b> 于 %[2]s 重新启动：已记录开机。/undo 可撤销。"},
+	"host_cycle_recorded": {
+		"<b>%[1]s</b> was down %[2]s–%[3]s: stop and resume recorded (%[4]s stops billing on a shutdown from inside). /undo takes back the resume, a second /undo the stop.",
+		"<b>%[1]s</b> 在 %[2]s–%[3]s 停机：已记录关机和开机（在 %[4]s 上从内部关机会停止计费）。/undo 撤销开机，再一次 /undo 撤销关机。"},
+	"host_ask_shutdown": {
+		"<b>%[1]s</b>'s host shut down at %[2]s.",
+		"<b>%[1]s</b> 的主机于 %[2]s 关机。"},
+	"host_ask_cycle": {
+		"<b>%[1]s</b>'s host shut down at %[2]s and started again at %[3]s.",
+		"<b>%[1]s</b> 的主机于 %[2]s 关机，%[3]s 重新启动。"},
+	"host_ask_gap": {
+		"<b>%[1]s</b>'s agent went silent at %[2]s and its host started again at %[3]s: was it stopped in between?",
+		"<b>%[1]s</b> 的代理于 %[2]s 失联，主机于 %[3]s 重新启动：中间是否关过机？"},
+	"rule_bills": {
+		"On %[1]s billing goes on until the instance is terminated.",
+		"在 %[1]s 上，实例销毁之前会一直计费。"},
+	"rule_unknown": {
+		"On %[1]s it is not known whether that stops billing.",
+		"在 %[1]s 上，不确定这样是否会停止计费。"},
+	"rule_unknown_platform": {
+		"It is not known whether that stops billing.",
+		"不确定这样是否会停止计费。"},
+	"host_stopped_done": {
+		"✓ <b>%[1]s</b>: stop recorded at %[2]s. /undo takes it back.",
+		"✓ <b>%[1]s</b>：已记录 %[2]s 关机。/undo 可撤销。"},
+	"host_cycle_done": {
+		"✓ <b>%[1]s</b>: stopped %[2]s–%[3]s recorded. /undo takes back the resume, a second /undo the stop.",
+		"✓ <b>%[1]s</b>：已记录 %[2]s–%[3]s 关机。/undo 撤销开机，再一次 /undo 撤销关机。"},
+	"host_billed_done": {
+		"<b>%[1]s</b>: it billed, nothing recorded.",
+		"<b>%[1]s</b>：照常计费，未记录。"},
+
 	// actions and states, as words inside sentences
 	"act_stop":       {"stop", "关机"},
 	"act_release":    {"release", "释放"},

@@ -56,6 +56,8 @@ type Store interface {
 	OpenCards(ctx context.Context) ([]ledger.Card, error)
 	MarkNotice(ctx context.Context, userID int64, key string, at time.Time) (bool, error)
 	UnmarkNotice(ctx context.Context, key string) error
+	// Announced instances (ledger.EnrolStore).
+	EnrolStore
 }
 
 // Hub is what the scheduler needs of the agent hub (agent/hub.Hub).
@@ -77,10 +79,13 @@ type Buttons interface {
 // Config configures a Scheduler. Store, Sender and Buttons are required;
 // Hub may be nil (no agents: only leases, long runs, summaries, budget).
 type Config struct {
-	Store   Store
-	Hub     Hub
-	Sender  chat.Sender // delivers to a user's private chat (chat ID = user ID)
-	Buttons Buttons
+	Store Store
+	Hub   Hub
+	// Enrolment is the hub's side of the enrolment cards' buttons (Log,
+	// Not mine, Reconnect, Revoke); nil: the buttons say enrolment is off.
+	Enrolment Enrolment
+	Sender    chat.Sender // delivers to a user's private chat (chat ID = user ID)
+	Buttons   Buttons
 	// ChatID maps a user to the chat their notifications go to. Default:
 	// the user ID (a Telegram private chat).
 	ChatID   func(userID int64) int64
@@ -120,6 +125,10 @@ type Scheduler struct {
 	// after it says who is there.
 	peopleRefused map[int64]time.Time
 	rentMu        sync.Map // per-rental *sync.Mutex: a button press and a tick never interleave
+	// merged is each user's merged new-instance card (its message ID),
+	// edited in place as instances arrive; after a restart a new one is
+	// sent.
+	merged map[int64]int
 }
 
 // New returns a Scheduler for cfg.
@@ -155,7 +164,7 @@ func New(cfg Config) (*Scheduler, error) {
 		cfg.ChatID = func(id int64) int64 { return id }
 	}
 	return &Scheduler{cfg: cfg, store: cfg.Store, hub: cfg.Hub, now: cfg.Now, log: cfg.Logger,
-		lastHold: map[int64]string{}, peopleRefused: map[int64]time.Time{}}, nil
+		lastHold: map[int64]string{}, peopleRefused: map[int64]time.Time{}, merged: map[int64]int{}}, nil
 }
 
 // Job is one scheduled task.

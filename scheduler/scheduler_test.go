@@ -86,7 +86,7 @@ func newEnv(t *testing.T, settings func(*ledger.Settings)) *env {
 	if err != nil {
 		t.Fatal(err)
 	}
-	e.s, err = scheduler.New(scheduler.Config{Store: db, Hub: e.hub, Sender: e.chat, Buttons: signer{}, Now: clk.Now, Tick: 30 * time.Second, NoChart: true})
+	e.s, err = scheduler.New(scheduler.Config{Store: db, Hub: e.hub, Enrolment: e.hub.Enrolment(), Sender: e.chat, Buttons: signer{}, Now: clk.Now, Tick: 30 * time.Second, NoChart: true})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -16,6 +16,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/gpuledger/gpuledger/agent/wire"
 	"github.com/gpuledger/gpuledger/ledger"
 )
 
@@ -39,7 +40,9 @@ type DownloadConfig struct {
 	// script downloads the binary from and where the agent reports.
 	PublicURL string
 	// Tokens, when set, makes install.sh refuse tokens that are unknown or
-	// revoked, so a typo is caught before anything is installed.
+	// revoked, so a typo is caught before anything is installed: a
+	// rental's agent token, or an enrolment token (wire.IsEnrolToken),
+	// each looked up where the hub keeps its kind.
 	Tokens *Tokens
 	// Logger receives errors; default slog.Default(). Tokens are never
 	// logged.
@@ -281,7 +284,21 @@ func (d *Downloads) serveInstall(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	rental := ""
-	if d.cfg.Tokens != nil {
+	if d.cfg.Tokens != nil && wire.IsEnrolToken(tok) {
+		rec, err := d.cfg.Tokens.hub.store.EnrolTokenByHash(r.Context(), hashToken(tok))
+		switch {
+		case ledger.ErrorCode(err) == ledger.ENOTFOUND:
+			failScript(w, http.StatusForbidden, msgEnrolUnknown)
+			return
+		case err != nil:
+			d.log.Error("install script: enrolment token lookup", "err", err)
+			failScript(w, StatusOf(err), "the server could not check the token; try again")
+			return
+		case !rec.Valid():
+			failScript(w, http.StatusForbidden, msgEnrolRevoked)
+			return
+		}
+	} else if d.cfg.Tokens != nil {
 		rec, err := d.cfg.Tokens.lookup(r.Context(), tok)
 		switch {
 		case ledger.ErrorCode(err) == ledger.ENOTFOUND:

@@ -4,13 +4,15 @@ import (
 	"errors"
 	"net/url"
 	"strings"
+
+	"github.com/gpuledger/gpuledger/agent/wire"
 )
 
 // InstallParams are the values written into an install script.
 type InstallParams struct {
 	Server string // the server URL, http(s)://host[:port][/prefix]
-	Token  string // the agent token (unpadded base64url)
-	Rental string // the rental's name, for the comment only; may be empty
+	Token  string // the agent token (unpadded base64url), or an enrolment token (wire.EnrolTokenPrefix...)
+	Rental string // the rental's name, for the comment only; may be empty (always for an enrolment token)
 	SHA256 string // hex SHA-256 of the agent binary
 }
 
@@ -41,8 +43,15 @@ func InstallScript(p InstallParams) (string, error) {
 	if rental == "" {
 		rental = "(unnamed)"
 	}
+	what := "for the rental " + rental + ".\n# It holds that rental's agent token: do not share it or keep it."
+	if wire.IsEnrolToken(p.Token) {
+		what = "with an enrolment token.\n" +
+			"# Every instance that runs it is announced to the token's owner, who logs\n" +
+			"# it as a rental with one tap; put it in a start-up hook or an image of\n" +
+			"# your own only. Do not share it (/agent revoke in the chat revokes it)."
+	}
 	return strings.NewReplacer(
-		"@RENTAL@", rental,
+		"@WHAT@", what,
 		"@SERVER@", shQuote(strings.TrimRight(p.Server, "/")),
 		"@TOKEN@", shQuote(p.Token),
 		"@SHA256@", shQuote(p.SHA256),
@@ -52,8 +61,7 @@ func InstallScript(p InstallParams) (string, error) {
 // installTemplate is the install script. It must stay POSIX sh (dash,
 // busybox ash): shellcheck -s sh checks it in scripts/ship-lint.sh.
 const installTemplate = `#!/bin/sh
-# Installs and starts gpuledger-agent for the rental @RENTAL@.
-# It holds that rental's agent token: do not share it or keep it.
+# Installs and starts gpuledger-agent @WHAT@
 #
 #   GPULEDGER_AGENT_DIR   where the agent lives (default: $HOME/.gpuledger)
 #   GPULEDGER_AGENT_ARGS  extra agent flags, e.g. "--release-cmd 'shutdown -h now'"

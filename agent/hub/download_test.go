@@ -275,13 +275,16 @@ func TestInstallScript_Shellcheck(t *testing.T) {
 	if err != nil {
 		t.Skip("shellcheck is not installed (apt-get install shellcheck; scripts/ship-lint-dockerfile.sh installs it)")
 	}
-	s, err := hub.InstallScript(hub.InstallParams{Server: "https://x.example", Token: strings.Repeat("a", 43), Rental: "box1", SHA256: strings.Repeat("0", 64)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	cmd := exec.Command(sc, "--shell=sh", "--severity=style", "-")
-	cmd.Stdin = strings.NewReader(s)
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("shellcheck: %v\n%s", err, out)
+	// A rental's token, and an enrolment token (another comment).
+	for _, tok := range []string{strings.Repeat("a", 43), "enrol-" + strings.Repeat("a", 43)} {
+		s, err := hub.InstallScript(hub.InstallParams{Server: "https://x.example", Token: tok, Rental: "box1", SHA256: strings.Repeat("0", 64)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		cmd := exec.Command(sc, "--shell=sh", "--severity=style", "-")
+		cmd.Stdin = strings.NewReader(s)
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("shellcheck: %v\n%s", err, out)
+		}
 	}
 }

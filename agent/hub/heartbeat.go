@@ -52,6 +52,10 @@ func decodeBody(w http.ResponseWriter, r *http.Request, v any) (bool, string) {
 }
 
 func (h *Hub) serveHeartbeat(w http.ResponseWriter, r *http.Request) {
+	if raw := bearer(r); wire.IsEnrolToken(raw) {
+		h.serveEnrol(w, r, raw)
+		return
+	}
 	start := time.Now()
 	result := resultError
 	defer func() { h.m.observe(result, start) }()
@@ -88,6 +92,14 @@ func (h *Hub) serveHeartbeat(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	resp, dup, err := h.record(ctx, tok, &hb)
+	var ce *cloneError
+	if errors.As(err, &ce) {
+		result = resultConflict
+		h.log.Warn("hub: a rental's token reports from another instance than the one the rental is bound to (a copy of it?); refused",
+			"rental", tok.RentalID, "bound_to", ce.bound, "reports_from", ce.got)
+		writeError(w, http.StatusConflict, fmt.Sprintf(msgInstanceClone, ce.bound))
+		return
+	}
 	if err != nil {
 		h.log.Error("hub: heartbeat", "rental", tok.RentalID, "err", err)
 		writeLedgerError(w, err)
@@ -139,6 +151,11 @@ func (h *Hub) record(ctx context.Context, tok ledger.AgentToken, hb *wire.Heartb
 		return resp, false, err
 	}
 	rl := re.r
+	if key := instanceKey(hb); key != "" && re.instOK && re.inst.Key != "" && key != re.inst.Key {
+		// Logged from an announcement of another instance: this host is a
+		// copy of it (an image that carried its token). Nothing is recorded.
+		return resp, false, &cloneError{bound: re.inst.Key, got: key}
+	}
 	if re.leaseOK && re.lease.ReleaseAtEnd {
 		// Only where the user chose Release at end: the agent then
 		// enforces the deadline itself, even without the server.
@@ -147,6 +164,8 @@ func (h *Hub) record(ctx context.Context, tok ledger.AgentToken, hb *wire.Heartb
 	}
 
 	h.mu.Lock()
+	// The agent reports with the token it was handed: forget it.
+	h.handedOverLocked(tok.Hash)
 	a := h.agentLocked(tok.RentalID)
 	prev, prevOpen := a.state, a.idleOpen
 	// A heartbeat already applied (the agent retried after a lost answer,
@@ -272,6 +291,7 @@ func (h *Hub) applyLocked(a *agent, tok ledger.AgentToken, rl *ledger.Rental, hb
 			h.emit(func(ctx context.Context, l Listener) { l.GPUMismatch(ctx, r, d) })
 		}
 	}
+	h.hostLocked(a, rl, prev, &s, hb, now)
 	if hb.PolicyRefused != a.policyRefused {
 		a.policyRefused = clip.Bytes(hb.PolicyRefused, wire.MaxStrLen, "…")
 		if a.policyRefused != "" {
@@ -310,6 +330,104 @@ func (h *Hub) applyLocked(a *agent, tok ledger.AgentToken, rl *ledger.Rental, hb
 		case h.flushNow <- struct{}{}:
 		default:
 		}
+	}
+}
+
+// cloneError is record's refusal of a rental's heartbeat from another
+// instance than the one the rental is bound to.
+type cloneError struct{ bound, got string }
+
+func (e *cloneError) Error() string {
+	return fmt.Sprintf("hub: heartbeat from instance %s for a rental bound to %s", e.got, e.bound)
+}
+
+// hostLocked keeps what hb says of the host in s (its instance key, its
+// boot, the agent's shutdown report) and tells the listener of a shutdown
+// report (once per boot of the host; a report that the operating system
+// is going down after one that only the agent stopped is told too) and of
+// a new boot (a boot more than newBootAfter after the one stored), both
+// within the token's budget of messages. The state carries the boot and
+// the report, so a restarted server does not tell them again. h.mu is
+// held.
+func (h *Hub) hostLocked(a *agent, rl *ledger.Rental, prev ledger.AgentState, s *ledger.AgentState, hb *wire.HeartbeatRequest, now time.Time) {
+	booted := false
+	if hb.Instance != nil {
+		key := instanceKey(hb)
+		boot := placeBoot(hb, hb.Instance.BootedAt, now)
+		switch {
+		case key != "" && prev.InstanceKey != "" && key != prev.InstanceKey:
+			// Another host reports for the rental now (its agent was
+			// installed elsewhere): nothing to compare its boot with.
+			s.InstanceKey, s.HostBoot = key, boot
+			s.ShutdownAt, s.ShutdownHost = time.Time{}, false
+			a.shutdownTold = false
+			booted = true
+		case prev.HostBoot.IsZero():
+			s.InstanceKey, s.HostBoot = key, boot
+		case !boot.IsZero() && boot.Sub(prev.HostBoot) > newBootAfter:
+			// A later boot than the one stored: the host went down after
+			// the last heartbeat. An earlier one is not believed (two
+			// agents taking turns would otherwise make a boot of each).
+			b := ledger.Boot{BootAt: boot, PrevBoot: prev.HostBoot, LastSeen: prev.LastSeen,
+				ShutdownAt: prev.ShutdownAt, ShutdownHost: prev.ShutdownHost}
+			if b.BootAt.Before(prev.LastSeen) {
+				b.BootAt = prev.LastSeen
+			}
+			if b.BootAt.After(now) {
+				b.BootAt = now
+			}
+			s.InstanceKey, s.HostBoot = key, boot
+			s.ShutdownAt, s.ShutdownHost = time.Time{}, false
+			a.shutdownTold = false
+			booted = true
+			h.flushSoonLocked()
+			if h.noteLocked(a, rl, "host booted", now) {
+				r := rl
+				h.emit(func(ctx context.Context, l Listener) { l.HostBooted(ctx, r, b) })
+			}
+		default:
+			if key != "" {
+				s.InstanceKey = key
+			}
+		}
+	}
+	sd := hb.Shutdown
+	if sd == nil {
+		if !booted && !prev.ShutdownAt.IsZero() {
+			// The agent reports normally again on the same boot: only the
+			// agent had stopped.
+			s.ShutdownAt, s.ShutdownHost = time.Time{}, false
+		}
+		return
+	}
+	at := now
+	if !sd.At.IsZero() {
+		at = placeBoot(hb, sd.At, now)
+	}
+	if prev.Seen() && at.Before(prev.LastSeen) {
+		at = prev.LastSeen
+	}
+	thisBoot := a.shutdownTold && a.shutdownBoot.Equal(s.HostBoot)
+	told := thisBoot || !prev.ShutdownAt.IsZero()
+	toldHost := (thisBoot && a.shutdownHost) || (!prev.ShutdownAt.IsZero() && prev.ShutdownHost)
+	s.ShutdownAt, s.ShutdownHost = at, sd.Host || (!prev.ShutdownAt.IsZero() && prev.ShutdownHost)
+	if told && (!sd.Host || toldHost) {
+		return
+	}
+	a.shutdownTold, a.shutdownBoot, a.shutdownHost = true, s.HostBoot, sd.Host || toldHost
+	h.flushSoonLocked()
+	if h.noteLocked(a, rl, "host shutdown", now) {
+		r, host := rl, sd.Host
+		h.emit(func(ctx context.Context, l Listener) { l.HostShutdown(ctx, r, at, host) })
+	}
+}
+
+// flushSoonLocked asks Run to write the agents' states now (a boot or a
+// shutdown report was told: a restart must not tell it again).
+func (h *Hub) flushSoonLocked() {
+	select {
+	case h.flushNow <- struct{}{}:
+	default:
 	}
 }
 
@@ -567,7 +685,11 @@ func (h *Hub) rental(ctx context.Context, id int64, now time.Time) (*rentalEntry
 	if err != nil {
 		return nil, err
 	}
-	e = &rentalEntry{r: r, lease: l, leaseOK: ok, loadedAt: now}
+	in, err := h.store.InstanceByRental(ctx, id)
+	if err != nil && ledger.ErrorCode(err) != ledger.ENOTFOUND {
+		return nil, err
+	}
+	e = &rentalEntry{r: r, lease: l, leaseOK: ok, inst: in, instOK: err == nil, loadedAt: now}
 	h.mu.Lock()
 	h.rentals[id] = e
 	h.mu.Unlock()

@@ -11,6 +11,10 @@
 // release an agent confirmed) is written before the request is answered.
 // A crash loses at most one flush of heartbeat statistics; Load rebuilds
 // each agent's idle state from the open idle interval, so the two agree.
+//
+// Heartbeats sent with a user's enrolment token announce the instance the
+// agent runs on and are answered with its state, until the user logs it
+// and the hub hands the agent that rental's own token (enrol.go).
 package hub
 
 import (
@@ -34,7 +38,9 @@ import (
 // Store is what the hub reads and writes: the methods it calls and no
 // others (ledger/sqlite's DB implements it). The contracts are those of
 // the ledger's sets each comes from (ledger.TokenStore, BeatStore,
-// IdleStore, PolicyStore, OrderStore, RentalLookup, LeaseStore).
+// IdleStore, PolicyStore, OrderStore, RentalLookup, LeaseStore,
+// EnrolStore; User for the account's creation time an adopted rental
+// may not start before).
 type Store interface {
 	TokenByHash(ctx context.Context, hash [32]byte) (ledger.AgentToken, error)
 	IssueToken(ctx context.Context, userID int64, rental string, hash [32]byte, at time.Time) (ledger.AgentToken, error)
@@ -50,6 +56,18 @@ type Store interface {
 	UpdateOrder(ctx context.Context, o ledger.Order, ev *ledger.Event) (ledger.Order, *ledger.Rental, error)
 	RentalByID(ctx context.Context, id int64) (*ledger.Rental, error)
 	LeaseEnd(ctx context.Context, rentalID int64) (l ledger.LeaseEnd, ok bool, err error)
+	User(ctx context.Context, id int64) (ledger.User, error)
+
+	IssueEnrolToken(ctx context.Context, userID int64, hash [32]byte, at time.Time) (ledger.EnrolToken, *ledger.EnrolToken, error)
+	EnrolTokenByHash(ctx context.Context, hash [32]byte) (ledger.EnrolToken, error)
+	EnrolTokens(ctx context.Context, userID int64) ([]ledger.EnrolToken, error)
+	RevokeEnrolTokens(ctx context.Context, userID int64, at time.Time) (int, error)
+	Announce(ctx context.Context, in ledger.Instance) (ledger.Instance, bool, error)
+	Instance(ctx context.Context, userID, id int64) (ledger.Instance, error)
+	InstanceByRental(ctx context.Context, rentalID int64) (ledger.Instance, error)
+	IgnoreInstance(ctx context.Context, a ledger.Action, id int64) (ledger.Instance, error)
+	AdoptInstance(ctx context.Context, a ledger.Action, id int64, r ledger.Rental, tokenHash [32]byte) (*ledger.Rental, ledger.Instance, error)
+	RebindInstance(ctx context.Context, userID, id int64, tokenHash [32]byte, at time.Time) (ledger.AgentToken, error)
 }
 
 // Listener is told what the user should hear about. Its methods are called
@@ -134,6 +152,17 @@ type Hub struct {
 	rentals  map[int64]*rentalEntry   // cached rentals
 	events   chan func(context.Context, Listener)
 	flushNow chan struct{}
+
+	// Enrolment (enrol.go), under mu.
+	enrolTokens map[[32]byte]*enrolTokenEntry // by token hash
+	instances   map[instanceRef]*instanceEntry
+	handovers   map[int64]*handover    // rental tokens waiting to be handed over, by instance id
+	handoverBy  map[[32]byte]int64     // the same, by token hash
+	returned    map[int64]returnedNote // InstanceReturned told, by instance id
+	// enrolMu serialises the store work of enrolment heartbeats, so that
+	// two heartbeats of one instance neither announce it twice nor issue
+	// two hand-over tokens. Taken before mu, never inside it.
+	enrolMu sync.Mutex
 }
 
 type tokenEntry struct {
@@ -146,6 +175,8 @@ type rentalEntry struct {
 	r        *ledger.Rental
 	lease    ledger.LeaseEnd // the stored lease end, when leaseOK
 	leaseOK  bool
+	inst     ledger.Instance // the instance the rental is bound to, when instOK
+	instOK   bool
 	loadedAt time.Time
 }
 
@@ -162,6 +193,11 @@ type agent struct {
 	orders         []ledger.Order
 	afterRelease   time.Time // the last "reports after release" told
 	policyRefused  string    // what the agent last said about refusing the policy
+	// The host boot whose shutdown was told (HostShutdown), and whether
+	// that report said the operating system was going down.
+	shutdownBoot time.Time
+	shutdownHost bool
+	shutdownTold bool
 
 	// What the token made the bot say (see noteBudget).
 	notes            []time.Time // agent-triggered messages in the last noteWindow
@@ -219,6 +255,12 @@ func New(cfg Config) (*Hub, error) {
 		rentals:  map[int64]*rentalEntry{},
 		events:   make(chan func(context.Context, Listener), 1024),
 		flushNow: make(chan struct{}, 1),
+
+		enrolTokens: map[[32]byte]*enrolTokenEntry{},
+		instances:   map[instanceRef]*instanceEntry{},
+		handovers:   map[int64]*handover{},
+		handoverBy:  map[[32]byte]int64{},
+		returned:    map[int64]returnedNote{},
 	}
 	m, err := newMetrics(cfg.Registry, h.agentsSeen)
 	if err != nil {

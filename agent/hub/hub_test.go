@@ -28,6 +28,8 @@ var t0 = time.Date(2026, 11, 1, 2, 0, 0, 0, time.UTC)
 type recorder struct {
 	mu     sync.Mutex
 	events []string
+	boots  []ledger.Boot // HostBooted's, in order
+	shuts  []time.Time   // HostShutdown's times, in order
 }
 
 func (r *recorder) add(s string) { r.mu.Lock(); r.events = append(r.events, s); r.mu.Unlock() }
@@ -49,10 +51,16 @@ func (r *recorder) InstanceAnnounced(_ context.Context, in ledger.Instance) {
 func (r *recorder) InstanceReturned(_ context.Context, in ledger.Instance, rl *ledger.Rental) {
 	r.add("returned:" + in.Key + ":" + rl.Name)
 }
-func (r *recorder) HostShutdown(_ context.Context, rl *ledger.Rental, _ time.Time, host bool) {
+func (r *recorder) HostShutdown(_ context.Context, rl *ledger.Rental, at time.Time, host bool) {
+	r.mu.Lock()
+	r.shuts = append(r.shuts, at)
+	r.mu.Unlock()
 	r.add(fmt.Sprintf("shutdown:%s:%v", rl.Name, host))
 }
 func (r *recorder) HostBooted(_ context.Context, rl *ledger.Rental, b ledger.Boot) {
+	r.mu.Lock()
+	r.boots = append(r.boots, b)
+	r.mu.Unlock()
 	r.add(fmt.Sprintf("booted:%s:%v", rl.Name, !b.ShutdownAt.IsZero()))
 }
 func (r *recorder) list() []string {

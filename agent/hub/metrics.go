@@ -18,6 +18,9 @@ const (
 	resultBadRequest   = "bad_request"
 	resultTooLarge     = "too_large"
 	resultError        = "error"
+	// resultConflict: a rental's token from another instance than the
+	// one the rental is bound to (a copy of it).
+	resultConflict = "conflict"
 )
 
 type metrics struct {
@@ -25,6 +28,7 @@ type metrics struct {
 	latency    prometheus.Histogram
 	orders     *prometheus.CounterVec
 	results    *prometheus.CounterVec
+	enrol      *prometheus.CounterVec
 }
 
 func newMetrics(reg *prometheus.Registry, seen func() float64) (*metrics, error) {
@@ -46,24 +50,39 @@ func newMetrics(reg *prometheus.Registry, seen func() float64) (*metrics, error)
 			Name: "gpuledger_hub_order_results_total",
 			Help: "Order results reported by agents, by outcome.",
 		}, []string{"outcome"}),
+		enrol: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "gpuledger_hub_enrol_heartbeats_total",
+			Help: "Heartbeats sent with an enrolment token, by result (announced, waiting, ignored, held, bound, returned, or a refusal).",
+		}, []string{"result"}),
 	}
 	gauge := prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 		Name: "gpuledger_hub_agents_seen",
 		Help: "Agents that reported in the last 10 minutes.",
 	}, seen)
-	for _, c := range []prometheus.Collector{m.heartbeats, m.latency, m.orders, m.results, gauge} {
+	for _, c := range []prometheus.Collector{m.heartbeats, m.latency, m.orders, m.results, m.enrol, gauge} {
 		if err := reg.Register(c); err != nil {
 			return nil, fmt.Errorf("hub: register metrics: %w", err)
 		}
 	}
-	for _, r := range []string{resultOK, resultDuplicate, resultUnauthorized, resultRateLimited, resultBadRequest, resultTooLarge, resultError} {
+	for _, r := range []string{resultOK, resultDuplicate, resultUnauthorized, resultRateLimited, resultBadRequest, resultTooLarge, resultError, resultConflict} {
 		m.heartbeats.WithLabelValues(r)
+	}
+	for _, r := range []string{enrolAnnounced, enrolWaiting, enrolIgnored, enrolHeld, enrolBound, enrolReturned,
+		resultUnauthorized, resultRateLimited, resultBadRequest, resultTooLarge, resultError} {
+		m.enrol.WithLabelValues(r)
 	}
 	return m, nil
 }
 
 func (m *metrics) observe(result string, start time.Time) {
 	m.heartbeats.WithLabelValues(result).Inc()
+	m.latency.Observe(time.Since(start).Seconds())
+}
+
+// observeEnrol counts an enrolment heartbeat (its latency joins the
+// heartbeats').
+func (m *metrics) observeEnrol(result string, start time.Time) {
+	m.enrol.WithLabelValues(result).Inc()
 	m.latency.Observe(time.Since(start).Seconds())
 }
 

@@ -169,6 +169,10 @@ func (r *reminders) PublicURL() string { return r.cfg.publicURL() }
 // agents' states.
 func (r *reminders) Tokens() *hub.Tokens { return r.hub.Tokens() }
 
+// Enrolment returns the hub's enrolment service: /agent's enrolment
+// tokens, /agent revoke, /adopt, and the enrolment cards' buttons.
+func (r *reminders) Enrolment() *hub.Enrolment { return r.hub.Enrolment() }
+
 // Downloads returns what tells /agent whether the agent binary can be
 // downloaded; nil when downloads are off.
 func (r *reminders) Downloads() bot.AgentDownloads { return r.downloads }
@@ -177,13 +181,14 @@ func (r *reminders) Downloads() bot.AgentDownloads { return r.downloads }
 // registered with the core.
 func (r *reminders) Start(ctx context.Context, core *bot.Core, s chat.Sender) error {
 	sch, err := scheduler.New(scheduler.Config{
-		Store:    r.db,
-		Hub:      r.hub,
-		Sender:   s,
-		Buttons:  core,
-		Logger:   r.log,
-		Location: time.UTC,
-		Tick:     r.cfg.Tick,
+		Store:     r.db,
+		Hub:       r.hub,
+		Enrolment: r.hub.Enrolment(),
+		Sender:    s,
+		Buttons:   core,
+		Logger:    r.log,
+		Location:  time.UTC,
+		Tick:      r.cfg.Tick,
 	})
 	if err != nil {
 		return err

@@ -67,6 +67,8 @@ func runServe(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	coreCfg.Rentals = hub.Tokens()
 	coreCfg.AgentStates = hub.Tokens()
 	coreCfg.AgentDownloads = hub.Downloads()
+	coreCfg.Enrolment = hub.Enrolment()
+	coreCfg.Instances = db
 	coreCfg.SummaryChart = scheduler.SummaryChart
 
 	core, err := bot.New(ctx, coreCfg)
