@@ -195,13 +195,27 @@ func (s *Scheduler) instanceCard(u *ledger.User, in ledger.Instance, offer *ledg
 		msg += " " + tr(lg, "inst_claimed")
 	}
 	id := strconv.FormatInt(in.ID, 10)
+	other, notMine := ebutton{text(lg, "btn_other_price"), ActOtherPrice, id}, ebutton{text(lg, "btn_not_mine"), ActNotMine, id}
+	if offer == nil && !currencyKnown(in) {
+		// Neither a price nor a platform to take the currency from: a
+		// rental cannot be logged without one, so the user gives both.
+		msg += "\n" + tr(lg, "inst_no_offer_currency", id)
+		return msg, [][]ebutton{{other, notMine}}
+	}
 	log := ebutton{text(lg, "btn_log_later"), ActAdopt, id}
 	if offer != nil {
 		log.text = text(lg, "btn_log_at", offerText(lg, offer))
 	} else {
 		msg += "\n" + tr(lg, "inst_no_offer")
 	}
-	return msg, [][]ebutton{{log, {text(lg, "btn_other_price"), ActOtherPrice, id}, {text(lg, "btn_not_mine"), ActNotMine, id}}}
+	return msg, [][]ebutton{{log, other, notMine}}
+}
+
+// currencyKnown reports whether the instance's platform has a profile,
+// and so a currency an unpriced rental can be logged in.
+func currencyKnown(in ledger.Instance) bool {
+	_, ok := ledger.LookupProfile(in.Platform)
+	return ok
 }
 
 func instanceID(lg string, in ledger.Instance) string {
@@ -670,6 +684,9 @@ func (s *Scheduler) pressInstance(ctx context.Context, u *ledger.User, p chat.Bu
 		offer, err := s.offerFor(ctx, u, in)
 		if err != nil {
 			return "", err
+		}
+		if offer == nil && !currencyKnown(in) {
+			return chat.StripHTML(tr(lg, "inst_no_offer_currency", strconv.FormatInt(in.ID, 10))), nil
 		}
 		r, err := s.cfg.Enrolment.Adopt(ctx, a, in.ID, offer)
 		if err != nil {

@@ -275,8 +275,21 @@ func TestInstanceCard_UnknownPlatform(t *testing.T) {
 	if !strings.Contains(card.Text, "New instance (platform unknown): no GPU seen, host <code>lab-gpu-7</code>, up since 10:00. <i>The boot time is the instance's own claim") {
 		t.Errorf("card %q", card.Text)
 	}
-	if l := buttonLabels(card); len(l) != 3 || l[0] != "Log, price later" {
+	// No profile, so no currency to log it in without a price: the card
+	// asks for /adopt with a price and offers no Log button.
+	if l := buttonLabels(card); len(l) != 2 || l[0] != "Other price" || l[1] != "Not mine" {
 		t.Errorf("buttons %q", l)
+	}
+	if !strings.Contains(card.Text, "send <code>/adopt ") || !strings.Contains(card.Text, "$0.85") {
+		t.Errorf("card does not say how to log it with a price: %q", card.Text)
+	}
+	// A Log press anyway (a card of an older server) logs nothing and says why.
+	_, id := buttonData(t, card, "Other price")
+	if toast := e.pressAs(1, "", scheduler.ActAdopt, id, 1); !strings.Contains(toast, "/adopt "+id+" PRICE") {
+		t.Errorf("toast %q", toast)
+	}
+	if b, err := e.db.Book(context.Background(), 1); err != nil || len(b.Rentals) != 1 || b.Rentals[0].Name != "box1" {
+		t.Errorf("rentals after the press (the test's box1 only, want): %v, %v", b, err)
 	}
 }
 

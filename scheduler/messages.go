@@ -147,6 +147,9 @@ var messages = chat.Catalog{
 	"inst_no_offer": {
 		"No earlier price for this platform and GPU: log it now and set the price with /price, or send /adopt with one.",
 		"这个平台和显卡还没有记录过价格：可以先记账，再用 /price 定价，或用 /adopt 带上价格。"},
+	"inst_no_offer_currency": {
+		"No platform and no earlier price known: send <code>/adopt %[1]s PRICE</code> with its currency, e.g. <code>/adopt %[1]s $0.85</code> or <code>/adopt %[1]s ¥2.5</code>.",
+		"平台未知，也没有记录过价格：请发送 <code>/adopt %[1]s 价格</code> 并带上币种，例如 <code>/adopt %[1]s $0.85</code> 或 <code>/adopt %[1]s ¥2.5</code>。"},
 	"btn_log_at":        {"Log at %[1]s", "按 %[1]s 记账"},
 	"btn_log_later":     {"Log, price later", "先记账，稍后定价"},
 	"btn_other_price":   {"Other price", "其他价格"},
