@@ -374,6 +374,24 @@ func (s *AgentState) IdleFor(now time.Time) time.Duration {
 	return end.Sub(s.IdleSince)
 }
 
+// GPUDisplayName is a GPU name as NVML reports it, as a person writes
+// it: the vendor and brand words dropped ("NVIDIA GeForce RTX 4090" is
+// "RTX 4090", "NVIDIA H100 80GB HBM3" is "H100 80GB HBM3"), spaces
+// collapsed. It is what a rental logged from an announcement shows;
+// NormalizeGPUName compares it with others.
+func GPUDisplayName(s string) string {
+	f := strings.Fields(s)
+	out := f[:0]
+	for _, w := range f {
+		switch strings.ToLower(w) {
+		case "nvidia", "geforce", "tesla", "quadro":
+			continue
+		}
+		out = append(out, w)
+	}
+	return strings.Join(out, " ")
+}
+
 // NormalizeGPUName reduces a GPU name as NVML reports it ("NVIDIA GeForce
 // RTX 4090", "NVIDIA H100 80GB HBM3") to a comparable key ("4090",
 // "h100"): lower case, vendor and marketing words dropped.

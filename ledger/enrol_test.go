@@ -184,3 +184,27 @@ func TestRentalFromInstance(t *testing.T) {
 		})
 	}
 }
+
+func TestGPUDisplayName(t *testing.T) {
+	for in, want := range map[string]string{
+		"NVIDIA GeForce RTX 4090": "RTX 4090",
+		"NVIDIA H100 80GB HBM3":   "H100 80GB HBM3",
+		"NVIDIA A40":              "A40",
+		"NVIDIA H200":             "H200",
+		"Tesla V100-SXM2-16GB":    "V100-SXM2-16GB",
+		"  NVIDIA   RTX  A6000 ":  "RTX A6000",
+		"Quadro RTX 8000":         "RTX 8000",
+		"":                        "",
+		"NVIDIA":                  "",
+		"AMD Instinct MI300X":     "AMD Instinct MI300X",
+	} {
+		got := GPUDisplayName(in)
+		if got != want {
+			t.Errorf("GPUDisplayName(%q) = %q, want %q", in, got, want)
+		}
+		// The display name compares equal to the NVML name.
+		if NormalizeGPUName(got) != NormalizeGPUName(in) {
+			t.Errorf("NormalizeGPUName(%q) = %q, NormalizeGPUName(%q) = %q", got, NormalizeGPUName(got), in, NormalizeGPUName(in))
+		}
+	}
+}
