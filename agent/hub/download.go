@@ -276,11 +276,11 @@ func (d *Downloads) serveInstall(w http.ResponseWriter, r *http.Request) {
 		tok = strings.TrimSpace(tok)
 	}
 	if tok == "" {
-		failScript(w, http.StatusBadRequest, "no token: use the install command that /agent NAME shows (it ends in ?token=...)")
+		failScript(w, http.StatusBadRequest, "no token: use the install command that /agent or /agent NAME shows (it ends in ?token=...)")
 		return
 	}
 	if !validToken(tok) {
-		failScript(w, http.StatusBadRequest, "malformed token: copy the whole install command that /agent NAME shows")
+		failScript(w, http.StatusBadRequest, "malformed token: copy the whole install command that /agent or /agent NAME shows")
 		return
 	}
 	rental := ""

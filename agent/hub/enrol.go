@@ -597,6 +597,10 @@ func (e *Enrolment) Revoke(ctx context.Context, userID int64) (int, error) {
 // already), and the store's.
 func (e *Enrolment) Adopt(ctx context.Context, a ledger.Action, instanceID int64, offer *ledger.PriceOffer) (*ledger.Rental, error) {
 	h := e.hub
+	// Under enrolMu, so that an announcement written meanwhile does not
+	// put the instance back in memory as it was before.
+	h.enrolMu.Lock()
+	defer h.enrolMu.Unlock()
 	in, err := h.store.Instance(ctx, a.UserID, instanceID)
 	if err != nil {
 		return nil, err
@@ -632,6 +636,8 @@ func (e *Enrolment) Adopt(ctx context.Context, a ledger.Action, instanceID int64
 // (bound).
 func (e *Enrolment) Ignore(ctx context.Context, a ledger.Action, instanceID int64) (ledger.Instance, error) {
 	h := e.hub
+	h.enrolMu.Lock()
+	defer h.enrolMu.Unlock()
 	if _, err := h.store.Instance(ctx, a.UserID, instanceID); err != nil {
 		return ledger.Instance{}, err
 	}

@@ -218,8 +218,8 @@ func TestEnrol_Refused(t *testing.T) {
 			if code != tt.code || !strings.Contains(msg, tt.msg) {
 				t.Fatalf("= %d %q; want %d %q", code, msg, tt.code, tt.msg)
 			}
-			if p := e.pending(); len(p) != 0 {
-				t.Fatalf("a refused heartbeat stored %+v", p)
+			if p := e.pending(); len(p) != 0 || e.store.n() != 0 {
+				t.Fatalf("a refused heartbeat stored %+v (%d announcements written)", p, e.store.n())
 			}
 			var from int
 			if ev := e.events(&from); len(ev) != 0 {
@@ -470,8 +470,10 @@ func TestEnrol_Adopt(t *testing.T) {
 			t.Fatalf("returned: %+v, want waiting without a token", got)
 		}
 	}
+	e.clk.Add(15 * time.Minute)
+	e.answer(e.facts("abc123", boot))
 	if ev := e.events(&from); !slices.Equal(ev, []string{"returned:runpod:abc123:runpod-abc123"}) {
-		t.Fatalf("events %v", ev)
+		t.Fatalf("events %v, want one for the boot", ev)
 	}
 	// A new boot of it is told again.
 	e.clk.Add(time.Hour)
@@ -543,14 +545,18 @@ func TestEnrol_ReleasedAnnouncedAnew(t *testing.T) {
 	if code, _, _ := e.send(tok, e.facts("abc123", t0)); code != http.StatusOK {
 		t.Fatal(code)
 	}
+	// Back without its token (told), then released: within the minute
+	// the hub answers from memory, and still sees the release.
+	e.clk.Add(10 * time.Second)
+	e.answer(e.facts("abc123", t0))
 	e.events(&from)
-	e.clk.Add(time.Hour)
+	e.clk.Add(10 * time.Second)
 	if _, err := e.db.AppendEvent(ctx, act(e.clk.Now(), ""), r.Name, ledger.Event{Kind: ledger.EventRelease, At: e.clk.Now()}); err != nil {
 		t.Fatal(err)
 	}
 	e.hub.Refresh(r.ID)
-	e.clk.Add(time.Hour)
-	if got := e.answer(e.facts("abc123", e.clk.Now())); got.State != wire.EnrolWaiting || got.Token != "" {
+	e.clk.Add(10 * time.Second)
+	if got := e.answer(e.facts("abc123", t0)); got.State != wire.EnrolWaiting || got.Token != "" {
 		t.Fatalf("after the release: %+v", got)
 	}
 	if ev := e.events(&from); !slices.Equal(ev, []string{"announced:runpod:abc123"}) {
@@ -702,6 +708,22 @@ func TestHeartbeat_ShutdownAndBoot(t *testing.T) {
 	}
 	if b := e.rec.boots[len(e.rec.boots)-1]; !b.BootAt.Equal(e.clk.Now()) {
 		t.Fatalf("boot %+v: want it at now %v", b, e.clk.Now())
+	}
+	// A shutdown report told before a restart is not told again after it.
+	boot3 := e.clk.Now()
+	e.clk.Add(30 * time.Second)
+	beat(boot3, &wire.Shutdown{At: e.clk.Now(), Host: true})
+	if ev := e.events(&from); !slices.Equal(ev, []string{"shutdown:box1:true"}) {
+		t.Fatalf("events %v", ev)
+	}
+	e.restart()
+	e.clk.Add(5 * time.Second)
+	beat(boot3, &wire.Shutdown{At: e.clk.Now(), Host: true})
+	if ev := e.events(&from); len(ev) != 0 {
+		t.Fatalf("a restarted server told %v", ev)
+	}
+	if st, _ := e.hub.AgentState(e.rid); st.ShutdownAt.IsZero() || !st.ShutdownHost {
+		t.Fatalf("the state lost the shutdown report: %+v", st)
 	}
 }
 
