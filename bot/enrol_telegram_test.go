@@ -67,7 +67,7 @@ func TestConversation_EnrolCardTelegram(t *testing.T) {
 	h.DrainEvents(context.Background())
 	msgs := c.fake.Messages(alice)
 	card := msgs[len(msgs)-1]
-	if !strings.Contains(card.Text, "New instance on RunPod (ID abc123): 2× a40, host <code>pod-host</code>, up since 10:00.") {
+	if !strings.Contains(card.Text, "New instance on RunPod (ID abc123): 2× A40, host <code>pod-host</code>, up since 10:00.") {
 		t.Fatalf("card %q", card.Text)
 	}
 	var data string

@@ -167,7 +167,7 @@ func TestInstanceCard_LogAtOffer(t *testing.T) {
 		t.Fatalf("answer %+v, want waiting", ans)
 	}
 	card := e.onlyNew()
-	for _, want := range []string{"New instance on AutoDL (ID ABC123xyz): 2× 4090, host <code>autodl-container-1</code>, up since 10:52."} {
+	for _, want := range []string{"New instance on AutoDL (ID ABC123xyz): 2× RTX 4090, host <code>autodl-container-1</code>, up since 10:52."} {
 		if !strings.Contains(card.Text, want) {
 			t.Errorf("card %q lacks %q", card.Text, want)
 		}
@@ -237,7 +237,7 @@ func TestInstanceCard_NoOfferChinese(t *testing.T) {
 	e.chat.Take()
 	e.announce(tok, instance{platform: "runpod", id: "pod77", host: "r1", gpu: "NVIDIA A40", gpus: 1, boot: t0.Add(-time.Hour)})
 	card := e.onlyNew()
-	if !strings.Contains(card.Text, "RunPod 上的新实例（ID pod77）：1× a40，主机 <code>r1</code>，10:00 起运行。 <i>启动时间是实例自己报告的") {
+	if !strings.Contains(card.Text, "RunPod 上的新实例（ID pod77）：1× A40，主机 <code>r1</code>，10:00 起运行。 <i>启动时间是实例自己报告的") {
 		t.Errorf("card %q", card.Text)
 	}
 	if l := buttonLabels(card); len(l) != 3 || l[0] != "先记账，稍后定价" || l[1] != "其他价格" || l[2] != "不是我的" {
@@ -321,7 +321,7 @@ func TestInstanceCards_CapAndMerged(t *testing.T) {
 	}
 	e.announce(tok, instance{platform: "vast", id: "c3", host: "v3", gpu: "NVIDIA GeForce RTX 3090", gpus: 1, boot: t0.Add(-time.Minute)})
 	merged := e.onlyNew()
-	if merged.EditMessageID != 0 || !strings.Contains(merged.Text, "1 more new instances</b> announced") || !strings.Contains(merged.Text, "v3 · Vast.ai (ID c3) · 1× 3090") ||
+	if merged.EditMessageID != 0 || !strings.Contains(merged.Text, "More new instances (1)</b> announced") || !strings.Contains(merged.Text, "v3 · Vast.ai (ID c3) · 1× RTX 3090") ||
 		!strings.Contains(merged.Text, "/agent revoke if these are not yours") {
 		t.Fatalf("merged card %+v", merged)
 	}
@@ -330,7 +330,7 @@ func TestInstanceCards_CapAndMerged(t *testing.T) {
 	}
 	e.announce(tok, instance{platform: "vast", id: "c4", host: "v4", gpu: "NVIDIA GeForce RTX 3090", gpus: 1, boot: t0.Add(-time.Minute)})
 	edit := e.onlyNew()
-	if edit.EditMessageID != 4 || !strings.Contains(edit.Text, "2 more new instances") {
+	if edit.EditMessageID != 4 || !strings.Contains(edit.Text, "More new instances (2)") {
 		t.Fatalf("merged card not edited in place: %+v", edit)
 	}
 	// Answering a card gives the oldest waiting instance (c3) its card,
@@ -344,7 +344,7 @@ func TestInstanceCards_CapAndMerged(t *testing.T) {
 		}
 	}
 	if len(got) != 3 || got[0].EditMessageID != 1 || !strings.Contains(got[1].Text, "Vast.ai (ID c3)") || got[1].EditMessageID != 0 ||
-		got[2].EditMessageID != 4 || !strings.Contains(got[2].Text, "1 more new instances") || !strings.Contains(got[2].Text, "c4") {
+		got[2].EditMessageID != 4 || !strings.Contains(got[2].Text, "More new instances (1)") || !strings.Contains(got[2].Text, "c4") {
 		t.Fatalf("after an answer: %+v", got)
 	}
 	// An hour later the token may bring cards again.

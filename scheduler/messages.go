@@ -173,7 +173,7 @@ var messages = chat.Catalog{
 		"Not yours: %[1]s is ignored, and nothing more is announced for it.",
 		"不是你的：已忽略 %[1]s，不会再通知它。"},
 	"inst_merged": {
-		"<b>%[1]s more new instances</b> announced, waiting for a card of their own:\n%[2]s\nAnswer the cards above, or /agent revoke if these are not yours.",
+		"<b>More new instances (%[1]s)</b> announced, waiting for a card of their own:\n%[2]s\nAnswer the cards above, or /agent revoke if these are not yours.",
 		"<b>另有 %[1]s 个新实例</b>报到，等待单独的卡片：\n%[2]s\n请先回答上面的卡片；如果它们不是你的，发送 /agent revoke。"},
 	"inst_merged_more": {"… and %[1]d more", "… 还有 %[1]d 个"},
 	"inst_merged_none": {

@@ -295,7 +295,7 @@ func instanceFacts(hb *wire.HeartbeatRequest, now time.Time) ledger.Instance {
 		FirstSeen: now, LastSeen: now,
 	}
 	if len(hb.Host.GPUs) > 0 {
-		in.GPUModel = clip.Bytes(ledger.NormalizeGPUName(clip.Bytes(hb.Host.GPUs[0].Name, wire.MaxStrLen, "")), 64, "")
+		in.GPUModel = clip.Bytes(ledger.GPUDisplayName(clip.Bytes(hb.Host.GPUs[0].Name, wire.MaxStrLen, "")), 64, "")
 	}
 	return in
 }

@@ -283,7 +283,7 @@ func TestEnrol_Announce(t *testing.T) {
 	}
 	in := p[0]
 	if in.Platform != "runpod" || in.PlatformID != "ABC123" || in.Source != "env RUNPOD_POD_ID" || in.Hostname != "host-ABC123" ||
-		in.GPUModel != "4090" || in.GPUCount != 1 || !in.BootAt.Equal(boot) || !in.FirstSeen.Equal(t0) {
+		in.GPUModel != "RTX 4090" || in.GPUCount != 1 || !in.BootAt.Equal(boot) || !in.FirstSeen.Equal(t0) {
 		t.Fatalf("stored %+v", in)
 	}
 	if e.store.n() != 1 {
@@ -356,7 +356,7 @@ func TestEnrol_Facts(t *testing.T) {
 	for _, in := range e.pending() {
 		byKey[in.Key] = in
 	}
-	if in := byKey["unknown:i-1"]; in.Platform != "" || len(in.Hostname) != wire.MaxStrLen || in.GPUModel != "a40" || in.GPUCount != 2 {
+	if in := byKey["unknown:i-1"]; in.Platform != "" || len(in.Hostname) != wire.MaxStrLen || in.GPUModel != "A40" || in.GPUCount != 2 {
 		t.Errorf("unknown platform: %+v", in)
 	}
 	if in := byKey["runpod:f-1"]; !in.BootAt.Equal(now) {
