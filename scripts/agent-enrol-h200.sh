@@ -44,9 +44,10 @@ pids=()
 finish() {
 	[ -n "${agentpid:-}" ] && kill "$agentpid" 2>/dev/null
 	pkill -f "$W/agent/gpuledger-agent" 2>/dev/null
+	pkill -f "exec sleep 900" 2>/dev/null
 	exec 3>&- 2>/dev/null
 	for p in "${pids[@]}"; do kill "$p" 2>/dev/null; done
-	wait 2>/dev/null
+	sleep 1
 	cp "$CONSOLE" "$OUT/console.txt" 2>/dev/null
 	cp "$W/server.log" "$OUT/server.log" 2>/dev/null
 	cat "$W"/agent*.log >"$OUT/agent.log" 2>/dev/null
@@ -124,6 +125,10 @@ sleep 20
 # PID 1 of the namespace stays (sleep): the agent dies with it.
 unshare --pid --fork --mount-proc sh -c "sh '$W/agent/start.sh'; exec sleep 900" >"$W/agent-restart.log" 2>&1 &
 pids+=($!)
+sleep 3
+sed 's/^/   restart: /' "$W/agent-restart.log" | tee -a "$REPORT"
+pgrep -f "$W/agent/gpuledger-agent" >/dev/null || fail "the agent did not start again in a new PID namespace (unshare needs CAP_SYS_ADMIN)"
+grep -h "agent started" "$W"/agent/*.log | tail -1 | sed 's/^/   agent: /' | tee -a "$REPORT"
 waitfor "Stopped" 60 || fail "no question about the stop within 60 s of the new boot"
 say "6. the server asks:"
 grep -A2 "shut down at\|went silent at" "$CONSOLE" | tail -3 | sed 's/^/   /' | tee -a "$REPORT"
