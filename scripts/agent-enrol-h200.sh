@@ -71,6 +71,13 @@ send() {
 }
 
 say "host: $(hostname); GPU: $(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | sort | uniq -c | tr -s ' ' | tr '\n' ';')"
+# A new boot is one more than 2 minutes after the stored one: on a machine
+# that has just booted, the restart in step 5 would come too soon.
+up=$(cut -d. -f1 /proc/uptime)
+if [ "$up" -lt 150 ]; then
+	say "the machine booted $up s ago; waiting until it is up 150 s"
+	sleep $((150 - up))
+fi
 mkfifo "$W/in"
 cp "$AGENT" "$W/gpuledger-agent"
 GPULEDGER_DB=$W/ledger.db GPULEDGER_LISTEN=127.0.0.1:$PORT GPULEDGER_AGENT_BINARY=$W/gpuledger-agent \
