@@ -708,11 +708,7 @@ func (h *Hub) Refresh(rentalID int64) {
 
 // forgetTokensLocked drops the cached tokens of a rental; h.mu is held.
 func (h *Hub) forgetTokensLocked(rentalID int64) {
-	for k, e := range h.tokens {
-		if e.tok.RentalID == rentalID {
-			delete(h.tokens, k)
-		}
-	}
+	h.tokens.forgetLocked(func(t *ledger.AgentToken) bool { return t.RentalID == rentalID })
 }
 
 // forgetRental drops a cached rental after it changed.
