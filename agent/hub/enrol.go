@@ -130,27 +130,17 @@ func (h *Hub) serveEnrol(w http.ResponseWriter, r *http.Request, raw string) {
 		result = resultUnauthorized
 		writeError(w, http.StatusUnauthorized, msgEnrolRevoked)
 		return
-	case authLimited:
-		result = resultRateLimited
-		w.Header().Set("Retry-After", "5")
-		writeError(w, http.StatusTooManyRequests, "too many requests for this token")
-		return
-	case authError:
-		writeLedgerError(w, err)
+	case authLimited, authError:
+		result = writeAuthRefusal(w, ar, err)
 		return
 	}
-	var hb wire.HeartbeatRequest
-	if ok, res := decodeBody(w, r, &hb); !ok {
+	hb, res := readHeartbeat(w, r, checkEnrolHeartbeat)
+	if hb == nil {
 		result = res
 		return
 	}
-	if msg := checkEnrolHeartbeat(&hb); msg != "" {
-		result = resultBadRequest
-		writeError(w, http.StatusBadRequest, msg)
-		return
-	}
 	now := h.now().UTC()
-	in := instanceFacts(&hb, now)
+	in := instanceFacts(hb, now)
 	if in.Key == "" {
 		result = resultBadRequest
 		writeError(w, http.StatusBadRequest, msgEnrolNoKey)

@@ -2,8 +2,6 @@ package hub
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/base64"
 	"net/http"
 	"time"
 
@@ -26,11 +24,10 @@ func (h *Hub) Tokens() *Tokens { return &Tokens{hub: h} }
 // rental, revoking the rental's earlier token. Errors: ENOTFOUND,
 // ECONFLICT (released).
 func (t *Tokens) Issue(ctx context.Context, userID int64, rental string) (string, error) {
-	var raw [32]byte
-	if _, err := rand.Read(raw[:]); err != nil {
+	tok, err := newToken("")
+	if err != nil {
 		return "", err
 	}
-	tok := base64.RawURLEncoding.EncodeToString(raw[:])
 	hash := hashToken(tok)
 	h := t.hub
 	rec, err := h.store.IssueToken(ctx, userID, rental, hash, h.now())
