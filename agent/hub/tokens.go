@@ -154,7 +154,7 @@ func authToken[T any](ctx context.Context, h *Hub, c *tokenCache[T], raw string)
 	if !e.bucket.take(now, h.cfg.RateBurst, h.cfg.RateEvery) {
 		return tok, authLimited, nil
 	}
-	if !c.valid(&tok) {
+	if !c.valid(&e.tok) {
 		return tok, authRevoked, nil
 	}
 	return tok, authOK, nil
