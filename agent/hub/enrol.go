@@ -58,12 +58,6 @@ const (
 	enrolReturned  = "returned" // bound, its own token used already: the user is asked
 )
 
-type enrolTokenEntry struct {
-	tok      ledger.EnrolToken
-	loadedAt time.Time
-	bucket   bucket
-}
-
 // instanceRef names an instance before the store gave it an id.
 type instanceRef struct {
 	user int64
@@ -119,60 +113,6 @@ func newToken(prefix string) (string, error) {
 	return prefix + base64.RawURLEncoding.EncodeToString(raw[:]), nil
 }
 
-// authenticateEnrol checks an enrolment token and takes one request from
-// its bucket (one bucket per token, as for agent tokens).
-func (h *Hub) authenticateEnrol(ctx context.Context, raw string) (ledger.EnrolToken, authResult, error) {
-	if raw == "" || len(raw) > 256 {
-		return ledger.EnrolToken{}, authUnknown, nil
-	}
-	hash := hashToken(raw)
-	now := h.now()
-	h.mu.Lock()
-	if until, bad := h.unknown[hash]; bad && now.Before(until) {
-		h.mu.Unlock()
-		return ledger.EnrolToken{}, authUnknown, nil
-	}
-	e := h.enrolTokens[hash]
-	fresh := e != nil && now.Sub(e.loadedAt) < h.cfg.TokenTTL && !now.Before(e.loadedAt)
-	h.mu.Unlock()
-	if !fresh {
-		tok, err := h.store.EnrolTokenByHash(ctx, hash)
-		if ledger.ErrorCode(err) == ledger.ENOTFOUND {
-			h.mu.Lock()
-			if len(h.unknown) > 10000 {
-				clear(h.unknown)
-			}
-			h.unknown[hash] = now.Add(time.Minute)
-			h.mu.Unlock()
-			return ledger.EnrolToken{}, authUnknown, nil
-		}
-		if err != nil {
-			h.log.Error("hub: enrolment token lookup", "err", err)
-			return ledger.EnrolToken{}, authError, err
-		}
-		h.mu.Lock()
-		if e = h.enrolTokens[hash]; e == nil {
-			if len(h.enrolTokens) > 10000 {
-				clear(h.enrolTokens)
-			}
-			e = &enrolTokenEntry{}
-			h.enrolTokens[hash] = e
-		}
-		e.tok, e.loadedAt = tok, now
-		h.mu.Unlock()
-	}
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	tok := e.tok
-	if !e.bucket.take(now, h.cfg.RateBurst, h.cfg.RateEvery) {
-		return tok, authLimited, nil
-	}
-	if !tok.Valid() {
-		return tok, authRevoked, nil
-	}
-	return tok, authOK, nil
-}
-
 // serveEnrol answers a heartbeat sent with an enrolment token.
 func (h *Hub) serveEnrol(w http.ResponseWriter, r *http.Request, raw string) {
 	start := time.Now()
@@ -180,7 +120,7 @@ func (h *Hub) serveEnrol(w http.ResponseWriter, r *http.Request, raw string) {
 	defer func() { h.m.observeEnrol(result, start) }()
 	ctx := r.Context()
 
-	et, ar, err := h.authenticateEnrol(ctx, raw)
+	et, ar, err := authToken(ctx, h, h.enrolTokens, raw)
 	switch ar {
 	case authUnknown:
 		result = resultUnauthorized
@@ -190,27 +130,17 @@ func (h *Hub) serveEnrol(w http.ResponseWriter, r *http.Request, raw string) {
 		result = resultUnauthorized
 		writeError(w, http.StatusUnauthorized, msgEnrolRevoked)
 		return
-	case authLimited:
-		result = resultRateLimited
-		w.Header().Set("Retry-After", "5")
-		writeError(w, http.StatusTooManyRequests, "too many requests for this token")
-		return
-	case authError:
-		writeLedgerError(w, err)
+	case authLimited, authError:
+		result = writeAuthRefusal(w, ar, err)
 		return
 	}
-	var hb wire.HeartbeatRequest
-	if ok, res := decodeBody(w, r, &hb); !ok {
+	hb, res := readHeartbeat(w, r, checkEnrolHeartbeat)
+	if hb == nil {
 		result = res
 		return
 	}
-	if msg := checkEnrolHeartbeat(&hb); msg != "" {
-		result = resultBadRequest
-		writeError(w, http.StatusBadRequest, msg)
-		return
-	}
 	now := h.now().UTC()
-	in := instanceFacts(&hb, now)
+	in := instanceFacts(hb, now)
 	if in.Key == "" {
 		result = resultBadRequest
 		writeError(w, http.StatusBadRequest, msgEnrolNoKey)
@@ -222,7 +152,7 @@ func (h *Hub) serveEnrol(w http.ResponseWriter, r *http.Request, raw string) {
 	case "enrol_token_revoked", "enrol_token_unknown":
 		// Revoked (or gone) since it was cached.
 		h.mu.Lock()
-		delete(h.enrolTokens, hashToken(raw))
+		h.enrolTokens.dropLocked(hashToken(raw))
 		h.mu.Unlock()
 		result = resultUnauthorized
 		msg := msgEnrolRevoked
@@ -474,7 +404,7 @@ func (h *Hub) rebind(ctx context.Context, in ledger.Instance, r *ledger.Rental, 
 	ho := &handover{instanceID: in.ID, rentalID: r.ID, rental: r.Name, token: tok, hash: hash, at: now}
 	h.mu.Lock()
 	h.forgetTokensLocked(r.ID)
-	delete(h.unknown, hash)
+	h.tokens.storedLocked(hash)
 	h.putHandoverLocked(ho)
 	h.mu.Unlock()
 	return ho, nil
@@ -555,10 +485,9 @@ func (e *Enrolment) Issue(ctx context.Context, userID int64) (token string, revo
 		return "", nil, err
 	}
 	h.mu.Lock()
-	delete(h.unknown, hash)
-	h.enrolTokens[hash] = &enrolTokenEntry{tok: rec, loadedAt: h.now()}
+	h.enrolTokens.putLocked(hash, rec, h.now())
 	if revoked != nil {
-		delete(h.enrolTokens, revoked.Hash)
+		h.enrolTokens.dropLocked(revoked.Hash)
 	}
 	h.mu.Unlock()
 	return tok, revoked, nil
@@ -579,11 +508,7 @@ func (e *Enrolment) Revoke(ctx context.Context, userID int64) (int, error) {
 		return 0, err
 	}
 	h.mu.Lock()
-	for k, t := range h.enrolTokens {
-		if t.tok.UserID == userID {
-			delete(h.enrolTokens, k)
-		}
-	}
+	h.enrolTokens.forgetLocked(func(t *ledger.EnrolToken) bool { return t.UserID == userID })
 	h.mu.Unlock()
 	return n, nil
 }
@@ -620,7 +545,7 @@ func (e *Enrolment) Adopt(ctx context.Context, a ledger.Action, instanceID int64
 		return nil, err
 	}
 	h.mu.Lock()
-	delete(h.unknown, hash)
+	h.tokens.storedLocked(hash)
 	h.forgetTokensLocked(rl.ID)
 	delete(h.rentals, rl.ID)
 	h.setInstanceLocked(got)

@@ -51,6 +51,34 @@ func decodeBody(w http.ResponseWriter, r *http.Request, v any) (bool, string) {
 	return true, ""
 }
 
+// writeAuthRefusal answers the refusals every agent endpoint gives alike
+// for an authResult of authLimited (429, try again in 5 s) or authError
+// (the lookup failed), and returns the result counted for it.
+func writeAuthRefusal(w http.ResponseWriter, ar authResult, err error) string {
+	if ar == authLimited {
+		w.Header().Set("Retry-After", "5")
+		writeError(w, http.StatusTooManyRequests, "too many requests for this token")
+		return resultRateLimited
+	}
+	writeLedgerError(w, err)
+	return resultError
+}
+
+// readHeartbeat decodes the heartbeat in the body of r and checks it with
+// check (which returns why it cannot be taken, or ""). On failure it
+// answers 413 or 400 itself and returns nil and the result counted.
+func readHeartbeat(w http.ResponseWriter, r *http.Request, check func(*wire.HeartbeatRequest) string) (*wire.HeartbeatRequest, string) {
+	var hb wire.HeartbeatRequest
+	if ok, res := decodeBody(w, r, &hb); !ok {
+		return nil, res
+	}
+	if msg := check(&hb); msg != "" {
+		writeError(w, http.StatusBadRequest, msg)
+		return nil, resultBadRequest
+	}
+	return &hb, ""
+}
+
 func (h *Hub) serveHeartbeat(w http.ResponseWriter, r *http.Request) {
 	if raw := bearer(r); wire.IsEnrolToken(raw) {
 		h.serveEnrol(w, r, raw)
@@ -72,26 +100,16 @@ func (h *Hub) serveHeartbeat(w http.ResponseWriter, r *http.Request) {
 		h.noteAfterRelease(ctx, tok)
 		writeError(w, http.StatusUnauthorized, "agent token revoked (the rental was released or a new token was issued)")
 		return
-	case authLimited:
-		result = resultRateLimited
-		w.Header().Set("Retry-After", "5")
-		writeError(w, http.StatusTooManyRequests, "too many requests for this token")
-		return
-	case authError:
-		writeLedgerError(w, err)
+	case authLimited, authError:
+		result = writeAuthRefusal(w, ar, err)
 		return
 	}
-	var hb wire.HeartbeatRequest
-	if ok, res := decodeBody(w, r, &hb); !ok {
+	hb, res := readHeartbeat(w, r, checkHeartbeat)
+	if hb == nil {
 		result = res
 		return
 	}
-	if msg := checkHeartbeat(&hb); msg != "" {
-		result = resultBadRequest
-		writeError(w, http.StatusBadRequest, msg)
-		return
-	}
-	resp, dup, err := h.record(ctx, tok, &hb)
+	resp, dup, err := h.record(ctx, tok, hb)
 	var ce *cloneError
 	if errors.As(err, &ce) {
 		result = resultConflict
@@ -708,11 +726,7 @@ func (h *Hub) Refresh(rentalID int64) {
 
 // forgetTokensLocked drops the cached tokens of a rental; h.mu is held.
 func (h *Hub) forgetTokensLocked(rentalID int64) {
-	for k, e := range h.tokens {
-		if e.tok.RentalID == rentalID {
-			delete(h.tokens, k)
-		}
-	}
+	h.tokens.forgetLocked(func(t *ledger.AgentToken) bool { return t.RentalID == rentalID })
 }
 
 // forgetRental drops a cached rental after it changed.

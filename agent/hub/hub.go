@@ -144,17 +144,16 @@ type Hub struct {
 	cfg      Config
 
 	mu       sync.Mutex
-	tokens   map[[32]byte]*tokenEntry // by token hash
-	unknown  map[[32]byte]time.Time   // hashes known not to exist, until
-	agents   map[int64]*agent         // by rental id
-	beats    []ledger.Beat            // waiting for the next flush
-	dirty    map[int64]bool           // rentals whose state changed since the flush
-	rentals  map[int64]*rentalEntry   // cached rentals
+	tokens   *tokenCache[ledger.AgentToken] // rentals' agent tokens
+	agents   map[int64]*agent               // by rental id
+	beats    []ledger.Beat                  // waiting for the next flush
+	dirty    map[int64]bool                 // rentals whose state changed since the flush
+	rentals  map[int64]*rentalEntry         // cached rentals
 	events   chan func(context.Context, Listener)
 	flushNow chan struct{}
 
 	// Enrolment (enrol.go), under mu.
-	enrolTokens map[[32]byte]*enrolTokenEntry // by token hash
+	enrolTokens *tokenCache[ledger.EnrolToken] // users' enrolment tokens
 	instances   map[instanceRef]*instanceEntry
 	handovers   map[int64]*handover    // rental tokens waiting to be handed over, by instance id
 	handoverBy  map[[32]byte]int64     // the same, by token hash
@@ -163,12 +162,6 @@ type Hub struct {
 	// two heartbeats of one instance neither announce it twice nor issue
 	// two hand-over tokens. Taken before mu, never inside it.
 	enrolMu sync.Mutex
-}
-
-type tokenEntry struct {
-	tok      ledger.AgentToken
-	loadedAt time.Time
-	bucket   bucket
 }
 
 type rentalEntry struct {
@@ -248,15 +241,14 @@ func New(cfg Config) (*Hub, error) {
 		log:      cfg.Logger,
 		reg:      cfg.Registry,
 		cfg:      cfg,
-		tokens:   map[[32]byte]*tokenEntry{},
-		unknown:  map[[32]byte]time.Time{},
+		tokens:   newTokenCache("token", cfg.Store.TokenByHash, (*ledger.AgentToken).Valid),
 		agents:   map[int64]*agent{},
 		dirty:    map[int64]bool{},
 		rentals:  map[int64]*rentalEntry{},
 		events:   make(chan func(context.Context, Listener), 1024),
 		flushNow: make(chan struct{}, 1),
 
-		enrolTokens: map[[32]byte]*enrolTokenEntry{},
+		enrolTokens: newTokenCache("enrolment token", cfg.Store.EnrolTokenByHash, (*ledger.EnrolToken).Valid),
 		instances:   map[instanceRef]*instanceEntry{},
 		handovers:   map[int64]*handover{},
 		handoverBy:  map[[32]byte]int64{},

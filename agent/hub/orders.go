@@ -112,12 +112,8 @@ func (h *Hub) serveResult(w http.ResponseWriter, r *http.Request) {
 			writeError(w, http.StatusUnauthorized, "unknown agent token")
 			return
 		}
-	case authLimited:
-		w.Header().Set("Retry-After", "5")
-		writeError(w, http.StatusTooManyRequests, "too many requests for this token")
-		return
-	case authError:
-		writeLedgerError(w, err)
+	case authLimited, authError:
+		writeAuthRefusal(w, ar, err)
 		return
 	}
 	var res wire.OrderResult

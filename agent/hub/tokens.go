@@ -2,10 +2,7 @@ package hub
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/base64"
 	"net/http"
-	"strings"
 	"time"
 
 	"github.com/gpuledger/gpuledger/ledger"
@@ -27,11 +24,10 @@ func (h *Hub) Tokens() *Tokens { return &Tokens{hub: h} }
 // rental, revoking the rental's earlier token. Errors: ENOTFOUND,
 // ECONFLICT (released).
 func (t *Tokens) Issue(ctx context.Context, userID int64, rental string) (string, error) {
-	var raw [32]byte
-	if _, err := rand.Read(raw[:]); err != nil {
+	tok, err := newToken("")
+	if err != nil {
 		return "", err
 	}
-	tok := base64.RawURLEncoding.EncodeToString(raw[:])
 	hash := hashToken(tok)
 	h := t.hub
 	rec, err := h.store.IssueToken(ctx, userID, rental, hash, h.now())
@@ -40,8 +36,7 @@ func (t *Tokens) Issue(ctx context.Context, userID int64, rental string) (string
 	}
 	h.mu.Lock()
 	h.forgetTokensLocked(rec.RentalID)
-	delete(h.unknown, hash)
-	h.tokens[hash] = &tokenEntry{tok: rec, loadedAt: h.now()}
+	h.tokens.putLocked(hash, rec, h.now())
 	h.mu.Unlock()
 	return tok, nil
 }
@@ -75,44 +70,80 @@ const (
 	authError
 )
 
-// authenticate checks the bearer token of r and takes one request from its
-// bucket. It returns the token's record (also for a revoked token, so the
-// caller can tell a released rental's agent).
+// authenticate checks the bearer token of r as a rental's agent token and
+// takes one request from its bucket. It returns the token's record (also
+// for a revoked token, so the caller can tell a released rental's agent).
 func (h *Hub) authenticate(ctx context.Context, r *http.Request) (ledger.AgentToken, authResult, error) {
-	raw, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
-	raw = strings.TrimSpace(raw)
-	if !ok || raw == "" || len(raw) > 256 {
-		return ledger.AgentToken{}, authUnknown, nil
+	return authToken(ctx, h, h.tokens, bearer(r))
+}
+
+// maxCachedTokens bounds each map of a tokenCache: beyond it the map is
+// cleared (and filled again by the lookups that follow).
+const maxCachedTokens = 10000
+
+// tokenCache is the hub's memory of one kind of token (a rental's agent
+// token, ledger.AgentToken, or an enrolment token, ledger.EnrolToken), by
+// the SHA-256 of the token: a token the store holds is trusted for
+// Config.TokenTTL and keeps its rate bucket across reloads; a hash the
+// store does not hold is refused for a minute without asking it again,
+// so made-up tokens cost one lookup a minute each. Each kind keeps its
+// own: a token unknown as one kind may be valid as the other. The maps
+// are guarded by Hub.mu.
+type tokenCache[T any] struct {
+	what    string                                              // the kind, for the log
+	load    func(ctx context.Context, hash [32]byte) (T, error) // the store's lookup: ENOTFOUND when none
+	valid   func(*T) bool                                       // false once revoked
+	entries map[[32]byte]*tokenEntry[T]
+	unknown map[[32]byte]time.Time // hashes the store does not hold, until
+}
+
+type tokenEntry[T any] struct {
+	tok      T
+	loadedAt time.Time
+	bucket   bucket
+}
+
+func newTokenCache[T any](what string, load func(context.Context, [32]byte) (T, error), valid func(*T) bool) *tokenCache[T] {
+	return &tokenCache[T]{what: what, load: load, valid: valid,
+		entries: map[[32]byte]*tokenEntry[T]{}, unknown: map[[32]byte]time.Time{}}
+}
+
+// authToken checks the token raw of c's kind and takes one request from
+// its bucket (one bucket per token). It returns the token's record, also
+// for a revoked or rate-limited token.
+func authToken[T any](ctx context.Context, h *Hub, c *tokenCache[T], raw string) (T, authResult, error) {
+	var none T
+	if raw == "" || len(raw) > 256 {
+		return none, authUnknown, nil
 	}
 	hash := hashToken(raw)
 	now := h.now()
 	h.mu.Lock()
-	if until, bad := h.unknown[hash]; bad && now.Before(until) {
+	if until, bad := c.unknown[hash]; bad && now.Before(until) {
 		h.mu.Unlock()
-		return ledger.AgentToken{}, authUnknown, nil
+		return none, authUnknown, nil
 	}
-	e := h.tokens[hash]
+	e := c.entries[hash]
 	fresh := e != nil && now.Sub(e.loadedAt) < h.cfg.TokenTTL && !now.Before(e.loadedAt)
 	h.mu.Unlock()
 	if !fresh {
-		tok, err := h.store.TokenByHash(ctx, hash)
+		tok, err := c.load(ctx, hash)
 		if ledger.ErrorCode(err) == ledger.ENOTFOUND {
 			h.mu.Lock()
-			if len(h.unknown) > 10000 {
-				clear(h.unknown)
+			if len(c.unknown) > maxCachedTokens {
+				clear(c.unknown)
 			}
-			h.unknown[hash] = now.Add(time.Minute)
+			c.unknown[hash] = now.Add(time.Minute)
 			h.mu.Unlock()
-			return ledger.AgentToken{}, authUnknown, nil
+			return none, authUnknown, nil
 		}
 		if err != nil {
-			h.log.Error("hub: token lookup", "err", err)
-			return ledger.AgentToken{}, authError, err
+			h.log.Error("hub: "+c.what+" lookup", "err", err)
+			return none, authError, err
 		}
 		h.mu.Lock()
-		if e = h.tokens[hash]; e == nil {
-			e = &tokenEntry{}
-			h.tokens[hash] = e
+		if e = c.entries[hash]; e == nil {
+			e = c.newEntryLocked(hash)
 		}
 		e.tok, e.loadedAt = tok, now
 		h.mu.Unlock()
@@ -123,10 +154,46 @@ func (h *Hub) authenticate(ctx context.Context, r *http.Request) (ledger.AgentTo
 	if !e.bucket.take(now, h.cfg.RateBurst, h.cfg.RateEvery) {
 		return tok, authLimited, nil
 	}
-	if !tok.Valid() {
+	if !c.valid(&e.tok) {
 		return tok, authRevoked, nil
 	}
 	return tok, authOK, nil
+}
+
+// newEntryLocked adds an empty entry for hash. h.mu is held.
+func (c *tokenCache[T]) newEntryLocked(hash [32]byte) *tokenEntry[T] {
+	if len(c.entries) > maxCachedTokens {
+		clear(c.entries)
+	}
+	e := &tokenEntry[T]{}
+	c.entries[hash] = e
+	return e
+}
+
+// putLocked caches tok, stored just now under hash (a new token, with a
+// full bucket). h.mu is held.
+func (c *tokenCache[T]) putLocked(hash [32]byte, tok T, now time.Time) {
+	c.storedLocked(hash)
+	e := c.newEntryLocked(hash)
+	e.tok, e.loadedAt = tok, now
+}
+
+// storedLocked forgets that the store did not hold hash: a token was
+// stored under it. h.mu is held.
+func (c *tokenCache[T]) storedLocked(hash [32]byte) { delete(c.unknown, hash) }
+
+// dropLocked forgets the token with hash (revoked): the next request
+// reads it again. h.mu is held.
+func (c *tokenCache[T]) dropLocked(hash [32]byte) { delete(c.entries, hash) }
+
+// forgetLocked forgets the cached tokens for which match is true. h.mu is
+// held.
+func (c *tokenCache[T]) forgetLocked(match func(*T) bool) {
+	for k, e := range c.entries {
+		if match(&e.tok) {
+			delete(c.entries, k)
+		}
+	}
 }
 
 // bucket is a token bucket: up to burst requests, refilled by one every
