@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/gpuledger/gpuledger/chat"
 	"github.com/gpuledger/gpuledger/ledger"
 	"github.com/gpuledger/gpuledger/view"
 )
@@ -27,6 +28,49 @@ type Enrolment interface {
 // with an ID and offer the card's price.
 type Instances interface {
 	Instance(ctx context.Context, userID, id int64) (ledger.Instance, error)
+}
+
+// InstanceCards gives the card of an announced instance that waits for
+// an answer again (scheduler.Scheduler implements it; the core does not
+// import the scheduler). /undo of a Log or a Not mine sends that card
+// after its reply: the old card lost its buttons to the answer. ok is
+// false when the instance gets no card of its own now (it is not
+// pending, or waits on the merged card, which the implementation
+// updates).
+type InstanceCards interface {
+	InstanceCard(ctx context.Context, userID, instanceID int64) (card chat.Outgoing, ok bool, err error)
+}
+
+// undoneInstance is what the reply to /undo adds when the undone action
+// answered an announced instance (id): that it waits for an answer again
+// and how to give one, and the instance's fresh card to send after the
+// reply (ok false: none). The /adopt line is there either way: it needs
+// no card.
+func (r *req) undoneInstance(id int64) (line string, card chat.Outgoing, ok bool) {
+	sid := strconv.FormatInt(id, 10)
+	if r.c.cards != nil {
+		var err error
+		card, ok, err = r.c.cards.InstanceCard(r.ctx, r.u.UserID, id)
+		if err != nil {
+			r.c.log.Error("bot: the card of the instance an undo put back", "user", r.u.UserID, "instance", id, "err", err)
+		}
+		if ok {
+			return r.t("undo_instance_card", sid), card, true
+		}
+	}
+	if insts := r.c.instances(); insts != nil {
+		in, err := insts.Instance(r.ctx, r.u.UserID, id)
+		switch {
+		case err != nil:
+			r.c.log.Warn("bot: read the instance an undo put back", "user", r.u.UserID, "instance", id, "err", err)
+		case in.State == ledger.InstanceIgnored:
+			// It was ignored before it was logged, and is again.
+			return r.t("undo_instance_ignored", sid), card, false
+		case in.State != ledger.InstancePending:
+			return "", card, false
+		}
+	}
+	return r.t("undo_instance", sid), card, false
 }
 
 // installLine is the command that installs the agent with token.

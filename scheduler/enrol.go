@@ -260,6 +260,45 @@ func (s *Scheduler) instanceAnnounced(ctx context.Context, in ledger.Instance) e
 	return s.updateMerged(ctx, es, &u)
 }
 
+// InstanceCard returns a fresh card of the user's instance when it waits
+// for an answer again: /undo of a Log or a Not mine asks for it, so that
+// the instance the store put back to pending is not left without a way
+// to answer it. The core sends the card after its reply, stored with it,
+// so it is returned rather than sent. An instance that had a card of its
+// own gets a fresh one in its place (the old one lost its buttons to the
+// answer, and may be far up the chat); the cap counts instances with a
+// card, so this adds none. One that waited on the merged card is shown as
+// a new announcement is (its own card or the merged card, sent here; ok
+// false). Another state (it was ignored before it was logged) has no card.
+func (s *Scheduler) InstanceCard(ctx context.Context, userID, instanceID int64) (card chat.Outgoing, ok bool, err error) {
+	unlock := s.lockUser(userID)
+	u, err := s.store.User(ctx, userID)
+	if err != nil {
+		unlock()
+		return card, false, err
+	}
+	in, err := s.store.Instance(ctx, userID, instanceID)
+	if err != nil || in.State != ledger.InstancePending {
+		unlock()
+		return card, false, err
+	}
+	if !in.Carded {
+		unlock()
+		return card, false, s.instanceAnnounced(ctx, in)
+	}
+	defer unlock()
+	offer, err := s.offerFor(ctx, &u, in)
+	if err != nil {
+		return card, false, err
+	}
+	msg, rows := s.instanceCard(&u, in, offer)
+	buttons, err := s.signE(u.ID, rows)
+	if err != nil {
+		return card, false, err
+	}
+	return chat.Outgoing{ChatID: s.cfg.ChatID(u.ID), Text: msg, Buttons: buttons}, true, nil
+}
+
 // cardInstance sends an instance its own card and records it.
 func (s *Scheduler) cardInstance(ctx context.Context, es EnrolStore, u *ledger.User, in ledger.Instance) error {
 	offer, err := s.offerFor(ctx, u, in)
