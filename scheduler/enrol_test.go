@@ -581,3 +581,38 @@ func TestInstanceCard_Capped(t *testing.T) {
 		t.Errorf("another user's InstanceCard of user 1's instance: %v, %v; want an error", ok, err)
 	}
 }
+
+// TestInstanceCard_UpSinceOtherDay: a boot on another day than today (in
+// the user's zone) carries its day on the card, as the other cards' times
+// do; the Log reply says the same.
+func TestInstanceCard_UpSinceOtherDay(t *testing.T) {
+	for _, tt := range []struct {
+		lang  string
+		later time.Duration // the announcement, after t0 (10:00 in Shanghai), when the user was created
+		want  string        // of a boot at 12:00 on t0's day
+	}{
+		{"en", 20 * time.Hour, "up since yesterday 12:00."},
+		{"zh", 20 * time.Hour, "昨天 12:00 起运行。"},
+		{"en", 4 * 24 * time.Hour, "up since Nov 2 12:00."},
+		{"zh", 4 * 24 * time.Hour, "11月2日 12:00 起运行。"},
+		{"en", 3 * time.Hour, "up since 12:00."},
+	} {
+		t.Run(tt.lang+" "+tt.later.String(), func(t *testing.T) {
+			e := newEnv(t, nil)
+			ctx := context.Background()
+			u, _ := e.db.User(ctx, 1)
+			u.Lang = tt.lang
+			if _, err := e.db.UpdateUser(ctx, ledger.Action{UserID: 1, At: t0}, u); err != nil {
+				t.Fatal(err)
+			}
+			tok := e.enrolToken()
+			e.chat.Take()
+			e.clk.Add(tt.later)
+			e.announce(tok, instance{platform: "runpod", id: "pod1", host: "r1", gpu: "NVIDIA A40", gpus: 1, boot: t0.Add(2 * time.Hour)})
+			card := e.onlyNew()
+			if !strings.Contains(card.Text, tt.want) || strings.Contains(card.Text, "<i>") {
+				t.Errorf("card %q lacks %q (or shows the boot as moved)", card.Text, tt.want)
+			}
+		})
+	}
+}
