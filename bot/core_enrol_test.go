@@ -271,3 +271,31 @@ func TestCore_UndoAdopt_Line(t *testing.T) {
 		t.Errorf("/undo of a rent: %q", got)
 	}
 }
+
+// TestCore_AgentEnrol_Times: /agent's list of enrolment tokens reads its
+// times as the bot's other replies do: to the minute, with the day when
+// not today; to the second only where two tokens would read alike.
+func TestCore_AgentEnrol_Times(t *testing.T) {
+	he := newEnrolEnv(t)
+	he.now = he.now.Add(28 * time.Second) // 10:00:28
+	tok1, _ := he.enrol(alice)
+	he.now = he.now.Add(time.Minute) // 10:01:28
+	he.announce(tok1, "runpod", "abc123", "NVIDIA A40")
+	he.now = he.now.Add(23 * time.Hour) // 09:01:28 the next day
+	if _, reply := he.enrol(alice); !strings.Contains(reply, "\n1. issued yesterday 10:00 · last used yesterday 10:01 · 1 instances announced\n2. issued 09:01 · last used never") {
+		t.Errorf("/agent a day later:\n%s", reply)
+	}
+	he.now = he.now.Add(17 * time.Second) // 09:01:45, the same minute as the second
+	if _, reply := he.enrol(alice); !strings.Contains(reply, "\n2. issued 09:01:28 · last used never · 0 instances announced\n3. issued 09:01:45 · last used never") {
+		t.Errorf("two tokens in one minute:\n%s", reply)
+	}
+	he.now = he.now.Add(time.Minute)
+	if _, reply := he.enrol(alice); !strings.Contains(reply, "Your oldest enrolment token (issued yesterday 10:00) was revoked") {
+		t.Errorf("fourth /agent:\n%s", reply)
+	}
+	he.say(alice, "/lang zh")
+	he.now = he.now.Add(time.Minute)
+	if _, reply := he.enrol(alice); !strings.Contains(reply, "你最早的注册令牌（09:01:28 发放）已作废") || !strings.Contains(reply, "\n1. 09:01:45 发放") {
+		t.Errorf("/agent in Chinese:\n%s", reply)
+	}
+}
