@@ -93,6 +93,10 @@ type Config struct {
 	// Instances reads announced instances for /adopt; nil: the Store, when
 	// it keeps them.
 	Instances Instances
+	// InstanceCards gives the card of an instance that waits for an answer
+	// again after /undo of a Log or a Not mine (the scheduler, which makes
+	// the enrolment cards). nil: the reply's /adopt line is the way back.
+	InstanceCards InstanceCards
 	// AgentDownloads tells /agent whether the install command's download
 	// works, so that it can say so when it does not. nil: not checked.
 	AgentDownloads AgentDownloads
@@ -134,6 +138,7 @@ type Core struct {
 	agents    AgentTokens
 	enrol     Enrolment
 	insts     Instances
+	cards     InstanceCards
 	downloads AgentDownloads
 	chart     func(b *ledger.Book, asOf time.Time) (*chat.File, error)
 	watcher   RentalWatcher
@@ -170,6 +175,7 @@ func New(ctx context.Context, cfg Config) (*Core, error) {
 		agents:    cfg.AgentTokens,
 		enrol:     cfg.Enrolment,
 		insts:     cfg.Instances,
+		cards:     cfg.InstanceCards,
 		downloads: cfg.AgentDownloads,
 		chart:     cfg.SummaryChart,
 		watcher:   cfg.Rentals,

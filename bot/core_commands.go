@@ -728,6 +728,9 @@ func (r *req) rentalChanged(x *ledger.Rental) {
 // Undoing a release makes the rental live again in the ledger, but its
 // agent token stays revoked (un-revoking a token is unsafe: it may have
 // leaked with the released host), so the reply says to issue a new one.
+// Undoing a Log or a Not mine of an announced instance makes it wait for
+// an answer again: the reply gives its /adopt line, and a fresh card of
+// it follows (Config.InstanceCards).
 func (r *req) undo() error {
 	res, err := r.c.store.Undo(r.ctx, r.act())
 	if err != nil {
@@ -753,7 +756,22 @@ func (r *req) undo() error {
 			text += "\n" + r.t("undo_release_token", res.Name)
 		}
 	}
-	return r.send(r.plain(text))
+	var card chat.Outgoing
+	show := false
+	if res.Instance != 0 && r.c.enrol != nil {
+		// The instance waits for an answer again, and its card lost its
+		// buttons to the answer: the reply gives the way back, and a
+		// fresh card follows it.
+		var line string
+		line, card, show = r.undoneInstance(res.Instance)
+		if line != "" {
+			text += "\n" + line
+		}
+	}
+	if err := r.send(r.plain(text)); err != nil || !show {
+		return err
+	}
+	return r.send(card)
 }
 
 func (r *req) settings(c SettingsCmd) error {

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/gpuledger/gpuledger/chat"
 	"github.com/gpuledger/gpuledger/ledger"
 	"github.com/gpuledger/gpuledger/view"
 )
@@ -27,6 +28,49 @@ type Enrolment interface {
 // with an ID and offer the card's price.
 type Instances interface {
 	Instance(ctx context.Context, userID, id int64) (ledger.Instance, error)
+}
+
+// InstanceCards gives the card of an announced instance that waits for
+// an answer again (scheduler.Scheduler implements it; the core does not
+// import the scheduler). /undo of a Log or a Not mine sends that card
+// after its reply: the old card lost its buttons to the answer. ok is
+// false when the instance gets no card of its own now (it is not
+// pending, or waits on the merged card, which the implementation
+// updates).
+type InstanceCards interface {
+	InstanceCard(ctx context.Context, userID, instanceID int64) (card chat.Outgoing, ok bool, err error)
+}
+
+// undoneInstance is what the reply to /undo adds when the undone action
+// answered an announced instance (id): that it waits for an answer again
+// and how to give one, and the instance's fresh card to send after the
+// reply (ok false: none). The /adopt line is there either way: it needs
+// no card.
+func (r *req) undoneInstance(id int64) (line string, card chat.Outgoing, ok bool) {
+	sid := strconv.FormatInt(id, 10)
+	if r.c.cards != nil {
+		var err error
+		card, ok, err = r.c.cards.InstanceCard(r.ctx, r.u.UserID, id)
+		if err != nil {
+			r.c.log.Error("bot: the card of the instance an undo put back", "user", r.u.UserID, "instance", id, "err", err)
+		}
+		if ok {
+			return r.t("undo_instance_card", sid), card, true
+		}
+	}
+	if insts := r.c.instances(); insts != nil {
+		in, err := insts.Instance(r.ctx, r.u.UserID, id)
+		switch {
+		case err != nil:
+			r.c.log.Warn("bot: read the instance an undo put back", "user", r.u.UserID, "instance", id, "err", err)
+		case in.State == ledger.InstanceIgnored:
+			// It was ignored before it was logged, and is again.
+			return r.t("undo_instance_ignored", sid), card, false
+		case in.State != ledger.InstancePending:
+			return "", card, false
+		}
+	}
+	return r.t("undo_instance", sid), card, false
 }
 
 // installLine is the command that installs the agent with token.
@@ -61,17 +105,19 @@ func (r *req) agentEnrol() error {
 	if err != nil {
 		return err
 	}
+	toks, terr := r.c.enrol.Tokens(r.ctx, r.u.UserID)
+	if terr != nil {
+		r.c.log.Warn("/agent: list enrolment tokens", "err", terr)
+	}
+	issued := r.issuedTimes(toks, revoked)
 	var sb strings.Builder
 	sb.WriteString(r.t("agent_enrol", r.installLine(tok)))
 	sb.WriteString("\n\n" + r.t("agent_enrol_where"))
 	if revoked != nil {
-		sb.WriteString("\n\n" + r.t("agent_enrol_revoked_oldest", r.when(revoked.IssuedAt), ledger.MaxEnrolTokens))
+		sb.WriteString("\n\n" + r.t("agent_enrol_revoked_oldest", issued(revoked.IssuedAt), ledger.MaxEnrolTokens))
 	}
-	toks, err := r.c.enrol.Tokens(r.ctx, r.u.UserID)
-	if err != nil {
-		r.c.log.Warn("/agent: list enrolment tokens", "err", err)
-	} else {
-		sb.WriteString("\n\n" + r.enrolTokenList(toks))
+	if terr == nil {
+		sb.WriteString("\n\n" + r.enrolTokenList(toks, issued))
 	}
 	if r.c.downloads != nil {
 		if path, err := r.c.downloads.AgentBinary(); err != nil {
@@ -83,19 +129,40 @@ func (r *req) agentEnrol() error {
 }
 
 // enrolTokenList lists the valid enrolment tokens, newest last: when each
-// was issued and last used, and how many instances it announced. Tokens
-// are never shown again: they are told apart by their issue time.
-func (r *req) enrolTokenList(toks []ledger.EnrolToken) string {
+// was issued (issued formats it) and last used, and how many instances
+// it announced.
+func (r *req) enrolTokenList(toks []ledger.EnrolToken, issued func(time.Time) string) string {
 	var sb strings.Builder
 	sb.WriteString(r.t("agent_enrol_tokens", len(toks), ledger.MaxEnrolTokens))
 	for i, t := range toks {
 		used := r.t("never")
 		if !t.LastUsed.IsZero() {
-			used = r.when(t.LastUsed)
+			used = r.when(t.LastUsed.Truncate(time.Minute))
 		}
-		sb.WriteString("\n" + r.t("agent_enrol_token_line", i+1, r.when(t.IssuedAt), used, t.Instances))
+		sb.WriteString("\n" + r.t("agent_enrol_token_line", i+1, issued(t.IssuedAt), used, t.Instances))
 	}
 	return sb.String()
+}
+
+// issuedTimes returns how /agent shows the issue times of toks and of
+// revoked (nil: none): to the minute with the day when not today, as the
+// bot's other replies show times, but to the second where two of them
+// share a minute. Tokens are never shown again: they are told apart by
+// their issue time alone.
+func (r *req) issuedTimes(toks []ledger.EnrolToken, revoked *ledger.EnrolToken) func(time.Time) string {
+	perMinute := map[time.Time]int{}
+	for _, t := range toks {
+		perMinute[t.IssuedAt.Truncate(time.Minute)]++
+	}
+	if revoked != nil {
+		perMinute[revoked.IssuedAt.Truncate(time.Minute)]++
+	}
+	return func(t time.Time) string {
+		if perMinute[t.Truncate(time.Minute)] > 1 {
+			return r.when(t.Truncate(time.Second))
+		}
+		return r.when(t.Truncate(time.Minute))
+	}
 }
 
 // agentRevoke answers /agent revoke: every enrolment token of the user is

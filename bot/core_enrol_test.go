@@ -234,3 +234,68 @@ func TestCore_Adopt(t *testing.T) {
 		t.Errorf("/adopt with a bare price on AutoDL: %q", got)
 	}
 }
+
+// TestCore_UndoAdopt_Line: without a scheduler to send the card again,
+// /undo of an /adopt still says the instance waits and gives the /adopt
+// line with its number; an instance ignored before it was logged is
+// ignored again, and the reply says so.
+func TestCore_UndoAdopt_Line(t *testing.T) {
+	he := newEnrolEnv(t)
+	tok, _ := he.enrol(alice)
+	he.announce(tok, "runpod", "abc123", "NVIDIA A40")
+	sid := strconv.FormatInt(he.pendingID(alice, "abc123"), 10)
+	he.say(alice, "/adopt "+sid+" $0.79")
+	got := he.say(alice, "/undo")
+	if !strings.HasPrefix(got, "↩ undone: instance logged runpod-abc123") ||
+		!strings.Contains(got, "\nInstance "+sid+" waits for an answer again: <code>/adopt "+sid+" PRICE</code> logs it, e.g. <code>/adopt "+sid+" 0.85</code>.") {
+		t.Errorf("/undo of /adopt: %q", got)
+	}
+	if r := he.book(alice).Rental("runpod-abc123"); r != nil {
+		t.Fatalf("the rental stayed after /undo: %+v", r)
+	}
+	// Not mine, then /adopt anyway, then /undo: ignored again.
+	he.say(alice, "/lang zh")
+	if _, err := he.hub.Enrolment().Ignore(context.Background(), ledger.Action{UserID: alice, At: he.now}, he.pendingID(alice, "abc123")); err != nil {
+		t.Fatal(err)
+	}
+	he.say(alice, "/adopt "+sid+" $0.79")
+	if got := he.say(alice, "/undo"); !strings.Contains(got, "实例 "+sid+" 恢复为已忽略（记账之前就是如此）；仍可用 <code>/adopt "+sid+" 价格</code> 记账。") {
+		t.Errorf("/undo of /adopt of an ignored instance: %q", got)
+	}
+	if got := he.say(alice, "/undo"); !strings.Contains(got, "实例 "+sid+" 重新等待你的答复：发送 <code>/adopt "+sid+" 价格</code> 记账") {
+		t.Errorf("/undo of Not mine: %q", got)
+	}
+	// Undoing something else says nothing of instances.
+	he.say(alice, "/rent box1 autodl 4090 1.88/h")
+	if got := he.say(alice, "/undo"); strings.Contains(got, "/adopt") {
+		t.Errorf("/undo of a rent: %q", got)
+	}
+}
+
+// TestCore_AgentEnrol_Times: /agent's list of enrolment tokens reads its
+// times as the bot's other replies do: to the minute, with the day when
+// not today; to the second only where two tokens would read alike.
+func TestCore_AgentEnrol_Times(t *testing.T) {
+	he := newEnrolEnv(t)
+	he.now = he.now.Add(28 * time.Second) // 10:00:28
+	tok1, _ := he.enrol(alice)
+	he.now = he.now.Add(time.Minute) // 10:01:28
+	he.announce(tok1, "runpod", "abc123", "NVIDIA A40")
+	he.now = he.now.Add(23 * time.Hour) // 09:01:28 the next day
+	if _, reply := he.enrol(alice); !strings.Contains(reply, "\n1. issued yesterday 10:00 · last used yesterday 10:01 · 1 instances announced\n2. issued 09:01 · last used never") {
+		t.Errorf("/agent a day later:\n%s", reply)
+	}
+	he.now = he.now.Add(17 * time.Second) // 09:01:45, the same minute as the second
+	if _, reply := he.enrol(alice); !strings.Contains(reply, "\n2. issued 09:01:28 · last used never · 0 instances announced\n3. issued 09:01:45 · last used never") {
+		t.Errorf("two tokens in one minute:\n%s", reply)
+	}
+	he.now = he.now.Add(time.Minute)
+	if _, reply := he.enrol(alice); !strings.Contains(reply, "Your oldest enrolment token (issued yesterday 10:00) was revoked") {
+		t.Errorf("fourth /agent:\n%s", reply)
+	}
+	he.say(alice, "/lang zh")
+	he.now = he.now.Add(time.Minute)
+	if _, reply := he.enrol(alice); !strings.Contains(reply, "你最早的注册令牌（09:01:28 发放）已作废") || !strings.Contains(reply, "\n1. 09:01:45 发放") {
+		t.Errorf("/agent in Chinese:\n%s", reply)
+	}
+}

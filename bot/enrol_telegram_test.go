@@ -13,13 +13,17 @@ import (
 	"github.com/gpuledger/gpuledger/agent/hub"
 	"github.com/gpuledger/gpuledger/agent/wire"
 	"github.com/gpuledger/gpuledger/bot"
+	"github.com/gpuledger/gpuledger/bot/telegram/tgfake"
+	"github.com/gpuledger/gpuledger/ledger"
 	"github.com/gpuledger/gpuledger/scheduler"
 )
 
-// TestConversation_EnrolCardTelegram: an instance announced with the
-// install line of /agent gets a card in Telegram, and its Log button,
-// pressed through the real Telegram library, logs it and edits the card.
-func TestConversation_EnrolCardTelegram(t *testing.T) {
+// enrolChat is a conversation through the real Telegram library whose
+// core, agent hub and scheduler are wired as cmd/gpuledger wires them
+// (the scheduler, built after the core, reached through a forwarder), and
+// an announcement of a RunPod instance with alice's enrolment token.
+func enrolChat(t *testing.T) (*convo, func()) {
+	t.Helper()
 	fwd := &struct{ *scheduler.Scheduler }{}
 	var h *hub.Hub
 	c := newChatWith(t, func(cfg *bot.Config, c *convo) {
@@ -31,6 +35,7 @@ func TestConversation_EnrolCardTelegram(t *testing.T) {
 		cfg.AllowedUsers = []int64{alice}
 		cfg.AgentTokens = h.Tokens()
 		cfg.Enrolment = h.Enrolment()
+		cfg.InstanceCards = fwd
 		cfg.TZ = "Asia/Shanghai"
 		cfg.PublicURL = "http://hub"
 	})
@@ -47,24 +52,51 @@ func TestConversation_EnrolCardTelegram(t *testing.T) {
 	if m == nil {
 		t.Fatal("/agent: no enrolment token")
 	}
+	announce := func() {
+		t.Helper()
+		now := c.clock()
+		hb := wire.HeartbeatRequest{Version: wire.Version, Seq: 1, BootID: "b", Verdict: wire.VerdictBusy, Samples: 6, BusySamples: 6,
+			WindowStart: now.Add(-30 * time.Second), WindowEnd: now, SentAt: now,
+			Host:     wire.HostFacts{Hostname: "pod-host", GPUSource: "simulate", GPUs: []wire.GPUFact{{Name: "NVIDIA A40"}, {Name: "NVIDIA A40"}}},
+			Instance: &wire.InstanceFacts{Platform: "runpod", ID: "abc123", BootedAt: now.Add(-30 * time.Second)}}
+		b, _ := json.Marshal(hb)
+		req, _ := http.NewRequest(http.MethodPost, srv.URL+wire.PathHeartbeat, bytes.NewReader(b))
+		req.Header.Set("Authorization", "Bearer "+m[1])
+		res, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res.Body.Close()
+		if res.StatusCode != http.StatusOK {
+			t.Fatalf("announce: %d", res.StatusCode)
+		}
+		h.DrainEvents(context.Background())
+	}
+	return c, announce
+}
+
+// buttonOf returns the data of the button labelled label on m, failing
+// the test when there is none.
+func buttonOf(t *testing.T, m tgfake.Message, label string) string {
+	t.Helper()
+	for _, row := range m.Buttons {
+		for _, b := range row {
+			if b.Text == label {
+				return b.Data
+			}
+		}
+	}
+	t.Fatalf("no button %q on %q (%+v)", label, m.Text, m.Buttons)
+	return ""
+}
+
+// TestConversation_EnrolCardTelegram: an instance announced with the
+// install line of /agent gets a card in Telegram, and its Log button,
+// pressed through the real Telegram library, logs it and edits the card.
+func TestConversation_EnrolCardTelegram(t *testing.T) {
+	c, announce := enrolChat(t)
 	c.advance(time.Minute)
-	now := c.clock()
-	hb := wire.HeartbeatRequest{Version: wire.Version, Seq: 1, BootID: "b", Verdict: wire.VerdictBusy, Samples: 6, BusySamples: 6,
-		WindowStart: now.Add(-30 * time.Second), WindowEnd: now, SentAt: now,
-		Host:     wire.HostFacts{Hostname: "pod-host", GPUSource: "simulate", GPUs: []wire.GPUFact{{Name: "NVIDIA A40"}, {Name: "NVIDIA A40"}}},
-		Instance: &wire.InstanceFacts{Platform: "runpod", ID: "abc123", BootedAt: now.Add(-30 * time.Second)}}
-	b, _ := json.Marshal(hb)
-	req, _ := http.NewRequest(http.MethodPost, srv.URL+wire.PathHeartbeat, bytes.NewReader(b))
-	req.Header.Set("Authorization", "Bearer "+m[1])
-	res, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	res.Body.Close()
-	if res.StatusCode != http.StatusOK {
-		t.Fatalf("announce: %d", res.StatusCode)
-	}
-	h.DrainEvents(context.Background())
+	announce()
 	msgs := c.fake.Messages(alice)
 	card := msgs[len(msgs)-1]
 	if !strings.Contains(card.Text, "New instance on RunPod (ID abc123): 2× A40, host <code>pod-host</code>, up since 10:00.") {
@@ -99,5 +131,49 @@ func TestConversation_EnrolCardTelegram(t *testing.T) {
 	}
 	if toast != "Logged as runpod-abc123" {
 		t.Errorf("toast %q", toast)
+	}
+}
+
+// TestConversation_UndoShowsInstance: /undo of a Log or a Not mine puts
+// the instance back to waiting; the reply says so with the /adopt line
+// carrying its number, and a fresh card with its buttons follows, whose
+// Log logs it again.
+func TestConversation_UndoShowsInstance(t *testing.T) {
+	for _, press := range []string{"Log, price later", "Not mine"} {
+		t.Run(press, func(t *testing.T) {
+			c, announce := enrolChat(t)
+			c.advance(time.Minute)
+			announce()
+			msgs := c.fake.Messages(alice)
+			card := msgs[len(msgs)-1]
+			c.advance(time.Minute)
+			c.settle(c.fake.PressButton(alice, alice, card.ID, buttonOf(t, card, press)))
+			c.advance(time.Minute)
+			out := c.send(alice, func() int { return c.fake.SendText(alice, alice, "/undo") })
+			// The reply, then the card: the outbox may send them as one
+			// message (the card's buttons under both).
+			var all []string
+			for _, m := range out {
+				all = append(all, m.Text)
+			}
+			text := strings.Join(all, "\n\n")
+			for _, want := range []string{"↩ undone: ", "runpod-abc123",
+				"Instance 1 waits for an answer again: its card is below, or send <code>/adopt 1 PRICE</code>, e.g. <code>/adopt 1 0.85</code>.\n\n" + card.Text} {
+				if !strings.Contains(text, want) {
+					t.Errorf("after /undo %q lacks %q", text, want)
+				}
+			}
+			if len(out) == 0 {
+				t.Fatal("/undo: no reply")
+			}
+			again := out[len(out)-1]
+			if again.ID == card.ID || !strings.HasSuffix(again.Text, card.Text) || len(again.Buttons) != len(card.Buttons) {
+				t.Fatalf("after /undo: %+v, want a fresh card like %+v", again, card)
+			}
+			c.settle(c.fake.PressButton(alice, alice, again.ID, buttonOf(t, again, "Log, price later")))
+			if r := c.book(alice).Rental("runpod-abc123"); r == nil || r.State() != ledger.Running {
+				t.Errorf("after Log on the fresh card: rental %+v", r)
+			}
+		})
 	}
 }

@@ -184,6 +184,15 @@ var messages = chat.Catalog{
 	"undo_release_token": {
 		"The agent token of %[1]s was revoked at the release and stays revoked: issue a new one with <code>/agent %[1]s</code>.",
 		"%[1]s 的代理令牌已在释放时作废，不会恢复：请用 <code>/agent %[1]s</code> 重新生成。"},
+	"undo_instance": {
+		"Instance %[1]s waits for an answer again: <code>/adopt %[1]s PRICE</code> logs it, e.g. <code>/adopt %[1]s 0.85</code>.",
+		"实例 %[1]s 重新等待你的答复：发送 <code>/adopt %[1]s 价格</code> 记账，例如 <code>/adopt %[1]s 0.85</code>。"},
+	"undo_instance_card": {
+		"Instance %[1]s waits for an answer again: its card is below, or send <code>/adopt %[1]s PRICE</code>, e.g. <code>/adopt %[1]s 0.85</code>.",
+		"实例 %[1]s 重新等待你的答复：卡片在下方，也可以发送 <code>/adopt %[1]s 价格</code> 记账，例如 <code>/adopt %[1]s 0.85</code>。"},
+	"undo_instance_ignored": {
+		"Instance %[1]s is ignored again, as it was before it was logged; <code>/adopt %[1]s PRICE</code> still logs it.",
+		"实例 %[1]s 恢复为已忽略（记账之前就是如此）；仍可用 <code>/adopt %[1]s 价格</code> 记账。"},
 	"undo_kind_rent":           {"rent", "记录租用"},
 	"undo_kind_stop":           {"stop", "关机"},
 	"undo_kind_resume":         {"resume", "开机"},

@@ -60,6 +60,10 @@ type UndoResult struct {
 	Kind ActionKind // the kind of the undone action, e.g. ActionRent, ActionStop, ActionStorage
 	Name string     // the rental or volume it touched, if any
 	At   time.Time
+	// Instance is the announced instance an undone ActionAdopt or
+	// ActionIgnore answered (0 for other kinds): it waits for an answer
+	// again, and the reply shows it so that the user can give one.
+	Instance int64
 }
 
 // Store keeps users' ledgers. Implementations are safe for concurrent use.

@@ -122,6 +122,13 @@ func (s *Scheduler) when(u *ledger.User, t time.Time) string {
 	return view.FormatTime(t.Truncate(time.Minute), u.Location(), s.now(), lang(u))
 }
 
+// whenSpan is a range's two ends on a card: to the minute, or to the
+// second when the range is short, so a stop and a boot in the same minute
+// do not read "18:02–18:02" (view.FormatSpan).
+func (s *Scheduler) whenSpan(u *ledger.User, from, to time.Time) (string, string) {
+	return view.FormatSpan(from, to, u.Location(), s.now(), lang(u))
+}
+
 // instanceWhat is "RunPod (ID abc123)" or "a host called NAME": the
 // instance as the user knows it.
 func instanceWhat(lg string, in ledger.Instance) string {
@@ -258,6 +265,45 @@ func (s *Scheduler) instanceAnnounced(ctx context.Context, in ledger.Instance) e
 		return s.cardInstance(ctx, es, &u, in)
 	}
 	return s.updateMerged(ctx, es, &u)
+}
+
+// InstanceCard returns a fresh card of the user's instance when it waits
+// for an answer again: /undo of a Log or a Not mine asks for it, so that
+// the instance the store put back to pending is not left without a way
+// to answer it. The core sends the card after its reply, stored with it,
+// so it is returned rather than sent. An instance that had a card of its
+// own gets a fresh one in its place (the old one lost its buttons to the
+// answer, and may be far up the chat); the cap counts instances with a
+// card, so this adds none. One that waited on the merged card is shown as
+// a new announcement is (its own card or the merged card, sent here; ok
+// false). Another state (it was ignored before it was logged) has no card.
+func (s *Scheduler) InstanceCard(ctx context.Context, userID, instanceID int64) (card chat.Outgoing, ok bool, err error) {
+	unlock := s.lockUser(userID)
+	u, err := s.store.User(ctx, userID)
+	if err != nil {
+		unlock()
+		return card, false, err
+	}
+	in, err := s.store.Instance(ctx, userID, instanceID)
+	if err != nil || in.State != ledger.InstancePending {
+		unlock()
+		return card, false, err
+	}
+	if !in.Carded {
+		unlock()
+		return card, false, s.instanceAnnounced(ctx, in)
+	}
+	defer unlock()
+	offer, err := s.offerFor(ctx, &u, in)
+	if err != nil {
+		return card, false, err
+	}
+	msg, rows := s.instanceCard(&u, in, offer)
+	buttons, err := s.signE(u.ID, rows)
+	if err != nil {
+		return card, false, err
+	}
+	return chat.Outgoing{ChatID: s.cfg.ChatID(u.ID), Text: msg, Buttons: buttons}, true, nil
 }
 
 // cardInstance sends an instance its own card and records it.
@@ -458,7 +504,8 @@ func (s *Scheduler) hostEvent(ctx context.Context, given *ledger.Rental, ev Host
 			return err
 		}
 		s.decide(ctx, &u, r, decisionHost, ledger.Msg("d_host_cycle"), ledger.Msg("e_stop_range", d.From, d.To))
-		return s.quietLine(ctx, &u, tr(lg, "host_cycle_recorded", r.Name, s.when(&u, d.From), s.when(&u, d.To), pname))
+		from, to := s.whenSpan(&u, d.From, d.To)
+		return s.quietLine(ctx, &u, tr(lg, "host_cycle_recorded", r.Name, from, to, pname))
 	}
 	// Ask: one host card per incident (the shutdown, or the boot).
 	incident := "boot:" + strconv.FormatInt(d.To.Unix(), 10)
@@ -489,12 +536,13 @@ func (s *Scheduler) hostEvent(ctx context.Context, given *ledger.Rental, ev Host
 		rows = [][]ebutton{{{text(lg, "btn_stopped_at", s.when(&u, d.From)), ActHostStopped, rid + "." + from + ".0"},
 			{text(lg, "btn_still_billing"), ActHostBilled, rid}}}
 	} else {
+		fromAt, toAt := s.whenSpan(&u, d.From, d.To)
 		if ev.ShutdownAt.IsZero() {
-			msg = tr(lg, "host_ask_gap", r.Name, s.when(&u, d.From), s.when(&u, d.To))
+			msg = tr(lg, "host_ask_gap", r.Name, fromAt, toAt)
 		} else {
-			msg = tr(lg, "host_ask_cycle", r.Name, s.when(&u, d.From), s.when(&u, d.To))
+			msg = tr(lg, "host_ask_cycle", r.Name, fromAt, toAt)
 		}
-		rows = [][]ebutton{{{text(lg, "btn_stopped_range", s.when(&u, d.From), s.when(&u, d.To)), ActHostStopped,
+		rows = [][]ebutton{{{text(lg, "btn_stopped_range", fromAt, toAt), ActHostStopped,
 			rid + "." + from + "." + strconv.FormatInt(d.To.Unix(), 10)}, {text(lg, "btn_it_billed"), ActHostBilled, rid}}}
 	}
 	msg += " " + ruleText(lg, ev.Rule, pname)
@@ -830,7 +878,8 @@ func (s *Scheduler) pressStopped(ctx context.Context, u *ledger.User, p chat.But
 		msg = tr(lg, "host_stopped_done", got.Name, s.when(u, from))
 		s.decide(ctx, u, got, ledger.DecisionUser, ledger.Msg("d_host_stopped_pressed"), ledger.Msg("e_stop_at", from))
 	} else {
-		msg = tr(lg, "host_cycle_done", got.Name, s.when(u, from), s.when(u, to))
+		fromAt, toAt := s.whenSpan(u, from, to)
+		msg = tr(lg, "host_cycle_done", got.Name, fromAt, toAt)
 		s.decide(ctx, u, got, ledger.DecisionUser, ledger.Msg("d_host_stopped_pressed"), ledger.Msg("e_stop_range", from, to))
 	}
 	s.closeHostCard(ctx, u, got, p.Update.MessageID, msg)

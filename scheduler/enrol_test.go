@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -487,4 +488,131 @@ func (e *env) msgID(m chat.Outgoing) int {
 	}
 	e.t.Fatalf("message %q was not sent", m.Text)
 	return 0
+}
+
+// TestInstanceCard_AfterUndo: an undone Log or Not mine puts the instance
+// back to pending; InstanceCard (what /undo asks for) is a fresh card like
+// the first, whose buttons work as the first one's did.
+func TestInstanceCard_AfterUndo(t *testing.T) {
+	ctx := context.Background()
+	for _, press := range []string{"Log at", "Not mine"} {
+		t.Run(press, func(t *testing.T) {
+			e := newEnv(t, nil)
+			tok := e.enrolToken()
+			e.chat.Take()
+			in := instance{platform: "autodl", id: "ABC123xyz", host: "a1", gpu: "NVIDIA GeForce RTX 4090", gpus: 1, boot: t0.Add(-10 * time.Minute)}
+			e.announce(tok, in)
+			card := e.onlyNew()
+			act, payload := buttonData(t, card, press)
+			e.pressAs(1, "", act, payload, 1)
+			e.chat.Take()
+			id, _ := strconv.ParseInt(payload, 10, 64)
+			if m, ok, err := e.s.InstanceCard(ctx, 1, id); err != nil || ok {
+				t.Fatalf("an answered instance: InstanceCard = %+v, %v, %v; want none", m, ok, err)
+			}
+			res, err := e.db.Undo(ctx, ledger.Action{UserID: 1, At: e.clk.Now()})
+			if err != nil || res.Instance != id {
+				t.Fatalf("Undo = %+v, %v", res, err)
+			}
+			again, ok, err := e.s.InstanceCard(ctx, 1, id)
+			if err != nil || !ok {
+				t.Fatalf("InstanceCard after the undo = %v, %v", ok, err)
+			}
+			if m := e.chat.Take(); len(m) != 0 {
+				t.Errorf("InstanceCard sent %+v: the core sends the card", m)
+			}
+			if again.ChatID != 1 || again.EditMessageID != 0 || again.Text != card.Text || strings.Join(buttonLabels(again), "|") != strings.Join(buttonLabels(card), "|") {
+				t.Fatalf("after the undo: %+v, want a fresh card like %+v", again, card)
+			}
+			act, payload = buttonData(t, again, "Log at")
+			if toast := e.pressAs(1, "", act, payload, 2); !strings.HasPrefix(toast, "Logged as autodl-abc123") {
+				t.Errorf("Log on the fresh card: %q", toast)
+			}
+			if m := e.onlyNew(); m.EditMessageID != 2 {
+				t.Errorf("Log on the fresh card edited %+v, want message 2", m)
+			}
+			if got, _ := e.db.Instance(ctx, 1, id); got.State != ledger.InstanceBound {
+				t.Errorf("instance after Log on the fresh card: %+v", got)
+			}
+		})
+	}
+}
+
+// TestInstanceCard_Capped: an instance that never had a card of its own
+// (it waited on the merged card, and /adopt logged it) is shown as a new
+// announcement is: on the merged card while its token's cards of the hour
+// are used up.
+func TestInstanceCard_Capped(t *testing.T) {
+	ctx := context.Background()
+	e := newEnv(t, nil)
+	tok := e.enrolToken()
+	e.chat.Take()
+	for i := range 4 {
+		e.announce(tok, instance{platform: "vast", id: fmt.Sprint("c", i), host: fmt.Sprint("v", i), gpu: "NVIDIA GeForce RTX 3090", gpus: 1, boot: t0.Add(-time.Minute)})
+	}
+	e.chat.Take()
+	var c3 ledger.Instance
+	pending, _ := e.db.PendingInstances(ctx, 1)
+	for _, p := range pending {
+		if p.PlatformID == "c3" {
+			c3 = p
+		}
+	}
+	if c3.ID == 0 || c3.Carded {
+		t.Fatalf("c3 %+v: want pending on the merged card", c3)
+	}
+	if _, err := e.hub.Enrolment().Adopt(ctx, ledger.Action{UserID: 1, At: e.clk.Now()}, c3.ID, nil); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.db.Undo(ctx, ledger.Action{UserID: 1, At: e.clk.Now()}); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok, err := e.s.InstanceCard(ctx, 1, c3.ID); err != nil || ok {
+		t.Fatalf("InstanceCard = %v, %v; want no card of its own", ok, err)
+	}
+	m := e.onlyNew()
+	if m.EditMessageID != 4 || !strings.Contains(m.Text, "More new instances (1)") || !strings.Contains(m.Text, "Vast.ai (ID c3)") {
+		t.Errorf("want the merged card (message 4) listing c3, got %+v", m)
+	}
+	if _, err := e.db.EnsureUser(ctx, ledger.User{ID: 2, Lang: "en", TZ: "UTC"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok, err := e.s.InstanceCard(ctx, 2, c3.ID); err == nil || ok {
+		t.Errorf("another user's InstanceCard of user 1's instance: %v, %v; want an error", ok, err)
+	}
+}
+
+// TestInstanceCard_UpSinceOtherDay: a boot on another day than today (in
+// the user's zone) carries its day on the card, as the other cards' times
+// do; the Log reply says the same.
+func TestInstanceCard_UpSinceOtherDay(t *testing.T) {
+	for _, tt := range []struct {
+		lang  string
+		later time.Duration // the announcement, after t0 (10:00 in Shanghai), when the user was created
+		want  string        // of a boot at 12:00 on t0's day
+	}{
+		{"en", 20 * time.Hour, "up since yesterday 12:00."},
+		{"zh", 20 * time.Hour, "昨天 12:00 起运行。"},
+		{"en", 4 * 24 * time.Hour, "up since Nov 2 12:00."},
+		{"zh", 4 * 24 * time.Hour, "11月2日 12:00 起运行。"},
+		{"en", 3 * time.Hour, "up since 12:00."},
+	} {
+		t.Run(tt.lang+" "+tt.later.String(), func(t *testing.T) {
+			e := newEnv(t, nil)
+			ctx := context.Background()
+			u, _ := e.db.User(ctx, 1)
+			u.Lang = tt.lang
+			if _, err := e.db.UpdateUser(ctx, ledger.Action{UserID: 1, At: t0}, u); err != nil {
+				t.Fatal(err)
+			}
+			tok := e.enrolToken()
+			e.chat.Take()
+			e.clk.Add(tt.later)
+			e.announce(tok, instance{platform: "runpod", id: "pod1", host: "r1", gpu: "NVIDIA A40", gpus: 1, boot: t0.Add(2 * time.Hour)})
+			card := e.onlyNew()
+			if !strings.Contains(card.Text, tt.want) || strings.Contains(card.Text, "<i>") {
+				t.Errorf("card %q lacks %q (or shows the boot as moved)", card.Text, tt.want)
+			}
+		})
+	}
 }

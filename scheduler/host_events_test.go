@@ -344,3 +344,59 @@ func TestHost_BootAnswersShutdownCard(t *testing.T) {
 		t.Errorf("boot card %q", l)
 	}
 }
+
+// TestHostBooted_SameMinute: a stop and a boot seconds apart read to the
+// second, in the line, the card, its button and the answer to it, in both
+// languages; to the minute they would read "18:02–18:02".
+func TestHostBooted_SameMinute(t *testing.T) {
+	down := t0.Add(8*time.Hour + 2*time.Minute + 10*time.Second) // 18:02:10 in Shanghai
+	boot := ledger.Boot{BootAt: down.Add(30 * time.Second), LastSeen: down.Add(-20 * time.Second), ShutdownAt: down, ShutdownHost: true}
+	t.Run("recorded", func(t *testing.T) {
+		e := newEnv(t, nil)
+		r := e.hostRental("x", "gcp")
+		e.chat.Take()
+		e.clk.Set(boot.BootAt.Add(5 * time.Second))
+		e.s.HostBooted(context.Background(), r, boot)
+		want := "<b>x</b> was down 18:02:10–18:02:40: stop and resume recorded"
+		if m := messages(e); len(m) != 1 || !strings.HasPrefix(m[0].Text, want) {
+			t.Errorf("want the line %q…, got %+v", want, m)
+		}
+	})
+	for _, tt := range []struct {
+		lang, card, button, done string
+	}{
+		{"en", "<b>x</b>'s host shut down at 18:02:10 and started again at 18:02:40.", "Stopped 18:02:10–18:02:40",
+			"✓ <b>x</b>: stopped 18:02:10–18:02:40 recorded."},
+		{"zh", "<b>x</b> 的主机于 18:02:10 关机，18:02:40 重新启动。", "18:02:10–18:02:40 关机",
+			"✓ <b>x</b>：已记录 18:02:10–18:02:40 关机。"},
+	} {
+		t.Run("asked "+tt.lang, func(t *testing.T) {
+			e := newEnv(t, nil)
+			ctx := context.Background()
+			u, _ := e.db.User(ctx, 1)
+			u.Lang = tt.lang
+			if _, err := e.db.UpdateUser(ctx, ledger.Action{UserID: 1, At: t0}, u); err != nil {
+				t.Fatal(err)
+			}
+			r := e.hostRental("x", "lambda")
+			e.chat.Take()
+			e.clk.Set(boot.BootAt.Add(5 * time.Second))
+			e.s.HostBooted(ctx, r, boot)
+			m := messages(e)
+			if len(m) != 1 || !strings.HasPrefix(m[0].Text, tt.card) {
+				t.Fatalf("want the card %q…, got %+v", tt.card, m)
+			}
+			if l := buttonLabels(m[0]); len(l) != 2 || l[0] != tt.button {
+				t.Fatalf("buttons %q, want %q first", l, tt.button)
+			}
+			act, payload := buttonData(t, m[0], tt.button)
+			e.pressAs(1, "", act, payload, e.msgID(m[0]))
+			if got := e.reload(r); len(got.Events) != 3 || !got.Events[1].At.Equal(down) || !got.Events[2].At.Equal(boot.BootAt) {
+				t.Errorf("events after Stopped: %+v", got.Events)
+			}
+			if m := messages(e); len(m) != 1 || !strings.HasPrefix(m[0].Text, tt.done) {
+				t.Errorf("want the card edited to %q…, got %+v", tt.done, m)
+			}
+		})
+	}
+}

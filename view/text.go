@@ -16,13 +16,34 @@ var monthsEN = [...]string{"Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug
 // "Nov 1 10:00" / "11月1日 10:00" within the year, "2025-11-01 10:00"
 // otherwise. Seconds are shown only when not zero.
 func FormatTime(t time.Time, loc *time.Location, now time.Time, lang string) string {
+	return formatTime(t, loc, now, lang, false)
+}
+
+// ExactSpan is the shortest range FormatSpan shows to the minute: the
+// ends of a shorter one (a stop and a boot a few seconds apart) would
+// read "19:05–19:05", or a minute apart when they were seconds apart.
+const ExactSpan = 5 * time.Minute
+
+// FormatSpan shows the two ends of a range as FormatTime does: both to
+// the minute ("18:02", "20:02"), or, when the range is shorter than
+// ExactSpan, both to the second ("19:05:02", "19:05:40").
+func FormatSpan(from, to time.Time, loc *time.Location, now time.Time, lang string) (string, string) {
+	if d := to.Sub(from); d < ExactSpan && d > -ExactSpan {
+		return formatTime(from.Truncate(time.Second), loc, now, lang, true), formatTime(to.Truncate(time.Second), loc, now, lang, true)
+	}
+	return FormatTime(from.Truncate(time.Minute), loc, now, lang), FormatTime(to.Truncate(time.Minute), loc, now, lang)
+}
+
+// formatTime is FormatTime, with the seconds shown always when seconds
+// is true.
+func formatTime(t time.Time, loc *time.Location, now time.Time, lang string, seconds bool) string {
 	if loc == nil {
 		loc = time.UTC
 	}
 	zh := chat.NormLang(lang) == chat.LangZH
 	lt, ln := t.In(loc), now.In(loc)
 	clock := lt.Format("15:04")
-	if lt.Second() != 0 {
+	if seconds || lt.Second() != 0 {
 		clock = lt.Format("15:04:05")
 	}
 	day := func(x time.Time) time.Time { return time.Date(x.Year(), x.Month(), x.Day(), 0, 0, 0, 0, time.UTC) }

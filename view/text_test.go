@@ -35,6 +35,37 @@ func TestFormatTime(t *testing.T) {
 	}
 }
 
+// TestFormatSpan: a range's ends read to the minute, unless the range is
+// short: then both to the second, so that a stop and a boot in the same
+// minute do not read "19:05–19:05".
+func TestFormatSpan(t *testing.T) {
+	now := at(2026, 11, 1, 20, 0, 0)
+	tests := []struct {
+		from, to      time.Time
+		en1, en2, zh1 string
+	}{
+		{at(2026, 11, 1, 18, 2, 40), at(2026, 11, 1, 20, 2, 10), "18:02", "20:02", "18:02"},
+		{at(2026, 11, 1, 19, 5, 2), at(2026, 11, 1, 19, 5, 40), "19:05:02", "19:05:40", "19:05:02"},
+		// a round minute is shown with its seconds too
+		{at(2026, 11, 1, 19, 5, 0), at(2026, 11, 1, 19, 5, 21), "19:05:00", "19:05:21", "19:05:00"},
+		// across a minute, still short
+		{at(2026, 11, 1, 19, 5, 50), at(2026, 11, 1, 19, 6, 10), "19:05:50", "19:06:10", "19:05:50"},
+		{at(2026, 11, 1, 19, 0, 0), at(2026, 11, 1, 19, 4, 59), "19:00:00", "19:04:59", "19:00:00"},
+		{at(2026, 11, 1, 19, 0, 0), at(2026, 11, 1, 19, 5, 0), "19:00", "19:05", "19:00"},
+		// another day keeps its date
+		{at(2026, 10, 31, 23, 59, 30), at(2026, 11, 1, 0, 0, 20), "yesterday 23:59:30", "00:00:20", "昨天 23:59:30"},
+		{at(2026, 10, 30, 23, 0, 0), at(2026, 11, 1, 9, 0, 0), "Oct 30 23:00", "09:00", "10月30日 23:00"},
+	}
+	for _, tt := range tests {
+		if a, b := FormatSpan(tt.from, tt.to, shanghai, now, "en"); a != tt.en1 || b != tt.en2 {
+			t.Errorf("FormatSpan(%v, %v, en) = %q, %q; want %q, %q", tt.from, tt.to, a, b, tt.en1, tt.en2)
+		}
+		if a, _ := FormatSpan(tt.from, tt.to, shanghai, now, "zh"); a != tt.zh1 {
+			t.Errorf("FormatSpan(%v, %v, zh) = %q; want %q", tt.from, tt.to, a, tt.zh1)
+		}
+	}
+}
+
 func TestFormatMoney(t *testing.T) {
 	tests := []struct {
 		m    ledger.Money

@@ -2,10 +2,12 @@ package main_test
 
 import (
 	"context"
+	"crypto/sha256"
 	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -171,5 +173,51 @@ func TestConsole_AgentSummaryFiles(t *testing.T) {
 	}
 	if ents, _ := os.ReadDir(cwd); len(ents) != 0 {
 		t.Errorf("the console wrote into the current directory: %v", ents)
+	}
+}
+
+// TestConsole_UndoShowsInstance: /undo of an /adopt in the terminal
+// console, served as serve wires the core and the scheduler, says the
+// instance waits again and shows its card with its buttons anew.
+func TestConsole_UndoShowsInstance(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the server binary; run without -short")
+	}
+	bin := buildServer(t)
+	data := t.TempDir()
+	dbPath := filepath.Join(data, "ledger.db")
+	ctx := context.Background()
+	db, err := sqlite.Open(ctx, dbPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	now := time.Now().UTC()
+	if _, err := db.EnsureUser(ctx, ledger.User{ID: 1, TZ: "UTC", CreatedAt: now.Add(-time.Hour)}); err != nil {
+		t.Fatal(err)
+	}
+	tok, _, err := db.IssueEnrolToken(ctx, 1, sha256.Sum256([]byte("enrol-test")), now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	in, _, err := db.Announce(ctx, ledger.Instance{UserID: 1, TokenID: tok.ID, Key: "runpod:abc123", Platform: "runpod", PlatformID: "abc123",
+		Hostname: "pod-host", GPUModel: "A40", GPUCount: 1, BootAt: now.Add(-5 * time.Minute), LastSeen: now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Its card was sent when it was announced.
+	if err := db.SetInstanceCard(ctx, 1, in.ID, 1); err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+	env := []string{"GPULEDGER_DB=" + dbPath, "GPULEDGER_LISTEN=127.0.0.1:0", "GPULEDGER_TZ=UTC"}
+	id := strconv.FormatInt(in.ID, 10)
+	code, out, errs := runBin(t, bin, data, env, "/adopt "+id+" $0.50\n/undo\n")
+	if code != 0 {
+		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, out, errs)
+	}
+	_, after, ok := strings.Cut(out, "undone: instance logged runpod-abc123")
+	if !ok || !strings.Contains(after, "Instance "+id+" waits for an answer again: its card is below") ||
+		!strings.Contains(after, "New instance on RunPod (ID abc123): 1× A40") || !strings.Contains(after, "Not mine") {
+		t.Errorf("the console's output after /undo lacks the instance's card:\n%s", out)
 	}
 }

@@ -173,6 +173,17 @@ func (r *reminders) Tokens() *hub.Tokens { return r.hub.Tokens() }
 // tokens, /agent revoke, /adopt, and the enrolment cards' buttons.
 func (r *reminders) Enrolment() *hub.Enrolment { return r.hub.Enrolment() }
 
+// InstanceCard gives /undo the card of an instance that waits for an
+// answer again (bot.InstanceCards), from the scheduler; none while the
+// scheduler has not started (the reply's /adopt line still logs it).
+func (r *reminders) InstanceCard(ctx context.Context, userID, instanceID int64) (chat.Outgoing, bool, error) {
+	s := r.tell.get()
+	if s == nil {
+		return chat.Outgoing{}, false, nil
+	}
+	return s.InstanceCard(ctx, userID, instanceID)
+}
+
 // Downloads returns what tells /agent whether the agent binary can be
 // downloaded; nil when downloads are off.
 func (r *reminders) Downloads() bot.AgentDownloads { return r.downloads }

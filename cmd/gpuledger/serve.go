@@ -69,6 +69,7 @@ func runServe(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	coreCfg.AgentDownloads = hub.Downloads()
 	coreCfg.Enrolment = hub.Enrolment()
 	coreCfg.Instances = db
+	coreCfg.InstanceCards = hub
 	coreCfg.SummaryChart = scheduler.SummaryChart
 
 	core, err := bot.New(ctx, coreCfg)

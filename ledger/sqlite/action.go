@@ -137,6 +137,7 @@ func (db *DB) Undo(ctx context.Context, a ledger.Action) (ledger.UndoResult, err
 			at                 int64
 			rentalID, volumeID sql.NullInt64
 			prev               sql.NullString
+			instance           int64
 		)
 		err = tx.QueryRowContext(ctx, `SELECT id, kind, name, at, rental_id, volume_id, prev FROM actions
 			WHERE user_id = ? AND undoable = 1 AND undone_by IS NULL ORDER BY id DESC LIMIT 1`, j.userID).
@@ -166,7 +167,7 @@ func (db *DB) Undo(ctx context.Context, a ledger.Action) (ledger.UndoResult, err
 			if !prev.Valid {
 				break
 			}
-			if err := undoInstance(ctx, tx, kind, prev.String); err != nil {
+			if instance, err = undoInstance(ctx, tx, kind, prev.String); err != nil {
 				return err
 			}
 		case ledger.ActionSettings:
@@ -216,7 +217,7 @@ func (db *DB) Undo(ctx context.Context, a ledger.Action) (ledger.UndoResult, err
 		if _, err := tx.ExecContext(ctx, `UPDATE actions SET name = ? WHERE id = ?`, name, j.id); err != nil {
 			return fmt.Errorf("sqlite: record undo: %w", err)
 		}
-		out = ledger.UndoResult{Kind: kind, Name: name, At: fromUnix(at)}
+		out = ledger.UndoResult{Kind: kind, Name: name, At: fromUnix(at), Instance: instance}
 		return nil
 	})
 	return out, err

@@ -575,11 +575,11 @@ func (db *DB) RebindInstance(ctx context.Context, userID, id int64, tokenHash [3
 // undoInstance puts the instance an adopt or ignore answered back in the
 // state it had before (prev, the action's journaled value), if it is
 // still where that action left it: bound to no rental (the undo just
-// deleted it) or ignored.
-func undoInstance(ctx context.Context, tx querier, kind ledger.ActionKind, prev string) error {
+// deleted it) or ignored. It returns the instance's ID.
+func undoInstance(ctx context.Context, tx querier, kind ledger.ActionKind, prev string) (int64, error) {
 	var p instancePrev
 	if err := json.Unmarshal([]byte(prev), &p); err != nil {
-		return fmt.Errorf("sqlite: undo %s: decode previous instance state: %w", kind, err)
+		return 0, fmt.Errorf("sqlite: undo %s: decode previous instance state: %w", kind, err)
 	}
 	if p.State != ledger.InstancePending && p.State != ledger.InstanceIgnored {
 		p.State = ledger.InstancePending
@@ -589,7 +589,7 @@ func undoInstance(ctx context.Context, tx querier, kind ledger.ActionKind, prev 
 		q = `UPDATE instances SET state = ? WHERE id = ? AND state = 'ignored'`
 	}
 	if _, err := tx.ExecContext(ctx, q, string(p.State), p.Instance); err != nil {
-		return fmt.Errorf("sqlite: undo %s: restore the instance: %w", kind, err)
+		return 0, fmt.Errorf("sqlite: undo %s: restore the instance: %w", kind, err)
 	}
-	return nil
+	return p.Instance, nil
 }

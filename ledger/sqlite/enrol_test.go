@@ -450,8 +450,8 @@ func TestDB_IgnoreInstance(t *testing.T) {
 		if err != nil || res.Kind != ledger.ActionIgnore {
 			t.Fatalf("Undo = %+v, %v; want the ignore", res, err)
 		}
-		if res, err := db.Undo(ctx, act(1)); err != nil || res.Kind != ledger.ActionRent {
-			t.Fatalf("second Undo = %+v, %v; want the rent of box1 (the repeated ignore is not on the stack)", res, err)
+		if res, err := db.Undo(ctx, act(1)); err != nil || res.Kind != ledger.ActionRent || res.Instance != 0 {
+			t.Fatalf("second Undo = %+v, %v; want the rent of box1, no instance (the repeated ignore is not on the stack)", res, err)
 		}
 	})
 	t.Run("Undo", func(t *testing.T) {
@@ -463,8 +463,8 @@ func TestDB_IgnoreInstance(t *testing.T) {
 			t.Fatal(err)
 		}
 		res, err := db.Undo(ctx, act(1))
-		if err != nil || res.Kind != ledger.ActionIgnore || res.Name != "runpod-abc123" {
-			t.Fatalf("Undo = %+v, %v; want the ignore of runpod-abc123", res, err)
+		if err != nil || res.Kind != ledger.ActionIgnore || res.Name != "runpod-abc123" || res.Instance != in.ID {
+			t.Fatalf("Undo = %+v, %v; want the ignore of runpod-abc123, instance %d", res, err, in.ID)
 		}
 		got, _ := db.Instance(ctx, 1, in.ID)
 		if got.State != ledger.InstancePending || !got.Carded || got.MessageID != 42 {
@@ -584,8 +584,8 @@ func TestDB_AdoptInstance(t *testing.T) {
 			t.Fatal(err)
 		}
 		res, err := db.Undo(ctx, act(1))
-		if err != nil || res.Kind != ledger.ActionAdopt || res.Name != "runpod-abc123" {
-			t.Fatalf("Undo = %+v, %v; want the adopt of runpod-abc123", res, err)
+		if err != nil || res.Kind != ledger.ActionAdopt || res.Name != "runpod-abc123" || res.Instance != in.ID {
+			t.Fatalf("Undo = %+v, %v; want the adopt of runpod-abc123, instance %d", res, err, in.ID)
 		}
 		if _, err := db.RentalByID(ctx, r.ID); ledger.ErrorCode(err) != ledger.ENOTFOUND {
 			t.Fatalf("rental after undo: %v, want ENOTFOUND", err)
