@@ -10,6 +10,8 @@ import (
 	"net/http"
 	"strings"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/gpuledger/gpuledger/agent/wire"
 	"github.com/gpuledger/gpuledger/internal/clip"
@@ -267,10 +269,37 @@ func normFacts(hb *wire.HeartbeatRequest) (f wire.InstanceFacts, hostname string
 	if k, ok := ledger.CanonicalPlatform(clip.Bytes(hb.Instance.Platform, wire.MaxStrLen, "")); ok {
 		f.Platform = k
 	}
-	f.PlatformSource = clip.Bytes(f.PlatformSource, wire.MaxStrLen, "…")
-	f.ID = clip.Bytes(f.ID, wire.MaxStrLen, "")
-	f.MachineID = clip.Bytes(f.MachineID, wire.MaxStrLen, "")
-	return f, clip.Bytes(hb.Host.Hostname, wire.MaxStrLen, "")
+	f.PlatformSource = clip.Bytes(printable(f.PlatformSource), wire.MaxStrLen, "…")
+	f.ID = clip.Bytes(printable(f.ID), wire.MaxStrLen, "")
+	f.MachineID = clip.Bytes(printable(f.MachineID), wire.MaxStrLen, "")
+	return f, clip.Bytes(printable(hb.Host.Hostname), wire.MaxStrLen, "")
+}
+
+// printable returns s without the characters that are not text a person
+// reads: control characters (a newline in a host name breaks a card into
+// lines; an escape sequence is obeyed by a terminal showing the log) and
+// format characters (a right-to-left override reorders what follows it,
+// so a forged name can read as another). What an agent claims is shown
+// on cards and in logs; only its printable part is kept. It stops
+// reading after 4 KiB: what is kept is clipped far shorter.
+func printable(s string) string {
+	const most = 4 << 10
+	if len(s) > most {
+		s = clip.Bytes(s, most, "")
+	}
+	if strings.IndexFunc(s, unprintable) < 0 {
+		return s
+	}
+	return strings.Map(func(r rune) rune {
+		if unprintable(r) {
+			return -1
+		}
+		return r
+	}, s)
+}
+
+func unprintable(r rune) bool {
+	return unicode.IsControl(r) || unicode.Is(unicode.Cf, r) || r == utf8.RuneError
 }
 
 // instanceKey returns the key of the instance hb reports from ("" when
@@ -295,7 +324,7 @@ func instanceFacts(hb *wire.HeartbeatRequest, now time.Time) ledger.Instance {
 		FirstSeen: now, LastSeen: now,
 	}
 	if len(hb.Host.GPUs) > 0 {
-		in.GPUModel = clip.Bytes(ledger.GPUDisplayName(clip.Bytes(hb.Host.GPUs[0].Name, wire.MaxStrLen, "")), 64, "")
+		in.GPUModel = clip.Bytes(ledger.GPUDisplayName(clip.Bytes(printable(hb.Host.GPUs[0].Name), wire.MaxStrLen, "")), 64, "")
 	}
 	return in
 }

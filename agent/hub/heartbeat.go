@@ -454,7 +454,7 @@ func sessions(hb *wire.HeartbeatRequest) []ledger.Session {
 func gpuFacts(hb *wire.HeartbeatRequest) ledger.GPUFacts {
 	f := ledger.GPUFacts{Source: clip.Bytes(hb.Host.GPUSource, 16, "…"), Count: len(hb.Host.GPUs)}
 	if len(hb.Host.GPUs) > 0 {
-		f.Model = clip.Bytes(hb.Host.GPUs[0].Name, 64, "…")
+		f.Model = clip.Bytes(printable(hb.Host.GPUs[0].Name), 64, "…")
 	}
 	return f
 }
