@@ -112,3 +112,63 @@ func TestAttack_ForgedFacts(t *testing.T) {
 		t.Fatalf("rental %q (%v) from %v on %q", r.Name, err, r.StartedAt(), r.Platform)
 	}
 }
+
+// TestAttack_HandoverRace: the user taps Log while two agents with the
+// same enrolment token and the same instance key (a copy started at the
+// same time) heartbeat. Both may be handed the rental's token before
+// either reports with it; once both report with it, the one replaced by
+// the other is refused 409 (it falls back to the enrolment token and is
+// told to the user as returned), so the two never both report for the
+// rental silently.
+func TestAttack_HandoverRace(t *testing.T) {
+	e := newEnrolEnv(t)
+	var from int
+	_, r := e.adopted(t0)
+	e.events(&from)
+	agentHB := func(boot string) wire.HeartbeatRequest {
+		h := e.facts("abc123", t0)
+		h.BootID = boot
+		return h
+	}
+	a, b := agentHB("agent-a"), agentHB("agent-b")
+	ta, tb := e.answer(a).Token, e.answer(b).Token
+	if ta == "" || ta != tb {
+		t.Fatalf("hand-over tokens %q %q", ta, tb)
+	}
+	codes := map[string][]int{}
+	for i := range 4 {
+		e.clk.Add(15 * time.Second)
+		for _, h := range []wire.HeartbeatRequest{a, b} {
+			h.Seq = uint64(i + 1)
+			code, _, _ := e.send(ta, h)
+			codes[h.BootID] = append(codes[h.BootID], code)
+		}
+	}
+	refused := 0
+	for _, c := range append(codes["agent-a"], codes["agent-b"]...) {
+		if c == http.StatusConflict {
+			refused++
+		}
+	}
+	if refused == 0 {
+		t.Fatalf("both agents report for %s with one token: %v", r.Name, codes)
+	}
+	if c := codes["agent-b"]; c[len(c)-1] != http.StatusOK {
+		t.Fatalf("the agent that reported last was refused: %v", codes)
+	}
+	// The refused one falls back to the enrolment token: the user is
+	// asked about it (once), and it gets no token.
+	if got := e.answer(a); got.State != wire.EnrolWaiting || got.Token != "" {
+		t.Fatalf("the refused agent with the enrolment token: %+v", got)
+	}
+	if ev := e.events(&from); len(ev) != 1 || !strings.HasPrefix(ev[0], "returned:") {
+		t.Fatalf("events %v, want the returned instance told", ev)
+	}
+	// An agent that restarts (a new process, a new boot id) is not a copy.
+	c := agentHB("agent-b2")
+	c.Seq = 1
+	e.clk.Add(15 * time.Second)
+	if code, _, msg := e.send(ta, c); code != http.StatusOK {
+		t.Fatalf("a restarted agent: %d %q", code, msg)
+	}
+}

@@ -8,6 +8,7 @@ import (
 	"io"
 	"math"
 	"net/http"
+	"slices"
 	"strings"
 	"time"
 
@@ -100,6 +101,14 @@ func (h *Hub) serveHeartbeat(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusConflict, fmt.Sprintf(msgInstanceClone, ce.bound))
 		return
 	}
+	var te *twinError
+	if errors.As(err, &te) {
+		result = resultConflict
+		h.log.Warn("hub: two agents report for one rental with the same token (a copy of its instance?); the one replaced is refused",
+			"rental", tok.RentalID, "refused_run", clip.Bytes(te.boot, 64, "…"), "current_run", te.current)
+		writeError(w, http.StatusConflict, msgTwin)
+		return
+	}
 	if err != nil {
 		h.log.Error("hub: heartbeat", "rental", tok.RentalID, "err", err)
 		writeLedgerError(w, err)
@@ -164,9 +173,18 @@ func (h *Hub) record(ctx context.Context, tok ledger.AgentToken, hb *wire.Heartb
 	}
 
 	h.mu.Lock()
+	a := h.agentLocked(tok.RentalID)
+	if hb.BootID != "" && hb.BootID != a.state.BootID && slices.Contains(a.replaced, hb.BootID) {
+		// An agent run that another replaced reports again: two agents
+		// share the token (a copy of the instance started at the same
+		// time, both handed the token before either used it). The one
+		// replaced is refused, falls back to its enrolment token and is
+		// told to the user as an instance back without its own token.
+		h.mu.Unlock()
+		return resp, false, &twinError{boot: hb.BootID, current: a.state.BootID}
+	}
 	// The agent reports with the token it was handed: forget it.
 	h.handedOverLocked(tok.Hash)
-	a := h.agentLocked(tok.RentalID)
 	prev, prevOpen := a.state, a.idleOpen
 	// A heartbeat already applied (the agent retried after a lost answer,
 	// or someone replays one) changes nothing.
@@ -174,6 +192,10 @@ func (h *Hub) record(ctx context.Context, tok ledger.AgentToken, hb *wire.Heartb
 	var interrupted []ledger.Order
 	if !dup {
 		if prev.BootID != "" && hb.BootID != prev.BootID {
+			a.replaced = append(a.replaced, prev.BootID)
+			if len(a.replaced) > maxReplaced {
+				a.replaced = a.replaced[1:]
+			}
 			// The agent restarted: an order it had started cannot be
 			// confirmed by the new process.
 			keep := a.orders[:0]
@@ -331,6 +353,21 @@ func (h *Hub) applyLocked(a *agent, tok ledger.AgentToken, rl *ledger.Rental, hb
 		default:
 		}
 	}
+}
+
+// maxReplaced bounds the replaced agent runs remembered per rental.
+const maxReplaced = 8
+
+// msgTwin refuses the heartbeat of an agent run that another run of the
+// same token replaced.
+const msgTwin = "another agent reports for this rental with the same token since this one last did (a copy of this instance started at the same time?): this agent must enrol as itself with the enrolment token; the user is asked whether it is theirs"
+
+// twinError is record's refusal of a heartbeat from an agent run that a
+// later run reporting with the same token replaced.
+type twinError struct{ boot, current string }
+
+func (e *twinError) Error() string {
+	return fmt.Sprintf("hub: heartbeat from agent run %s, replaced by run %s on the same token", e.boot, e.current)
 }
 
 // cloneError is record's refusal of a rental's heartbeat from another

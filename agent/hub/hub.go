@@ -198,6 +198,9 @@ type agent struct {
 	shutdownBoot time.Time
 	shutdownHost bool
 	shutdownTold bool
+	// The agent runs (boot ids) that a later one replaced, newest last:
+	// one of them reporting again is a second agent on the same token.
+	replaced []string
 
 	// What the token made the bot say (see noteBudget).
 	notes            []time.Time // agent-triggered messages in the last noteWindow
