@@ -172,3 +172,30 @@ func TestAttack_HandoverRace(t *testing.T) {
 		t.Fatalf("a restarted agent: %d %q", code, msg)
 	}
 }
+
+// TestAttack_LateShutdownClaim: a rental's agent silent for ten hours
+// then reports that the host shut down ten hours ago. An agent sends its
+// shutdown report as it stops, so a report that old is a forger's (or a
+// host that went silent, which is told as silence): it is placed at most
+// two minutes before it arrived, and cannot take the silent hours off
+// the bill by itself.
+func TestAttack_LateShutdownClaim(t *testing.T) {
+	e := newEnrolEnv(t)
+	var from int
+	h := e.facts("late1", t0)
+	if code, _, _ := e.send(e.token, h); code != http.StatusOK {
+		t.Fatal(code)
+	}
+	e.clk.Add(10 * time.Hour)
+	h = e.facts("late1", t0)
+	h.Shutdown = &wire.Shutdown{At: t0, Host: true}
+	if code, _, _ := e.send(e.token, h); code != http.StatusOK {
+		t.Fatal(code)
+	}
+	if ev := e.events(&from); len(ev) != 1 || ev[0] != "shutdown:box1:true" {
+		t.Fatalf("events %v", ev)
+	}
+	if at := e.rec.shuts[len(e.rec.shuts)-1]; at.Before(e.clk.Now().Add(-2 * time.Minute)) {
+		t.Fatalf("a shutdown reported ten hours late is placed at %v, %v before it arrived", at, e.clk.Now().Sub(at))
+	}
+}

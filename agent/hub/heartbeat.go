@@ -444,6 +444,11 @@ func (h *Hub) hostLocked(a *agent, rl *ledger.Rental, prev ledger.AgentState, s 
 	if prev.Seen() && at.Before(prev.LastSeen) {
 		at = prev.LastSeen
 	}
+	if lo := now.Add(-shutdownLate); at.Before(lo) {
+		// An agent sends its report as it stops: one claiming an older
+		// stop would make the silence before it unbilled time.
+		at = lo
+	}
 	thisBoot := a.shutdownTold && a.shutdownBoot.Equal(s.HostBoot)
 	told := thisBoot || !prev.ShutdownAt.IsZero()
 	toldHost := (thisBoot && a.shutdownHost) || (!prev.ShutdownAt.IsZero() && prev.ShutdownHost)
@@ -458,6 +463,12 @@ func (h *Hub) hostLocked(a *agent, rl *ledger.Rental, prev ledger.AgentState, s 
 		h.emit(func(ctx context.Context, l Listener) { l.HostShutdown(ctx, r, at, host) })
 	}
 }
+
+// shutdownLate is how long before its arrival a shutdown report may
+// place the stop: an agent sends it as it stops (within the seconds the
+// operating system gives it), so a claim of an earlier stop is not
+// believed.
+const shutdownLate = 2 * time.Minute
 
 // flushSoonLocked asks Run to write the agents' states now (a boot or a
 // shutdown report was told: a restart must not tell it again).
