@@ -199,3 +199,112 @@ func TestAttack_LateShutdownClaim(t *testing.T) {
 		t.Fatalf("a shutdown reported ten hours late is placed at %v, %v before it arrived", at, e.clk.Now().Sub(at))
 	}
 }
+
+// revokingStore revokes the user's enrolment tokens in the database just
+// before an announcement is written: /agent revoke while a heartbeat is
+// in flight, after the hub checked the token from its cache.
+type revokingStore struct{ hub.Store }
+
+func (s revokingStore) Announce(ctx context.Context, in ledger.Instance) (ledger.Instance, bool, error) {
+	if _, err := s.Store.RevokeEnrolTokens(ctx, in.UserID, time.Now()); err != nil {
+		return ledger.Instance{}, false, err
+	}
+	return s.Store.Announce(ctx, in)
+}
+
+// TestAttack_Revocation: a token revoked while its agent's heartbeat is
+// in flight is refused 401 and stores nothing; an enrolment token used
+// as a rental's token on the order result path is refused like any
+// unknown token, without a crash and without reading anything.
+func TestAttack_Revocation(t *testing.T) {
+	e := newEnrolEnv(t)
+	var from int
+	h, err := hub.New(hub.Config{Store: revokingStore{e.db}, Now: e.clk.Now, Listener: e.rec})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tok, _, err := h.Enrolment().Issue(context.Background(), 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(h.Handler())
+	t.Cleanup(srv.Close)
+	e.srv = srv
+	e.hub = h
+	code, _, msg := e.send(tok, e.facts("inflight", t0))
+	if code != http.StatusUnauthorized || msg != "this enrolment token was revoked: send /agent in the chat for a new install line" {
+		t.Fatalf("revoked in flight: %d %q", code, msg)
+	}
+	if p := e.pending(); len(p) != 0 {
+		t.Fatalf("stored %+v", p)
+	}
+	if ev := e.events(&from); len(ev) != 0 {
+		t.Fatalf("told %v", ev)
+	}
+	// And at once on the next heartbeat, from the cache dropped.
+	if code, _, _ := e.send(tok, e.facts("inflight", t0)); code != http.StatusUnauthorized {
+		t.Fatalf("the next heartbeat: %d", code)
+	}
+
+	t.Run("EnrolTokenOnOrderResult", func(t *testing.T) {
+		e := newEnrolEnv(t)
+		for _, path := range []string{wire.PathOrderResult("o-1"), wire.PathOrderResult("../../x")} {
+			code, body := e.post(path, e.enrol, []byte(`{"order_id":"o-1","state":"done"}`))
+			if code != http.StatusUnauthorized && code != http.StatusNotFound {
+				t.Fatalf("%s with an enrolment token: %d %s", path, code, body)
+			}
+			if code == http.StatusUnauthorized && !strings.Contains(string(body), "an enrolment token only announces its instance") {
+				t.Errorf("%s with an enrolment token: %s", path, body)
+			}
+		}
+		if got := e.answer(e.facts("abc123", t0)); got.State != wire.EnrolWaiting {
+			t.Fatalf("the enrolment token afterwards: %+v", got)
+		}
+	})
+}
+
+// TestAttack_EnrolBodies: bodies that are not an enrolment heartbeat are
+// refused 400 with what was wrong, store nothing and tell nothing; extra
+// fields are ignored.
+func TestAttack_EnrolBodies(t *testing.T) {
+	for _, tt := range []struct {
+		name, body string
+		code       int
+		msg        string
+	}{
+		{"Empty", ``, http.StatusBadRequest, "malformed JSON"},
+		{"Null", `null`, http.StatusBadRequest, "needs the instance facts"},
+		{"Array", `[1,2]`, http.StatusBadRequest, "malformed JSON"},
+		{"InstanceNull", `{"version":"v1","instance":null}`, http.StatusBadRequest, "needs the instance facts"},
+		{"InstanceString", `{"version":"v1","instance":"runpod:abc"}`, http.StatusBadRequest, "malformed JSON"},
+		{"InstanceEmpty", `{"version":"v1","instance":{}}`, http.StatusBadRequest, "could not tell this host apart"},
+		{"BootNotATime", `{"version":"v1","instance":{"id":"a","booted_at":"yesterday"}}`, http.StatusBadRequest, "malformed JSON"},
+		{"BootNumber", `{"version":"v1","instance":{"id":"a","booted_at":12}}`, http.StatusBadRequest, "malformed JSON"},
+		{"GPUsObject", `{"version":"v1","host":{"gpus":{"0":{}}},"instance":{"id":"a"}}`, http.StatusBadRequest, "malformed JSON"},
+		{"SeqNegative", `{"version":"v1","seq":-1,"instance":{"id":"a"}}`, http.StatusBadRequest, "malformed JSON"},
+		{"Trailing", `{"version":"v1","instance":{"id":"a"}} {"x":1}`, http.StatusBadRequest, "malformed JSON"},
+		{"Deep", strings.Repeat(`{"a":`, 10001) + `1` + strings.Repeat(`}`, 10001), http.StatusBadRequest, "malformed JSON"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			e := newEnrolEnv(t)
+			code, _, msg := e.sendRaw(e.enrol, []byte(tt.body))
+			if code != tt.code || !strings.Contains(msg, tt.msg) {
+				t.Fatalf("= %d %q; want %d %q", code, msg, tt.code, tt.msg)
+			}
+			if p := e.pending(); len(p) != 0 || e.store.n() != 0 {
+				t.Fatalf("stored %+v", p)
+			}
+		})
+	}
+	t.Run("ExtraFields", func(t *testing.T) {
+		e := newEnrolEnv(t)
+		body := `{"version":"v1","rental":"box1","orders":[{"id":"o-1"}],"instance":{"platform":"runpod","id":"xf1","key":"runpod:other","user_id":2,"extra":[1]},"admin":true}`
+		code, resp, msg := e.sendRaw(e.enrol, []byte(body))
+		if code != http.StatusOK || resp.Enrolment == nil || resp.Enrolment.State != wire.EnrolWaiting || resp.Rental != "" {
+			t.Fatalf("= %d %q %+v", code, msg, resp)
+		}
+		if p := e.pending(); len(p) != 1 || p[0].Key != "runpod:xf1" || p[0].UserID != 1 {
+			t.Fatalf("stored %+v", p)
+		}
+	})
+}
