@@ -308,3 +308,86 @@ func TestAttack_EnrolBodies(t *testing.T) {
 		}
 	})
 }
+
+// kill replaces the hub by a new one on the same database without
+// flushing what the old one held in memory: the server was killed.
+func (e *enrolEnv) kill() {
+	e.t.Helper()
+	h, err := hub.New(hub.Config{Store: e.store, Now: e.clk.Now, Listener: e.rec})
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	if err := h.Load(context.Background()); err != nil {
+		e.t.Fatal(err)
+	}
+	e.hub = h
+	e.srv.Close()
+	e.srv = httptest.NewServer(h.Handler())
+	e.t.Cleanup(e.srv.Close)
+}
+
+// TestAttack_CrashAroundShutdown: the server is killed right after it
+// answered a host's shutdown report (before any flush), and the agent
+// sends the report again (its answer was lost with the server): the
+// shutdown is not told twice, and the next boot is told once with the
+// report before it.
+func TestAttack_CrashAroundShutdown(t *testing.T) {
+	e := newEnrolEnv(t)
+	var from int
+	boot1 := t0.Add(-time.Hour)
+	if code, _, _ := e.send(e.token, e.facts("crash1", boot1)); code != http.StatusOK {
+		t.Fatal(code)
+	}
+	if err := e.hub.Flush(context.Background()); err != nil { // Run flushes every 500 ms
+		t.Fatal(err)
+	}
+	e.clk.Add(30 * time.Second)
+	shut := e.facts("crash1", boot1)
+	shut.Shutdown = &wire.Shutdown{At: e.clk.Now(), Host: true}
+	if code, _, _ := e.send(e.token, shut); code != http.StatusOK {
+		t.Fatal(code)
+	}
+	if ev := e.events(&from); len(ev) != 1 || ev[0] != "shutdown:box1:true" {
+		t.Fatalf("events %v", ev)
+	}
+	e.kill()
+	e.clk.Add(5 * time.Second)
+	if code, _, _ := e.send(e.token, shut); code != http.StatusOK {
+		t.Fatal(code)
+	}
+	if ev := e.events(&from); len(ev) != 0 {
+		t.Fatalf("after the crash the same shutdown report was told again: %v", ev)
+	}
+	e.kill()
+	e.clk.Add(3 * time.Hour)
+	if code, _, _ := e.send(e.token, e.facts("crash1", e.clk.Now().Add(-time.Minute))); code != http.StatusOK {
+		t.Fatal(code)
+	}
+	if ev := e.events(&from); len(ev) != 1 || ev[0] != "booted:box1:true" {
+		t.Fatalf("the boot after the crash: %v, want it told once with its shutdown report", ev)
+	}
+}
+
+// TestAttack_CrashAfterHandover: the agent was handed the rental's token
+// and the server was killed before the agent reported with it. The token
+// works after the restart, and an enrolment heartbeat of the instance
+// after that (a new container without its state) is not handed a second
+// token silently.
+func TestAttack_CrashAfterHandover(t *testing.T) {
+	e := newEnrolEnv(t)
+	var from int
+	_, r := e.adopted(t0)
+	tok := e.answer(e.facts("abc123", t0)).Token
+	e.events(&from)
+	e.kill()
+	if code, resp, msg := e.send(tok, e.facts("abc123", t0)); code != http.StatusOK || resp.Rental != r.Name {
+		t.Fatalf("the handed-over token after the crash: %d %q", code, msg)
+	}
+	e.clk.Add(30 * time.Second)
+	if got := e.answer(e.facts("abc123", t0)); got.State != wire.EnrolWaiting || got.Token != "" {
+		t.Fatalf("the instance back with the enrolment token: %+v", got)
+	}
+	if ev := e.events(&from); len(ev) != 1 || !strings.HasPrefix(ev[0], "returned:") {
+		t.Fatalf("events %v", ev)
+	}
+}

@@ -384,8 +384,9 @@ func (e *cloneError) Error() string {
 // is going down after one that only the agent stopped is told too) and of
 // a new boot (a boot more than newBootAfter after the one stored), both
 // within the token's budget of messages. The state carries the boot and
-// the report, so a restarted server does not tell them again. h.mu is
-// held.
+// the report, and is written before the agent is answered (a.step.write,
+// as for an idle interval), so a server killed after the answer does not
+// tell them again when the agent sends the report again. h.mu is held.
 func (h *Hub) hostLocked(a *agent, rl *ledger.Rental, prev ledger.AgentState, s *ledger.AgentState, hb *wire.HeartbeatRequest, now time.Time) {
 	booted := false
 	if hb.Instance != nil {
@@ -417,7 +418,7 @@ func (h *Hub) hostLocked(a *agent, rl *ledger.Rental, prev ledger.AgentState, s 
 			s.ShutdownAt, s.ShutdownHost = time.Time{}, false
 			a.shutdownTold = false
 			booted = true
-			h.flushSoonLocked()
+			a.step.write = true
 			if h.noteLocked(a, rl, "host booted", now) {
 				r := rl
 				h.emit(func(ctx context.Context, l Listener) { l.HostBooted(ctx, r, b) })
@@ -457,7 +458,7 @@ func (h *Hub) hostLocked(a *agent, rl *ledger.Rental, prev ledger.AgentState, s 
 		return
 	}
 	a.shutdownTold, a.shutdownBoot, a.shutdownHost = true, s.HostBoot, sd.Host || toldHost
-	h.flushSoonLocked()
+	a.step.write = true
 	if h.noteLocked(a, rl, "host shutdown", now) {
 		r, host := rl, sd.Host
 		h.emit(func(ctx context.Context, l Listener) { l.HostShutdown(ctx, r, at, host) })
@@ -469,15 +470,6 @@ func (h *Hub) hostLocked(a *agent, rl *ledger.Rental, prev ledger.AgentState, s 
 // operating system gives it), so a claim of an earlier stop is not
 // believed.
 const shutdownLate = 2 * time.Minute
-
-// flushSoonLocked asks Run to write the agents' states now (a boot or a
-// shutdown report was told: a restart must not tell it again).
-func (h *Hub) flushSoonLocked() {
-	select {
-	case h.flushNow <- struct{}{}:
-	default:
-	}
-}
 
 // sessions returns the people connected that hb reports, clipped; kinds
 // this server does not know (a newer agent's) are left out, so they hold

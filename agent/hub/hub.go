@@ -7,8 +7,10 @@
 // to the store in batches (Run flushes them), so that thousands of agents
 // cost one transaction per flush instead of one per heartbeat. What must
 // not be lost (idle intervals opening and closing, in one transaction with
-// the agent state they go with; orders and their results; the stop or
-// release an agent confirmed) is written before the request is answered.
+// the agent state they go with; a host's shutdown report or new boot, with
+// the state that remembers it was told; orders and their results; the
+// stop or release an agent confirmed) is written before the request is
+// answered.
 // A crash loses at most one flush of heartbeat statistics; Load rebuilds
 // each agent's idle state from the open idle interval, so the two agree.
 //
