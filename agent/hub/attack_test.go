@@ -384,10 +384,44 @@ func TestAttack_CrashAfterHandover(t *testing.T) {
 		t.Fatalf("the handed-over token after the crash: %d %q", code, msg)
 	}
 	e.clk.Add(30 * time.Second)
-	if got := e.answer(e.facts("abc123", t0)); got.State != wire.EnrolWaiting || got.Token != "" {
+	again := e.facts("abc123", t0)
+	again.BootID = "new-container"
+	if got := e.answer(again); got.State != wire.EnrolWaiting || got.Token != "" {
 		t.Fatalf("the instance back with the enrolment token: %+v", got)
 	}
 	if ev := e.events(&from); len(ev) != 1 || !strings.HasPrefix(ev[0], "returned:") {
 		t.Fatalf("events %v", ev)
+	}
+}
+
+// TestAttack_DelayedEnrolHeartbeat: on a slow network the agent's
+// enrolment heartbeat answered with the rental's token may be preceded
+// by an earlier one that arrives after the agent already reports with
+// that token. That late heartbeat comes from the same agent run (its
+// boot id) that now reports for the rental: it is no copy, and the user
+// is not asked about one.
+func TestAttack_DelayedEnrolHeartbeat(t *testing.T) {
+	e := newEnrolEnv(t)
+	var from int
+	e.adopted(t0)
+	late := e.facts("abc123", t0) // sent first, arrives last
+	tok := e.answer(e.facts("abc123", t0)).Token
+	if code, _, _ := e.send(tok, e.facts("abc123", t0)); code != http.StatusOK {
+		t.Fatal(code)
+	}
+	e.events(&from)
+	e.clk.Add(2 * time.Second)
+	if got := e.answer(late); got.State != wire.EnrolWaiting || got.Token != "" {
+		t.Fatalf("the late heartbeat: %+v", got)
+	}
+	if ev := e.events(&from); len(ev) != 0 {
+		t.Fatalf("a late heartbeat of the agent that reports for the rental was told as a copy: %v", ev)
+	}
+	// Another agent run with the enrolment token is still told.
+	other := e.facts("abc123", t0)
+	other.BootID = "another-run"
+	e.answer(other)
+	if ev := e.events(&from); len(ev) != 1 || !strings.HasPrefix(ev[0], "returned:") {
+		t.Fatalf("another run: %v", ev)
 	}
 }

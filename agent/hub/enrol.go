@@ -46,6 +46,7 @@ const (
 	retryHeld         = 300              // seconds a held instance's agent waits
 	newBootAfter      = 2 * time.Minute  // a boot this much later than the one stored is a new one
 	returnedNoteEvery = 10 * time.Minute // the least time between two InstanceReturned of one instance
+	lateEnrolFor      = 2 * time.Minute  // how long after its agent run's last rental heartbeat an enrolment heartbeat of it is a late one
 )
 
 // Enrolment heartbeat results counted in
@@ -219,7 +220,7 @@ func (h *Hub) serveEnrol(w http.ResponseWriter, r *http.Request, raw string) {
 		return
 	}
 	in.UserID, in.TokenID = et.UserID, et.ID
-	ans, res, err := h.enrol(ctx, in, now)
+	ans, res, err := h.enrol(ctx, in, clip.Bytes(hb.BootID, 64, "…"), now)
 	switch errorKey(err) {
 	case "enrol_token_revoked", "enrol_token_unknown":
 		// Revoked (or gone) since it was cached.
@@ -360,9 +361,9 @@ func sameFacts(a, b ledger.Instance) bool {
 		a.Source == b.Source && a.BootAt.IsZero() == b.BootAt.IsZero() && d <= newBootAfter && d >= -newBootAfter
 }
 
-// enrol records the announcement of in and answers it by the instance's
-// state.
-func (h *Hub) enrol(ctx context.Context, in ledger.Instance, now time.Time) (wire.EnrolmentAnswer, string, error) {
+// enrol records the announcement of in, sent by the agent run (boot id)
+// run, and answers it by the instance's state.
+func (h *Hub) enrol(ctx context.Context, in ledger.Instance, run string, now time.Time) (wire.EnrolmentAnswer, string, error) {
 	h.enrolMu.Lock()
 	defer h.enrolMu.Unlock()
 	ref := instanceRef{in.UserID, in.Key}
@@ -414,7 +415,7 @@ func (h *Hub) enrol(ctx context.Context, in ledger.Instance, now time.Time) (wir
 			_, gone = re.r.ReleasedAt()
 		}
 		if !gone {
-			return h.answerBound(ctx, got, re.r, now)
+			return h.answerBound(ctx, got, re.r, run, now)
 		}
 		h.dropHandover(got.ID)
 		if write {
@@ -442,9 +443,12 @@ func (h *Hub) enrol(ctx context.Context, in ledger.Instance, now time.Time) (wir
 // the rental's token while it waits in memory; with a fresh one when the
 // rental's agent never reported (the server restarted before the hand-
 // over); else the instance came back without its own token (a new
-// container, or a copy), which the listener is told once per boot.
-// enrolMu is held.
-func (h *Hub) answerBound(ctx context.Context, in ledger.Instance, r *ledger.Rental, now time.Time) (wire.EnrolmentAnswer, string, error) {
+// container, or a copy), which the listener is told once per boot —
+// unless the heartbeat comes from the agent run that reports for the
+// rental with its own token right now: sent before that run switched
+// tokens and delayed on the way (lateEnrolFor), it is no copy. enrolMu
+// is held.
+func (h *Hub) answerBound(ctx context.Context, in ledger.Instance, r *ledger.Rental, run string, now time.Time) (wire.EnrolmentAnswer, string, error) {
 	h.mu.Lock()
 	ho := h.handovers[in.ID]
 	if ho != nil && (ho.rentalID != in.RentalID || now.Sub(ho.at) >= handoverTTL || now.Before(ho.at)) {
@@ -453,9 +457,14 @@ func (h *Hub) answerBound(ctx context.Context, in ledger.Instance, r *ledger.Ren
 	}
 	a := h.agents[in.RentalID]
 	seen := a != nil && a.state.Seen()
+	late := seen && run != "" && a.state.BootID == run && !now.Before(a.state.LastSeen) && now.Sub(a.state.LastSeen) < lateEnrolFor
 	h.mu.Unlock()
 	if ho != nil {
 		return boundAnswer(ho), enrolBound, nil
+	}
+	if late {
+		return wire.EnrolmentAnswer{State: wire.EnrolWaiting,
+			Message: fmt.Sprintf("this agent reports for %s with the rental's own token already; this heartbeat came late", r.Name)}, enrolWaiting, nil
 	}
 	if !seen {
 		ho, err := h.rebind(ctx, in, r, now)
