@@ -61,3 +61,28 @@ func TestEnrolFloodCards(t *testing.T) {
 			ledger.MaxCardsPerHour, ledger.MaxPendingInstances-ledger.MaxCardsPerHour-1)
 	}
 }
+
+// TestForgedReturnedFlood: whoever holds the enrolment token claims the
+// key of an instance the user logged, with a new boot every few minutes
+// for a day. Each is "the instance back without its own token" to the
+// hub; the user must not get a card for each.
+func TestForgedReturnedFlood(t *testing.T) {
+	e := newEnv(t, nil)
+	tok, in, _, _ := e.returned()
+	e.chat.Take()
+	start := e.clk.Now()
+	for e.clk.Now().Sub(start) < 24*time.Hour {
+		e.clk.Add(10*time.Minute + time.Second)
+		in.boot = e.clk.Now().Add(-time.Second)
+		e.announce(tok, in)
+	}
+	n := 0
+	for _, s := range e.chat.Take() {
+		if !s.IsAnswer && s.Out.EditMessageID == 0 {
+			n++
+		}
+	}
+	if n > 25 {
+		t.Fatalf("a day of forged returns brought %d messages, want at most one an hour", n)
+	}
+}

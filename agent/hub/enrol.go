@@ -45,7 +45,7 @@ const (
 	retryIgnored      = 3600             // seconds an ignored instance's agent waits between heartbeats
 	retryHeld         = 300              // seconds a held instance's agent waits
 	newBootAfter      = 2 * time.Minute  // a boot this much later than the one stored is a new one
-	returnedNoteEvery = 10 * time.Minute // the least time between two InstanceReturned of one instance
+	returnedNoteEvery = time.Hour        // the least time between two InstanceReturned of one instance
 	lateEnrolFor      = 2 * time.Minute  // how long after its agent run's last rental heartbeat an enrolment heartbeat of it is a late one
 )
 
@@ -443,7 +443,8 @@ func (h *Hub) enrol(ctx context.Context, in ledger.Instance, run string, now tim
 // the rental's token while it waits in memory; with a fresh one when the
 // rental's agent never reported (the server restarted before the hand-
 // over); else the instance came back without its own token (a new
-// container, or a copy), which the listener is told once per boot —
+// container, or a copy), which the listener is told once per boot (at
+// most once an hour, within the rental's budget of messages) —
 // unless the heartbeat comes from the agent run that reports for the
 // rental with its own token right now: sent before that run switched
 // tokens and delayed on the way (lateEnrolFor), it is no copy. enrolMu
@@ -477,7 +478,11 @@ func (h *Hub) answerBound(ctx context.Context, in ledger.Instance, r *ledger.Ren
 	n, told := h.returned[in.ID]
 	d := in.BootAt.Sub(n.boot)
 	sameBoot := told && d <= newBootAfter && d >= -newBootAfter
-	tell := !sameBoot && (!told || now.Sub(n.at) >= returnedNoteEvery || now.Before(n.at))
+	// A new boot is told at most once per returnedNoteEvery, and within
+	// the rental's budget of agent-triggered messages: whoever holds the
+	// enrolment token can claim the instance's key with a new boot at
+	// every heartbeat.
+	tell := !sameBoot && (!told || now.Sub(n.at) >= returnedNoteEvery || now.Before(n.at)) && h.noteLocked(a, r, "instance returned", now)
 	if tell {
 		if len(h.returned) >= maxInstances {
 			clear(h.returned)

@@ -96,7 +96,9 @@ type Listener interface {
 	// InstanceReturned: an instance bound to rental r reports with the
 	// enrolment token after its own token was used: a new container that
 	// lost the token, or a copy of the instance. Told at most once per
-	// boot of it; the user may reconnect it (Enrolment.Reconnect).
+	// boot of it, once an hour, and within the rental's budget of
+	// agent-triggered messages; the user may reconnect it
+	// (Enrolment.Reconnect).
 	InstanceReturned(ctx context.Context, in ledger.Instance, r *ledger.Rental)
 	// HostShutdown: rental r's agent said it is stopping at at (server
 	// clock); host is true when the operating system is going down.
