@@ -38,15 +38,15 @@ const (
 	msgEnrolNoFacts   = "an enrolment token needs the instance facts: this agent is too old; reinstall it with the line /agent gives"
 	msgEnrolNoKey     = "the agent could not tell this host apart (no instance ID, machine-id or host name)"
 	msgInstanceClone  = "this token belongs to another instance (%s): a copy? This host must enrol as itself: start its agent with the enrolment token (the install line /agent gives), not with a token copied from another instance"
-	announceEvery     = time.Minute      // an unchanged instance is written at most this often
-	handoverTTL       = 24 * time.Hour   // how long a rental token waits in memory for its agent
-	maxHandovers      = 1000             // rental tokens waiting at once
-	maxInstances      = 100_000          // instances remembered
-	retryIgnored      = 3600             // seconds an ignored instance's agent waits between heartbeats
-	retryHeld         = 300              // seconds a held instance's agent waits
-	newBootAfter      = 2 * time.Minute  // a boot this much later than the one stored is a new one
-	returnedNoteEvery = time.Hour        // the least time between two InstanceReturned of one instance
-	lateEnrolFor      = 2 * time.Minute  // how long after its agent run's last rental heartbeat an enrolment heartbeat of it is a late one
+	announceEvery     = time.Minute     // an unchanged instance is written at most this often
+	handoverTTL       = 24 * time.Hour  // how long a rental token waits in memory for its agent
+	maxHandovers      = 1000            // rental tokens waiting at once
+	maxInstances      = 100_000         // instances remembered
+	retryIgnored      = 3600            // seconds an ignored instance's agent waits between heartbeats
+	retryHeld         = 300             // seconds a held instance's agent waits
+	newBootAfter      = 2 * time.Minute // a boot this much later than the one stored is a new one
+	returnedNoteEvery = time.Hour       // the least time between two InstanceReturned of one instance
+	lateEnrolFor      = 2 * time.Minute // how long after its agent run's last rental heartbeat an enrolment heartbeat of it is a late one
 )
 
 // Enrolment heartbeat results counted in
