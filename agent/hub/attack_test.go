@@ -425,3 +425,35 @@ func TestAttack_DelayedEnrolHeartbeat(t *testing.T) {
 		t.Fatalf("another run: %v", ev)
 	}
 }
+
+// TestAttack_PendingFactsSwapped: after the user was shown a pending
+// instance (1× RTX 4090, up since an hour ago), someone holding the
+// enrolment token announces the same key with 16 GPUs and a boot a month
+// back. The Log press logs what the card showed, not the later claim.
+func TestAttack_PendingFactsSwapped(t *testing.T) {
+	e := newEnrolEnv(t)
+	e.clk.Add(40 * 24 * time.Hour)
+	boot := e.clk.Now().Add(-time.Hour)
+	e.answer(e.facts("swap1", boot))
+	e.clk.Add(2 * time.Minute)
+	forged := e.facts("swap1", e.clk.Now().Add(-30*24*time.Hour))
+	forged.Host.GPUs = make([]wire.GPUFact, wire.MaxGPUs)
+	for i := range forged.Host.GPUs {
+		forged.Host.GPUs[i] = wire.GPUFact{Name: "NVIDIA H100 80GB HBM3"}
+	}
+	e.answer(forged)
+	p := e.pending()
+	if len(p) != 1 {
+		t.Fatalf("pending %+v", p)
+	}
+	if p[0].GPUCount != 1 || p[0].GPUModel != "RTX 4090" || !p[0].BootAt.Equal(boot) {
+		t.Fatalf("the pending instance after a later claim: %d× %s up since %v; want 1× RTX 4090 since %v", p[0].GPUCount, p[0].GPUModel, p[0].BootAt, boot)
+	}
+	r, err := e.hub.Enrolment().Adopt(context.Background(), act(e.clk.Now(), ""), p[0].ID, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.GPUCount != 1 || !r.StartedAt().Equal(boot) {
+		t.Fatalf("logged %d× %s from %v", r.GPUCount, r.GPU, r.StartedAt())
+	}
+}

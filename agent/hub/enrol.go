@@ -76,6 +76,7 @@ type instanceRef struct {
 // instanceEntry is the hub's memory of an announced instance.
 type instanceEntry struct {
 	in        ledger.Instance // as the store last returned it
+	sent      ledger.Instance // as its agent last announced it (a pending one's stored facts stay the first)
 	writtenAt time.Time       // when it was last written (Announce)
 }
 
@@ -370,7 +371,7 @@ func (h *Hub) enrol(ctx context.Context, in ledger.Instance, run string, now tim
 	h.mu.Lock()
 	ce := h.instances[ref]
 	h.mu.Unlock()
-	write := ce == nil || !sameFacts(ce.in, in) || now.Sub(ce.writtenAt) >= announceEvery || now.Before(ce.writtenAt)
+	write := ce == nil || !sameFacts(ce.sent, in) || now.Sub(ce.writtenAt) >= announceEvery || now.Before(ce.writtenAt)
 	var got ledger.Instance
 	if ce != nil {
 		got = ce.in
@@ -392,7 +393,7 @@ func (h *Hub) enrol(ctx context.Context, in ledger.Instance, run string, now tim
 			if len(h.instances) >= maxInstances {
 				clear(h.instances)
 			}
-			h.instances[ref] = &instanceEntry{in: got, writtenAt: now}
+			h.instances[ref] = &instanceEntry{in: got, sent: in, writtenAt: now}
 			h.mu.Unlock()
 			if created {
 				result = enrolAnnounced
