@@ -111,6 +111,22 @@ func TestAttack_ForgedFacts(t *testing.T) {
 	if err := ledger.ValidateName(r.Name); err != nil || !r.StartedAt().Equal(t0) || r.Platform != ledger.UnknownPlatform {
 		t.Fatalf("rental %q (%v) from %v on %q", r.Name, err, r.StartedAt(), r.Platform)
 	}
+	// A known platform with an ID of spaces, newlines, a path and markup:
+	// the rental's name keeps its letters and digits.
+	g := e.facts("odd", now)
+	g.Instance.ID = " ../x y\nz<b>\u202e"
+	e.answer(g)
+	var odd ledger.Instance
+	for _, p := range e.pending() {
+		odd = p
+	}
+	r2, err := e.hub.Enrolment().Adopt(context.Background(), act(now, ""), odd.ID, offer)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := ledger.ValidateName(r2.Name); err != nil || r2.Name != "runpod-xyzb" {
+		t.Fatalf("rental %q (%v), want runpod-xyzb", r2.Name, err)
+	}
 }
 
 // TestAttack_HandoverRace: the user taps Log while two agents with the
@@ -455,5 +471,40 @@ func TestAttack_PendingFactsSwapped(t *testing.T) {
 	}
 	if r.GPUCount != 1 || !r.StartedAt().Equal(boot) {
 		t.Fatalf("logged %d× %s from %v", r.GPUCount, r.GPU, r.StartedAt())
+	}
+}
+
+// TestAttack_RedeliveredLogAfterCrash: the Log press was carried out,
+// the server was killed, and the chat redelivers the same update (same
+// action key) to the new server: nothing more is logged, and the
+// instance's agent still gets one working token for the one rental.
+func TestAttack_RedeliveredLogAfterCrash(t *testing.T) {
+	e := newEnrolEnv(t)
+	ctx := context.Background()
+	in, r := e.adopted(t0) // key tg:1:cb:1
+	e.kill()
+	_, err := e.hub.Enrolment().Adopt(ctx, act(e.clk.Now(), "tg:1:cb:1"), in.ID, nil)
+	if c := ledger.ErrorCode(err); c != ledger.EDUPLICATE && c != ledger.ECONFLICT {
+		t.Fatalf("the redelivered press: %v, want a duplicate or a conflict", err)
+	}
+	b, err := e.db.Book(ctx, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, x := range b.Rentals {
+		if x.Name == r.Name || strings.HasPrefix(x.Name, r.Name+"-") {
+			n++
+		}
+	}
+	if n != 1 {
+		t.Fatalf("%d rentals logged from one press", n)
+	}
+	got := e.answer(e.facts("abc123", t0))
+	if got.State != wire.EnrolBound || got.Rental != r.Name {
+		t.Fatalf("after the crash: %+v", got)
+	}
+	if code, _, msg := e.send(got.Token, e.facts("abc123", t0)); code != http.StatusOK {
+		t.Fatalf("the token: %d %q", code, msg)
 	}
 }
