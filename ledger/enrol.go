@@ -123,8 +123,9 @@ type EnrolStore interface {
 
 	// Announce records an announcement of in (by in.UserID and in.Key):
 	// a new instance is stored pending, with FirstSeen = LastSeen = in.LastSeen
-	// (created true); a known one gets its LastSeen, Hostname, GPU and
-	// BootAt refreshed, and keeps its state. It also sets the token's
+	// (created true); a known one gets its LastSeen refreshed, and, unless
+	// it is pending (its facts stay those the user was shown, which a Log
+	// press logs), its Hostname, GPU and BootAt; it keeps its state. It also sets the token's
 	// LastUsed. A new instance while the user has MaxPendingInstances
 	// pending is refused with ECONFLICT (key "instances_pending_full")
 	// and nothing is stored.

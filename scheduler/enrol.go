@@ -481,6 +481,11 @@ func (s *Scheduler) hostEvent(ctx context.Context, given *ledger.Rental, ev Host
 		return err
 	}
 	ev.Rule, ev.State = profileRule(r), r.State()
+	for _, e := range r.Events {
+		if e.Kind == ledger.EventStop && e.At.After(ev.LastStop) {
+			ev.LastStop = e.At
+		}
+	}
 	d := DecideHost(ev)
 	lg := lang(&u)
 	pname := platformName(r.Platform)

@@ -12,6 +12,16 @@ import (
 // start by the platform), which only the user can tell.
 const RebootGap = 10 * time.Minute
 
+// AutoStopEvery is the least time between a stop already in the ledger
+// and one that a host's shutdown or boot records by itself (where the
+// profile says a shutdown stops billing). A stop within it is asked
+// about instead. Whoever holds a rental's agent token can forge
+// shutdowns and boots as often as its budget of messages allows; without
+// this, each pair would take the time between them off the bill without
+// a tap. A real host stopped and started more often than this still has
+// each stop recorded, by one press on the card.
+const AutoStopEvery = 6 * time.Hour
+
 // HostDo is what a host's shutdown or boot does to the ledger.
 type HostDo string
 
@@ -44,6 +54,10 @@ type HostEvent struct {
 	// when the host went silent without one.
 	LastSeen time.Time
 	BootAt   time.Time
+
+	// LastStop is the latest stop in the rental's history (zero if none):
+	// a stop recorded by itself needs it AutoStopEvery before.
+	LastStop time.Time
 }
 
 // HostDecision is what DecideHost chose, with the times of the stop (From)
@@ -60,7 +74,24 @@ type HostDecision struct {
 // everywhere); where the profile says it bills, or does not say, it asks.
 // A shutdown of the agent alone, a released rental and a short gap
 // without a report (a reboot) do nothing. Silence alone never reaches it.
+// A stop it would record within AutoStopEvery of the rental's last stop
+// is asked about instead.
 func DecideHost(e HostEvent) HostDecision {
+	d := decideHost(e)
+	// A last stop at From is this one, recorded already (a report told
+	// twice): recording it again changes nothing.
+	if !e.LastStop.IsZero() && !e.LastStop.Equal(d.From) && d.From.Sub(e.LastStop) < AutoStopEvery {
+		switch d.Do {
+		case HostRecordStop:
+			d.Do = HostAskStop
+		case HostRecordCycle:
+			d.Do = HostAskCycle
+		}
+	}
+	return d
+}
+
+func decideHost(e HostEvent) HostDecision {
 	if e.State == ledger.Released {
 		return HostDecision{}
 	}

@@ -42,6 +42,16 @@ func TestDecideHost(t *testing.T) {
 		{"boot running no report gap of a reboot", scheduler.HostEvent{Boot: true, State: ledger.Running, LastSeen: seen, BootAt: seen.Add(scheduler.RebootGap)}, same(none)},
 		{"boot running no report no last heartbeat", scheduler.HostEvent{Boot: true, State: ledger.Running, BootAt: boot}, same(none)},
 		{"boot released", scheduler.HostEvent{Boot: true, State: ledger.Released, ShutdownAt: down, Host: true, LastSeen: seen, BootAt: boot}, same(none)},
+		{"shutdown host running stopped lately", scheduler.HostEvent{State: ledger.Running, ShutdownAt: down, Host: true, LastStop: down.Add(-scheduler.AutoStopEvery + time.Second)},
+			same(scheduler.HostDecision{Do: scheduler.HostAskStop, From: down})},
+		{"shutdown host running stopped long ago", scheduler.HostEvent{State: ledger.Running, ShutdownAt: down, Host: true, LastStop: down.Add(-scheduler.AutoStopEvery)},
+			[3]scheduler.HostDecision{{Do: scheduler.HostRecordStop, From: down}, {Do: scheduler.HostAskStop, From: down}, {Do: scheduler.HostAskStop, From: down}}},
+		{"boot running host report stopped lately", scheduler.HostEvent{Boot: true, State: ledger.Running, ShutdownAt: down, Host: true, LastSeen: seen, BootAt: boot, LastStop: down.Add(-time.Hour)},
+			same(scheduler.HostDecision{Do: scheduler.HostAskCycle, From: down, To: boot})},
+		{"shutdown host running this stop recorded", scheduler.HostEvent{State: ledger.Running, ShutdownAt: down, Host: true, LastStop: down},
+			[3]scheduler.HostDecision{{Do: scheduler.HostRecordStop, From: down}, {Do: scheduler.HostAskStop, From: down}, {Do: scheduler.HostAskStop, From: down}}},
+		{"boot stopped stopped lately", scheduler.HostEvent{Boot: true, State: ledger.Stopped, LastSeen: seen, BootAt: boot, LastStop: down},
+			same(scheduler.HostDecision{Do: scheduler.HostRecordBoot, To: boot})},
 	}
 	for _, r := range rows {
 		for i, rule := range rules {

@@ -10,6 +10,8 @@ import (
 	"net/http"
 	"strings"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/gpuledger/gpuledger/agent/wire"
 	"github.com/gpuledger/gpuledger/internal/clip"
@@ -36,14 +38,15 @@ const (
 	msgEnrolNoFacts   = "an enrolment token needs the instance facts: this agent is too old; reinstall it with the line /agent gives"
 	msgEnrolNoKey     = "the agent could not tell this host apart (no instance ID, machine-id or host name)"
 	msgInstanceClone  = "this token belongs to another instance (%s): a copy? This host must enrol as itself: start its agent with the enrolment token (the install line /agent gives), not with a token copied from another instance"
-	announceEvery     = time.Minute      // an unchanged instance is written at most this often
-	handoverTTL       = 24 * time.Hour   // how long a rental token waits in memory for its agent
-	maxHandovers      = 1000             // rental tokens waiting at once
-	maxInstances      = 100_000          // instances remembered
-	retryIgnored      = 3600             // seconds an ignored instance's agent waits between heartbeats
-	retryHeld         = 300              // seconds a held instance's agent waits
-	newBootAfter      = 2 * time.Minute  // a boot this much later than the one stored is a new one
-	returnedNoteEvery = 10 * time.Minute // the least time between two InstanceReturned of one instance
+	announceEvery     = time.Minute     // an unchanged instance is written at most this often
+	handoverTTL       = 24 * time.Hour  // how long a rental token waits in memory for its agent
+	maxHandovers      = 1000            // rental tokens waiting at once
+	maxInstances      = 100_000         // instances remembered
+	retryIgnored      = 3600            // seconds an ignored instance's agent waits between heartbeats
+	retryHeld         = 300             // seconds a held instance's agent waits
+	newBootAfter      = 2 * time.Minute // a boot this much later than the one stored is a new one
+	returnedNoteEvery = time.Hour       // the least time between two InstanceReturned of one instance
+	lateEnrolFor      = 2 * time.Minute // how long after its agent run's last rental heartbeat an enrolment heartbeat of it is a late one
 )
 
 // Enrolment heartbeat results counted in
@@ -67,6 +70,7 @@ type instanceRef struct {
 // instanceEntry is the hub's memory of an announced instance.
 type instanceEntry struct {
 	in        ledger.Instance // as the store last returned it
+	sent      ledger.Instance // as its agent last announced it (a pending one's stored facts stay the first)
 	writtenAt time.Time       // when it was last written (Announce)
 }
 
@@ -147,7 +151,7 @@ func (h *Hub) serveEnrol(w http.ResponseWriter, r *http.Request, raw string) {
 		return
 	}
 	in.UserID, in.TokenID = et.UserID, et.ID
-	ans, res, err := h.enrol(ctx, in, now)
+	ans, res, err := h.enrol(ctx, in, clip.Bytes(hb.BootID, 64, "…"), now)
 	switch errorKey(err) {
 	case "enrol_token_revoked", "enrol_token_unknown":
 		// Revoked (or gone) since it was cached.
@@ -197,10 +201,37 @@ func normFacts(hb *wire.HeartbeatRequest) (f wire.InstanceFacts, hostname string
 	if k, ok := ledger.CanonicalPlatform(clip.Bytes(hb.Instance.Platform, wire.MaxStrLen, "")); ok {
 		f.Platform = k
 	}
-	f.PlatformSource = clip.Bytes(f.PlatformSource, wire.MaxStrLen, "…")
-	f.ID = clip.Bytes(f.ID, wire.MaxStrLen, "")
-	f.MachineID = clip.Bytes(f.MachineID, wire.MaxStrLen, "")
-	return f, clip.Bytes(hb.Host.Hostname, wire.MaxStrLen, "")
+	f.PlatformSource = clip.Bytes(printable(f.PlatformSource), wire.MaxStrLen, "…")
+	f.ID = clip.Bytes(printable(f.ID), wire.MaxStrLen, "")
+	f.MachineID = clip.Bytes(printable(f.MachineID), wire.MaxStrLen, "")
+	return f, clip.Bytes(printable(hb.Host.Hostname), wire.MaxStrLen, "")
+}
+
+// printable returns s without the characters that are not text a person
+// reads: control characters (a newline in a host name breaks a card into
+// lines; an escape sequence is obeyed by a terminal showing the log) and
+// format characters (a right-to-left override reorders what follows it,
+// so a forged name can read as another). What an agent claims is shown
+// on cards and in logs; only its printable part is kept. It stops
+// reading after 4 KiB: what is kept is clipped far shorter.
+func printable(s string) string {
+	const most = 4 << 10
+	if len(s) > most {
+		s = clip.Bytes(s, most, "")
+	}
+	if strings.IndexFunc(s, unprintable) < 0 {
+		return s
+	}
+	return strings.Map(func(r rune) rune {
+		if unprintable(r) {
+			return -1
+		}
+		return r
+	}, s)
+}
+
+func unprintable(r rune) bool {
+	return unicode.IsControl(r) || unicode.Is(unicode.Cf, r) || r == utf8.RuneError
 }
 
 // instanceKey returns the key of the instance hb reports from ("" when
@@ -225,7 +256,7 @@ func instanceFacts(hb *wire.HeartbeatRequest, now time.Time) ledger.Instance {
 		FirstSeen: now, LastSeen: now,
 	}
 	if len(hb.Host.GPUs) > 0 {
-		in.GPUModel = clip.Bytes(ledger.GPUDisplayName(clip.Bytes(hb.Host.GPUs[0].Name, wire.MaxStrLen, "")), 64, "")
+		in.GPUModel = clip.Bytes(ledger.GPUDisplayName(clip.Bytes(printable(hb.Host.GPUs[0].Name), wire.MaxStrLen, "")), 64, "")
 	}
 	return in
 }
@@ -261,16 +292,16 @@ func sameFacts(a, b ledger.Instance) bool {
 		a.Source == b.Source && a.BootAt.IsZero() == b.BootAt.IsZero() && d <= newBootAfter && d >= -newBootAfter
 }
 
-// enrol records the announcement of in and answers it by the instance's
-// state.
-func (h *Hub) enrol(ctx context.Context, in ledger.Instance, now time.Time) (wire.EnrolmentAnswer, string, error) {
+// enrol records the announcement of in, sent by the agent run (boot id)
+// run, and answers it by the instance's state.
+func (h *Hub) enrol(ctx context.Context, in ledger.Instance, run string, now time.Time) (wire.EnrolmentAnswer, string, error) {
 	h.enrolMu.Lock()
 	defer h.enrolMu.Unlock()
 	ref := instanceRef{in.UserID, in.Key}
 	h.mu.Lock()
 	ce := h.instances[ref]
 	h.mu.Unlock()
-	write := ce == nil || !sameFacts(ce.in, in) || now.Sub(ce.writtenAt) >= announceEvery || now.Before(ce.writtenAt)
+	write := ce == nil || !sameFacts(ce.sent, in) || now.Sub(ce.writtenAt) >= announceEvery || now.Before(ce.writtenAt)
 	var got ledger.Instance
 	if ce != nil {
 		got = ce.in
@@ -292,7 +323,7 @@ func (h *Hub) enrol(ctx context.Context, in ledger.Instance, now time.Time) (wir
 			if len(h.instances) >= maxInstances {
 				clear(h.instances)
 			}
-			h.instances[ref] = &instanceEntry{in: got, writtenAt: now}
+			h.instances[ref] = &instanceEntry{in: got, sent: in, writtenAt: now}
 			h.mu.Unlock()
 			if created {
 				result = enrolAnnounced
@@ -315,7 +346,7 @@ func (h *Hub) enrol(ctx context.Context, in ledger.Instance, now time.Time) (wir
 			_, gone = re.r.ReleasedAt()
 		}
 		if !gone {
-			return h.answerBound(ctx, got, re.r, now)
+			return h.answerBound(ctx, got, re.r, run, now)
 		}
 		h.dropHandover(got.ID)
 		if write {
@@ -343,9 +374,13 @@ func (h *Hub) enrol(ctx context.Context, in ledger.Instance, now time.Time) (wir
 // the rental's token while it waits in memory; with a fresh one when the
 // rental's agent never reported (the server restarted before the hand-
 // over); else the instance came back without its own token (a new
-// container, or a copy), which the listener is told once per boot.
-// enrolMu is held.
-func (h *Hub) answerBound(ctx context.Context, in ledger.Instance, r *ledger.Rental, now time.Time) (wire.EnrolmentAnswer, string, error) {
+// container, or a copy), which the listener is told once per boot (at
+// most once an hour, within the rental's budget of messages) —
+// unless the heartbeat comes from the agent run that reports for the
+// rental with its own token right now: sent before that run switched
+// tokens and delayed on the way (lateEnrolFor), it is no copy. enrolMu
+// is held.
+func (h *Hub) answerBound(ctx context.Context, in ledger.Instance, r *ledger.Rental, run string, now time.Time) (wire.EnrolmentAnswer, string, error) {
 	h.mu.Lock()
 	ho := h.handovers[in.ID]
 	if ho != nil && (ho.rentalID != in.RentalID || now.Sub(ho.at) >= handoverTTL || now.Before(ho.at)) {
@@ -354,9 +389,14 @@ func (h *Hub) answerBound(ctx context.Context, in ledger.Instance, r *ledger.Ren
 	}
 	a := h.agents[in.RentalID]
 	seen := a != nil && a.state.Seen()
+	late := seen && run != "" && a.state.BootID == run && !now.Before(a.state.LastSeen) && now.Sub(a.state.LastSeen) < lateEnrolFor
 	h.mu.Unlock()
 	if ho != nil {
 		return boundAnswer(ho), enrolBound, nil
+	}
+	if late {
+		return wire.EnrolmentAnswer{State: wire.EnrolWaiting,
+			Message: fmt.Sprintf("this agent reports for %s with the rental's own token already; this heartbeat came late", r.Name)}, enrolWaiting, nil
 	}
 	if !seen {
 		ho, err := h.rebind(ctx, in, r, now)
@@ -369,7 +409,11 @@ func (h *Hub) answerBound(ctx context.Context, in ledger.Instance, r *ledger.Ren
 	n, told := h.returned[in.ID]
 	d := in.BootAt.Sub(n.boot)
 	sameBoot := told && d <= newBootAfter && d >= -newBootAfter
-	tell := !sameBoot && (!told || now.Sub(n.at) >= returnedNoteEvery || now.Before(n.at))
+	// A new boot is told at most once per returnedNoteEvery, and within
+	// the rental's budget of agent-triggered messages: whoever holds the
+	// enrolment token can claim the instance's key with a new boot at
+	// every heartbeat.
+	tell := !sameBoot && (!told || now.Sub(n.at) >= returnedNoteEvery || now.Before(n.at)) && h.noteLocked(a, r, "instance returned", now)
 	if tell {
 		if len(h.returned) >= maxInstances {
 			clear(h.returned)

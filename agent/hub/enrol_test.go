@@ -309,8 +309,15 @@ func TestEnrol_Announce(t *testing.T) {
 	if e.store.n() != 3 {
 		t.Fatalf("announcements written %d after a change, want 3", e.store.n())
 	}
-	if p := e.pending(); len(p) != 1 || p[0].GPUCount != 2 {
+	// A pending instance keeps the facts the user was shown.
+	if p := e.pending(); len(p) != 1 || p[0].GPUCount != 1 {
 		t.Fatalf("pending after the change %+v", p)
+	}
+	// The change is not written again at every heartbeat.
+	e.clk.Add(10 * time.Second)
+	e.answer(changed)
+	if e.store.n() != 3 {
+		t.Fatalf("announcements written %d after the same change again, want 3", e.store.n())
 	}
 	if ev := e.events(&from); len(ev) != 0 {
 		t.Fatalf("a known instance told again: %v", ev)
@@ -321,7 +328,7 @@ func TestEnrol_Announce(t *testing.T) {
 	}
 	b, _ := io.ReadAll(res.Body)
 	res.Body.Close()
-	for _, want := range []string{`gpuledger_hub_enrol_heartbeats_total{result="announced"} 1`, `gpuledger_hub_enrol_heartbeats_total{result="waiting"} 4`} {
+	for _, want := range []string{`gpuledger_hub_enrol_heartbeats_total{result="announced"} 1`, `gpuledger_hub_enrol_heartbeats_total{result="waiting"} 5`} {
 		if !strings.Contains(string(b), want) {
 			t.Errorf("metrics lack %q", want)
 		}

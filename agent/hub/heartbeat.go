@@ -8,6 +8,7 @@ import (
 	"io"
 	"math"
 	"net/http"
+	"slices"
 	"strings"
 	"time"
 
@@ -118,6 +119,14 @@ func (h *Hub) serveHeartbeat(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusConflict, fmt.Sprintf(msgInstanceClone, ce.bound))
 		return
 	}
+	var te *twinError
+	if errors.As(err, &te) {
+		result = resultConflict
+		h.log.Warn("hub: two agents report for one rental with the same token (a copy of its instance?); the one replaced is refused",
+			"rental", tok.RentalID, "refused_run", clip.Bytes(te.boot, 64, "…"), "current_run", te.current)
+		writeError(w, http.StatusConflict, msgTwin)
+		return
+	}
 	if err != nil {
 		h.log.Error("hub: heartbeat", "rental", tok.RentalID, "err", err)
 		writeLedgerError(w, err)
@@ -182,9 +191,18 @@ func (h *Hub) record(ctx context.Context, tok ledger.AgentToken, hb *wire.Heartb
 	}
 
 	h.mu.Lock()
+	a := h.agentLocked(tok.RentalID)
+	if hb.BootID != "" && hb.BootID != a.state.BootID && slices.Contains(a.replaced, hb.BootID) {
+		// An agent run that another replaced reports again: two agents
+		// share the token (a copy of the instance started at the same
+		// time, both handed the token before either used it). The one
+		// replaced is refused, falls back to its enrolment token and is
+		// told to the user as an instance back without its own token.
+		h.mu.Unlock()
+		return resp, false, &twinError{boot: hb.BootID, current: a.state.BootID}
+	}
 	// The agent reports with the token it was handed: forget it.
 	h.handedOverLocked(tok.Hash)
-	a := h.agentLocked(tok.RentalID)
 	prev, prevOpen := a.state, a.idleOpen
 	// A heartbeat already applied (the agent retried after a lost answer,
 	// or someone replays one) changes nothing.
@@ -192,6 +210,10 @@ func (h *Hub) record(ctx context.Context, tok ledger.AgentToken, hb *wire.Heartb
 	var interrupted []ledger.Order
 	if !dup {
 		if prev.BootID != "" && hb.BootID != prev.BootID {
+			a.replaced = append(a.replaced, prev.BootID)
+			if len(a.replaced) > maxReplaced {
+				a.replaced = a.replaced[1:]
+			}
 			// The agent restarted: an order it had started cannot be
 			// confirmed by the new process.
 			keep := a.orders[:0]
@@ -351,6 +373,21 @@ func (h *Hub) applyLocked(a *agent, tok ledger.AgentToken, rl *ledger.Rental, hb
 	}
 }
 
+// maxReplaced bounds the replaced agent runs remembered per rental.
+const maxReplaced = 8
+
+// msgTwin refuses the heartbeat of an agent run that another run of the
+// same token replaced.
+const msgTwin = "another agent reports for this rental with the same token since this one last did (a copy of this instance started at the same time?): this agent must enrol as itself with the enrolment token; the user is asked whether it is theirs"
+
+// twinError is record's refusal of a heartbeat from an agent run that a
+// later run reporting with the same token replaced.
+type twinError struct{ boot, current string }
+
+func (e *twinError) Error() string {
+	return fmt.Sprintf("hub: heartbeat from agent run %s, replaced by run %s on the same token", e.boot, e.current)
+}
+
 // cloneError is record's refusal of a rental's heartbeat from another
 // instance than the one the rental is bound to.
 type cloneError struct{ bound, got string }
@@ -365,8 +402,9 @@ func (e *cloneError) Error() string {
 // is going down after one that only the agent stopped is told too) and of
 // a new boot (a boot more than newBootAfter after the one stored), both
 // within the token's budget of messages. The state carries the boot and
-// the report, so a restarted server does not tell them again. h.mu is
-// held.
+// the report, and is written before the agent is answered (a.step.write,
+// as for an idle interval), so a server killed after the answer does not
+// tell them again when the agent sends the report again. h.mu is held.
 func (h *Hub) hostLocked(a *agent, rl *ledger.Rental, prev ledger.AgentState, s *ledger.AgentState, hb *wire.HeartbeatRequest, now time.Time) {
 	booted := false
 	if hb.Instance != nil {
@@ -398,7 +436,7 @@ func (h *Hub) hostLocked(a *agent, rl *ledger.Rental, prev ledger.AgentState, s 
 			s.ShutdownAt, s.ShutdownHost = time.Time{}, false
 			a.shutdownTold = false
 			booted = true
-			h.flushSoonLocked()
+			a.step.write = true
 			if h.noteLocked(a, rl, "host booted", now) {
 				r := rl
 				h.emit(func(ctx context.Context, l Listener) { l.HostBooted(ctx, r, b) })
@@ -425,6 +463,11 @@ func (h *Hub) hostLocked(a *agent, rl *ledger.Rental, prev ledger.AgentState, s 
 	if prev.Seen() && at.Before(prev.LastSeen) {
 		at = prev.LastSeen
 	}
+	if lo := now.Add(-shutdownLate); at.Before(lo) {
+		// An agent sends its report as it stops: one claiming an older
+		// stop would make the silence before it unbilled time.
+		at = lo
+	}
 	thisBoot := a.shutdownTold && a.shutdownBoot.Equal(s.HostBoot)
 	told := thisBoot || !prev.ShutdownAt.IsZero()
 	toldHost := (thisBoot && a.shutdownHost) || (!prev.ShutdownAt.IsZero() && prev.ShutdownHost)
@@ -433,21 +476,18 @@ func (h *Hub) hostLocked(a *agent, rl *ledger.Rental, prev ledger.AgentState, s 
 		return
 	}
 	a.shutdownTold, a.shutdownBoot, a.shutdownHost = true, s.HostBoot, sd.Host || toldHost
-	h.flushSoonLocked()
+	a.step.write = true
 	if h.noteLocked(a, rl, "host shutdown", now) {
 		r, host := rl, sd.Host
 		h.emit(func(ctx context.Context, l Listener) { l.HostShutdown(ctx, r, at, host) })
 	}
 }
 
-// flushSoonLocked asks Run to write the agents' states now (a boot or a
-// shutdown report was told: a restart must not tell it again).
-func (h *Hub) flushSoonLocked() {
-	select {
-	case h.flushNow <- struct{}{}:
-	default:
-	}
-}
+// shutdownLate is how long before its arrival a shutdown report may
+// place the stop: an agent sends it as it stops (within the seconds the
+// operating system gives it), so a claim of an earlier stop is not
+// believed.
+const shutdownLate = 2 * time.Minute
 
 // sessions returns the people connected that hb reports, clipped; kinds
 // this server does not know (a newer agent's) are left out, so they hold
@@ -472,7 +512,7 @@ func sessions(hb *wire.HeartbeatRequest) []ledger.Session {
 func gpuFacts(hb *wire.HeartbeatRequest) ledger.GPUFacts {
 	f := ledger.GPUFacts{Source: clip.Bytes(hb.Host.GPUSource, 16, "…"), Count: len(hb.Host.GPUs)}
 	if len(hb.Host.GPUs) > 0 {
-		f.Model = clip.Bytes(hb.Host.GPUs[0].Name, 64, "…")
+		f.Model = clip.Bytes(printable(hb.Host.GPUs[0].Name), 64, "…")
 	}
 	return f
 }

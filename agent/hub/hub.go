@@ -7,8 +7,10 @@
 // to the store in batches (Run flushes them), so that thousands of agents
 // cost one transaction per flush instead of one per heartbeat. What must
 // not be lost (idle intervals opening and closing, in one transaction with
-// the agent state they go with; orders and their results; the stop or
-// release an agent confirmed) is written before the request is answered.
+// the agent state they go with; a host's shutdown report or new boot, with
+// the state that remembers it was told; orders and their results; the
+// stop or release an agent confirmed) is written before the request is
+// answered.
 // A crash loses at most one flush of heartbeat statistics; Load rebuilds
 // each agent's idle state from the open idle interval, so the two agree.
 //
@@ -94,7 +96,9 @@ type Listener interface {
 	// InstanceReturned: an instance bound to rental r reports with the
 	// enrolment token after its own token was used: a new container that
 	// lost the token, or a copy of the instance. Told at most once per
-	// boot of it; the user may reconnect it (Enrolment.Reconnect).
+	// boot of it, once an hour, and within the rental's budget of
+	// agent-triggered messages; the user may reconnect it
+	// (Enrolment.Reconnect).
 	InstanceReturned(ctx context.Context, in ledger.Instance, r *ledger.Rental)
 	// HostShutdown: rental r's agent said it is stopping at at (server
 	// clock); host is true when the operating system is going down.
@@ -191,6 +195,9 @@ type agent struct {
 	shutdownBoot time.Time
 	shutdownHost bool
 	shutdownTold bool
+	// The agent runs (boot ids) that a later one replaced, newest last:
+	// one of them reporting again is a second agent on the same token.
+	replaced []string
 
 	// What the token made the bot say (see noteBudget).
 	notes            []time.Time // agent-triggered messages in the last noteWindow

@@ -101,8 +101,18 @@ func outcomeState(outcome string) (ledger.OrderState, bool) {
 	return "", false
 }
 
+// msgEnrolResult refuses an order result sent with an enrolment token.
+const msgEnrolResult = "an enrolment token only announces its instance: order results need the rental's own agent token (the one the hub handed over when the instance was logged)"
+
 func (h *Hub) serveResult(w http.ResponseWriter, r *http.Request) {
 	ctx := r.Context()
+	if wire.IsEnrolToken(bearer(r)) {
+		// Refused before the agent tokens are looked up: an enrolment
+		// token is not one, and must not be remembered as unknown (that
+		// would refuse its announcements for a while).
+		writeError(w, http.StatusUnauthorized, msgEnrolResult)
+		return
+	}
 	tok, ar, err := h.authenticate(ctx, r)
 	switch ar {
 	case authUnknown, authRevoked:

@@ -286,6 +286,14 @@ func (db *DB) Announce(ctx context.Context, in ledger.Instance) (ledger.Instance
 				WHERE id = ?`, in.TokenID, in.Hostname, in.GPUModel, in.GPUCount, bootUnix(in.BootAt), unix(seen), unix(seen), id); err != nil {
 				return fmt.Errorf("sqlite: announce: renew instance: %w", err)
 			}
+		case old.State == ledger.InstancePending:
+			// What the user was shown is what a Log press logs: a later
+			// claim (anyone holding the enrolment token can make one for
+			// the same key) does not change it.
+			id = old.ID
+			if _, err := tx.ExecContext(ctx, `UPDATE instances SET last_seen = max(last_seen, ?) WHERE id = ?`, unix(seen), id); err != nil {
+				return fmt.Errorf("sqlite: announce: refresh instance: %w", err)
+			}
 		default:
 			id = old.ID
 			if _, err := tx.ExecContext(ctx, `UPDATE instances SET hostname = ?, gpu_model = ?, gpu_count = ?, boot_at = ?,

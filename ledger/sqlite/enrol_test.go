@@ -172,20 +172,31 @@ func TestDB_Announce(t *testing.T) {
 		if got != want {
 			t.Fatalf("Announce = %+v\nwant %+v", got, want)
 		}
-		// Known: refreshed, not created, first seen kept.
+		// Known and pending: last seen refreshed, not created, first seen
+		// kept, and its facts those first announced (what the user was
+		// shown is what a Log press logs).
 		again := in
 		again.Hostname, again.GPUModel, again.GPUCount, again.BootAt, again.LastSeen = "renamed", "H100", 8, at(30*time.Second), at(time.Hour)
 		got2, created, err := db.Announce(ctx, again)
 		if err != nil || created {
 			t.Fatalf("Announce again = %+v, %v, %v; want not created", got2, created, err)
 		}
-		if got2.ID != got.ID || got2.Hostname != "renamed" || got2.GPUModel != "H100" || got2.GPUCount != 8 ||
-			!got2.BootAt.Equal(at(30*time.Second)) || !got2.LastSeen.Equal(at(time.Hour)) || !got2.FirstSeen.Equal(at(time.Minute)) {
+		if got2.ID != got.ID || got2.Hostname != in.Hostname || got2.GPUModel != in.GPUModel || got2.GPUCount != in.GPUCount ||
+			!got2.BootAt.Equal(in.BootAt) || !got2.LastSeen.Equal(at(time.Hour)) || !got2.FirstSeen.Equal(at(time.Minute)) {
 			t.Fatalf("Announce again = %+v", got2)
 		}
 		tk, _ := db.EnrolTokenByHash(ctx, hashOf("a"))
 		if tk.Instances != 1 || !tk.LastUsed.Equal(at(time.Hour)) {
 			t.Fatalf("token = %+v, want 1 instance, last used 1:00", tk)
+		}
+		// Not pending (ignored here): its facts are refreshed.
+		if _, err := db.IgnoreInstance(ctx, ledger.Action{UserID: 1, At: at(time.Hour)}, got.ID); err != nil {
+			t.Fatal(err)
+		}
+		again.LastSeen = at(2 * time.Hour)
+		got3, _, err := db.Announce(ctx, again)
+		if err != nil || got3.Hostname != "renamed" || got3.GPUModel != "H100" || got3.GPUCount != 8 || !got3.BootAt.Equal(at(30*time.Second)) {
+			t.Fatalf("Announce of an ignored instance = %+v, %v", got3, err)
 		}
 	})
 	t.Run("UnknownBoot", func(t *testing.T) {
