@@ -156,7 +156,9 @@ func TestHTTP_Explain(t *testing.T) {
 	}))
 	defer srv.Close()
 	h := &HTTP{Platform: "test", Base: srv.URL, Secret: key, Explain: func(status int, body []byte) (string, error) {
-		var env struct{ Error struct{ Code, Message string } }
+		var env struct {
+			Error struct{ Code, Message string }
+		}
 		if json.Unmarshal(body, &env) != nil {
 			return "", nil
 		}
