@@ -29,14 +29,17 @@ import (
 // dstack still call, answers the same API.
 const DefaultBaseURL = "https://cloud.lambda.ai/api/v1"
 
-// PollInterval is MinInterval's value. Lambda's own words: "Requests to
-// the Cloud API are generally limited to 1 request per second. Requests
-// to the /instance-operations/launch endpoint are limited to 1 request
-// every 10 seconds" (docs.lambda.ai/public-cloud/on-demand/cloud-api/,
-// the note at the top; SkyPilot's lambda_utils.py cites the same page).
-// One poll is one GET /instances; 10 s between polls is a tenth of the
-// limit, which leaves room for a terminate and for the user's own tools
-// on the same key (the limit is per account, not per client).
+// PollInterval is MinInterval's value. Lambda's own words, in the
+// introduction of its OpenAPI (docs-api.lambda.ai/api/cloud, version
+// 1.8): "Requests to the API are generally limited to one request per
+// second. Requests to the /instance-operations/launch endpoint are limited
+// to one request per 12 seconds, or five requests per minute." (The
+// how-to page docs.lambda.ai/public-cloud/on-demand/cloud-api/ says the
+// same with "1 request every 10 seconds" for launch; SkyPilot's
+// lambda_utils.py cites it.) One poll is one GET /instances; 10 s between
+// polls is a tenth of the limit, which leaves room for a terminate and for
+// the user's own tools on the same key (the limit binds the account, not
+// this client).
 const PollInterval = 10 * time.Second
 
 // Config is what a Client needs.
@@ -72,9 +75,10 @@ func New(cfg Config) (*Client, error) {
 		Platform: "lambda",
 		Base:     base,
 		Client:   cfg.HTTPClient,
-		// Lambda documents both a Bearer token and basic auth with the key
-		// as the user name (the curl -u KEY: examples); Bearer is what its
-		// OpenAPI lists first and what SkyPilot and dstack send.
+		// Lambda documents a Bearer token and, "chiefly ... to support
+		// curl's -u flag", basic auth with the key as the user name; it
+		// recommends Bearer (OpenAPI, "Authentication"), which SkyPilot and
+		// dstack send too.
 		Auth:    func(r *http.Request) { r.Header.Set("Authorization", "Bearer "+k) },
 		Secret:  k,
 		Explain: explain,
@@ -321,10 +325,13 @@ func (c *Client) Terminate(ctx context.Context, id string) error {
 }
 
 // explain reads Lambda's error envelope, {"error": {"code", "message",
-// "suggestion"}} (OpenAPI "ApiError*"), into "code: message" for the
-// error text, and turns the codes that say more than the status into the
-// matching error: an invalid key or an inactive account is
-// ErrUnauthorized whatever the status, a missing object ErrNotFound.
+// "suggestion"}} (OpenAPI, "Error responses"), into "code: message" for
+// the error text, and turns the codes that say more than the status into
+// the matching error (Lambda: rely on code, not on message): an invalid
+// key or an inactive account is ErrUnauthorized whatever the status, a
+// missing instance ErrNotFound, an internal error or an upstream
+// provider's outage ("provider/internal-unavailable", "Try again
+// shortly") ErrUnavailable.
 func explain(status int, body []byte) (string, error) {
 	var env struct {
 		Error *struct {
@@ -344,6 +351,8 @@ func explain(status int, body []byte) (string, error) {
 		return detail, connector.ErrUnauthorized
 	case "global/object-does-not-exist", "global/not-found":
 		return detail, connector.ErrNotFound
+	case "global/internal-error", "provider/internal-unavailable":
+		return detail, connector.ErrUnavailable
 	}
 	return detail, nil
 }

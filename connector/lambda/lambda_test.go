@@ -235,6 +235,8 @@ func TestClient_Faults(t *testing.T) {
 		{"429 without", lambdafake.Fault{Status: 429, ContentType: "text/plain", Body: "Too Many Requests"}, nil, connector.DefaultRetryAfter},
 		{"invalid key", lambdafake.Fault{Status: 401, ContentType: "application/json", Body: lambdafake.ErrorBody("global/invalid-api-key", "API key was invalid, expired, or deleted.", "Check your API key or create a new one, then try again.")}, connector.ErrUnauthorized, 0},
 		{"invalid key as 400", lambdafake.Fault{Status: 400, ContentType: "application/json", Body: lambdafake.ErrorBody("global/invalid-api-key", "API key was invalid, expired, or deleted.", "")}, connector.ErrUnauthorized, 0},
+		{"provider outage as 409", lambdafake.Fault{Status: 409, ContentType: "application/json", Body: lambdafake.ErrorBody("provider/internal-unavailable", "Provider unavailable", "Try again shortly")}, connector.ErrUnavailable, 0},
+		{"other 400", lambdafake.Fault{Status: 400, ContentType: "application/json", Body: lambdafake.ErrorBody("global/invalid-parameters", "Invalid parameters.", "")}, connector.ErrBadAnswer, 0},
 		{"account inactive", lambdafake.Fault{Status: 403, ContentType: "application/json", Body: lambdafake.ErrorBody("global/account-inactive", "Your account is inactive.", "")}, connector.ErrUnauthorized, 0},
 	} {
 		t.Run(c.name, func(t *testing.T) {

@@ -2,9 +2,10 @@
 // connector/lambda calls, for tests: GET /instances and POST
 // /instance-operations/terminate under /api/v1, with Lambda's error
 // envelope ({"error": {"code", "message", "suggestion"}}) and faults a
-// test queues. Shapes follow Lambda's OpenAPI (cloud.lambda.ai/api/v1/docs,
-// version 1.x: Instance, InstanceType, ApiErrorUnauthorized) and the
-// recorded answers in SkyPilot's and dstack's Lambda clients.
+// test queues. Shapes follow Lambda's OpenAPI (docs-api.lambda.ai/api/cloud,
+// version 1.8: Instance, InstanceType, InstanceTerminateResponse,
+// ApiErrorUnauthorized, ApiErrorInstanceNotFound) and what SkyPilot's and
+// dstack's Lambda clients read.
 //
 // A Server is safe for concurrent use.
 package lambdafake
