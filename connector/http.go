@@ -37,6 +37,13 @@ type HTTP struct {
 	Auth func(*http.Request)
 	// Secret is the key, removed from any error text that might quote it.
 	Secret string
+	// Explain, where set, reads the body of an answer that is not 2xx (429
+	// aside) as the platform's own error envelope: detail replaces the raw
+	// snippet in the error text (clipped, redacted; "" keeps the snippet),
+	// and a non-nil kind replaces the error the status alone would give,
+	// for a platform whose code says more than its status (Lambda's
+	// "global/invalid-api-key").
+	Explain func(status int, body []byte) (detail string, kind error)
 }
 
 func (h *HTTP) client() *http.Client {
@@ -85,6 +92,16 @@ func (h *HTTP) Do(ctx context.Context, method, path string, body, out any) error
 		return fmt.Errorf("%w: %s: reading the answer: %s", ErrUnavailable, h.Platform, h.redact(err.Error()))
 	}
 	snippet := func() string { return h.redact(clip.Bytes(strings.TrimSpace(string(b)), 200, "…")) }
+	if s := res.StatusCode; h.Explain != nil && (s < 200 || s > 299) && s != http.StatusTooManyRequests {
+		detail, kind := h.Explain(s, b)
+		if detail != "" {
+			detail = h.redact(clip.Bytes(detail, 200, "…"))
+			snippet = func() string { return detail }
+		}
+		if kind != nil {
+			return fmt.Errorf("%w: %s answered %d: %s", kind, h.Platform, s, snippet())
+		}
+	}
 	switch s := res.StatusCode; {
 	case s == http.StatusUnauthorized || s == http.StatusForbidden:
 		return fmt.Errorf("%w: %s answered %d: %s", ErrUnauthorized, h.Platform, s, snippet())

@@ -138,3 +138,45 @@ func TestRetryAfter(t *testing.T) {
 		}
 	}
 }
+
+func TestHTTP_Explain(t *testing.T) {
+	const key = "sekrit-key-123"
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		switch r.URL.Path {
+		case "/bad-key":
+			w.WriteHeader(http.StatusBadRequest)
+			w.Write([]byte(`{"error":{"code":"invalid-key","message":"key ` + key + ` is wrong"}}`))
+		case "/busy":
+			w.WriteHeader(http.StatusServiceUnavailable)
+			w.Write([]byte(`{"error":{"code":"busy","message":"later"}}`))
+		case "/limit":
+			w.WriteHeader(http.StatusTooManyRequests)
+		}
+	}))
+	defer srv.Close()
+	h := &HTTP{Platform: "test", Base: srv.URL, Secret: key, Explain: func(status int, body []byte) (string, error) {
+		var env struct {
+			Error struct{ Code, Message string }
+		}
+		if json.Unmarshal(body, &env) != nil {
+			return "", nil
+		}
+		if env.Error.Code == "invalid-key" {
+			return env.Error.Code + ": " + env.Error.Message, ErrUnauthorized
+		}
+		return env.Error.Code + ": " + env.Error.Message, nil
+	}}
+	err := h.Do(context.Background(), http.MethodGet, "/bad-key", nil, nil)
+	if !errors.Is(err, ErrUnauthorized) || !strings.Contains(err.Error(), "invalid-key: key REDACTED is wrong") || strings.Contains(err.Error(), key) {
+		t.Errorf("a code that overrides the status: %v", err)
+	}
+	err = h.Do(context.Background(), http.MethodGet, "/busy", nil, nil)
+	if !errors.Is(err, ErrUnavailable) || !strings.HasSuffix(err.Error(), "answered 503: busy: later") {
+		t.Errorf("a detail that keeps the status's kind: %v", err)
+	}
+	var rl *RateLimitedError
+	if err := h.Do(context.Background(), http.MethodGet, "/limit", nil, nil); !errors.As(err, &rl) {
+		t.Errorf("429 with Explain set: %v", err)
+	}
+}
