@@ -14,6 +14,31 @@
 // them (src/core/endpoints/instance.ts, src/core/schemas.ts,
 // tests/fixtures/responses.ts), which cite AutoDL's Pro API page
 // (autodl.com/docs/instance_pro_api, not found in a stored copy).
+//
+// What a caller must know:
+//   - Every answer is HTTP 200 with {code, msg, data, request_id}; only
+//     code "Success" is success. AutoDL documents no list of codes, so a
+//     non-Success answer is classified by its code and message: auth words
+//     (Unauthorized, token, auth, 鉴权) are ErrUnauthorized, 频繁 ("too
+//     frequent") a *connector.RateLimitedError with the default wait,
+//     不存在 ErrNotFound, anything else ErrBadAnswer carrying the code, the
+//     clipped message and the request_id. HTTP 401/403 are ErrUnauthorized
+//     (AutoDL-cli saw 401 for a dead token).
+//   - Money is integer thousandths of a yuan; a float or a decimal string
+//     is ErrBadAnswer, never rounded.
+//   - Real-name verification (实名认证): an account without it has no Pro
+//     instances, and Instances answers an empty list for the refusal; if
+//     the wallet itself is refused for it, Check is ErrUnauthorized saying
+//     so. The refusal's exact code is undocumented: it is recognised by 实名
+//     in the message (what AutoDL-cli maps). Should AutoDL answer it with an
+//     auth-looking code and no 实名, Instances is ErrUnauthorized.
+//   - No rate limit is documented: MinInterval is a conservative 60 s.
+//   - Billing is not reported (Billed is ErrNotSupported); balance deltas
+//     are the caller's.
+//   - After Stop, re-read until the instance is Stopped: a power_off sent
+//     while an instance is still starting was seen not to take effect.
+//     Terminate may block up to Config.ShutdownWait while the instance
+//     shuts down, as AutoDL releases only a shut-down instance.
 package autodl
 
 import (
@@ -209,10 +234,10 @@ func milli(field string, v any) (ledger.Decimal, error) {
 
 // Balance returns assets, the field the docs call 当前余额 ("current
 // balance"): the money in the account. Vouchers are left out: the docs
-// name them apart (当前代金券可用余额), AutoDL's vouchers carry their own
-// scope and expiry, and a balance that counted them would promise a
-// runway the wallet may not have. Wallet returns them for a caller that
-// wants to show them.
+// name them apart (当前代金券可用余额, "voucher balance still usable") and
+// do not say that they pay for every charge, so a balance that counted
+// them could promise a runway the wallet does not have. Wallet returns
+// them for a caller that wants to show them beside it.
 func (c *Client) Balance(ctx context.Context) (connector.Balance, error) {
 	w, err := c.Wallet(ctx)
 	if err != nil {
