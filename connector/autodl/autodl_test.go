@@ -221,6 +221,23 @@ func TestClient_Down(t *testing.T) {
 	noKey(t, err)
 }
 
+// A wrong base URL answers 404 on every path: that is not "no such
+// instance", or a Stop would read as the instance gone.
+func TestClient_WrongBase(t *testing.T) {
+	f, _ := setup(t)
+	f.SetInstances(running)
+	c, _ := autodl.New(autodl.Config{Token: token, Base: f.URL + "/proxy"})
+	for name, err := range map[string]error{
+		"Check":     c.Check(context.Background()),
+		"Stop":      c.Stop(context.Background(), running.UUID),
+		"Terminate": c.Terminate(context.Background(), running.UUID),
+	} {
+		if !errors.Is(err, connector.ErrBadAnswer) || errors.Is(err, connector.ErrNotFound) {
+			t.Errorf("%s: err %v, want ErrBadAnswer and not ErrNotFound", name, err)
+		}
+	}
+}
+
 func TestClient_Slow(t *testing.T) {
 	f := autodlfake.New(token)
 	defer f.Close()

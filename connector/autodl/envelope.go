@@ -98,15 +98,21 @@ func (e *apiError) Error() string {
 func (e *apiError) Unwrap() error { return e.wrapped }
 
 // call sends one request and unwraps its envelope into out (nil: data is
-// ignored). A non-Success code becomes an *apiError that wraps
+// ignored). An HTTP 404 is ErrBadAnswer, not ErrNotFound. A non-Success code becomes an *apiError that wraps
 // ErrUnauthorized, ErrNotFound, ErrNotSupported (real-name verification
 // missing) or ErrBadAnswer, or a *connector.RateLimitedError.
 func (c *Client) call(ctx context.Context, method, path string, body, out any) error {
 	var env envelope
+	op, _, _ := strings.Cut(strings.TrimPrefix(path, "/api/v1/dev/"), "?")
 	if err := c.http.Do(ctx, method, path, body, &env); err != nil {
+		if errors.Is(err, connector.ErrNotFound) {
+			// AutoDL says "no such instance" in a 200 envelope (不存在);
+			// an HTTP 404 means the path is not its API (a wrong base
+			// URL), which must not read as an instance that is gone.
+			return fmt.Errorf("%w: autodl %s: HTTP 404, not AutoDL's developer API (check the base URL): %v", connector.ErrBadAnswer, op, err)
+		}
 		return err
 	}
-	op, _, _ := strings.Cut(strings.TrimPrefix(path, "/api/v1/dev/"), "?")
 	if env.Code == nil {
 		return fmt.Errorf("%w: autodl %s: the answer has no code", connector.ErrBadAnswer, op)
 	}
