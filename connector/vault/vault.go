@@ -276,29 +276,23 @@ func Hint(key string) string {
 // decodeSecret decodes s as hex, else as base64, and checks its length.
 // The error text gives lengths and the expected form, never s.
 func decodeSecret(s string) ([]byte, error) {
-	short := ""
 	if b, err := hex.DecodeString(s); err == nil {
-		if len(b) >= MinSecretBytes {
-			return b, nil
+		// Hex is taken as hex even when short: read as base64 it would
+		// seem longer than the entropy it carries.
+		if len(b) < MinSecretBytes {
+			return nil, fmt.Errorf("is %d bytes of hex, too short: give at least %d random bytes, e.g. the output of `openssl rand -hex %d`", len(b), MinSecretBytes, MinSecretBytes)
 		}
-		// Too short as hex; it may still be long enough as base64.
-		short = fmt.Sprintf("is %d bytes of hex, too short: give at least %d random bytes, e.g. the output of `openssl rand -hex %d`", len(b), MinSecretBytes, MinSecretBytes)
+		return b, nil
 	}
 	for _, enc := range []*base64.Encoding{base64.StdEncoding, base64.RawStdEncoding, base64.URLEncoding, base64.RawURLEncoding} {
 		b, err := enc.DecodeString(s)
 		if err != nil {
 			continue
 		}
-		if len(b) < MinSecretBytes && short != "" {
-			return nil, errors.New(short)
-		}
 		if len(b) < MinSecretBytes {
 			return nil, fmt.Errorf("is %d bytes of base64, too short: give at least %d random bytes, e.g. the output of `openssl rand -base64 %d`", len(b), MinSecretBytes, MinSecretBytes)
 		}
 		return b, nil
-	}
-	if short != "" {
-		return nil, errors.New(short)
 	}
 	return nil, fmt.Errorf("is neither hex nor base64 (%d characters): give at least %d random bytes, e.g. the output of `openssl rand -base64 %d`", len(s), MinSecretBytes, MinSecretBytes)
 }
@@ -341,7 +335,7 @@ func readKeyFile(path string) ([]byte, error) {
 		return nil, fmt.Errorf("%w: key file %s is not a regular file", ErrBadSecret, path)
 	}
 	if perm := st.Mode().Perm(); perm&0o077 != 0 {
-		return nil, fmt.Errorf("%w: key file %s has mode %04o: its group or others may read it; make it owner-only with: chmod 600 %s",
+		return nil, fmt.Errorf("%w: key file %s has mode %04o: its group or others have access; make it owner-only with: chmod 600 %s",
 			ErrBadSecret, path, perm, shellQuote(path))
 	}
 	b, err := io.ReadAll(io.LimitReader(f, maxKeyFile+1))
