@@ -1,0 +1,211 @@
+package sqlite
+
+import (
+	"bytes"
+	"context"
+	"database/sql"
+	"fmt"
+	"time"
+	"unicode/utf8"
+
+	"github.com/gpuledger/gpuledger/ledger"
+)
+
+var _ ledger.ConnectorStore = (*DB)(nil)
+
+const (
+	maxKeyEnc    = 4096 // a sealed API key is well under 200 bytes
+	maxHint      = 4    // characters of the key shown back
+	maxLastError = 1000 // bytes of a sync error kept
+	maxPlatform  = 32
+)
+
+const connectorCols = `user_id, platform, key_enc, key_hint, added_at, checked_at, rejected_at, rejected_said, last_sync_at, last_error`
+
+// SaveConnector stores c, replacing the user's connector for its platform
+// and clearing the replaced key's rejection, last sync and last error
+// (see ledger.ConnectorStore).
+func (db *DB) SaveConnector(ctx context.Context, c ledger.Connector) error {
+	if c.UserID == 0 {
+		return ledger.Errorf(ledger.EINVALID, "connector: no user")
+	}
+	if err := checkPlatform(c.Platform); err != nil {
+		return err
+	}
+	if len(c.KeyEnc) == 0 || len(c.KeyEnc) > maxKeyEnc {
+		return ledger.Errorf(ledger.EINVALID, "connector %s: the sealed key is %d bytes (1..%d)", c.Platform, len(c.KeyEnc), maxKeyEnc)
+	}
+	if !utf8.ValidString(c.Hint) || utf8.RuneCountInString(c.Hint) > maxHint {
+		// The hint's text is not echoed: it might be the whole key.
+		return ledger.Errorf(ledger.EINVALID, "connector %s: the key hint is over %d characters", c.Platform, maxHint)
+	}
+	return db.withWrite(ctx, func(tx *wtx) error {
+		if _, err := userByID(ctx, tx, c.UserID); err != nil {
+			return err
+		}
+		added := c.AddedAt
+		if added.IsZero() {
+			added = db.Now()
+		}
+		if _, err := tx.ExecContext(ctx, `INSERT INTO connectors (user_id, platform, key_enc, key_hint, added_at, checked_at)
+			VALUES (?, ?, ?, ?, ?, ?)
+			ON CONFLICT (user_id, platform) DO UPDATE SET
+				key_enc = excluded.key_enc, key_hint = excluded.key_hint,
+				added_at = excluded.added_at, checked_at = excluded.checked_at,
+				rejected_at = NULL, rejected_said = 0, last_sync_at = NULL, last_error = ''`,
+			c.UserID, c.Platform, c.KeyEnc, c.Hint, added.Unix(), nullUnix(c.CheckedAt)); err != nil {
+			return fmt.Errorf("sqlite: save connector %s of user %d: %w", c.Platform, c.UserID, err)
+		}
+		return nil
+	})
+}
+
+// Connectors returns the user's connectors by platform.
+func (db *DB) Connectors(ctx context.Context, userID int64) ([]ledger.Connector, error) {
+	return db.connectors(ctx, `WHERE user_id = ? ORDER BY platform`, userID)
+}
+
+// AllConnectors returns every connector, by user then platform.
+func (db *DB) AllConnectors(ctx context.Context) ([]ledger.Connector, error) {
+	return db.connectors(ctx, `ORDER BY user_id, platform`)
+}
+
+func (db *DB) connectors(ctx context.Context, where string, args ...any) ([]ledger.Connector, error) {
+	rows, err := db.reader.QueryContext(ctx, `SELECT `+connectorCols+` FROM connectors `+where, args...)
+	if err != nil {
+		return nil, storeError(fmt.Errorf("sqlite: read connectors: %w", err))
+	}
+	defer rows.Close()
+	var out []ledger.Connector
+	for rows.Next() {
+		c, err := scanConnector(rows)
+		if err != nil {
+			return nil, storeError(fmt.Errorf("sqlite: read connectors: %w", err))
+		}
+		out = append(out, c)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, storeError(fmt.Errorf("sqlite: read connectors: %w", err))
+	}
+	return out, nil
+}
+
+func scanConnector(s interface{ Scan(...any) error }) (ledger.Connector, error) {
+	var c ledger.Connector
+	var added int64
+	var checked, rejected, synced sql.NullInt64
+	var said int
+	if err := s.Scan(&c.UserID, &c.Platform, &c.KeyEnc, &c.Hint, &added, &checked, &rejected, &said, &synced, &c.LastError); err != nil {
+		return c, err
+	}
+	c.AddedAt = time.Unix(added, 0).UTC()
+	c.CheckedAt = fromNullUnix(checked)
+	c.RejectedAt = fromNullUnix(rejected)
+	c.RejectedSaid = said == 1
+	c.LastSyncAt = fromNullUnix(synced)
+	return c, nil
+}
+
+// DeleteConnector removes the user's connector for platform. Errors:
+// ENOTFOUND.
+func (db *DB) DeleteConnector(ctx context.Context, userID int64, platform string) error {
+	return db.withWrite(ctx, func(tx *wtx) error {
+		res, err := tx.ExecContext(ctx, `DELETE FROM connectors WHERE user_id = ? AND platform = ?`, userID, platform)
+		if err != nil {
+			return fmt.Errorf("sqlite: delete connector %s of user %d: %w", platform, userID, err)
+		}
+		if n, err := res.RowsAffected(); err != nil {
+			return fmt.Errorf("sqlite: delete connector %s of user %d: %w", platform, userID, err)
+		} else if n == 0 {
+			return noConnector(platform)
+		}
+		return nil
+	})
+}
+
+// MarkRejected records the rejection of keyEnc and reports whether the
+// user was told already (see ledger.ConnectorStore). Errors: ENOTFOUND,
+// ECONFLICT (the key was replaced since the caller read it).
+func (db *DB) MarkRejected(ctx context.Context, userID int64, platform string, keyEnc []byte, at time.Time) (bool, error) {
+	var said bool
+	err := db.withWrite(ctx, func(tx *wtx) error {
+		var stored []byte
+		var s int
+		err := tx.QueryRowContext(ctx, `SELECT key_enc, rejected_said FROM connectors WHERE user_id = ? AND platform = ?`, userID, platform).Scan(&stored, &s)
+		if err == sql.ErrNoRows {
+			return noConnector(platform)
+		}
+		if err != nil {
+			return fmt.Errorf("sqlite: read connector %s of user %d: %w", platform, userID, err)
+		}
+		if !bytes.Equal(stored, keyEnc) {
+			return ledger.Errorf(ledger.ECONFLICT, "the %s key was replaced since it was rejected", platform)
+		}
+		said = s == 1
+		if _, err := tx.ExecContext(ctx, `UPDATE connectors SET rejected_at = COALESCE(rejected_at, ?), rejected_said = 1
+			WHERE user_id = ? AND platform = ?`, whenOrNow(db, at).Unix(), userID, platform); err != nil {
+			return fmt.Errorf("sqlite: mark connector %s of user %d rejected: %w", platform, userID, err)
+		}
+		return nil
+	})
+	return said, err
+}
+
+// MarkSynced records the end of a sync round (see ledger.ConnectorStore).
+// Errors: ENOTFOUND.
+func (db *DB) MarkSynced(ctx context.Context, userID int64, platform string, at time.Time, errText string) error {
+	errText = truncateUTF8(errText, maxLastError)
+	return db.withWrite(ctx, func(tx *wtx) error {
+		t := whenOrNow(db, at).Unix()
+		res, err := tx.ExecContext(ctx, `UPDATE connectors SET last_sync_at = ?, last_error = ?,
+				checked_at = CASE WHEN ? = '' THEN ? ELSE checked_at END
+			WHERE user_id = ? AND platform = ?`, t, errText, errText, t, userID, platform)
+		if err != nil {
+			return fmt.Errorf("sqlite: mark connector %s of user %d synced: %w", platform, userID, err)
+		}
+		if n, err := res.RowsAffected(); err != nil {
+			return fmt.Errorf("sqlite: mark connector %s of user %d synced: %w", platform, userID, err)
+		} else if n == 0 {
+			return noConnector(platform)
+		}
+		return nil
+	})
+}
+
+// checkPlatform accepts a profile-key-like name: lowercase letters,
+// digits, '-' and '_', 1 to 32 of them. The store does not list the
+// platforms that have connectors: that is the wiring's business.
+func checkPlatform(p string) error {
+	if p == "" || len(p) > maxPlatform {
+		return ledger.Errorf(ledger.EINVALID, "connector: the platform name must be 1 to %d characters", maxPlatform)
+	}
+	for _, r := range p {
+		if !(r >= 'a' && r <= 'z' || r >= '0' && r <= '9' || r == '-' || r == '_') {
+			return ledger.Errorf(ledger.EINVALID, "connector: platform %q may use only lowercase letters, digits, '-' and '_'", p)
+		}
+	}
+	return nil
+}
+
+func noConnector(platform string) error {
+	return ledger.Errorf(ledger.ENOTFOUND, "%s is not connected: /connect lists your connections", platform)
+}
+
+func whenOrNow(db *DB, at time.Time) time.Time {
+	if at.IsZero() {
+		return db.Now()
+	}
+	return at
+}
+
+// truncateUTF8 cuts s to at most n bytes without splitting a character.
+func truncateUTF8(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	s = s[:n]
+	for len(s) > 0 && !utf8.ValidString(s) {
+		s = s[:len(s)-1]
+	}
+	return s
+}
