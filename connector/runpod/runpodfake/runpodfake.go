@@ -201,6 +201,8 @@ func Status(code int, contentType, body string, headers ...string) http.HandlerF
 // Slow is a fault: wait d (or until the client gives up), then answer 200 [].
 func Slow(d time.Duration) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
+		// Read the body first, so the server notices the client hang up.
+		io.Copy(io.Discard, r.Body)
 		select {
 		case <-time.After(d):
 		case <-r.Context().Done():
