@@ -176,7 +176,9 @@ func (c *Client) Instances(ctx context.Context) ([]connector.Instance, error) {
 	var pods []pod
 	if err := c.rest.Do(ctx, http.MethodGet, "/pods", nil, &pods); err != nil {
 		if errors.Is(err, connector.ErrNotFound) {
-			return nil, fmt.Errorf("%w: runpod: GET /pods: %w", connector.ErrBadAnswer, err)
+			// Not wrapped: a 404 to the list must never read as "no such
+			// instance" (nor as an empty account).
+			return nil, fmt.Errorf("%w: runpod: GET /pods: %s", connector.ErrBadAnswer, err.Error())
 		}
 		return nil, fmt.Errorf("runpod: list pods: %w", err)
 	}

@@ -171,6 +171,30 @@ func TestClient_Instances(t *testing.T) {
 			}
 		})
 	})
+	t.Run("not an array", func(t *testing.T) {
+		for name, body := range map[string]string{
+			"null":         `null`,
+			"v2's wrapper": `{"pods":[{"id":"a","desiredStatus":"RUNNING"}]}`,
+			"an error":     `{"error":"something"}`,
+		} {
+			srv, c := setup(t)
+			srv.SetFault(runpodfake.Status(200, "application/json", body))
+			if ins, err := c.Instances(context.Background()); !errors.Is(err, connector.ErrBadAnswer) || ins != nil {
+				t.Errorf("%s: %v, %v", name, ins, err)
+			}
+			day := started.Truncate(24 * time.Hour)
+			if items, err := c.Billed(context.Background(), day, day.Add(24*time.Hour)); !errors.Is(err, connector.ErrBadAnswer) || items != nil {
+				t.Errorf("billing %s: %v, %v", name, items, err)
+			}
+		}
+	})
+	t.Run("404 is not an empty account", func(t *testing.T) {
+		srv, c := setup(t)
+		srv.SetFault(runpodfake.Status(404, "application/json", `{"error":"Pod not found."}`))
+		if _, err := c.Instances(context.Background()); !errors.Is(err, connector.ErrBadAnswer) || errors.Is(err, connector.ErrNotFound) {
+			t.Errorf("%v", err)
+		}
+	})
 	t.Run("CPU pod without gpu", func(t *testing.T) {
 		srv, c := setup(t)
 		p := runpodfake.NewPod("cpu", "", "RUNNING", "0.06", "", 0, started)
@@ -398,11 +422,14 @@ func TestClient_StopTerminate(t *testing.T) {
 	t.Run("ID is escaped", func(t *testing.T) {
 		srv, c := setup(t)
 		srv.SetPods(runpodfake.NewPod("a", "", "RUNNING", "0.5", "A40", 1, started))
-		if err := c.Stop(context.Background(), "../a"); !errors.Is(err, connector.ErrNotFound) {
-			t.Errorf("stop ../a: %v", err)
+		if err := c.Terminate(context.Background(), "a?force=1"); !errors.Is(err, connector.ErrNotFound) {
+			t.Errorf("terminate a?force=1: %v", err)
 		}
-		if ins, _ := c.Instances(context.Background()); ins[0].State != connector.Running {
-			t.Error("a path in the ID reached another pod")
+		if err := c.Stop(context.Background(), "../pods/a"); !errors.Is(err, connector.ErrNotFound) {
+			t.Errorf("stop ../pods/a: %v", err)
+		}
+		if ins, _ := c.Instances(context.Background()); len(ins) != 1 || ins[0].State != connector.Running {
+			t.Errorf("an ID with a query or a path reached another pod: %+v", ins)
 		}
 	})
 	t.Run("other 4xx", func(t *testing.T) {
