@@ -85,8 +85,8 @@ func New(cfg Config) (*Client, error) {
 	if key == "" {
 		return nil, errors.New("runpod: no API key")
 	}
-	base := strings.TrimRight(cmp(cfg.BaseURL, DefaultBaseURL), "/")
-	gql := cmp(cfg.GraphQLURL, DefaultGraphQLURL)
+	base := strings.TrimRight(orDefault(cfg.BaseURL, DefaultBaseURL), "/")
+	gql := orDefault(cfg.GraphQLURL, DefaultGraphQLURL)
 	for _, u := range []string{base, gql} {
 		p, err := url.Parse(u)
 		if err != nil || (p.Scheme != "https" && p.Scheme != "http") || p.Host == "" {
@@ -108,7 +108,7 @@ func New(cfg Config) (*Client, error) {
 	}, nil
 }
 
-func cmp(s, def string) string {
+func orDefault(s, def string) string {
 	if s = strings.TrimSpace(s); s != "" {
 		return s
 	}

@@ -138,6 +138,11 @@ func TestClient_Instances(t *testing.T) {
 		if err != nil || third == nil || len(third) != 0 {
 			t.Fatalf("empty account: %#v, %v (want an empty, non-nil list)", third, err)
 		}
+		srv.SetPods(runpodfake.NewPod("a", "", "EXITED", "0.5", "A40", 1, started))
+		back, err := c.Instances(context.Background())
+		if err != nil || len(back) != 1 || back[0].ID != "a" || back[0].State != connector.Stopped {
+			t.Fatalf("the pod reappears: %+v, %v", back, err)
+		}
 	})
 	t.Run("ErrBadAnswer", func(t *testing.T) {
 		for name, mut := range map[string]func(runpodfake.Pod){
@@ -374,6 +379,21 @@ func TestClient_Check(t *testing.T) {
 	}
 	if srv.Calls("POST /graphql") != 1 || srv.Calls("GET /v1/pods") != 0 {
 		t.Errorf("Check made %d GraphQL and %d list calls", srv.Calls("POST /graphql"), srv.Calls("GET /v1/pods"))
+	}
+	// The fake takes ?api_key= on GraphQL as RunPod does; the client must
+	// send the Bearer header instead, so no URL carries the key.
+	if q := srv.LastQuery("/graphql"); q != "" {
+		t.Errorf("GraphQL query string %q", q)
+	}
+	var auth []string
+	srv.SetFault(func(w http.ResponseWriter, r *http.Request) {
+		auth = append(auth, r.Header.Get("Authorization")+" "+r.URL.RawQuery)
+		runpodfake.Status(200, "application/json", `{"data":{"myself":{"id":"u","clientBalance":1}}}`)(w, r)
+	})
+	c.Check(context.Background())
+	c.Balance(context.Background())
+	if len(auth) != 2 || auth[0] != "Bearer "+key+" " || auth[1] != auth[0] {
+		t.Errorf("credentials sent: %q", auth)
 	}
 }
 
