@@ -103,7 +103,7 @@ func New(cfg Config) (*Client, error) {
 	auth := func(r *http.Request) { r.Header.Set("Authorization", "Bearer "+key) }
 	return &Client{
 		key:  key,
-		rest: connector.HTTP{Platform: Platform, Base: base, Client: hc, Auth: auth, Secret: key},
+		rest: connector.HTTP{Platform: Platform, Base: base, Client: hc, Auth: auth, Secret: key, Explain: explain(false)},
 		gql:  connector.HTTP{Platform: Platform, Base: gql, Client: hc, Auth: auth, Secret: key},
 	}, nil
 }
@@ -324,7 +324,8 @@ func (c *Client) Balance(ctx context.Context) (connector.Balance, error) {
 // Stop stops a pod with POST /pods/{id}/stop (docs.runpod.io/
 // api-reference/pods/POST/pods/podId/stop): compute billing ends, the
 // volume disk bills at the stopped rate. ErrNotFound for a 404, and for
-// the 400 the reference documents as "Invalid Pod ID". The answer's body
+// the 400 the reference documents as "Invalid Pod ID" (another 400 is
+// ErrBadAnswer with RunPod's words). The answer's body
 // is not read: the caller confirms by listing again.
 func (c *Client) Stop(ctx context.Context, id string) error {
 	return c.podAction(ctx, http.MethodPost, id, "/stop", "stop")
@@ -333,7 +334,7 @@ func (c *Client) Stop(ctx context.Context, id string) error {
 // Terminate deletes a pod with DELETE /pods/{id} (204 on success,
 // docs.runpod.io/api-reference/pods/DELETE/pods/podId): everything not
 // on a network volume is gone. ErrNotFound for a 404 or a 400 "Invalid
-// Pod ID", which is also what a pod already terminated may answer.
+// Pod ID", which may also be what a pod already terminated answers.
 func (c *Client) Terminate(ctx context.Context, id string) error {
 	return c.podAction(ctx, http.MethodDelete, id, "", "terminate")
 }
@@ -342,15 +343,38 @@ func (c *Client) podAction(ctx context.Context, method, id, suffix, what string)
 	if strings.TrimSpace(id) == "" {
 		return fmt.Errorf("%w: runpod: %s: no pod ID", connector.ErrNotFound, what)
 	}
-	err := c.rest.Do(ctx, method, "/pods/"+url.PathEscape(id)+suffix, nil, nil)
-	var se *connector.StatusError
-	if errors.As(err, &se) && se.Code == http.StatusBadRequest {
-		return fmt.Errorf("%w: runpod: %s %q: %w", connector.ErrNotFound, what, clip.Bytes(id, 40, "…"), err)
-	}
-	if err != nil {
+	h := c.rest // a copy: the 400 means "no such pod" only here
+	h.Explain = explain(true)
+	if err := h.Do(ctx, method, "/pods/"+url.PathEscape(id)+suffix, nil, nil); err != nil {
 		return fmt.Errorf("runpod: %s %q: %w", what, clip.Bytes(id, 40, "…"), err)
 	}
 	return nil
+}
+
+// explain reads RunPod v1's error envelope, {"error": "…"} (runpodctl
+// internal/api/client.go APIError), as the error's detail. With
+// invalidID, a 400 whose text says the ID is invalid or unknown (the
+// reference's "Invalid Pod ID" for stop and delete) is ErrNotFound; any
+// other 400 stays a bad answer, because a stop can also be refused for a
+// pod that exists (one with a network volume cannot be stopped, see
+// docs/platforms.md), and that must never read as "gone".
+func explain(invalidID bool) func(int, []byte) (string, error) {
+	return func(status int, body []byte) (string, error) {
+		var env struct {
+			Error any `json:"error"`
+		}
+		detail := ""
+		if json.Unmarshal(body, &env) == nil {
+			if s, ok := env.Error.(string); ok {
+				detail = s
+			}
+		}
+		if m := strings.ToLower(detail); invalidID && status == http.StatusBadRequest &&
+			(strings.Contains(m, "invalid pod id") || strings.Contains(m, "not found")) {
+			return detail, connector.ErrNotFound
+		}
+		return detail, nil
+	}
 }
 
 // billingRecord is one record of GET /billing/pods (the v1 OpenAPI's
