@@ -191,6 +191,44 @@ func Decimal(v any) (ledger.Decimal, error) {
 	return d, nil
 }
 
+// Rounded is Decimal for platforms whose backends print money from
+// binary floats (RunPod's JavaScript, Vast.ai's Python repr), where a
+// figure such as 0.30000000000000004 has more fraction digits than a
+// ledger.Decimal keeps: such a literal is rounded to
+// ledger.MaxDecimalScale digits, half away from zero, from its own digits
+// through a rational (an error under 10^-9), rather than making the whole
+// answer unusable. Anything Decimal refuses for another reason stays
+// refused.
+func Rounded(v any) (ledger.Decimal, error) {
+	d, err := Decimal(v)
+	if err == nil {
+		return d, nil
+	}
+	var s string
+	switch x := v.(type) {
+	case json.Number:
+		s = x.String()
+	case string:
+		s = strings.TrimSpace(x)
+	default:
+		return ledger.Decimal{}, err
+	}
+	r, ok := new(big.Rat).SetString(s)
+	if !ok || strings.Contains(s, "/") || len(s) > 64 {
+		return ledger.Decimal{}, err
+	}
+	// FloatString rounds the last digit half away from zero.
+	txt := r.FloatString(ledger.MaxDecimalScale)
+	if strings.Contains(txt, ".") {
+		txt = strings.TrimRight(strings.TrimRight(txt, "0"), ".")
+	}
+	d, err2 := ledger.ParseDecimal(txt)
+	if err2 != nil {
+		return ledger.Decimal{}, fmt.Errorf("%w: %q: %w", ErrBadAnswer, clip.Bytes(s, 40, "…"), err2)
+	}
+	return d, nil
+}
+
 // Scaled converts an integer count of 10^-shift units (AutoDL's
 // thousandths of a yuan: shift 3) into an exact decimal.
 func Scaled(v any, shift int) (ledger.Decimal, error) {

@@ -180,3 +180,23 @@ func TestHTTP_Explain(t *testing.T) {
 		t.Errorf("429 with Explain set: %v", err)
 	}
 }
+
+func TestRounded(t *testing.T) {
+	for in, want := range map[any]string{
+		json.Number("0.30000000000000004"): "0.3",
+		json.Number("0.8699999999999999"):  "0.87",
+		"0.0000000005":                      "0.000000001", // half away from zero
+		json.Number("-0.0000000005"):        "-0.000000001",
+		json.Number("0.79"):                 "0.79",
+	} {
+		d, err := Rounded(in)
+		if err != nil || d.String() != want {
+			t.Errorf("Rounded(%#v) = %v, %v; want %s", in, d, err, want)
+		}
+	}
+	for _, in := range []any{true, 0.3, "abc", json.Number("1e400"), "1/3", strings.Repeat("1", 70)} {
+		if d, err := Rounded(in); !errors.Is(err, ErrBadAnswer) {
+			t.Errorf("Rounded(%#v) = %v, %v; want a bad answer", in, d, err)
+		}
+	}
+}

@@ -22,7 +22,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"math/big"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -454,40 +453,7 @@ func (c *Client) Billed(ctx context.Context, from, to time.Time) ([]connector.Bi
 // backend computes prices in JavaScript doubles, so a figure like
 // 0.8699999999999999 (3 × 0.29) is what it may print for 0.87. No float
 // is ever involved.
-func amount(v any) (ledger.Decimal, error) {
-	d, err := connector.Decimal(v)
-	if err == nil {
-		return d, nil
-	}
-	var s string
-	switch x := v.(type) {
-	case json.Number:
-		s = x.String()
-	case string:
-		s = strings.TrimSpace(x)
-	default:
-		return ledger.Decimal{}, err
-	}
-	r, ok := new(big.Rat).SetString(s)
-	if !ok || strings.Contains(s, "/") {
-		return ledger.Decimal{}, err
-	}
-	// Round half away from zero at 10^-9.
-	scale := new(big.Rat).SetInt64(1_000_000_000)
-	x := new(big.Rat).Mul(r, scale)
-	q, m := new(big.Int).QuoRem(x.Num(), x.Denom(), new(big.Int))
-	if new(big.Int).Mul(new(big.Int).Abs(m), big.NewInt(2)).Cmp(x.Denom()) >= 0 {
-		q.Add(q, big.NewInt(int64(x.Num().Sign())))
-	}
-	if !q.IsInt64() {
-		return ledger.Decimal{}, err
-	}
-	d, err2 := connector.Decimal(ledger.NewDecimal(q.Int64(), ledger.MaxDecimalScale).String())
-	if err2 != nil {
-		return ledger.Decimal{}, err
-	}
-	return d, nil
-}
+func amount(v any) (ledger.Decimal, error) { return connector.Rounded(v) }
 
 // gqlError is one entry of a GraphQL "errors" array.
 type gqlError struct {

@@ -259,34 +259,7 @@ func bad(format string, args ...any) error {
 // decimals, half away from zero, from its digits (an error of at most
 // $0.0000000005 an hour), rather than making the whole answer unusable.
 // Negative amounts are kept (a balance can be negative).
-func money(v any) (ledger.Decimal, error) {
-	d, err := connector.Decimal(v)
-	if err == nil {
-		return d, nil
-	}
-	var s string
-	switch x := v.(type) {
-	case json.Number:
-		s = x.String()
-	case string:
-		s = strings.TrimSpace(x)
-	default:
-		return ledger.Decimal{}, err
-	}
-	r, ok := new(big.Rat).SetString(s)
-	if !ok || strings.Contains(s, "/") || len(s) > 64 {
-		return ledger.Decimal{}, err
-	}
-	txt := r.FloatString(ledger.MaxDecimalScale)
-	if strings.Contains(txt, ".") {
-		txt = strings.TrimRight(strings.TrimRight(txt, "0"), ".")
-	}
-	d, err2 := ledger.ParseDecimal(txt)
-	if err2 != nil {
-		return ledger.Decimal{}, fmt.Errorf("%w: %q: %w", connector.ErrBadAnswer, clip.Bytes(s, 40, "…"), err2)
-	}
-	return d, nil
-}
+func money(v any) (ledger.Decimal, error) { return connector.Rounded(v) }
 
 // epoch reads Vast.ai's epoch seconds (start_date is a float, e.g.
 // 1668804745.1223178; charges give integers) exactly from the literal's
