@@ -185,9 +185,9 @@ func TestRounded(t *testing.T) {
 	for in, want := range map[any]string{
 		json.Number("0.30000000000000004"): "0.3",
 		json.Number("0.8699999999999999"):  "0.87",
-		"0.0000000005":                      "0.000000001", // half away from zero
-		json.Number("-0.0000000005"):        "-0.000000001",
-		json.Number("0.79"):                 "0.79",
+		"0.0000000005":                     "0.000000001", // half away from zero
+		json.Number("-0.0000000005"):       "-0.000000001",
+		json.Number("0.79"):                "0.79",
 	} {
 		d, err := Rounded(in)
 		if err != nil || d.String() != want {
