@@ -117,6 +117,14 @@ type Sender interface {
 	AnswerCallback(ctx context.Context, callbackID, text string) error
 }
 
+// Deleter is a Sender that can delete a message from a chat: the core
+// deletes a message that holds a secret (a platform API key sent with
+// /connect) as soon as it has read it. The terminal console has nothing
+// to delete and does not implement it.
+type Deleter interface {
+	DeleteMessage(ctx context.Context, chatID int64, messageID int) error
+}
+
 // Handler processes updates. Handle returns an error only for failures the
 // transport should retry later (e.g. the database is unavailable); bad
 // input is answered, not returned.

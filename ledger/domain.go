@@ -214,6 +214,12 @@ type Rental struct {
 	// The allowance and the charged direction stay Traffic's.
 	TrafficPrices []TrafficPrice
 
+	// PlatformID is the platform's own ID of the instance (a RunPod pod
+	// ID, a Vast.ai instance ID) when the rental is synced from the
+	// platform's API or bound to a listed instance; "" for a rental known
+	// only from the chat. The export's "platform_id".
+	PlatformID string
+
 	CreatedAt time.Time
 }
 

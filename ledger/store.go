@@ -43,6 +43,7 @@ const (
 	ActionSettings      ActionKind = "settings"
 	ActionAdopt         ActionKind = "adopt"   // EnrolStore.AdoptInstance: an announced instance logged as a rental
 	ActionIgnore        ActionKind = "ignore"  // EnrolStore.IgnoreInstance: "Not mine"
+	ActionSync          ActionKind = "sync"    // PlatformStore.AddSyncedRental: a rental created from a platform's list
 	ActionUndo          ActionKind = "undo"    // not undoable itself
 	ActionHandled       ActionKind = "handled" // MarkHandled; changes nothing
 )
@@ -52,7 +53,7 @@ const (
 func UndoableKinds() []ActionKind {
 	return []ActionKind{ActionRent, ActionStop, ActionResume, ActionPrice, ActionRelease, ActionTraffic,
 		ActionTrafficUsage, ActionStorage, ActionStorageResize, ActionStorageDelete, ActionStoragePrice,
-		ActionCharge, ActionTopUp, ActionBalance, ActionSettings, ActionAdopt, ActionIgnore}
+		ActionCharge, ActionTopUp, ActionBalance, ActionSettings, ActionAdopt, ActionIgnore, ActionSync}
 }
 
 // UndoResult says what Undo reversed.

@@ -1,0 +1,174 @@
+// Package connsync connects users' platform accounts to their ledgers:
+// it checks and keeps the API keys (/connect), polls each connector on its
+// own schedule within the platform's rate limits, turns what the platform
+// lists into rentals, stops, resumes, releases, price notices and
+// balances, stops or terminates instances through the API when asked, and
+// reconciles the ledger against what the platform billed.
+//
+// It sits beside the scheduler: the connectors (connector/...) only say
+// what a platform answered; this package decides what that changes in the
+// ledger, and tells the user. A platform that is down, slow or rate
+// limiting changes nothing and never slows the chat or the hub: every
+// call runs in the sync loop's own goroutines with a bounded context.
+package connsync
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/gpuledger/gpuledger/chat"
+	"github.com/gpuledger/gpuledger/connector"
+	"github.com/gpuledger/gpuledger/connector/vault"
+	"github.com/gpuledger/gpuledger/ledger"
+)
+
+// Supported are the platforms /connect accepts, in the order they are
+// listed.
+var Supported = []string{"runpod", "vast", "lambda", "autodl"}
+
+// Factory makes a Client for one platform account from its API key. The
+// server builds it from the GPULEDGER_*_URL variables (cmd/gpuledger);
+// tests point it at the fake platforms. An error means the key cannot be
+// used at all (empty, spaces in it), before any call.
+type Factory func(platform, key string) (connector.Client, error)
+
+// Store is what the sync reads and writes: ledger/sqlite's DB implements
+// it, and tests use a real one.
+type Store interface {
+	ledger.ConnectorStore
+	ledger.PlatformStore
+	User(ctx context.Context, id int64) (ledger.User, error)
+	Book(ctx context.Context, userID int64) (*ledger.Book, error)
+	Rental(ctx context.Context, userID int64, name string) (*ledger.Rental, error)
+	RentalByID(ctx context.Context, id int64) (*ledger.Rental, error)
+	// InstanceByRental gives the agent's own claim of the platform ID of
+	// a rental adopted from an enrolment (ledger.EnrolStore).
+	InstanceByRental(ctx context.Context, rentalID int64) (ledger.Instance, error)
+	MarkHandled(ctx context.Context, a ledger.Action) error
+	MarkNotice(ctx context.Context, userID int64, key string, at time.Time) (bool, error)
+}
+
+// Agents gives what a rental's agent last reported (agent/hub.Hub): the
+// agent says whether the GPUs are busy, the platform whether it bills.
+type Agents interface {
+	AgentState(rentalID int64) (ledger.AgentState, bool)
+}
+
+// Buttons makes signed button data (bot.Core.ButtonData).
+type Buttons interface {
+	ButtonData(userID int64, action, payload string) (string, error)
+}
+
+// ButtonRegistry is where the question's buttons are registered
+// (bot.Core.HandleButton).
+type ButtonRegistry interface {
+	HandleButton(action string, fn chat.ButtonFunc)
+}
+
+// Config configures a Syncer. Store, Vault, Clients and Buttons are
+// required.
+type Config struct {
+	Store   Store
+	Vault   *vault.Vault
+	Clients Factory
+	Buttons Buttons
+	// Agents is the hub's view of the agents; nil: no agent is known.
+	Agents Agents
+	// Interval is how often each connector is polled (GPULEDGER_SYNC);
+	// a connector whose MinInterval is longer is polled at that instead.
+	// Default 60s.
+	Interval time.Duration
+	// ConfirmWithin bounds how long a stop or terminate is re-read before
+	// it is reported "not confirmed". Default 3 min.
+	ConfirmWithin time.Duration
+	// CallTimeout bounds one platform call. Default 30s.
+	CallTimeout time.Duration
+	// ChatID maps a user to the chat their notices go to. Default: the
+	// user ID (a Telegram private chat).
+	ChatID func(userID int64) int64
+	Now    func() time.Time // default time.Now
+	Logger *slog.Logger     // default slog.Default()
+}
+
+// Syncer runs the connectors. It is safe for concurrent use: the chat
+// calls Connect and Reconcile while the loop runs.
+type Syncer struct {
+	cfg   Config
+	store Store
+	now   func() time.Time
+	log   *slog.Logger
+
+	mu  sync.Mutex
+	snd chat.Sender // set by Run; nil before: notices wait for the next round
+	// conns is the loop's per-connector schedule and backoff state, by
+	// connKey.
+	conns map[connKey]*connState
+}
+
+// connKey names one connector.
+type connKey struct {
+	user     int64
+	platform string
+}
+
+// connState is the loop's memory of one connector between rounds. It is
+// in memory only: after a restart each connector is polled at once, which
+// a platform's limits allow (one list call).
+type connState struct {
+	next     time.Time // not polled before this
+	failures int       // consecutive failed rounds, for the backoff
+	incident string    // the failure kind the user was last told of ("" none)
+	lock     sync.Mutex
+}
+
+// New returns a Syncer for cfg.
+func New(cfg Config) (*Syncer, error) {
+	if cfg.Store == nil || cfg.Vault == nil || cfg.Clients == nil || cfg.Buttons == nil {
+		return nil, errors.New("connsync: config: Store, Vault, Clients and Buttons are required")
+	}
+	if cfg.Interval <= 0 {
+		cfg.Interval = 60 * time.Second
+	}
+	if cfg.Interval < time.Second || cfg.Interval > 24*time.Hour {
+		return nil, fmt.Errorf("connsync: config: Interval %s is out of range 1s..24h", cfg.Interval)
+	}
+	if cfg.ConfirmWithin <= 0 {
+		cfg.ConfirmWithin = 3 * time.Minute
+	}
+	if cfg.CallTimeout <= 0 {
+		cfg.CallTimeout = 30 * time.Second
+	}
+	if cfg.ChatID == nil {
+		cfg.ChatID = func(id int64) int64 { return id }
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+	return &Syncer{cfg: cfg, store: cfg.Store, now: cfg.Now, log: cfg.Logger, conns: map[connKey]*connState{}}, nil
+}
+
+// Supports reports whether platform is one /connect accepts.
+func Supports(platform string) bool { return slices.Contains(Supported, platform) }
+
+// client opens the user's key for platform and makes its Client. The key
+// lives only in this call's memory; it is never logged or returned.
+func (s *Syncer) client(c ledger.Connector) (connector.Client, error) {
+	key, err := s.cfg.Vault.Open(c.KeyEnc, vault.ConnectorAD(c.UserID, c.Platform))
+	if err != nil {
+		return nil, fmt.Errorf("connsync: open the %s key of user %d: %w", c.Platform, c.UserID, err)
+	}
+	cl, err := s.cfg.Clients(c.Platform, string(key))
+	clear(key)
+	if err != nil {
+		return nil, fmt.Errorf("connsync: %s client: %w", c.Platform, err)
+	}
+	return cl, nil
+}

@@ -1,0 +1,172 @@
+package ledger
+
+import (
+	"context"
+	"time"
+)
+
+// PlatformStatus is where a listed platform instance stands with the
+// user's ledger.
+type PlatformStatus string
+
+// Platform instance statuses.
+const (
+	// PlatformAsked: the user has unbound rentals on the platform that
+	// may be this instance; they were asked which (once) and no rental is
+	// created until they answer.
+	PlatformAsked PlatformStatus = "asked"
+	// PlatformBound: the instance is the rental RentalID.
+	PlatformBound PlatformStatus = "bound"
+	// PlatformDeclined: the user undid the rental the sync created, or
+	// answered "not tracked": nothing more is created for it.
+	PlatformDeclined PlatformStatus = "declined"
+)
+
+// PlatformInstance is an instance a user's platform connector listed, and
+// what the sync loop last applied from it. The sync acts on changes
+// between two valid lists (a state it has not applied yet, a price it has
+// not told), so a user's /undo of a synced stop is not redone by the next
+// poll of the same state.
+type PlatformInstance struct {
+	UserID     int64
+	Platform   string // profile key: "runpod", "vast", "lambda", "autodl"
+	PlatformID string // the platform's own ID; unique per user and platform
+	Status     PlatformStatus
+	RentalID   int64 // the bound rental (PlatformBound); 0 otherwise
+
+	// What the platform last listed.
+	Name     string
+	GPU      string // normalised model, e.g. "RTX 4090"
+	GPUCount int
+	Price    Decimal // the whole instance's hourly price; zero when PriceOK is false
+	PriceOK  bool
+	Currency Currency
+
+	// State is the platform state ("running", "stopped", "terminated",
+	// "unknown") last applied to the ledger, and StateAt when it began
+	// (the platform's time, or the poll's when it gave none).
+	State   string
+	StateAt time.Time
+	// PriceTold is the platform price the user was last told differs
+	// from the ledger's rate (told once per distinct price); zero none.
+	PriceTold   Decimal
+	PriceToldOK bool
+
+	FirstSeen time.Time // the first valid list that held it
+	LastSeen  time.Time // the last valid list that held it
+	// MessageID is the question's or announcement's message, to edit on
+	// an answer; 0 none.
+	MessageID int
+}
+
+// PlatformStore keeps what the connectors' sync loop learnt from the
+// platforms' lists. Implementations are safe for concurrent use; every
+// method checks that a rental named belongs to the instance's user.
+type PlatformStore interface {
+	// PlatformInstances returns the user's instances listed on platform,
+	// by PlatformID.
+	PlatformInstances(ctx context.Context, userID int64, platform string) ([]PlatformInstance, error)
+	// SavePlatformInstance inserts or updates in (by UserID, Platform,
+	// PlatformID): the bookkeeping the sync keeps (status, listed facts,
+	// state applied, price told, message). Not journaled. A RentalID
+	// must be the user's. Errors: EINVALID (no platform or ID, an ID over
+	// 128 bytes or with control characters, a bad status), ENOTFOUND
+	// (the user, or the rental, is not theirs).
+	SavePlatformInstance(ctx context.Context, in PlatformInstance) (PlatformInstance, error)
+	// AddSyncedRental creates r (r.PlatformID = in.PlatformID, Events
+	// holding exactly its start) and saves in as bound to it, in one
+	// transaction, as the action a, journaled as ActionSync: /undo removes
+	// the rental and marks the instance PlatformDeclined. Errors as
+	// CreateRental's; ECONFLICT "platform_bound" if the instance is bound
+	// already.
+	AddSyncedRental(ctx context.Context, a Action, in PlatformInstance, r Rental) (*Rental, PlatformInstance, error)
+	// BindPlatformRental binds in to the user's existing rental rentalID
+	// (a rental logged by hand): sets the rental's PlatformID and saves in
+	// as bound, in one transaction, keyed by a.Key (not journaled: it is
+	// an answer, and it changes no money). ECONFLICT "platform_bound" if
+	// the rental already has another PlatformID.
+	BindPlatformRental(ctx context.Context, a Action, in PlatformInstance, rentalID int64) (*Rental, PlatformInstance, error)
+	// ApplyPlatformEvent appends ev (stop, resume, release) to in's bound
+	// rental and saves in (its new State and StateAt) in one transaction,
+	// as the action a, journaled as the event's kind like a typed one.
+	// Errors as AppendEvent's; ENOTFOUND if in is not bound.
+	ApplyPlatformEvent(ctx context.Context, a Action, in PlatformInstance, ev Event) (*Rental, PlatformInstance, error)
+	// RentalByPlatformID returns the user's rental bound to the
+	// platform's instance id (the newest, released or not), or ENOTFOUND.
+	RentalByPlatformID(ctx context.Context, userID int64, platform, platformID string) (*Rental, error)
+	// RecordPlatformBalance records a balance the platform's API gave,
+	// not journaled (/undo never reverts what the platform said). To keep
+	// the table small it updates in place the user's latest API-given
+	// record of that platform and currency when it is under an hour old
+	// and no record or top-up of that platform came after it; otherwise
+	// it inserts. The balance engine reads these rows like typed ones.
+	RecordPlatformBalance(ctx context.Context, b BalanceRecord) (BalanceRecord, error)
+}
+
+// ReconcileCause is the likely cause of a drift between the ledger and
+// what a platform billed.
+type ReconcileCause string
+
+// Reconcile causes.
+const (
+	CauseNone        ReconcileCause = ""              // within rounding
+	CausePrice       ReconcileCause = "price"         // the platform's price differs from the ledger's rate
+	CauseStorage     ReconcileCause = "storage"       // the platform billed more than compute: storage or traffic not in the ledger
+	CauseNotInLedger ReconcileCause = "not_in_ledger" // billed for an instance the ledger has no rental for
+	CauseNotBilled   ReconcileCause = "not_billed"    // the ledger counts a rental the platform did not bill
+	CauseTime        ReconcileCause = "time"          // running time differs (a stop or start the ledger lacks)
+	CauseUnknown     ReconcileCause = "unknown"       // a drift with no better guess
+)
+
+// ReconcileLine is one rental (or one billed instance the ledger lacks)
+// in a reconciliation.
+type ReconcileLine struct {
+	RentalID   int64  // 0 for an instance the ledger has no rental for
+	Name       string // the rental's name, or the platform's label
+	PlatformID string
+	Ledger     Money // what the ledger counts for the period
+	Platform   Money // what the platform billed for it
+	PlatformOK bool  // false: the platform reports no per-instance amount (balance deltas)
+	Drift      Money // Platform - Ledger
+	Cause      ReconcileCause
+}
+
+// Reconciliation is one platform's bill against the ledger for a period.
+type Reconciliation struct {
+	Platform string
+	From, To time.Time
+	// Source is where the platform's side comes from: "billing" (the
+	// platform's per-instance billing endpoint) or "balance" (the fall of
+	// the balance the API reported, less top-ups: one total, no lines).
+	Source        string
+	Lines         []ReconcileLine
+	LedgerTotal   Money // the ledger's total for the platform and period
+	PlatformTotal Money // the platform's total
+	DriftTotal    Money
+	Cause         ReconcileCause // the main cause, for the summary's one line
+	// Err is what kept the platform's side from being read ("" none):
+	// the reply says so instead of showing a drift.
+	Err string
+}
+
+// PlatformActResult is the outcome of a stop or terminate sent through a
+// platform's API and re-read until the platform listed the new state.
+type PlatformActResult struct {
+	Platform   string
+	PlatformID string
+	Action     string // "stop" or "terminate"
+	// Confirmed: the platform listed the new state within the bound, and
+	// the ledger recorded it (Rental is the rental after that change).
+	Confirmed bool
+	Rental    *Rental
+	// At is when the ledger places the change: the platform's time, or
+	// the confirming poll's when it gives none (Approximate).
+	At          time.Time
+	Approximate bool
+	// State and RawState are what the platform listed last (its own word
+	// in RawState), and Detail what it answered when not confirmed, for
+	// "release not confirmed" (without the key).
+	State    string
+	RawState string
+	Detail   string
+}
