@@ -172,3 +172,32 @@ func (s *Syncer) client(c ledger.Connector) (connector.Client, error) {
 	}
 	return cl, nil
 }
+
+// lockConn holds one connector's lock: a sync round, a stop through the
+// API and a button press for that connector never interleave, so a state
+// the platform lists is applied to the ledger once.
+func (s *Syncer) lockConn(userID int64, platform string) func() {
+	st := s.connState(userID, platform)
+	st.lock.Lock()
+	return st.lock.Unlock
+}
+
+// connState returns the loop's state of one connector, creating it.
+func (s *Syncer) connState(userID int64, platform string) *connState {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	k := connKey{userID, platform}
+	st := s.conns[k]
+	if st == nil {
+		st = &connState{}
+		s.conns[k] = st
+	}
+	return st
+}
+
+// sender returns the chat sender Run was given; nil before.
+func (s *Syncer) sender() chat.Sender {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.snd
+}
