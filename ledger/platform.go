@@ -28,6 +28,7 @@ const (
 // not told), so a user's /undo of a synced stop is not redone by the next
 // poll of the same state.
 type PlatformInstance struct {
+	ID         int64 // the store's row ID (short, for button payloads); 0 before it is saved
 	UserID     int64
 	Platform   string // profile key: "runpod", "vast", "lambda", "autodl"
 	PlatformID string // the platform's own ID; unique per user and platform
@@ -66,6 +67,9 @@ type PlatformStore interface {
 	// PlatformInstances returns the user's instances listed on platform,
 	// by PlatformID.
 	PlatformInstances(ctx context.Context, userID int64, platform string) ([]PlatformInstance, error)
+	// PlatformInstance returns one of the user's instances by its row ID,
+	// or ENOTFOUND (another user's included).
+	PlatformInstance(ctx context.Context, userID, id int64) (PlatformInstance, error)
 	// SavePlatformInstance inserts or updates in (by UserID, Platform,
 	// PlatformID): the bookkeeping the sync keeps (status, listed facts,
 	// state applied, price told, message). Not journaled. A RentalID
