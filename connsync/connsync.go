@@ -93,6 +93,9 @@ type Config struct {
 	ChatID func(userID int64) int64
 	Now    func() time.Time // default time.Now
 	Logger *slog.Logger     // default slog.Default()
+	// Sleep waits d or until ctx ends, between the re-reads that confirm
+	// a stop (Act). Default: a timer. Tests advance their clock instead.
+	Sleep func(ctx context.Context, d time.Duration) error
 }
 
 // Syncer runs the connectors. It is safe for concurrent use: the chat
