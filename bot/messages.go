@@ -210,6 +210,7 @@ var messages = chat.Catalog{
 	"undo_kind_settings":       {"settings change", "设置修改"},
 	"undo_kind_adopt":          {"instance logged", "实例记账"},
 	"undo_kind_ignore":         {"instance ignored", "忽略实例"},
+	"undo_kind_sync":           {"rental created from the platform's list", "根据平台实例列表创建的租用"},
 
 	// settings
 	"settings_saved": {"✓ settings saved", "✓ 设置已保存"},
