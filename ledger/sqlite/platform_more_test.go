@@ -233,7 +233,7 @@ func TestDB_BindPlatformRental(t *testing.T) {
 	}
 	_, _, err = db.BindPlatformRental(ctx, act(1), listed(1, "pod-7"), second.ID)
 	wantCode(t, err, ledger.ECONFLICT) // pod-7 is mine
-	auto := box("auto", t0) // on autodl
+	auto := box("auto", t0)            // on autodl
 	ar, err := db.CreateRental(ctx, act(1), auto)
 	if err != nil {
 		t.Fatal(err)
