@@ -755,6 +755,10 @@ func (r *req) undo() error {
 		if res.Kind == ledger.ActionRelease && r.c.agents != nil && r.hadToken(x) {
 			text += "\n" + r.t("undo_release_token", res.Name)
 		}
+	case ledger.ActionSync:
+		// The instance is declined in the same transaction: the sync
+		// leaves it alone from now on.
+		text += "\n" + r.t("undo_sync", res.Name)
 	}
 	var card chat.Outgoing
 	show := false

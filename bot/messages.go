@@ -193,6 +193,9 @@ var messages = chat.Catalog{
 	"undo_instance_ignored": {
 		"Instance %[1]s is ignored again, as it was before it was logged; <code>/adopt %[1]s PRICE</code> still logs it.",
 		"实例 %[1]s 恢复为已忽略（记账之前就是如此）；仍可用 <code>/adopt %[1]s 价格</code> 记账。"},
+	"undo_sync": {
+		"%[1]s was created from the platform's list; it will not be created again.",
+		"%[1]s 是根据平台实例列表创建的；之后不会再次创建。"},
 	"undo_kind_rent":           {"rent", "记录租用"},
 	"undo_kind_stop":           {"stop", "关机"},
 	"undo_kind_resume":         {"resume", "开机"},
@@ -210,6 +213,7 @@ var messages = chat.Catalog{
 	"undo_kind_settings":       {"settings change", "设置修改"},
 	"undo_kind_adopt":          {"instance logged", "实例记账"},
 	"undo_kind_ignore":         {"instance ignored", "忽略实例"},
+	"undo_kind_sync":           {"rental created from the platform's list", "根据平台实例列表创建的租用"},
 
 	// settings
 	"settings_saved": {"✓ settings saved", "✓ 设置已保存"},

@@ -322,6 +322,9 @@ func (r *Rental) Validate() error {
 	if r.Lease != 0 && (r.Lease < MinLease || r.Lease > MaxLease) {
 		return Errorc(EINVALID, "bad_lease", r.Lease, MinLease, MaxLease)
 	}
+	if r.PlatformID != "" {
+		return CheckPlatformID(r.PlatformID)
+	}
 	return nil
 }
 
@@ -716,6 +719,9 @@ type BalanceRecord struct {
 	Amount   Decimal
 	Currency Currency
 	At       time.Time
+	// API: the platform's API gave it (PlatformStore.RecordPlatformBalance),
+	// not the user; it is not on the undo stack.
+	API bool
 }
 
 // DefaultIdleWarn is how long a rental's GPUs must be idle before the

@@ -193,6 +193,31 @@ var errorTexts = map[string]string{
 	"no_instance":            "you have no announced instance %[1]v: the card of a new instance gives its number, e.g. /adopt 7",
 	"instance_bound":         "instance %[1]v is already logged as %[2]v",
 	"instance_not_bound":     "instance %[1]v is not logged as a rental: log it first, e.g. /adopt %[2]v",
+
+	// Platform sync (PlatformStore): what a platform listed, and bindings.
+	"platform_id_empty":        "the platform gave no instance ID: an instance needs its platform's ID",
+	"platform_id_long":         "the platform's instance ID is %[1]v bytes long: at most %[2]v bytes are kept",
+	"platform_id_chars":        "the platform's instance ID %[1]q has a control or invisible character at byte %[2]v: an ID is printable text",
+	"instance_label_long":      "the instance's name is %[1]v bytes long: at most %[2]v bytes are kept",
+	"instance_label_chars":     "the instance's name %[1]q has a control or invisible character at byte %[2]v",
+	"instance_gpu_long":        "the instance's GPU model is %[1]v bytes long: at most %[2]v bytes are kept",
+	"instance_gpu_chars":       "the instance's GPU model %[1]q has a control or invisible character at byte %[2]v",
+	"instance_gpu_count":       "the instance's GPU count %[1]v is out of range 0..%[2]v",
+	"instance_currency":        "%[1]q is not a currency code: use an upper-case ISO code such as USD or CNY",
+	"instance_message":         "message ID %[1]v is negative: give 0 for none",
+	"platform_key":             "%[1]q is not a platform name: use a lowercase key such as runpod, vast, lambda or autodl",
+	"platform_status":          "unknown instance status %[1]q: use asked, bound or declined",
+	"platform_status_rental":   "an instance marked %[1]v names no rental: only a bound one does",
+	"platform_bound_no_rental": "instance %[1]v is marked bound but names no rental: give the rental it is bound to",
+	"platform_state":           "unknown instance state %[1]q: use running, stopped, terminated or unknown",
+	"platform_bound":           "instance %[1]v is already bound to %[2]v",
+	"platform_not_bound":       "instance %[1]v is not bound to a rental: nothing to apply its change to",
+	"platform_mismatch":        "%[1]v is a rental on %[2]v, not on %[3]v",
+	"platform_id_in_use":       "%[1]v already is the platform's instance %[2]v: one live rental per instance",
+	"no_platform_instance":     "you have no platform instance %[1]v: /connect lists your connected platforms",
+	"no_rental_id":             "you have no rental number %[1]v: /status lists your rentals",
+	"rental_other_instance":    "%[1]v is not the platform's instance %[2]v: bind it to the instance first",
+	"no_platform_rental":       "you have no rental of %[1]v instance %[2]v",
 }
 
 // ErrorCode returns the code of the first *Error in err's chain, EINTERNAL

@@ -22,7 +22,9 @@ const Unpriced = "UNPRICED"
 // creation then name, totals by currency and balances by platform, so the
 // same ledger always exports the same bytes.
 //
-// Beyond section 5's example, a totals entry has "unpriced": N when N
+// Beyond section 5's example, a rental synced from (or bound to) a
+// platform's listed instance has "platform_id", the platform's own ID of
+// it (left out for a rental known only from the chat); a totals entry has "unpriced": N when N
 // lines of that currency were left out for having no price, and a
 // rental's price and price_unit are null when it has no price. A rental
 // charge part is "UNPRICED" when a line in it has no price, and so is its
@@ -39,6 +41,7 @@ type exportDoc struct {
 type exportRental struct {
 	Name           string        `json:"name"`
 	Platform       string        `json:"platform"`
+	PlatformID     string        `json:"platform_id,omitempty"` // the platform's instance ID of a synced rental
 	GPU            string        `json:"gpu"`
 	GPUCount       int           `json:"gpu_count"`
 	Mode           Mode          `json:"mode"`
@@ -133,7 +136,7 @@ func buildExport(b *Book, asOf time.Time) exportDoc {
 	for _, rc := range st.Rentals {
 		r := rc.Rental
 		er := exportRental{
-			Name: r.Name, Platform: r.Platform, GPU: r.GPU, GPUCount: r.GPUCount, Mode: r.Mode,
+			Name: r.Name, Platform: r.Platform, PlatformID: r.PlatformID, GPU: r.GPU, GPUCount: r.GPUCount, Mode: r.Mode,
 			Currency: r.Currency, State: rc.State, StartedAt: ts(r.StartedAt()),
 			RunningSeconds: rc.RunningSeconds, BilledSeconds: rc.BilledSeconds, IdleSeconds: rc.IdleSeconds,
 			Charges: exportCharges{
@@ -216,13 +219,15 @@ func WriteExportJSON(w io.Writer, b *Book, asOf time.Time) error {
 // per platform); each row fills the columns that apply to it and leaves
 // the others empty. Times and money are written as in the JSON, a null as
 // an empty cell, an unpriced line as UNPRICED. For a total row, unpriced
-// is the number of lines left out; as_of is on every row.
+// is the number of lines left out; as_of is on every row. platform_id is
+// a synced rental's platform instance ID (empty for other rows). New
+// columns are added at the end, so a reader by position keeps working.
 var ExportCSVColumns = []string{
 	"record", "name", "platform", "rental", "gpu", "gpu_count", "mode", "price", "price_unit", "currency",
 	"state", "started_at", "released_at", "running_seconds", "billed_seconds", "idle_seconds",
 	"size_gb", "free_gb", "created_at", "deleted_at",
 	"compute", "storage", "traffic", "other", "total", "charge", "unpriced",
-	"balance", "runs_out_at", "as_of", "stopped_price", "price_changes",
+	"balance", "runs_out_at", "as_of", "stopped_price", "price_changes", "platform_id",
 }
 
 // WriteExportCSV writes the same rows as WriteExportJSON as CSV with one
@@ -253,7 +258,7 @@ func WriteExportCSV(w io.Writer, b *Book, asOf time.Time) error {
 		return *s
 	}
 	for _, r := range doc.Rentals {
-		if err := row("record", "rental", "name", r.Name, "platform", r.Platform, "gpu", r.GPU,
+		if err := row("record", "rental", "name", r.Name, "platform", r.Platform, "platform_id", r.PlatformID, "gpu", r.GPU,
 			"gpu_count", strconv.Itoa(r.GPUCount), "mode", string(r.Mode), "price", opt(r.Price),
 			"price_unit", opt(r.PriceUnit), "currency", string(r.Currency), "state", string(r.State),
 			"started_at", r.StartedAt, "released_at", opt(r.ReleasedAt),

@@ -146,9 +146,14 @@ func (db *DB) RecordBalance(ctx context.Context, a ledger.Action, b ledger.Balan
 	return b, nil
 }
 
-// loadAmounts reads one user's top-ups or balance records in time order.
-func loadAmounts(ctx context.Context, q querier, table string, userID int64, add func(id int64, platform string, amount ledger.Decimal, currency ledger.Currency, at time.Time)) error {
-	rows, err := q.QueryContext(ctx, `SELECT id, platform, amount, currency, at FROM `+table+` WHERE user_id = ? ORDER BY at, id`, userID)
+// loadAmounts reads one user's top-ups or balance records in time order;
+// api is true for a balance the platform's API gave (balances.source).
+func loadAmounts(ctx context.Context, q querier, table string, userID int64, add func(id int64, platform string, amount ledger.Decimal, currency ledger.Currency, at time.Time, api bool)) error {
+	api := `0`
+	if table == "balances" {
+		api = `source = 'api'`
+	}
+	rows, err := q.QueryContext(ctx, `SELECT id, platform, amount, currency, at, `+api+` FROM `+table+` WHERE user_id = ? ORDER BY at, id`, userID)
 	if err != nil {
 		return fmt.Errorf("sqlite: load %s: %w", table, err)
 	}
@@ -157,15 +162,16 @@ func loadAmounts(ctx context.Context, q querier, table string, userID int64, add
 		var (
 			id, at                  int64
 			platform, amt, currency string
+			fromAPI                 bool
 		)
-		if err := rows.Scan(&id, &platform, &amt, &currency, &at); err != nil {
+		if err := rows.Scan(&id, &platform, &amt, &currency, &at, &fromAPI); err != nil {
 			return fmt.Errorf("sqlite: load %s: %w", table, err)
 		}
 		d, err := dec(amt, table+".amount")
 		if err != nil {
 			return err
 		}
-		add(id, platform, d, ledger.Currency(currency), fromUnix(at))
+		add(id, platform, d, ledger.Currency(currency), fromUnix(at), fromAPI)
 	}
 	if err := rows.Err(); err != nil {
 		return fmt.Errorf("sqlite: load %s: %w", table, err)

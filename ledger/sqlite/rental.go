@@ -17,7 +17,7 @@ import (
 
 const rentalCols = `r.id, r.user_id, r.name, r.platform, r.gpu, r.gpu_count, r.mode, r.priced, r.price, r.price_unit,
 	r.currency, r.min_s, r.step_s, r.floor, r.lease_ns, r.traffic_priced, r.traffic_price_per_gb,
-	r.traffic_free_gb, r.traffic_direction, r.created_at`
+	r.traffic_free_gb, r.traffic_direction, r.created_at, r.platform_id`
 
 func scanRental(s scanner) (*ledger.Rental, error) {
 	var (
@@ -26,12 +26,14 @@ func scanRental(s scanner) (*ledger.Rental, error) {
 		price, floor, tPrice, tFree         string
 		unit, currency, mode, dir           string
 		minS, stepS, leaseNS, createdAtUnix int64
+		platformID                          sql.NullString
 	)
 	err := s.Scan(&r.ID, &r.UserID, &r.Name, &r.Platform, &r.GPU, &r.GPUCount, &mode, &priced, &price, &unit,
-		&currency, &minS, &stepS, &floor, &leaseNS, &trafficPriced, &tPrice, &tFree, &dir, &createdAtUnix)
+		&currency, &minS, &stepS, &floor, &leaseNS, &trafficPriced, &tPrice, &tFree, &dir, &createdAtUnix, &platformID)
 	if err != nil {
 		return nil, err
 	}
+	r.PlatformID = platformID.String
 	r.Mode = ledger.Mode(mode)
 	r.Priced = priced
 	r.Price.Unit = ledger.Unit(unit)
@@ -323,10 +325,11 @@ func validateTraffic(t *ledger.TrafficTerms) error {
 
 // CreateRental stores a new rental for a.UserID (r.UserID is ignored)
 // whose Events hold exactly its start; times are truncated to seconds.
-// Its traffic terms are stored when set. Errors: EINVALID (the domain's
-// Validate and CheckEvent messages), ENOTFOUND for an unknown user,
-// ECONFLICT if an unreleased rental of the user has the same name,
-// EDUPLICATE.
+// Its traffic terms and its PlatformID are stored when set. Errors:
+// EINVALID (the domain's Validate and CheckEvent messages, a PlatformID's
+// "platform_id_long", "platform_id_chars"), ENOTFOUND for an unknown user,
+// ECONFLICT if an unreleased rental of the user has the same name (or,
+// "platform_id_in_use", the same platform and PlatformID), EDUPLICATE.
 func (db *DB) CreateRental(ctx context.Context, a ledger.Action, r ledger.Rental) (*ledger.Rental, error) {
 	start, err := checkNewRental(&r)
 	if err != nil {
@@ -399,16 +402,22 @@ func nameInUse(ctx context.Context, tx querier, userID int64, name string) (bool
 }
 
 // insertRental stores the checked rental r and its start as action j's
-// and returns its id; conflict is the message of a name in use.
+// and returns its id; conflict is the message of a name in use. A
+// PlatformID that a live rental of the user on the same platform has is
+// ECONFLICT "platform_id_in_use".
 func insertRental(ctx context.Context, tx querier, j journal, r ledger.Rental, start ledger.Event, conflict string) (int64, error) {
+	if err := platformIDFree(ctx, tx, j.userID, r.Platform, r.PlatformID, 0); err != nil {
+		return 0, err
+	}
 	res, err := tx.ExecContext(ctx, `INSERT INTO rentals (user_id, action_id, name, platform, gpu, gpu_count, mode,
 			priced, price, price_unit, currency, min_s, step_s, floor, lease_ns, traffic_priced, traffic_price_per_gb,
-			traffic_free_gb, traffic_direction, created_at)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+			traffic_free_gb, traffic_direction, created_at, platform_id)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 		j.userID, j.id, r.Name, r.Platform, r.GPU, r.GPUCount, string(r.Mode), boolInt(r.Priced),
 		r.Price.Amount.String(), string(r.Price.Unit), string(r.Currency), int64(r.Min/time.Second),
 		int64(r.Step/time.Second), r.Floor.String(), int64(r.Lease), boolInt(r.Traffic.Priced),
-		r.Traffic.PricePerGB.String(), r.Traffic.FreeGB.String(), string(r.Traffic.Direction), unix(j.at))
+		r.Traffic.PricePerGB.String(), r.Traffic.FreeGB.String(), string(r.Traffic.Direction), unix(j.at),
+		sql.NullString{String: r.PlatformID, Valid: r.PlatformID != ""})
 	if err != nil {
 		return 0, constraintError(err, "create rental", conflict)
 	}
