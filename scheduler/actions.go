@@ -22,7 +22,7 @@ type ButtonRegistry interface {
 
 // RegisterButtons registers the card buttons with the core.
 func (s *Scheduler) RegisterButtons(reg ButtonRegistry) {
-	for _, a := range []string{ActRelease, ActSnooze, ActKeep, ActExtend, ActReleaseAtEnd, ActReleased} {
+	for _, a := range []string{ActRelease, ActSnooze, ActKeep, ActExtend, ActReleaseAtEnd, ActReleased, ActPStop, ActPTerm} {
 		reg.HandleButton(a, s.press)
 	}
 	for _, a := range []string{ActAdopt, ActOtherPrice, ActNotMine, ActReconnect, ActRevokeEnrol, ActHostStopped, ActHostBilled} {
@@ -66,6 +66,8 @@ func (s *Scheduler) press(ctx context.Context, p chat.ButtonPress, snd chat.Send
 		toast, err = s.ReleaseAtEnd(ctx, p.Update.UserID, id)
 	case ActReleased:
 		toast, err = s.MarkReleased(ctx, p.Update.UserID, id, p.Update.Key)
+	case ActPStop, ActPTerm:
+		toast, err = s.PlatformAct(ctx, p.Update.UserID, id, p.Action == ActPTerm, p.Update.MessageID)
 	}
 	if err != nil {
 		if ledger.ErrorCode(err) == ledger.EINTERNAL || ledger.Transient(err) {
@@ -99,7 +101,9 @@ func (s *Scheduler) ownRental(ctx context.Context, userID, rentalID int64) (*led
 
 // Release asks the rental's agent to release the host (Release now). Two
 // presses make one order; the ledger records the release when the agent
-// confirms it. It returns the toast for the user. Errors: ENOTFOUND.
+// confirms it. On a rental a connected platform still lists it acts
+// through the platform's API instead (releaseAPI), with or without an
+// agent. It returns the toast for the user. Errors: ENOTFOUND.
 func (s *Scheduler) Release(ctx context.Context, userID, rentalID int64) (string, error) {
 	defer s.lockRental(rentalID)()
 	r, u, err := s.ownRental(ctx, userID, rentalID)
@@ -109,6 +113,10 @@ func (s *Scheduler) Release(ctx context.Context, userID, rentalID int64) (string
 	lg := lang(u)
 	if r.State() == ledger.Released {
 		return text(lg, "t_already_released", r.Name), nil
+	}
+	if platform, canStop, ok := s.canAct(ctx, r); ok && !s.hasOpenAgentOrder(r.ID) {
+		// A connected platform acts on the tap itself, agent or not.
+		return s.releaseAPI(ctx, u, r, platform, canStop)
 	}
 	if o, ok := s.openOrder(r.ID); ok {
 		return text(lg, "t_releasing_order", r.Name, o.ID, o.State), nil

@@ -292,13 +292,6 @@ func (s *Scheduler) checkIdle(ctx context.Context, u *ledger.User, r *ledger.Ren
 	return nil
 }
 
-func (s *Scheduler) openOrder(rentalID int64) (ledger.Order, bool) {
-	if s.hub == nil {
-		return ledger.Order{}, false
-	}
-	return s.hub.OpenOrder(rentalID)
-}
-
 // idleText is the idle card: how long and how much, who is connected
 // (people, from the last heartbeat), and what happens next.
 func (s *Scheduler) idleText(u *ledger.User, r *ledger.Rental, pol ledger.AutoPolicy, c ledger.Card, idleFor time.Duration, idle ledger.Money, people []ledger.Session, now time.Time) string {
@@ -360,8 +353,8 @@ func (s *Scheduler) recordHold(ctx context.Context, u *ledger.User, r *ledger.Re
 
 // autoOrder issues the automatic stop or release and shows it on the card.
 func (s *Scheduler) autoOrder(ctx context.Context, u *ledger.User, r *ledger.Rental, c *ledger.Card, action string, evidence ledger.Message) error {
-	if s.hub == nil {
-		return nil
+	if handled, err := s.autoAPI(ctx, u, r, c, action, evidence); handled || err != nil || s.hub == nil {
+		return err
 	}
 	o, err := s.hub.IssueOrder(ctx, r.ID, action, ledger.OriginAuto)
 	if ledger.ErrorCode(err) == ledger.ECONFLICT {
@@ -414,7 +407,7 @@ func (s *Scheduler) checkSilent(ctx context.Context, u *ledger.User, r *ledger.R
 	}
 	c = ledger.Card{UserID: u.ID, RentalID: r.ID, Kind: ledger.CardSilent, Incident: incident}
 	text := tr(lg, "silent", r.Name, chat.FormatDuration(gone, lg))
-	if err := s.sendCard(ctx, u, &c, text, releasedButtons(lg, r), true, false); err != nil {
+	if err := s.sendCard(ctx, u, &c, text, s.silentButtons(ctx, lg, r), true, false); err != nil {
 		return err
 	}
 	s.decide(ctx, u, r, ledger.DecisionSilent, ledger.Msg("d_silent"), ledger.Msg("e_silent", st.LastSeen, gone))

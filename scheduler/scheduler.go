@@ -107,6 +107,10 @@ type Config struct {
 	// NoChart leaves the 14-day PNG out of the nightly summary (it is
 	// there by default).
 	NoChart bool
+	// Platforms acts through the connected platforms' APIs (Release now,
+	// the automatic actions, the silent alert's way out) and reconciles
+	// them in the nightly summary (connsync.Syncer); nil: none.
+	Platforms Platforms
 }
 
 // Scheduler runs the jobs. It is safe for concurrent use; its button
@@ -129,6 +133,14 @@ type Scheduler struct {
 	// edited in place as instances arrive; after a restart a new one is
 	// sent.
 	merged map[int64]int
+	// inFlight are the rentals with an action through a platform's API
+	// running: two presses make one action.
+	inFlight map[int64]bool
+	// acts tracks those actions' goroutines; actCtx bounds them, and ends
+	// when Run's context does (Run waits for them).
+	acts      sync.WaitGroup
+	actCtx    context.Context
+	actCancel context.CancelFunc
 }
 
 // New returns a Scheduler for cfg.
@@ -163,8 +175,10 @@ func New(cfg Config) (*Scheduler, error) {
 	if cfg.ChatID == nil {
 		cfg.ChatID = func(id int64) int64 { return id }
 	}
+	actCtx, actCancel := context.WithCancel(context.Background())
 	return &Scheduler{cfg: cfg, store: cfg.Store, hub: cfg.Hub, now: cfg.Now, log: cfg.Logger,
-		lastHold: map[int64]string{}, peopleRefused: map[int64]time.Time{}, merged: map[int64]int{}}, nil
+		lastHold: map[int64]string{}, peopleRefused: map[int64]time.Time{}, merged: map[int64]int{},
+		inFlight: map[int64]bool{}, actCtx: actCtx, actCancel: actCancel}, nil
 }
 
 // Job is one scheduled task.
@@ -232,6 +246,10 @@ func (s *Scheduler) Run(ctx context.Context) error {
 	c.Start()
 	<-ctx.Done()
 	<-c.Stop().Done()
+	// Actions through a platform's API end with the scheduler: each is
+	// cancelled, says so on its card, and is waited for.
+	s.actCancel()
+	s.acts.Wait()
 	return nil
 }
 
