@@ -122,6 +122,11 @@ type Config struct {
 	BotName string
 	// ProposalTTL is how long a proposed /rent waits for Confirm. Default 1h.
 	ProposalTTL time.Duration
+	// Connections connects platform accounts (/connect, /disconnect,
+	// /reconcile, and /release's offer to terminate on the platform):
+	// connsync.Syncer. nil: those commands answer that platform
+	// connections are off, and how to turn them on.
+	Connections Connections
 }
 
 // Core is the conversation core: it turns Updates into ledger operations
@@ -147,6 +152,7 @@ type Core struct {
 	tokens    TokenRecords
 	botName   string
 	props     *proposals
+	conns     Connections
 
 	mu      sync.RWMutex
 	buttons map[string]chat.ButtonFunc
@@ -183,6 +189,7 @@ func New(ctx context.Context, cfg Config) (*Core, error) {
 		states:    cfg.AgentStates,
 		tokens:    cfg.TokenRecords,
 		botName:   cfg.BotName,
+		conns:     cfg.Connections,
 		buttons:   make(map[string]chat.ButtonFunc),
 	}
 	if c.now == nil {
