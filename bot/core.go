@@ -290,6 +290,9 @@ func (c *Core) Handle(ctx context.Context, u chat.Update, s chat.Sender) error {
 		return nil // channel posts have no sender to answer
 	}
 	if u.Edited {
+		if holdsConnect(u.Text) {
+			r.deleteSecret() // an API key edited into a message: not run, but not left in the chat
+		}
 		return r.fail(r.mark()) // the original was handled; a change is not re-run
 	}
 	if !c.acc.allowedUser(u.UserID) {
@@ -333,13 +336,20 @@ func (c *Core) ensureUser(ctx context.Context, u chat.Update) (ledger.User, erro
 
 // text handles a text message from an allowed user.
 func (r *req) text() error {
+	if r.u.Forwarded && holdsConnect(r.u.Text) {
+		return r.connectNotRun("conn_forwarded")
+	}
 	if r.u.Forwarded {
 		if r.u.ChatType != chat.ChatPrivate {
 			return r.mark()
 		}
 		return r.answer(r.plain(r.t("forwarded")))
 	}
-	if lines := commandLines(r.u.Text); len(lines) > 1 {
+	lines := commandLines(r.u.Text)
+	if len(lines) > 1 && holdsConnect(r.u.Text) {
+		return r.connectNotRun("conn_alone")
+	}
+	if len(lines) > 1 {
 		return r.lines(lines)
 	}
 	cmd, err := ParseFor(r.c.botName, r.u.Text, r.now, r.loc)
@@ -548,7 +558,7 @@ func (r *req) alreadyApplied() error {
 	if r.u.Kind != chat.KindText {
 		return nil
 	}
-	return r.send(r.plain(r.t("already_recorded", clip.Runes(r.u.Text, 200, "…"))))
+	return r.send(r.plain(r.t("already_recorded", clip.Runes(redactSecrets(r.u.Text), 200, "…"))))
 }
 
 // errorText renders an error for the user in their language.

@@ -210,6 +210,7 @@ var messages = chat.Catalog{
 	"undo_kind_settings":       {"settings change", "设置修改"},
 	"undo_kind_adopt":          {"instance logged", "实例记账"},
 	"undo_kind_ignore":         {"instance ignored", "忽略实例"},
+	"undo_kind_sync":           {"rental added from the platform", "从平台同步的机器"},
 
 	// settings
 	"settings_saved": {"✓ settings saved", "✓ 设置已保存"},
