@@ -360,7 +360,7 @@ func (r *req) text() error {
 				return r.mark() // perhaps another bot's: stay quiet in groups
 			}
 			if pe.Key == "unknown_command_near" {
-				return r.answer(r.plain(r.t("unknown_command_near", firstWord(r.u.Text), pe.Args[1])))
+				return r.answer(r.plain(r.t("unknown_command_near", firstWord(r.u.Text), pe.Args[1]) + r.nearConnect(pe.Args[1])))
 			}
 			return r.answer(r.plain(r.t("unknown_command", firstWord(r.u.Text))))
 		}

@@ -166,6 +166,16 @@ func (r *req) connectNotRun(key string) error {
 	return r.answer(r.plain(r.ct(key) + "\n" + r.deletionNote(d)))
 }
 
+// nearConnect deletes a mistyped /connect ("/conect runpod KEY": the
+// suggestion names /connect) that has words after the command, since they
+// may be a key, and returns the note to add to the reply ("" otherwise).
+func (r *req) nearConnect(suggestion string) string {
+	if !strings.Contains(suggestion, "/"+string(KindConnect)) || len(strings.Fields(r.u.Text)) < 2 {
+		return ""
+	}
+	return "\n" + r.deletionNote(r.deleteSecret())
+}
+
 // groupExposed is the reply to a key sent in a group.
 func (r *req) groupExposed(platform string, d deletion) string {
 	what := r.ct("conn_group_deleted")

@@ -419,3 +419,17 @@ func TestCore_ConnectForwardedOrEdited(t *testing.T) {
 		t.Error("a forwarded or edited /connect was run")
 	}
 }
+
+func TestCore_ConnectTypo(t *testing.T) {
+	e := newConnEnv(t)
+	got := e.send(alice, alice, "/conect runpod "+runpodKey)
+	contains(t, got, "/connect", "deleted your message")
+	noKey(t, "the reply", got, runpodKey)
+	if d := e.snd.Deleted(); len(d) != 1 {
+		t.Errorf("deleted %v, want the mistyped /connect", d)
+	}
+	e.send(alice, alice, "/conect")
+	if d := e.snd.Deleted(); len(d) != 1 {
+		t.Errorf("a bare mistyped command was deleted: %v", d)
+	}
+}
