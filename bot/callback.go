@@ -26,7 +26,7 @@ const (
 	MaxButtonData = 64
 	// maxButtonPayload keeps action + payload + MAC within MaxButtonData.
 	maxButtonPayload = MaxButtonData - macChars - 2 - maxButtonAction
-	maxButtonAction  = 4
+	maxButtonAction  = 5 // "pterm"
 )
 
 // Button actions of the core. Other parts (the idle card of the scheduler)

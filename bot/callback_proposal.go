@@ -21,7 +21,7 @@ func (c *Core) HandleButton(action string, fn chat.ButtonFunc) {
 }
 
 // ButtonData returns the callback data of a button for userID: only a
-// press by that user will be accepted. payload is at most 42 bytes
+// press by that user will be accepted. payload is at most 41 bytes and action at most 5
 // without ':' (a rental or order ID).
 func (c *Core) ButtonData(userID int64, action, payload string) (string, error) {
 	d, ok := c.sig.sign(userID, action, payload)
@@ -45,6 +45,8 @@ func (r *req) callback() error {
 	switch action {
 	case actConfirm, actEdit, actCancel:
 		return r.proposalButton(action, payload)
+	case actPlatformLog:
+		return r.platformLog(payload)
 	}
 	r.c.mu.RLock()
 	fn := r.c.buttons[action]

@@ -43,6 +43,9 @@ const (
 	KindAutoRelease  Kind = "autorelease"
 	KindSettings     Kind = "settings"
 	KindWhy          Kind = "why"
+	KindConnect      Kind = "connect"
+	KindDisconnect   Kind = "disconnect"
+	KindReconcile    Kind = "reconcile"
 	KindHelp         Kind = "help"
 	KindStart        Kind = "start"
 	KindProposedRent Kind = "proposed_rent" // free text that looks like a rental

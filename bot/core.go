@@ -122,6 +122,11 @@ type Config struct {
 	BotName string
 	// ProposalTTL is how long a proposed /rent waits for Confirm. Default 1h.
 	ProposalTTL time.Duration
+	// Connections connects platform accounts (/connect, /disconnect,
+	// /reconcile, and /release's offer to terminate on the platform):
+	// connsync.Syncer. nil: those commands answer that platform
+	// connections are off, and how to turn them on.
+	Connections Connections
 }
 
 // Core is the conversation core: it turns Updates into ledger operations
@@ -147,6 +152,7 @@ type Core struct {
 	tokens    TokenRecords
 	botName   string
 	props     *proposals
+	conns     Connections
 
 	mu      sync.RWMutex
 	buttons map[string]chat.ButtonFunc
@@ -183,6 +189,7 @@ func New(ctx context.Context, cfg Config) (*Core, error) {
 		states:    cfg.AgentStates,
 		tokens:    cfg.TokenRecords,
 		botName:   cfg.BotName,
+		conns:     cfg.Connections,
 		buttons:   make(map[string]chat.ButtonFunc),
 	}
 	if c.now == nil {
@@ -283,6 +290,9 @@ func (c *Core) Handle(ctx context.Context, u chat.Update, s chat.Sender) error {
 		return nil // channel posts have no sender to answer
 	}
 	if u.Edited {
+		if holdsConnect(u.Text) {
+			r.deleteSecret() // an API key edited into a message: not run, but not left in the chat
+		}
 		return r.fail(r.mark()) // the original was handled; a change is not re-run
 	}
 	if !c.acc.allowedUser(u.UserID) {
@@ -326,13 +336,20 @@ func (c *Core) ensureUser(ctx context.Context, u chat.Update) (ledger.User, erro
 
 // text handles a text message from an allowed user.
 func (r *req) text() error {
+	if r.u.Forwarded && holdsConnect(r.u.Text) {
+		return r.connectNotRun("conn_forwarded")
+	}
 	if r.u.Forwarded {
 		if r.u.ChatType != chat.ChatPrivate {
 			return r.mark()
 		}
 		return r.answer(r.plain(r.t("forwarded")))
 	}
-	if lines := commandLines(r.u.Text); len(lines) > 1 {
+	lines := commandLines(r.u.Text)
+	if len(lines) > 1 && holdsConnect(r.u.Text) {
+		return r.connectNotRun("conn_alone")
+	}
+	if len(lines) > 1 {
 		return r.lines(lines)
 	}
 	cmd, err := ParseFor(r.c.botName, r.u.Text, r.now, r.loc)
@@ -343,7 +360,7 @@ func (r *req) text() error {
 				return r.mark() // perhaps another bot's: stay quiet in groups
 			}
 			if pe.Key == "unknown_command_near" {
-				return r.answer(r.plain(r.t("unknown_command_near", firstWord(r.u.Text), pe.Args[1])))
+				return r.answer(r.plain(r.t("unknown_command_near", firstWord(r.u.Text), pe.Args[1]) + r.nearConnect(pe.Args[1])))
 			}
 			return r.answer(r.plain(r.t("unknown_command", firstWord(r.u.Text))))
 		}
@@ -541,7 +558,7 @@ func (r *req) alreadyApplied() error {
 	if r.u.Kind != chat.KindText {
 		return nil
 	}
-	return r.send(r.plain(r.t("already_recorded", clip.Runes(r.u.Text, 200, "…"))))
+	return r.send(r.plain(r.t("already_recorded", clip.Runes(redactSecrets(r.u.Text), 200, "…"))))
 }
 
 // errorText renders an error for the user in their language.

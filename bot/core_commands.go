@@ -16,6 +16,9 @@ import (
 // key with MarkHandled just before answering.
 func (r *req) dispatch(cmd Command) error {
 	group := r.u.ChatType != chat.ChatPrivate
+	if c, ok := cmd.(ConnectCmd); ok {
+		return r.connect(c) // it places itself: a key sent in a group is deleted
+	}
 	if group {
 		switch placeInGroup(cmd) {
 		case privately:
@@ -32,7 +35,11 @@ func (r *req) dispatch(cmd Command) error {
 	case ResumeCmd:
 		return r.event(c.Name, ledger.Event{Kind: ledger.EventResume, At: r.at(c.At)})
 	case ReleaseCmd:
-		return r.event(c.Name, ledger.Event{Kind: ledger.EventRelease, At: r.at(c.At)})
+		return r.release(c)
+	case DisconnectCmd:
+		return r.disconnect(c)
+	case ReconcileCmd:
+		return r.reconcile(c)
 	case PriceCmd:
 		return r.price(c)
 	case StorageCreateCmd:

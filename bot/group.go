@@ -42,7 +42,7 @@ func placeInGroup(cmd Command) groupPlace {
 	switch c := cmd.(type) {
 	case HelpCmd, StartCmd, NotACommand, ProposedRentCmd, ProposedChangeCmd, OtherBot:
 		return inGroup
-	case StatusCmd, SpendCmd, SummaryCmd, ExportCmd, WhyCmd, AgentCmd, AgentEnrolCmd, AgentRevokeCmd:
+	case StatusCmd, SpendCmd, SummaryCmd, ExportCmd, WhyCmd, AgentCmd, AgentEnrolCmd, AgentRevokeCmd, ReconcileCmd:
 		return privately
 	case BalanceCmd:
 		if !c.Set {

@@ -241,6 +241,37 @@ var catalog = chat.Catalog{
 	"bad_code": {
 		"%[1]s is not a claim code",
 		"%[1]s 不是认领码"},
+	// The /connect errors never quote a word that may be a key.
+	"connect_no_key": {
+		"/connect %[1]s needs the API key after the platform, in a private chat: /connect %[1]s KEY",
+		"/connect %[1]s 需要在平台后面写上 API key，请在私聊中发送：/connect %[1]s KEY"},
+	"connect_no_platform": {
+		"/connect needs the platform and the key, in that order: /connect PLATFORM KEY, where PLATFORM is one of %[1]s",
+		"/connect 需要平台和 key，按这个顺序：/connect 平台 KEY，平台为 %[1]s 之一"},
+	"connect_unsupported": {
+		"%[1]s cannot be connected: its API is not supported. Platforms that can: %[2]s",
+		"%[1]s 无法连接：不支持它的 API。可以连接的平台：%[2]s"},
+	"connect_words": {
+		"/connect takes a platform and one key (an API key has no spaces): /connect PLATFORM KEY, where PLATFORM is one of %[1]s",
+		"/connect 只接受一个平台和一个 key（API key 里没有空格）：/connect 平台 KEY，平台为 %[1]s 之一"},
+	"connect_key_length": {
+		"that is not a %[4]s API key: it has %[1]s characters, and a key has %[2]s to %[3]s. Copy the whole key from the platform",
+		"这不是 %[4]s 的 API key：它有 %[1]s 个字符，而 key 有 %[2]s 到 %[3]s 个。请从平台完整复制 key"},
+	"connect_key_chars": {
+		"that is not a %[1]s API key: it has characters a key never has (spaces, quotes of a chat app, non-ASCII). Copy the key again from the platform",
+		"这不是 %[1]s 的 API key：里面有 key 不会有的字符（空格、聊天软件的引号、非 ASCII 字符）。请从平台重新复制 key"},
+	"disconnect_usage": {
+		"/disconnect needs the platform: /disconnect PLATFORM, where PLATFORM is one of %[1]s",
+		"/disconnect 需要平台：/disconnect 平台，平台为 %[1]s 之一"},
+	"disconnect_platform": {
+		"%[1]s is not a platform that can be connected: use one of %[2]s",
+		"%[1]s 不是可以连接的平台：请用 %[2]s 之一"},
+	"bad_month": {
+		"%[1]s is not a month: write it like 2026-11 (YYYY-MM), or leave it out for this month",
+		"%[1]s 不是月份：请写成 2026-11（YYYY-MM），或不写表示本月"},
+	"future_month": {
+		"%[1]s has not begun yet: reconcile this month (%[2]s) or an earlier one",
+		"%[1]s 还没开始：请对账本月（%[2]s）或更早的月份"},
 }
 
 func catalogText(lang, key string, args []string) string {

@@ -104,6 +104,15 @@ func ParseFor(botName, text string, now time.Time, loc *time.Location) (Command,
 		return nil, newParseError("", "unknown_command", quote("/"+head))
 	}
 	p := &parser{kind: kind, now: now, loc: loc}
+	switch kind {
+	case KindConnect:
+		// A key is taken as typed: no token is merged or rewritten.
+		return p.connect(toks[1:])
+	case KindDisconnect:
+		return p.disconnect(toks[1:])
+	case KindReconcile:
+		return p.reconcile(toks[1:])
+	}
 	if kind == KindCharge {
 		// The note is the user's own text: join only "5 元"-like amounts.
 		return p.parse(mergeMoney(toks[1:]))

@@ -52,8 +52,11 @@ type Update struct {
 	LangCode string // the client's language hint ("zh-hans"), for new users
 	Text     string // KindText: the message text
 
-	// CallbackID and CallbackData are set for KindCallback; MessageID is
-	// the message whose button was pressed (for editing it in place).
+	// CallbackID and CallbackData are set for KindCallback. MessageID is
+	// the message whose button was pressed (for editing it in place), or,
+	// for KindText, the user's message itself (so that one holding a
+	// secret can be deleted, see Deleter); 0 where the transport has no
+	// message IDs (the console).
 	CallbackID   string
 	CallbackData string
 	MessageID    int

@@ -8,6 +8,9 @@ func TestCatalogs(t *testing.T) {
 	for _, err := range messages.Check() {
 		t.Error(err)
 	}
+	for _, err := range reconcileTexts.Check() {
+		t.Error(err)
+	}
 	for _, err := range ledgerErrors.Check() {
 		t.Error(err)
 	}

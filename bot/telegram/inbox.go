@@ -146,7 +146,11 @@ func (t *Transport) processEntry(ctx, hctx context.Context, e ledger.InboxEntry)
 	u.Redelivered = e.ID < int64(t.earlier)
 	failures := 0
 	var c *capture
+	secret := false // a handler attempt deleted the message: it held a secret
 	for attempt := 1; ; attempt++ {
+		if c != nil {
+			secret = secret || c.secret.Load()
+		}
 		c = &capture{t: t, chatID: u.ChatID, cbID: u.CallbackID}
 		var stop *time.Timer
 		if c.cbID != "" {
@@ -187,6 +191,7 @@ func (t *Transport) processEntry(ctx, hctx context.Context, e ledger.InboxEntry)
 		}
 	}
 	c.ensureAnswered(hctx, "")
+	secret = secret || c.secret.Load()
 	t.diskOK(u.UserID)
 	msgs := c.taken()
 	reply := ""
@@ -203,6 +208,8 @@ func (t *Transport) processEntry(ctx, hctx context.Context, e ledger.InboxEntry)
 		// process die before the entry is deleted, the next run hands
 		// the update over again and the core answers from the ledger.
 		log.Warn("marking the update handled failed; answering anyway", "err", t.scrubErr(err))
+	} else if secret {
+		t.scrubStore(hctx, log)
 	}
 	if len(msgs) > 0 {
 		t.deliverLater(hctx, u.ChatID, e.ID, msgs)
@@ -224,6 +231,7 @@ type capture struct {
 	chatID   int64
 	cbID     string
 	answered atomic.Bool
+	secret   atomic.Bool // the handler deleted the update's message
 	mu       sync.Mutex
 	msgs     []chat.Outgoing
 }
@@ -240,6 +248,27 @@ func (c *capture) Send(ctx context.Context, m chat.Outgoing) (int, error) {
 	c.msgs = append(c.msgs, m)
 	c.mu.Unlock()
 	return 0, nil
+}
+
+// DeleteMessage deletes a message at once (chat.Deleter) and remembers
+// that this update held a secret, so the store is scrubbed once the
+// update's stored text is dropped.
+func (c *capture) DeleteMessage(ctx context.Context, chatID int64, messageID int) error {
+	c.secret.Store(true)
+	return c.t.DeleteMessage(ctx, chatID, messageID)
+}
+
+// scrubStore wipes from the store's files the update text just dropped
+// (see Scrubber). A failure is logged: the text is gone from the table,
+// and the next scrub or the store's own reuse of the pages overwrites it.
+func (t *Transport) scrubStore(ctx context.Context, log *slog.Logger) {
+	s, ok := t.cfg.Store.(Scrubber)
+	if !ok {
+		return
+	}
+	if err := s.ScrubDeleted(ctx); err != nil {
+		log.Warn("wiping a secret's stored update from the database files failed", "err", t.scrubErr(err))
+	}
 }
 
 func (c *capture) taken() []chat.Outgoing {

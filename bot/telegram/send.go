@@ -268,6 +268,26 @@ func (t *Transport) AnswerCallback(ctx context.Context, callbackID, text string)
 	return nil
 }
 
+var _ chat.Deleter = (*Transport)(nil)
+
+// DeleteMessage deletes a message from a chat (chat.Deleter): the core
+// deletes a message that holds a secret as soon as it has read it. A
+// message that is gone already (Telegram answers "message to delete not
+// found": an earlier attempt, or the user, deleted it) is not an error.
+// Telegram lets a bot delete a user's message in a private chat within 48
+// hours, and in a group only when the bot is an admin allowed to delete
+// messages; other refusals are returned.
+func (t *Transport) DeleteMessage(ctx context.Context, chatID int64, messageID int) error {
+	_, err := t.call(ctx, 0, tgbotapi.NewDeleteMessage(chatID, messageID))
+	if apiSays(err, "message to delete not found") {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("telegram: delete message %d in chat %d: %w", messageID, chatID, err)
+	}
+	return nil
+}
+
 func (t *Transport) scrubErr(err error) slog.Value {
 	if err == nil {
 		return slog.StringValue("")

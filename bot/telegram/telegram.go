@@ -94,6 +94,16 @@ type Store interface {
 	ledger.InboxStore
 }
 
+// Scrubber is a Store that can wipe from its files what it has deleted or
+// overwritten (ledger/sqlite's DB: its free pages and write-ahead log). The
+// transport calls it after an update whose message held a secret (the
+// handler deleted that message: a platform API key sent with /connect) is
+// handled and its stored text dropped, so no copy of the secret stays on
+// disk.
+type Scrubber interface {
+	ScrubDeleted(ctx context.Context) error
+}
+
 // Command is one entry of the bot's command menu.
 type Command struct {
 	Command     string // without the slash: "status"

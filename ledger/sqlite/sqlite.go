@@ -134,6 +134,11 @@ func Open(ctx context.Context, path string, opts ...Option) (*DB, error) {
 	pragmas.Add("_pragma", "journal_mode(wal)")
 	pragmas.Add("_pragma", "foreign_keys(1)")
 	pragmas.Add("_pragma", "synchronous("+sync+")")
+	// secure_delete zeroes what a delete or update frees, in the page
+	// itself: without it the text of a handled update (which may hold a
+	// platform API key sent with /connect) stays readable in free space
+	// of the file after its row is gone. See ScrubDeleted for the WAL.
+	pragmas.Add("_pragma", "secure_delete(1)")
 
 	wq := url.Values{}
 	for k, v := range pragmas {

@@ -138,6 +138,8 @@ func (s *Server) serveAPI(w http.ResponseWriter, r *http.Request) {
 		result, apiErr = s.sendFile(r, "document")
 	case "sendPhoto":
 		result, apiErr = s.sendFile(r, "photo")
+	case "deleteMessage":
+		result, apiErr = s.deleteMessage(r)
 	case "setMyCommands":
 		result, apiErr = s.setMyCommands(r)
 	case "getMyCommands":
@@ -383,6 +385,22 @@ func (s *Server) editMessageText(r *http.Request) (any, *apiError) {
 	m.EditedAt = time.Now()
 	s.notifyLocked()
 	return s.botMessage(m), nil
+}
+
+// deleteMessage deletes a message of the chat, the user's or the bot's,
+// and records it (Deleted). As on Telegram, a message that does not exist
+// or was deleted already answers 400 "message to delete not found".
+func (s *Server) deleteMessage(r *http.Request) (any, *apiError) {
+	chatID, msgID := formInt(r, "chat_id"), int(formInt(r, "message_id"))
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if chatID == 0 || msgID <= 0 || msgID > s.nextMsg[chatID] || slices.Contains(s.deleted[chatID], msgID) {
+		return nil, badRequest("message to delete not found")
+	}
+	s.deleted[chatID] = append(s.deleted[chatID], msgID)
+	s.msgs[chatID] = slices.DeleteFunc(s.msgs[chatID], func(m *Message) bool { return m.ID == msgID })
+	s.notifyLocked()
+	return true, nil
 }
 
 func (s *Server) answerCallback(r *http.Request) (any, *apiError) {

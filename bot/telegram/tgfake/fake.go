@@ -119,7 +119,8 @@ type Server struct {
 	failures  []failure
 	down      bool
 	calls     map[string]int
-	closed    map[int64]bool // users whose private chat the bot may not write to
+	closed    map[int64]bool  // users whose private chat the bot may not write to
+	deleted   map[int64][]int // message IDs the bot deleted, per chat, in order
 }
 
 // New starts a fake server on a loopback port that accepts the given bot
@@ -163,6 +164,7 @@ func newServer(token string) *Server {
 		commands:  make(map[string][]Command),
 		calls:     make(map[string]int),
 		closed:    make(map[int64]bool),
+		deleted:   make(map[int64][]int),
 	}
 }
 
@@ -414,6 +416,14 @@ func (s *Server) Commands(lang string) []Command {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return slices.Clone(s.commands[lang])
+}
+
+// Deleted returns the IDs of the messages the bot deleted in chatID
+// (deleteMessage), in order: users' messages and its own.
+func (s *Server) Deleted(chatID int64) []int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return slices.Clone(s.deleted[chatID])
 }
 
 // Answers returns the bot's answers to button presses, in order.

@@ -322,3 +322,44 @@ func TestServe_Binary(t *testing.T) {
 		t.Fatalf("updates %+v, %v", ups, err)
 	}
 }
+
+func TestServer_DeleteMessage(t *testing.T) {
+	fake := tgfake.New(t, token)
+	api := newBot(t, fake)
+
+	fake.SendText(1, 1, "/connect runpod rpa_SECRETKEY0001")
+	ups, err := api.GetUpdates(tgbotapi.UpdateConfig{Timeout: 1})
+	if err != nil || len(ups) != 1 {
+		t.Fatalf("updates = %+v, %v", ups, err)
+	}
+	id := ups[0].Message.MessageID
+	if _, err := api.Request(tgbotapi.NewDeleteMessage(1, id)); err != nil {
+		t.Fatalf("deleteMessage: %v", err)
+	}
+	if got := fake.Deleted(1); len(got) != 1 || got[0] != id {
+		t.Errorf("Deleted(1) = %v, want [%d]", got, id)
+	}
+	t.Run("ErrNotFound", func(t *testing.T) {
+		for _, mid := range []int{id, id + 50} { // deleted already; never sent
+			_, err := api.Request(tgbotapi.NewDeleteMessage(1, mid))
+			if err == nil || !strings.Contains(err.Error(), "message to delete not found") {
+				t.Errorf("deleting message %d: %v, want 'message to delete not found'", mid, err)
+			}
+		}
+		if got := fake.Deleted(1); len(got) != 1 {
+			t.Errorf("a failed delete was recorded: %v", got)
+		}
+	})
+	t.Run("BotMessage", func(t *testing.T) {
+		m, err := api.Send(tgbotapi.NewMessage(1, "hello"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := api.Request(tgbotapi.NewDeleteMessage(1, m.MessageID)); err != nil {
+			t.Fatal(err)
+		}
+		if n := len(fake.Messages(1)); n != 0 {
+			t.Errorf("the bot's deleted message is still listed: %d messages", n)
+		}
+	})
+}
