@@ -269,6 +269,40 @@ var messages = chat.Catalog{
 	"deadline": {
 		"⚠ <b>%[1]s</b> has been stopped since %[2]s: %[3]s releases it and deletes its data at %[4]s. Start it, or move your data.",
 		"⚠ <b>%[1]s</b> 自 %[2]s 起关机：%[3]s 将在 %[4]s 释放它并删除数据。请开机，或把数据迁走。"},
+	// acting through a platform's API (platform.go)
+	"btn_pstop":              {"Stop on %[1]s", "在 %[1]s 上关机"},
+	"btn_pterm":              {"Terminate on %[1]s", "在 %[1]s 上销毁"},
+	"t_pact_stopping":        {"Stopping on %[1]s…", "正在 %[1]s 上关机…"},
+	"t_pact_terminating":     {"Terminating on %[1]s…", "正在 %[1]s 上销毁…"},
+	"t_pact_inflight":        {"%[1]s: already acting on %[2]s; the card will say how it went.", "%[1]s：已在 %[2]s 上操作中，结果会显示在卡片上。"},
+	"t_pact_busy":            {"%[1]s is busy: its agent says the GPUs are working, so it was not stopped. Press again when it is idle.", "%[1]s 正忙：代理报告显卡在工作，未关机。空闲后再按。"},
+	"t_pact_stopped_already": {"%[1]s is already stopped on %[2]s; /release %[1]s terminates it there.", "%[1]s 已在 %[2]s 上关机；/release %[1]s 可在平台上销毁它。"},
+	"t_pact_not_live":        {"%[1]s is not an instance a connected platform lists now: nothing was sent.", "%[1]s 不是已连接平台当前列出的实例：未发送任何操作。"},
+	"t_pact_cannot_stop":     {"%[2]s cannot stop %[1]s, only terminate it: nothing was sent.", "%[2]s 不能关机 %[1]s，只能销毁：未发送任何操作。"},
+	"pact_stopping":          {"Stopping <b>%[1]s</b> on %[2]s…", "正在 %[2]s 上关机 <b>%[1]s</b>…"},
+	"pact_terminating":       {"Terminating <b>%[1]s</b> on %[2]s…", "正在 %[2]s 上销毁 <b>%[1]s</b>…"},
+	"pact_stopped": {
+		"✓ Stopped <b>%[1]s</b> on %[2]s at %[3]s%[4]s. Its disk is kept and still bills storage: /release %[1]s terminates it there.",
+		"✓ 已于 %[3]s 在 %[2]s 上关机 <b>%[1]s</b>%[4]s。磁盘保留，仍按存储计费：/release %[1]s 可在平台上销毁。"},
+	"pact_terminated": {
+		"✓ Terminated <b>%[1]s</b> on %[2]s at %[3]s%[4]s: released in the ledger.",
+		"✓ 已于 %[3]s 在 %[2]s 上销毁 <b>%[1]s</b>%[4]s：账本已记录释放。"},
+	"pact_approx": {
+		" (when it was first seen so; the platform gives no time)",
+		"（按首次看到的时间；平台未给出时间）"},
+	"pact_unconfirmed": {
+		"⚠ <b>%[1]s</b>: release not confirmed: %[2]s still lists it %[3]s after %[4]s%[5]s. Nothing changed in the ledger; check it on %[2]s.",
+		"⚠ <b>%[1]s</b>：释放未确认：%[4]s 后 %[2]s 仍显示为 %[3]s%[5]s。账本未改动；请在 %[2]s 上核实。"},
+	"pact_failed": {
+		"⚠ <b>%[1]s</b> was not %[2]s on %[3]s: %[4]s. Nothing changed in the ledger.",
+		"⚠ 未能在 %[3]s 上%[2]s <b>%[1]s</b>：%[4]s。账本未改动。"},
+	"pact_interrupted": {
+		"<b>%[1]s</b>: the server stopped while acting on %[2]s; the next sync shows what %[2]s did.",
+		"<b>%[1]s</b>：在 %[2]s 上操作时服务器停止了；下次同步会显示 %[2]s 的结果。"},
+	"pact_cannot_stop": {
+		"<b>%[1]s</b> is idle and its /autorelease policy is stop, but %[2]s can only terminate instances, so nothing is done automatically. /autorelease %[1]s release terminates it when idle.",
+		"<b>%[1]s</b> 空闲，自动策略是关机，但 %[2]s 只能销毁实例，因此不会自动操作。/autorelease %[1]s release 可在空闲时自动销毁。"},
+	"done_terminate": {"terminated", "销毁"},
 }
 
 // lang returns the user's language (chat.LangEN or chat.LangZH).

@@ -285,12 +285,15 @@ func (s *Scheduler) actDone(ctx context.Context, userID, rentalID int64, platfor
 		if res.Approximate {
 			note = tr(lg, "pact_approx")
 		}
-		key := "pact_stopped"
+		key, evAt := "pact_stopped", "e_pact_at"
+		if res.Approximate {
+			evAt = "e_pact_at_approx"
+		}
 		if res.State == "terminated" {
 			key = "pact_terminated"
 		}
 		msg = tr(lg, key, r.Name, name, clock(&u, at), chat.RawHTML(note))
-		s.decide(ctx, &u, r, ledger.DecisionOutcome, ledger.Msg("d_pact_done", what, name), ledger.Msg("e_pact_at", at, res.Approximate))
+		s.decide(ctx, &u, r, ledger.DecisionOutcome, ledger.Msg("d_pact_done", what, name), ledger.Msg(evAt, at))
 		s.afterPlatformChange(ctx, r, at, key == "pact_terminated")
 	}
 	return s.showOutcome(ctx, &u, r, msg, closed, tgt)

@@ -72,6 +72,9 @@ func (s *Scheduler) sendSummary(ctx context.Context, u *ledger.User, day, due, n
 	if idle := idleLine(b, asOf, lg); idle != "" {
 		text += "\n" + idle
 	}
+	if rec := s.reconcileLines(ctx, u, asOf); rec != "" {
+		text += "\n" + rec
+	}
 	if late := now.Sub(due); late > lateAfter {
 		text = tr(lg, "summary_late", due.In(u.Location()).Format("2006-01-02"), clock(u, due)) + "\n" + text
 	}

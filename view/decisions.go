@@ -40,6 +40,12 @@ var decisionTexts = chat.Catalog{
 	"d_host_ask":             {"asked whether billing stopped", "已询问是否停止计费"},
 	"d_host_stopped_pressed": {"Stopped pressed", "按下了“已关机”"},
 	"d_host_billed_pressed":  {"It billed pressed: nothing recorded", "按下了“照常计费”：未记录"},
+	"d_pact_pressed":         {"%[1]v through %[2]v's API pressed", "按下了通过 %[2]v API %[1]v"},
+	"d_pact_auto":            {"automatic %[1]v through %[2]v's API", "通过 %[2]v API 自动%[1]v"},
+	"d_pact_done":            {"%[1]v through %[2]v's API confirmed", "通过 %[2]v API %[1]v已确认"},
+	"d_pact_unconfirmed":     {"%[1]v through %[2]v's API not confirmed", "通过 %[2]v API %[1]v未确认"},
+	"d_pact_failed":          {"%[1]v through %[2]v's API failed", "通过 %[2]v API %[1]v失败"},
+	"d_pact_cannot_stop":     {"automatic stop not possible: %[1]v can only terminate", "无法自动关机：%[1]v 只能销毁"},
 
 	// Evidence: the facts each rested on.
 	"e_warn":             {"idle %[1]v since %[2]v, %[3]v spent idle, policy %[4]v", "自 %[2]v 起空闲 %[1]v，空闲花费 %[3]v，策略：%[4]v"},
@@ -64,6 +70,10 @@ var decisionTexts = chat.Catalog{
 	"e_down_ask":         {"down from %[1]v to %[2]v, and whether it billed is not known", "%[1]v 至 %[2]v 停机，不确定是否计费"},
 	"e_stop_range":       {"stopped %[1]v, resumed %[2]v", "%[1]v 关机，%[2]v 开机"},
 	"e_stop_at":          {"stopped %[1]v", "%[1]v 关机"},
+	"e_pact_busy":        {"the agent's fresh heartbeat says the GPUs are working", "代理的最新心跳显示显卡在工作"},
+	"e_pact_listed":      {"the platform still lists it %[1]v %[2]v", "平台仍显示为 %[1]v %[2]v"},
+	"e_pact_at":          {"recorded at the platform's time %[1]v", "按平台时间 %[1]v 记录"},
+	"e_pact_at_approx":   {"recorded at %[1]v, when it was seen so (the platform gave no time)", "按看到的时间 %[1]v 记录（平台未给出时间）"},
 	OutcomeKey:           {"%[1]v", "%[1]v"}, // OutcomeText of the outcome and message
 	LedgerErrorKey:       {"%[1]v", "%[1]v"}, // a ledger error, from the ledger errors' catalog
 	"e_text":             {"%[1]v", "%[1]v"}, // a text with no key (a store error), as it is

@@ -20,6 +20,9 @@ var messages = chat.Catalog{
 	"balance_line": {
 		"%[1]s: %[2]s, burning %[3]s/h, %[4]s",
 		"%[1]s：%[2]s，每小时消耗 %[3]s，%[4]s"},
+	"balance_api": {
+		" (from %[1]s's API, %[2]s)",
+		"（来自 %[1]s API，%[2]s）"},
 	"runway_none":    {"not burning", "当前不消耗"},
 	"runway_out":     {"⚠ used up", "⚠ 已用完"},
 	"runway_at":      {"runs out %[1]s (in %[2]s)", "预计 %[1]s 用完（还剩 %[2]s）"},
