@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/gpuledger/gpuledger/connector"
+	"github.com/gpuledger/gpuledger/connector/autodl"
+	"github.com/gpuledger/gpuledger/connector/autodl/autodlfake"
 	"github.com/gpuledger/gpuledger/connector/lambda"
 	"github.com/gpuledger/gpuledger/connector/lambda/lambdafake"
 	"github.com/gpuledger/gpuledger/connector/runpod"
@@ -22,6 +24,7 @@ import (
 const (
 	actRunPodKey = "rpa_TESTKEY0123456789"
 	actLambdaKey = "secret_lambda_TESTKEY42"
+	actAutoDLKey = "autodl-TESTTOKEN-77"
 )
 
 // actSigner makes unsigned "action:payload" button data.
@@ -39,6 +42,7 @@ type actEnv struct {
 	clk   *testkit.Clock
 	rp    *runpodfake.Server
 	lf    *lambdafake.Server
+	ad    *autodlfake.Server
 	s     *connsync.Syncer
 	v     *vault.Vault
 	start time.Time
@@ -61,6 +65,8 @@ func newActEnv(t *testing.T, confirm time.Duration) *actEnv {
 	t.Cleanup(e.rp.Close)
 	e.lf = lambdafake.New(actLambdaKey)
 	t.Cleanup(e.lf.Close)
+	e.ad = autodlfake.New(actAutoDLKey)
+	t.Cleanup(e.ad.Close)
 	var err error
 	e.v, err = vault.Open(strings.Repeat("5a", 32), "")
 	if err != nil {
@@ -72,6 +78,8 @@ func newActEnv(t *testing.T, confirm time.Duration) *actEnv {
 			return runpod.New(runpod.Config{APIKey: key, BaseURL: e.rp.RESTURL(), GraphQLURL: e.rp.GraphQLURL()})
 		case "lambda":
 			return lambda.New(lambda.Config{Key: key, BaseURL: e.lf.URL})
+		case "autodl":
+			return autodl.New(autodl.Config{Token: key, Base: e.ad.URL})
 		}
 		return nil, errors.New("no fake for " + platform)
 	}

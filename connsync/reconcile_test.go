@@ -91,4 +91,42 @@ func TestSyncer_Reconcile(t *testing.T) {
 			t.Fatalf("Reconcile of an empty period = %v, want EINVALID", err)
 		}
 	})
+	t.Run("Balance", func(t *testing.T) {
+		e.connect("autodl", actAutoDLKey)
+		// A hand-logged AutoDL rental from 08:00 at ¥6/h: ¥9.00 by 09:30.
+		if _, err := e.db.CreateRental(ctx, ledger.Action{UserID: 1, At: e.start}, ledger.Rental{Name: "cn1", Platform: "autodl",
+			GPU: "RTX 4090", GPUCount: 1, Mode: ledger.PerSecond, Priced: true, Currency: ledger.CNY,
+			Price:  ledger.Price{Amount: ledger.MustDecimal("6"), Unit: ledger.UnitHour},
+			Events: []ledger.Event{{Kind: ledger.EventStart, At: e.start}}}); err != nil {
+			t.Fatal(err)
+		}
+		for _, b := range []struct {
+			amount string
+			at     time.Time
+		}{{"100", day.Add(time.Hour)}, {"100", day.Add(9*time.Hour + 30*time.Minute)}} {
+			if _, err := e.db.RecordPlatformBalance(ctx, ledger.BalanceRecord{UserID: 1, Platform: "autodl", Amount: ledger.MustDecimal(b.amount), Currency: ledger.CNY, At: b.at}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if _, err := e.db.AddTopUp(ctx, ledger.Action{UserID: 1, At: day.Add(5 * time.Hour)}, ledger.TopUp{UserID: 1, Platform: "autodl", Amount: ledger.MustDecimal("10"), Currency: ledger.CNY, At: day.Add(5 * time.Hour)}); err != nil {
+			t.Fatal(err)
+		}
+		rs, err := e.s.Reconcile(ctx, 1, day, day.Add(24*time.Hour))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var ad *ledger.Reconciliation
+		for i := range rs {
+			if rs[i].Platform == "autodl" {
+				ad = &rs[i]
+			}
+		}
+		if ad == nil || ad.Err != "" || ad.Source != "balance" || ad.Lines != nil {
+			t.Fatalf("autodl: %+v; want a balance reconciliation without lines", ad)
+		}
+		// The balance fell ¥0 with ¥10 topped up: ¥10 spent, against ¥9.00.
+		if ad.LedgerTotal.String() != "9.00" || ad.PlatformTotal.String() != "10.00" || ad.Cause != ledger.CauseStorage {
+			t.Fatalf("ledger %s platform %s cause %q; want 9.00, 10.00, storage", ad.LedgerTotal, ad.PlatformTotal, ad.Cause)
+		}
+	})
 }
