@@ -399,3 +399,27 @@ func TestPTerm(t *testing.T) {
 		t.Fatal("the pod is still on RunPod")
 	}
 }
+
+func TestSummary_Platforms(t *testing.T) {
+	ctx := context.Background()
+	p := newPlatEnv(t, "runpod")
+	// 22:01 in Shanghai: the summary is as of 22:00, box1 12h at $0.79/h.
+	p.clk.Add(12*time.Hour + time.Minute)
+	day := time.Date(2026, 11, 2, 0, 0, 0, 0, time.UTC)
+	p.rp.SetBilling(map[string]any{"podId": podID, "time": day.Format(time.RFC3339), "amount": "12.00", "timeBilledMs": (12 * time.Hour).Milliseconds()})
+	if _, err := p.db.RecordPlatformBalance(ctx, ledger.BalanceRecord{UserID: 1, Platform: "runpod", Amount: ledger.MustDecimal("50"), Currency: ledger.USD, At: p.clk.Now().Add(-time.Minute)}); err != nil {
+		t.Fatal(err)
+	}
+	if err := p.s.Summaries(ctx); err != nil {
+		t.Fatal(err)
+	}
+	msgs := p.chat.NewMessages()
+	if len(msgs) != 1 {
+		t.Fatalf("%d messages, want the summary", len(msgs))
+	}
+	for _, want := range []string{"RunPod: ledger $9.48, platform $12.00, drift +$2.52", "(from RunPod's API, 22:00)"} {
+		if !strings.Contains(msgs[0].Text, want) {
+			t.Errorf("summary lacks %q:\n%s", want, msgs[0].Text)
+		}
+	}
+}
