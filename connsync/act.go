@@ -208,7 +208,9 @@ func (s *Syncer) confirm(ctx context.Context, cl connector.Client, id string, te
 			}
 			if !found {
 				res.State, res.RawState = string(connector.Terminated), ""
-				if terminate {
+				if terminate || reads == 1 {
+					// Terminated, or the platform said it knows no such
+					// instance and its list agrees: gone.
 					return inst, true, now, true
 				}
 				res.Detail = "no longer in the platform's list"

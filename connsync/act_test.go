@@ -281,6 +281,18 @@ func TestSyncer_Act_Terminate(t *testing.T) {
 			t.Error("a terminated instance is still live")
 		}
 	})
+	t.Run("StopNotFoundIsGone", func(t *testing.T) {
+		e := newActEnv(t, 3*time.Minute)
+		r := e.pod("pod-abc123", "train")
+		e.rp.SetPods()
+		res, err := e.s.Act(ctx, r, false)
+		if err != nil || !res.Confirmed || res.State != "terminated" {
+			t.Fatalf("Act = %+v, %v; want a stop of a pod gone from the platform confirmed terminated", res, err)
+		}
+		if got, _ := e.db.RentalByID(ctx, r.ID); got.State() != ledger.Released {
+			t.Fatalf("ledger says %s, want released", got.State())
+		}
+	})
 	t.Run("NotFoundIsGone", func(t *testing.T) {
 		e := newActEnv(t, 3*time.Minute)
 		r := e.pod("pod-abc123", "train")

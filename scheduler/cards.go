@@ -578,7 +578,9 @@ func (s *Scheduler) flushPending(ctx context.Context, users map[int64]*ledger.Us
 			btns = idleButtons(lang(u), r)
 		case ledger.CardJob:
 			btns = jobButtons(lang(u), r)
-		case ledger.CardSilent, ledger.CardLongRun:
+		case ledger.CardSilent:
+			btns = s.silentButtons(ctx, lang(u), r)
+		case ledger.CardLongRun:
 			btns = releasedButtons(lang(u), r)
 		}
 		c := c

@@ -172,6 +172,12 @@ func (s *Scheduler) autoAPI(ctx context.Context, u *ledger.User, r *ledger.Renta
 	if s.acting(r.ID) {
 		return true, nil
 	}
+	// Once per idle streak: an action the platform did not confirm is
+	// told on the card and not sent again every tick.
+	fresh, err := s.store.MarkNotice(ctx, u.ID, "pact_auto:"+strconv.FormatInt(r.ID, 10)+":"+c.Incident, s.now())
+	if err != nil || !fresh {
+		return true, err
+	}
 	s.decide(ctx, u, r, ledger.DecisionOrder, ledger.Msg("d_pact_auto", ledger.AutoAction(action), name), evidence)
 	_, err = s.startAct(ctx, u, r, platform, terminate, ledger.DecisionOrder, c, actTarget{kind: c.Kind})
 	return true, err
@@ -207,7 +213,9 @@ func (s *Scheduler) startAct(ctx context.Context, u *ledger.User, r *ledger.Rent
 	var err error
 	switch {
 	case card != nil:
-		err = s.sendCard(ctx, u, card, msg, nil, card.MessageID == 0, true)
+		// An automatic action is a new message (it makes a sound); a tap
+		// edits the card it was on.
+		err = s.sendCard(ctx, u, card, msg, nil, card.MessageID == 0 || kind == ledger.DecisionOrder, true)
 		tgt.kind = card.Kind
 	case tgt.messageID != 0:
 		_, err = s.cfg.Sender.Send(ctx, chat.Outgoing{ChatID: s.cfg.ChatID(u.ID), EditMessageID: tgt.messageID, Text: msg})

@@ -309,6 +309,22 @@ func TestAutoAction_API(t *testing.T) {
 			t.Fatalf("ledger says %s", r.State())
 		}
 	})
+	t.Run("NotConfirmedNotRepeated", func(t *testing.T) {
+		p := newPlatEnv(t, "runpod")
+		p.withAgent()
+		running := runpodfake.NewPod(podID, "box1", "RUNNING", "0.79", "A100", 1, t0)
+		p.setOnSleep(func() { p.rp.SetPods(running) })
+		idle(t, p, ledger.AutoPolicy{Action: ledger.AutoStop, After: 30 * time.Minute}, false)
+		for range 6 {
+			p.clk.Add(time.Minute)
+			p.beat(wire.VerdictIdle, 0, nil)
+			p.tick()
+			p.s.WaitActions()
+		}
+		if p.stops() != 1 {
+			t.Fatalf("%d automatic stops after one was not confirmed, want 1", p.stops())
+		}
+	})
 	t.Run("BusyAgentNothing", func(t *testing.T) {
 		p := newPlatEnv(t, "runpod")
 		p.withAgent()
