@@ -38,6 +38,8 @@ type platEnv struct {
 
 	mu      sync.Mutex
 	onSleep func() // runs after each of the syncer's waits, which advance the clock
+	// onSleepCtx, if set, runs instead with the wait's context.
+	onSleepCtx func(ctx context.Context)
 }
 
 func (p *platEnv) setOnSleep(f func()) {
@@ -99,9 +101,11 @@ func newPlatEnv(t *testing.T, platform string) *platEnv {
 		Sleep: func(ctx context.Context, d time.Duration) error {
 			clk.Add(d)
 			p.mu.Lock()
-			f := p.onSleep
+			f, fc := p.onSleep, p.onSleepCtx
 			p.mu.Unlock()
-			if f != nil {
+			if fc != nil {
+				fc(ctx)
+			} else if f != nil {
 				f()
 			}
 			return ctx.Err()
@@ -437,5 +441,33 @@ func TestSummary_Platforms(t *testing.T) {
 		if !strings.Contains(msgs[0].Text, want) {
 			t.Errorf("summary lacks %q:\n%s", want, msgs[0].Text)
 		}
+	}
+}
+
+func TestRun_ShutdownEndsActions(t *testing.T) {
+	p := newPlatEnv(t, "runpod")
+	p.clk.Add(time.Hour)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	p.mu.Lock()
+	p.onSleepCtx = func(actx context.Context) {
+		cancel() // the server stops while RunPod is being re-read
+		<-actx.Done()
+	}
+	p.mu.Unlock()
+	started := make(chan struct{})
+	go func() {
+		close(started)
+		done <- p.s.Run(ctx)
+	}()
+	<-started
+	p.pressAs(1, "", scheduler.ActRelease, itoa(p.rid), 0)
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	// Run returned: the action was waited for, and said what happened.
+	all := p.chat.Sent()
+	if last := all[len(all)-1].Text; !strings.Contains(last, "the server stopped while acting on RunPod") {
+		t.Fatalf("last message %q", last)
 	}
 }
