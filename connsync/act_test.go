@@ -14,6 +14,8 @@ import (
 	"github.com/gpuledger/gpuledger/connector/lambda/lambdafake"
 	"github.com/gpuledger/gpuledger/connector/runpod"
 	"github.com/gpuledger/gpuledger/connector/runpod/runpodfake"
+	"github.com/gpuledger/gpuledger/connector/vast"
+	"github.com/gpuledger/gpuledger/connector/vast/vastfake"
 	"github.com/gpuledger/gpuledger/connector/vault"
 	"github.com/gpuledger/gpuledger/connsync"
 	"github.com/gpuledger/gpuledger/internal/testkit"
@@ -25,6 +27,7 @@ const (
 	actRunPodKey = "rpa_TESTKEY0123456789"
 	actLambdaKey = "secret_lambda_TESTKEY42"
 	actAutoDLKey = "autodl-TESTTOKEN-77"
+	actVastKey   = "vastTESTKEY0123456789abcdef"
 )
 
 // actSigner makes unsigned "action:payload" button data.
@@ -43,6 +46,7 @@ type actEnv struct {
 	rp    *runpodfake.Server
 	lf    *lambdafake.Server
 	ad    *autodlfake.Server
+	vf    *vastfake.Server
 	s     *connsync.Syncer
 	v     *vault.Vault
 	start time.Time
@@ -67,6 +71,8 @@ func newActEnv(t *testing.T, confirm time.Duration) *actEnv {
 	t.Cleanup(e.lf.Close)
 	e.ad = autodlfake.New(actAutoDLKey)
 	t.Cleanup(e.ad.Close)
+	e.vf = vastfake.New(actVastKey)
+	t.Cleanup(e.vf.Close)
 	var err error
 	e.v, err = vault.Open(strings.Repeat("5a", 32), "")
 	if err != nil {
@@ -78,6 +84,8 @@ func newActEnv(t *testing.T, confirm time.Duration) *actEnv {
 			return runpod.New(runpod.Config{APIKey: key, BaseURL: e.rp.RESTURL(), GraphQLURL: e.rp.GraphQLURL()})
 		case "lambda":
 			return lambda.New(lambda.Config{Key: key, BaseURL: e.lf.URL})
+		case "vast":
+			return vast.New(vast.Config{APIKey: key, BaseURL: e.vf.Base(), PageGap: time.Millisecond})
 		case "autodl":
 			return autodl.New(autodl.Config{Token: key, Base: e.ad.URL})
 		}
@@ -249,6 +257,33 @@ func TestSyncer_Act_Stop(t *testing.T) {
 		got, _ := e.db.RentalByID(ctx, r.ID)
 		if got.State() != ledger.Running {
 			t.Fatal("a failed call changed the ledger")
+		}
+	})
+}
+
+func TestSyncer_Act_Vast(t *testing.T) {
+	ctx := context.Background()
+	e := newActEnv(t, 3*time.Minute)
+	e.connect("vast", actVastKey)
+	e.vf.SetInstances(vastfake.Instance(312))
+	r := e.synced("vast", "312", "v1", "0.8021", ledger.USD)
+	res, err := e.s.Act(ctx, r, false)
+	if err != nil || !res.Confirmed || res.State != "stopped" {
+		t.Fatalf("Act = %+v, %v; want the stop confirmed", res, err)
+	}
+	if got, _ := e.db.RentalByID(ctx, r.ID); got.State() != ledger.Stopped {
+		t.Fatalf("ledger says %s", got.State())
+	}
+	t.Run("Refused", func(t *testing.T) {
+		e.vf.SetInstances(vastfake.Instance(313))
+		r := e.synced("vast", "313", "v2", "0.8021", ledger.USD)
+		e.vf.RefuseStop(313, "instance is busy")
+		_, err := e.s.Act(ctx, r, false)
+		if err == nil {
+			t.Fatal("a refused stop was not an error")
+		}
+		if got, _ := e.db.RentalByID(ctx, r.ID); got.State() != ledger.Running {
+			t.Fatal("a refused stop changed the ledger")
 		}
 	})
 }
