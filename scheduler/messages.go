@@ -302,7 +302,8 @@ var messages = chat.Catalog{
 	"pact_cannot_stop": {
 		"<b>%[1]s</b> is idle and its /autorelease policy is stop, but %[2]s can only terminate instances, so nothing is done automatically. /autorelease %[1]s release terminates it when idle.",
 		"<b>%[1]s</b> 空闲，自动策略是关机，但 %[2]s 只能销毁实例，因此不会自动操作。/autorelease %[1]s release 可在空闲时自动销毁。"},
-	"done_terminate": {"terminated", "销毁"},
+	"done_terminate": {"terminated", "已销毁"},
+	"act_terminate":  {"terminate", "销毁"},
 }
 
 // lang returns the user's language (chat.LangEN or chat.LangZH).

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/gpuledger/gpuledger/chat"
@@ -273,7 +274,12 @@ func (s *Scheduler) actDone(ctx context.Context, userID, rentalID int64, platfor
 		s.decide(ctx, &u, r, ledger.DecisionOutcome, ledger.Msg("d_pact_failed", what, name), ledger.Msg("e_text", "interrupted by a shutdown"))
 	case actErr != nil:
 		detail := clip.Bytes(actErr.Error(), 300, "…")
-		msg = tr(lg, "pact_failed", r.Name, chat.RawHTML(tr(lg, done)), name, detail)
+		// "was not stopped" / "未能关机": the participle in English, the verb in Chinese.
+		how := tr(lg, done)
+		if lg == chat.LangZH {
+			how = tr(lg, "act_"+strings.TrimPrefix(done, "done_"))
+		}
+		msg = tr(lg, "pact_failed", r.Name, chat.RawHTML(how), name, detail)
 		s.decide(ctx, &u, r, ledger.DecisionOutcome, ledger.Msg("d_pact_failed", what, name), ledger.Msg("e_text", detail))
 	case !res.Confirmed:
 		listed := res.RawState
