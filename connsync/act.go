@@ -171,6 +171,13 @@ func (s *Syncer) Act(ctx context.Context, r *ledger.Rental, terminate bool) (led
 // what the platform listed or answered last.
 func (s *Syncer) confirm(ctx context.Context, cl connector.Client, id string, terminate bool, calledAt time.Time, reads int, res *ledger.PlatformActResult) (inst connector.Instance, gone bool, at time.Time, ok bool) {
 	deadline := calledAt.Add(s.cfg.ConfirmWithin)
+	// What the call answered (a "not found"), kept unless a read says more.
+	answered := res.Detail
+	defer func() {
+		if !ok && res.Detail == "" {
+			res.Detail = answered
+		}
+	}()
 	gap := firstGap
 	wait := gap
 	if reads == 1 {
