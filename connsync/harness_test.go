@@ -1,0 +1,227 @@
+package connsync_test
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/gpuledger/gpuledger/chat"
+	"github.com/gpuledger/gpuledger/connector"
+	"github.com/gpuledger/gpuledger/connector/runpod"
+	"github.com/gpuledger/gpuledger/connector/runpod/runpodfake"
+	"github.com/gpuledger/gpuledger/connector/vast"
+	"github.com/gpuledger/gpuledger/connector/vast/vastfake"
+	"github.com/gpuledger/gpuledger/connector/vault"
+	"github.com/gpuledger/gpuledger/connsync"
+	"github.com/gpuledger/gpuledger/ledger"
+	"github.com/gpuledger/gpuledger/ledger/sqlite"
+)
+
+const (
+	rpKey   = "rpa_TESTKEY0123456789abcdef"
+	vastKey = "vastTESTKEY0123456789abcdef"
+	uid     = int64(1)
+)
+
+var t0 = time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC)
+
+// clock is an injected clock the tests move.
+type clock struct {
+	mu sync.Mutex
+	t  time.Time
+}
+
+func (c *clock) Now() time.Time { c.mu.Lock(); defer c.mu.Unlock(); return c.t }
+func (c *clock) Add(d time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.t = c.t.Add(d)
+}
+
+// sent is a chat.Sender that records what is sent.
+type sent struct {
+	mu      sync.Mutex
+	msgs    []chat.Outgoing
+	answers []string
+}
+
+func (s *sent) Send(_ context.Context, m chat.Outgoing) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.msgs = append(s.msgs, m)
+	return len(s.msgs), nil
+}
+
+func (s *sent) AnswerCallback(_ context.Context, _, text string) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.answers = append(s.answers, text)
+	return nil
+}
+
+// take returns the messages sent since the last take.
+func (s *sent) take() []chat.Outgoing {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	m := s.msgs
+	s.msgs = nil
+	return m
+}
+
+// buttons signs nothing: data is "action:payload", enough for a test.
+type buttons struct{ fns map[string]chat.ButtonFunc }
+
+func (b *buttons) ButtonData(_ int64, action, payload string) (string, error) {
+	return action + ":" + payload, nil
+}
+func (b *buttons) HandleButton(action string, fn chat.ButtonFunc) { b.fns[action] = fn }
+
+// env is one test's world: a real SQLite ledger, the fakes, the syncer.
+type env struct {
+	t     *testing.T
+	ctx   context.Context
+	db    *sqlite.DB
+	path  string
+	rp    *runpodfake.Server
+	vf    *vastfake.Server
+	clk   *clock
+	snd   *sent
+	btn   *buttons
+	s     *connsync.Syncer
+	agent *agents
+}
+
+type agents struct {
+	mu sync.Mutex
+	m  map[int64]ledger.AgentState
+}
+
+func (a *agents) AgentState(id int64) (ledger.AgentState, bool) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	st, ok := a.m[id]
+	return st, ok
+}
+
+func newEnv(t testing.TB) *env {
+	tt, _ := t.(*testing.T)
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "ledger.db")
+	db, err := sqlite.Open(ctx, path, sqlite.WithLogger(slog.New(slog.DiscardHandler)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	if _, err := db.EnsureUser(ctx, ledger.User{ID: uid, Lang: "en", TZ: "UTC"}); err != nil {
+		t.Fatal(err)
+	}
+	v, err := vault.Open(strings.Repeat("ab", 32), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := &env{t: tt, ctx: ctx, db: db, path: path, rp: runpodfake.New(rpKey), vf: vastfake.New(vastKey),
+		clk: &clock{t: t0}, snd: &sent{}, btn: &buttons{fns: map[string]chat.ButtonFunc{}}, agent: &agents{m: map[int64]ledger.AgentState{}}}
+	t.Cleanup(e.rp.Close)
+	t.Cleanup(e.vf.Close)
+	e.vf.SetInstances()
+	factory := func(platform, key string) (connector.Client, error) {
+		switch platform {
+		case "runpod":
+			return runpod.New(runpod.Config{APIKey: key, BaseURL: e.rp.RESTURL(), GraphQLURL: e.rp.GraphQLURL()})
+		case "vast":
+			return vast.New(vast.Config{APIKey: key, BaseURL: e.vf.Base(), PageGap: time.Millisecond})
+		}
+		return nil, fmt.Errorf("no fake for %s", platform)
+	}
+	e.s, err = connsync.New(connsync.Config{Store: db, Vault: v, Clients: factory, Buttons: e.btn, Agents: e.agent,
+		Now: e.clk.Now, CallTimeout: 5 * time.Second, Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.s.SetSender(e.snd)
+	e.s.RegisterButtons(e.btn)
+	return e
+}
+
+// connect connects platform with the fake's key.
+func (e *env) connect(platform string) {
+	e.t.Helper()
+	key := rpKey
+	if platform == "vast" {
+		key = vastKey
+	}
+	if _, err := e.s.Connect(e.ctx, uid, platform, key); err != nil {
+		e.t.Fatalf("connect %s: %v", platform, err)
+	}
+}
+
+// round moves the clock past every interval and runs one round.
+func (e *env) round() {
+	e.t.Helper()
+	if err := e.s.Round(e.ctx); err != nil {
+		e.t.Fatalf("round: %v", err)
+	}
+	e.clk.Add(61 * time.Second)
+}
+
+// book returns the user's ledger.
+func (e *env) book() *ledger.Book {
+	e.t.Helper()
+	b, err := e.db.Book(e.ctx, uid)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return b
+}
+
+// rental returns the user's rental called name.
+func (e *env) rental(name string) *ledger.Rental {
+	e.t.Helper()
+	r, err := e.db.Rental(e.ctx, uid, name)
+	if err != nil {
+		e.t.Fatalf("rental %s: %v", name, err)
+	}
+	return r
+}
+
+// snapshot is the ledger's rentals as text, to show that nothing changed.
+func (e *env) snapshot() string {
+	var b strings.Builder
+	for _, r := range e.book().Rentals {
+		fmt.Fprintf(&b, "%s %s %s %s %d|", r.Name, r.PlatformID, r.State(), r.Price, len(r.Events))
+	}
+	return b.String()
+}
+
+// press presses a button whose data is "action:payload".
+func (e *env) press(data, key string) {
+	e.t.Helper()
+	action, payload, _ := strings.Cut(data, ":")
+	fn := e.btn.fns[action]
+	if fn == nil {
+		e.t.Fatalf("no button %q", action)
+	}
+	p := chat.ButtonPress{Update: chat.Update{Key: key, Kind: chat.KindCallback, UserID: uid, ChatID: uid, MessageID: 1, CallbackID: "cb"},
+		Action: action, Payload: payload, Now: e.clk.Now()}
+	if err := fn(e.ctx, p, e.snd); err != nil {
+		e.t.Fatalf("press %s: %v", data, err)
+	}
+}
+
+func pod(id, name, status, price string, started time.Time) runpodfake.Pod {
+	return runpodfake.NewPod(id, name, status, price, "A40", 2, started)
+}
+
+func texts(ms []chat.Outgoing) string {
+	var b strings.Builder
+	for _, m := range ms {
+		b.WriteString(m.Text)
+		b.WriteString("\n")
+	}
+	return b.String()
+}
