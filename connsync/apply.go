@@ -24,7 +24,7 @@ const (
 	// round that changes nothing else writes it: a steady round writes
 	// nothing, and a release of a vanished instance is placed at most
 	// this far before the true last sighting after a restart.
-	seenPersist = 5 * time.Minute
+	seenPersist = 15 * time.Minute
 )
 
 // pass is one application of a valid list to one user's ledger, under
@@ -38,7 +38,42 @@ type pass struct {
 	poll     time.Time
 	interval time.Duration
 	rentals  map[int64]*ledger.Rental
-	book     *ledger.Book
+	// book is the user's ledger, loaded only when a new instance needs
+	// the candidates: a steady round reads no rentals at all.
+	book *ledger.Book
+}
+
+// rental returns the bound rental id, read once per pass; nil when it is
+// gone (an undone sync).
+func (p *pass) rental(ctx context.Context, id int64) (*ledger.Rental, error) {
+	if r, ok := p.rentals[id]; ok {
+		return r, nil
+	}
+	r, err := p.s.store.RentalByID(ctx, id)
+	if isCode(err, ledger.ENOTFOUND) {
+		r, err = nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	if r != nil && r.UserID != 0 && r.UserID != p.c.UserID {
+		r = nil // never another user's rental
+	}
+	p.rentals[id] = r
+	return r, nil
+}
+
+// loadBook loads the user's ledger once per pass.
+func (p *pass) loadBook(ctx context.Context) error {
+	if p.book != nil {
+		return nil
+	}
+	b, err := p.s.store.Book(ctx, p.c.UserID)
+	if err != nil {
+		return fmt.Errorf("connsync: book: %w", err)
+	}
+	p.book = b
+	return nil
 }
 
 // apply turns a valid list into ledger changes (see the package doc and
@@ -54,18 +89,8 @@ func (s *Syncer) apply(ctx context.Context, c ledger.Connector, st *connState, l
 	if err != nil {
 		return fmt.Errorf("connsync: platform instances: %w", err)
 	}
-	book, err := s.store.Book(ctx, c.UserID)
-	if err != nil {
-		return fmt.Errorf("connsync: book: %w", err)
-	}
-	p := &pass{s: s, c: c, st: st, u: book.User, poll: poll, interval: interval, book: book, rentals: map[int64]*ledger.Rental{}}
-	if p.u.ID == 0 {
-		p.u = s.user(ctx, c.UserID)
-	}
+	p := &pass{s: s, c: c, st: st, u: s.user(ctx, c.UserID), poll: poll, interval: interval, rentals: map[int64]*ledger.Rental{}}
 	p.loc = p.u.Location()
-	for _, r := range book.Rentals {
-		p.rentals[r.ID] = r
-	}
 	byID := make(map[string]ledger.PlatformInstance, len(known))
 	for _, in := range known {
 		byID[in.PlatformID] = in
@@ -81,7 +106,7 @@ func (s *Syncer) apply(ctx context.Context, c ledger.Connector, st *connState, l
 		st.seen[li.ID] = poll
 		var err error
 		if in, ok := byID[li.ID]; ok {
-			err = p.known(ctx, in, li)
+			err = p.known(ctx, in, li, false)
 		} else {
 			err = p.fresh(ctx, li)
 		}
@@ -157,8 +182,11 @@ func eventTime(since, lastApplied, rentalLast, poll time.Time) (at time.Time, ap
 	return since, false
 }
 
-// known applies a listed instance the store already holds.
-func (p *pass) known(ctx context.Context, in ledger.PlatformInstance, li connector.Instance) error {
+// known applies a listed instance the store already holds. A steady
+// instance (same state, same facts) costs no store call: its rental is
+// read only when its state or listing changed, or when force (it was
+// just bound) asks for the price check.
+func (p *pass) known(ctx context.Context, in ledger.PlatformInstance, li connector.Instance, force bool) error {
 	cur := in
 	dirty := listedFacts(&cur, li)
 	if in.Status != ledger.PlatformBound {
@@ -166,7 +194,14 @@ func (p *pass) known(ctx context.Context, in ledger.PlatformInstance, li connect
 		// again): only what it lists is kept.
 		return p.save(ctx, in, cur, dirty)
 	}
-	r := p.rentals[in.RentalID]
+	changed := li.State != connector.Unknown && string(li.State) != in.State
+	if !dirty && !changed && !force {
+		return p.save(ctx, in, cur, false)
+	}
+	r, err := p.rental(ctx, in.RentalID)
+	if err != nil {
+		return err
+	}
 	if r == nil {
 		return p.save(ctx, in, cur, dirty)
 	}
@@ -316,7 +351,10 @@ func (p *pass) missing(ctx context.Context, in ledger.PlatformInstance) error {
 	if p.st.missing[in.PlatformID] < MissingLists || p.poll.Sub(last) < time.Duration(MissingIntervals)*p.interval {
 		return nil
 	}
-	r := p.rentals[in.RentalID]
+	r, err := p.rental(ctx, in.RentalID)
+	if err != nil {
+		return err
+	}
 	cur := in
 	cur.State, cur.LastSeen = string(connector.Terminated), last
 	if r == nil || r.State() == ledger.Released {

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -83,7 +84,7 @@ func (b *buttons) HandleButton(action string, fn chat.ButtonFunc) { b.fns[action
 
 // env is one test's world: a real SQLite ledger, the fakes, the syncer.
 type env struct {
-	t     *testing.T
+	t     testing.TB
 	ctx   context.Context
 	db    *sqlite.DB
 	path  string
@@ -94,6 +95,20 @@ type env struct {
 	btn   *buttons
 	s     *connsync.Syncer
 	agent *agents
+	// lists counts Instances calls per platform (one per round, however
+	// many pages the platform's HTTP answers take).
+	lists map[string]*atomic.Int64
+}
+
+// counting counts a client's Instances calls.
+type counting struct {
+	connector.Client
+	n *atomic.Int64
+}
+
+func (c counting) Instances(ctx context.Context) ([]connector.Instance, error) {
+	c.n.Add(1)
+	return c.Client.Instances(ctx)
 }
 
 type agents struct {
@@ -109,7 +124,6 @@ func (a *agents) AgentState(id int64) (ledger.AgentState, bool) {
 }
 
 func newEnv(t testing.TB) *env {
-	tt, _ := t.(*testing.T)
 	ctx := context.Background()
 	path := filepath.Join(t.TempDir(), "ledger.db")
 	db, err := sqlite.Open(ctx, path, sqlite.WithLogger(slog.New(slog.DiscardHandler)))
@@ -124,19 +138,28 @@ func newEnv(t testing.TB) *env {
 	if err != nil {
 		t.Fatal(err)
 	}
-	e := &env{t: tt, ctx: ctx, db: db, path: path, rp: runpodfake.New(rpKey), vf: vastfake.New(vastKey),
+	e := &env{t: t, lists: map[string]*atomic.Int64{"runpod": {}, "vast": {}}, ctx: ctx, db: db, path: path, rp: runpodfake.New(rpKey), vf: vastfake.New(vastKey),
 		clk: &clock{t: t0}, snd: &sent{}, btn: &buttons{fns: map[string]chat.ButtonFunc{}}, agent: &agents{m: map[int64]ledger.AgentState{}}}
 	t.Cleanup(e.rp.Close)
 	t.Cleanup(e.vf.Close)
 	e.vf.SetInstances()
 	factory := func(platform, key string) (connector.Client, error) {
+		var (
+			c   connector.Client
+			err error
+		)
 		switch platform {
 		case "runpod":
-			return runpod.New(runpod.Config{APIKey: key, BaseURL: e.rp.RESTURL(), GraphQLURL: e.rp.GraphQLURL()})
+			c, err = runpod.New(runpod.Config{APIKey: key, BaseURL: e.rp.RESTURL(), GraphQLURL: e.rp.GraphQLURL()})
 		case "vast":
-			return vast.New(vast.Config{APIKey: key, BaseURL: e.vf.Base(), PageGap: time.Millisecond})
+			c, err = vast.New(vast.Config{APIKey: key, BaseURL: e.vf.Base(), PageGap: time.Millisecond})
+		default:
+			return nil, fmt.Errorf("no fake for %s", platform)
 		}
-		return nil, fmt.Errorf("no fake for %s", platform)
+		if err != nil {
+			return nil, err
+		}
+		return counting{c, e.lists[platform]}, nil
 	}
 	e.s, err = connsync.New(connsync.Config{Store: db, Vault: v, Clients: factory, Buttons: e.btn, Agents: e.agent,
 		Now: e.clk.Now, CallTimeout: 5 * time.Second, Logger: slog.New(slog.DiscardHandler)})

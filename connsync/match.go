@@ -48,11 +48,14 @@ func (p *pass) fresh(ctx context.Context, li connector.Instance) error {
 		if err != nil {
 			return err
 		}
-		return p.known(ctx, saved, li)
+		return p.known(ctx, saved, li, true)
 	case !isCode(err, ledger.ENOTFOUND):
 		return err
 	}
 
+	if err := p.loadBook(ctx); err != nil {
+		return err
+	}
 	cands := p.candidates()
 	for _, r := range cands {
 		inst, err := p.s.store.InstanceByRental(ctx, r.ID)
@@ -63,7 +66,7 @@ func (p *pass) fresh(ctx context.Context, li connector.Instance) error {
 		if err != nil {
 			return err
 		}
-		return p.known(ctx, saved, li)
+		return p.known(ctx, saved, li, true)
 	}
 	if len(cands) > 0 {
 		return p.ask(ctx, in, li, cands)
@@ -226,7 +229,9 @@ func (p *pass) create(ctx context.Context, in ledger.PlatformInstance, li connec
 		r = nr
 	}
 	p.rentals[r.ID] = r
-	p.book.Rentals = append(p.book.Rentals, r)
+	if p.book != nil {
+		p.book.Rentals = append(p.book.Rentals, r)
+	}
 	lang := p.u.Lang
 	extra := ""
 	if !r.Priced {
