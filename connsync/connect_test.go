@@ -104,7 +104,10 @@ func TestSyncer_Connect(t *testing.T) {
 		go func() { done <- e.s.Run(ctx, e.snd) }()
 		e.connect("runpod")
 		deadline := time.Now().Add(10 * time.Second)
-		for e.rp.Calls("GET /v1/pods") == 0 && time.Now().Before(deadline) {
+		for time.Now().Before(deadline) {
+			if _, err := e.db.Rental(e.ctx, uid, "box1"); err == nil {
+				break
+			}
 			time.Sleep(10 * time.Millisecond) // waiting for Run's goroutine, not for logic
 		}
 		cancel()

@@ -262,7 +262,7 @@ func (s *Syncer) fault(ctx context.Context, c ledger.Connector, st *connState, p
 	}
 	st.next = poll.Add(wait)
 	tell := st.incident == "" && (st.failures >= OutageRounds || poll.Sub(st.failingSince) >= OutageAfter)
-	since := st.failingSince
+	since, failures := st.failingSince, st.failures
 	s.mu.Unlock()
 	if tell {
 		u := s.user(ctx, c.UserID)
@@ -279,7 +279,7 @@ func (s *Syncer) fault(ctx context.Context, c ledger.Connector, st *connState, p
 			s.mu.Unlock()
 		}
 	}
-	s.log.Warn("connsync: platform fault", "user", c.UserID, "platform", c.Platform, "kind", kind, "failures", st.failures, "err", err)
+	s.log.Warn("connsync: platform fault", "user", c.UserID, "platform", c.Platform, "kind", kind, "failures", failures, "err", err)
 	return err
 }
 
@@ -291,12 +291,9 @@ func (s *Syncer) recovered(ctx context.Context, c ledger.Connector, st *connStat
 	st.next, st.failures, st.failingSince, st.incident, st.lastGood = poll.Add(interval), 0, time.Time{}, "", poll
 	s.mu.Unlock()
 	if told {
+		// Told once: if it cannot be sent, the incident is over anyway.
 		u := s.user(ctx, c.UserID)
-		if !s.send(ctx, c.UserID, messages.Render(u.Lang, "recovered", platformName(c.Platform)), false) {
-			s.mu.Lock()
-			st.incident = "" // nothing to do: the outage message was sent, the recovery could not be
-			s.mu.Unlock()
-		}
+		s.send(ctx, c.UserID, messages.Render(u.Lang, "recovered", platformName(c.Platform)), false)
 	}
 }
 
