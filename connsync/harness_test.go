@@ -13,6 +13,8 @@ import (
 
 	"github.com/gpuledger/gpuledger/chat"
 	"github.com/gpuledger/gpuledger/connector"
+	"github.com/gpuledger/gpuledger/connector/lambda"
+	"github.com/gpuledger/gpuledger/connector/lambda/lambdafake"
 	"github.com/gpuledger/gpuledger/connector/runpod"
 	"github.com/gpuledger/gpuledger/connector/runpod/runpodfake"
 	"github.com/gpuledger/gpuledger/connector/vast"
@@ -26,6 +28,7 @@ import (
 const (
 	rpKey   = "rpa_TESTKEY0123456789abcdef"
 	vastKey = "vastTESTKEY0123456789abcdef"
+	lamKey  = "secret_lambdaTESTKEY0123456789"
 	uid     = int64(1)
 )
 
@@ -90,6 +93,7 @@ type env struct {
 	path  string
 	rp    *runpodfake.Server
 	vf    *vastfake.Server
+	lf    *lambdafake.Server
 	clk   *clock
 	snd   *sent
 	btn   *buttons
@@ -138,10 +142,11 @@ func newEnv(t testing.TB) *env {
 	if err != nil {
 		t.Fatal(err)
 	}
-	e := &env{t: t, lists: map[string]*atomic.Int64{"runpod": {}, "vast": {}}, ctx: ctx, db: db, path: path, rp: runpodfake.New(rpKey), vf: vastfake.New(vastKey),
+	e := &env{t: t, lists: map[string]*atomic.Int64{"runpod": {}, "vast": {}, "lambda": {}}, ctx: ctx, db: db, path: path, rp: runpodfake.New(rpKey), vf: vastfake.New(vastKey), lf: lambdafake.New(lamKey),
 		clk: &clock{t: t0}, snd: &sent{}, btn: &buttons{fns: map[string]chat.ButtonFunc{}}, agent: &agents{m: map[int64]ledger.AgentState{}}}
 	t.Cleanup(e.rp.Close)
 	t.Cleanup(e.vf.Close)
+	t.Cleanup(e.lf.Close)
 	e.vf.SetInstances()
 	factory := func(platform, key string) (connector.Client, error) {
 		var (
@@ -153,6 +158,8 @@ func newEnv(t testing.TB) *env {
 			c, err = runpod.New(runpod.Config{APIKey: key, BaseURL: e.rp.RESTURL(), GraphQLURL: e.rp.GraphQLURL()})
 		case "vast":
 			c, err = vast.New(vast.Config{APIKey: key, BaseURL: e.vf.Base(), PageGap: time.Millisecond})
+		case "lambda":
+			c, err = lambda.New(lambda.Config{Key: key, BaseURL: e.lf.URL})
 		default:
 			return nil, fmt.Errorf("no fake for %s", platform)
 		}
@@ -174,10 +181,7 @@ func newEnv(t testing.TB) *env {
 // connect connects platform with the fake's key.
 func (e *env) connect(platform string) {
 	e.t.Helper()
-	key := rpKey
-	if platform == "vast" {
-		key = vastKey
-	}
+	key := map[string]string{"runpod": rpKey, "vast": vastKey, "lambda": lamKey}[platform]
 	if _, err := e.s.Connect(e.ctx, uid, platform, key); err != nil {
 		e.t.Fatalf("connect %s: %v", platform, err)
 	}

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/gpuledger/gpuledger/connector"
+	"github.com/gpuledger/gpuledger/connector/lambda/lambdafake"
 	"github.com/gpuledger/gpuledger/connector/runpod/runpodfake"
 	"github.com/gpuledger/gpuledger/connector/vast/vastfake"
 	"github.com/gpuledger/gpuledger/ledger"
@@ -157,5 +158,57 @@ func TestSync_Balance(t *testing.T) {
 	}
 	if r := e.rental("job-7"); r.PlatformID != "7" || r.Currency != ledger.USD {
 		t.Fatalf("vast rental = %+v", r)
+	}
+}
+
+// TestSync_Lambda: a platform without a balance API syncs its instances
+// and records no balance, with nothing said.
+func TestSync_Lambda(t *testing.T) {
+	e := newEnv(t)
+	e.lf.SetInstances(lambdafake.Instance{ID: "0920582c7ff041399e34823a0be62549", Name: "train", Status: "active", Region: "us-east-1",
+		TypeName: "gpu_1x_h100_pcie", Description: "1x H100 (80 GB PCIe)", GPUDescription: "H100 (80 GB PCIe)", Price: 249, GPUs: 1})
+	e.connect("lambda")
+	e.round()
+	e.round()
+	r := e.rental("train")
+	if r.PlatformID != "0920582c7ff041399e34823a0be62549" || !r.Priced || r.Price.Amount.Cmp(ledger.MustDecimal("2.49")) != 0 {
+		t.Fatalf("lambda rental = %+v", r)
+	}
+	for _, b := range e.book().Balances {
+		if b.Platform == "lambda" {
+			t.Fatalf("a balance recorded for Lambda: %+v", b)
+		}
+	}
+	c, _ := e.db.Connectors(e.ctx, uid)
+	if len(c) != 1 || c[0].LastError != "" {
+		t.Fatalf("connector = %+v", c)
+	}
+	if ms := e.snd.take(); len(ms) != 1 {
+		t.Fatalf("messages = %q", texts(ms))
+	}
+}
+
+// TestSync_UnknownState: a state the connector does not know changes
+// nothing, and the known state after it still applies.
+func TestSync_UnknownState(t *testing.T) {
+	e := newEnv(t)
+	e.rp.SetPods(pod("abc123", "box1", "RUNNING", "0.79", t0.Add(-time.Hour)))
+	e.connect("runpod")
+	e.round()
+	e.snd.take()
+	before := e.snapshot()
+	e.rp.SetPods(pod("abc123", "box1", "MIGRATING", "0.79", t0.Add(-time.Hour)))
+	e.round()
+	e.round()
+	if e.snapshot() != before {
+		t.Fatalf("an unknown state changed the ledger: %s", e.snapshot())
+	}
+	if ms := e.snd.take(); len(ms) != 0 {
+		t.Fatalf("an unknown state said %q", texts(ms))
+	}
+	e.rp.SetPods(pod("abc123", "box1", "EXITED", "0.79", t0.Add(-time.Hour)))
+	e.round()
+	if r := e.rental("box1"); r.State() != ledger.Stopped {
+		t.Fatalf("the stop after an unknown state: %s", r.State())
 	}
 }
