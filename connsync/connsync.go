@@ -111,7 +111,18 @@ type Syncer struct {
 	// conns is the loop's per-connector schedule and backoff state, by
 	// connKey.
 	conns map[connKey]*connState
+	// kick wakes Run at once (a new connector is due now); buffered 1.
+	kick chan struct{}
+	// wg holds the rounds Run started, so it returns only after them.
+	wg sync.WaitGroup
+	// slots bounds how many connectors are polled at once.
+	slots chan struct{}
 }
+
+// MaxParallel is how many connectors the loop polls at once: enough that
+// one slow platform does not hold the others back, few enough that a
+// burst of rounds stays cheap for the server and the platforms.
+const MaxParallel = 4
 
 // connKey names one connector.
 type connKey struct {
@@ -127,6 +138,16 @@ type connState struct {
 	failures int       // consecutive failed rounds, for the backoff
 	incident string    // the failure kind the user was last told of ("" none)
 	lock     sync.Mutex
+
+	// The fields below are the sync loop's (loop.go, apply.go); s.mu
+	// guards busy, the round's own goroutine the rest.
+	busy         bool                 // a round of this connector is started or under way
+	round        sync.Mutex           // held by a round: SyncNow and the loop never overlap
+	failingSince time.Time            // the first failed round of the current run of failures
+	lastGood     time.Time            // the end of the last clean round
+	lastBalance  time.Time            // when the balance was last read
+	missing      map[string]int       // PlatformID → consecutive valid lists without it
+	seen         map[string]time.Time // PlatformID → the last valid list that held it (persisted lazily)
 }
 
 // New returns a Syncer for cfg.
@@ -155,7 +176,8 @@ func New(cfg Config) (*Syncer, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
 	}
-	return &Syncer{cfg: cfg, store: cfg.Store, now: cfg.Now, log: cfg.Logger, conns: map[connKey]*connState{}}, nil
+	return &Syncer{cfg: cfg, store: cfg.Store, now: cfg.Now, log: cfg.Logger, conns: map[connKey]*connState{},
+		kick: make(chan struct{}, 1), slots: make(chan struct{}, MaxParallel)}, nil
 }
 
 // Supports reports whether platform is one /connect accepts.
@@ -192,10 +214,18 @@ func (s *Syncer) connState(userID int64, platform string) *connState {
 	k := connKey{userID, platform}
 	st := s.conns[k]
 	if st == nil {
-		st = &connState{}
+		st = &connState{missing: map[string]int{}, seen: map[string]time.Time{}}
 		s.conns[k] = st
 	}
 	return st
+}
+
+// SetSender sets where notices go when rounds run outside Run (Round and
+// SyncNow from a test or a command); Run sets it itself.
+func (s *Syncer) SetSender(snd chat.Sender) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.snd = snd
 }
 
 // sender returns the chat sender Run was given; nil before.

@@ -1,0 +1,378 @@
+package connsync
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/gpuledger/gpuledger/chat"
+	"github.com/gpuledger/gpuledger/connector"
+	"github.com/gpuledger/gpuledger/ledger"
+)
+
+const (
+	// MissingLists and the span of MissingIntervals intervals: an
+	// instance absent from this many valid lists in a row, over at least
+	// that long, is released; one glitching list releases nothing.
+	MissingLists     = 3
+	MissingIntervals = 3
+	// seenPersist is how stale a stored LastSeen may get before a
+	// round that changes nothing else writes it: a steady round writes
+	// nothing, and a release of a vanished instance is placed at most
+	// this far before the true last sighting after a restart.
+	seenPersist = 15 * time.Minute
+)
+
+// pass is one application of a valid list to one user's ledger, under
+// the connector's lock.
+type pass struct {
+	s        *Syncer
+	c        ledger.Connector
+	st       *connState
+	u        ledger.User
+	loc      *time.Location
+	poll     time.Time
+	interval time.Duration
+	rentals  map[int64]*ledger.Rental
+	// book is the user's ledger, loaded only when a new instance needs
+	// the candidates: a steady round reads no rentals at all.
+	book *ledger.Book
+}
+
+// rental returns the bound rental id, read once per pass; nil when it is
+// gone (an undone sync).
+func (p *pass) rental(ctx context.Context, id int64) (*ledger.Rental, error) {
+	if r, ok := p.rentals[id]; ok {
+		return r, nil
+	}
+	r, err := p.s.store.RentalByID(ctx, id)
+	if isCode(err, ledger.ENOTFOUND) {
+		r, err = nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	if r != nil && r.UserID != 0 && r.UserID != p.c.UserID {
+		r = nil // never another user's rental
+	}
+	p.rentals[id] = r
+	return r, nil
+}
+
+// loadBook loads the user's ledger once per pass.
+func (p *pass) loadBook(ctx context.Context) error {
+	if p.book != nil {
+		return nil
+	}
+	b, err := p.s.store.Book(ctx, p.c.UserID)
+	if err != nil {
+		return fmt.Errorf("connsync: book: %w", err)
+	}
+	p.book = b
+	return nil
+}
+
+// apply turns a valid list into ledger changes (see the package doc and
+// docs/design.md): per listed instance by its platform ID, a known one's
+// state change, price notice or refreshed facts; a new one bound,
+// asked about or created; a known one missing long enough released.
+// Each change is its own store call; one failing is returned (joined)
+// and does not stop the others.
+func (s *Syncer) apply(ctx context.Context, c ledger.Connector, st *connState, list []connector.Instance, poll time.Time, interval time.Duration) error {
+	unlock := s.lockConn(c.UserID, c.Platform)
+	defer unlock()
+	known, err := s.store.PlatformInstances(ctx, c.UserID, c.Platform)
+	if err != nil {
+		return fmt.Errorf("connsync: platform instances: %w", err)
+	}
+	p := &pass{s: s, c: c, st: st, u: s.user(ctx, c.UserID), poll: poll, interval: interval, rentals: map[int64]*ledger.Rental{}}
+	p.loc = p.u.Location()
+	byID := make(map[string]ledger.PlatformInstance, len(known))
+	for _, in := range known {
+		byID[in.PlatformID] = in
+	}
+	var errs []error
+	listed := make(map[string]bool, len(list))
+	for _, li := range list {
+		if ledger.CheckPlatformID(li.ID) != nil || listed[li.ID] {
+			continue // an ID the store cannot key, or listed twice: never a rental
+		}
+		listed[li.ID] = true
+		delete(st.missing, li.ID)
+		st.seen[li.ID] = poll
+		var err error
+		if in, ok := byID[li.ID]; ok {
+			err = p.known(ctx, in, li, false)
+		} else {
+			err = p.fresh(ctx, li)
+		}
+		if err != nil {
+			errs = append(errs, fmt.Errorf("connsync: %s %s: %w", c.Platform, li.ID, err))
+		}
+	}
+	for _, in := range known {
+		if !listed[in.PlatformID] {
+			if err := p.missing(ctx, in); err != nil {
+				errs = append(errs, fmt.Errorf("connsync: %s %s: %w", c.Platform, in.PlatformID, err))
+			}
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// listedFacts copies what the platform listed into in, cleaned to what
+// the store keeps, and reports whether anything changed.
+func listedFacts(in *ledger.PlatformInstance, li connector.Instance) bool {
+	name := clean(li.Name, ledger.MaxInstanceLabelBytes)
+	gpu := clean(ledger.GPUDisplayName(li.GPU), ledger.MaxInstanceGPUBytes)
+	count := min(max(li.GPUCount, 0), ledger.MaxGPUCount)
+	price, ok := li.Price, li.PriceOK
+	if !ok {
+		price = ledger.Decimal{}
+	}
+	changed := in.Name != name || in.GPU != gpu || in.GPUCount != count || in.PriceOK != ok ||
+		in.Price.Cmp(price) != 0 || in.Currency != li.Currency
+	in.Name, in.GPU, in.GPUCount, in.Price, in.PriceOK, in.Currency = name, gpu, count, price, ok, li.Currency
+	return changed
+}
+
+// clean drops control and format characters from s and clips it to n
+// bytes at a character boundary: a platform's label is the user's free
+// text, and the store refuses what a chat message cannot show.
+func clean(s string, n int) string {
+	s = strings.Map(func(r rune) rune {
+		if r == utf8.RuneError || unicode.Is(unicode.Cc, r) || unicode.Is(unicode.Cf, r) || unicode.Is(unicode.Zl, r) || unicode.Is(unicode.Zp, r) {
+			return -1
+		}
+		return r
+	}, s)
+	for len(s) > n {
+		_, size := utf8.DecodeLastRuneInString(s)
+		s = s[:len(s)-size]
+	}
+	return strings.TrimSpace(s)
+}
+
+// eventFor is the ledger event a platform state brings to a rental in
+// state rs: a stop, a resume, a release, or none (the ledger already
+// agrees, or the platform's word is unknown).
+func eventFor(listed connector.State, rs ledger.State) ledger.EventKind {
+	switch {
+	case listed == connector.Stopped && rs == ledger.Running:
+		return ledger.EventStop
+	case listed == connector.Running && rs == ledger.Stopped:
+		return ledger.EventResume
+	case listed == connector.Terminated && rs != ledger.Released:
+		return ledger.EventRelease
+	}
+	return ""
+}
+
+// eventTime places a state change: the platform's time when it is sane
+// (given, not in the future, not before the state last applied began,
+// not before the rental's last event), else the poll's, approximate.
+func eventTime(since, lastApplied, rentalLast, poll time.Time) (at time.Time, approx bool) {
+	if since.IsZero() || since.After(poll) || since.Before(lastApplied) || since.Before(rentalLast) {
+		return poll, true
+	}
+	return since, false
+}
+
+// known applies a listed instance the store already holds. A steady
+// instance (same state, same facts) costs no store call: its rental is
+// read only when its state or listing changed, or when force (it was
+// just bound) asks for the price check.
+func (p *pass) known(ctx context.Context, in ledger.PlatformInstance, li connector.Instance, force bool) error {
+	cur := in
+	dirty := listedFacts(&cur, li)
+	if in.Status != ledger.PlatformBound {
+		// Asked (waiting for the answer) or declined (never created
+		// again): only what it lists is kept.
+		return p.save(ctx, in, cur, dirty)
+	}
+	changed := li.State != connector.Unknown && string(li.State) != in.State
+	if !dirty && !changed && !force {
+		return p.save(ctx, in, cur, false)
+	}
+	r, err := p.rental(ctx, in.RentalID)
+	if err != nil {
+		return err
+	}
+	if r == nil {
+		return p.save(ctx, in, cur, dirty)
+	}
+	if in.State == string(connector.Terminated) && r.State() == ledger.Released {
+		if li.State == connector.Running || li.State == connector.Stopped {
+			p.reappeared(ctx, cur, r)
+		}
+		return p.save(ctx, in, cur, dirty)
+	}
+	if li.State != connector.Unknown && string(li.State) != in.State {
+		kind := eventFor(li.State, r.State())
+		at, approx := eventTime(li.StateSince, in.StateAt, r.LastEventAt(), p.poll)
+		cur.State, cur.StateAt, cur.LastSeen = string(li.State), at, p.poll
+		if kind == "" {
+			// The ledger agrees already (the user typed it): only
+			// remember the state as applied.
+			saved, err := p.s.store.SavePlatformInstance(ctx, cur)
+			if err != nil {
+				return err
+			}
+			cur, dirty = saved, false
+		} else {
+			nr, saved, err := p.s.store.ApplyPlatformEvent(ctx, p.action(), cur, ledger.Event{Kind: kind, At: at})
+			switch {
+			case isCode(err, ledger.EINVALID) || isCode(err, ledger.ECONFLICT):
+				// The ledger refuses the event (a later event typed by
+				// hand): keep the state as applied, so the refusal is
+				// not met again every round.
+				p.s.log.Warn("connsync: platform event refused", "user", p.c.UserID, "platform", p.c.Platform, "kind", kind, "err", err)
+				saved, err := p.s.store.SavePlatformInstance(ctx, cur)
+				if err != nil {
+					return err
+				}
+				cur, dirty = saved, false
+			case err != nil:
+				return err
+			default:
+				p.rentals[nr.ID], r, cur, dirty = nr, nr, saved, false
+				p.tellEvent(ctx, kind, r, at, approx)
+			}
+		}
+	}
+	if p.priceNotice(ctx, &cur, li, r) {
+		dirty = true
+	}
+	return p.save(ctx, in, cur, dirty)
+}
+
+// save writes cur when it changed, or when its stored LastSeen has gone
+// stale (seenPersist).
+func (p *pass) save(ctx context.Context, was, cur ledger.PlatformInstance, dirty bool) error {
+	if !dirty && p.poll.Sub(was.LastSeen) < seenPersist {
+		return nil
+	}
+	cur.LastSeen = p.poll
+	_, err := p.s.store.SavePlatformInstance(ctx, cur)
+	return err
+}
+
+// action is the sync's own action: the poll's time, no dedupe key (the
+// connector's lock and the applied State make it apply once).
+func (p *pass) action() ledger.Action {
+	return ledger.Action{UserID: p.c.UserID, At: p.poll}
+}
+
+// tellEvent sends the silent line for a synced stop, resume or release.
+func (p *pass) tellEvent(ctx context.Context, kind ledger.EventKind, r *ledger.Rental, at time.Time, approx bool) {
+	lang := p.u.Lang
+	when := messages.Render(lang, "time_platform")
+	if approx {
+		when = messages.Render(lang, "time_approx")
+	}
+	text := messages.Render(lang, "ev_"+string(kind), platformName(p.c.Platform), r.Name, fmtWhen(at, p.poll, p.loc), chat.RawHTML(when))
+	if kind == ledger.EventStop && p.s.cfg.Agents != nil {
+		if as, ok := p.s.cfg.Agents.AgentState(r.ID); ok && as.Verdict == ledger.VerdictBusy {
+			text += messages.Render(lang, "busy_note")
+		}
+	}
+	p.s.send(ctx, p.c.UserID, text, true)
+}
+
+// currentRate is the rental's rate now: its start price or its latest
+// price change.
+func currentRate(r *ledger.Rental) ledger.Price {
+	pr := r.Price
+	for _, e := range r.Events {
+		if e.Kind == ledger.EventPrice {
+			pr = e.Price
+		}
+	}
+	return pr
+}
+
+// priceNotice tells the user once per distinct price when the platform
+// lists a price other than the bound rental's rate (compared exactly, in
+// the same currency and per hour), with the /price command that would
+// change it. The ledger is never rewritten. It reports whether in
+// changed (PriceTold).
+func (p *pass) priceNotice(ctx context.Context, in *ledger.PlatformInstance, li connector.Instance, r *ledger.Rental) bool {
+	if !li.PriceOK || r.State() == ledger.Released || (r.Priced && r.Currency != li.Currency) {
+		return false
+	}
+	rate := currentRate(r)
+	if r.Priced && (rate.Unit != ledger.UnitHour || rate.Amount.Cmp(li.Price) == 0) {
+		return false
+	}
+	if in.PriceToldOK && in.PriceTold.Cmp(li.Price) == 0 {
+		return false
+	}
+	lang := p.u.Lang
+	has := messages.Render(lang, "no_price")
+	if r.Priced {
+		has = fmtRate(rate.Amount, r.Currency)
+	}
+	text := messages.Render(lang, "price", platformName(p.c.Platform), r.Name, fmtRate(li.Price, li.Currency), has, li.Price.String()+"/h")
+	if !p.s.send(ctx, p.c.UserID, text, true) {
+		return false // told on a later round
+	}
+	in.PriceTold, in.PriceToldOK = li.Price, true
+	return true
+}
+
+// reappeared tells once that an instance released as missing is listed
+// again; nothing is logged by itself (no duplicate rental).
+func (p *pass) reappeared(ctx context.Context, in ledger.PlatformInstance, r *ledger.Rental) {
+	key := fmt.Sprintf("sync_reappeared:%s:%s:%d", in.Platform, in.PlatformID, r.ID)
+	fresh, err := p.s.store.MarkNotice(ctx, p.c.UserID, key, p.poll)
+	if err != nil || !fresh {
+		return
+	}
+	p.s.send(ctx, p.c.UserID, messages.Render(p.u.Lang, "reappeared", platformName(p.c.Platform), in.PlatformID, r.Name), true)
+}
+
+// missing counts a known instance absent from a valid list and releases
+// its rental once it has been absent from MissingLists lists in a row
+// spanning MissingIntervals intervals, at its last sighting
+// (approximate).
+func (p *pass) missing(ctx context.Context, in ledger.PlatformInstance) error {
+	if in.Status != ledger.PlatformBound || in.State == string(connector.Terminated) {
+		return nil
+	}
+	p.st.missing[in.PlatformID]++
+	last := in.LastSeen
+	if t := p.st.seen[in.PlatformID]; t.After(last) {
+		last = t
+	}
+	if p.st.missing[in.PlatformID] < MissingLists || p.poll.Sub(last) < time.Duration(MissingIntervals)*p.interval {
+		return nil
+	}
+	r, err := p.rental(ctx, in.RentalID)
+	if err != nil {
+		return err
+	}
+	cur := in
+	cur.State, cur.LastSeen = string(connector.Terminated), last
+	if r == nil || r.State() == ledger.Released {
+		cur.StateAt = last
+		_, err := p.s.store.SavePlatformInstance(ctx, cur)
+		return err
+	}
+	at := last
+	if l := r.LastEventAt(); at.Before(l) {
+		at = l
+	}
+	cur.StateAt = at
+	nr, _, err := p.s.store.ApplyPlatformEvent(ctx, p.action(), cur, ledger.Event{Kind: ledger.EventRelease, At: at})
+	if err != nil {
+		return err
+	}
+	p.rentals[nr.ID] = nr
+	delete(p.st.missing, in.PlatformID)
+	p.s.send(ctx, p.c.UserID, messages.Render(p.u.Lang, "ev_missing", platformName(p.c.Platform), nr.Name, fmtWhen(at, p.poll, p.loc)), true)
+	return nil
+}

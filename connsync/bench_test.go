@@ -1,0 +1,60 @@
+package connsync_test
+
+import (
+	"fmt"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/gpuledger/gpuledger/connector/runpod/runpodfake"
+	"github.com/gpuledger/gpuledger/connector/vast/vastfake"
+)
+
+// BenchmarkSyncRound is one sync round of one user with RunPod (50 pods)
+// and Vast.ai (50 instances) connected, in the steady state (all bound,
+// nothing changed): it must cost exactly one list call per platform
+// (Vast.ai's list is 2 pages of 25: http-req/round counts those).
+// cpu-ms/round is the process's CPU (user+system) per round, the fakes'
+// serving and JSON included: an upper bound of the server's share.
+//
+//	go test -run '^$' -bench BenchmarkSyncRound -benchtime 200x ./connsync/
+func BenchmarkSyncRound(b *testing.B) {
+	e := newEnv(b)
+	var pods []runpodfake.Pod
+	var insts []map[string]any
+	for i := range 50 {
+		pods = append(pods, runpodfake.NewPod(fmt.Sprintf("pod%03d", i), fmt.Sprintf("rp%d", i), "RUNNING", "0.79", "A40", 2, t0.Add(-time.Hour)))
+		insts = append(insts, vastfake.Instance(1000+i))
+	}
+	e.rp.SetPods(pods...)
+	e.vf.SetInstances(insts...)
+	e.connect("runpod")
+	e.connect("vast")
+	e.round() // logs the 100 rentals
+	e.round() // settles their stored state
+	if n := len(e.book().Rentals); n != 100 {
+		b.Fatalf("%d rentals after the first round, want 100", n)
+	}
+	e.snd.take()
+	rp0, vast0 := e.lists["runpod"].Load(), e.lists["vast"].Load()
+	http0 := e.rp.Calls("GET /v1/pods") + e.vf.Calls("GET /api/v1/instances/")
+	var ru0, ru1 syscall.Rusage
+	syscall.Getrusage(syscall.RUSAGE_SELF, &ru0)
+	b.ResetTimer()
+	for range b.N {
+		e.round()
+	}
+	b.StopTimer()
+	syscall.Getrusage(syscall.RUSAGE_SELF, &ru1)
+	rp, vs := e.lists["runpod"].Load()-rp0, e.lists["vast"].Load()-vast0
+	if rp != int64(b.N) || vs != int64(b.N) {
+		b.Fatalf("%d RunPod and %d Vast.ai list calls in %d rounds, want one each per round", rp, vs, b.N)
+	}
+	if ms := e.snd.take(); len(ms) != 0 {
+		b.Fatalf("steady rounds said %q", texts(ms))
+	}
+	cpu := time.Duration(ru1.Utime.Nano()+ru1.Stime.Nano()-ru0.Utime.Nano()-ru0.Stime.Nano()) / time.Duration(b.N)
+	b.ReportMetric(float64(rp+vs)/float64(b.N), "list-calls/round")
+	b.ReportMetric(float64(e.rp.Calls("GET /v1/pods")+e.vf.Calls("GET /api/v1/instances/")-http0)/float64(b.N), "http-req/round")
+	b.ReportMetric(float64(cpu.Microseconds())/1000, "cpu-ms/round")
+}

@@ -1,0 +1,254 @@
+package connsync_test
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"path/filepath"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/gpuledger/gpuledger/chat"
+	"github.com/gpuledger/gpuledger/connector"
+	"github.com/gpuledger/gpuledger/connector/lambda"
+	"github.com/gpuledger/gpuledger/connector/lambda/lambdafake"
+	"github.com/gpuledger/gpuledger/connector/runpod"
+	"github.com/gpuledger/gpuledger/connector/runpod/runpodfake"
+	"github.com/gpuledger/gpuledger/connector/vast"
+	"github.com/gpuledger/gpuledger/connector/vast/vastfake"
+	"github.com/gpuledger/gpuledger/connector/vault"
+	"github.com/gpuledger/gpuledger/connsync"
+	"github.com/gpuledger/gpuledger/ledger"
+	"github.com/gpuledger/gpuledger/ledger/sqlite"
+)
+
+const (
+	rpKey   = "rpa_TESTKEY0123456789abcdef"
+	vastKey = "vastTESTKEY0123456789abcdef"
+	lamKey  = "secret_lambdaTESTKEY0123456789"
+	uid     = int64(1)
+)
+
+var t0 = time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC)
+
+// clock is an injected clock the tests move.
+type clock struct {
+	mu sync.Mutex
+	t  time.Time
+}
+
+func (c *clock) Now() time.Time { c.mu.Lock(); defer c.mu.Unlock(); return c.t }
+func (c *clock) Add(d time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.t = c.t.Add(d)
+}
+
+// sent is a chat.Sender that records what is sent.
+type sent struct {
+	mu      sync.Mutex
+	msgs    []chat.Outgoing
+	answers []string
+}
+
+func (s *sent) Send(_ context.Context, m chat.Outgoing) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.msgs = append(s.msgs, m)
+	return len(s.msgs), nil
+}
+
+func (s *sent) AnswerCallback(_ context.Context, _, text string) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.answers = append(s.answers, text)
+	return nil
+}
+
+// take returns the messages sent since the last take.
+func (s *sent) take() []chat.Outgoing {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	m := s.msgs
+	s.msgs = nil
+	return m
+}
+
+// buttons signs nothing: data is "action:payload", enough for a test.
+type buttons struct{ fns map[string]chat.ButtonFunc }
+
+func (b *buttons) ButtonData(_ int64, action, payload string) (string, error) {
+	return action + ":" + payload, nil
+}
+func (b *buttons) HandleButton(action string, fn chat.ButtonFunc) { b.fns[action] = fn }
+
+// env is one test's world: a real SQLite ledger, the fakes, the syncer.
+type env struct {
+	t     testing.TB
+	ctx   context.Context
+	db    *sqlite.DB
+	path  string
+	rp    *runpodfake.Server
+	vf    *vastfake.Server
+	lf    *lambdafake.Server
+	clk   *clock
+	snd   *sent
+	btn   *buttons
+	s     *connsync.Syncer
+	agent *agents
+	// lists counts Instances calls per platform (one per round, however
+	// many pages the platform's HTTP answers take).
+	lists map[string]*atomic.Int64
+}
+
+// counting counts a client's Instances calls.
+type counting struct {
+	connector.Client
+	n *atomic.Int64
+}
+
+func (c counting) Instances(ctx context.Context) ([]connector.Instance, error) {
+	c.n.Add(1)
+	return c.Client.Instances(ctx)
+}
+
+type agents struct {
+	mu sync.Mutex
+	m  map[int64]ledger.AgentState
+}
+
+func (a *agents) AgentState(id int64) (ledger.AgentState, bool) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	st, ok := a.m[id]
+	return st, ok
+}
+
+func newEnv(t testing.TB) *env {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "ledger.db")
+	db, err := sqlite.Open(ctx, path, sqlite.WithLogger(slog.New(slog.DiscardHandler)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	if _, err := db.EnsureUser(ctx, ledger.User{ID: uid, Lang: "en", TZ: "UTC"}); err != nil {
+		t.Fatal(err)
+	}
+	v, err := vault.Open(strings.Repeat("ab", 32), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := &env{t: t, lists: map[string]*atomic.Int64{"runpod": {}, "vast": {}, "lambda": {}}, ctx: ctx, db: db, path: path, rp: runpodfake.New(rpKey), vf: vastfake.New(vastKey), lf: lambdafake.New(lamKey),
+		clk: &clock{t: t0}, snd: &sent{}, btn: &buttons{fns: map[string]chat.ButtonFunc{}}, agent: &agents{m: map[int64]ledger.AgentState{}}}
+	t.Cleanup(e.rp.Close)
+	t.Cleanup(e.vf.Close)
+	t.Cleanup(e.lf.Close)
+	e.vf.SetInstances()
+	factory := func(platform, key string) (connector.Client, error) {
+		var (
+			c   connector.Client
+			err error
+		)
+		switch platform {
+		case "runpod":
+			c, err = runpod.New(runpod.Config{APIKey: key, BaseURL: e.rp.RESTURL(), GraphQLURL: e.rp.GraphQLURL()})
+		case "vast":
+			c, err = vast.New(vast.Config{APIKey: key, BaseURL: e.vf.Base(), PageGap: time.Millisecond})
+		case "lambda":
+			c, err = lambda.New(lambda.Config{Key: key, BaseURL: e.lf.URL})
+		default:
+			return nil, fmt.Errorf("no fake for %s", platform)
+		}
+		if err != nil {
+			return nil, err
+		}
+		return counting{c, e.lists[platform]}, nil
+	}
+	e.s, err = connsync.New(connsync.Config{Store: db, Vault: v, Clients: factory, Buttons: e.btn, Agents: e.agent,
+		Now: e.clk.Now, CallTimeout: 5 * time.Second, Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.s.SetSender(e.snd)
+	e.s.RegisterButtons(e.btn)
+	return e
+}
+
+// connect connects platform with the fake's key.
+func (e *env) connect(platform string) {
+	e.t.Helper()
+	key := map[string]string{"runpod": rpKey, "vast": vastKey, "lambda": lamKey}[platform]
+	if _, err := e.s.Connect(e.ctx, uid, platform, key); err != nil {
+		e.t.Fatalf("connect %s: %v", platform, err)
+	}
+}
+
+// round moves the clock past every interval and runs one round.
+func (e *env) round() {
+	e.t.Helper()
+	if err := e.s.Round(e.ctx); err != nil {
+		e.t.Fatalf("round: %v", err)
+	}
+	e.clk.Add(61 * time.Second)
+}
+
+// book returns the user's ledger.
+func (e *env) book() *ledger.Book {
+	e.t.Helper()
+	b, err := e.db.Book(e.ctx, uid)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return b
+}
+
+// rental returns the user's rental called name.
+func (e *env) rental(name string) *ledger.Rental {
+	e.t.Helper()
+	r, err := e.db.Rental(e.ctx, uid, name)
+	if err != nil {
+		e.t.Fatalf("rental %s: %v", name, err)
+	}
+	return r
+}
+
+// snapshot is the ledger's rentals as text, to show that nothing changed.
+func (e *env) snapshot() string {
+	var b strings.Builder
+	for _, r := range e.book().Rentals {
+		fmt.Fprintf(&b, "%s %s %s %s %d|", r.Name, r.PlatformID, r.State(), r.Price, len(r.Events))
+	}
+	return b.String()
+}
+
+// press presses a button whose data is "action:payload".
+func (e *env) press(data, key string) {
+	e.t.Helper()
+	action, payload, _ := strings.Cut(data, ":")
+	fn := e.btn.fns[action]
+	if fn == nil {
+		e.t.Fatalf("no button %q", action)
+	}
+	p := chat.ButtonPress{Update: chat.Update{Key: key, Kind: chat.KindCallback, UserID: uid, ChatID: uid, MessageID: 1, CallbackID: "cb"},
+		Action: action, Payload: payload, Now: e.clk.Now()}
+	if err := fn(e.ctx, p, e.snd); err != nil {
+		e.t.Fatalf("press %s: %v", data, err)
+	}
+}
+
+func pod(id, name, status, price string, started time.Time) runpodfake.Pod {
+	return runpodfake.NewPod(id, name, status, price, "A40", 2, started)
+}
+
+func texts(ms []chat.Outgoing) string {
+	var b strings.Builder
+	for _, m := range ms {
+		b.WriteString(m.Text)
+		b.WriteString("\n")
+	}
+	return b.String()
+}
