@@ -145,6 +145,11 @@ func newWorld(t *testing.T) *world {
 // startWorld builds the binaries, lets seed write the database before the
 // server opens it, then starts the fake Bot API and the server.
 func startWorld(t *testing.T, seed func(ctx context.Context, w *world, db *sqlite.DB)) *world {
+	return startWorldEnv(t, nil, seed)
+}
+
+// startWorldEnv is startWorld with more of the server's environment.
+func startWorldEnv(t *testing.T, env []string, seed func(ctx context.Context, w *world, db *sqlite.DB)) *world {
 	server, agent := build(t)
 	w := &world{t: t, dir: t.TempDir(), server: server, agent: agent, srvLog: &logBuffer{}, agLog: &logBuffer{}}
 	w.db = filepath.Join(w.dir, "ledger.db")
@@ -170,6 +175,7 @@ func startWorld(t *testing.T, seed func(ctx context.Context, w *world, db *sqlit
 		"GPULEDGER_TICK=1s",
 		"GPULEDGER_LOG_FORMAT=text",
 	)
+	cmd.Env = append(cmd.Env, env...)
 	cmd.Stdout, cmd.Stderr = w.srvLog, w.srvLog
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)

@@ -30,6 +30,13 @@ type Config struct {
 	Backup           string        // GPULEDGER_BACKUP_DIR: nightly backups go here; empty: none
 	AgentBinary      string        // GPULEDGER_AGENT_BINARY: the agent handed out by /agent/download
 	ConsoleUser      int64         // GPULEDGER_CONSOLE_USER: the terminal owner's user ID
+	// Sync is how often each platform connector is polled (GPULEDGER_SYNC;
+	// a connector stretches it to respect its platform's rate limits).
+	Sync time.Duration
+	// Secret encrypts the platform keys (GPULEDGER_SECRET; no flag: a flag
+	// shows in ps). Empty: the key file beside the database. Never logged.
+	Secret       string
+	PlatformURLs PlatformURLs // GPULEDGER_RUNPOD_URL, ..._GRAPHQL_URL, _VAST_URL, _LAMBDA_URL, _AUTODL_URL
 }
 
 // Default hub addresses when GPULEDGER_LISTEN and -listen are unset. The
@@ -64,6 +71,13 @@ func parseConfig(name string, args []string, getenv func(string) string, stderr 
 	tick, err := envDuration(getenv, "GPULEDGER_TICK", 30*time.Second)
 	errs = append(errs, err)
 	c.Tick = tick
+	syncEvery, err := envDuration(getenv, "GPULEDGER_SYNC", 60*time.Second)
+	errs = append(errs, err)
+	c.Sync = syncEvery
+	c.Secret = getenv("GPULEDGER_SECRET")
+	urls, err := readPlatformURLs(getenv)
+	errs = append(errs, err)
+	c.PlatformURLs = urls
 	users, err := parseUserIDs(getenv("GPULEDGER_ALLOWED_USERS"))
 	if err != nil {
 		errs = append(errs, fmt.Errorf("GPULEDGER_ALLOWED_USERS: %w", err))
@@ -86,6 +100,7 @@ func parseConfig(name string, args []string, getenv func(string) string, stderr 
 	fs.StringVar(&c.PublicURL, "public-url", c.PublicURL, "URL agents use to reach the hub (GPULEDGER_PUBLIC_URL)")
 	fs.StringVar(&c.TZ, "tz", c.TZ, "time zone for new users, e.g. Asia/Shanghai (GPULEDGER_TZ)")
 	fs.DurationVar(&c.Tick, "tick", c.Tick, "how often idle, silent and lease checks run (GPULEDGER_TICK)")
+	fs.DurationVar(&c.Sync, "sync", c.Sync, "how often each connected platform's API is polled; a platform's rate limits may stretch it (GPULEDGER_SYNC)")
 	fs.StringVar(&c.LogFormat, "log-format", c.LogFormat, "log format: auto (text on a terminal, else JSON), text or json (GPULEDGER_LOG_FORMAT)")
 	fs.StringVar(&c.LogLevel, "log-level", c.LogLevel, "log level: debug, info, warn or error (GPULEDGER_LOG_LEVEL)")
 	fs.StringVar(&c.Backup, "backup-dir", c.Backup, "directory for a nightly online backup; empty for none (GPULEDGER_BACKUP_DIR)")
@@ -123,6 +138,9 @@ func (c *Config) validate() error {
 	}
 	if c.Tick < time.Second || c.Tick > time.Hour {
 		errs = append(errs, fmt.Errorf("GPULEDGER_TICK / -tick: %s is out of range 1s..1h", c.Tick))
+	}
+	if c.Sync < 10*time.Second || c.Sync > time.Hour {
+		errs = append(errs, fmt.Errorf("GPULEDGER_SYNC / -sync: %s is out of range 10s..1h", c.Sync))
 	}
 	if c.TelegramToken != "" && strings.Count(c.TelegramEndpoint, "%s") != 2 {
 		errs = append(errs, errors.New("TELEGRAM_API_ENDPOINT / -telegram-endpoint: must contain two %s, for the token and the method, e.g. https://api.telegram.org/bot%s/%s"))

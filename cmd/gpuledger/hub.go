@@ -13,6 +13,7 @@ import (
 	"github.com/gpuledger/gpuledger/agent/hub"
 	"github.com/gpuledger/gpuledger/bot"
 	"github.com/gpuledger/gpuledger/chat"
+	"github.com/gpuledger/gpuledger/connsync"
 	"github.com/gpuledger/gpuledger/ledger"
 	"github.com/gpuledger/gpuledger/ledger/sqlite"
 	"github.com/gpuledger/gpuledger/scheduler"
@@ -29,6 +30,9 @@ type reminders struct {
 	tell listener
 	// downloads tells /agent whether the agent binary can be downloaded.
 	downloads bot.AgentDownloads
+	// platforms syncs the users' platform connectors; started with the
+	// scheduler, which acts through it.
+	platforms *connsync.Syncer
 
 	rctx   context.Context // cancelled by Close
 	cancel context.CancelFunc
@@ -200,17 +204,27 @@ func (r *reminders) Start(ctx context.Context, core *bot.Core, s chat.Sender) er
 		Logger:    r.log,
 		Location:  time.UTC,
 		Tick:      r.cfg.Tick,
+		Platforms: r.platforms,
 	})
 	if err != nil {
 		return err
 	}
 	sch.RegisterButtons(core)
+	r.platforms.RegisterButtons(core)
 	r.tell.mu.Lock()
 	r.tell.s = sch
 	r.tell.mu.Unlock()
 	sctx, cancel := context.WithCancel(ctx)
 	stop := context.AfterFunc(r.rctx, cancel) // Close stops it too
-	r.wg.Add(1)
+	r.wg.Add(2)
+	go func() {
+		// A platform that is down or slow is the sync's own business: its
+		// calls run here, never in the chat's or the hub's goroutines.
+		defer r.wg.Done()
+		if err := r.platforms.Run(sctx, s); err != nil && !errors.Is(err, context.Canceled) {
+			r.log.Error("platform sync stopped", "err", err)
+		}
+	}()
 	go func() {
 		defer r.wg.Done()
 		defer stop()

@@ -71,11 +71,19 @@ func runServe(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	coreCfg.Instances = db
 	coreCfg.InstanceCards = hub
 	coreCfg.SummaryChart = scheduler.SummaryChart
+	buttons := &lateButtons{}
+	plat, err := newPlatforms(cfg, db, hub.hub, buttons, getenv, log)
+	if err != nil {
+		return err
+	}
+	coreCfg.Connections = plat
+	hub.platforms = plat
 
 	core, err := bot.New(ctx, coreCfg)
 	if err != nil {
 		return err
 	}
+	buttons.set(core)
 	if code := core.ClaimCode(); code != "" {
 		// The one place a secret is logged: it is useless once claimed,
 		// and the owner needs to read it here.
