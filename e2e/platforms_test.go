@@ -18,11 +18,12 @@ import (
 // What the platform test expects the bot to say, in one place: align
 // them here when a wording changes.
 const (
-	fragConnected   = "connected"         // /connect's reply after the key check
-	fragDeletedKey  = "deleted"           // ... which says the key's message was deleted
-	fragRelease     = "Release now"       // the idle card's button
-	fragStoppedOnRP = "Stopped on RunPod" // the card after the stop was confirmed
-	fragReconcile   = "RunPod"            // /reconcile's heading for the platform
+	fragConnected  = "Connected"   // /connect's reply after the key check
+	fragDeletedKey = "deleted"     // ... which says the key's message was deleted
+	fragRelease    = "Release now" // the idle card's button
+	fragStopped    = "Stopped "    // the card after the stop was confirmed: "Stopped box1 on RunPod at 18:02"
+	fragOnRunPod   = "on RunPod at "
+	fragReconcile  = "RunPod" // /reconcile's heading for the platform
 )
 
 // Keys the fake platforms accept; never to appear in a log or a reply.
@@ -61,10 +62,10 @@ func TestPlatforms(t *testing.T) {
 	})
 
 	// Connect RunPod: the key is checked, stored, its message deleted.
-	msgID := w.fake.SendText(userID, userID, "/connect runpod "+rpKey)
+	w.fake.SendText(userID, userID, "/connect runpod "+rpKey)
 	w.waitMessage(fragConnected, 20*time.Second)
-	if !w.fake.Deleted(userID, msgID) {
-		t.Errorf("the message holding the RunPod key (%d) was not deleted", msgID)
+	if n := len(w.fake.Deleted(userID)); n != 1 {
+		t.Errorf("%d messages deleted after /connect, want the one holding the RunPod key", n)
 	}
 	// The pod is logged as a rental with its platform ID.
 	name := w.waitRentalByPlatformID(t, "pod1abc", 30*time.Second)
@@ -85,7 +86,7 @@ func TestPlatforms(t *testing.T) {
 	pressed := time.Now()
 	w.fake.PressButton(userID, userID, card.ID, data)
 	w.fake.PressButton(userID, userID, card.ID, data) // a second press: still one stop
-	w.waitMessage(fragStoppedOnRP, 60*time.Second)
+	w.waitText(t, 0, 60*time.Second, fragStopped, fragOnRunPod)
 	if n := rp.Calls("POST /v1/pods/pod1abc/stop"); n != 1 {
 		t.Errorf("RunPod got %d stop calls, want 1", n)
 	}
