@@ -38,6 +38,23 @@ func TestSync_NewInstance(t *testing.T) {
 			t.Fatalf("steady rounds said %q", texts(ms))
 		}
 	})
+	t.Run("StartedLongAgo", func(t *testing.T) {
+		// A pod the platform says started 40 days ago is counted from
+		// ledger.MaxBootAge back, and the line says so rather than
+		// calling the start approximate.
+		e := newEnv(t)
+		e.rp.SetPods(pod("old1", "old", "RUNNING", "0.79", t0.Add(-40*24*time.Hour)))
+		e.connect("runpod")
+		e.round()
+		r := e.rental("old")
+		if want := t0.Add(-ledger.MaxBootAge); !r.StartedAt().Equal(want) {
+			t.Fatalf("started at %s, want %s", r.StartedAt(), want)
+		}
+		ms := e.snd.take()
+		if len(ms) != 1 || !strings.Contains(ms[0].Text, "started earlier") || strings.Contains(ms[0].Text, "first listed") {
+			t.Fatalf("messages = %q", texts(ms))
+		}
+	})
 	t.Run("NameFallback", func(t *testing.T) {
 		e := newEnv(t)
 		e.rp.SetPods(pod("XYZ98765", "my pod!", "RUNNING", "0.5", t0))

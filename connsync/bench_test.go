@@ -6,7 +6,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gpuledger/gpuledger/connector"
+	"github.com/gpuledger/gpuledger/connector/runpod"
 	"github.com/gpuledger/gpuledger/connector/runpod/runpodfake"
+	"github.com/gpuledger/gpuledger/connector/vast"
 	"github.com/gpuledger/gpuledger/connector/vast/vastfake"
 )
 
@@ -19,6 +22,14 @@ import (
 //
 //	go test -run '^$' -bench BenchmarkSyncRound -benchtime 200x ./connsync/
 func BenchmarkSyncRound(b *testing.B) {
+	b.Run("round", func(b *testing.B) { benchSyncRound(b, false) })
+	// The baseline in the same run: the same two list calls straight
+	// through the connectors, with no sync around them. round minus
+	// lists-only is the sync's own CPU besides the HTTP and JSON.
+	b.Run("lists-only", func(b *testing.B) { benchSyncRound(b, true) })
+}
+
+func benchSyncRound(b *testing.B, listsOnly bool) {
 	e := newEnv(b)
 	var pods []runpodfake.Pod
 	var insts []map[string]any
@@ -40,9 +51,27 @@ func BenchmarkSyncRound(b *testing.B) {
 	http0 := e.rp.Calls("GET /v1/pods") + e.vf.Calls("GET /api/v1/instances/")
 	var ru0, ru1 syscall.Rusage
 	syscall.Getrusage(syscall.RUSAGE_SELF, &ru0)
+	rpc, err := runpod.New(runpod.Config{APIKey: rpKey, BaseURL: e.rp.RESTURL(), GraphQLURL: e.rp.GraphQLURL()})
+	if err != nil {
+		b.Fatal(err)
+	}
+	vc, err := vast.New(vast.Config{APIKey: vastKey, BaseURL: e.vf.Base(), PageGap: time.Millisecond})
+	if err != nil {
+		b.Fatal(err)
+	}
 	b.ResetTimer()
 	for range b.N {
-		e.round()
+		if !listsOnly {
+			e.round()
+			continue
+		}
+		for _, c := range []connector.Client{rpc, vc} {
+			if _, err := c.Instances(e.ctx); err != nil {
+				b.Fatal(err)
+			}
+		}
+		e.lists["runpod"].Add(1)
+		e.lists["vast"].Add(1)
 	}
 	b.StopTimer()
 	syscall.Getrusage(syscall.RUSAGE_SELF, &ru1)

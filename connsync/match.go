@@ -34,7 +34,7 @@ func (p *pass) fresh(ctx context.Context, li connector.Instance) error {
 	}
 	in := ledger.PlatformInstance{UserID: p.c.UserID, Platform: p.c.Platform, PlatformID: li.ID, FirstSeen: p.poll, LastSeen: p.poll}
 	listedFacts(&in, li)
-	start, approx := p.startOf(li)
+	start, startNote := p.startOf(li)
 	in.StateAt = start
 
 	r, err := p.s.store.RentalByPlatformID(ctx, p.c.UserID, p.c.Platform, li.ID)
@@ -71,7 +71,7 @@ func (p *pass) fresh(ctx context.Context, li connector.Instance) error {
 	if len(cands) > 0 {
 		return p.ask(ctx, in, li, cands)
 	}
-	return p.create(ctx, in, li, start, approx)
+	return p.create(ctx, in, li, start, startNote)
 }
 
 // boundTo is in bound to rental rid, with no state applied yet: the
@@ -81,15 +81,24 @@ func boundTo(in ledger.PlatformInstance, rid int64) ledger.PlatformInstance {
 	return in
 }
 
-// startOf is when a new instance's rental starts: the platform's
-// StartedAt clamped (ledger.ClampBoot: never after this poll, never
-// long before), or the poll's time (approximate).
-func (p *pass) startOf(li connector.Instance) (time.Time, bool) {
+// startOf is when a new instance's rental starts, and the catalog key of
+// what the announcement says about it ("" none): the platform's
+// StartedAt clamped (ledger.ClampBoot: never after this poll, never more
+// than ledger.MaxBootAge before it: "clamped_start"), or the poll's
+// time when the platform gives none ("approx_start").
+func (p *pass) startOf(li connector.Instance) (time.Time, string) {
 	if li.State != connector.Running || li.StartedAt.IsZero() {
-		return p.poll, true
+		return p.poll, "approx_start"
 	}
 	t, clamped := ledger.ClampBoot(li.StartedAt.UTC(), p.poll, time.Time{})
-	return t, clamped
+	if !clamped {
+		return t, ""
+	}
+	if t.Equal(p.poll) {
+		// A start in the future: the platform's clock disagrees.
+		return t, "approx_start"
+	}
+	return t, "clamped_start"
 }
 
 // candidates are the user's unreleased rentals on this platform bound
@@ -206,7 +215,7 @@ func rentalFor(in ledger.PlatformInstance, start time.Time) ledger.Rental {
 
 // create logs a new instance as a synced rental, with one quiet line.
 // A stopped instance is logged stopped from the poll (no compute).
-func (p *pass) create(ctx context.Context, in ledger.PlatformInstance, li connector.Instance, start time.Time, approx bool) error {
+func (p *pass) create(ctx context.Context, in ledger.PlatformInstance, li connector.Instance, start time.Time, startNote string) error {
 	in.Status, in.State = ledger.PlatformBound, string(connector.Running)
 	if li.State == connector.Unknown {
 		in.State = string(connector.Unknown)
@@ -214,7 +223,7 @@ func (p *pass) create(ctx context.Context, in ledger.PlatformInstance, li connec
 	in.RentalID = 0
 	stopped := li.State == connector.Stopped
 	if stopped {
-		start, approx = p.poll, false
+		start, startNote = p.poll, ""
 	}
 	r, saved, err := p.s.store.AddSyncedRental(ctx, p.action(), in, rentalFor(in, start))
 	if err != nil {
@@ -237,8 +246,11 @@ func (p *pass) create(ctx context.Context, in ledger.PlatformInstance, li connec
 	if !r.Priced {
 		extra += messages.Render(lang, "unpriced")
 	}
-	if approx {
-		extra += messages.Render(lang, "approx_start")
+	switch startNote {
+	case "approx_start":
+		extra += messages.Render(lang, startNote)
+	case "clamped_start":
+		extra += messages.Render(lang, startNote, chat.FormatDuration(ledger.MaxBootAge, lang))
 	}
 	key := "new_rental"
 	if stopped {

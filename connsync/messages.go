@@ -22,6 +22,9 @@ var messages = chat.Catalog{
 	"approx_start": {
 		" (approximate: the time it was first listed)",
 		"（约略：首次列出的时间）"},
+	"clamped_start": {
+		" (the platform says it started earlier; the ledger counts at most %[1]s back)",
+		"（平台显示更早开始；账本最多往前计 %[1]s）"},
 	"ev_stop": {
 		"%[1]s stopped <b>%[2]s</b> at %[3]s %[4]s · /undo",
 		"%[1]s 停止了 <b>%[2]s</b>，时间 %[3]s %[4]s · /undo"},
