@@ -9,6 +9,7 @@ import (
 
 	"github.com/gpuledger/gpuledger/chat"
 	"github.com/gpuledger/gpuledger/connector"
+	"github.com/gpuledger/gpuledger/connector/vault"
 	"github.com/gpuledger/gpuledger/ledger"
 )
 
@@ -161,10 +162,21 @@ func (s *Syncer) roundOne(ctx context.Context, c ledger.Connector, st *connState
 	cl, err := s.client(c)
 	if err != nil {
 		// A key that no longer opens (the server secret changed): the
-		// user must /connect again, but that is the operator's fault,
-		// logged, not a platform incident.
+		// connector rests like one whose key the platform rejected, and
+		// the user is told once to /connect again (docs/config.md).
 		s.schedule(st, poll.Add(MaxBackoff))
 		s.markSynced(ctx, c, "the stored key cannot be opened with this server's secret")
+		if errors.Is(err, vault.ErrUnsealable) {
+			said, merr := s.store.MarkRejected(ctx, c.UserID, c.Platform, c.KeyEnc, poll)
+			if merr == nil && !said {
+				u := s.user(ctx, c.UserID)
+				hint := ""
+				if c.Hint != "" {
+					hint = messages.Render(u.Lang, "hint", c.Hint)
+				}
+				s.send(ctx, c.UserID, messages.Render(u.Lang, "unsealable", platformName(c.Platform), chat.RawHTML(hint), c.Platform), false)
+			}
+		}
 		return err
 	}
 	interval := max(s.cfg.Interval, cl.MinInterval())
