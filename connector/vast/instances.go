@@ -75,12 +75,8 @@ func (c *Client) List(ctx context.Context) ([]Instance, error) {
 			return nil, bad("instances: more than %d pages", MaxPages)
 		}
 		if page > 0 {
-			t := time.NewTimer(c.pageGap)
-			select {
-			case <-ctx.Done():
-				t.Stop()
-				return nil, ctx.Err()
-			case <-t.C:
+			if err := c.pageWait(ctx); err != nil {
+				return nil, err
 			}
 		}
 		q := url.Values{}
@@ -259,12 +255,8 @@ func (c *Client) Billed(ctx context.Context, from, to time.Time) ([]connector.Bi
 			return nil, bad("charges: more than %d pages", MaxPages)
 		}
 		if page > 0 {
-			t := time.NewTimer(c.pageGap)
-			select {
-			case <-ctx.Done():
-				t.Stop()
-				return nil, ctx.Err()
-			case <-t.C:
+			if err := c.pageWait(ctx); err != nil {
+				return nil, err
 			}
 		}
 		q := url.Values{}
@@ -342,4 +334,17 @@ func parseCharge(r any) (connector.BilledItem, bool, error) {
 		return connector.BilledItem{}, false, fmt.Errorf("charge of instance %s: end: %w", id, err)
 	}
 	return connector.BilledItem{InstanceID: id, From: start, To: end, Amount: amt, Currency: ledger.USD}, true, nil
+}
+
+// pageWait pauses between two pages of one listing (Vast.ai limits each
+// endpoint by a minimum interval between calls), or returns ctx's error.
+func (c *Client) pageWait(ctx context.Context) error {
+	t := time.NewTimer(c.pageGap)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	}
 }
