@@ -70,13 +70,15 @@ func benchSyncRound(b *testing.B, listsOnly bool) {
 				b.Fatal(err)
 			}
 		}
-		e.lists["runpod"].Add(1)
-		e.lists["vast"].Add(1)
 	}
 	b.StopTimer()
 	syscall.Getrusage(syscall.RUSAGE_SELF, &ru1)
 	rp, vs := e.lists["runpod"].Load()-rp0, e.lists["vast"].Load()-vast0
-	if rp != int64(b.N) || vs != int64(b.N) {
+	if listsOnly {
+		// The baseline's calls bypass the sync's counting clients: two a
+		// round by construction, reported as such.
+		rp, vs = int64(b.N), int64(b.N)
+	} else if rp != int64(b.N) || vs != int64(b.N) {
 		b.Fatalf("%d RunPod and %d Vast.ai list calls in %d rounds, want one each per round", rp, vs, b.N)
 	}
 	if ms := e.snd.take(); len(ms) != 0 {
