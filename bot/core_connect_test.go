@@ -12,7 +12,6 @@ import (
 	"github.com/gpuledger/gpuledger/chat"
 	"github.com/gpuledger/gpuledger/connector/vast/vastfake"
 	"github.com/gpuledger/gpuledger/connector/vault"
-	"github.com/gpuledger/gpuledger/connsync"
 	"github.com/gpuledger/gpuledger/ledger"
 )
 
@@ -385,14 +384,6 @@ func TestCore_ReleaseLive(t *testing.T) {
 }
 
 func itoa(n int64) string { return strconv.FormatInt(n, 10) }
-
-// TestConnectPlatforms keeps the chat's list of platforms equal to the
-// one the sync connects.
-func TestConnectPlatforms(t *testing.T) {
-	if strings.Join(bot.ConnectPlatforms, ",") != strings.Join(connsync.Supported, ",") {
-		t.Errorf("bot.ConnectPlatforms %v, connsync.Supported %v", bot.ConnectPlatforms, connsync.Supported)
-	}
-}
 
 func TestCore_ConnectForwardedOrEdited(t *testing.T) {
 	e := newConnEnv(t)

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/gpuledger/gpuledger/connector"
 	"github.com/gpuledger/gpuledger/ledger"
 )
 
@@ -18,8 +19,8 @@ import (
 // message that may hold a key before it answers.
 
 // ConnectPlatforms are the platforms /connect accepts, in the order the
-// listing shows them (connsync.Supported; a test keeps them equal).
-var ConnectPlatforms = []string{"runpod", "vast", "lambda", "autodl"}
+// listing shows them.
+var ConnectPlatforms = connector.Platforms
 
 // Key bounds: API keys are printable ASCII without spaces; RunPod's,
 // Vast.ai's, Lambda's and AutoDL's are 32 to a few hundred characters.

@@ -28,8 +28,8 @@ import (
 )
 
 // Supported are the platforms /connect accepts, in the order they are
-// listed.
-var Supported = []string{"runpod", "vast", "lambda", "autodl"}
+// listed (connector.Platforms).
+var Supported = connector.Platforms
 
 // Factory makes a Client for one platform account from its API key. The
 // server builds it from the GPULEDGER_*_URL variables (cmd/gpuledger);
