@@ -59,6 +59,19 @@ type TokenRecords interface {
 	TokenIssued(ctx context.Context, userID, rentalID int64) (bool, error)
 }
 
+// DashboardLinks makes the dashboard's sign-in links for /dashboard and
+// the "Open dashboard" buttons (dashboard.Server implements it).
+type DashboardLinks interface {
+	// Link returns a one-time sign-in link for the user, valid until
+	// expires; it signs in whoever opens it first, so it is only ever sent
+	// to the user's private chat (or the console).
+	Link(ctx context.Context, userID int64) (url string, expires time.Time, err error)
+	// AppURL is the Mini App's URL for web-app buttons and the menu
+	// button: GPULEDGER_PUBLIC_URL + "/app/" when that is https (Telegram
+	// opens no other), "" otherwise.
+	AppURL() string
+}
+
 // Config configures a Core. Store is required; everything else has a
 // default.
 type Config struct {
@@ -127,6 +140,10 @@ type Config struct {
 	// connsync.Syncer. nil: those commands answer that platform
 	// connections are off, and how to turn them on.
 	Connections Connections
+	// Dashboard makes /dashboard's one-time links and the Mini App's URL
+	// for the "Open dashboard" buttons. nil: /dashboard answers that the
+	// dashboard is off, and no button is shown.
+	Dashboard DashboardLinks
 }
 
 // Core is the conversation core: it turns Updates into ledger operations

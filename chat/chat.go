@@ -86,6 +86,12 @@ type Update struct {
 type Button struct {
 	Text string
 	Data string
+	// WebApp, when set, makes the button open this https URL as a
+	// Telegram Mini App (the dashboard) instead of returning Data.
+	// Telegram allows such buttons in private chats only; the core adds
+	// them only there, and a transport that cannot open a Mini App (the
+	// console) leaves the button out.
+	WebApp string
 }
 
 // File is a document or picture sent to the user.

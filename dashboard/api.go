@@ -1,0 +1,209 @@
+// Package dashboard serves the Mini App: a dashboard of one user's ledger
+// that opens inside Telegram (from the bot's menu button and the "Open
+// dashboard" buttons) or in any browser from a one-time link (/dashboard).
+//
+// It lives at GPULEDGER_PUBLIC_URL + "/app/" on the agent hub's listener.
+// The pages are static files embedded in the binary (static/: HTML, one
+// script, one style sheet and the vendored uPlot chart library), served
+// under a strict Content-Security-Policy with no inline script; the data
+// comes from the JSON endpoints below, read only, for the signed-in user
+// alone.
+//
+// # Signing in
+//
+//   - Inside Telegram the page reads Telegram's initData from its URL
+//     fragment (tgWebAppData) and exchanges it once, at POST PathSession,
+//     for a short-lived session token that it sends as
+//     "Authorization: Bearer TOKEN". The server checks initData's HMAC as
+//     Telegram's Web Apps documentation specifies (key HMAC-SHA256 of the
+//     bot token under "WebAppData", constant-time comparison), its
+//     auth_date against a configurable age, and that the same initData was
+//     not exchanged before. A bearer token rather than a cookie, because
+//     Telegram Web shows a Mini App in a cross-site iframe, where a
+//     SameSite=Strict cookie is not sent.
+//   - Outside Telegram, /dashboard gives a one-time link, PathLogin with
+//     ?code=CODE, that expires in minutes. Opening it consumes the code,
+//     sets a session cookie (HttpOnly, SameSite=Strict, Path=/app/, Secure
+//     when the public URL is https) and redirects to /app/.
+//
+// Either way only an allowed user gets a session, and every answer is cut
+// from that user's own book: no user ID or token is ever read from a URL.
+package dashboard
+
+import "time"
+
+// Paths the dashboard serves, relative to the hub's root.
+const (
+	PathApp     = "/app/"            // the page (index.html) and /app/static/...
+	PathLogin   = "/app/login"       // GET ?code=CODE: a one-time link
+	PathSession = "/app/api/session" // POST initData (text/plain, ≤ 8 KiB): a session token
+	PathMe      = "/app/api/me"      // GET: who is signed in, their language, zone and months
+	PathMonth   = "/app/api/month"   // GET ?month=YYYY-MM (default: this month)
+	PathRental  = "/app/api/rental"  // GET ?id=N: one rental's page
+	PathExport  = "/app/api/export.csv"
+	// PathExport: GET ?month=YYYY-MM: the CSV export's columns, with each
+	// line's charges inside that month (text/csv, as an attachment).
+)
+
+// CookieName is the session cookie set by a one-time link.
+const CookieName = "gpuledger_session"
+
+// Money in every answer is a decimal string with the currency's minor
+// digits ("12.34"), exact, as in the export. A figure that cannot be
+// computed because a line has no price is null, with an "unpriced" count
+// beside it; it is never shown as 0.
+
+// SessionAnswer answers POST PathSession.
+type SessionAnswer struct {
+	Token     string    `json:"token"`
+	ExpiresAt time.Time `json:"expires_at"`
+}
+
+// ErrorAnswer is every refusal's body (with a 4xx status): Code is stable
+// for the page's logic ("auth_missing", "auth_invalid", "auth_stale",
+// "auth_replayed", "not_allowed", "link_expired", "bad_request",
+// "not_found", "too_large"); Message says in the user's language (English
+// when unknown) what was wrong and what to do.
+type ErrorAnswer struct {
+	Code    string `json:"error"`
+	Message string `json:"message"`
+}
+
+// Me answers PathMe.
+type Me struct {
+	Name   string   `json:"name"`   // Telegram first name or username, for the header; may be ""
+	Lang   string   `json:"lang"`   // "en" or "zh": the user's /lang
+	TZ     string   `json:"tz"`     // IANA zone all days are cut in
+	Month  string   `json:"month"`  // this month, YYYY-MM, in TZ
+	Months []string `json:"months"` // months with any spend, newest first (at most 36)
+}
+
+// Amounts is one row's money by category.
+type Amounts struct {
+	Compute  *string `json:"compute"`
+	Storage  *string `json:"storage"`
+	Traffic  *string `json:"traffic"`
+	Other    *string `json:"other"`
+	Total    *string `json:"total"`
+	Idle     *string `json:"idle"`     // compute accrued while the GPUs were idle (part of Compute)
+	Unpriced int     `json:"unpriced"` // lines left out for having no price
+}
+
+// DaySpend is one local day of a month in one currency.
+type DaySpend struct {
+	Day string `json:"day"` // YYYY-MM-DD in the user's zone
+	Amounts
+}
+
+// CurrencyMonth is a month's spend in one currency (there are no exchange
+// rates in the ledger, so currencies are never added together).
+type CurrencyMonth struct {
+	Currency string     `json:"currency"`
+	Days     []DaySpend `json:"days"` // every day of the month up to today (all days of a past month)
+	Totals   Amounts    `json:"totals"`
+	// Budget is the user's monthly budget in this currency, null if none;
+	// BudgetPercent is ⌊100 × spent / budget⌋.
+	Budget        *string `json:"budget"`
+	BudgetPercent *int    `json:"budget_percent"`
+	// Projection is the month's total at its end if what runs now keeps
+	// running (running rentals' compute, live volumes' storage), the
+	// engine's own figure for the month's end; equal to Totals.Total for a
+	// past month. BurnPerHour is the current rate.
+	Projection  *string `json:"projection"`
+	BurnPerHour *string `json:"burn_per_hour"`
+}
+
+// PlatformMonth is a month's spend on one platform in one currency.
+type PlatformMonth struct {
+	Platform string `json:"platform"`
+	Currency string `json:"currency"`
+	Amounts
+}
+
+// RentalRow is one rental's spend in the month (RentalPage: in its life).
+type RentalRow struct {
+	ID             int64  `json:"id"`
+	Name           string `json:"name"`
+	Platform       string `json:"platform"`
+	PlatformID     string `json:"platform_id,omitempty"`
+	GPU            string `json:"gpu"`
+	GPUCount       int    `json:"gpu_count"`
+	State          string `json:"state"` // running, stopped, released
+	Currency       string `json:"currency"`
+	RunningSeconds int64  `json:"running_seconds"`
+	IdleSeconds    int64  `json:"idle_seconds"`
+	Amounts
+}
+
+// Balance is a platform's prepaid balance now and how long it lasts.
+type Balance struct {
+	Platform    string     `json:"platform"`
+	Currency    string     `json:"currency"`
+	Balance     string     `json:"balance"`
+	AsOf        time.Time  `json:"as_of"`  // when the balance was recorded or read
+	Source      string     `json:"source"` // "api" (read from the platform) or "typed"
+	BurnPerHour string     `json:"burn_per_hour"`
+	RunsOutAt   *time.Time `json:"runs_out_at"` // null when nothing burns
+	Unpriced    int        `json:"unpriced"`
+}
+
+// MonthPage answers PathMonth.
+type MonthPage struct {
+	Month      string          `json:"month"` // YYYY-MM
+	From       time.Time       `json:"from"`  // local midnight of the 1st
+	To         time.Time       `json:"to"`    // the next month's start
+	AsOf       time.Time       `json:"as_of"` // now, or To for a past month
+	Currencies []CurrencyMonth `json:"currencies"`
+	Platforms  []PlatformMonth `json:"platforms"` // by platform then currency
+	Rentals    []RentalRow     `json:"rentals"`   // the month's rentals, most expensive first
+	Balances   []Balance       `json:"balances"`  // now, whatever month is shown
+	ExportURL  string          `json:"export_url"`
+}
+
+// Segment is one stretch of a rental's timeline.
+type Segment struct {
+	From  time.Time `json:"from"`
+	To    time.Time `json:"to"`
+	State string    `json:"state"` // see the Seg* constants
+}
+
+// Timeline segment states. Busy, idle and unknown come from the agent's
+// heartbeats (their hourly roll-ups); silent is running time in which an
+// agent that reported before sent nothing; running is running time of a
+// rental that never had an agent.
+const (
+	SegStopped = "stopped"
+	SegBusy    = "busy"
+	SegIdle    = "idle"
+	SegUnknown = "unknown"
+	SegSilent  = "silent"
+	SegRunning = "running"
+)
+
+// DayActivity is one local day of a rental's life, in seconds per state.
+type DayActivity struct {
+	Day      string `json:"day"`
+	BusyS    int64  `json:"busy_s"`
+	IdleS    int64  `json:"idle_s"`
+	UnknownS int64  `json:"unknown_s"`
+	SilentS  int64  `json:"silent_s"`
+	RunningS int64  `json:"running_s"`
+	StoppedS int64  `json:"stopped_s"`
+}
+
+// RentalPage answers PathRental.
+type RentalPage struct {
+	Rental     RentalRow     `json:"rental"` // Amounts: its whole life up to now
+	Mode       string        `json:"mode"`
+	Price      *string       `json:"price"`      // the price in force now, null if none
+	PriceUnit  *string       `json:"price_unit"` // as in the export
+	StartedAt  time.Time     `json:"started_at"`
+	ReleasedAt *time.Time    `json:"released_at"`
+	HasAgent   bool          `json:"has_agent"`
+	Timeline   []Segment     `json:"timeline"` // oldest first, adjacent, merged; at most MaxSegments
+	Days       []DayActivity `json:"days"`     // oldest first; at most the last 400 days
+}
+
+// MaxSegments bounds a timeline: beyond it, stretches are merged into
+// whole days (each day takes its longest state).
+const MaxSegments = 2000
