@@ -171,9 +171,9 @@ const cspProbe = `document.addEventListener('securitypolicyviolation', function 
   console.error('CSP violation: ' + e.violatedDirective + ' blocked ' + (e.blockedURI || 'inline') + ' at ' + e.sourceFile + ':' + e.lineNumber);
 });`
 
-// Open opens url in a new tab at the options' viewport and colour scheme
-// and returns once the document has loaded. The tab closes when the test
-// ends.
+// Open opens url in a new tab, in a browser context of its own, at the
+// options' viewport and colour scheme, and returns once the document has
+// loaded. The tab closes when the test ends.
 func (b *Browser) Open(t testing.TB, url string, o Options) *Page {
 	t.Helper()
 	if o.Timeout == 0 {
@@ -185,7 +185,9 @@ func (b *Browser) Open(t testing.TB, url string, o Options) *Page {
 	if o.Viewport.Width == 0 {
 		o.Viewport = Phone
 	}
-	ctx, cancel := chromedp.NewContext(b.ctx)
+	// A browser context of its own (an incognito profile): no cookie or
+	// storage of another page's test leaks in.
+	ctx, cancel := chromedp.NewContext(b.ctx, chromedp.WithNewBrowserContext())
 	t.Cleanup(cancel)
 	p := &Page{t: t, ctx: ctx, timeout: o.Timeout}
 
