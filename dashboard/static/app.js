@@ -20,9 +20,9 @@
       unpriced: '{0} line(s) without a price left out', nothing: 'Nothing spent this month.',
       noBalances: 'No balances recorded. Type one with /balance in the chat.', back: '← Month',
       gpu: 'GPU', mode: 'Billing', price: 'Price', started: 'Started', released: 'Released',
-      agent: 'Agent', yes: 'yes', no: 'no', money: 'Its money', timeline: 'Timeline', hoursPerDay: 'Hours per day',
+      agent: 'Agent', yes: 'yes', no: 'no', money: 'Money', timeline: 'Timeline', hoursPerDay: 'Hours per day',
       running: 'running', stopped: 'stopped', released_: 'released', busy: 'busy', idle_: 'idle',
-      unknown: 'unknown', silent: 'silent', hours: 'h', cumLine: 'spent', budgetLine: 'budget', projLine: 'projection',
+      unknown: 'unknown', silent: 'silent', hours: 'h', minutes: 'min', cumLine: 'spent', budgetLine: 'budget', projLine: 'projection',
       signinTitle: 'Please sign in',
       signinText: 'Open the dashboard from the bot\'s menu button in Telegram, or send /dashboard to the bot for a sign-in link.',
       errorTitle: 'Something went wrong', retry: 'Try again', notFound: 'No such page.', downloadFailed: 'The download failed: {0}'
@@ -40,7 +40,7 @@
       gpu: 'GPU', mode: '计费方式', price: '价格', started: '开始', released: '释放',
       agent: '代理', yes: '有', no: '无', money: '费用', timeline: '时间线', hoursPerDay: '每日小时数',
       running: '运行中', stopped: '已停止', released_: '已释放', busy: '忙碌', idle_: '空闲',
-      unknown: '未知', silent: '失联', hours: '小时', cumLine: '已花费', budgetLine: '预算', projLine: '预计',
+      unknown: '未知', silent: '失联', hours: '小时', minutes: '分钟', cumLine: '已花费', budgetLine: '预算', projLine: '预计',
       signinTitle: '请先登录',
       signinText: '请在 Telegram 中通过机器人的菜单按钮打开仪表盘，或向机器人发送 /dashboard 获取登录链接。',
       errorTitle: '出错了', retry: '重试', notFound: '没有这个页面。', downloadFailed: '下载失败：{0}'
@@ -98,7 +98,7 @@
   }
   function duration(sec) {
     var hh = Math.floor(sec / 3600), mm = Math.floor(sec % 3600 / 60);
-    return hh + ' ' + t('hours') + (mm ? ' ' + mm + ' min' : '');
+    return hh + ' ' + t('hours') + (mm ? ' ' + mm + ' ' + t('minutes') : '');
   }
 
   // ---- Telegram bridge, without Telegram's script ----
@@ -187,14 +187,21 @@
     var m = /^#\/(month|rental)\/([^/]+)$/.exec(location.hash);
     if (m && m[1] === 'month' && /^\d{4}-\d{2}$/.test(m[2])) return { page: 'month', month: m[2] };
     if (m && m[1] === 'rental' && /^\d{1,18}$/.test(m[2])) return { page: 'rental', id: m[2] };
-    return { page: 'month', month: app.me.month };
+    return { page: 'month', month: app.me ? app.me.month : '' };
   }
 
-  function show() {
+  // fetchFor asks for a route's data; without a month the server answers
+  // this month, so the first page need not wait for api/me.
+  function fetchFor(r) {
+    return r.page === 'rental' ? api('api/rental?id=' + r.id) : api('api/month' + (r.month ? '?month=' + r.month : ''));
+  }
+
+  // show draws the page of the address, from data already asked for when
+  // given.
+  function show(data) {
     var r = route();
     document.body.dataset.state = 'loading';
-    var p = r.page === 'rental' ? api('api/rental?id=' + r.id).then(renderRental)
-      : api('api/month?month=' + r.month).then(renderMonth);
+    var p = (data || fetchFor(r)).then(r.page === 'rental' ? renderRental : renderMonth);
     return p.then(function () {
       document.body.dataset.state = 'ready';
       // uPlot draws in a microtask; a task later every chart is on screen.
@@ -276,8 +283,9 @@
           var href = '#/rental/' + r.id;
           return h('tr', { class: 'link', test: 'rental-row-' + r.id, on: { click: function () { location.hash = href; } } },
             h('td', null, h('a', { href: href }, r.name || ('#' + r.id)),
-              h('div', { class: 'hint' }, r.platform + ' · ' + gpu(r) + ' · ', h('span', { class: 'st st-' + r.state }, stateName(r.state)))),
-            h('td', { class: 'num strong' }, money(r.total, r.currency), r.unpriced ? h('div', { class: 'hint' }, t('unpriced', r.unpriced)) : null),
+              h('div', { class: 'hint' }, r.platform + ' · ' + gpu(r) + ' · ', h('span', { class: 'st st-' + r.state }, stateName(r.state))),
+              r.unpriced ? h('div', { class: 'hint' }, t('unpriced', r.unpriced)) : null),
+            h('td', { class: 'num strong' }, money(r.total, r.currency)),
             h('td', { class: 'num' }, money(r.idle, r.currency)));
         }), 'rentals')));
     }
@@ -317,12 +325,13 @@
           c.burn_per_hour != null ? t('burn', money(c.burn_per_hour, cur)) : null),
         figure(t('idle'), money(tot.idle, cur), 'idle-' + cur)),
       barEl,
-      h('h3', null, t('perDay')),
-      legend(['compute', 'storage', 'traffic', 'other']),
-      h('div', { class: 'chart', test: 'chart-daily-' + cur, id: 'daily-' + cur }),
-      h('h3', null, t('cumulative')),
-      legend(['cumLine', 'budgetLine', 'projLine']),
-      h('div', { class: 'chart', test: 'chart-cumulative-' + cur, id: 'cum-' + cur }));
+      h('div', { class: 'charts' },
+        h('div', null, h('h3', null, t('perDay')),
+          legend(['compute', 'storage', 'traffic', 'other']),
+          h('div', { class: 'chart', test: 'chart-daily-' + cur, id: 'daily-' + cur })),
+        h('div', null, h('h3', null, t('cumulative')),
+          legend(['cumLine', 'budgetLine', 'projLine']),
+          h('div', { class: 'chart', test: 'chart-cumulative-' + cur, id: 'cum-' + cur }))));
     return card;
   }
 
@@ -375,6 +384,9 @@
     });
   }
 
+  // Bars and money start at zero, whatever the smallest day.
+  function fromZero(u, min, max) { return [0, max > 0 ? max * 1.08 : 1]; }
+
   function dayTicks(labels) {
     return function (u, splits) { return splits.map(function (v) { return Number.isInteger(v) && labels[v - 1] ? labels[v - 1] : ''; }); };
   }
@@ -387,7 +399,7 @@
       var labels = c.days.map(function (d) { return String(+d.day.slice(8)); });
       var cols = keys.map(function (k) { return c.days.map(function (d) { return num(d[k]); }); });
       plot('daily-' + c.currency, {
-        scales: { x: { time: false, range: [0.5, Math.max(xs.length, 1) + 0.5] } },
+        scales: { x: { time: false, range: [0.5, Math.max(xs.length, 1) + 0.5] }, y: { range: fromZero } },
         axes: axes(dayTicks(labels)), series: [{}].concat(bars(keys, '--c-'))
       }, [xs].concat(stacked(cols)));
 
@@ -406,7 +418,7 @@
       }
       var line = css('--c-compute'), bud = css('--warn'), pj = css('--hint');
       plot('cum-' + c.currency, {
-        scales: { x: { time: false, range: [1, n] } },
+        scales: { x: { time: false, range: [1, n] }, y: { range: fromZero } },
         axes: axes(function (u, splits) { return splits.map(function (v) { return Number.isInteger(v) ? v : ''; }); }),
         series: [{},
           { label: 'spent', stroke: line, width: 2, fill: css('--c-fill'), points: { show: false } },
@@ -504,16 +516,21 @@
     // Telegram shows its placeholder until the page says it is ready.
     postEvent('web_app_ready');
     postEvent('web_app_expand');
+    var first;
     signIn(hash)
-      .then(function () { return api('api/me'); })
-      .then(function (me) {
+      .then(function () {
+        first = fetchFor(route());
+        return Promise.all([api('api/me'), first]);
+      })
+      .then(function (got) {
+        var me = got[0];
         app.me = me;
         app.lang = S[me.lang] ? me.lang : 'en';
         document.documentElement.lang = app.lang === 'zh' ? 'zh-CN' : 'en';
         var who = document.getElementById('who');
         if (who) who.textContent = me.name || '';
-        window.addEventListener('hashchange', show);
-        return show();
+        window.addEventListener('hashchange', function () { show(); });
+        return show(first);
       })
       .catch(fail);
   }
