@@ -10,7 +10,7 @@
 
   var S = {
     en: {
-      loading: 'Loading…', month: 'Month', spent: 'Spent', budget: 'Budget', ofBudget: '{0}% of {1}',
+      loading: 'Loading…', month: 'Month', spent: 'Spent', budget: 'Budget', ofBudget: '{0}% used',
       noBudget: 'No budget set', projection: 'Month-end projection', idle: 'Idle cost', burn: 'Burning {0}/h',
       perDay: 'Spend per day', cumulative: 'Spent so far, budget and projection', byPlatform: 'By platform',
       byRental: 'By rental', balances: 'Balances', platform: 'Platform', rental: 'Rental', state: 'State',
@@ -28,7 +28,7 @@
       errorTitle: 'Something went wrong', retry: 'Try again', notFound: 'No such page.', downloadFailed: 'The download failed: {0}'
     },
     zh: {
-      loading: '加载中…', month: '月份', spent: '已花费', budget: '预算', ofBudget: '{1} 的 {0}%',
+      loading: '加载中…', month: '月份', spent: '已花费', budget: '预算', ofBudget: '已用 {0}%',
       noBudget: '未设置预算', projection: '月末预计', idle: '空闲花费', burn: '每小时 {0}',
       perDay: '每日花费', cumulative: '累计花费、预算与预计', byPlatform: '按平台',
       byRental: '按实例', balances: '余额', platform: '平台', rental: '实例', state: '状态',
@@ -320,7 +320,7 @@
       h('div', { class: 'figs' },
         figure(t('spent'), money(tot.total, cur), 'total-' + cur, tot.unpriced ? t('unpriced', tot.unpriced) : null),
         figure(t('budget'), c.budget != null ? money(c.budget, cur) : t('noBudget'), 'budget-' + cur,
-          c.budget != null ? t('ofBudget', pct, money(c.budget, cur)) : null),
+          c.budget != null ? t('ofBudget', pct) : null),
         figure(t('projection'), money(c.projection, cur), 'projection-' + cur,
           c.burn_per_hour != null ? t('burn', money(c.burn_per_hour, cur)) : null),
         figure(t('idle'), money(tot.idle, cur), 'idle-' + cur)),

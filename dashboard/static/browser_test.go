@@ -65,6 +65,12 @@ func checkCharts(t *testing.T, p *browser.Page, selector, cssVar string, want in
 	}
 }
 
+// waitFor waits until the selector matches and the page is not loading.
+func waitFor(t *testing.T, p *browser.Page, sel string) {
+	t.Helper()
+	browser.Eval[bool](p, `new Promise(function (r) { (function w() { document.querySelector('`+sel+`') && document.body.dataset.state !== 'loading' ? r(true) : setTimeout(w, 10) })() })`)
+}
+
 func renderedMark(t *testing.T, p *browser.Page, label string) {
 	t.Helper()
 	ms := browser.Eval[[2]float64](p, `(function () {
@@ -160,6 +166,10 @@ func TestDashboard_Browser(t *testing.T) {
 				}
 				checkMonth(t, p, f, "no price")
 				renderedMark(t, p, label)
+				wantBG := map[browser.Scheme]string{browser.Light: "rgb(255, 255, 255)", browser.Dark: "rgb(17, 20, 24)"}[sc]
+				if bg := browser.Eval[string](p, `getComputedStyle(document.body).backgroundColor`); bg != wantBG {
+					t.Errorf("%s: body background %s, want %s from prefers-color-scheme", label, bg, wantBG)
+				}
 				if _, bearer, cookied, _ := hub.seen(); cookied == 0 || bearer != 0 {
 					t.Errorf("%s: %d calls by cookie, %d by bearer; want the cookie alone", label, cookied, bearer)
 				}
@@ -217,7 +227,32 @@ func TestDashboard_Browser(t *testing.T) {
 		browser.Eval[bool](p, `(document.querySelector('[data-test="rental-row-7"]').click(), true)`)
 		browser.Eval[bool](p, `new Promise(function (r) { (function w() { document.querySelector('[data-test="rental-name"]') && document.body.dataset.state === 'ready' ? r(true) : setTimeout(w, 10) })() })`)
 		expectText(t, p, `[data-test="rental-name"]`, f.rental.Rental.Name)
+
+		// Another month from the picker: its (empty) page, no error.
+		browser.Eval[bool](p, `(location.hash = '#/month/2026-12', true)`)
+		waitFor(t, p, `[data-test="month-picker"]`)
+		browser.Eval[bool](p, `(function () { var s = document.querySelector('[data-test="month-picker"]'); s.value = '2026-10'; s.dispatchEvent(new Event('change')); return true })()`)
+		waitFor(t, p, `[data-test="empty"]`)
+		if h := browser.Eval[string](p, `location.hash`); h != "#/month/2026-10" {
+			t.Errorf("after picking October the address is %q", h)
+		}
 		p.CheckClean(nil)
+	})
+
+	t.Run("UnknownRental", func(t *testing.T) {
+		hub := &fakeHub{t: t, f: f}
+		srv := hub.serve()
+		p := b.Open(t, srv.URL+dashboard.PathLogin+"?code="+code, browser.Options{Viewport: browser.Phone})
+		p.WaitState()
+		browser.Eval[bool](p, `(location.hash = '#/rental/999', true)`)
+		waitFor(t, p, `[data-test="error"]`)
+		if s := browser.Eval[string](p, `document.body.dataset.state`); s != "error" {
+			t.Errorf("state %q for another user's rental, want error", s)
+		}
+		if msg := p.Text(`[data-test="error"]`); !strings.Contains(msg, "not_found") {
+			t.Errorf("error reads %q, want the server's message", msg)
+		}
+		p.CheckClean(func(pr browser.Problem) bool { return pr.Source == "network" && strings.Contains(pr.Text, "404") })
 	})
 
 	t.Run("Rental", func(t *testing.T) {
