@@ -114,7 +114,13 @@
       var v = params[k];
       if (typeof v === 'string' && /^#[0-9a-fA-F]{3,8}$/.test(v)) root.setProperty('--tg-theme-' + k.replace(/_/g, '-'), v);
     });
-    document.documentElement.classList.add('tg');
+    // Colours Telegram does not send (chart grid, stopped segments) follow
+    // its background's lightness rather than the device's scheme.
+    var m = /^#([0-9a-f]{2})([0-9a-f]{2})([0-9a-f]{2})$/i.exec(params.bg_color || '');
+    if (m) {
+      var lum = 0.2126 * parseInt(m[1], 16) + 0.7152 * parseInt(m[2], 16) + 0.0722 * parseInt(m[3], 16);
+      document.documentElement.dataset.scheme = lum < 128 ? 'dark' : 'light';
+    }
     try { sessionStorage.setItem(THEME_KEY, JSON.stringify(params)); } catch (e) { /* storage off */ }
   }
 
@@ -134,7 +140,8 @@
   window.Telegram.WebView.receiveEvent = function (type, data) {
     if (type === 'theme_changed' && data && data.theme_params) {
       applyTheme(data.theme_params);
-      redrawCharts();
+      // Canvas colours are read when a chart is made: draw the page again.
+      if (app.redraw) { var y = window.scrollY; app.redraw(); window.scrollTo(0, y); }
     }
   };
   window.addEventListener('message', function (ev) {
@@ -253,6 +260,7 @@
   function renderMonth(pg) {
     var m = clear();
     app.lastMonth = pg.month;
+    app.redraw = function () { renderMonth(pg); };
     var months = (app.me.months || []).slice();
     if (months.indexOf(pg.month) < 0) months.push(pg.month);
     if (months.indexOf(app.me.month) < 0) months.unshift(app.me.month);
@@ -261,7 +269,8 @@
       change: function (e) { location.hash = '#/month/' + e.target.value; } } },
     months.map(function (x) { return h('option', { value: x, selected: x === pg.month ? 'selected' : null }, monthName(x)); }));
     add(m, h('div', { class: 'bar' }, h('h1', null, monthName(pg.month)), pick,
-      h('button', { type: 'button', class: 'csv', test: 'csv', on: { click: function () { download(pg.month); } } }, t('csv'))));
+      h('button', { type: 'button', class: 'csv', test: 'csv', on: { click: function () { download(pg.month); } } }, t('csv')),
+      h('p', { class: 'hint', id: 'csv-note', test: 'csv-note', role: 'status' })));
 
     if (!pg.currencies || !pg.currencies.length) add(m, h('p', { class: 'card note', test: 'empty' }, t('nothing')));
     (pg.currencies || []).forEach(function (c) { add(m, currencyCard(pg, c)); });
@@ -328,10 +337,10 @@
       h('div', { class: 'charts' },
         h('div', null, h('h3', null, t('perDay')),
           legend(['compute', 'storage', 'traffic', 'other']),
-          h('div', { class: 'chart', test: 'chart-daily-' + cur, id: 'daily-' + cur })),
+          h('div', { class: 'chart', test: 'chart-daily-' + cur, id: 'daily-' + cur, 'aria-label': t('perDay') + ' ' + cur })),
         h('div', null, h('h3', null, t('cumulative')),
           legend(['cumLine', 'budgetLine', 'projLine']),
-          h('div', { class: 'chart', test: 'chart-cumulative-' + cur, id: 'cum-' + cur }))));
+          h('div', { class: 'chart', test: 'chart-cumulative-' + cur, id: 'cum-' + cur, 'aria-label': t('cumulative') + ' ' + cur }))));
     return card;
   }
 
@@ -374,7 +383,8 @@
     opts.height = opts.height || 200;
     opts.legend = { show: false };
     opts.cursor = { drag: { x: false, y: false } };
-    app.charts.push({ id: id, make: function () { return new uPlot(Object.assign({}, opts, { width: Math.max(200, el.clientWidth) }), data, el); }, u: new uPlot(opts, data, el) });
+    el.setAttribute('role', 'img');
+    app.charts.push({ el: el, u: new uPlot(opts, data, el) });
   }
 
   function bars(keys, prefix) {
@@ -429,12 +439,12 @@
   }
 
   var resizeTimer = null;
-  function redrawCharts() {
-    app.charts.forEach(function (c) { c.u.destroy(); c.u = c.make(); });
+  function resizeCharts() {
+    app.charts.forEach(function (c) { c.u.setSize({ width: Math.max(200, c.el.clientWidth), height: c.u.height }); });
   }
   window.addEventListener('resize', function () {
     clearTimeout(resizeTimer);
-    resizeTimer = setTimeout(redrawCharts, 100);
+    resizeTimer = setTimeout(resizeCharts, 100);
   });
 
   // ---- rental ----
@@ -443,6 +453,7 @@
 
   function renderRental(pg) {
     var m = clear(), r = pg.rental, cur = r.currency;
+    app.redraw = function () { renderRental(pg); };
     var back = '#/month/' + (app.lastMonth || app.me.month);
     add(m, h('a', { class: 'back', href: back }, t('back')));
     add(m, h('section', { class: 'card', test: 'rental-' + r.id },
@@ -453,7 +464,7 @@
         h('dt', null, t('state')), h('dd', { test: 'rental-state' }, h('span', { class: 'st st-' + r.state }, stateName(r.state))),
         h('dt', null, t('mode')), h('dd', null, pg.mode),
         h('dt', null, t('price')), h('dd', { test: 'rental-price' }, pg.price == null ? t('noPrice') : money(pg.price, cur) + (pg.price_unit ? ' ' + pg.price_unit : '')),
-        h('dt', null, t('started')), h('dd', null, fmt(pg.started_at)),
+        h('dt', null, t('started')), h('dd', { test: 'rental-started' }, fmt(pg.started_at)),
         pg.released_at ? [h('dt', null, t('released')), h('dd', null, fmt(pg.released_at))] : null,
         h('dt', null, t('agent')), h('dd', null, pg.has_agent ? t('yes') : t('no')))));
     add(m, h('section', { class: 'card' }, h('h2', null, t('money')),
@@ -465,7 +476,7 @@
       r.unpriced ? h('p', { class: 'hint' }, t('unpriced', r.unpriced)) : null));
     add(m, h('section', { class: 'card' }, h('h2', null, t('timeline')), strip(pg.timeline || []), legend(STATES, stateName),
       h('h3', null, t('hoursPerDay')),
-      h('div', { class: 'chart', test: 'chart-hours', id: 'hours' })));
+      h('div', { class: 'chart', test: 'chart-hours', id: 'hours', 'aria-label': t('hoursPerDay') })));
     var days = pg.days || [];
     var xs = days.map(function (_, i) { return i + 1; });
     var labels = days.map(function (d) { return d.day.slice(5); });
@@ -494,15 +505,22 @@
   // would not carry the bearer token) ----
 
   function download(month) {
-    api('api/export.csv?month=' + month, true).then(function (r) { return r.blob(); }).then(function (b) {
+    var note = document.getElementById('csv-note');
+    if (note) note.textContent = '';
+    var name = 'gpuledger-' + month + '.csv';
+    api('api/export.csv?month=' + month, true).then(function (r) {
+      var m = /filename="?([^";]+)"?/.exec(r.headers.get('Content-Disposition') || '');
+      if (m) name = m[1];
+      return r.blob();
+    }).then(function (b) {
       var url = URL.createObjectURL(b);
-      var a = h('a', { href: url, download: 'gpuledger-' + month + '.csv', class: 'hidden' });
+      var a = h('a', { href: url, download: name, class: 'hidden' });
       document.body.appendChild(a);
       a.click();
       setTimeout(function () { URL.revokeObjectURL(url); a.remove(); }, 1000);
     }).catch(function (err) {
       if (err instanceof Refusal && (err.status === 401 || err.status === 403)) return fail(err);
-      alert(t('downloadFailed', err instanceof Refusal ? (err.body.message || err.status) : err));
+      if (note) note.textContent = t('downloadFailed', err instanceof Refusal ? (err.body.message || 'HTTP ' + err.status) : err);
     });
   }
 

@@ -2,6 +2,7 @@ package static_test
 
 import (
 	"fmt"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -223,6 +224,12 @@ func TestDashboard_Browser(t *testing.T) {
 		if v := browser.Eval[string](p, `getComputedStyle(document.documentElement).getPropertyValue('--tg-theme-bg-color').trim()`); v != "#102030" {
 			t.Errorf("after theme_changed --tg-theme-bg-color = %q, want #102030", v)
 		}
+		if sc := browser.Eval[string](p, `document.documentElement.dataset.scheme + ' ' + getComputedStyle(document.documentElement).getPropertyValue('--s-stopped').trim()`); sc != "dark #3a414b" {
+			t.Errorf("scheme and stopped colour %q under a dark Telegram theme on a light device, want dark #3a414b", sc)
+		}
+		if n := p.Count(`[data-test^="chart-"] canvas`); n != 2*len(f.month.Currencies) {
+			t.Errorf("%d charts after the theme change, want %d", n, 2*len(f.month.Currencies))
+		}
 		// Clicking a rental row opens its page.
 		browser.Eval[bool](p, `(document.querySelector('[data-test="rental-row-7"]').click(), true)`)
 		browser.Eval[bool](p, `new Promise(function (r) { (function w() { document.querySelector('[data-test="rental-name"]') && document.body.dataset.state === 'ready' ? r(true) : setTimeout(w, 10) })() })`)
@@ -282,9 +289,39 @@ func TestDashboard_Browser(t *testing.T) {
 				t.Errorf("segments fill %.2f of the strip, want all of it", widths)
 			}
 			checkCharts(t, p, `[data-test="chart-hours"]`, "--s-busy", 1)
+			// Started at local midnight in the user's zone (16:00 UTC the day before).
+			if got := p.Text(`[data-test="rental-started"]`); !strings.Contains(got, "1 Dec 2026") || !strings.Contains(got, "00:00") {
+				t.Errorf("started reads %q, want 1 Dec 2026, 00:00 in %s", got, f.me.TZ)
+			}
 			shot(t, p, "rental-"+vp.Name)
 			p.CheckClean(nil)
 		}
+	})
+
+	t.Run("TelegramWebFrame", func(t *testing.T) {
+		hub := &fakeHub{t: t, f: f}
+		srv := hub.serve()
+		app := strings.TrimPrefix(telegramURL(srv.URL, map[string]string{"bg_color": "#ffffff", "text_color": "#000000"}), srv.URL)
+		p := b.Open(t, srv.URL+"/telegram-web?src="+url.QueryEscape(app), browser.Options{Viewport: browser.Desktop})
+		state := browser.Eval[string](p, `new Promise(function (r) { (function w() {
+  var d = document.getElementById('app').contentDocument, s = d && d.body && d.body.dataset.state;
+  s && s !== 'loading' ? r(s) : setTimeout(w, 10) })() })`)
+		if state != "ready" {
+			t.Fatalf("framed app state %q, want ready", state)
+		}
+		msgs := browser.Eval[[]string](p, `window.__msgs`)
+		if s := strings.Join(msgs, ","); !strings.Contains(s, "web_app_ready") || !strings.Contains(s, "web_app_expand") {
+			t.Errorf("the frame posted %v, want web_app_ready and web_app_expand", msgs)
+		}
+		// Telegram Web sends theme changes by postMessage.
+		bg := browser.Eval[string](p, `new Promise(function (r) {
+  var f = document.getElementById('app');
+  f.contentWindow.postMessage(JSON.stringify({eventType: 'theme_changed', eventData: {theme_params: {bg_color: '#0e1621'}}}), '*');
+  setTimeout(function () { r(getComputedStyle(f.contentDocument.body).backgroundColor) }, 100) })`)
+		if bg != "rgb(14, 22, 33)" {
+			t.Errorf("framed app background %q after theme_changed, want rgb(14, 22, 33)", bg)
+		}
+		p.CheckClean(nil)
 	})
 
 	t.Run("SignInOn401", func(t *testing.T) {

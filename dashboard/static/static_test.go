@@ -160,8 +160,18 @@ func (h *fakeHub) serve() *httptest.Server {
 		w.Header().Set("Content-Disposition", `attachment; filename="gpuledger.csv"`)
 		_, _ = io.WriteString(w, "rental,total\nllama-ft,930.81\n")
 	}))
+	// Telegram Web: the Mini App in an iframe of Telegram's page, which
+	// talks to it by postMessage. This stand-in records what the app posts.
+	mux.HandleFunc("GET /telegram-web", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		_, _ = io.WriteString(w, `<!doctype html><html><head><link rel="icon" href="data:,"></head><body>
+<script>window.__msgs = []; addEventListener('message', function (e) { window.__msgs.push(JSON.parse(e.data).eventType) });</script>
+<iframe id="app" width="390" height="700" src="`+r.URL.Query().Get("src")+`"></iframe></body></html>`)
+	})
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Security-Policy", CSP)
+		if r.URL.Path != "/telegram-web" {
+			w.Header().Set("Content-Security-Policy", CSP)
+		}
 		w.Header().Set("X-Content-Type-Options", "nosniff")
 		mux.ServeHTTP(w, r)
 	}))
