@@ -251,9 +251,13 @@
       h('div', { class: 'value', test: test }, value), extra ? h('div', { class: 'hint' }, extra) : null);
   }
 
-  function table(head, rows, cls) {
+  // table: the first column is text, the rest numbers; columns from
+  // wideFrom on are left out on a phone (the CSV has them).
+  function table(head, rows, cls, wideFrom) {
     return h('div', { class: 'scroll' }, h('table', { class: cls || '' },
-      h('thead', null, h('tr', null, head.map(function (x, i) { return h('th', { class: i ? 'num' : '' }, x); }))),
+      h('thead', null, h('tr', null, head.map(function (x, i) {
+        return h('th', { class: (i ? 'num' : '') + (wideFrom && i >= wideFrom ? ' wide' : '') }, x);
+      }))),
       h('tbody', null, rows)));
   }
 
@@ -277,25 +281,25 @@
 
     if (pg.platforms && pg.platforms.length) {
       add(m, h('section', { class: 'card' }, h('h2', null, t('byPlatform')),
-        table([t('platform'), t('total'), t('compute'), t('storage'), t('traffic'), t('other'), t('idle')],
+        table([t('platform'), t('total'), t('idle'), t('compute'), t('storage'), t('traffic'), t('other')],
           pg.platforms.map(function (p) {
             var c = p.currency;
             return h('tr', { test: 'platform-' + p.platform + '-' + c }, h('td', null, p.platform),
-              [p.total, p.compute, p.storage, p.traffic, p.other, p.idle].map(function (v, i) {
-                return h('td', { class: 'num' + (i ? '' : ' strong') }, money(v, c));
+              [p.total, p.idle, p.compute, p.storage, p.traffic, p.other].map(function (v, i) {
+                return h('td', { class: 'num' + (i ? '' : ' strong') + (i >= 2 ? ' wide' : '') }, money(v, c));
               }));
-          }))));
+          }), '', 3)));
     }
     if (pg.rentals && pg.rentals.length) {
       add(m, h('section', { class: 'card' }, h('h2', null, t('byRental')),
-        table([t('rental'), t('total'), t('idle')], pg.rentals.map(function (r) {
+        table([t('rental'), t('total')], pg.rentals.map(function (r) {
           var href = '#/rental/' + r.id;
           return h('tr', { class: 'link', test: 'rental-row-' + r.id, on: { click: function () { location.hash = href; } } },
             h('td', null, h('a', { href: href }, r.name || ('#' + r.id)),
               h('div', { class: 'hint' }, r.platform + ' · ' + gpu(r) + ' · ', h('span', { class: 'st st-' + r.state }, stateName(r.state))),
               r.unpriced ? h('div', { class: 'hint' }, t('unpriced', r.unpriced)) : null),
-            h('td', { class: 'num strong' }, money(r.total, r.currency)),
-            h('td', { class: 'num' }, money(r.idle, r.currency)));
+            h('td', { class: 'num' }, h('div', { class: 'strong' }, money(r.total, r.currency)),
+              h('div', { class: 'hint' }, t('idle') + ' ' + money(r.idle, r.currency))));
         }), 'rentals')));
     }
     var bal = h('section', { class: 'card' }, h('h2', null, t('balances')));

@@ -167,6 +167,9 @@ func TestDashboard_Browser(t *testing.T) {
 				}
 				checkMonth(t, p, f, "no price")
 				renderedMark(t, p, label)
+				if w := browser.Eval[[2]int](p, `[document.documentElement.scrollWidth, innerWidth]`); w[0] > w[1] {
+					t.Errorf("%s: the page is %d px wide in a %d px window", label, w[0], w[1])
+				}
 				wantBG := map[browser.Scheme]string{browser.Light: "rgb(255, 255, 255)", browser.Dark: "rgb(17, 20, 24)"}[sc]
 				if bg := browser.Eval[string](p, `getComputedStyle(document.body).backgroundColor`); bg != wantBG {
 					t.Errorf("%s: body background %s, want %s from prefers-color-scheme", label, bg, wantBG)
@@ -178,6 +181,22 @@ func TestDashboard_Browser(t *testing.T) {
 				p.CheckClean(nil)
 			}
 		}
+	})
+
+	t.Run("Narrow", func(t *testing.T) {
+		// The narrowest phones in use: 360 px, month and rental.
+		hub := &fakeHub{t: t, f: f}
+		srv := hub.serve()
+		p := b.Open(t, srv.URL+dashboard.PathLogin+"?code="+code, browser.Options{Viewport: browser.Viewport{Name: "narrow", Width: 360, Height: 740, Scale: 2, Mobile: true}})
+		p.WaitState()
+		for _, route := range []string{"#/month/2026-12", "#/rental/7"} {
+			browser.Eval[bool](p, `(location.hash = '`+route+`', true)`)
+			waitFor(t, p, `main > *`)
+			if w := browser.Eval[[2]int](p, `[document.documentElement.scrollWidth, innerWidth]`); w[0] > w[1] {
+				t.Errorf("%s: the page is %d px wide in a %d px window", route, w[0], w[1])
+			}
+		}
+		p.CheckClean(nil)
 	})
 
 	t.Run("MonthInTelegramDark", func(t *testing.T) {
