@@ -167,7 +167,7 @@ func TestDashboard_Browser(t *testing.T) {
 				}
 				checkMonth(t, p, f, "no price")
 				renderedMark(t, p, label)
-				if w := browser.Eval[[2]int](p, `[document.documentElement.scrollWidth, innerWidth]`); w[0] > w[1] {
+				if w := browser.Eval[[2]int](p, `[document.documentElement.scrollWidth, document.documentElement.clientWidth]`); w[0] > w[1] {
 					t.Errorf("%s: the page is %d px wide in a %d px window", label, w[0], w[1])
 				}
 				wantBG := map[browser.Scheme]string{browser.Light: "rgb(255, 255, 255)", browser.Dark: "rgb(17, 20, 24)"}[sc]
@@ -189,10 +189,10 @@ func TestDashboard_Browser(t *testing.T) {
 		srv := hub.serve()
 		p := b.Open(t, srv.URL+dashboard.PathLogin+"?code="+code, browser.Options{Viewport: browser.Viewport{Name: "narrow", Width: 360, Height: 740, Scale: 2, Mobile: true}})
 		p.WaitState()
-		for _, route := range []string{"#/month/2026-12", "#/rental/7"} {
+		for route, sel := range map[string]string{"#/rental/7": `[data-test="timeline"]`, "#/month/2026-12": `[data-test="currency-USD"]`} {
 			browser.Eval[bool](p, `(location.hash = '`+route+`', true)`)
-			waitFor(t, p, `main > *`)
-			if w := browser.Eval[[2]int](p, `[document.documentElement.scrollWidth, innerWidth]`); w[0] > w[1] {
+			waitFor(t, p, sel)
+			if w := browser.Eval[[2]int](p, `[document.documentElement.scrollWidth, document.documentElement.clientWidth]`); w[0] > w[1] {
 				t.Errorf("%s: the page is %d px wide in a %d px window", route, w[0], w[1])
 			}
 		}
