@@ -299,8 +299,10 @@ func (p *Page) WaitState() string {
 	return s
 }
 
-// Eval evaluates a JavaScript expression and decodes its JSON value into
-// out (a pointer), or ignores it when out is nil. A promise is awaited.
+// Eval evaluates a JavaScript expression in the page and returns its value
+// decoded from JSON into T (a promise is awaited first); an exception or a
+// value that does not decode fails the test. Use a pointer or slice T
+// where the value may be null.
 func Eval[T any](p *Page, expr string) T {
 	p.t.Helper()
 	ctx, cancel := context.WithTimeout(p.ctx, p.timeout)

@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -120,4 +121,38 @@ func TestFind(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "apt-get install chromium") {
 		t.Fatalf("Find with a missing binary = %v, want an error naming the fix", err)
 	}
+}
+
+// TestStart_Missing runs TestStartHelper in a child process with no browser:
+// it must skip with the fix named, and fail instead when the browser is
+// required (as in CI), so that a skip never passes there.
+func TestStart_Missing(t *testing.T) {
+	for _, tc := range []struct {
+		required bool
+		want     string
+	}{
+		{false, "--- SKIP: TestStartHelper"},
+		{true, "--- FAIL: TestStartHelper"},
+	} {
+		cmd := exec.Command(os.Args[0], "-test.run=^TestStartHelper$", "-test.v")
+		cmd.Env = append(os.Environ(), "GPULEDGER_START_HELPER=1", browser.EnvPath+"="+filepath.Join(t.TempDir(), "no-such-chromium"), browser.EnvRequired+"=")
+		if tc.required {
+			cmd.Env = append(cmd.Env, browser.EnvRequired+"=1")
+		}
+		out, err := cmd.CombinedOutput()
+		if !strings.Contains(string(out), tc.want) || !strings.Contains(string(out), "apt-get install chromium") {
+			t.Errorf("required=%v: child said (err %v):\n%s\nwant %q and the fix", tc.required, err, out, tc.want)
+		}
+		if tc.required != (err != nil) {
+			t.Errorf("required=%v: child exit error %v", tc.required, err)
+		}
+	}
+}
+
+func TestStartHelper(t *testing.T) {
+	if os.Getenv("GPULEDGER_START_HELPER") != "1" {
+		t.Skip("run by TestStart_Missing in a child process")
+	}
+	browser.Start(t)
+	t.Fatal("Start returned without a browser")
 }
