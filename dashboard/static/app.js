@@ -138,7 +138,8 @@
   window.Telegram = window.Telegram || {};
   window.Telegram.WebView = window.Telegram.WebView || {};
   window.Telegram.WebView.receiveEvent = function (type, data) {
-    if (type === 'theme_changed' && data && data.theme_params) {
+    if (type === 'back_button_pressed') location.hash = '#/month/' + (app.lastMonth || (app.me && app.me.month) || '');
+        if (type === 'theme_changed' && data && data.theme_params) {
       applyTheme(data.theme_params);
       // Canvas colours are read when a chart is made: draw the page again.
       if (app.redraw) { var y = window.scrollY; app.redraw(); window.scrollTo(0, y); }
@@ -265,6 +266,7 @@
     var m = clear();
     app.lastMonth = pg.month;
     app.redraw = function () { renderMonth(pg); };
+    postEvent('web_app_setup_back_button', { is_visible: false });
     var months = (app.me.months || []).slice();
     if (months.indexOf(pg.month) < 0) months.push(pg.month);
     if (months.indexOf(app.me.month) < 0) months.unshift(app.me.month);
@@ -273,7 +275,7 @@
       change: function (e) { location.hash = '#/month/' + e.target.value; } } },
     months.map(function (x) { return h('option', { value: x, selected: x === pg.month ? 'selected' : null }, monthName(x)); }));
     add(m, h('div', { class: 'bar' }, h('h1', null, monthName(pg.month)), pick,
-      h('button', { type: 'button', class: 'csv', test: 'csv', on: { click: function () { download(pg.month); } } }, t('csv')),
+      h('button', { type: 'button', class: 'csv', test: 'csv', on: { click: function () { download(pg.month, pg.export_url); } } }, t('csv')),
       h('p', { class: 'hint', id: 'csv-note', test: 'csv-note', role: 'status' })));
 
     if (!pg.currencies || !pg.currencies.length) add(m, h('p', { class: 'card note', test: 'empty' }, t('nothing')));
@@ -458,6 +460,8 @@
   function renderRental(pg) {
     var m = clear(), r = pg.rental, cur = r.currency;
     app.redraw = function () { renderRental(pg); };
+    // Inside Telegram its own back button leads back to the month.
+    postEvent('web_app_setup_back_button', { is_visible: true });
     var back = '#/month/' + (app.lastMonth || app.me.month);
     add(m, h('a', { class: 'back', href: back }, t('back')));
     add(m, h('section', { class: 'card', test: 'rental-' + r.id },
@@ -508,11 +512,11 @@
   // ---- CSV: fetched with the same sign-in, saved as a Blob (a plain link
   // would not carry the bearer token) ----
 
-  function download(month) {
+  function download(month, path) {
     var note = document.getElementById('csv-note');
     if (note) note.textContent = '';
     var name = 'gpuledger-' + month + '.csv';
-    api('api/export.csv?month=' + month, true).then(function (r) {
+    api(path || 'api/export.csv?month=' + month, true).then(function (r) {
       var m = /filename="?([^";]+)"?/.exec(r.headers.get('Content-Disposition') || '');
       if (m) name = m[1];
       return r.blob();

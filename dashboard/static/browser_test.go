@@ -253,10 +253,13 @@ func TestDashboard_Browser(t *testing.T) {
 		browser.Eval[bool](p, `(document.querySelector('[data-test="rental-row-7"]').click(), true)`)
 		browser.Eval[bool](p, `new Promise(function (r) { (function w() { document.querySelector('[data-test="rental-name"]') && document.body.dataset.state === 'ready' ? r(true) : setTimeout(w, 10) })() })`)
 		expectText(t, p, `[data-test="rental-name"]`, f.rental.Rental.Name)
+		if ev := browser.Eval[[]string](p, `window.__tgEvents`); ev[len(ev)-1] != "web_app_setup_back_button" {
+			t.Errorf("posted events %v, want Telegram's back button shown on the rental's page", ev)
+		}
+		browser.Eval[bool](p, `(Telegram.WebView.receiveEvent('back_button_pressed'), true)`)
+		waitFor(t, p, `[data-test="month-picker"]`)
 
 		// Another month from the picker: its (empty) page, no error.
-		browser.Eval[bool](p, `(location.hash = '#/month/2026-12', true)`)
-		waitFor(t, p, `[data-test="month-picker"]`)
 		browser.Eval[bool](p, `(function () { var s = document.querySelector('[data-test="month-picker"]'); s.value = '2026-10'; s.dispatchEvent(new Event('change')); return true })()`)
 		waitFor(t, p, `[data-test="empty"]`)
 		if h := browser.Eval[string](p, `location.hash`); h != "#/month/2026-10" {
