@@ -60,6 +60,7 @@ var rules = []rule{
 	{"the server has no cgo code outside the standard library", []string{"./cmd/gpuledger"}, linuxCgo, noCgoOutsideStd},
 	{"the chat vocabulary imports only the standard library and stdlib-only leaf packages", []string{"./chat"}, linuxCgo, onlyStdAnd(module + "/internal/clip")},
 	{"the platform connectors import only the standard library, the ledger and stdlib-only leaf packages (no chat, store or agent)", []string{"./connector/..."}, linuxCgo, onlyStdAnd(module+"/internal/clip", module+"/ledger")},
+	{"the binaries link no browser harness (chromedp is for tests alone)", []string{"./cmd/..."}, linuxCgo, forbid(tree("github.com/chromedp"), exactly(module+"/internal/browser"))},
 	{"the views, the scheduler, the transports and hubload do not link the parser", []string{"./view", "./scheduler", "./bot/telegram", "./bot/console", "./cmd/hubload"}, linuxCgo, forbid(exactly(module + "/bot"))},
 }
 

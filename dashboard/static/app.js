@@ -1,0 +1,569 @@
+// gpuledger dashboard: the month and each rental of one user's ledger.
+// Plain script, no build step; data from the JSON answers of api/ (see
+// dashboard/api.go), charts by uPlot. Money stays the API's exact strings:
+// numbers are parsed only to draw.
+(function () {
+  'use strict';
+
+  var TOKEN_KEY = 'gpuledger.token';
+  var THEME_KEY = 'gpuledger.theme';
+
+  var S = {
+    en: {
+      loading: 'Loading…', month: 'Month', spent: 'Spent', budget: 'Budget', ofBudget: '{0}% used',
+      noBudget: 'No budget set', projection: 'Month-end projection', idle: 'Idle cost', burn: 'Burning {0}/h',
+      perDay: 'Spend per day', cumulative: 'Spent so far, budget and projection', byPlatform: 'By platform',
+      byRental: 'By rental', balances: 'Balances', platform: 'Platform', rental: 'Rental', state: 'State',
+      total: 'Total', compute: 'Compute', storage: 'Storage', traffic: 'Traffic', other: 'Other',
+      balance: 'Balance', source: 'Source', asOf: 'As of', runway: 'Runs out', noBurn: 'nothing burns',
+      api: 'read from the platform', typed: 'typed in', csv: 'Download CSV', noPrice: 'no price',
+      unpriced: '{0} line(s) without a price left out', nothing: 'Nothing spent this month.',
+      noBalances: 'No balances recorded. Type one with /balance in the chat.', back: '← Month',
+      gpu: 'GPU', mode: 'Billing', price: 'Price', started: 'Started', released: 'Released',
+      agent: 'Agent', yes: 'yes', no: 'no', money: 'Money', timeline: 'Timeline', hoursPerDay: 'Hours per day',
+      running: 'running', stopped: 'stopped', released_: 'released', busy: 'busy', idle_: 'idle',
+      unknown: 'unknown', silent: 'silent', hours: 'h', minutes: 'min', cumLine: 'spent', budgetLine: 'budget', projLine: 'projection',
+      signinTitle: 'Please sign in',
+      signinText: 'Open the dashboard from the bot\'s menu button in Telegram, or send /dashboard to the bot for a sign-in link.',
+      errorTitle: 'Something went wrong', retry: 'Try again', notFound: 'No such page.', downloadFailed: 'The download failed: {0}'
+    },
+    zh: {
+      loading: '加载中…', month: '月份', spent: '已花费', budget: '预算', ofBudget: '已用 {0}%',
+      noBudget: '未设置预算', projection: '月末预计', idle: '空闲花费', burn: '每小时 {0}',
+      perDay: '每日花费', cumulative: '累计花费、预算与预计', byPlatform: '按平台',
+      byRental: '按实例', balances: '余额', platform: '平台', rental: '实例', state: '状态',
+      total: '合计', compute: '计算', storage: '存储', traffic: '流量', other: '其他',
+      balance: '余额', source: '来源', asOf: '截至', runway: '预计用完', noBurn: '无消耗',
+      api: '平台读取', typed: '手动录入', csv: '下载 CSV', noPrice: '未定价',
+      unpriced: '{0} 条记录未定价，未计入', nothing: '本月没有花费。',
+      noBalances: '没有余额记录。在聊天中用 /balance 录入。', back: '← 月份',
+      gpu: 'GPU', mode: '计费方式', price: '价格', started: '开始', released: '释放',
+      agent: '代理', yes: '有', no: '无', money: '费用', timeline: '时间线', hoursPerDay: '每日小时数',
+      running: '运行中', stopped: '已停止', released_: '已释放', busy: '忙碌', idle_: '空闲',
+      unknown: '未知', silent: '失联', hours: '小时', minutes: '分钟', cumLine: '已花费', budgetLine: '预算', projLine: '预计',
+      signinTitle: '请先登录',
+      signinText: '请在 Telegram 中通过机器人的菜单按钮打开仪表盘，或向机器人发送 /dashboard 获取登录链接。',
+      errorTitle: '出错了', retry: '重试', notFound: '没有这个页面。', downloadFailed: '下载失败：{0}'
+    }
+  };
+
+  var app = { lang: 'en', me: null, token: null, charts: [], rendered: false };
+
+  function t(key) {
+    var s = (S[app.lang] || S.en)[key];
+    var args = arguments;
+    return s.replace(/\{(\d)\}/g, function (_, i) { return args[+i + 1]; });
+  }
+  // The state names of the API, translated.
+  function stateName(s) {
+    var k = { idle: 'idle_', released: 'released_' }[s] || s;
+    return S.en[k] ? t(k) : s;
+  }
+
+  // h builds an element: h('p', {class: 'x', test: 'y'}, 'text', child...).
+  function h(tag, attrs) {
+    var e = document.createElement(tag);
+    for (var k in attrs || {}) {
+      var v = attrs[k];
+      if (v == null || v === false) continue;
+      if (k === 'class') e.className = v;
+      else if (k === 'test') e.dataset.test = v;
+      else if (k === 'on') for (var ev in v) e.addEventListener(ev, v[ev]);
+      else e.setAttribute(k, v);
+    }
+    for (var i = 2; i < arguments.length; i++) add(e, arguments[i]);
+    return e;
+  }
+  function add(e, c) {
+    if (c == null || c === false) return;
+    if (Array.isArray(c)) c.forEach(function (x) { add(e, x); });
+    else e.appendChild(typeof c === 'object' ? c : document.createTextNode(String(c)));
+  }
+
+  function money(s, cur) { return s == null ? t('noPrice') : s + ' ' + cur; }
+  function num(s) { var n = parseFloat(s); return isFinite(n) ? n : 0; }
+  function locale() { return app.lang === 'zh' ? 'zh-CN' : 'en-GB'; }
+  function fmt(iso, opts) {
+    if (!iso) return '';
+    var o = Object.assign({ timeZone: (app.me && app.me.tz) || undefined }, opts || { dateStyle: 'medium', timeStyle: 'short' });
+    try { return new Intl.DateTimeFormat(locale(), o).format(new Date(iso)); } catch (e) {
+      delete o.timeZone;
+      return new Intl.DateTimeFormat(locale(), o).format(new Date(iso));
+    }
+  }
+  function monthName(ym) {
+    var p = ym.split('-');
+    return new Intl.DateTimeFormat(locale(), { year: 'numeric', month: 'long', timeZone: 'UTC' })
+      .format(new Date(Date.UTC(+p[0], +p[1] - 1, 1)));
+  }
+  function duration(sec) {
+    var hh = Math.floor(sec / 3600), mm = Math.floor(sec % 3600 / 60);
+    return hh + ' ' + t('hours') + (mm ? ' ' + mm + ' ' + t('minutes') : '');
+  }
+
+  // ---- Telegram bridge, without Telegram's script ----
+
+  var THEME_VARS = ['bg_color', 'text_color', 'hint_color', 'link_color', 'button_color', 'button_text_color',
+    'secondary_bg_color', 'header_bg_color', 'bottom_bar_bg_color', 'accent_text_color', 'section_bg_color',
+    'section_header_text_color', 'section_separator_color', 'subtitle_text_color', 'destructive_text_color'];
+
+  function applyTheme(params) {
+    if (!params || typeof params !== 'object') return;
+    var root = document.documentElement.style;
+    THEME_VARS.forEach(function (k) {
+      var v = params[k];
+      if (typeof v === 'string' && /^#[0-9a-fA-F]{3,8}$/.test(v)) root.setProperty('--tg-theme-' + k.replace(/_/g, '-'), v);
+    });
+    // Colours Telegram does not send (chart grid, stopped segments) follow
+    // its background's lightness rather than the device's scheme.
+    var m = /^#([0-9a-f]{2})([0-9a-f]{2})([0-9a-f]{2})$/i.exec(params.bg_color || '');
+    if (m) {
+      var lum = 0.2126 * parseInt(m[1], 16) + 0.7152 * parseInt(m[2], 16) + 0.0722 * parseInt(m[3], 16);
+      document.documentElement.dataset.scheme = lum < 128 ? 'dark' : 'light';
+    }
+    try { sessionStorage.setItem(THEME_KEY, JSON.stringify(params)); } catch (e) { /* storage off */ }
+  }
+
+  function postEvent(type, data) {
+    var payload = data === undefined ? '' : JSON.stringify(data);
+    try {
+      if (window.TelegramWebviewProxy && window.TelegramWebviewProxy.postEvent) {
+        window.TelegramWebviewProxy.postEvent(type, payload);
+      } else if (window.parent && window.parent !== window) {
+        window.parent.postMessage(JSON.stringify({ eventType: type, eventData: data || '' }), '*');
+      }
+    } catch (e) { /* not inside Telegram */ }
+  }
+
+  window.Telegram = window.Telegram || {};
+  window.Telegram.WebView = window.Telegram.WebView || {};
+  window.Telegram.WebView.receiveEvent = function (type, data) {
+    if (type === 'back_button_pressed') location.hash = '#/month/' + (app.lastMonth || (app.me && app.me.month) || '');
+        if (type === 'theme_changed' && data && data.theme_params) {
+      applyTheme(data.theme_params);
+      // Canvas colours are read when a chart is made: draw the page again.
+      if (app.redraw) { var y = window.scrollY; app.redraw(); window.scrollTo(0, y); }
+    }
+  };
+  window.addEventListener('message', function (ev) {
+    if (ev.source !== window.parent) return;
+    try {
+      var m = typeof ev.data === 'string' ? JSON.parse(ev.data) : ev.data;
+      if (m && m.eventType) window.Telegram.WebView.receiveEvent(m.eventType, m.eventData);
+    } catch (e) { /* not ours */ }
+  });
+
+  // ---- data ----
+
+  function Refusal(status, body) { this.status = status; this.body = body || {}; }
+
+  function api(path, raw) {
+    var headers = {};
+    if (app.token) headers.Authorization = 'Bearer ' + app.token;
+    return fetch(path, { credentials: 'same-origin', headers: headers }).then(function (r) {
+      if (r.ok) return raw ? r : r.json();
+      return r.json().catch(function () { return {}; }).then(function (b) { throw new Refusal(r.status, b); });
+    });
+  }
+
+  function signIn(hash) {
+    var q = new URLSearchParams(hash.replace(/^#/, ''));
+    var theme = q.get('tgWebAppThemeParams');
+    if (theme) { try { applyTheme(JSON.parse(theme)); } catch (e) { /* ignore a bad theme */ } }
+    else { try { applyTheme(JSON.parse(sessionStorage.getItem(THEME_KEY))); } catch (e) { /* none */ } }
+    try { app.token = sessionStorage.getItem(TOKEN_KEY); } catch (e) { /* storage off */ }
+    var data = q.get('tgWebAppData');
+    if (!data) return Promise.resolve();
+    // Take initData out of the address before anything else can read it.
+    history.replaceState(null, '', location.pathname + location.search);
+    return fetch('api/session', { method: 'POST', credentials: 'same-origin', headers: { 'Content-Type': 'text/plain' }, body: data })
+      .then(function (r) {
+        if (!r.ok) return r.json().catch(function () { return {}; }).then(function (b) { throw new Refusal(r.status, b); });
+        return r.json();
+      })
+      .then(function (s) {
+        app.token = s.token;
+        try { sessionStorage.setItem(TOKEN_KEY, s.token); } catch (e) { /* kept in memory only */ }
+      });
+  }
+
+  // ---- pages ----
+
+  var main = function () { return document.getElementById('main'); };
+
+  function route() {
+    var m = /^#\/(month|rental)\/([^/]+)$/.exec(location.hash);
+    if (m && m[1] === 'month' && /^\d{4}-\d{2}$/.test(m[2])) return { page: 'month', month: m[2] };
+    if (m && m[1] === 'rental' && /^\d{1,18}$/.test(m[2])) return { page: 'rental', id: m[2] };
+    return { page: 'month', month: app.me ? app.me.month : '' };
+  }
+
+  // fetchFor asks for a route's data; without a month the server answers
+  // this month, so the first page need not wait for api/me.
+  function fetchFor(r) {
+    return r.page === 'rental' ? api('api/rental?id=' + r.id) : api('api/month' + (r.month ? '?month=' + r.month : ''));
+  }
+
+  // show draws the page of the address, from data already asked for when
+  // given.
+  function show(data) {
+    var r = route();
+    document.body.dataset.state = 'loading';
+    var p = (data || fetchFor(r)).then(r.page === 'rental' ? renderRental : renderMonth);
+    return p.then(function () {
+      document.body.dataset.state = 'ready';
+      // uPlot draws in a microtask; a task later every chart is on screen.
+      setTimeout(function () {
+        if (!app.rendered) { app.rendered = true; performance.mark('gpuledger-rendered'); }
+      }, 0);
+    }).catch(fail);
+  }
+
+  function clear() {
+    app.charts.forEach(function (c) { c.u.destroy(); });
+    app.charts = [];
+    var m = main();
+    while (m.firstChild) m.removeChild(m.firstChild);
+    return m;
+  }
+
+  function fail(err) {
+    var m = clear();
+    if (err instanceof Refusal && (err.status === 401 || err.status === 403)) {
+      try { sessionStorage.removeItem(TOKEN_KEY); } catch (e) { /* none */ }
+      app.token = null;
+      // Both languages: whoever is not signed in has no language yet.
+      add(m, h('section', { class: 'card signin', test: 'signin' },
+        h('h1', null, S.en.signinTitle), h('p', null, S.en.signinText),
+        h('h1', { lang: 'zh' }, S.zh.signinTitle), h('p', { lang: 'zh' }, S.zh.signinText),
+        err.body.message ? h('p', { class: 'hint' }, err.body.message) : null));
+      document.body.dataset.state = 'signin';
+      return;
+    }
+    var msg = err instanceof Refusal ? (err.body.message || ('HTTP ' + err.status)) : String(err && err.message || err);
+    if (err instanceof Refusal && err.status === 404 && !err.body.message) msg = t('notFound');
+    add(m, h('section', { class: 'card error', test: 'error' }, h('h1', null, t('errorTitle')), h('p', null, msg),
+      h('button', { type: 'button', on: { click: function () { show(); } } }, t('retry'))));
+    document.body.dataset.state = 'error';
+  }
+
+  function figure(label, value, test, extra) {
+    return h('div', { class: 'fig' }, h('div', { class: 'label' }, label),
+      h('div', { class: 'value', test: test }, value), extra ? h('div', { class: 'hint' }, extra) : null);
+  }
+
+  // table: the first column is text, the rest numbers; columns from
+  // wideFrom on are left out on a phone (the CSV has them).
+  function table(head, rows, cls, wideFrom) {
+    return h('div', { class: 'scroll' }, h('table', { class: cls || '' },
+      h('thead', null, h('tr', null, head.map(function (x, i) {
+        return h('th', { class: (i ? 'num' : '') + (wideFrom && i >= wideFrom ? ' wide' : '') }, x);
+      }))),
+      h('tbody', null, rows)));
+  }
+
+  function renderMonth(pg) {
+    var m = clear();
+    app.lastMonth = pg.month;
+    app.redraw = function () { renderMonth(pg); };
+    postEvent('web_app_setup_back_button', { is_visible: false });
+    var months = (app.me.months || []).slice();
+    if (months.indexOf(pg.month) < 0) months.push(pg.month);
+    if (months.indexOf(app.me.month) < 0) months.unshift(app.me.month);
+    months.sort().reverse();
+    var pick = h('select', { id: 'month', test: 'month-picker', 'aria-label': t('month'), on: {
+      change: function (e) { location.hash = '#/month/' + e.target.value; } } },
+    months.map(function (x) { return h('option', { value: x, selected: x === pg.month ? 'selected' : null }, monthName(x)); }));
+    add(m, h('div', { class: 'bar' }, h('h1', null, monthName(pg.month)), pick,
+      h('button', { type: 'button', class: 'csv', test: 'csv', on: { click: function () { download(pg.month, pg.export_url); } } }, t('csv')),
+      h('p', { class: 'hint', id: 'csv-note', test: 'csv-note', role: 'status' })));
+
+    if (!pg.currencies || !pg.currencies.length) add(m, h('p', { class: 'card note', test: 'empty' }, t('nothing')));
+    (pg.currencies || []).forEach(function (c) { add(m, currencyCard(pg, c)); });
+
+    if (pg.platforms && pg.platforms.length) {
+      add(m, h('section', { class: 'card' }, h('h2', null, t('byPlatform')),
+        table([t('platform'), t('total'), t('idle'), t('compute'), t('storage'), t('traffic'), t('other')],
+          pg.platforms.map(function (p) {
+            var c = p.currency;
+            return h('tr', { test: 'platform-' + p.platform + '-' + c }, h('td', null, p.platform),
+              [p.total, p.idle, p.compute, p.storage, p.traffic, p.other].map(function (v, i) {
+                return h('td', { class: 'num' + (i ? '' : ' strong') + (i >= 2 ? ' wide' : '') }, money(v, c));
+              }));
+          }), '', 3)));
+    }
+    if (pg.rentals && pg.rentals.length) {
+      add(m, h('section', { class: 'card' }, h('h2', null, t('byRental')),
+        table([t('rental'), t('total')], pg.rentals.map(function (r) {
+          var href = '#/rental/' + r.id;
+          return h('tr', { class: 'link', test: 'rental-row-' + r.id, on: { click: function () { location.hash = href; } } },
+            h('td', null, h('a', { href: href }, r.name || ('#' + r.id)),
+              h('div', { class: 'hint' }, r.platform + ' · ' + gpu(r) + ' · ', h('span', { class: 'st st-' + r.state }, stateName(r.state))),
+              r.unpriced ? h('div', { class: 'hint' }, t('unpriced', r.unpriced)) : null),
+            h('td', { class: 'num' }, h('div', { class: 'strong' }, money(r.total, r.currency)),
+              h('div', { class: 'hint' }, t('idle') + ' ' + money(r.idle, r.currency))));
+        }), 'rentals')));
+    }
+    var bal = h('section', { class: 'card' }, h('h2', null, t('balances')));
+    if (!pg.balances || !pg.balances.length) add(bal, h('p', { class: 'note' }, t('noBalances')));
+    else add(bal, h('div', { class: 'balances' }, pg.balances.map(function (b) {
+      return h('div', { class: 'fig', test: 'balance-' + b.platform + (pg.balances.filter(function (x) { return x.platform === b.platform; }).length > 1 ? '-' + b.currency : '') },
+        h('div', { class: 'label' }, b.platform),
+        h('div', { class: 'value' }, money(b.balance, b.currency)),
+        h('div', { class: 'hint' }, t(b.source === 'api' ? 'api' : 'typed') + ' · ' + t('asOf') + ' ' + fmt(b.as_of)),
+        h('div', { class: 'hint' }, t('burn', money(b.burn_per_hour, b.currency)) + ' · ' + t('runway') + ': ' +
+          (b.runs_out_at ? fmt(b.runs_out_at) : t('noBurn'))),
+        b.unpriced ? h('div', { class: 'hint' }, t('unpriced', b.unpriced)) : null);
+    })));
+    add(m, bal);
+    drawMonthCharts(pg);
+  }
+
+  function gpu(r) { return (r.gpu_count > 1 ? r.gpu_count + '× ' : '') + (r.gpu || '?'); }
+
+  function currencyCard(pg, c) {
+    var cur = c.currency, tot = c.totals;
+    var pct = c.budget_percent;
+    var barEl = null;
+    if (c.budget != null) {
+      var fill = h('div', { class: 'fill' + (pct >= 100 ? ' over' : pct >= 80 ? ' warn' : '') });
+      fill.style.width = Math.min(100, Math.max(0, pct || 0)) + '%';
+      barEl = h('div', { class: 'meter', role: 'progressbar', 'aria-valuenow': pct, 'aria-valuemin': 0, 'aria-valuemax': 100 }, fill);
+    }
+    var card = h('section', { class: 'card', test: 'currency-' + cur },
+      h('h2', null, cur),
+      h('div', { class: 'figs' },
+        figure(t('spent'), money(tot.total, cur), 'total-' + cur, tot.unpriced ? t('unpriced', tot.unpriced) : null),
+        figure(t('budget'), c.budget != null ? money(c.budget, cur) : t('noBudget'), 'budget-' + cur,
+          c.budget != null ? t('ofBudget', pct) : null),
+        figure(t('projection'), money(c.projection, cur), 'projection-' + cur,
+          c.burn_per_hour != null ? t('burn', money(c.burn_per_hour, cur)) : null),
+        figure(t('idle'), money(tot.idle, cur), 'idle-' + cur)),
+      barEl,
+      h('div', { class: 'charts' },
+        h('div', null, h('h3', null, t('perDay')),
+          legend(['compute', 'storage', 'traffic', 'other']),
+          h('div', { class: 'chart', test: 'chart-daily-' + cur, id: 'daily-' + cur, 'aria-label': t('perDay') + ' ' + cur })),
+        h('div', null, h('h3', null, t('cumulative')),
+          legend(['cumLine', 'budgetLine', 'projLine']),
+          h('div', { class: 'chart', test: 'chart-cumulative-' + cur, id: 'cum-' + cur, 'aria-label': t('cumulative') + ' ' + cur }))));
+    return card;
+  }
+
+  // legend lists chart series: name(key) is its label, .sw-KEY its colour.
+  function legend(keys, name) {
+    return h('ul', { class: 'legend' }, keys.map(function (k) {
+      return h('li', null, h('span', { class: 'sw sw-' + k }), (name || t)(k));
+    }));
+  }
+
+  // ---- charts ----
+
+  function css(name) { return getComputedStyle(document.documentElement).getPropertyValue(name).trim(); }
+
+  function daysIn(ym) { var p = ym.split('-'); return new Date(Date.UTC(+p[0], +p[1], 0)).getUTCDate(); }
+
+  function axes(xvals) {
+    var fg = css('--hint'), grid = css('--grid');
+    return [
+      { stroke: fg, grid: { stroke: grid, width: 1 }, ticks: { stroke: grid }, values: xvals },
+      { stroke: fg, grid: { stroke: grid, width: 1 }, ticks: { stroke: grid }, size: 52 }
+    ];
+  }
+
+  // stacked turns per-category series (bottom first) into running sums,
+  // drawn tallest first so each bar shows its part.
+  function stacked(cols) {
+    var sums = [], acc = cols[0].map(function () { return 0; });
+    cols.forEach(function (col) {
+      acc = acc.map(function (a, i) { return a + col[i]; });
+      sums.push(acc);
+    });
+    return sums.reverse();
+  }
+
+  function plot(id, opts, data) {
+    var el = document.getElementById(id);
+    if (!el || typeof uPlot !== 'function') return;
+    opts.width = Math.max(200, el.clientWidth);
+    opts.height = opts.height || 200;
+    opts.legend = { show: false };
+    opts.cursor = { drag: { x: false, y: false } };
+    el.setAttribute('role', 'img');
+    app.charts.push({ el: el, u: new uPlot(opts, data, el) });
+  }
+
+  function bars(keys, prefix) {
+    return keys.slice().reverse().map(function (k) {
+      var c = css(prefix + k);
+      return { label: k, fill: c, stroke: c, width: 0, paths: uPlot.paths.bars({ size: [0.72, 48] }), points: { show: false } };
+    });
+  }
+
+  // Bars and money start at zero, whatever the smallest day.
+  function fromZero(u, min, max) { return [0, max > 0 ? max * 1.08 : 1]; }
+
+  function dayTicks(labels) {
+    return function (u, splits) { return splits.map(function (v) { return Number.isInteger(v) && labels[v - 1] ? labels[v - 1] : ''; }); };
+  }
+
+  function drawMonthCharts(pg) {
+    var n = daysIn(pg.month);
+    (pg.currencies || []).forEach(function (c) {
+      var keys = ['compute', 'storage', 'traffic', 'other'];
+      var xs = c.days.map(function (_, i) { return i + 1; });
+      var labels = c.days.map(function (d) { return String(+d.day.slice(8)); });
+      var cols = keys.map(function (k) { return c.days.map(function (d) { return num(d[k]); }); });
+      plot('daily-' + c.currency, {
+        scales: { x: { time: false, range: [0.5, Math.max(xs.length, 1) + 0.5] }, y: { range: fromZero } },
+        axes: axes(dayTicks(labels)), series: [{}].concat(bars(keys, '--c-'))
+      }, [xs].concat(stacked(cols)));
+
+      var all = [], cum = [], budget = [], proj = [], run = 0;
+      for (var i = 1; i <= n; i++) {
+        all.push(i);
+        var d = c.days[i - 1];
+        if (d) { run += num(d.total); cum.push(run); } else cum.push(null);
+        budget.push(c.budget != null ? num(c.budget) : null);
+        proj.push(null);
+      }
+      var last = c.days.length;
+      if (c.projection != null && last > 0) {
+        proj[last - 1] = cum[last - 1];
+        proj[n - 1] = num(c.projection);
+      }
+      var line = css('--c-compute'), bud = css('--warn'), pj = css('--hint');
+      plot('cum-' + c.currency, {
+        scales: { x: { time: false, range: [1, n] }, y: { range: fromZero } },
+        axes: axes(function (u, splits) { return splits.map(function (v) { return Number.isInteger(v) ? v : ''; }); }),
+        series: [{},
+          { label: 'spent', stroke: line, width: 2, fill: css('--c-fill'), points: { show: false } },
+          { label: 'budget', stroke: bud, width: 1.5, dash: [6, 4], points: { show: false } },
+          { label: 'projection', stroke: pj, width: 1.5, dash: [3, 3], spanGaps: true, points: { show: false } }]
+      }, [all, cum, budget, proj]);
+    });
+  }
+
+  var resizeTimer = null;
+  function resizeCharts() {
+    app.charts.forEach(function (c) { c.u.setSize({ width: Math.max(200, c.el.clientWidth), height: c.u.height }); });
+  }
+  window.addEventListener('resize', function () {
+    clearTimeout(resizeTimer);
+    resizeTimer = setTimeout(resizeCharts, 100);
+  });
+
+  // ---- rental ----
+
+  var STATES = ['busy', 'idle', 'unknown', 'silent', 'running', 'stopped'];
+
+  function renderRental(pg) {
+    var m = clear(), r = pg.rental, cur = r.currency;
+    app.redraw = function () { renderRental(pg); };
+    // Inside Telegram its own back button leads back to the month.
+    postEvent('web_app_setup_back_button', { is_visible: true });
+    var back = '#/month/' + (app.lastMonth || app.me.month);
+    add(m, h('a', { class: 'back', href: back }, t('back')));
+    add(m, h('section', { class: 'card', test: 'rental-' + r.id },
+      h('h1', { test: 'rental-name' }, r.name || ('#' + r.id)),
+      h('dl', { class: 'facts' },
+        h('dt', null, t('platform')), h('dd', null, r.platform + (r.platform_id ? ' · ' + r.platform_id : '')),
+        h('dt', null, t('gpu')), h('dd', null, gpu(r)),
+        h('dt', null, t('state')), h('dd', { test: 'rental-state' }, h('span', { class: 'st st-' + r.state }, stateName(r.state))),
+        h('dt', null, t('mode')), h('dd', null, pg.mode),
+        h('dt', null, t('price')), h('dd', { test: 'rental-price' }, pg.price == null ? t('noPrice') : money(pg.price, cur) + (pg.price_unit ? ' ' + pg.price_unit : '')),
+        h('dt', null, t('started')), h('dd', { test: 'rental-started' }, fmt(pg.started_at)),
+        pg.released_at ? [h('dt', null, t('released')), h('dd', null, fmt(pg.released_at))] : null,
+        h('dt', null, t('agent')), h('dd', null, pg.has_agent ? t('yes') : t('no')))));
+    add(m, h('section', { class: 'card' }, h('h2', null, t('money')),
+      h('div', { class: 'figs' },
+        ['compute', 'storage', 'traffic', 'other', 'total'].map(function (k) {
+          return figure(t(k), money(r[k], cur), 'rental-' + k);
+        }),
+        figure(t('idle'), money(r.idle, cur), 'rental-idle', duration(r.idle_seconds) + ' / ' + duration(r.running_seconds))),
+      r.unpriced ? h('p', { class: 'hint' }, t('unpriced', r.unpriced)) : null));
+    add(m, h('section', { class: 'card' }, h('h2', null, t('timeline')), strip(pg.timeline || []), legend(STATES, stateName),
+      h('h3', null, t('hoursPerDay')),
+      h('div', { class: 'chart', test: 'chart-hours', id: 'hours', 'aria-label': t('hoursPerDay') })));
+    var days = pg.days || [];
+    var xs = days.map(function (_, i) { return i + 1; });
+    var labels = days.map(function (d) { return d.day.slice(5); });
+    var cols = STATES.map(function (s) { return days.map(function (d) { return (d[s + '_s'] || 0) / 3600; }); });
+    plot('hours', {
+      scales: { x: { time: false, range: [0.5, Math.max(xs.length, 1) + 0.5] }, y: { range: [0, 24] } },
+      axes: axes(dayTicks(labels)), series: [{}].concat(bars(STATES, '--s-'))
+    }, [xs].concat(stacked(cols)));
+  }
+
+  function strip(segs) {
+    var wrap = h('div', { class: 'strip', test: 'timeline', role: 'img', 'aria-label': t('timeline') });
+    if (!segs.length) return wrap;
+    var t0 = Date.parse(segs[0].from), t1 = Date.parse(segs[segs.length - 1].to), span = Math.max(1, t1 - t0);
+    segs.forEach(function (s) {
+      var a = Date.parse(s.from), b = Date.parse(s.to);
+      var e = h('div', { class: 'seg st-bg-' + s.state, test: 'segment', 'data-state': s.state,
+        title: stateName(s.state) + ': ' + fmt(s.from) + ' – ' + fmt(s.to) });
+      e.style.width = ((b - a) / span * 100) + '%';
+      wrap.appendChild(e);
+    });
+    return h('div', null, wrap, h('div', { class: 'ends hint' }, h('span', null, fmt(segs[0].from)), h('span', null, fmt(segs[segs.length - 1].to))));
+  }
+
+  // ---- CSV: fetched with the same sign-in, saved as a Blob (a plain link
+  // would not carry the bearer token) ----
+
+  function download(month, path) {
+    var note = document.getElementById('csv-note');
+    if (note) note.textContent = '';
+    var name = 'gpuledger-' + month + '.csv';
+    api(path || 'api/export.csv?month=' + month, true).then(function (r) {
+      var m = /filename="?([^";]+)"?/.exec(r.headers.get('Content-Disposition') || '');
+      if (m) name = m[1];
+      return r.blob();
+    }).then(function (b) {
+      var url = URL.createObjectURL(b);
+      var a = h('a', { href: url, download: name, class: 'hidden' });
+      document.body.appendChild(a);
+      a.click();
+      setTimeout(function () { URL.revokeObjectURL(url); a.remove(); }, 1000);
+    }).catch(function (err) {
+      if (err instanceof Refusal && (err.status === 401 || err.status === 403)) return fail(err);
+      if (note) note.textContent = t('downloadFailed', err instanceof Refusal ? (err.body.message || 'HTTP ' + err.status) : err);
+    });
+  }
+
+  // ---- start ----
+
+  function start() {
+    document.body.dataset.state = 'loading';
+    var nav = (navigator.language || '').toLowerCase();
+    app.lang = nav.indexOf('zh') === 0 ? 'zh' : 'en';
+    var hash = location.hash;
+    // Telegram shows its placeholder until the page says it is ready.
+    postEvent('web_app_ready');
+    postEvent('web_app_expand');
+    var first;
+    signIn(hash)
+      .then(function () {
+        first = fetchFor(route());
+        return Promise.all([api('api/me'), first]);
+      })
+      .then(function (got) {
+        var me = got[0];
+        app.me = me;
+        app.lang = S[me.lang] ? me.lang : 'en';
+        document.documentElement.lang = app.lang === 'zh' ? 'zh-CN' : 'en';
+        var who = document.getElementById('who');
+        if (who) who.textContent = me.name || '';
+        window.addEventListener('hashchange', function () { show(); });
+        return show(first);
+      })
+      .catch(fail);
+  }
+
+  // For the browser test: both languages must have the same strings.
+  window.gpuledgerStrings = S;
+
+  if (document.readyState === 'loading') document.addEventListener('DOMContentLoaded', start);
+  else start();
+})();

@@ -1,0 +1,394 @@
+package static_test
+
+import (
+	"fmt"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/gpuledger/gpuledger/dashboard"
+	"github.com/gpuledger/gpuledger/internal/browser"
+)
+
+// artifacts is where screenshots go: $GPULEDGER_ARTIFACTS (kept by CI) or
+// the test's temporary directory.
+func artifacts(t *testing.T) string {
+	if d := os.Getenv("GPULEDGER_ARTIFACTS"); d != "" {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		return d
+	}
+	return t.TempDir()
+}
+
+// tgRecorder stands in for the Telegram app's side of the bridge: it
+// records what the page posts.
+const tgRecorder = `window.__tgEvents = [];
+window.TelegramWebviewProxy = { postEvent: function (type, data) { window.__tgEvents.push(type); } };`
+
+// telegramDark is the theme Telegram's Android app sends in night mode.
+var telegramDark = map[string]string{
+	"bg_color": "#212d3b", "secondary_bg_color": "#1d2733", "text_color": "#ffffff", "hint_color": "#7d8b99",
+	"link_color": "#5eabe1", "button_color": "#50a8eb", "button_text_color": "#ffffff",
+}
+
+// chartPixels counts, per chart canvas under the selector, the pixels
+// drawn at all and those near the colour of the CSS variable.
+func chartPixels(p *browser.Page, selector, cssVar string) [][2]int {
+	return browser.Eval[[][2]int](p, `(function () {
+  var want = getComputedStyle(document.documentElement).getPropertyValue('`+cssVar+`').trim();
+  var m = /^#(..)(..)(..)$/.exec(want), rgb = m ? [1, 2, 3].map(function (i) { return parseInt(m[i], 16) }) : [-99, -99, -99];
+  return Array.from(document.querySelectorAll('`+selector+` canvas')).map(function (c) {
+    var d = c.getContext('2d').getImageData(0, 0, c.width, c.height).data, any = 0, near = 0;
+    for (var i = 0; i < d.length; i += 4) {
+      if (d[i + 3] === 0) continue;
+      any++;
+      if (Math.abs(d[i] - rgb[0]) < 12 && Math.abs(d[i + 1] - rgb[1]) < 12 && Math.abs(d[i + 2] - rgb[2]) < 12) near++;
+    }
+    return [any, near];
+  });
+})()`)
+}
+
+func checkCharts(t *testing.T, p *browser.Page, selector, cssVar string, want int) {
+	t.Helper()
+	got := chartPixels(p, selector, cssVar)
+	if len(got) != want {
+		t.Fatalf("%d chart canvases under %s, want %d", len(got), selector, want)
+	}
+	for i, px := range got {
+		if px[0] < 1000 || px[1] < 100 {
+			t.Errorf("chart %d under %s: %d pixels drawn, %d in %s; want a drawn chart (≥ 1000 and ≥ 100)", i, selector, px[0], px[1], cssVar)
+		}
+	}
+}
+
+// waitFor waits until the selector matches and the page is not loading.
+func waitFor(t *testing.T, p *browser.Page, sel string) {
+	t.Helper()
+	browser.Eval[bool](p, `new Promise(function (r) { (function w() { document.querySelector('`+sel+`') && document.body.dataset.state !== 'loading' ? r(true) : setTimeout(w, 10) })() })`)
+}
+
+func renderedMark(t *testing.T, p *browser.Page, label string) {
+	t.Helper()
+	ms := browser.Eval[[2]float64](p, `(function () {
+  var e = performance.getEntriesByName('gpuledger-rendered'), n = performance.getEntriesByType('navigation')[0];
+  return [e.length === 1 ? e[0].startTime : -1, n ? n.domContentLoadedEventEnd : -1];
+})()`)
+	if ms[0] < 0 {
+		t.Errorf("%s: no single gpuledger-rendered mark", label)
+		return
+	}
+	t.Logf("%s: gpuledger-rendered at %.0f ms after navigation (DOMContentLoaded at %.0f ms)", label, ms[0], ms[1])
+	t.Logf("%s", browser.Eval[string](p, `JSON.stringify(performance.getEntriesByType('navigation').concat(performance.getEntriesByType('resource')).map(function (e) { return e.name.replace(/^.*\//, '') + ' ' + Math.round(e.startTime) + '-' + Math.round(e.responseEnd) }))`))
+}
+
+// expectText fails unless the element's text equals want.
+func expectText(t *testing.T, p *browser.Page, sel, want string) {
+	t.Helper()
+	if got := p.Text(sel); got != want {
+		t.Errorf("%s = %q, want %q", sel, got, want)
+	}
+}
+
+func money(s *string, cur string) string {
+	if s == nil {
+		return "no price"
+	}
+	return *s + " " + cur
+}
+
+func checkMonth(t *testing.T, p *browser.Page, f fixtures, noPrice string) {
+	t.Helper()
+	for _, c := range f.month.Currencies {
+		expectText(t, p, `[data-test="total-`+c.Currency+`"]`, money(c.Totals.Total, c.Currency))
+		expectText(t, p, `[data-test="projection-`+c.Currency+`"]`, money(c.Projection, c.Currency))
+		expectText(t, p, `[data-test="idle-`+c.Currency+`"]`, money(c.Totals.Idle, c.Currency))
+		if c.Budget != nil {
+			expectText(t, p, `[data-test="budget-`+c.Currency+`"]`, money(c.Budget, c.Currency))
+		}
+	}
+	// Rentals in the API's order, most expensive first; an unpriced total
+	// reads as text, never 0.
+	order := browser.Eval[[]string](p, `Array.from(document.querySelectorAll('[data-test^="rental-row-"]')).map(function (e) { return e.dataset.test })`)
+	var want []string
+	for _, r := range f.month.Rentals {
+		want = append(want, fmt.Sprintf("rental-row-%d", r.ID))
+		row := p.Text(fmt.Sprintf(`[data-test="rental-row-%d"] td.num`, r.ID))
+		if r.Total == nil {
+			if !strings.Contains(row, noPrice) {
+				t.Errorf("rental %d has no price; its total reads %q, want %q", r.ID, row, noPrice)
+			}
+		} else if !strings.HasPrefix(row, *r.Total+" "+r.Currency) {
+			t.Errorf("rental %d total reads %q, want %s %s", r.ID, row, *r.Total, r.Currency)
+		}
+	}
+	if strings.Join(order, ",") != strings.Join(want, ",") {
+		t.Errorf("rental rows %v, want %v", order, want)
+	}
+	for _, b := range f.month.Balances {
+		got := p.Text(`[data-test="balance-` + b.Platform + `"]`)
+		if !strings.Contains(got, b.Balance+" "+b.Currency) {
+			t.Errorf("balance-%s reads %q, want it to show %s %s", b.Platform, got, b.Balance, b.Currency)
+		}
+	}
+	for _, pl := range f.month.Platforms {
+		got := p.Text(`[data-test="platform-` + pl.Platform + `-` + pl.Currency + `"]`)
+		if !strings.Contains(got, *pl.Total+" "+pl.Currency) {
+			t.Errorf("platform %s reads %q, want its total %s", pl.Platform, got, *pl.Total)
+		}
+	}
+	checkCharts(t, p, `[data-test^="chart-daily-"]`, "--c-compute", len(f.month.Currencies))
+	checkCharts(t, p, `[data-test^="chart-cumulative-"]`, "--c-compute", len(f.month.Currencies))
+}
+
+func TestDashboard_Browser(t *testing.T) {
+	f := load(t)
+	b := browser.Start(t)
+	dir := artifacts(t)
+	shot := func(t *testing.T, p *browser.Page, name string) {
+		path := filepath.Join(dir, "dashboard-"+name+".png")
+		p.Screenshot(path)
+		t.Logf("screenshot %s", path)
+	}
+
+	t.Run("MonthByLink", func(t *testing.T) {
+		for _, vp := range []browser.Viewport{browser.Phone, browser.Desktop} {
+			for _, sc := range []browser.Scheme{browser.Light, browser.Dark} {
+				label := vp.Name + "-" + string(sc)
+				hub := &fakeHub{t: t, f: f}
+				srv := hub.serve()
+				p := b.Open(t, srv.URL+dashboard.PathLogin+"?code="+code, browser.Options{Viewport: vp, Scheme: sc})
+				if s := p.WaitState(); s != "ready" {
+					t.Fatalf("%s: state %q, want ready; page: %s", label, s, p.Text("main"))
+				}
+				checkMonth(t, p, f, "no price")
+				renderedMark(t, p, label)
+				if w := browser.Eval[[2]int](p, `[document.documentElement.scrollWidth, document.documentElement.clientWidth]`); w[0] > w[1] {
+					t.Errorf("%s: the page is %d px wide in a %d px window", label, w[0], w[1])
+				}
+				wantBG := map[browser.Scheme]string{browser.Light: "rgb(255, 255, 255)", browser.Dark: "rgb(17, 20, 24)"}[sc]
+				if bg := browser.Eval[string](p, `getComputedStyle(document.body).backgroundColor`); bg != wantBG {
+					t.Errorf("%s: body background %s, want %s from prefers-color-scheme", label, bg, wantBG)
+				}
+				if _, bearer, cookied, _ := hub.seen(); cookied == 0 || bearer != 0 {
+					t.Errorf("%s: %d calls by cookie, %d by bearer; want the cookie alone", label, cookied, bearer)
+				}
+				shot(t, p, "month-"+label)
+				p.CheckClean(nil)
+			}
+		}
+	})
+
+	t.Run("Narrow", func(t *testing.T) {
+		// The narrowest phones in use: 360 px, month and rental.
+		hub := &fakeHub{t: t, f: f}
+		srv := hub.serve()
+		p := b.Open(t, srv.URL+dashboard.PathLogin+"?code="+code, browser.Options{Viewport: browser.Viewport{Name: "narrow", Width: 360, Height: 740, Scale: 2, Mobile: true}})
+		p.WaitState()
+		for route, sel := range map[string]string{"#/rental/7": `[data-test="timeline"]`, "#/month/2026-12": `[data-test="currency-USD"]`} {
+			browser.Eval[bool](p, `(location.hash = '`+route+`', true)`)
+			waitFor(t, p, sel)
+			if w := browser.Eval[[2]int](p, `[document.documentElement.scrollWidth, document.documentElement.clientWidth]`); w[0] > w[1] {
+				t.Errorf("%s: the page is %d px wide in a %d px window", route, w[0], w[1])
+			}
+		}
+		p.CheckClean(nil)
+	})
+
+	t.Run("MonthInTelegramDark", func(t *testing.T) {
+		hub := &fakeHub{t: t, f: f, lang: "zh"}
+		srv := hub.serve()
+		p := b.Open(t, telegramURL(srv.URL, telegramDark), browser.Options{Viewport: browser.Phone, Scheme: browser.Light, InitScript: tgRecorder})
+		if s := p.WaitState(); s != "ready" {
+			t.Fatalf("state %q, want ready; page: %s", s, p.Text("main"))
+		}
+		sessions, bearer, cookied, _ := hub.seen()
+		if len(sessions) != 1 || sessions[0] != initData {
+			t.Errorf("api/session got %q, want initData once, decoded", sessions)
+		}
+		if bearer == 0 || cookied != 0 {
+			t.Errorf("%d calls by bearer, %d by cookie; want the bearer token alone", bearer, cookied)
+		}
+		if h := browser.Eval[string](p, `location.hash`); strings.Contains(h, "tgWebAppData") {
+			t.Errorf("initData left in the address: %q", h)
+		}
+		if bg := browser.Eval[string](p, `getComputedStyle(document.body).backgroundColor`); bg != "rgb(33, 45, 59)" {
+			t.Errorf("body background %q, want Telegram's bg_color #212d3b", bg)
+		}
+		ev := browser.Eval[[]string](p, `window.__tgEvents`)
+		if s := strings.Join(ev, ","); !strings.Contains(s, "web_app_ready") || !strings.Contains(s, "web_app_expand") {
+			t.Errorf("posted events %v, want web_app_ready and web_app_expand", ev)
+		}
+		checkMonth(t, p, f, "未定价")
+		if got := p.Text(`[data-test="currency-USD"]`); !strings.Contains(got, "月末预计") {
+			t.Errorf("a zh user's month reads %q, want Chinese labels", got)
+		}
+		renderedMark(t, p, "telegram-dark")
+		shot(t, p, "month-phone-telegram-dark")
+
+		// The CSV button fetches with the bearer token.
+		browser.Eval[bool](p, `(document.querySelector('[data-test="csv"]').click(), true)`)
+		browser.Eval[bool](p, `new Promise(function (r) { setTimeout(function () { r(true) }, 200) })`)
+		_, _, _, ex := hub.seen()
+		if exports := strings.Join(ex, ";"); exports != f.month.Month+" bearer" {
+			t.Errorf("export calls %q, want one for %s with the bearer token", exports, f.month.Month)
+		}
+
+		// A theme change re-applies the variables.
+		browser.Eval[bool](p, `(Telegram.WebView.receiveEvent('theme_changed', {theme_params: {bg_color: '#102030'}}), true)`)
+		if v := browser.Eval[string](p, `getComputedStyle(document.documentElement).getPropertyValue('--tg-theme-bg-color').trim()`); v != "#102030" {
+			t.Errorf("after theme_changed --tg-theme-bg-color = %q, want #102030", v)
+		}
+		if sc := browser.Eval[string](p, `document.documentElement.dataset.scheme + ' ' + getComputedStyle(document.documentElement).getPropertyValue('--s-stopped').trim()`); sc != "dark #3a414b" {
+			t.Errorf("scheme and stopped colour %q under a dark Telegram theme on a light device, want dark #3a414b", sc)
+		}
+		if n := p.Count(`[data-test^="chart-"] canvas`); n != 2*len(f.month.Currencies) {
+			t.Errorf("%d charts after the theme change, want %d", n, 2*len(f.month.Currencies))
+		}
+		// Clicking a rental row opens its page.
+		browser.Eval[bool](p, `(document.querySelector('[data-test="rental-row-7"]').click(), true)`)
+		browser.Eval[bool](p, `new Promise(function (r) { (function w() { document.querySelector('[data-test="rental-name"]') && document.body.dataset.state === 'ready' ? r(true) : setTimeout(w, 10) })() })`)
+		expectText(t, p, `[data-test="rental-name"]`, f.rental.Rental.Name)
+		if ev := browser.Eval[[]string](p, `window.__tgEvents`); ev[len(ev)-1] != "web_app_setup_back_button" {
+			t.Errorf("posted events %v, want Telegram's back button shown on the rental's page", ev)
+		}
+		browser.Eval[bool](p, `(Telegram.WebView.receiveEvent('back_button_pressed'), true)`)
+		waitFor(t, p, `[data-test="month-picker"]`)
+
+		// Another month from the picker: its (empty) page, no error.
+		browser.Eval[bool](p, `(function () { var s = document.querySelector('[data-test="month-picker"]'); s.value = '2026-10'; s.dispatchEvent(new Event('change')); return true })()`)
+		waitFor(t, p, `[data-test="empty"]`)
+		if h := browser.Eval[string](p, `location.hash`); h != "#/month/2026-10" {
+			t.Errorf("after picking October the address is %q", h)
+		}
+		p.CheckClean(nil)
+	})
+
+	t.Run("UnknownRental", func(t *testing.T) {
+		hub := &fakeHub{t: t, f: f}
+		srv := hub.serve()
+		p := b.Open(t, srv.URL+dashboard.PathLogin+"?code="+code, browser.Options{Viewport: browser.Phone})
+		p.WaitState()
+		browser.Eval[bool](p, `(location.hash = '#/rental/999', true)`)
+		waitFor(t, p, `[data-test="error"]`)
+		if s := browser.Eval[string](p, `document.body.dataset.state`); s != "error" {
+			t.Errorf("state %q for another user's rental, want error", s)
+		}
+		if msg := p.Text(`[data-test="error"]`); !strings.Contains(msg, "not_found") {
+			t.Errorf("error reads %q, want the server's message", msg)
+		}
+		p.CheckClean(func(pr browser.Problem) bool { return pr.Source == "network" && strings.Contains(pr.Text, "404") })
+	})
+
+	t.Run("Rental", func(t *testing.T) {
+		for _, vp := range []browser.Viewport{browser.Phone, browser.Desktop} {
+			hub := &fakeHub{t: t, f: f}
+			srv := hub.serve()
+			// Sign in by the link, then open the rental's address.
+			p := b.Open(t, srv.URL+dashboard.PathLogin+"?code="+code, browser.Options{Viewport: vp})
+			p.WaitState()
+			browser.Eval[bool](p, `(location.hash = '#/rental/7', true)`)
+			browser.Eval[bool](p, `new Promise(function (r) { (function w() { document.querySelector('[data-test="timeline"]') && document.body.dataset.state === 'ready' ? r(true) : setTimeout(w, 10) })() })`)
+			r := f.rental
+			expectText(t, p, `[data-test="rental-name"]`, r.Rental.Name)
+			expectText(t, p, `[data-test="rental-total"]`, money(r.Rental.Total, r.Rental.Currency))
+			expectText(t, p, `[data-test="rental-idle"]`, money(r.Rental.Idle, r.Rental.Currency))
+			expectText(t, p, `[data-test="rental-compute"]`, money(r.Rental.Compute, r.Rental.Currency))
+			states := browser.Eval[[]string](p, `Array.from(document.querySelectorAll('[data-test="segment"]')).map(function (e) { return e.dataset.state })`)
+			var want []string
+			for _, s := range r.Timeline {
+				want = append(want, s.State)
+			}
+			if strings.Join(states, ",") != strings.Join(want, ",") {
+				t.Errorf("timeline segments %v, want %v", states, want)
+			}
+			widths := browser.Eval[float64](p, `Array.from(document.querySelectorAll('[data-test="segment"]')).reduce(function (a, e) { return a + e.getBoundingClientRect().width }, 0) / document.querySelector('[data-test="timeline"]').getBoundingClientRect().width`)
+			if widths < 0.97 || widths > 1.03 {
+				t.Errorf("segments fill %.2f of the strip, want all of it", widths)
+			}
+			checkCharts(t, p, `[data-test="chart-hours"]`, "--s-busy", 1)
+			// Started at local midnight in the user's zone (16:00 UTC the day before).
+			if got := p.Text(`[data-test="rental-started"]`); !strings.Contains(got, "1 Dec 2026") || !strings.Contains(got, "00:00") {
+				t.Errorf("started reads %q, want 1 Dec 2026, 00:00 in %s", got, f.me.TZ)
+			}
+			shot(t, p, "rental-"+vp.Name)
+			p.CheckClean(nil)
+		}
+	})
+
+	t.Run("TelegramWebFrame", func(t *testing.T) {
+		hub := &fakeHub{t: t, f: f}
+		srv := hub.serve()
+		app := strings.TrimPrefix(telegramURL(srv.URL, map[string]string{"bg_color": "#ffffff", "text_color": "#000000"}), srv.URL)
+		p := b.Open(t, srv.URL+"/telegram-web?src="+url.QueryEscape(app), browser.Options{Viewport: browser.Desktop})
+		state := browser.Eval[string](p, `new Promise(function (r) { (function w() {
+  var d = document.getElementById('app').contentDocument, s = d && d.body && d.body.dataset.state;
+  s && s !== 'loading' ? r(s) : setTimeout(w, 10) })() })`)
+		if state != "ready" {
+			t.Fatalf("framed app state %q, want ready", state)
+		}
+		msgs := browser.Eval[[]string](p, `window.__msgs`)
+		if s := strings.Join(msgs, ","); !strings.Contains(s, "web_app_ready") || !strings.Contains(s, "web_app_expand") {
+			t.Errorf("the frame posted %v, want web_app_ready and web_app_expand", msgs)
+		}
+		// Telegram Web sends theme changes by postMessage.
+		bg := browser.Eval[string](p, `new Promise(function (r) {
+  var f = document.getElementById('app');
+  f.contentWindow.postMessage(JSON.stringify({eventType: 'theme_changed', eventData: {theme_params: {bg_color: '#0e1621'}}}), '*');
+  setTimeout(function () { r(getComputedStyle(f.contentDocument.body).backgroundColor) }, 100) })`)
+		if bg != "rgb(14, 22, 33)" {
+			t.Errorf("framed app background %q after theme_changed, want rgb(14, 22, 33)", bg)
+		}
+		p.CheckClean(nil)
+	})
+
+	t.Run("SignInOn401", func(t *testing.T) {
+		hub := &fakeHub{t: t, f: f}
+		srv := hub.serve()
+		p := b.Open(t, srv.URL+"/app/", browser.Options{Viewport: browser.Phone, Scheme: browser.Dark})
+		if s := p.WaitState(); s != "signin" {
+			t.Fatalf("state %q, want signin", s)
+		}
+		msg := p.Text(`[data-test="signin"]`)
+		for _, want := range []string{"/dashboard", "menu button", "菜单按钮", "请先登录"} {
+			if !strings.Contains(msg, want) {
+				t.Errorf("sign-in message %q lacks %q", msg, want)
+			}
+		}
+		shot(t, p, "signin-phone")
+		// The refused request is logged by the browser; nothing else may be.
+		p.CheckClean(func(pr browser.Problem) bool { return pr.Source == "network" && strings.Contains(pr.Text, "401") })
+	})
+
+	t.Run("ForgedInitData", func(t *testing.T) {
+		hub := &fakeHub{t: t, f: f}
+		srv := hub.serve()
+		u := strings.Replace(telegramURL(srv.URL, nil), "hash%3D0a1b2c", "hash%3Dffffff", 1)
+		p := b.Open(t, u, browser.Options{Viewport: browser.Phone})
+		if s := p.WaitState(); s != "signin" {
+			t.Fatalf("state %q with refused initData, want signin", s)
+		}
+		p.CheckClean(func(pr browser.Problem) bool { return pr.Source == "network" && strings.Contains(pr.Text, "401") })
+	})
+
+	t.Run("Strings", func(t *testing.T) {
+		hub := &fakeHub{t: t, f: f}
+		srv := hub.serve()
+		p := b.Open(t, srv.URL+dashboard.PathLogin+"?code="+code, browser.Options{Viewport: browser.Desktop})
+		p.WaitState()
+		bad := browser.Eval[[]string](p, `(function () {
+  var S = window.gpuledgerStrings, bad = [];
+  function args(s) { return (s.match(/\{\d\}/g) || []).sort().join() }
+  Object.keys(S.en).forEach(function (k) { if (!(k in S.zh)) bad.push('zh lacks ' + k); else if (args(S.en[k]) !== args(S.zh[k])) bad.push(k + ': arguments differ'); });
+  Object.keys(S.zh).forEach(function (k) { if (!(k in S.en)) bad.push('en lacks ' + k); });
+  return bad;
+})()`)
+		if len(bad) > 0 {
+			t.Errorf("catalog: %v", bad)
+		}
+	})
+}
