@@ -22,6 +22,7 @@ import (
 //	POST /control/down     {"down":true}
 //	GET  /control/messages?chat=ID[&min=N&timeout=10s]  → [Message...] (waits for at least min messages)
 //	GET  /control/commands?lang=zh                       → [Command...]
+//	GET  /control/menu                                   → MenuButton (404 until set)
 //	GET  /control/answers                                → [CallbackAnswer...]
 //	GET  /control/state                                  → State
 //
@@ -136,6 +137,13 @@ func (s *Server) serveControl(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusOK, msgs)
 	case "commands":
 		writeJSON(w, http.StatusOK, s.Commands(q.Get("lang")))
+	case "menu":
+		mb, ok := s.Menu()
+		if !ok {
+			controlError(w, http.StatusNotFound, "the bot has not set a menu button")
+			return
+		}
+		writeJSON(w, http.StatusOK, mb)
 	case "answers":
 		writeJSON(w, http.StatusOK, s.Answers())
 	case "state":
