@@ -23,9 +23,6 @@ var dashboardTexts = chat.Catalog{
 	"dash_link": {
 		"📊 Your dashboard: %[1]s\nThe link works once, until %[2]s. It signs in whoever opens it first, so don't forward it or show it to anyone.",
 		"📊 你的仪表盘：%[1]s\n链接只能用一次，%[2]s 前有效。谁先打开就登录谁，请勿转发或给别人看。"},
-	"dash_button_hint": {
-		"In Telegram, the button below opens it without the link.",
-		"在 Telegram 里，点下面的按钮即可直接打开，不需要链接。"},
 	"dash_off": {
 		"The dashboard is off on this server: it is served by the agent hub, and this server runs without its hub (whoever runs it starts it with GPULEDGER_PUBLIC_URL and the hub's listener: see docs/config.md).",
 		"这台服务器没有开启仪表盘：仪表盘由代理服务（hub）提供，而这台服务器运行时没有启动它（运行它的人需设置 GPULEDGER_PUBLIC_URL 并开启 hub 的监听：见 docs/config.md）。"},
@@ -113,10 +110,8 @@ func (r *req) dashboard() error {
 	if err != nil {
 		return fmt.Errorf("bot: make a dashboard link: %w", err)
 	}
-	text := r.dt("dash_link", link, r.when(expires))
-	out := r.withDashboard(r.plain(text))
-	if len(out.Buttons) > 0 {
-		out.Text += "\n" + r.dt("dash_button_hint")
-	}
-	return r.send(out)
+	// The button, where there is one, opens the Mini App signed by
+	// Telegram; the link is for a browser. A transport without Mini Apps
+	// (the console) drops the button, so the text does not mention it.
+	return r.send(r.withDashboard(r.plain(r.dt("dash_link", link, r.when(expires)))))
 }
