@@ -36,8 +36,8 @@ func (r *req) dt(key string, args ...any) string { return dashboardTexts.Render(
 
 // linkLimiter counts the dashboard links each user was given in the last
 // window. It is safe for concurrent use; it keeps at most
-// DashboardLinksPerWindow times per user and forgets users whose window
-// is empty.
+// DashboardLinksPerWindow times per user, and only allowed users reach
+// it, so its memory is bounded by the allow list.
 type linkLimiter struct {
 	mu    sync.Mutex
 	given map[int64][]time.Time
@@ -69,10 +69,12 @@ func (l *linkLimiter) take(user int64, now time.Time) (retryAt time.Time, ok boo
 func (r *req) toPrivate() bool { return r.u.ChatType == chat.ChatPrivate || r.priv.on }
 
 // appURL is the Mini App's URL for a web-app button on a reply to this
-// update, or "" when there must be none: no dashboard, no https URL, or
-// a reply that lands in a group (Telegram refuses web-app buttons there).
+// update, or "" when there must be none: no dashboard, no https URL, a
+// reply that lands in a group (Telegram refuses web-app buttons there),
+// or a line of a multi-line message (its replies are merged into one
+// answer, which a message with buttons would leave).
 func (r *req) appURL() string {
-	if r.c.dash == nil || !r.toPrivate() {
+	if r.c.dash == nil || !r.toPrivate() || r.inLines {
 		return ""
 	}
 	return r.c.dash.AppURL()

@@ -211,6 +211,13 @@ func TestCore_DashboardButtons(t *testing.T) {
 		}
 	}
 
+	// A multi-line message's replies are merged into one answer, which
+	// has no buttons.
+	out := e.handle(e.update(alice, "/status\n/spend"))
+	if len(out) != 1 || len(out[0].Out.Buttons) != 0 || !strings.Contains(out[0].Out.Text, "box1") {
+		t.Errorf("multi-line answer = %+v, want one merged answer without buttons", out)
+	}
+
 	off, _ := dashEnv(t, "")
 	off.say(alice, "/rent box1 autodl 4090 1.88/h")
 	for _, cmd := range []string{"/status", "/spend", "/summary"} {
