@@ -242,6 +242,14 @@ func (c *Client) Commands(ctx context.Context, lang string) ([]Command, error) {
 	return cmds, err
 }
 
+// Menu returns the bot's default menu button (an error until the bot set
+// one).
+func (c *Client) Menu(ctx context.Context) (MenuButton, error) {
+	var mb MenuButton
+	err := c.do(ctx, http.MethodGet, "/control/menu", nil, &mb)
+	return mb, err
+}
+
 // FailNext makes the next n calls of method ("" for any) fail; see
 // Server.FailMethod.
 func (c *Client) FailNext(ctx context.Context, method string, n, status, retryAfter int) error {

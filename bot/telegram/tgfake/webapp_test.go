@@ -1,6 +1,7 @@
 package tgfake_test
 
 import (
+	"context"
 	"strconv"
 	"strings"
 	"testing"
@@ -54,6 +55,9 @@ func TestServer_SetChatMenuButton(t *testing.T) {
 	if _, ok := fake.Menu(); ok {
 		t.Fatal("a menu button before any was set")
 	}
+	if _, err := tgfake.NewClient(fake.URL(), nil).Menu(context.Background()); err == nil {
+		t.Error("control API: a menu button before any was set")
+	}
 	if err := set(`{"type":"web_app","text":"Dashboard","web_app":{"url":"https://h.example/app/"}}`); err != nil {
 		t.Fatal(err)
 	}
@@ -64,6 +68,10 @@ func TestServer_SetChatMenuButton(t *testing.T) {
 		if err := set(bad); err == nil {
 			t.Errorf("%s accepted", bad)
 		}
+	}
+	c := tgfake.NewClient(fake.URL(), nil)
+	if mb, err := c.Menu(context.Background()); err != nil || mb.URL != "https://h.example/app/" {
+		t.Errorf("control API menu = %+v, %v", mb, err)
 	}
 	if err := set(`{"type":"commands"}`); err != nil {
 		t.Fatal(err)
