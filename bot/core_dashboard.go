@@ -24,8 +24,8 @@ var dashboardTexts = chat.Catalog{
 		"📊 Your dashboard: %[1]s\nThe link works once, until %[2]s. It signs in whoever opens it first, so don't forward it or show it to anyone.",
 		"📊 你的仪表盘：%[1]s\n链接只能用一次，%[2]s 前有效。谁先打开就登录谁，请勿转发或给别人看。"},
 	"dash_off": {
-		"The dashboard is off on this server: it is served by the agent hub, and this server runs without its hub (whoever runs it starts it with GPULEDGER_PUBLIC_URL and the hub's listener: see docs/config.md).",
-		"这台服务器没有开启仪表盘：仪表盘由代理服务（hub）提供，而这台服务器运行时没有启动它（运行它的人需设置 GPULEDGER_PUBLIC_URL 并开启 hub 的监听：见 docs/config.md）。"},
+		"The dashboard is off on this server: the agent hub serves it, and this server runs without its hub. Whoever runs it turns it on by serving the hub (<code>GPULEDGER_LISTEN</code>) at a public URL (<code>GPULEDGER_PUBLIC_URL</code>, https for the button inside Telegram): see docs/config.md.",
+		"这台服务器没有开启仪表盘：仪表盘由代理服务（hub）提供，而这台服务器运行时没有启动它。运行它的人需开启 hub（<code>GPULEDGER_LISTEN</code>）并设置公网地址（<code>GPULEDGER_PUBLIC_URL</code>，在 Telegram 里打开需为 https）：见 docs/config.md。"},
 	"dash_rate": {
 		"✗ You asked for %[1]s dashboard links in the last %[2]s; try again at %[3]s (in %[4]s). An unused link still works until it expires.",
 		"✗ 你在最近 %[2]s 内已要了 %[1]s 个仪表盘链接，请在 %[3]s（%[4]s后）再试。没用过的链接在过期前仍然有效。"},
