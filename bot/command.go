@@ -46,6 +46,7 @@ const (
 	KindConnect      Kind = "connect"
 	KindDisconnect   Kind = "disconnect"
 	KindReconcile    Kind = "reconcile"
+	KindDashboard    Kind = "dashboard"
 	KindHelp         Kind = "help"
 	KindStart        Kind = "start"
 	KindProposedRent Kind = "proposed_rent" // free text that looks like a rental
@@ -250,6 +251,10 @@ type ExportCmd struct {
 	Format string // "csv" or "json"
 }
 
+// DashboardCmd asks for a one-time sign-in link to the dashboard:
+// /dashboard.
+type DashboardCmd struct{}
+
 // UndoCmd reverses the last change: /undo.
 type UndoCmd struct{}
 
@@ -384,6 +389,7 @@ func (SpendCmd) Kind() Kind         { return KindSpend }
 func (SummaryCmd) Kind() Kind       { return KindSummary }
 func (ExportCmd) Kind() Kind        { return KindExport }
 func (UndoCmd) Kind() Kind          { return KindUndo }
+func (DashboardCmd) Kind() Kind     { return KindDashboard }
 func (AgentCmd) Kind() Kind         { return KindAgent }
 func (AgentEnrolCmd) Kind() Kind    { return KindAgent }
 func (AgentRevokeCmd) Kind() Kind   { return KindAgent }

@@ -64,7 +64,9 @@ func newChatWith(t *testing.T, config func(*bot.Config, *convo)) *convo {
 	db.Now = c.clock
 	cfg.Now = c.clock
 	cfg.BotName = tgfake.BotUsername
-	cfg.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
 	core, err := bot.New(ctx, cfg)
 	if err != nil {
 		t.Fatal(err)

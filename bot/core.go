@@ -170,6 +170,8 @@ type Core struct {
 	botName   string
 	props     *proposals
 	conns     Connections
+	dash      DashboardLinks
+	links     *linkLimiter
 
 	mu      sync.RWMutex
 	buttons map[string]chat.ButtonFunc
@@ -207,6 +209,8 @@ func New(ctx context.Context, cfg Config) (*Core, error) {
 		tokens:    cfg.TokenRecords,
 		botName:   cfg.BotName,
 		conns:     cfg.Connections,
+		dash:      cfg.Dashboard,
+		links:     newLinkLimiter(),
 		buttons:   make(map[string]chat.ButtonFunc),
 	}
 	if c.now == nil {

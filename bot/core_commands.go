@@ -75,6 +75,8 @@ func (r *req) dispatch(cmd Command) error {
 		return r.export(c)
 	case UndoCmd:
 		return r.undo()
+	case DashboardCmd:
+		return r.dashboard()
 	case AgentCmd:
 		return r.agent(c)
 	case AgentEnrolCmd:

@@ -18,7 +18,7 @@ func (r *req) status() error {
 	if err != nil {
 		return err
 	}
-	return r.answer(r.plain(view.RenderStatus(b, r.now, r.lang)))
+	return r.answer(r.withDashboard(r.plain(view.RenderStatus(b, r.now, r.lang))))
 }
 
 func (r *req) spend(c SpendCmd) error {
@@ -48,7 +48,7 @@ func (r *req) spend(c SpendCmd) error {
 	if mf, _ := ledger.MonthRange(r.now, r.loc); !from.Before(mf) {
 		text += "\n" + view.RenderBudget(b, r.now, r.lang)
 	}
-	return r.answer(r.plain(text))
+	return r.answer(r.withDashboard(r.plain(text)))
 }
 
 func (r *req) summary() error {
@@ -56,7 +56,7 @@ func (r *req) summary() error {
 	if err != nil {
 		return err
 	}
-	if err := r.answer(r.plain(view.RenderSummary(b, r.now, r.lang))); err != nil || r.c.chart == nil {
+	if err := r.answer(r.withDashboard(r.plain(view.RenderSummary(b, r.now, r.lang)))); err != nil || r.c.chart == nil {
 		return err
 	}
 	// The chart follows, as after the nightly summary; a chart that

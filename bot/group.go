@@ -10,8 +10,9 @@ package bot
 //   - /help and /start are answered in the group: they hold nothing of
 //     anyone's.
 //   - Questions (/status, /spend, /summary, /balance and /budget without an
-//     amount, /settings without changes, /why, /export) and /agent (its
-//     answer is a secret) are answered in the sender's private chat, and
+//     amount, /settings without changes, /why, /export), /agent (its
+//     answer is a secret) and /dashboard (its one-time link signs in
+//     whoever opens it) are answered in the sender's private chat, and
 //     the group hears only "I sent it to you privately". The errors of
 //     such a command go privately too.
 //   - Commands that write the ledger are not run: the group is told to
@@ -42,7 +43,7 @@ func placeInGroup(cmd Command) groupPlace {
 	switch c := cmd.(type) {
 	case HelpCmd, StartCmd, NotACommand, ProposedRentCmd, ProposedChangeCmd, OtherBot:
 		return inGroup
-	case StatusCmd, SpendCmd, SummaryCmd, ExportCmd, WhyCmd, AgentCmd, AgentEnrolCmd, AgentRevokeCmd, ReconcileCmd:
+	case StatusCmd, SpendCmd, SummaryCmd, ExportCmd, WhyCmd, AgentCmd, AgentEnrolCmd, AgentRevokeCmd, ReconcileCmd, DashboardCmd:
 		return privately
 	case BalanceCmd:
 		if !c.Set {

@@ -493,7 +493,7 @@ func (p *parser) parse(toks []string) (Command, error) {
 		return p.topupBalance(toks)
 	case KindBudget:
 		return p.budget(toks)
-	case KindStatus, KindSummary, KindUndo:
+	case KindStatus, KindSummary, KindUndo, KindDashboard:
 		if err := p.split(toks, nil, false); err != nil {
 			return nil, err
 		}
@@ -505,6 +505,8 @@ func (p *parser) parse(toks []string) (Command, error) {
 			return StatusCmd{}, nil
 		case KindSummary:
 			return SummaryCmd{}, nil
+		case KindDashboard:
+			return DashboardCmd{}, nil
 		}
 		return UndoCmd{}, nil
 	case KindSpend:

@@ -78,7 +78,8 @@ func (s *Scheduler) sendSummary(ctx context.Context, u *ledger.User, day, due, n
 	if late := now.Sub(due); late > lateAfter {
 		text = tr(lg, "summary_late", due.In(u.Location()).Format("2006-01-02"), clock(u, due)) + "\n" + text
 	}
-	if _, err := s.cfg.Sender.Send(ctx, chat.Outgoing{ChatID: s.cfg.ChatID(u.ID), Text: text, Silent: ledger.InQuietHours(u, now)}); err != nil {
+	out := chat.Outgoing{ChatID: s.cfg.ChatID(u.ID), Text: text, Silent: ledger.InQuietHours(u, now), Buttons: s.dashboardButtons(lg)}
+	if _, err := s.cfg.Sender.Send(ctx, out); err != nil {
 		if uerr := s.store.UnmarkNotice(ctx, key); uerr != nil {
 			s.log.Error("scheduler: unmark summary", "user", u.ID, "err", uerr)
 		}
@@ -98,6 +99,16 @@ func (s *Scheduler) sendSummary(ctx context.Context, u *ledger.User, day, due, n
 		s.log.Error("scheduler: send chart", "user", u.ID, "err", err)
 	}
 	return nil
+}
+
+// dashboardButtons is the summary's [Open dashboard] row, or nil when
+// the dashboard has no Mini App URL. The summary goes to the user's
+// private chat (ChatID), where Telegram allows web-app buttons.
+func (s *Scheduler) dashboardButtons(lg string) [][]chat.Button {
+	if s.cfg.DashboardURL == nil {
+		return nil
+	}
+	return chat.WithRow(nil, chat.DashboardRow(lg, s.cfg.DashboardURL()))
 }
 
 // SummaryChart is the chart that follows a summary: the 14 days up to

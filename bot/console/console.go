@@ -216,9 +216,10 @@ func (c *Console) printf(format string, args ...any) {
 	fmt.Fprintf(c.cfg.Out, format, args...)
 }
 
-// Send prints m (see chat.Sender): HTML reduced to plain text, buttons as
-// numbered choices (numbered after every earlier message's, so those stay
-// pressable), an edit prefixed "(updated)" (its buttons replace the edited
+// Send prints m (see chat.Sender): HTML reduced to plain text (a link
+// whole, on its line, to copy), buttons as numbered choices (numbered
+// after every earlier message's, so those stay pressable; a web-app
+// button is left out, as a terminal cannot open a Mini App), an edit prefixed "(updated)" (its buttons replace the edited
 // message's), a document or photo written to a file in Dir with its path
 // printed. It returns the message's ID.
 func (c *Console) Send(ctx context.Context, m chat.Outgoing) (int, error) {
@@ -248,7 +249,11 @@ func (c *Console) Send(ctx context.Context, m chat.Outgoing) (int, error) {
 	}
 	var btns []chat.Button
 	for _, row := range m.Buttons {
-		btns = append(btns, row...)
+		for _, btn := range row {
+			if btn.WebApp == "" { // a Mini App opens only inside Telegram
+				btns = append(btns, btn)
+			}
+		}
 	}
 	if first := c.setButtons(id, btns); len(btns) > 0 {
 		labels := make([]string, len(btns))

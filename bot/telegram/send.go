@@ -36,6 +36,11 @@ func apiSays(err error, text string) bool {
 // answers with backoff up to SendAttempts times. Other API errors (4xx)
 // are returned at once.
 func (t *Transport) call(ctx context.Context, chatID int64, c tgbotapi.Chattable) (*tgbotapi.APIResponse, error) {
+	return t.do(ctx, chatID, chattable(c))
+}
+
+// do is call for any request (a method the library lacks).
+func (t *Transport) do(ctx context.Context, chatID int64, req request) (*tgbotapi.APIResponse, error) {
 	failures, waits := 0, 0
 	for {
 		if chatID != 0 {
@@ -43,7 +48,7 @@ func (t *Transport) call(ctx context.Context, chatID int64, c tgbotapi.Chattable
 				return nil, err
 			}
 		}
-		resp, err := t.bot(ctx).Request(c)
+		resp, err := req(t.bot(ctx))
 		if err == nil {
 			return resp, nil
 		}
@@ -78,7 +83,12 @@ func (t *Transport) call(ctx context.Context, chatID int64, c tgbotapi.Chattable
 
 // message calls a method that returns a Message and returns its ID.
 func (t *Transport) message(ctx context.Context, chatID int64, c tgbotapi.Chattable) (int, error) {
-	resp, err := t.call(ctx, chatID, c)
+	return t.messageOf(ctx, chatID, chattable(c))
+}
+
+// messageOf is message for any request.
+func (t *Transport) messageOf(ctx context.Context, chatID int64, req request) (int, error) {
+	resp, err := t.do(ctx, chatID, req)
 	if err != nil {
 		return 0, err
 	}
@@ -154,9 +164,7 @@ func (t *Transport) sendText(ctx context.Context, m chat.Outgoing) (int, error) 
 		cfg.DisableWebPagePreview = true
 		cfg.DisableNotification = m.Silent
 		if i == len(parts)-1 {
-			if mk := keyboard(m.Buttons); mk != nil {
-				cfg.ReplyMarkup = mk
-			}
+			cfg.ReplyMarkup = t.markup(ctx, m.ChatID, m.Buttons)
 		}
 		var err error
 		id, err = t.message(ctx, m.ChatID, cfg)
@@ -181,14 +189,10 @@ func (t *Transport) edit(ctx context.Context, m chat.Outgoing) (int, error) {
 	if len(parts) > 1 {
 		text += "…" // a card is one message: the rest is cut
 	}
-	cfg := tgbotapi.NewEditMessageText(m.ChatID, m.EditMessageID, text)
-	cfg.ParseMode = tgbotapi.ModeHTML
-	cfg.DisableWebPagePreview = true
-	cfg.ReplyMarkup = keyboard(m.Buttons)
-	id, err := t.message(ctx, m.ChatID, cfg)
+	mk := t.markup(ctx, m.ChatID, m.Buttons)
+	id, err := t.editText(ctx, m, text, tgbotapi.ModeHTML, mk)
 	if apiSays(err, "can't parse entities") {
-		cfg.ParseMode, cfg.Text = "", chat.StripHTML(text)
-		id, err = t.message(ctx, m.ChatID, cfg)
+		id, err = t.editText(ctx, m, chat.StripHTML(text), "", mk)
 	}
 	switch {
 	case err == nil:
@@ -203,6 +207,26 @@ func (t *Transport) edit(ctx context.Context, m chat.Outgoing) (int, error) {
 	return 0, fmt.Errorf("telegram: edit message %d: %w", m.EditMessageID, err)
 }
 
+// editText edits m's message to text in parseMode with the markup mk
+// (see markup): through the library's config, or, when mk holds web-app
+// buttons it cannot type, through MakeRequest.
+func (t *Transport) editText(ctx context.Context, m chat.Outgoing, text, parseMode string, mk any) (int, error) {
+	if web, ok := mk.(*webAppMarkup); ok {
+		req, err := editRequest(m.ChatID, m.EditMessageID, text, parseMode, web)
+		if err != nil {
+			return 0, fmt.Errorf("telegram: encode reply markup: %w", err)
+		}
+		return t.messageOf(ctx, m.ChatID, req)
+	}
+	cfg := tgbotapi.NewEditMessageText(m.ChatID, m.EditMessageID, text)
+	cfg.ParseMode = parseMode
+	cfg.DisableWebPagePreview = true
+	if kb, ok := mk.(*tgbotapi.InlineKeyboardMarkup); ok {
+		cfg.ReplyMarkup = kb
+	}
+	return t.message(ctx, m.ChatID, cfg)
+}
+
 func (t *Transport) sendFile(ctx context.Context, m chat.Outgoing) (int, error) {
 	caption, rest := "", ""
 	if parts := chat.SplitHTML(m.Text, MaxCaptionLen); len(parts) == 1 {
@@ -212,7 +236,7 @@ func (t *Transport) sendFile(ctx context.Context, m chat.Outgoing) (int, error) 
 	}
 	var cfg tgbotapi.Chattable
 	var what string
-	buttons := keyboard(m.Buttons)
+	buttons := t.markup(ctx, m.ChatID, m.Buttons)
 	if rest != "" {
 		buttons = nil // they go under the text that follows
 	}

@@ -135,6 +135,9 @@ type Config struct {
 	// Commands maps a language code ("" for the default, "zh") to the
 	// command menu set at start.
 	Commands map[string][]Command
+	// MenuApp makes the menu button open the dashboard's Mini App (set
+	// at start); zero: the command list (see setMenu).
+	MenuApp MenuApp
 
 	PollTimeout time.Duration // long-poll timeout (50s)
 	// Backoff spaces retries after network failures and 5xx answers
@@ -403,7 +406,8 @@ func (t *Transport) Run(ctx context.Context) error {
 }
 
 // connect calls getMe until it succeeds, then removes any webhook (which
-// would make getUpdates fail) and sets the command menus.
+// would make getUpdates fail) and sets the command menus and the menu
+// button.
 func (t *Transport) connect(ctx context.Context) error {
 	for attempt := 1; ; attempt++ {
 		me, err := t.bot(ctx).GetMe()
@@ -441,6 +445,7 @@ func (t *Transport) connect(ctx context.Context) error {
 			t.log.Warn("setMyCommands failed", "lang", lang, "err", t.scrubErr(err))
 		}
 	}
+	t.setMenu(ctx)
 	return nil
 }
 

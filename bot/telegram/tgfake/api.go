@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/url"
 	"regexp"
 	"slices"
 	"strconv"
@@ -142,6 +143,8 @@ func (s *Server) serveAPI(w http.ResponseWriter, r *http.Request) {
 		result, apiErr = s.deleteMessage(r)
 	case "setMyCommands":
 		result, apiErr = s.setMyCommands(r)
+	case "setChatMenuButton":
+		result, apiErr = s.setChatMenuButton(r)
 	case "getMyCommands":
 		result = s.Commands(r.FormValue("language_code"))
 	default:
@@ -241,13 +244,28 @@ func (s *Server) getUpdates(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-// parseMarkup reads reply_markup's inline keyboard and checks its buttons.
-func parseMarkup(r *http.Request) ([][]Button, *apiError) {
+// markupButton is an inline button as the Bot API takes it; the
+// library's type predates web_app.
+type markupButton struct {
+	Text         string  `json:"text"`
+	CallbackData *string `json:"callback_data"`
+	WebApp       *struct {
+		URL string `json:"url"`
+	} `json:"web_app"`
+}
+
+// parseMarkup reads reply_markup's inline keyboard for chatID and checks
+// its buttons as Telegram does: a text, callback data of 1 to 64 bytes or
+// a web app, and a web app only in a private chat (a positive chat ID)
+// and only at an https URL.
+func parseMarkup(r *http.Request, chatID int64) ([][]Button, *apiError) {
 	raw := r.FormValue("reply_markup")
 	if raw == "" {
 		return nil, nil
 	}
-	var mk tgbotapi.InlineKeyboardMarkup
+	var mk struct {
+		InlineKeyboard [][]markupButton `json:"inline_keyboard"`
+	}
 	if err := json.Unmarshal([]byte(raw), &mk); err != nil {
 		return nil, badRequest("can't parse reply keyboard markup JSON object")
 	}
@@ -258,10 +276,23 @@ func parseMarkup(r *http.Request) ([][]Button, *apiError) {
 			if b.Text == "" {
 				return nil, badRequest("BUTTON_TEXT_EMPTY")
 			}
-			data := ""
-			if b.CallbackData != nil {
-				data = *b.CallbackData
+			if b.WebApp != nil {
+				if b.CallbackData != nil {
+					return nil, badRequest("can't parse inline keyboard button: exactly one of the optional fields must be used")
+				}
+				if chatID <= 0 {
+					return nil, badRequest("BUTTON_TYPE_INVALID")
+				}
+				if u, err := url.Parse(b.WebApp.URL); err != nil || u.Scheme != "https" || u.Host == "" {
+					return nil, badRequest("inline keyboard button Web App URL '%s' is invalid: Only HTTPS links are allowed", b.WebApp.URL)
+				}
+				out = append(out, Button{Text: b.Text, WebApp: b.WebApp.URL})
+				continue
 			}
+			if b.CallbackData == nil {
+				return nil, badRequest("text buttons are unallowed in the inline keyboard")
+			}
+			data := *b.CallbackData
 			if len(data) > MaxButtonData || (b.CallbackData != nil && data == "") {
 				return nil, badRequest("BUTTON_DATA_INVALID")
 			}
@@ -344,11 +375,12 @@ func (s *Server) sendMessage(r *http.Request) (any, *apiError) {
 	if e := checkText(text, mode, MaxTextLen, "message is too long"); e != nil {
 		return nil, e
 	}
-	buttons, e := parseMarkup(r)
+	buttons, e := parseMarkup(r, chatID)
 	if e != nil {
 		return nil, e
 	}
-	m := &Message{ChatID: chatID, Text: text, ParseMode: mode, Buttons: buttons, Silent: r.FormValue("disable_notification") == "true"}
+	m := &Message{ChatID: chatID, Text: text, ParseMode: mode, Buttons: buttons, Silent: r.FormValue("disable_notification") == "true",
+		NoPreview: r.FormValue("disable_web_page_preview") == "true"}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.storeLocked(m)
@@ -364,7 +396,7 @@ func (s *Server) editMessageText(r *http.Request) (any, *apiError) {
 	if e := checkText(text, mode, MaxTextLen, "MESSAGE_TOO_LONG"); e != nil {
 		return nil, e
 	}
-	buttons, e := parseMarkup(r)
+	buttons, e := parseMarkup(r, chatID)
 	if e != nil {
 		return nil, e
 	}
@@ -425,7 +457,7 @@ func (s *Server) sendFile(r *http.Request, field string) (any, *apiError) {
 	if e := checkText(caption, mode, MaxCaptionLen, "message caption is too long"); e != nil {
 		return nil, e
 	}
-	buttons, e := parseMarkup(r)
+	buttons, e := parseMarkup(r, chatID)
 	if e != nil {
 		return nil, e
 	}
@@ -480,6 +512,49 @@ func (s *Server) setMyCommands(r *http.Request) (any, *apiError) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.commands[r.FormValue("language_code")] = cmds
+	s.notifyLocked()
+	return true, nil
+}
+
+// setChatMenuButton sets the default menu button (no chat_id) from the
+// menu_button JSON: {"type":"commands"}, {"type":"default"} or
+// {"type":"web_app","text":...,"web_app":{"url":"https://..."}}. Setting
+// one chat's button is not faked.
+func (s *Server) setChatMenuButton(r *http.Request) (any, *apiError) {
+	if r.FormValue("chat_id") != "" {
+		return nil, badRequest("the fake sets the default menu button only: leave chat_id out")
+	}
+	var mb struct {
+		Type   string `json:"type"`
+		Text   string `json:"text"`
+		WebApp *struct {
+			URL string `json:"url"`
+		} `json:"web_app"`
+	}
+	raw := r.FormValue("menu_button")
+	if raw == "" {
+		raw = `{"type":"default"}`
+	}
+	if err := json.Unmarshal([]byte(raw), &mb); err != nil {
+		return nil, badRequest("can't parse menu button JSON object")
+	}
+	b := MenuButton{Type: mb.Type}
+	switch mb.Type {
+	case "commands", "default":
+	case "web_app":
+		if mb.Text == "" || mb.WebApp == nil {
+			return nil, badRequest("a web_app menu button needs text and web_app")
+		}
+		if u, err := url.Parse(mb.WebApp.URL); err != nil || u.Scheme != "https" || u.Host == "" {
+			return nil, badRequest("menu button Web App URL '%s' is invalid: Only HTTPS links are allowed", mb.WebApp.URL)
+		}
+		b.Text, b.URL = mb.Text, mb.WebApp.URL
+	default:
+		return nil, badRequest("unsupported menu button type %q", mb.Type)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.menu = &b
 	s.notifyLocked()
 	return true, nil
 }

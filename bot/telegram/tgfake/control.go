@@ -22,6 +22,7 @@ import (
 //	POST /control/down     {"down":true}
 //	GET  /control/messages?chat=ID[&min=N&timeout=10s]  → [Message...] (waits for at least min messages)
 //	GET  /control/commands?lang=zh                       → [Command...]
+//	GET  /control/menu                                   → MenuButton (404 until set)
 //	GET  /control/answers                                → [CallbackAnswer...]
 //	GET  /control/state                                  → State
 //
@@ -136,6 +137,13 @@ func (s *Server) serveControl(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusOK, msgs)
 	case "commands":
 		writeJSON(w, http.StatusOK, s.Commands(q.Get("lang")))
+	case "menu":
+		mb, ok := s.Menu()
+		if !ok {
+			controlError(w, http.StatusNotFound, "the bot has not set a menu button")
+			return
+		}
+		writeJSON(w, http.StatusOK, mb)
 	case "answers":
 		writeJSON(w, http.StatusOK, s.Answers())
 	case "state":
@@ -232,6 +240,14 @@ func (c *Client) Commands(ctx context.Context, lang string) ([]Command, error) {
 	var cmds []Command
 	err := c.do(ctx, http.MethodGet, "/control/commands?lang="+url.QueryEscape(lang), nil, &cmds)
 	return cmds, err
+}
+
+// Menu returns the bot's default menu button (an error until the bot set
+// one).
+func (c *Client) Menu(ctx context.Context) (MenuButton, error) {
+	var mb MenuButton
+	err := c.do(ctx, http.MethodGet, "/control/menu", nil, &mb)
+	return mb, err
 }
 
 // FailNext makes the next n calls of method ("" for any) fail; see

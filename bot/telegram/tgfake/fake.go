@@ -1,14 +1,15 @@
 // Package tgfake is a fake Telegram Bot API server for tests. It speaks
 // enough of the Bot API (getMe, getUpdates with long polling and offset
 // confirmation, sendMessage, editMessageText, answerCallbackQuery,
-// sendDocument, sendPhoto, setMyCommands, getMyCommands, deleteWebhook) for
-// the real go-telegram-bot-api library to talk to it over loopback HTTP, and
-// lets a test play the users: send texts, press buttons, send stickers, and
-// read back what the bot sent.
+// sendDocument, sendPhoto, setMyCommands, getMyCommands, setChatMenuButton,
+// deleteWebhook) for the real go-telegram-bot-api library to talk to it
+// over loopback HTTP, and lets a test play the users: send texts, press
+// buttons, send stickers, and read back what the bot sent.
 //
 // It checks what real Telegram checks where mistakes are likely: message and
 // caption length, the HTML subset and its nesting, callback data of at most
-// 64 bytes, "message is not modified" on identical edits. Failures can be
+// 64 bytes, "message is not modified" on identical edits, web-app buttons
+// only in private chats and only to https URLs. Failures can be
 // injected (FailNext) and the whole server taken down (SetDown) to exercise a
 // client's retry paths.
 //
@@ -44,10 +45,20 @@ const (
 	BotUsername = "fake_bot"
 )
 
-// Button is an inline button the bot attached to a message.
+// Button is an inline button the bot attached to a message: Data for a
+// callback button, WebApp (its https URL) for one that opens a Mini App.
 type Button struct {
-	Text string `json:"text"`
-	Data string `json:"data"`
+	Text   string `json:"text"`
+	Data   string `json:"data"`
+	WebApp string `json:"web_app,omitempty"`
+}
+
+// MenuButton is the bot's menu button as setChatMenuButton last set it:
+// Type "commands", "web_app" (with Text and URL) or "default".
+type MenuButton struct {
+	Type string `json:"type"`
+	Text string `json:"text,omitempty"`
+	URL  string `json:"url,omitempty"`
 }
 
 // File is a document or photo the bot sent, with its exact bytes.
@@ -71,8 +82,11 @@ type Message struct {
 	Document *File `json:"document,omitempty"`
 	Photo    *File `json:"photo,omitempty"`
 	// Silent is true when the bot asked for no notification.
-	Silent bool      `json:"silent,omitempty"`
-	SentAt time.Time `json:"sent_at"`
+	Silent bool `json:"silent,omitempty"`
+	// NoPreview is true when the bot asked for no link preview (a preview
+	// would fetch the links in the text).
+	NoPreview bool      `json:"no_preview,omitempty"`
+	SentAt    time.Time `json:"sent_at"`
 	// EditedAt is the time of the last edit, zero if never edited.
 	EditedAt time.Time `json:"edited_at,omitzero"`
 }
@@ -121,6 +135,7 @@ type Server struct {
 	calls     map[string]int
 	closed    map[int64]bool  // users whose private chat the bot may not write to
 	deleted   map[int64][]int // message IDs the bot deleted, per chat, in order
+	menu      *MenuButton     // the default menu button; nil until set
 }
 
 // New starts a fake server on a loopback port that accepts the given bot
@@ -416,6 +431,17 @@ func (s *Server) Commands(lang string) []Command {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return slices.Clone(s.commands[lang])
+}
+
+// Menu returns the default menu button the bot set with setChatMenuButton,
+// and false when it never set one.
+func (s *Server) Menu() (MenuButton, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.menu == nil {
+		return MenuButton{}, false
+	}
+	return *s.menu, true
 }
 
 // Deleted returns the IDs of the messages the bot deleted in chatID

@@ -1,0 +1,119 @@
+package bot
+
+import (
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/gpuledger/gpuledger/chat"
+	"github.com/gpuledger/gpuledger/ledger"
+)
+
+// Links per user and window that /dashboard hands out. The dashboard
+// server caps the codes alive at once as well; this keeps a user (or a
+// stolen phone) from minting codes as fast as they can type.
+const (
+	DashboardLinksPerWindow = 5
+	DashboardLinkWindow     = 10 * time.Minute
+)
+
+// dashboardTexts are the replies of /dashboard. No template is ever
+// logged: the link signs in whoever opens it.
+var dashboardTexts = chat.Catalog{
+	"dash_link": {
+		"📊 Your dashboard: %[1]s\nThe link works once, until %[2]s. It signs in whoever opens it first, so don't forward it or show it to anyone.",
+		"📊 你的仪表盘：%[1]s\n链接只能用一次，%[2]s 前有效。谁先打开就登录谁，请勿转发或给别人看。"},
+	"dash_off": {
+		"The dashboard is off on this server: the agent hub serves it, and this server runs without its hub. Whoever runs it turns it on by serving the hub (<code>GPULEDGER_LISTEN</code>) at a public URL (<code>GPULEDGER_PUBLIC_URL</code>, https for the button inside Telegram): see docs/config.md.",
+		"这台服务器没有开启仪表盘：仪表盘由代理服务（hub）提供，而这台服务器运行时没有启动它。运行它的人需开启 hub（<code>GPULEDGER_LISTEN</code>）并设置公网地址（<code>GPULEDGER_PUBLIC_URL</code>，在 Telegram 里打开需为 https）：见 docs/config.md。"},
+	"dash_rate": {
+		"✗ You asked for %[1]s dashboard links in the last %[2]s; try again at %[3]s (in %[4]s). An unused link still works until it expires.",
+		"✗ 你在最近 %[2]s 内已要了 %[1]s 个仪表盘链接，请在 %[3]s（%[4]s后）再试。没用过的链接在过期前仍然有效。"},
+}
+
+// dt renders one of dashboardTexts in the user's language.
+func (r *req) dt(key string, args ...any) string { return dashboardTexts.Render(r.lang, key, args...) }
+
+// linkLimiter counts the dashboard links each user was given in the last
+// window. It is safe for concurrent use; it keeps at most
+// DashboardLinksPerWindow times per user, and only allowed users reach
+// it, so its memory is bounded by the allow list.
+type linkLimiter struct {
+	mu    sync.Mutex
+	given map[int64][]time.Time
+}
+
+func newLinkLimiter() *linkLimiter { return &linkLimiter{given: make(map[int64][]time.Time)} }
+
+// take records a link for user at now and returns true, or returns false
+// and the moment the next link may be given.
+func (l *linkLimiter) take(user int64, now time.Time) (retryAt time.Time, ok bool) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	var live []time.Time
+	for _, t := range l.given[user] {
+		if now.Sub(t) < DashboardLinkWindow {
+			live = append(live, t)
+		}
+	}
+	if len(live) >= DashboardLinksPerWindow {
+		l.given[user] = live
+		return live[0].Add(DashboardLinkWindow), false
+	}
+	l.given[user] = append(live, now)
+	return time.Time{}, true
+}
+
+// toPrivate reports whether this update's replies land in a private chat:
+// sent from one, or asked in a group and answered privately.
+func (r *req) toPrivate() bool { return r.u.ChatType == chat.ChatPrivate || r.priv.on }
+
+// appURL is the Mini App's URL for a web-app button on a reply to this
+// update, or "" when there must be none: no dashboard, no https URL, a
+// reply that lands in a group (Telegram refuses web-app buttons there),
+// or a line of a multi-line message (its replies are merged into one
+// answer, which a message with buttons would leave).
+func (r *req) appURL() string {
+	if r.c.dash == nil || !r.toPrivate() || r.inLines {
+		return ""
+	}
+	return r.c.dash.AppURL()
+}
+
+// withDashboard adds the "Open dashboard" row to a reply that shows
+// money, where it may have one (see appURL).
+func (r *req) withDashboard(out chat.Outgoing) chat.Outgoing {
+	out.Buttons = chat.WithRow(out.Buttons, chat.DashboardRow(r.lang, r.appURL()))
+	return out
+}
+
+// dashboard answers /dashboard with a one-time sign-in link, when it
+// expires and that it must not be forwarded; in a private chat with an
+// https Mini App, also the button that opens it inside Telegram. Asked in
+// a group, the answer goes to the private chat (group.go). The key is
+// recorded before the link is made, so a redelivered update makes no
+// second link unless the first answer may be lost.
+func (r *req) dashboard() error {
+	d := r.c.dash
+	if d == nil {
+		return r.answer(r.plain(r.dt("dash_off")))
+	}
+	if err := r.mark(); err != nil {
+		if !r.u.Redelivered || ledger.ErrorCode(err) != ledger.EDUPLICATE {
+			return err
+		}
+	}
+	if at, ok := r.c.links.take(r.u.UserID, r.now); !ok {
+		wait := (at.Sub(r.now) + time.Minute - 1).Truncate(time.Minute)
+		return r.send(r.plain(r.dt("dash_rate", DashboardLinksPerWindow,
+			chat.FormatDuration(DashboardLinkWindow, r.lang), r.when(at), chat.FormatDuration(wait, r.lang))))
+	}
+	link, expires, err := d.Link(r.ctx, r.u.UserID)
+	if err != nil {
+		return fmt.Errorf("bot: make a dashboard link: %w", err)
+	}
+	// The button, where there is one, opens the Mini App signed by
+	// Telegram; the link is for a browser. A transport without Mini Apps
+	// (the console) drops the button, so the text does not mention it.
+	return r.send(r.withDashboard(r.plain(r.dt("dash_link", link, r.when(expires)))))
+}
