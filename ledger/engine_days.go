@@ -1,6 +1,7 @@
 package ledger
 
 import (
+	"math/big"
 	"sort"
 	"time"
 )
@@ -144,6 +145,41 @@ func spendByDay(b *Book, bounds []time.Time) []DaySpend {
 		}
 		j := sort.Search(days, func(k int) bool { return ts[k+1] > at })
 		add(j, CategoryOther, MoneyFromDecimal(c.Amount, c.Currency))
+	}
+	return out
+}
+
+// BurnPerHour returns the current spend rate per currency, across all
+// platforms: running rentals' compute (always-on ones until released; a
+// prepaid package burns nothing until its period ends) plus live priced
+// volumes' storage, as BalanceStatus.BurnPerHour does for one platform.
+// Rounded once to the currency's minor unit; currencies that burn nothing
+// have no entry.
+func BurnPerHour(b *Book, now time.Time) map[Currency]Money {
+	e := newEngine(b)
+	rates := map[Currency]*big.Rat{}
+	add := func(c Currency, r *big.Rat) {
+		if r.Sign() == 0 {
+			return
+		}
+		if rates[c] == nil {
+			rates[c] = new(big.Rat)
+		}
+		rates[c].Add(rates[c], r)
+	}
+	t := unix(now)
+	for _, r := range b.Rentals {
+		add(r.Currency, r.ratePerSecond(now))
+	}
+	for _, v := range b.Volumes {
+		if !v.Priced || !volumeActive(v, t, t+1) {
+			continue
+		}
+		add(v.Currency, e.volumeMeter(v).ratePerSecond(t))
+	}
+	out := make(map[Currency]Money, len(rates))
+	for c, r := range rates {
+		out[c] = Round(new(big.Rat).Mul(r, big.NewRat(3600, 1)), c)
 	}
 	return out
 }
