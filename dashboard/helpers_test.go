@@ -162,3 +162,14 @@ func (e *env) fill(user int64) (box, old *ledger.Rental) {
 	}
 	return box, old
 }
+
+func stringsReader(s string) io.Reader { return strings.NewReader(s) }
+
+func tokenOf(tb testing.TB, body []byte) string {
+	tb.Helper()
+	var a dashboard.SessionAnswer
+	if err := json.Unmarshal(body, &a); err != nil || a.Token == "" {
+		tb.Fatalf("session answer %s: %v", body, err)
+	}
+	return a.Token
+}

@@ -79,6 +79,7 @@ type Server struct {
 	links      map[[32]byte]*grant
 	sessions   map[[32]byte]*grant
 	usedInit   map[[32]byte]time.Time // hash of exchanged initData → when it goes stale
+	hours      hourCache
 	handlerMux http.Handler
 }
 

@@ -41,7 +41,7 @@ func (s *Server) handleRental(w http.ResponseWriter, r *http.Request, g *grant, 
 	ctx := r.Context()
 	var stats []ledger.HourStat
 	if end.After(rental.StartedAt()) {
-		if stats, err = s.store.HourStats(ctx, id, rental.StartedAt().Truncate(time.Hour), end); err != nil {
+		if stats, err = s.hourStats(ctx, rental, rental.StartedAt().Truncate(time.Hour), end, now); err != nil {
 			s.internal(w, r, err)
 			return
 		}
@@ -92,18 +92,19 @@ func rentalPage(b *ledger.Book, rental *ledger.Rental, stats []ledger.HourStat, 
 // stored idle intervals (the hub's evidence, to the second) laid over the
 // running time. Adjacent equal segments are merged.
 func timeline(r *ledger.Rental, stats []ledger.HourStat, hasAgent bool, end time.Time) []Segment {
-	byHour := make(map[int64]*ledger.HourStat, len(stats))
-	var firstReport time.Time
-	for i := range stats {
-		h := &stats[i]
-		if h.Beats == 0 {
-			continue
-		}
-		byHour[h.Hour.Unix()] = h
-		if firstReport.IsZero() || h.Hour.Before(firstReport) {
-			firstReport = h.Hour
+	// stats are oldest first (Store.HourStats); hours with no beat are
+	// dropped, so a missing hour is silence.
+	kept := make([]ledger.HourStat, 0, len(stats))
+	for _, h := range stats {
+		if h.Beats > 0 {
+			kept = append(kept, h)
 		}
 	}
+	var firstReport time.Time
+	if len(kept) > 0 {
+		firstReport = kept[0].Hour
+	}
+	next := 0 // the first kept hour not yet passed
 	var out []Segment
 	emit := func(from, to time.Time, state string) {
 		if !to.After(from) {
@@ -124,7 +125,11 @@ func timeline(r *ledger.Rental, stats []ledger.HourStat, hasAgent bool, end time
 				b = to
 			}
 			state := SegRunning
-			if h, ok := byHour[hour.Unix()]; ok {
+			for next < len(kept) && kept[next].Hour.Before(hour) {
+				next++
+			}
+			if next < len(kept) && kept[next].Hour.Equal(hour) {
+				h := &kept[next]
 				state = SegBusy
 				switch {
 				case h.IdleS > h.BusyS && h.IdleS >= h.UnknownS:
@@ -212,12 +217,21 @@ func minT(a, b time.Time) time.Time {
 	return b
 }
 
+// days cuts time into local days, remembering the last day it found:
+// segments come in order, so most cuts fall in the same day as the last.
+type days struct {
+	loc        *time.Location
+	start, end time.Time
+}
+
 // eachDay calls f for each piece of seg inside one local day.
-func eachDay(seg Segment, loc *time.Location, f func(day time.Time, from, to time.Time)) {
+func (d *days) eachDay(seg Segment, f func(day time.Time, from, to time.Time)) {
 	for a := seg.From; a.Before(seg.To); {
-		day, next := ledger.DayRange(a, loc)
-		b := minT(next, seg.To)
-		f(day, a, b)
+		if a.Before(d.start) || !a.Before(d.end) {
+			d.start, d.end = ledger.DayRange(a, d.loc)
+		}
+		b := minT(d.end, seg.To)
+		f(d.start, a, b)
 		a = b
 	}
 }
@@ -226,11 +240,13 @@ func eachDay(seg Segment, loc *time.Location, f func(day time.Time, from, to tim
 // first, the last maxDays days at most.
 func dayActivity(segs []Segment, loc *time.Location) []DayActivity {
 	var out []DayActivity
+	var last time.Time
+	cut := &days{loc: loc}
 	for _, sg := range segs {
-		eachDay(sg, loc, func(day, from, to time.Time) {
-			key := day.Format("2006-01-02")
-			if n := len(out); n == 0 || out[n-1].Day != key {
-				out = append(out, DayActivity{Day: key})
+		cut.eachDay(sg, func(day, from, to time.Time) {
+			if len(out) == 0 || !day.Equal(last) {
+				out = append(out, DayActivity{Day: day.Format("2006-01-02")})
+				last = day
 			}
 			d := &out[len(out)-1]
 			secs := int64(to.Sub(from) / time.Second)
@@ -257,8 +273,8 @@ func dayActivity(segs []Segment, loc *time.Location) []DayActivity {
 }
 
 // capSegments returns segs, or, beyond MaxSegments, one segment per local
-// day (the day's longest state) merged where adjacent days agree; the
-// last maxDays·… days at most MaxSegments.
+// day (the day's longest state) merged where adjacent days agree, and of
+// those the last MaxSegments.
 func capSegments(segs []Segment, loc *time.Location) []Segment {
 	if len(segs) <= MaxSegments {
 		if segs == nil {
@@ -289,8 +305,9 @@ func capSegments(segs []Segment, loc *time.Location) []Segment {
 			out = append(out, Segment{From: cur.from, To: cur.to, State: best})
 		}
 	}
+	cut := &days{loc: loc}
 	for _, sg := range segs {
-		eachDay(sg, loc, func(day, from, to time.Time) {
+		cut.eachDay(sg, func(day, from, to time.Time) {
 			if cur == nil || !day.Equal(curDay) || !cur.to.Equal(from) {
 				flush()
 				cur, curDay = &dayAcc{from: from, to: to, secs: map[string]time.Duration{}}, day
