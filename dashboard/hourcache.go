@@ -55,7 +55,10 @@ func (s *Server) hourStats(ctx context.Context, r *ledger.Rental, from, to, now 
 			return nil, err
 		}
 	}
-	all := append(cached[:len(cached):len(cached)], tail...)
+	all := tail
+	if len(cached) > 0 {
+		all = append(cached[:len(cached):len(cached)], tail...)
+	}
 	if final.After(readFrom) {
 		n := 0
 		for n < len(all) && all[n].Hour.Before(final) {

@@ -162,6 +162,24 @@ func TestServer_Rental(t *testing.T) {
 		t.Errorf("days %+v (sum %d)", page.Days, sum)
 	}
 
+	t.Run("NewHoursAfterCache", func(t *testing.T) {
+		// The first page cached the final hours; later beats still show.
+		e.now = e.now.Add(3 * time.Hour)
+		if err := e.db.SaveBeats(ctx, []ledger.Beat{{RentalID: box.ID, At: e.now.Add(-50 * time.Minute), Verdict: ledger.VerdictBusy, BusyS: 600,
+			UtilMean: 900, UtilMax: 990, Samples: 10}}, nil); err != nil {
+			t.Fatal(err)
+		}
+		var again dashboard.RentalPage
+		if rec := e.get(e.signIn(1), dashboard.PathRental+"?id="+strconv.FormatInt(box.ID, 10), &again); rec.Code != 200 {
+			t.Fatalf("rental: %d %s", rec.Code, rec.Body)
+		}
+		n := len(again.Timeline)
+		if n != 5 || again.Timeline[n-1].State != "busy" || !again.Timeline[n-1].From.Equal(e.now.Add(-time.Hour)) ||
+			again.Timeline[1].State != "idle" {
+			t.Errorf("timeline after new beats %+v", again.Timeline)
+		}
+		e.now = e.now.Add(-3 * time.Hour)
+	})
 	t.Run("ErrAnotherUsersRental", func(t *testing.T) {
 		before := e.store.hours.Load()
 		refusal(t, e.get(tok, dashboard.PathRental+"?id="+strconv.FormatInt(other.ID, 10), nil), 404, "not_found",

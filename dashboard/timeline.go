@@ -92,19 +92,17 @@ func rentalPage(b *ledger.Book, rental *ledger.Rental, stats []ledger.HourStat, 
 // stored idle intervals (the hub's evidence, to the second) laid over the
 // running time. Adjacent equal segments are merged.
 func timeline(r *ledger.Rental, stats []ledger.HourStat, hasAgent bool, end time.Time) []Segment {
-	// stats are oldest first (Store.HourStats); hours with no beat are
-	// dropped, so a missing hour is silence.
-	kept := make([]ledger.HourStat, 0, len(stats))
+	// stats are oldest first (Store.HourStats); an hour with no beat is
+	// silence.
+	kept := stats
+	var firstReport time.Time
 	for _, h := range stats {
 		if h.Beats > 0 {
-			kept = append(kept, h)
+			firstReport = h.Hour
+			break
 		}
 	}
-	var firstReport time.Time
-	if len(kept) > 0 {
-		firstReport = kept[0].Hour
-	}
-	next := 0 // the first kept hour not yet passed
+	next := 0 // the first hour of stats not yet passed
 	var out []Segment
 	emit := func(from, to time.Time, state string) {
 		if !to.After(from) {
@@ -128,7 +126,7 @@ func timeline(r *ledger.Rental, stats []ledger.HourStat, hasAgent bool, end time
 			for next < len(kept) && kept[next].Hour.Before(hour) {
 				next++
 			}
-			if next < len(kept) && kept[next].Hour.Equal(hour) {
+			if next < len(kept) && kept[next].Hour.Equal(hour) && kept[next].Beats > 0 {
 				h := &kept[next]
 				state = SegBusy
 				switch {
