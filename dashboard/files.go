@@ -83,18 +83,22 @@ func (s *Server) handleStatic(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	h := w.Header()
+	body, etag := f.body, f.etag
+	gz := f.gz != nil && acceptsGzip(r.Header.Get("Accept-Encoding"))
+	if gz {
+		// Each encoding is its own representation, with its own tag.
+		body, etag = f.gz, strings.TrimSuffix(f.etag, `"`)+`-gz"`
+	}
 	h.Set("Content-Type", f.ctype)
-	h.Set("ETag", f.etag)
+	h.Set("ETag", etag)
 	h.Set("Vary", "Accept-Encoding")
 	h.Set("Cache-Control", "no-cache")
-	if r.Header.Get("If-None-Match") == f.etag {
+	if r.Header.Get("If-None-Match") == etag {
 		w.WriteHeader(http.StatusNotModified)
 		return
 	}
-	body := f.body
-	if f.gz != nil && acceptsGzip(r.Header.Get("Accept-Encoding")) {
+	if gz {
 		h.Set("Content-Encoding", "gzip")
-		body = f.gz
 	}
 	h.Set("Content-Length", fmt.Sprint(len(body)))
 	w.WriteHeader(http.StatusOK)

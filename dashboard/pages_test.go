@@ -7,6 +7,7 @@ import (
 	"encoding/csv"
 	"io"
 	"math/big"
+	"net/http"
 	"strconv"
 	"strings"
 	"testing"
@@ -78,6 +79,12 @@ func TestServer_Static(t *testing.T) {
 	}
 	if no := e.do("GET", dashboard.PathApp, "", "Accept-Encoding", "gzip;q=0"); no.Header().Get("Content-Encoding") != "" {
 		t.Errorf("gzip;q=0 got gzip")
+	}
+	if gz.Header().Get("ETag") == plain.Header().Get("ETag") {
+		t.Errorf("both encodings have the tag %s", gz.Header().Get("ETag"))
+	}
+	if nm := e.do("GET", dashboard.PathApp, "", "Accept-Encoding", "gzip", "If-None-Match", gz.Header().Get("ETag")); nm.Code != http.StatusNotModified {
+		t.Errorf("If-None-Match: %d", nm.Code)
 	}
 }
 
@@ -301,4 +308,26 @@ func money(t *testing.T, s string) ledger.Money {
 		t.Fatalf("money %q: %v", s, err)
 	}
 	return ledger.MoneyFromDecimal(d, ledger.CNY)
+}
+
+// TestServer_UserLanguage: once signed in, refusals speak the user's
+// /lang, and Me says it.
+func TestServer_UserLanguage(t *testing.T) {
+	e := newEnv(t, nil)
+	if _, err := e.db.EnsureUser(context.Background(), ledger.User{ID: 2, Lang: "zh", TZ: "Asia/Shanghai"}); err != nil {
+		t.Fatal(err)
+	}
+	tok := e.signIn(2)
+	var me dashboard.Me
+	if rec := e.get(tok, dashboard.PathMe, &me); rec.Code != 200 || me.Lang != "zh" || len(me.Months) != 0 || me.Month != "2026-11" {
+		t.Errorf("me %d %+v", rec.Code, me)
+	}
+	refusal(t, e.get(tok, dashboard.PathMonth+"?month=2026/11", nil), 400, "bad_request", "月份须写作 YYYY-MM")
+	var page dashboard.MonthPage
+	if rec := e.get(tok, dashboard.PathMonth, &page); rec.Code != 200 || len(page.Currencies) != 0 || page.Rentals == nil {
+		t.Errorf("an empty month: %d %s", rec.Code, rec.Body)
+	}
+	if rec := e.get(tok, dashboard.PathExport, nil); rec.Code != 200 || !strings.HasPrefix(rec.Body.String(), "record,name,") {
+		t.Errorf("an empty export: %d %s", rec.Code, rec.Body)
+	}
 }
