@@ -330,4 +330,9 @@ func TestServer_UserLanguage(t *testing.T) {
 	if rec := e.get(tok, dashboard.PathExport, nil); rec.Code != 200 || !strings.HasPrefix(rec.Body.String(), "record,name,") {
 		t.Errorf("an empty export: %d %s", rec.Code, rec.Body)
 	}
+	// An allowed user the bot has not met yet has an empty ledger.
+	var fresh dashboard.Me
+	if rec := e.get(e.signIn(1), dashboard.PathMe, &fresh); rec.Code != 200 || fresh.Lang != "en" || fresh.TZ != "UTC" {
+		t.Errorf("a user with no ledger: %d %s", rec.Code, rec.Body)
+	}
 }
