@@ -34,11 +34,29 @@ type hourEntry struct {
 	used  time.Time
 }
 
+// hourList is a rental's roll-ups, oldest first, in two parts (the
+// cached final hours and the ones read now), so that a page does not copy
+// a year of them.
+type hourList struct{ a, b []ledger.HourStat }
+
+func (l hourList) len() int { return len(l.a) + len(l.b) }
+
+func (l hourList) at(i int) *ledger.HourStat {
+	if i < len(l.a) {
+		return &l.a[i]
+	}
+	return &l.b[i-len(l.a)]
+}
+
 // hourStats returns the rental's roll-ups in [from, to) as Store.HourStats
-// does, reading from the store only the hours not cached.
-func (s *Server) hourStats(ctx context.Context, r *ledger.Rental, from, to, now time.Time) ([]ledger.HourStat, error) {
+// does, reading from the store only the hours not cached. The cache entry
+// grows when more hours have become final (at most once an hour).
+func (s *Server) hourStats(ctx context.Context, r *ledger.Rental, from, to, now time.Time) (hourList, error) {
 	key := hourKey{rental: r.ID, user: r.UserID, start: r.StartedAt().Unix()}
 	final := now.UTC().Truncate(time.Hour).Add(-time.Hour)
+	if to.Before(final) {
+		final = to
+	}
 	c := &s.hours
 	c.mu.Lock()
 	var cached []ledger.HourStat
@@ -52,29 +70,23 @@ func (s *Server) hourStats(ctx context.Context, r *ledger.Rental, from, to, now 
 	if readFrom.Before(to) {
 		var err error
 		if tail, err = s.store.HourStats(ctx, r.ID, readFrom, to); err != nil {
-			return nil, err
+			return hourList{}, err
 		}
-	}
-	all := tail
-	if len(cached) > 0 {
-		all = append(cached[:len(cached):len(cached)], tail...)
 	}
 	if final.After(readFrom) {
-		n := 0
-		for n < len(all) && all[n].Hour.Before(final) {
-			n++
+		k := 0
+		for k < len(tail) && tail[k].Hour.Before(final) {
+			k++
 		}
-		until := final
-		if to.Before(until) {
-			until = to
-		}
+		stats := make([]ledger.HourStat, 0, len(cached)+k)
+		stats = append(append(stats, cached...), tail[:k]...)
 		c.mu.Lock()
 		if c.m == nil {
 			c.m = map[hourKey]*hourEntry{}
 		}
 		if _, ok := c.m[key]; !ok && len(c.m) >= maxCachedRentals {
 			var oldest hourKey
-			var first = true
+			first := true
 			for k, e := range c.m {
 				if first || e.used.Before(c.m[oldest].used) {
 					oldest, first = k, false
@@ -82,8 +94,9 @@ func (s *Server) hourStats(ctx context.Context, r *ledger.Rental, from, to, now 
 			}
 			delete(c.m, oldest)
 		}
-		c.m[key] = &hourEntry{stats: all[:n:n], until: until, used: now}
+		c.m[key] = &hourEntry{stats: stats, until: final, used: now}
 		c.mu.Unlock()
+		return hourList{a: stats, b: tail[k:]}, nil
 	}
-	return all, nil
+	return hourList{a: cached, b: tail}, nil
 }

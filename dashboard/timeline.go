@@ -39,7 +39,7 @@ func (s *Server) handleRental(w http.ResponseWriter, r *http.Request, g *grant, 
 		end = at
 	}
 	ctx := r.Context()
-	var stats []ledger.HourStat
+	var stats hourList
 	if end.After(rental.StartedAt()) {
 		if stats, err = s.hourStats(ctx, rental, rental.StartedAt().Truncate(time.Hour), end, now); err != nil {
 			s.internal(w, r, err)
@@ -51,11 +51,11 @@ func (s *Server) handleRental(w http.ResponseWriter, r *http.Request, g *grant, 
 		s.internal(w, r, err)
 		return
 	}
-	s.writeJSON(w, http.StatusOK, rentalPage(b, rental, stats, issued || len(stats) > 0, now))
+	s.writeJSON(w, http.StatusOK, rentalPage(b, rental, stats, issued || stats.len() > 0, now))
 }
 
 // rentalPage computes one rental's page as of now.
-func rentalPage(b *ledger.Book, rental *ledger.Rental, stats []ledger.HourStat, hasAgent bool, now time.Time) RentalPage {
+func rentalPage(b *ledger.Book, rental *ledger.Rental, stats hourList, hasAgent bool, now time.Time) RentalPage {
 	st := ledger.StatementAsOf(b, now)
 	var rc *ledger.RentalCost
 	for i := range st.Rentals {
@@ -91,13 +91,12 @@ func rentalPage(b *ledger.Book, rental *ledger.Rental, stats []ledger.HourStat, 
 // before sent nothing, running where no agent had reported yet; then the
 // stored idle intervals (the hub's evidence, to the second) laid over the
 // running time. Adjacent equal segments are merged.
-func timeline(r *ledger.Rental, stats []ledger.HourStat, hasAgent bool, end time.Time) []Segment {
+func timeline(r *ledger.Rental, stats hourList, hasAgent bool, end time.Time) []Segment {
 	// stats are oldest first (Store.HourStats); an hour with no beat is
 	// silence.
-	kept := stats
 	var firstReport time.Time
-	for _, h := range stats {
-		if h.Beats > 0 {
+	for i := range stats.len() {
+		if h := stats.at(i); h.Beats > 0 {
 			firstReport = h.Hour
 			break
 		}
@@ -123,11 +122,11 @@ func timeline(r *ledger.Rental, stats []ledger.HourStat, hasAgent bool, end time
 				b = to
 			}
 			state := SegRunning
-			for next < len(kept) && kept[next].Hour.Before(hour) {
+			for next < stats.len() && stats.at(next).Hour.Before(hour) {
 				next++
 			}
-			if next < len(kept) && kept[next].Hour.Equal(hour) && kept[next].Beats > 0 {
-				h := &kept[next]
+			if next < stats.len() && stats.at(next).Hour.Equal(hour) && stats.at(next).Beats > 0 {
+				h := stats.at(next)
 				state = SegBusy
 				switch {
 				case h.IdleS > h.BusyS && h.IdleS >= h.UnknownS:
@@ -283,7 +282,7 @@ func capSegments(segs []Segment, loc *time.Location) []Segment {
 	var out []Segment
 	type dayAcc struct {
 		from, to time.Time
-		secs     map[string]time.Duration
+		secs     [len(segStates)]time.Duration
 	}
 	var cur *dayAcc
 	var curDay time.Time
@@ -291,26 +290,28 @@ func capSegments(segs []Segment, loc *time.Location) []Segment {
 		if cur == nil {
 			return
 		}
-		best, bestD := "", time.Duration(-1)
-		for _, st := range []string{SegBusy, SegIdle, SegUnknown, SegSilent, SegRunning, SegStopped} {
-			if d, ok := cur.secs[st]; ok && d > bestD {
-				best, bestD = st, d
+		best := 0
+		for i := range segStates {
+			if cur.secs[i] > cur.secs[best] {
+				best = i
 			}
 		}
-		if n := len(out); n > 0 && out[n-1].State == best && out[n-1].To.Equal(cur.from) {
+		st := segStates[best]
+		if n := len(out); n > 0 && out[n-1].State == st && out[n-1].To.Equal(cur.from) {
 			out[n-1].To = cur.to
 		} else {
-			out = append(out, Segment{From: cur.from, To: cur.to, State: best})
+			out = append(out, Segment{From: cur.from, To: cur.to, State: st})
 		}
 	}
 	cut := &days{loc: loc}
 	for _, sg := range segs {
+		idx := stateIndex(sg.State)
 		cut.eachDay(sg, func(day, from, to time.Time) {
 			if cur == nil || !day.Equal(curDay) || !cur.to.Equal(from) {
 				flush()
-				cur, curDay = &dayAcc{from: from, to: to, secs: map[string]time.Duration{}}, day
+				cur, curDay = &dayAcc{from: from, to: to}, day
 			}
-			cur.secs[sg.State] += to.Sub(from)
+			cur.secs[idx] += to.Sub(from)
 			cur.to = to
 		})
 	}
@@ -319,4 +320,17 @@ func capSegments(segs []Segment, loc *time.Location) []Segment {
 		out = out[len(out)-MaxSegments:]
 	}
 	return out
+}
+
+// segStates are the timeline's states; a tie for a day's longest goes to
+// the first.
+var segStates = [...]string{SegBusy, SegIdle, SegUnknown, SegSilent, SegRunning, SegStopped}
+
+func stateIndex(st string) int {
+	for i, s := range segStates {
+		if s == st {
+			return i
+		}
+	}
+	return len(segStates) - 1
 }

@@ -14,7 +14,7 @@ func TestTimeline(t *testing.T) {
 		{Kind: ledger.EventStart, At: at(0)}, {Kind: ledger.EventStop, At: at(3)}, {Kind: ledger.EventResume, At: at(5)},
 		{Kind: ledger.EventRelease, At: at(8)}}}
 	t.Run("NoAgent", func(t *testing.T) {
-		got := timeline(r, nil, false, at(20))
+		got := timeline(r, hourList{}, false, at(20))
 		want := []Segment{{at(0), at(3), SegRunning}, {at(3), at(5), SegStopped}, {at(5), at(8), SegRunning}}
 		same(t, got, want)
 	})
@@ -26,7 +26,7 @@ func TestTimeline(t *testing.T) {
 		}
 		rr := *r
 		rr.Idle = []ledger.Interval{{From: at(1.5), To: at(1.75)}, {From: at(7.5)}} // the last one still open
-		got := timeline(&rr, stats, true, at(7.9))
+		got := timeline(&rr, hourList{a: stats[:1], b: stats[1:]}, true, at(7.9))
 		want := []Segment{
 			{at(0), at(1), SegRunning}, // before the agent first reported
 			{at(1), at(1.5), SegBusy}, {at(1.5), at(1.75), SegIdle}, {at(1.75), at(2), SegBusy},
@@ -56,7 +56,7 @@ func TestTimeline(t *testing.T) {
 			stats = append(stats, st)
 		}
 		end := t0.Add(365 * 24 * time.Hour)
-		segs := timeline(long, stats, true, end)
+		segs := timeline(long, hourList{b: stats}, true, end)
 		if len(segs) <= MaxSegments {
 			t.Fatalf("only %d segments before the cap", len(segs))
 		}
@@ -81,7 +81,7 @@ func TestTimeline(t *testing.T) {
 		if d := dayActivity(segs, time.UTC); len(d) != 365 {
 			t.Errorf("%d days, want 365", len(d))
 		}
-		two := timeline(long, stats, true, end.Add(100*24*time.Hour))
+		two := timeline(long, hourList{a: stats}, true, end.Add(100*24*time.Hour))
 		if d := dayActivity(two, time.UTC); len(d) != maxDays || d[len(d)-1].Day != "2028-02-08" {
 			t.Errorf("%d days ending %s, want the last %d", len(d), d[len(d)-1].Day, maxDays)
 		}
