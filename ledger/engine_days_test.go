@@ -117,3 +117,24 @@ func TestWriteExportCSVPeriod(t *testing.T) {
 		t.Error("a window that ends before it starts was exported")
 	}
 }
+
+// TestBurnPerHour: running rentals and live volumes burn, per currency;
+// stopped, released and not yet started ones do not.
+func TestBurnPerHour(t *testing.T) {
+	b, asOf := designBook(t)
+	stopped := &Rental{ID: 3, Name: "st", Platform: "vast", Mode: PerSecond, Priced: true, Price: Price{MustDecimal("0.5"), UnitHour}, Currency: USD,
+		Events: []Event{{Kind: EventStart, At: asOf.Add(-2 * time.Hour)}, {Kind: EventStop, At: asOf.Add(-time.Hour)}}}
+	usd := &Rental{ID: 4, Name: "u", Platform: "vast", Mode: PerSecond, Priced: true, Price: Price{MustDecimal("0.35"), UnitHour}, Currency: USD,
+		Events: []Event{{Kind: EventStart, At: asOf.Add(-time.Hour)}}}
+	later := &Rental{ID: 5, Name: "later", Platform: "vast", Mode: PerSecond, Priced: true, Price: Price{MustDecimal("9"), UnitHour}, Currency: USD,
+		Events: []Event{{Kind: EventStart, At: asOf.Add(time.Hour)}}}
+	b.Rentals = append(b.Rentals, stopped, usd, later)
+	got := BurnPerHour(b, asOf)
+	// box1 1.88/h + data1 150 GB × 0.0066/GB/day / 24 = 1.92125 → 1.92
+	if got[CNY].String() != "1.92" || got[USD].String() != "0.35" || len(got) != 2 {
+		t.Errorf("burn %v, want CNY 1.92 and USD 0.35", got)
+	}
+	if n := len(BurnPerHour(&Book{}, asOf)); n != 0 {
+		t.Errorf("an empty book burns in %d currencies", n)
+	}
+}
