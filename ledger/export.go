@@ -119,9 +119,14 @@ func priced(ok bool, m Money) string {
 
 // buildExport computes the export document for b as of asOf.
 func buildExport(b *Book, asOf time.Time) exportDoc {
+	return buildExportOf(b, StatementAsOf(b, asOf), asOf)
+}
+
+// buildExportOf computes the export document of the statement st (from
+// the beginning or of a window ending at asOf), with balances as of asOf.
+func buildExportOf(b *Book, st *Statement, asOf time.Time) exportDoc {
 	loc := b.User.Location()
 	ts := func(t time.Time) string { return t.In(loc).Format(time.RFC3339) }
-	st := StatementAsOf(b, asOf)
 	doc := exportDoc{
 		AsOf:     ts(asOf),
 		Rentals:  []exportRental{},
@@ -234,7 +239,24 @@ var ExportCSVColumns = []string{
 // header row (ExportCSVColumns): rentals, then volumes, then totals by
 // currency, then balances by platform.
 func WriteExportCSV(w io.Writer, b *Book, asOf time.Time) error {
-	doc := buildExport(b, asOf)
+	return writeExportCSV(w, buildExport(b, asOf))
+}
+
+// WriteExportCSVPeriod writes the CSV export of the window [from, to)
+// (the dashboard's month): the same columns and rows as WriteExportCSV,
+// but only the lines active in the window, each with the charges that
+// accrued inside it (Spend's figures: running, billed and idle seconds
+// too), the totals of the window, and the balances as of to. as_of is
+// to. So the rows of consecutive windows add up to the export of their
+// union.
+func WriteExportCSVPeriod(w io.Writer, b *Book, from, to time.Time) error {
+	if !to.After(from) {
+		return Errorf(EINVALID, "the period must end after it starts (from %s, to %s)", from.Format(time.RFC3339), to.Format(time.RFC3339))
+	}
+	return writeExportCSV(w, buildExportOf(b, Spend(b, from, to), to))
+}
+
+func writeExportCSV(w io.Writer, doc exportDoc) error {
 	col := make(map[string]int, len(ExportCSVColumns))
 	for i, c := range ExportCSVColumns {
 		col[c] = i

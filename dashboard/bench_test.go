@@ -1,0 +1,145 @@
+package dashboard_test
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/gpuledger/gpuledger/dashboard"
+	"github.com/gpuledger/gpuledger/dashboard/dashtest"
+	"github.com/gpuledger/gpuledger/ledger"
+	"github.com/gpuledger/gpuledger/ledger/sqlite"
+)
+
+// fillYear gives user 1 a year of history in the shape of the chat's
+// benchmark (bot/core_bench_test.go): a rental a week (started, stopped,
+// resumed, released; the last two still live), a volume, a top-up and a
+// balance record every four weeks; plus a rental running all year with an
+// agent, whose hourly roll-ups are 8,760 agent_hours rows.
+func fillYear(b *testing.B, db *sqlite.DB, start time.Time) int64 {
+	ctx := context.Background()
+	const u = 1
+	if _, err := db.EnsureUser(ctx, ledger.User{ID: u, Lang: "en", TZ: "Asia/Shanghai"}); err != nil {
+		b.Fatal(err)
+	}
+	a := func(at time.Time) ledger.Action { return ledger.Action{UserID: u, At: at} }
+	rent := func(name string, at time.Time, count int) *ledger.Rental {
+		r, err := db.CreateRental(ctx, a(at), ledger.Rental{UserID: u, Name: name, Platform: "autodl", GPU: "RTX 4090", GPUCount: count,
+			Mode: ledger.PerSecond, Priced: true, Price: ledger.Price{Amount: ledger.MustDecimal("1.88"), Unit: ledger.UnitHour},
+			Currency: ledger.CNY, Events: []ledger.Event{{Kind: ledger.EventStart, At: at}}})
+		if err != nil {
+			b.Fatal(err)
+		}
+		return r
+	}
+	for i := range 52 {
+		at := start.Add(time.Duration(i) * 7 * 24 * time.Hour)
+		name := fmt.Sprintf("r%d", i)
+		rent(name, at, 1+i%2)
+		if i >= 50 {
+			continue
+		}
+		for j, k := range []ledger.EventKind{ledger.EventStop, ledger.EventResume, ledger.EventRelease} {
+			t := at.Add(time.Duration(5*(j+1)) * time.Hour)
+			if _, err := db.AppendEvent(ctx, a(t), name, ledger.Event{Kind: k, At: t}); err != nil {
+				b.Fatal(err)
+			}
+		}
+		if i%4 == 0 {
+			_, err := db.CreateVolume(ctx, a(at), ledger.Volume{UserID: u, Name: fmt.Sprintf("v%d", i), RentalName: name, Platform: "autodl",
+				Currency: ledger.CNY, Priced: true, Price: ledger.MustDecimal("0.0066"), PriceUnit: ledger.PerGBDay, FreeGB: ledger.MustDecimal("50"),
+				Events: []ledger.VolumeEvent{{Kind: ledger.VolumeCreate, At: at, SizeGB: ledger.MustDecimal("200")}}})
+			if err != nil {
+				b.Fatal(err)
+			}
+			if _, err := db.AddTopUp(ctx, a(at), ledger.TopUp{UserID: u, Platform: "autodl", Amount: ledger.MustDecimal("100"), Currency: ledger.CNY, At: at}); err != nil {
+				b.Fatal(err)
+			}
+			if _, err := db.RecordBalance(ctx, a(at), ledger.BalanceRecord{UserID: u, Platform: "autodl", Amount: ledger.MustDecimal("50"), Currency: ledger.CNY, At: at}); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+	long := rent("long", start, 8)
+	beats := make([]ledger.Beat, 0, 1000)
+	for h := range 365 * 24 {
+		bt := ledger.Beat{RentalID: long.ID, At: start.Add(time.Duration(h)*time.Hour + time.Minute), Verdict: ledger.VerdictBusy,
+			BusyS: 3600, UtilMean: 800, UtilMax: 990, Samples: 720}
+		if h%7 == 3 {
+			bt.Verdict, bt.BusyS, bt.IdleS, bt.UtilMean = ledger.VerdictIdle, 0, 3600, 0
+		}
+		beats = append(beats, bt)
+		if len(beats) == cap(beats) {
+			if err := db.SaveBeats(ctx, beats, nil); err != nil {
+				b.Fatal(err)
+			}
+			beats = beats[:0]
+		}
+	}
+	if err := db.SaveBeats(ctx, beats, nil); err != nil {
+		b.Fatal(err)
+	}
+	return long.ID
+}
+
+// BenchmarkPages measures the data answers (month, rental, export)
+// through the real handler and SQLite for a user with a year of history,
+// and reports the median and 99th percentile of each.
+func BenchmarkPages(b *testing.B) {
+	ctx := context.Background()
+	db, err := sqlite.Open(ctx, filepath.Join(b.TempDir(), "ledger.db"), sqlite.WithLogger(slog.New(slog.NewTextHandler(io.Discard, nil))))
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer db.Close()
+	start := time.Date(2025, 11, 1, 2, 0, 0, 0, time.UTC)
+	now := start.Add(365*24*time.Hour + 30*time.Minute)
+	db.Now = func() time.Time { return now }
+	long := fillYear(b, db, start)
+	if st, err := db.HourStats(ctx, long, start, now); err != nil || len(st) != 8760 {
+		b.Fatalf("%d roll-ups (%v), want 8760", len(st), err)
+	}
+	srv, err := dashboard.New(dashboard.Config{Store: db, BotToken: botToken, PublicURL: "https://hub.example.com",
+		Allowed: func(int64) bool { return true }, Now: func() time.Time { return now }})
+	if err != nil {
+		b.Fatal(err)
+	}
+	h := srv.Handler()
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, httptest.NewRequest(http.MethodPost, dashboard.PathSession, stringsReader(dashtest.InitData(botToken, 1, now))))
+	if rec.Code != 200 {
+		b.Fatalf("sign in: %d %s", rec.Code, rec.Body)
+	}
+	tok := tokenOf(b, rec.Body.Bytes())
+	for _, pg := range []struct{ name, target string }{
+		{"month", dashboard.PathMonth},
+		{"rental", dashboard.PathRental + "?id=" + strconv.FormatInt(long, 10)},
+		{"export", dashboard.PathExport},
+	} {
+		b.Run(pg.name, func(b *testing.B) {
+			var lat []time.Duration
+			for b.Loop() {
+				req := httptest.NewRequest(http.MethodGet, pg.target, nil)
+				req.Header.Set("Authorization", "Bearer "+tok)
+				rec := httptest.NewRecorder()
+				t := time.Now()
+				h.ServeHTTP(rec, req)
+				lat = append(lat, time.Since(t))
+				if rec.Code != 200 {
+					b.Fatalf("%s: %d %s", pg.target, rec.Code, rec.Body)
+				}
+			}
+			slices.Sort(lat)
+			b.ReportMetric(float64(lat[len(lat)/2].Microseconds())/1000, "p50_ms")
+			b.ReportMetric(float64(lat[len(lat)*99/100].Microseconds())/1000, "p99_ms")
+		})
+	}
+}

@@ -1,0 +1,340 @@
+package dashboard
+
+import (
+	"bytes"
+	"cmp"
+	"math/big"
+	"net/http"
+	"slices"
+	"sort"
+	"strconv"
+	"time"
+
+	"github.com/gpuledger/gpuledger/ledger"
+)
+
+// maxMonths is how many months Me lists.
+const maxMonths = 36
+
+// activeMonths returns the local months (YYYY-MM) in which any line of
+// the book was alive or charged, up to now, newest first, at most
+// maxMonths. It reads the book's dates only (no metering), so it is cheap.
+func activeMonths(b *ledger.Book, now time.Time, loc *time.Location) []string {
+	seen := map[string]bool{}
+	span := func(from, to time.Time) {
+		if from.After(now) {
+			return
+		}
+		if to.IsZero() || to.After(now) {
+			to = now
+		}
+		start, _ := ledger.MonthRange(from, loc)
+		// Never more than maxMonths+1 months back from now are listed.
+		if lim, _ := ledger.MonthRange(now.In(loc).AddDate(0, -maxMonths-1, 0), loc); start.Before(lim) {
+			start = lim
+		}
+		for m := start; m.Before(to) || m.Equal(to); m = m.AddDate(0, 1, 0) {
+			seen[m.Format("2006-01")] = true
+			if !m.Before(to) {
+				break
+			}
+		}
+	}
+	for _, r := range b.Rentals {
+		if len(r.Events) == 0 {
+			continue
+		}
+		end, _ := r.ReleasedAt()
+		span(r.StartedAt(), end)
+		for _, u := range r.TrafficUsage {
+			span(u.At, u.At)
+		}
+	}
+	for _, v := range b.Volumes {
+		if len(v.Events) == 0 {
+			continue
+		}
+		end, _ := v.Deleted()
+		span(v.Events[0].At, end)
+	}
+	for _, c := range b.Charges {
+		span(c.At, c.At)
+	}
+	out := make([]string, 0, len(seen))
+	for m := range seen {
+		out = append(out, m)
+	}
+	sort.Sort(sort.Reverse(sort.StringSlice(out)))
+	if len(out) > maxMonths {
+		out = out[:maxMonths]
+	}
+	return out
+}
+
+func (s *Server) handleMe(w http.ResponseWriter, r *http.Request, g *grant, b *ledger.Book) {
+	if _, ok := s.query(w, r); !ok {
+		return
+	}
+	now := s.now()
+	loc := b.User.Location()
+	months := activeMonths(b, now, loc)
+	s.writeJSON(w, http.StatusOK, Me{Name: g.name, Lang: g.lang, TZ: loc.String(), Month: now.In(loc).Format("2006-01"), Months: months})
+}
+
+// month reads ?month= (default this month), which must lie between the
+// user's first month and this one. ok is false when it answered a
+// refusal.
+func (s *Server) month(w http.ResponseWriter, r *http.Request, b *ledger.Book, now time.Time) (name string, from, to time.Time, ok bool) {
+	q, ok := s.query(w, r)
+	if !ok {
+		return "", time.Time{}, time.Time{}, false
+	}
+	loc := b.User.Location()
+	this := now.In(loc).Format("2006-01")
+	first := this
+	if ms := activeMonths(b, now, loc); len(ms) > 0 {
+		first = ms[len(ms)-1]
+	}
+	if !b.User.CreatedAt.IsZero() {
+		if c := b.User.CreatedAt.In(loc).Format("2006-01"); c < first {
+			first = c
+		}
+	}
+	name = q.Get("month")
+	if name == "" {
+		name = this
+	}
+	from, to, err := ledger.ParseMonth(name, loc)
+	if err != nil || name < first || name > this {
+		s.fail(w, r, http.StatusBadRequest, "bad_request", "err_month", first, this)
+		return "", time.Time{}, time.Time{}, false
+	}
+	return name, from, to, true
+}
+
+func str(m ledger.Money) *string { v := m.String(); return &v }
+
+// amountsOf is a totals row: the priced lines' sums, the unpriced count
+// beside them.
+func amountsOf(t *ledger.Totals, idle ledger.Money) Amounts {
+	return Amounts{Compute: str(t.Compute), Storage: str(t.Storage), Traffic: str(t.Traffic), Other: str(t.Other),
+		Total: str(t.Total), Idle: str(idle), Unpriced: t.Unpriced}
+}
+
+// rentalRow is one rental's line of a statement: a part without a price
+// is null, and so is the total then.
+func rentalRow(rc *ledger.RentalCost) RentalRow {
+	r := rc.Rental
+	row := RentalRow{ID: r.ID, Name: r.Name, Platform: r.Platform, PlatformID: r.PlatformID, GPU: r.GPU, GPUCount: r.GPUCount,
+		State: string(rc.State), Currency: string(r.Currency), RunningSeconds: rc.RunningSeconds, IdleSeconds: rc.IdleSeconds}
+	a := &row.Amounts
+	if rc.ComputePriced {
+		a.Compute, a.Idle = str(rc.Compute), str(rc.IdleCost)
+	} else {
+		a.Unpriced++
+	}
+	if rc.StoragePriced {
+		a.Storage = str(rc.Storage)
+	} else {
+		a.Unpriced++
+	}
+	if rc.TrafficPriced {
+		a.Traffic = str(rc.Traffic)
+	} else {
+		a.Unpriced++
+	}
+	a.Other = str(rc.Other)
+	if rc.Priced() {
+		a.Total = str(rc.Total)
+	}
+	return row
+}
+
+func (s *Server) handleMonth(w http.ResponseWriter, r *http.Request, g *grant, b *ledger.Book) {
+	now := s.now()
+	name, from, to, ok := s.month(w, r, b, now)
+	if !ok {
+		return
+	}
+	s.writeJSON(w, http.StatusOK, monthPage(b, name, from, to, now))
+}
+
+// monthPage computes the month [from, to) as of now from the book alone.
+func monthPage(b *ledger.Book, name string, from, to, now time.Time) MonthPage {
+	loc := b.User.Location()
+	asOf := to
+	current := now.Before(to)
+	if current {
+		asOf = now
+	}
+	st := ledger.Spend(b, from, asOf)
+	days := ledger.MonthDays(b, from, asOf)
+	page := MonthPage{Month: name, From: from, To: to, AsOf: asOf, Currencies: []CurrencyMonth{}, Platforms: []PlatformMonth{},
+		Rentals: []RentalRow{}, Balances: []Balance{}, ExportURL: PathExport + "?month=" + name}
+	curs := map[ledger.Currency]bool{}
+	for c := range st.Totals {
+		curs[c] = true
+	}
+	if current {
+		for _, mb := range b.User.Budgets {
+			curs[mb.Currency] = true
+		}
+	}
+	var proj *ledger.Statement
+	var burn map[ledger.Currency]ledger.Money
+	if current {
+		proj = ledger.Spend(b, from, to) // the book as it is, metered to the month's end
+		burn = ledger.BurnPerHour(b, now)
+	}
+	for _, c := range slices.Sorted(func(yield func(ledger.Currency) bool) {
+		for c := range curs {
+			if !yield(c) {
+				return
+			}
+		}
+	}) {
+		tot := st.Total(c)
+		cm := CurrencyMonth{Currency: string(c), Days: make([]DaySpend, 0, len(days)), Totals: amountsOf(tot, st.IdleCost[c].Add(ledger.Money{Currency: c}))}
+		for _, d := range days {
+			dt, ok := d.Totals[c]
+			if !ok {
+				dt := &ledger.Totals{Currency: c, Compute: ledger.Money{Currency: c}, Storage: ledger.Money{Currency: c},
+					Traffic: ledger.Money{Currency: c}, Other: ledger.Money{Currency: c}, Total: ledger.Money{Currency: c}}
+				cm.Days = append(cm.Days, DaySpend{Day: d.Day.In(loc).Format("2006-01-02"), Amounts: amountsOf(dt, ledger.Money{Currency: c})})
+				continue
+			}
+			cm.Days = append(cm.Days, DaySpend{Day: d.Day.In(loc).Format("2006-01-02"), Amounts: amountsOf(dt, d.Idle[c].Add(ledger.Money{Currency: c}))})
+		}
+		if amt, ok := b.User.Budget(c); ok && amt.Sign() > 0 {
+			budget := ledger.MoneyFromDecimal(amt, c)
+			cm.Budget = str(budget)
+			pct := new(big.Rat).Quo(tot.Total.Decimal().Rat(), amt.Rat())
+			pct.Mul(pct, big.NewRat(100, 1))
+			q := new(big.Int).Div(pct.Num(), pct.Denom())
+			if q.IsInt64() {
+				p := int(q.Int64())
+				cm.BudgetPercent = &p
+			}
+		}
+		if current {
+			cm.Projection = str(proj.Total(c).Total)
+			cm.BurnPerHour = str(burn[c].Add(ledger.Money{Currency: c}))
+		} else {
+			cm.Projection = str(tot.Total)
+		}
+		page.Currencies = append(page.Currencies, cm)
+	}
+	for _, p := range slices.Sorted(func(yield func(string) bool) {
+		for p := range st.ByPlatform {
+			if !yield(p) {
+				return
+			}
+		}
+	}) {
+		byCur := st.ByPlatform[p]
+		for _, c := range slices.Sorted(func(yield func(ledger.Currency) bool) {
+			for c := range byCur {
+				if !yield(c) {
+					return
+				}
+			}
+		}) {
+			t := byCur[c]
+			a := amountsOf(t, ledger.Money{Currency: c})
+			a.Idle = nil // the engine keeps idle cost per currency, not per platform
+			page.Platforms = append(page.Platforms, PlatformMonth{Platform: p, Currency: string(c), Amounts: a})
+		}
+	}
+	rcs := make([]*ledger.RentalCost, len(st.Rentals))
+	for i := range st.Rentals {
+		rcs[i] = &st.Rentals[i]
+	}
+	slices.SortStableFunc(rcs, byCost)
+	for _, rc := range rcs {
+		page.Rentals = append(page.Rentals, rentalRow(rc))
+	}
+	page.Balances = balances(b, now)
+	return page
+}
+
+// byCost orders rentals most expensive first (exactly, whatever the
+// currency's digits), unpriced ones last, then by name.
+func byCost(x, y *ledger.RentalCost) int {
+	if xp, yp := x.Priced(), y.Priced(); xp != yp {
+		if xp {
+			return -1
+		}
+		return 1
+	}
+	if c := y.Total.Decimal().Rat().Cmp(x.Total.Decimal().Rat()); c != 0 {
+		return c
+	}
+	return cmp.Compare(x.Rental.Name, y.Rental.Name)
+}
+
+// balances are the platforms' balances now, by platform.
+func balances(b *ledger.Book, now time.Time) []Balance {
+	bs := ledger.Balances(b, now)
+	out := make([]Balance, 0, len(bs))
+	for _, p := range slices.Sorted(func(yield func(string) bool) {
+		for p := range bs {
+			if !yield(p) {
+				return
+			}
+		}
+	}) {
+		st := bs[p]
+		src := "typed"
+		if st.Recorded {
+			for _, rec := range b.Balances {
+				if rec.Platform == p && rec.Currency == st.Currency && rec.At.Equal(st.Since) && rec.API {
+					src = "api"
+				}
+			}
+		}
+		out = append(out, Balance{Platform: p, Currency: string(st.Currency), Balance: st.Balance.String(), AsOf: st.Since,
+			Source: src, BurnPerHour: st.BurnPerHour.String(), RunsOutAt: st.RunsOutAt, Unpriced: st.Unpriced})
+	}
+	return out
+}
+
+func (s *Server) handleExport(w http.ResponseWriter, r *http.Request, g *grant, b *ledger.Book) {
+	now := s.now()
+	name, from, to, ok := s.month(w, r, b, now)
+	if !ok {
+		return
+	}
+	asOf := to
+	if now.Before(to) {
+		asOf = now
+	}
+	var buf bytes.Buffer
+	if asOf.After(from) {
+		if err := ledger.WriteExportCSVPeriod(&buf, b, from, asOf); err != nil {
+			s.internal(w, r, err)
+			return
+		}
+	} else {
+		buf.WriteString(joinCSV(ledger.ExportCSVColumns) + "\n")
+	}
+	h := w.Header()
+	h.Set("Content-Type", "text/csv; charset=utf-8")
+	h.Set("Content-Disposition", `attachment; filename="gpuledger-`+name+`.csv"`)
+	h.Set("Cache-Control", "no-store")
+	h.Set("Content-Length", strconv.Itoa(buf.Len()))
+	w.WriteHeader(http.StatusOK)
+	if r.Method != http.MethodHead {
+		w.Write(buf.Bytes())
+	}
+}
+
+func joinCSV(cols []string) string {
+	var b bytes.Buffer
+	for i, c := range cols {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		b.WriteString(c)
+	}
+	return b.String()
+}
