@@ -373,7 +373,7 @@ func RedactQuery(u *url.URL) string {
 	}
 	for k := range q {
 		switch strings.ToLower(k) {
-		case "token", "access_token", "key", "secret":
+		case "token", "access_token", "key", "secret", "code":
 			q[k] = []string{"REDACTED"}
 		}
 	}

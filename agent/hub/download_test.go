@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -285,6 +286,30 @@ func TestInstallScript_Shellcheck(t *testing.T) {
 		cmd.Stdin = strings.NewReader(s)
 		if out, err := cmd.CombinedOutput(); err != nil {
 			t.Fatalf("shellcheck: %v\n%s", err, out)
+		}
+	}
+}
+
+// TestRedactQuery: the access log never holds a secret from a query: an
+// agent's token, an API key, or the dashboard's one-time sign-in code
+// (/app/login?code=...); other parameters are kept.
+func TestRedactQuery(t *testing.T) {
+	for in, want := range map[string]string{
+		"/agent/install.sh?token=abc":   "/agent/install.sh?token=REDACTED",
+		"/app/login?code=s3cr3tcode":    "/app/login?code=REDACTED",
+		"/app/login?CODE=s3cr3tcode":    "/app/login?CODE=REDACTED",
+		"/app/api/month?month=2026-12":  "/app/api/month?month=2026-12",
+		"/x?key=k&secret=s&page=2":      "/x?key=REDACTED&page=2&secret=REDACTED",
+		"/healthz":                      "/healthz",
+		"/app/login?code=%zz":           "/app/login?[unparsable query]",
+		"/v1/beat?access_token=tok1234": "/v1/beat?access_token=REDACTED",
+	} {
+		u, err := url.ParseRequestURI(in)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := hub.RedactQuery(u); got != want {
+			t.Errorf("RedactQuery(%s) = %s, want %s", in, got, want)
 		}
 	}
 }

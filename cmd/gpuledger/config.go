@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/gpuledger/gpuledger/agent/hub"
+	"github.com/gpuledger/gpuledger/dashboard"
 )
 
 // Config is the server's configuration. Each field comes from an
@@ -37,6 +38,9 @@ type Config struct {
 	// shows in ps). Empty: the key file beside the database. Never logged.
 	Secret       string
 	PlatformURLs PlatformURLs // GPULEDGER_RUNPOD_URL, ..._GRAPHQL_URL, _VAST_URL, _LAMBDA_URL, _AUTODL_URL
+	// AppAuthMaxAge is how old the Telegram sign-in data of the dashboard
+	// (initData's auth_date) may be (GPULEDGER_APP_AUTH_MAX_AGE).
+	AppAuthMaxAge time.Duration
 }
 
 // Default hub addresses when GPULEDGER_LISTEN and -listen are unset. The
@@ -74,6 +78,9 @@ func parseConfig(name string, args []string, getenv func(string) string, stderr 
 	syncEvery, err := envDuration(getenv, "GPULEDGER_SYNC", 60*time.Second)
 	errs = append(errs, err)
 	c.Sync = syncEvery
+	authAge, err := envDuration(getenv, "GPULEDGER_APP_AUTH_MAX_AGE", dashboard.DefaultMaxAuthAge)
+	errs = append(errs, err)
+	c.AppAuthMaxAge = authAge
 	c.Secret = getenv("GPULEDGER_SECRET")
 	urls, err := readPlatformURLs(getenv)
 	errs = append(errs, err)
@@ -101,6 +108,7 @@ func parseConfig(name string, args []string, getenv func(string) string, stderr 
 	fs.StringVar(&c.TZ, "tz", c.TZ, "time zone for new users, e.g. Asia/Shanghai (GPULEDGER_TZ)")
 	fs.DurationVar(&c.Tick, "tick", c.Tick, "how often idle, silent and lease checks run (GPULEDGER_TICK)")
 	fs.DurationVar(&c.Sync, "sync", c.Sync, "how often each connected platform's API is polled; a platform's rate limits may stretch it (GPULEDGER_SYNC)")
+	fs.DurationVar(&c.AppAuthMaxAge, "app-auth-max-age", c.AppAuthMaxAge, "how old Telegram's sign-in data for the dashboard may be, 1m..24h (GPULEDGER_APP_AUTH_MAX_AGE)")
 	fs.StringVar(&c.LogFormat, "log-format", c.LogFormat, "log format: auto (text on a terminal, else JSON), text or json (GPULEDGER_LOG_FORMAT)")
 	fs.StringVar(&c.LogLevel, "log-level", c.LogLevel, "log level: debug, info, warn or error (GPULEDGER_LOG_LEVEL)")
 	fs.StringVar(&c.Backup, "backup-dir", c.Backup, "directory for a nightly online backup; empty for none (GPULEDGER_BACKUP_DIR)")
@@ -141,6 +149,9 @@ func (c *Config) validate() error {
 	}
 	if c.Sync < 10*time.Second || c.Sync > time.Hour {
 		errs = append(errs, fmt.Errorf("GPULEDGER_SYNC / -sync: %s is out of range 10s..1h", c.Sync))
+	}
+	if c.AppAuthMaxAge < time.Minute || c.AppAuthMaxAge > 24*time.Hour {
+		errs = append(errs, fmt.Errorf("GPULEDGER_APP_AUTH_MAX_AGE / -app-auth-max-age: %s is out of range 1m..24h (e.g. 1h)", c.AppAuthMaxAge))
 	}
 	if c.TelegramToken != "" && strings.Count(c.TelegramEndpoint, "%s") != 2 {
 		errs = append(errs, errors.New("TELEGRAM_API_ENDPOINT / -telegram-endpoint: must contain two %s, for the token and the method, e.g. https://api.telegram.org/bot%s/%s"))

@@ -74,3 +74,24 @@ func TestParseConfig_ErrPublicURL(t *testing.T) {
 		t.Errorf("good URL: %q, %v", cfg.publicURL(), err)
 	}
 }
+
+// TestParseConfig_AppAuthMaxAge: the dashboard's Telegram sign-in age
+// defaults to an hour, is read from the environment or the flag, and one
+// outside 1m..24h (or not a duration) is refused with the variable's name.
+func TestParseConfig_AppAuthMaxAge(t *testing.T) {
+	cfg, _, err := parseConfig("serve", nil, func(string) string { return "" }, io.Discard)
+	if err != nil || cfg.AppAuthMaxAge.String() != "1h0m0s" {
+		t.Fatalf("default: AppAuthMaxAge = %s, err %v; want 1h", cfg.AppAuthMaxAge, err)
+	}
+	cfg, _, err = parseConfig("serve", []string{"-app-auth-max-age", "5m"}, func(string) string { return "" }, io.Discard)
+	if err != nil || cfg.AppAuthMaxAge.String() != "5m0s" {
+		t.Fatalf("flag: AppAuthMaxAge = %s, err %v; want 5m", cfg.AppAuthMaxAge, err)
+	}
+	for _, bad := range []string{"30s", "25h", "soon", "-1h"} {
+		env := map[string]string{"GPULEDGER_APP_AUTH_MAX_AGE": bad}
+		_, _, err := parseConfig("serve", nil, func(k string) string { return env[k] }, io.Discard)
+		if err == nil || !strings.Contains(err.Error(), "GPULEDGER_APP_AUTH_MAX_AGE") {
+			t.Errorf("GPULEDGER_APP_AUTH_MAX_AGE=%q: err = %v, want one naming the variable", bad, err)
+		}
+	}
+}

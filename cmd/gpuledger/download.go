@@ -8,6 +8,7 @@ import (
 
 	"github.com/gpuledger/gpuledger/agent/hub"
 	"github.com/gpuledger/gpuledger/bot"
+	"github.com/gpuledger/gpuledger/dashboard"
 )
 
 // defaultAgentBinary is where the server looks for the agent binary it
@@ -30,16 +31,20 @@ func defaultAgentBinary() string {
 // protocol, /healthz and /metrics, plus GET /agent/download,
 // /agent/download.sha256 and /agent/install.sh (binary, "" for the
 // default place), all behind an access log that never records a token.
+// The dashboard (nil: none) is served under /app/.
 // A missing binary is logged once here; the endpoints then say it is
 // missing rather than fail the server. The downloads are returned too, for
 // /agent to tell whether its install command can work (nil when downloads
 // are off).
-func agentHandler(h *hub.Hub, binary, publicURL string, log *slog.Logger) (http.Handler, bot.AgentDownloads) {
+func agentHandler(h *hub.Hub, dash http.Handler, binary, publicURL string, log *slog.Logger) (http.Handler, bot.AgentDownloads) {
 	if binary == "" {
 		binary = defaultAgentBinary()
 	}
 	mux := http.NewServeMux()
 	mux.Handle("/", h.Handler())
+	if dash != nil {
+		mux.Handle(dashboard.PathApp, dash)
+	}
 	dl, err := hub.NewDownloads(hub.DownloadConfig{Binary: binary, PublicURL: publicURL, Tokens: h.Tokens(), Logger: log, StallTimeout: hubWriteTimeout})
 	if err != nil {
 		log.Error("agent downloads off: GPULEDGER_PUBLIC_URL must be an http(s) URL", "err", err)

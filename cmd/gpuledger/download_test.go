@@ -43,7 +43,7 @@ func TestAgentHandler(t *testing.T) {
 	}
 	t.Run("OK", func(t *testing.T) {
 		var logs bytes.Buffer
-		handler, _ := agentHandler(h, bin, "https://ledger.example", slog.New(slog.NewJSONHandler(&logs, nil)))
+		handler, _ := agentHandler(h, nil, bin, "https://ledger.example", slog.New(slog.NewJSONHandler(&logs, nil)))
 		for _, c := range []struct{ path, want string }{
 			{"/healthz", "ok"},
 			{"/agent/download", "agent"},
@@ -62,7 +62,7 @@ func TestAgentHandler(t *testing.T) {
 	})
 	t.Run("ErrMissingBinary", func(t *testing.T) {
 		var logs bytes.Buffer
-		handler, _ := agentHandler(h, "/nonexistent/agent", "https://ledger.example", slog.New(slog.NewJSONHandler(&logs, nil)))
+		handler, _ := agentHandler(h, nil, "/nonexistent/agent", "https://ledger.example", slog.New(slog.NewJSONHandler(&logs, nil)))
 		if code, body := get(t, handler, "/agent/download"); code != 503 || !strings.Contains(body, "not available") {
 			t.Errorf("%d %q", code, body)
 		}
@@ -74,7 +74,7 @@ func TestAgentHandler(t *testing.T) {
 		}
 	})
 	t.Run("ErrPublicURL", func(t *testing.T) {
-		handler, _ := agentHandler(h, bin, "ledger.example:8477", discard())
+		handler, _ := agentHandler(h, nil, bin, "ledger.example:8477", discard())
 		if code, body := get(t, handler, "/agent/install.sh?token="+tok); code != 503 || !strings.Contains(body, "GPULEDGER_PUBLIC_URL") {
 			t.Errorf("%d %q", code, body)
 		}

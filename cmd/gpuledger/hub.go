@@ -14,6 +14,7 @@ import (
 	"github.com/gpuledger/gpuledger/bot"
 	"github.com/gpuledger/gpuledger/chat"
 	"github.com/gpuledger/gpuledger/connsync"
+	"github.com/gpuledger/gpuledger/dashboard"
 	"github.com/gpuledger/gpuledger/ledger"
 	"github.com/gpuledger/gpuledger/ledger/sqlite"
 	"github.com/gpuledger/gpuledger/scheduler"
@@ -33,6 +34,9 @@ type reminders struct {
 	// platforms syncs the users' platform connectors; started with the
 	// scheduler, which acts through it.
 	platforms *connsync.Syncer
+	// dash serves the dashboard under /app/ and makes /dashboard's links;
+	// it refuses everyone until the core tells it who is allowed.
+	dash *dashboard.Server
 
 	rctx   context.Context // cancelled by Close
 	cancel context.CancelFunc
@@ -130,7 +134,19 @@ func startHub(ctx context.Context, cfg Config, db *sqlite.DB, log *slog.Logger) 
 			r.cfg = cfg
 		}
 	}
-	handler, downloads := agentHandler(h, cfg.AgentBinary, r.PublicURL(), log)
+	dash, err := dashboard.New(dashboard.Config{
+		Store:      db,
+		BotToken:   cfg.TelegramToken,
+		PublicURL:  r.PublicURL(),
+		MaxAuthAge: cfg.AppAuthMaxAge,
+		Logger:     log,
+	})
+	if err != nil {
+		ln.Close()
+		return nil, fmt.Errorf("dashboard: %w", err)
+	}
+	r.dash = dash
+	handler, downloads := agentHandler(h, dash.Handler(), cfg.AgentBinary, r.PublicURL(), log)
 	r.downloads = downloads
 	r.srv = &http.Server{
 		Handler:           handler,
@@ -205,6 +221,8 @@ func (r *reminders) Start(ctx context.Context, core *bot.Core, s chat.Sender) er
 		Location:  time.UTC,
 		Tick:      r.cfg.Tick,
 		Platforms: r.platforms,
+		// The nightly summary's Open dashboard button.
+		DashboardURL: r.dash.AppURL,
 	})
 	if err != nil {
 		return err

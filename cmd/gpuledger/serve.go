@@ -78,12 +78,15 @@ func runServe(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	}
 	coreCfg.Connections = plat
 	hub.platforms = plat
+	coreCfg.Dashboard = hub.dash
 
 	core, err := bot.New(ctx, coreCfg)
 	if err != nil {
 		return err
 	}
 	buttons.set(core)
+	// The dashboard lets in exactly whom the chat lets in.
+	hub.dash.SetAllowed(core.Allowed)
 	if code := core.ClaimCode(); code != "" {
 		// The one place a secret is logged: it is useless once claimed,
 		// and the owner needs to read it here.
@@ -139,6 +142,9 @@ func runServe(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 		Allowed:  core.Allowed,
 		Logger:   log,
 		Commands: commands,
+		// The bot's menu button opens the dashboard where Telegram can
+		// (an https public URL); otherwise it is reset to the commands.
+		MenuApp: telegram.MenuApp{URL: hub.dash.AppURL()},
 	})
 	if err != nil {
 		return err
