@@ -262,3 +262,32 @@ func TestNew_Errors(t *testing.T) {
 		t.Errorf("bad public URL: %v", err)
 	}
 }
+
+// TestServer_LinkBound: at most 10,000 live links in all; the next one
+// evicts the oldest.
+func TestServer_LinkBound(t *testing.T) {
+	e := newEnv(t, func(c *dashboard.Config) { c.Allowed = func(int64) bool { return true } })
+	var first string
+	for i := range 10000 {
+		link, _, err := e.srv.Link(t.Context(), int64(1+i/5))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if i == 0 {
+			u, _ := url.Parse(link)
+			first = u.RequestURI()
+		}
+		if i%1000 == 0 {
+			e.now = e.now.Add(time.Millisecond)
+		}
+	}
+	e.now = e.now.Add(time.Millisecond)
+	last, _, _ := e.srv.Link(t.Context(), 99999)
+	u, _ := url.Parse(last)
+	if rec := e.do(http.MethodGet, first, ""); rec.Code != http.StatusGone {
+		t.Errorf("the oldest link survived the 10,001st: %d", rec.Code)
+	}
+	if rec := e.do(http.MethodGet, u.RequestURI(), ""); rec.Code != http.StatusSeeOther {
+		t.Errorf("the newest link: %d", rec.Code)
+	}
+}
