@@ -79,7 +79,7 @@ func (s *Server) handleMe(w http.ResponseWriter, r *http.Request, g *grant, b *l
 	now := s.now()
 	loc := b.User.Location()
 	months := activeMonths(b, now, loc)
-	s.writeJSON(w, http.StatusOK, Me{Name: g.name, Lang: g.lang, TZ: loc.String(), Month: now.In(loc).Format("2006-01"), Months: months})
+	s.writeJSON(w, r, http.StatusOK, Me{Name: g.name, Lang: g.lang, TZ: loc.String(), Month: now.In(loc).Format("2006-01"), Months: months})
 }
 
 // month reads ?month= (default this month), which must lie between the
@@ -157,7 +157,7 @@ func (s *Server) handleMonth(w http.ResponseWriter, r *http.Request, g *grant, b
 	if !ok {
 		return
 	}
-	s.writeJSON(w, http.StatusOK, monthPage(b, name, from, to, now))
+	s.writeJSON(w, r, http.StatusOK, monthPage(b, name, from, to, now))
 }
 
 // monthPage computes the month [from, to) as of now from the book alone.

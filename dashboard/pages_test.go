@@ -336,3 +336,24 @@ func TestServer_UserLanguage(t *testing.T) {
 		t.Errorf("a user with no ledger: %d %s", rec.Code, rec.Body)
 	}
 }
+
+// TestServer_GzipAnswers: a large answer is gzipped for a client that
+// accepts it, and decodes to the plain answer.
+func TestServer_GzipAnswers(t *testing.T) {
+	e := newEnv(t, nil)
+	e.fill(1)
+	tok := e.signIn(1)
+	plain := e.get(tok, dashboard.PathMonth, nil)
+	gz := e.do(http.MethodGet, dashboard.PathMonth, "", "Authorization", "Bearer "+tok, "Accept-Encoding", "gzip")
+	if plain.Body.Len() < 1024 || gz.Header().Get("Content-Encoding") != "gzip" || plain.Header().Get("Content-Encoding") != "" {
+		t.Fatalf("plain %d bytes, gzip answer encoded %q", plain.Body.Len(), gz.Header().Get("Content-Encoding"))
+	}
+	zr, err := gzip.NewReader(gz.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(zr)
+	if !bytes.Equal(body, plain.Body.Bytes()) {
+		t.Error("the gzipped answer differs from the plain one")
+	}
+}

@@ -51,7 +51,7 @@ func (s *Server) handleRental(w http.ResponseWriter, r *http.Request, g *grant, 
 		s.internal(w, r, err)
 		return
 	}
-	s.writeJSON(w, http.StatusOK, rentalPage(b, rental, stats, issued || stats.len() > 0, now))
+	s.writeJSON(w, r, http.StatusOK, rentalPage(b, rental, stats, issued || stats.len() > 0, now))
 }
 
 // rentalPage computes one rental's page as of now.
