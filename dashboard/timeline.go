@@ -236,7 +236,7 @@ func (d *days) eachDay(seg Segment, f func(day time.Time, from, to time.Time)) {
 // dayActivity sums the segments' seconds per local day and state, oldest
 // first, the last maxDays days at most.
 func dayActivity(segs []Segment, loc *time.Location) []DayActivity {
-	var out []DayActivity
+	out := []DayActivity{}
 	var last time.Time
 	cut := &days{loc: loc}
 	for _, sg := range segs {
