@@ -308,7 +308,7 @@ func (s *Server) handleSession(w http.ResponseWriter, r *http.Request) {
 		s.internal(w, r, err)
 		return
 	}
-	s.writeJSON(w, http.StatusOK, SessionAnswer{Token: tok, ExpiresAt: exp})
+	s.writeJSON(w, r, http.StatusOK, SessionAnswer{Token: tok, ExpiresAt: exp})
 }
 
 // markUsed remembers an exchanged initData until it would be stale

@@ -69,13 +69,20 @@ func TestSession_InitData(t *testing.T) {
 		{"NoBotToken", func(c *dashboard.Config) { c.BotToken = "" }, fresh, 401, "auth_invalid", "/dashboard"},
 		{"TooLarge", nil, func(e *env) string { return fresh(e) + "&pad=" + strings.Repeat("x", 9000) }, 413, "too_large", "8192"},
 	}
+	shared := newEnv(t, nil) // one ledger for the cases with the default config
+	shared.fill(1)
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			e := newEnv(t, tc.cfg)
-			e.fill(1)
+			e := shared
+			if tc.cfg != nil {
+				e = newEnv(t, tc.cfg)
+				e.fill(1)
+			}
+			e.t = t
+			before := e.store.books.Load()
 			rec := e.do(http.MethodPost, dashboard.PathSession, tc.body(e))
 			refusal(t, rec, tc.status, tc.code, tc.contains)
-			if n := e.store.books.Load(); n != 0 {
+			if n := e.store.books.Load() - before; n != 0 {
 				t.Errorf("a refused sign-in read %d books", n)
 			}
 		})
@@ -260,5 +267,34 @@ func TestNew_Errors(t *testing.T) {
 	e := newEnv(t, nil)
 	if _, err := dashboard.New(dashboard.Config{Store: e.store, PublicURL: "hub.example.com"}); err == nil || !strings.Contains(err.Error(), "PublicURL") {
 		t.Errorf("bad public URL: %v", err)
+	}
+}
+
+// TestServer_LinkBound: at most 10,000 live links in all; the next one
+// evicts the oldest.
+func TestServer_LinkBound(t *testing.T) {
+	e := newEnv(t, func(c *dashboard.Config) { c.Allowed = func(int64) bool { return true } })
+	var first string
+	for i := range 10000 {
+		link, _, err := e.srv.Link(t.Context(), int64(1+i/5))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if i == 0 {
+			u, _ := url.Parse(link)
+			first = u.RequestURI()
+		}
+		if i%1000 == 0 {
+			e.now = e.now.Add(time.Millisecond)
+		}
+	}
+	e.now = e.now.Add(time.Millisecond)
+	last, _, _ := e.srv.Link(t.Context(), 99999)
+	u, _ := url.Parse(last)
+	if rec := e.do(http.MethodGet, first, ""); rec.Code != http.StatusGone {
+		t.Errorf("the oldest link survived the 10,001st: %d", rec.Code)
+	}
+	if rec := e.do(http.MethodGet, u.RequestURI(), ""); rec.Code != http.StatusSeeOther {
+		t.Errorf("the newest link: %d", rec.Code)
 	}
 }

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gpuledger/gpuledger/bot"
 	"github.com/gpuledger/gpuledger/dashboard"
 	"github.com/gpuledger/gpuledger/dashboard/dashtest"
 	"github.com/gpuledger/gpuledger/ledger"
@@ -173,3 +174,6 @@ func tokenOf(tb testing.TB, body []byte) string {
 	}
 	return a.Token
 }
+
+// The chat core takes the server as its dashboard links.
+var _ bot.DashboardLinks = (*dashboard.Server)(nil)

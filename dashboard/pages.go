@@ -3,6 +3,7 @@ package dashboard
 import (
 	"bytes"
 	"cmp"
+	"maps"
 	"math/big"
 	"net/http"
 	"slices"
@@ -78,7 +79,7 @@ func (s *Server) handleMe(w http.ResponseWriter, r *http.Request, g *grant, b *l
 	now := s.now()
 	loc := b.User.Location()
 	months := activeMonths(b, now, loc)
-	s.writeJSON(w, http.StatusOK, Me{Name: g.name, Lang: g.lang, TZ: loc.String(), Month: now.In(loc).Format("2006-01"), Months: months})
+	s.writeJSON(w, r, http.StatusOK, Me{Name: g.name, Lang: g.lang, TZ: loc.String(), Month: now.In(loc).Format("2006-01"), Months: months})
 }
 
 // month reads ?month= (default this month), which must lie between the
@@ -156,7 +157,7 @@ func (s *Server) handleMonth(w http.ResponseWriter, r *http.Request, g *grant, b
 	if !ok {
 		return
 	}
-	s.writeJSON(w, http.StatusOK, monthPage(b, name, from, to, now))
+	s.writeJSON(w, r, http.StatusOK, monthPage(b, name, from, to, now))
 }
 
 // monthPage computes the month [from, to) as of now from the book alone.
@@ -186,24 +187,16 @@ func monthPage(b *ledger.Book, name string, from, to, now time.Time) MonthPage {
 		proj = ledger.Spend(b, from, to) // the book as it is, metered to the month's end
 		burn = ledger.BurnPerHour(b, now)
 	}
-	for _, c := range slices.Sorted(func(yield func(ledger.Currency) bool) {
-		for c := range curs {
-			if !yield(c) {
-				return
-			}
-		}
-	}) {
+	for _, c := range slices.Sorted(maps.Keys(curs)) {
 		tot := st.Total(c)
 		cm := CurrencyMonth{Currency: string(c), Days: make([]DaySpend, 0, len(days)), Totals: amountsOf(tot, st.IdleCost[c].Add(ledger.Money{Currency: c}))}
+		zero := ledger.Money{Currency: c}
 		for _, d := range days {
 			dt, ok := d.Totals[c]
 			if !ok {
-				dt := &ledger.Totals{Currency: c, Compute: ledger.Money{Currency: c}, Storage: ledger.Money{Currency: c},
-					Traffic: ledger.Money{Currency: c}, Other: ledger.Money{Currency: c}, Total: ledger.Money{Currency: c}}
-				cm.Days = append(cm.Days, DaySpend{Day: d.Day.In(loc).Format("2006-01-02"), Amounts: amountsOf(dt, ledger.Money{Currency: c})})
-				continue
+				dt = &ledger.Totals{Currency: c, Compute: zero, Storage: zero, Traffic: zero, Other: zero, Total: zero}
 			}
-			cm.Days = append(cm.Days, DaySpend{Day: d.Day.In(loc).Format("2006-01-02"), Amounts: amountsOf(dt, d.Idle[c].Add(ledger.Money{Currency: c}))})
+			cm.Days = append(cm.Days, DaySpend{Day: d.Day.In(loc).Format("2006-01-02"), Amounts: amountsOf(dt, d.Idle[c].Add(zero))})
 		}
 		if amt, ok := b.User.Budget(c); ok && amt.Sign() > 0 {
 			budget := ledger.MoneyFromDecimal(amt, c)
@@ -224,21 +217,9 @@ func monthPage(b *ledger.Book, name string, from, to, now time.Time) MonthPage {
 		}
 		page.Currencies = append(page.Currencies, cm)
 	}
-	for _, p := range slices.Sorted(func(yield func(string) bool) {
-		for p := range st.ByPlatform {
-			if !yield(p) {
-				return
-			}
-		}
-	}) {
+	for _, p := range slices.Sorted(maps.Keys(st.ByPlatform)) {
 		byCur := st.ByPlatform[p]
-		for _, c := range slices.Sorted(func(yield func(ledger.Currency) bool) {
-			for c := range byCur {
-				if !yield(c) {
-					return
-				}
-			}
-		}) {
+		for _, c := range slices.Sorted(maps.Keys(byCur)) {
 			t := byCur[c]
 			a := amountsOf(t, ledger.Money{Currency: c})
 			a.Idle = nil // the engine keeps idle cost per currency, not per platform
@@ -276,13 +257,7 @@ func byCost(x, y *ledger.RentalCost) int {
 func balances(b *ledger.Book, now time.Time) []Balance {
 	bs := ledger.Balances(b, now)
 	out := make([]Balance, 0, len(bs))
-	for _, p := range slices.Sorted(func(yield func(string) bool) {
-		for p := range bs {
-			if !yield(p) {
-				return
-			}
-		}
-	}) {
+	for _, p := range slices.Sorted(maps.Keys(bs)) {
 		st := bs[p]
 		src := "typed"
 		if st.Recorded {

@@ -336,3 +336,55 @@ func TestServer_UserLanguage(t *testing.T) {
 		t.Errorf("a user with no ledger: %d %s", rec.Code, rec.Body)
 	}
 }
+
+// TestServer_GzipAnswers: a large answer is gzipped for a client that
+// accepts it, and decodes to the plain answer.
+func TestServer_GzipAnswers(t *testing.T) {
+	e := newEnv(t, nil)
+	e.fill(1)
+	tok := e.signIn(1)
+	plain := e.get(tok, dashboard.PathMonth, nil)
+	gz := e.do(http.MethodGet, dashboard.PathMonth, "", "Authorization", "Bearer "+tok, "Accept-Encoding", "gzip")
+	if plain.Body.Len() < 1024 || gz.Header().Get("Content-Encoding") != "gzip" || plain.Header().Get("Content-Encoding") != "" {
+		t.Fatalf("plain %d bytes, gzip answer encoded %q", plain.Body.Len(), gz.Header().Get("Content-Encoding"))
+	}
+	zr, err := gzip.NewReader(gz.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(zr)
+	if !bytes.Equal(body, plain.Body.Bytes()) {
+		t.Error("the gzipped answer differs from the plain one")
+	}
+}
+
+// TestServer_Unpriced: a rental without a price is null in its row,
+// never 0, and counted beside the totals.
+func TestServer_Unpriced(t *testing.T) {
+	e := newEnv(t, nil)
+	e.fill(1)
+	at := e.now.Add(-3 * time.Hour)
+	if _, err := e.db.CreateRental(context.Background(), ledger.Action{UserID: 1, At: at}, ledger.Rental{UserID: 1, Name: "free", Platform: "lab",
+		GPU: "A100", GPUCount: 1, Mode: ledger.PerSecond, Currency: ledger.CNY, Events: []ledger.Event{{Kind: ledger.EventStart, At: at}}}); err != nil {
+		t.Fatal(err)
+	}
+	var page dashboard.MonthPage
+	if rec := e.get(e.signIn(1), dashboard.PathMonth, &page); rec.Code != 200 {
+		t.Fatalf("month: %d %s", rec.Code, rec.Body)
+	}
+	var row *dashboard.RentalRow
+	for i := range page.Rentals {
+		if page.Rentals[i].Name == "free" {
+			row = &page.Rentals[i]
+		}
+	}
+	if row == nil || row.Compute != nil || row.Total != nil || row.Idle != nil || row.Unpriced != 1 || row.Storage == nil {
+		t.Fatalf("unpriced row %+v", row)
+	}
+	if page.Rentals[len(page.Rentals)-1].Name != "free" {
+		t.Errorf("the unpriced rental is not last: %+v", page.Rentals)
+	}
+	if u := page.Currencies[0].Totals.Unpriced; u != 1 {
+		t.Errorf("totals count %d unpriced lines, want 1", u)
+	}
+}

@@ -1,6 +1,8 @@
 package dashboard
 
 import (
+	"bytes"
+	"compress/gzip"
 	"context"
 	"encoding/json"
 	"errors"
@@ -8,6 +10,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -243,7 +246,7 @@ func langOf(r *http.Request) string {
 // fail writes an ErrorAnswer with the message key rendered in the
 // request's language.
 func (s *Server) fail(w http.ResponseWriter, r *http.Request, status int, code, key string, args ...any) {
-	s.writeJSON(w, status, ErrorAnswer{Code: code, Message: messages.Text(langOf(r), key, args...)})
+	s.writeJSON(w, r, status, ErrorAnswer{Code: code, Message: messages.Text(langOf(r), key, args...)})
 }
 
 // internal logs err in full and answers 500 with nothing of it.
@@ -252,18 +255,37 @@ func (s *Server) internal(w http.ResponseWriter, r *http.Request, err error) {
 		return
 	}
 	s.log.Error("dashboard: internal error", "path", r.URL.Path, "err", err)
-	s.writeJSON(w, http.StatusInternalServerError, ErrorAnswer{Code: "internal", Message: messages.Text(langOf(r), "err_internal")})
+	s.writeJSON(w, r, http.StatusInternalServerError, ErrorAnswer{Code: "internal", Message: messages.Text(langOf(r), "err_internal")})
 }
 
-func (s *Server) writeJSON(w http.ResponseWriter, status int, v any) {
+// gzipMin is the size from which an answer is sent gzipped to a client
+// that accepts it (a rental's timeline can be a few hundred kilobytes).
+const gzipMin = 1 << 10
+
+func (s *Server) writeJSON(w http.ResponseWriter, r *http.Request, status int, v any) {
 	b, err := json.Marshal(v)
 	if err != nil {
 		s.log.Error("dashboard: encode answer", "err", err)
 		http.Error(w, "internal error", http.StatusInternalServerError)
 		return
 	}
-	w.Header().Set("Content-Type", "application/json; charset=utf-8")
-	w.Header().Set("Cache-Control", "no-store")
+	b = append(b, '\n')
+	h := w.Header()
+	h.Set("Content-Type", "application/json; charset=utf-8")
+	h.Set("Cache-Control", "no-store")
+	h.Set("Vary", "Accept-Encoding")
+	if len(b) >= gzipMin && acceptsGzip(r.Header.Get("Accept-Encoding")) {
+		var buf bytes.Buffer
+		zw, _ := gzip.NewWriterLevel(&buf, gzip.BestSpeed)
+		zw.Write(b)
+		if zw.Close() == nil {
+			h.Set("Content-Encoding", "gzip")
+			b = buf.Bytes()
+		}
+	}
+	h.Set("Content-Length", strconv.Itoa(len(b)))
 	w.WriteHeader(status)
-	w.Write(append(b, '\n'))
+	if r.Method != http.MethodHead {
+		w.Write(b)
+	}
 }

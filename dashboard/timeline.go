@@ -51,7 +51,7 @@ func (s *Server) handleRental(w http.ResponseWriter, r *http.Request, g *grant, 
 		s.internal(w, r, err)
 		return
 	}
-	s.writeJSON(w, http.StatusOK, rentalPage(b, rental, stats, issued || stats.len() > 0, now))
+	s.writeJSON(w, r, http.StatusOK, rentalPage(b, rental, stats, issued || stats.len() > 0, now))
 }
 
 // rentalPage computes one rental's page as of now.
@@ -236,7 +236,7 @@ func (d *days) eachDay(seg Segment, f func(day time.Time, from, to time.Time)) {
 // dayActivity sums the segments' seconds per local day and state, oldest
 // first, the last maxDays days at most.
 func dayActivity(segs []Segment, loc *time.Location) []DayActivity {
-	var out []DayActivity
+	out := []DayActivity{}
 	var last time.Time
 	cut := &days{loc: loc}
 	for _, sg := range segs {
