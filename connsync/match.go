@@ -222,20 +222,18 @@ func (p *pass) create(ctx context.Context, in ledger.PlatformInstance, li connec
 	}
 	in.RentalID = 0
 	stopped := li.State == connector.Stopped
+	nr := rentalFor(in, start)
 	if stopped {
+		// Created stopped in the same journaled action: one /undo
+		// removes it and declines the instance.
 		start, startNote = p.poll, ""
+		nr = rentalFor(in, start)
+		nr.Events = append(nr.Events, ledger.Event{Kind: ledger.EventStop, At: p.poll})
+		in.State, in.StateAt = string(connector.Stopped), p.poll
 	}
-	r, saved, err := p.s.store.AddSyncedRental(ctx, p.action(), in, rentalFor(in, start))
+	r, saved, err := p.s.store.AddSyncedRental(ctx, p.action(), in, nr)
 	if err != nil {
 		return err
-	}
-	if stopped {
-		saved.State, saved.StateAt = string(connector.Stopped), p.poll
-		nr, _, err := p.s.store.ApplyPlatformEvent(ctx, p.action(), saved, ledger.Event{Kind: ledger.EventStop, At: p.poll})
-		if err != nil {
-			return err
-		}
-		r = nr
 	}
 	p.rentals[r.ID] = r
 	if p.book != nil {

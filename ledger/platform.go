@@ -78,7 +78,8 @@ type PlatformStore interface {
 	// (the user, or the rental, is not theirs).
 	SavePlatformInstance(ctx context.Context, in PlatformInstance) (PlatformInstance, error)
 	// AddSyncedRental creates r (r.PlatformID = in.PlatformID, Events
-	// holding exactly its start) and saves in as bound to it, in one
+	// holding its start, and a stop after it for an instance first listed
+	// stopped) and saves in as bound to it, in one
 	// transaction, as the action a, journaled as ActionSync: /undo removes
 	// the rental and marks the instance PlatformDeclined. Errors as
 	// CreateRental's; ECONFLICT "platform_bound" if the instance is bound
