@@ -150,7 +150,7 @@ func (p *pass) ask(ctx context.Context, in ledger.PlatformInstance, li connector
 	if err != nil {
 		return err
 	}
-	lang := p.u.Lang
+	lang := p.user(ctx).Lang
 	id := strconv.FormatInt(saved.ID, 10)
 	var rows [][]chat.Button
 	for _, r := range cands {
@@ -239,7 +239,7 @@ func (p *pass) create(ctx context.Context, in ledger.PlatformInstance, li connec
 	if p.book != nil {
 		p.book.Rentals = append(p.book.Rentals, r)
 	}
-	lang := p.u.Lang
+	lang := p.user(ctx).Lang
 	extra := ""
 	if !r.Priced {
 		extra += messages.Render(lang, "unpriced")
@@ -254,7 +254,7 @@ func (p *pass) create(ctx context.Context, in ledger.PlatformInstance, li connec
 	if stopped {
 		key = "new_rental_stopped"
 	}
-	text := messages.Render(lang, key, platformName(p.c.Platform), label(saved), describe(saved, lang), r.Name, fmtWhen(start, p.poll, p.loc), chat.RawHTML(extra))
+	text := messages.Render(lang, key, platformName(p.c.Platform), label(saved), describe(saved, lang), r.Name, fmtWhen(start, p.poll, p.zone(ctx)), chat.RawHTML(extra))
 	p.s.send(ctx, p.c.UserID, text, true)
 	return nil
 }
