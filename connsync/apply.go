@@ -30,9 +30,9 @@ const (
 // pass is one application of a valid list to one user's ledger, under
 // the connector's lock.
 type pass struct {
-	s        *Syncer
-	c        ledger.Connector
-	st       *connState
+	s  *Syncer
+	c  ledger.Connector
+	st *connState
 	// u and loc are the user and their zone, read only when a message
 	// needs them (user): a steady round sends nothing.
 	u        ledger.User

@@ -9,7 +9,7 @@ CREATE TABLE platform_gen (
 	platform TEXT    NOT NULL,
 	gen      INTEGER NOT NULL DEFAULT 0,
 	PRIMARY KEY (user_id, platform)
-) STRICT, WITHOUT ROWID;
+) STRICT;
 
 CREATE TRIGGER platform_instances_gen_insert AFTER INSERT ON platform_instances BEGIN
 	INSERT INTO platform_gen (user_id, platform, gen) VALUES (NEW.user_id, NEW.platform, 1)
