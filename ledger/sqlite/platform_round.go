@@ -35,8 +35,17 @@ func (db *DB) PlatformGeneration(ctx context.Context, userID int64, platform str
 	if err := checkPlatform(platform); err != nil {
 		return 0, err
 	}
-	gen, err := readGen(ctx, db.reader, userID, platform)
-	return gen, storeError(err)
+	st, err := db.readStmt(ctx, genQuery)
+	if err != nil {
+		return 0, storeError(fmt.Errorf("sqlite: platform generation: %w", err))
+	}
+	var gen int64
+	switch err := st.QueryRowContext(ctx, userID, platform).Scan(&gen); err {
+	case nil, sql.ErrNoRows:
+		return gen, nil
+	default:
+		return 0, storeError(fmt.Errorf("sqlite: platform generation: %w", err))
+	}
 }
 
 // PlatformInstancesGen returns PlatformInstances and the generation they

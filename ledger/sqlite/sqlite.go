@@ -83,6 +83,7 @@ type DB struct {
 
 	mu     sync.Mutex
 	stmts  map[string]*sql.Stmt // prepared on the writer's one connection
+	rstmts map[string]*sql.Stmt // prepared on the read pool (readStmt)
 	closed bool
 }
 
@@ -303,6 +304,10 @@ func (db *DB) Close() error {
 		errs = append(errs, s.Close())
 	}
 	db.stmts = nil
+	for _, s := range db.rstmts {
+		errs = append(errs, s.Close())
+	}
+	db.rstmts = nil
 	db.closed = true
 	db.mu.Unlock()
 	if db.reader != nil {
@@ -407,6 +412,41 @@ func (db *DB) withWrite(ctx context.Context, fn func(tx *wtx) error) error {
 		db.mu.Unlock()
 	}
 	return err
+}
+
+// readStmt returns query prepared on the read pool, preparing it the
+// first time: for the small reads a loop makes every few seconds, whose
+// parsing would cost more than running them (database/sql prepares it
+// again on each pooled connection that runs it).
+func (db *DB) readStmt(ctx context.Context, query string) (*sql.Stmt, error) {
+	db.mu.Lock()
+	s, ok := db.rstmts[query]
+	closed := db.closed
+	db.mu.Unlock()
+	if ok {
+		return s, nil
+	}
+	if closed {
+		return nil, fmt.Errorf("sqlite: the database is closed")
+	}
+	s, err := db.reader.PrepareContext(ctx, query)
+	if err != nil {
+		return nil, err
+	}
+	db.mu.Lock()
+	defer db.mu.Unlock()
+	if prev, ok := db.rstmts[query]; ok || db.closed {
+		s.Close()
+		if !ok {
+			return nil, fmt.Errorf("sqlite: the database is closed")
+		}
+		return prev, nil
+	}
+	if db.rstmts == nil {
+		db.rstmts = map[string]*sql.Stmt{}
+	}
+	db.rstmts[query] = s
+	return s, nil
 }
 
 // wtx is a write transaction whose statements are prepared once per DB and
