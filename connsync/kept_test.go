@@ -58,6 +58,9 @@ func TestSync_InstancesKept(t *testing.T) {
 			goneID = in.PlatformID
 		}
 	}
+	if goneID == "" {
+		t.Fatalf("the undone rental %q is none of the instances %+v", gone, ins)
+	}
 	// The platform now lists it renamed and stopped: kept rows would say
 	// bound to the deleted rental, and the round would fail on it.
 	names := map[string]string{"p1": "one", "p2": "two", "p3": "three"}
