@@ -101,6 +101,9 @@ func TestSync_NewInstance(t *testing.T) {
 		if r := e.rental("halted"); r.State() != ledger.Stopped {
 			t.Fatalf("stopped pod logged as %s", r.State())
 		}
+		if ms := e.snd.take(); len(ms) != 1 || !strings.Contains(ms[0].Text, "/undo removes it") || strings.Contains(ms[0].Text, "twice") {
+			t.Fatalf("announcement %q; want one line saying /undo removes it", texts(ms))
+		}
 		res, err := e.db.Undo(e.ctx, ledger.Action{UserID: uid, At: e.clk.Now()})
 		if err != nil || res.Kind != ledger.ActionSync {
 			t.Fatalf("first /undo = %+v, %v; want the sync itself", res, err)
