@@ -37,3 +37,31 @@ func TestCore_UndoSync(t *testing.T) {
 		})
 	}
 }
+
+// TestCore_UndoSync_Stopped: a rental the sync created stopped (the
+// platform first listed the instance stopped) goes with one /undo; a
+// second /undo has nothing of it left to undo.
+func TestCore_UndoSync_Stopped(t *testing.T) {
+	ctx := context.Background()
+	e := newEnv(t, bot.Config{AllowedUsers: []int64{alice}})
+	e.say(alice, "/settings lang=en")
+	in := ledger.PlatformInstance{UserID: alice, Platform: "runpod", PlatformID: "pod-halt", Status: ledger.PlatformAsked,
+		GPU: "RTX 4090", GPUCount: 1, State: "stopped", StateAt: e.now}
+	r := ledger.Rental{Name: "pod-halt", GPU: "RTX 4090", GPUCount: 1, Mode: ledger.PerSecond, Priced: true,
+		Price: ledger.Price{Amount: ledger.MustDecimal("0.69"), Unit: ledger.UnitHour}, Currency: ledger.USD,
+		Events: []ledger.Event{{Kind: ledger.EventStart, At: e.now}, {Kind: ledger.EventStop, At: e.now}}}
+	got, saved, err := e.db.AddSyncedRental(ctx, ledger.Action{UserID: alice, At: e.now}, in, r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.State() != ledger.Stopped {
+		t.Fatalf("synced rental is %s, want stopped", got.State())
+	}
+	contains(t, e.say(alice, "/undo"), "rental created from the platform's list", "pod-halt", "it will not be created again")
+	if _, err := e.db.RentalByID(ctx, got.ID); ledger.ErrorCode(err) != ledger.ENOTFOUND {
+		t.Fatalf("the stopped synced rental survived one /undo: %v", err)
+	}
+	if inst, err := e.db.PlatformInstance(ctx, alice, saved.ID); err != nil || inst.Status != ledger.PlatformDeclined {
+		t.Fatalf("instance after /undo = %+v, %v; want declined", inst, err)
+	}
+}

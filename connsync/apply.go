@@ -30,10 +30,13 @@ const (
 // pass is one application of a valid list to one user's ledger, under
 // the connector's lock.
 type pass struct {
-	s        *Syncer
-	c        ledger.Connector
-	st       *connState
+	s  *Syncer
+	c  ledger.Connector
+	st *connState
+	// u and loc are the user and their zone, read only when a message
+	// needs them (user): a steady round sends nothing.
 	u        ledger.User
+	uOK      bool
 	loc      *time.Location
 	poll     time.Time
 	interval time.Duration
@@ -41,6 +44,26 @@ type pass struct {
 	// book is the user's ledger, loaded only when a new instance needs
 	// the candidates: a steady round reads no rentals at all.
 	book *ledger.Book
+	// seen are the unchanged instances whose stored LastSeen has gone
+	// stale (seenPersist): written with the round's end, in one
+	// transaction (FinishSyncRound), not one each.
+	seen []string
+}
+
+// user returns the pass's user, read the first time a message needs
+// their language or zone.
+func (p *pass) user(ctx context.Context) ledger.User {
+	if !p.uOK {
+		p.u, p.uOK = p.s.user(ctx, p.c.UserID), true
+		p.loc = p.u.Location()
+	}
+	return p.u
+}
+
+// zone is the user's time zone, for the times a message shows.
+func (p *pass) zone(ctx context.Context) *time.Location {
+	p.user(ctx)
+	return p.loc
 }
 
 // rental returns the bound rental id, read once per pass; nil when it is
@@ -81,16 +104,17 @@ func (p *pass) loadBook(ctx context.Context) error {
 // state change, price notice or refreshed facts; a new one bound,
 // asked about or created; a known one missing long enough released.
 // Each change is its own store call; one failing is returned (joined)
-// and does not stop the others.
-func (s *Syncer) apply(ctx context.Context, c ledger.Connector, st *connState, list []connector.Instance, poll time.Time, interval time.Duration) error {
+// and does not stop the others. It returns what the round's end needs
+// (roundEnd): the instances it read, their generation, and the platform
+// IDs whose LastSeen refresh is left to FinishSyncRound.
+func (s *Syncer) apply(ctx context.Context, c ledger.Connector, st *connState, list []connector.Instance, poll time.Time, interval time.Duration) (roundEnd, error) {
 	unlock := s.lockConn(c.UserID, c.Platform)
 	defer unlock()
-	known, err := s.store.PlatformInstances(ctx, c.UserID, c.Platform)
+	known, gen, err := s.instances(ctx, c, st)
 	if err != nil {
-		return fmt.Errorf("connsync: platform instances: %w", err)
+		return roundEnd{}, fmt.Errorf("connsync: platform instances: %w", err)
 	}
-	p := &pass{s: s, c: c, st: st, u: s.user(ctx, c.UserID), poll: poll, interval: interval, rentals: map[int64]*ledger.Rental{}}
-	p.loc = p.u.Location()
+	p := &pass{s: s, c: c, st: st, poll: poll, interval: interval, rentals: map[int64]*ledger.Rental{}}
 	byID := make(map[string]ledger.PlatformInstance, len(known))
 	for _, in := range known {
 		byID[in.PlatformID] = in
@@ -121,7 +145,66 @@ func (s *Syncer) apply(ctx context.Context, c ledger.Connector, st *connState, l
 			}
 		}
 	}
-	return errors.Join(errs...)
+	return roundEnd{known: known, gen: gen, seen: p.seen}, errors.Join(errs...)
+}
+
+// roundEnd is what a round's application leaves for its end.
+type roundEnd struct {
+	known []ledger.PlatformInstance // the stored instances the round started from
+	gen   int64                     // their generation
+	seen  []string                  // unchanged ones whose LastSeen is to be refreshed
+}
+
+// instances returns the connector's stored instances and their
+// generation: the ones the last round kept when the stored generation is
+// still theirs (one small read), else read again. The kept ones are
+// dropped here; only a round's end that proves them current keeps them
+// again (finish).
+func (s *Syncer) instances(ctx context.Context, c ledger.Connector, st *connState) ([]ledger.PlatformInstance, int64, error) {
+	known, gen := st.known, st.knownGen
+	st.known = nil
+	if known != nil {
+		g, err := s.store.PlatformGeneration(ctx, c.UserID, c.Platform)
+		if err != nil {
+			return nil, 0, err
+		}
+		if g == gen {
+			return known, gen, nil
+		}
+	}
+	return s.store.PlatformInstancesGen(ctx, c.UserID, c.Platform)
+}
+
+// finish writes the round's end (FinishSyncRound: the stale last-seen
+// refreshes and the sync mark, one transaction) and keeps the round's
+// instances for the next round when the store says nothing but those
+// refreshes changed them since they were read; with a failed
+// application (applyErr) or any doubt they are read again.
+func (s *Syncer) finish(ctx context.Context, c ledger.Connector, st *connState, end roundEnd, poll time.Time, errText string, applyErr error) {
+	gen, current, err := s.store.FinishSyncRound(ctx, ledger.SyncRoundEnd{UserID: c.UserID, Platform: c.Platform,
+		Seen: end.seen, SeenAt: poll, SyncedAt: s.now().UTC(), Err: errText, Gen: end.gen})
+	if err != nil {
+		if !isCode(err, ledger.ENOTFOUND) {
+			s.log.Error("connsync: finish round", "user", c.UserID, "platform", c.Platform, "err", err)
+		}
+		return
+	}
+	if !current || applyErr != nil || end.known == nil {
+		return
+	}
+	seenAt := time.Unix(poll.Unix(), 0).UTC() // as the store keeps it
+	refreshed := make(map[string]bool, len(end.seen))
+	for _, id := range end.seen {
+		refreshed[id] = true
+	}
+	kept := make([]ledger.PlatformInstance, len(end.known))
+	for i, in := range end.known {
+		if refreshed[in.PlatformID] && in.LastSeen.Before(seenAt) {
+			in.LastSeen = seenAt
+		}
+		kept[i] = in
+	}
+	st.known, st.knownGen = kept, gen
 }
 
 // listedFacts copies what the platform listed into in, cleaned to what
@@ -135,10 +218,15 @@ func listedFacts(in *ledger.PlatformInstance, li connector.Instance) bool {
 		price = ledger.Decimal{}
 	}
 	changed := in.Name != name || in.GPU != gpu || in.GPUCount != count || in.PriceOK != ok ||
-		in.Price.Cmp(price) != 0 || in.Currency != li.Currency
+		!sameDecimal(in.Price, price) || in.Currency != li.Currency
 	in.Name, in.GPU, in.GPUCount, in.Price, in.PriceOK, in.Currency = name, gpu, count, price, ok, li.Currency
 	return changed
 }
+
+// sameDecimal reports whether a and b are the same number: the same
+// representation (the steady case, compared without big.Rat), or equal
+// by Cmp ("0.79" and "0.790").
+func sameDecimal(a, b ledger.Decimal) bool { return a == b || a.Cmp(b) == 0 }
 
 // clean drops control and format characters from s and clips it to n
 // bytes at a character boundary: a platform's label is the user's free
@@ -250,10 +338,14 @@ func (p *pass) known(ctx context.Context, in ledger.PlatformInstance, li connect
 	return p.save(ctx, in, cur, dirty)
 }
 
-// save writes cur when it changed, or when its stored LastSeen has gone
-// stale (seenPersist).
+// save writes cur when it changed. An unchanged one whose stored
+// LastSeen has gone stale (seenPersist) is only noted: the round's end
+// refreshes them all in one transaction.
 func (p *pass) save(ctx context.Context, was, cur ledger.PlatformInstance, dirty bool) error {
-	if !dirty && p.poll.Sub(was.LastSeen) < seenPersist {
+	if !dirty {
+		if p.poll.Sub(was.LastSeen) >= seenPersist {
+			p.seen = append(p.seen, was.PlatformID)
+		}
 		return nil
 	}
 	cur.LastSeen = p.poll
@@ -269,12 +361,12 @@ func (p *pass) action() ledger.Action {
 
 // tellEvent sends the silent line for a synced stop, resume or release.
 func (p *pass) tellEvent(ctx context.Context, kind ledger.EventKind, r *ledger.Rental, at time.Time, approx bool) {
-	lang := p.u.Lang
+	lang := p.user(ctx).Lang
 	when := messages.Render(lang, "time_platform")
 	if approx {
 		when = messages.Render(lang, "time_approx")
 	}
-	text := messages.Render(lang, "ev_"+string(kind), platformName(p.c.Platform), r.Name, fmtWhen(at, p.poll, p.loc), chat.RawHTML(when))
+	text := messages.Render(lang, "ev_"+string(kind), platformName(p.c.Platform), r.Name, fmtWhen(at, p.poll, p.zone(ctx)), chat.RawHTML(when))
 	if kind == ledger.EventStop && p.s.cfg.Agents != nil {
 		if as, ok := p.s.cfg.Agents.AgentState(r.ID); ok && as.Verdict == ledger.VerdictBusy {
 			text += messages.Render(lang, "busy_note")
@@ -311,7 +403,7 @@ func (p *pass) priceNotice(ctx context.Context, in *ledger.PlatformInstance, li 
 	if in.PriceToldOK && in.PriceTold.Cmp(li.Price) == 0 {
 		return false
 	}
-	lang := p.u.Lang
+	lang := p.user(ctx).Lang
 	has := messages.Render(lang, "no_price")
 	if r.Priced {
 		has = fmtRate(rate.Amount, r.Currency)
@@ -332,7 +424,7 @@ func (p *pass) reappeared(ctx context.Context, in ledger.PlatformInstance, r *le
 	if err != nil || !fresh {
 		return
 	}
-	p.s.send(ctx, p.c.UserID, messages.Render(p.u.Lang, "reappeared", platformName(p.c.Platform), in.PlatformID, r.Name), true)
+	p.s.send(ctx, p.c.UserID, messages.Render(p.user(ctx).Lang, "reappeared", platformName(p.c.Platform), in.PlatformID, r.Name), true)
 }
 
 // missing counts a known instance absent from a valid list and releases
@@ -373,6 +465,6 @@ func (p *pass) missing(ctx context.Context, in ledger.PlatformInstance) error {
 	}
 	p.rentals[nr.ID] = nr
 	delete(p.st.missing, in.PlatformID)
-	p.s.send(ctx, p.c.UserID, messages.Render(p.u.Lang, "ev_missing", platformName(p.c.Platform), nr.Name, fmtWhen(at, p.poll, p.loc)), true)
+	p.s.send(ctx, p.c.UserID, messages.Render(p.user(ctx).Lang, "ev_missing", platformName(p.c.Platform), nr.Name, fmtWhen(at, p.poll, p.zone(ctx))), true)
 	return nil
 }

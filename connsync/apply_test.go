@@ -91,6 +91,32 @@ func TestSync_NewInstance(t *testing.T) {
 			t.Fatal("a terminated pod was logged")
 		}
 	})
+	t.Run("StoppedOneUndo", func(t *testing.T) {
+		// A pod first listed stopped is one journaled action: one /undo
+		// removes it, and the next rounds do not create it again.
+		e := newEnv(t)
+		e.rp.SetPods(pod("s1", "halted", "EXITED", "0.79", t0.Add(-time.Hour)))
+		e.connect("runpod")
+		e.round()
+		if r := e.rental("halted"); r.State() != ledger.Stopped {
+			t.Fatalf("stopped pod logged as %s", r.State())
+		}
+		if ms := e.snd.take(); len(ms) != 1 || !strings.Contains(ms[0].Text, "/undo removes it") || strings.Contains(ms[0].Text, "twice") {
+			t.Fatalf("announcement %q; want one line saying /undo removes it", texts(ms))
+		}
+		res, err := e.db.Undo(e.ctx, ledger.Action{UserID: uid, At: e.clk.Now()})
+		if err != nil || res.Kind != ledger.ActionSync {
+			t.Fatalf("first /undo = %+v, %v; want the sync itself", res, err)
+		}
+		if n := len(e.book().Rentals); n != 0 {
+			t.Fatalf("%d rentals after one /undo, want 0: %s", n, e.snapshot())
+		}
+		e.snd.take()
+		e.round()
+		if len(e.book().Rentals) != 0 {
+			t.Fatalf("an undone stopped rental came back: %s", e.snapshot())
+		}
+	})
 	t.Run("UndoneNeverAgain", func(t *testing.T) {
 		e := newEnv(t)
 		e.rp.SetPods(pod("abc123", "box1", "RUNNING", "0.79", t0))

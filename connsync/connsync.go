@@ -148,6 +148,14 @@ type connState struct {
 	lastBalance  time.Time            // when the balance was last read
 	missing      map[string]int       // PlatformID → consecutive valid lists without it
 	seen         map[string]time.Time // PlatformID → the last valid list that held it (persisted lazily)
+	// known are the connector's stored instances at generation knownGen
+	// (ledger.PlatformStore.PlatformGeneration), kept between rounds only
+	// when the round's end proved them the stored rows (FinishSyncRound's
+	// current); nil: read them. A round uses them only when the stored
+	// generation is still knownGen, so a change behind the sync (an
+	// /undo's trigger, a button press, another process) is read again.
+	known    []ledger.PlatformInstance
+	knownGen int64
 }
 
 // New returns a Syncer for cfg.

@@ -102,6 +102,20 @@ type env struct {
 	// lists counts Instances calls per platform (one per round, however
 	// many pages the platform's HTTP answers take).
 	lists map[string]*atomic.Int64
+	// reads counts the sync's reads of the stored instances' rows.
+	reads *atomic.Int64
+}
+
+// readCounting is the real store, counting the reads of the instances'
+// rows the sync makes at the start of a round.
+type readCounting struct {
+	*sqlite.DB
+	n *atomic.Int64
+}
+
+func (r readCounting) PlatformInstancesGen(ctx context.Context, userID int64, platform string) ([]ledger.PlatformInstance, int64, error) {
+	r.n.Add(1)
+	return r.DB.PlatformInstancesGen(ctx, userID, platform)
 }
 
 // counting counts a client's Instances calls.
@@ -143,7 +157,7 @@ func newEnv(t testing.TB) *env {
 		t.Fatal(err)
 	}
 	e := &env{t: t, lists: map[string]*atomic.Int64{"runpod": {}, "vast": {}, "lambda": {}}, ctx: ctx, db: db, path: path, rp: runpodfake.New(rpKey), vf: vastfake.New(vastKey), lf: lambdafake.New(lamKey),
-		clk: &clock{t: t0}, snd: &sent{}, btn: &buttons{fns: map[string]chat.ButtonFunc{}}, agent: &agents{m: map[int64]ledger.AgentState{}}}
+		clk: &clock{t: t0}, snd: &sent{}, reads: &atomic.Int64{}, btn: &buttons{fns: map[string]chat.ButtonFunc{}}, agent: &agents{m: map[int64]ledger.AgentState{}}}
 	t.Cleanup(e.rp.Close)
 	t.Cleanup(e.vf.Close)
 	t.Cleanup(e.lf.Close)
@@ -168,7 +182,7 @@ func newEnv(t testing.TB) *env {
 		}
 		return counting{c, e.lists[platform]}, nil
 	}
-	e.s, err = connsync.New(connsync.Config{Store: db, Vault: v, Clients: factory, Buttons: e.btn, Agents: e.agent,
+	e.s, err = connsync.New(connsync.Config{Store: readCounting{db, e.reads}, Vault: v, Clients: factory, Buttons: e.btn, Agents: e.agent,
 		Now: e.clk.Now, CallTimeout: 5 * time.Second, Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {
 		t.Fatal(err)

@@ -154,7 +154,7 @@ func platformFault(err error) bool {
 
 // roundOne is one round of connector c: one list call, a balance call at
 // most every BalanceEvery, the list applied, the schedule moved, and
-// MarkSynced. Rounds of one connector never overlap (st.round).
+// FinishSyncRound (MarkSynced when no list was applied). Rounds of one connector never overlap (st.round).
 func (s *Syncer) roundOne(ctx context.Context, c ledger.Connector, st *connState) error {
 	st.round.Lock()
 	defer st.round.Unlock()
@@ -190,13 +190,15 @@ func (s *Syncer) roundOne(ctx context.Context, c ledger.Connector, st *connState
 		return s.fault(ctx, c, st, poll, interval, err)
 	}
 	s.readBalance(ctx, c, cl, st, poll, interval)
-	applyErr := s.apply(ctx, c, st, list, poll, interval)
+	end, applyErr := s.apply(ctx, c, st, list, poll, interval)
 	s.recovered(ctx, c, st, poll, interval)
 	text := ""
 	if applyErr != nil {
 		text = "applying the list: " + ledger.ErrorMessage(applyErr)
 	}
-	s.markSynced(ctx, c, text)
+	// The round's one write when nothing changed: the stale last-seen
+	// refreshes and the sync mark together.
+	s.finish(ctx, c, st, end, poll, text, applyErr)
 	return applyErr
 }
 
@@ -207,8 +209,8 @@ func (s *Syncer) schedule(st *connState, next time.Time) {
 	s.mu.Unlock()
 }
 
-// markSynced records the round's end; its own failure is only logged
-// (the round's outcome is already in the ledger).
+// markSynced records the end of a round that applied no list; its own
+// failure is only logged (the round's outcome is already in the ledger).
 func (s *Syncer) markSynced(ctx context.Context, c ledger.Connector, errText string) {
 	if err := s.store.MarkSynced(ctx, c.UserID, c.Platform, s.now().UTC(), errText); err != nil && !isCode(err, ledger.ENOTFOUND) {
 		s.log.Error("connsync: mark synced", "user", c.UserID, "platform", c.Platform, "err", err)

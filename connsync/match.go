@@ -150,7 +150,7 @@ func (p *pass) ask(ctx context.Context, in ledger.PlatformInstance, li connector
 	if err != nil {
 		return err
 	}
-	lang := p.u.Lang
+	lang := p.user(ctx).Lang
 	id := strconv.FormatInt(saved.ID, 10)
 	var rows [][]chat.Button
 	for _, r := range cands {
@@ -222,26 +222,24 @@ func (p *pass) create(ctx context.Context, in ledger.PlatformInstance, li connec
 	}
 	in.RentalID = 0
 	stopped := li.State == connector.Stopped
+	nr := rentalFor(in, start)
 	if stopped {
+		// Created stopped in the same journaled action: one /undo
+		// removes it and declines the instance.
 		start, startNote = p.poll, ""
+		nr = rentalFor(in, start)
+		nr.Events = append(nr.Events, ledger.Event{Kind: ledger.EventStop, At: p.poll})
+		in.State, in.StateAt = string(connector.Stopped), p.poll
 	}
-	r, saved, err := p.s.store.AddSyncedRental(ctx, p.action(), in, rentalFor(in, start))
+	r, saved, err := p.s.store.AddSyncedRental(ctx, p.action(), in, nr)
 	if err != nil {
 		return err
-	}
-	if stopped {
-		saved.State, saved.StateAt = string(connector.Stopped), p.poll
-		nr, _, err := p.s.store.ApplyPlatformEvent(ctx, p.action(), saved, ledger.Event{Kind: ledger.EventStop, At: p.poll})
-		if err != nil {
-			return err
-		}
-		r = nr
 	}
 	p.rentals[r.ID] = r
 	if p.book != nil {
 		p.book.Rentals = append(p.book.Rentals, r)
 	}
-	lang := p.u.Lang
+	lang := p.user(ctx).Lang
 	extra := ""
 	if !r.Priced {
 		extra += messages.Render(lang, "unpriced")
@@ -256,7 +254,7 @@ func (p *pass) create(ctx context.Context, in ledger.PlatformInstance, li connec
 	if stopped {
 		key = "new_rental_stopped"
 	}
-	text := messages.Render(lang, key, platformName(p.c.Platform), label(saved), describe(saved, lang), r.Name, fmtWhen(start, p.poll, p.loc), chat.RawHTML(extra))
+	text := messages.Render(lang, key, platformName(p.c.Platform), label(saved), describe(saved, lang), r.Name, fmtWhen(start, p.poll, p.zone(ctx)), chat.RawHTML(extra))
 	p.s.send(ctx, p.c.UserID, text, true)
 	return nil
 }

@@ -14,8 +14,8 @@ var messages = chat.Catalog{
 		"%[1]s lists %[2]s (%[3]s): logged as <b>%[4]s</b> from %[5]s%[6]s. /undo removes it.",
 		"%[1]s 列出 %[2]s（%[3]s）：已记为 <b>%[4]s</b>，从 %[5]s 起%[6]s。/undo 可删除。"},
 	"new_rental_stopped": {
-		"%[1]s lists %[2]s (%[3]s), stopped: logged as <b>%[4]s</b>, stopped from %[5]s (no compute)%[6]s. /undo twice removes it (the first undoes the stop).",
-		"%[1]s 列出已停止的 %[2]s（%[3]s）：已记为 <b>%[4]s</b>，从 %[5]s 起为停止状态（不计算力费）%[6]s。连续 /undo 两次可删除（第一次撤销停止）。"},
+		"%[1]s lists %[2]s (%[3]s), stopped: logged as <b>%[4]s</b>, stopped from %[5]s (no compute)%[6]s. /undo removes it.",
+		"%[1]s 列出已停止的 %[2]s（%[3]s）：已记为 <b>%[4]s</b>，从 %[5]s 起为停止状态（不计算力费）%[6]s。/undo 可删除。"},
 	"unpriced": {
 		", no price listed: set one with /price",
 		"，平台未给价格：请用 /price 设置"},

@@ -78,7 +78,8 @@ type PlatformStore interface {
 	// (the user, or the rental, is not theirs).
 	SavePlatformInstance(ctx context.Context, in PlatformInstance) (PlatformInstance, error)
 	// AddSyncedRental creates r (r.PlatformID = in.PlatformID, Events
-	// holding exactly its start) and saves in as bound to it, in one
+	// holding its start, and a stop after it for an instance first listed
+	// stopped) and saves in as bound to it, in one
 	// transaction, as the action a, journaled as ActionSync: /undo removes
 	// the rental and marks the instance PlatformDeclined. Errors as
 	// CreateRental's; ECONFLICT "platform_bound" if the instance is bound
@@ -95,6 +96,22 @@ type PlatformStore interface {
 	// as the action a, journaled as the event's kind like a typed one.
 	// Errors as AppendEvent's; ENOTFOUND if in is not bound.
 	ApplyPlatformEvent(ctx context.Context, a Action, in PlatformInstance, ev Event) (*Rental, PlatformInstance, error)
+	// PlatformGeneration returns the generation of the user's instances
+	// on platform: a number the store moves on every insert, update or
+	// delete of one of them, whoever makes it (an /undo's trigger, another
+	// process). Equal generations mean unchanged rows; 0: none yet.
+	PlatformGeneration(ctx context.Context, userID int64, platform string) (int64, error)
+	// PlatformInstancesGen is PlatformInstances with the generation the
+	// rows are at, read in one snapshot.
+	PlatformInstancesGen(ctx context.Context, userID int64, platform string) ([]PlatformInstance, int64, error)
+	// FinishSyncRound ends one sync round of a connector in one
+	// transaction (see SyncRoundEnd): it is the round's only write when
+	// nothing changed. It returns the generation after its writes, and
+	// current: no change other than its own came after end.Gen, so rows
+	// read at end.Gen with its refreshes applied are the stored rows.
+	// Errors: EINVALID (a malformed platform), ENOTFOUND (no connector:
+	// the refreshes are kept).
+	FinishSyncRound(ctx context.Context, end SyncRoundEnd) (gen int64, current bool, err error)
 	// RentalByPlatformID returns the user's rental bound to the
 	// platform's instance id (the newest, released or not), or ENOTFOUND.
 	RentalByPlatformID(ctx context.Context, userID int64, platform, platformID string) (*Rental, error)
@@ -105,6 +122,24 @@ type PlatformStore interface {
 	// and no record or top-up of that platform came after it; otherwise
 	// it inserts. The balance engine reads these rows like typed ones.
 	RecordPlatformBalance(ctx context.Context, b BalanceRecord) (BalanceRecord, error)
+}
+
+// SyncRoundEnd is what the end of a sync round writes: the LastSeen of
+// its unchanged instances whose stored one went stale, and the
+// connector's round end. None of it is journaled or money: a crash
+// before it commits loses only refreshes the next round redoes.
+type SyncRoundEnd struct {
+	UserID   int64
+	Platform string
+	// Seen are the platform IDs whose LastSeen moves to SeenAt (never
+	// back; an ID the store does not hold is skipped).
+	Seen   []string
+	SeenAt time.Time
+	// SyncedAt and Err are MarkSynced's at and errText.
+	SyncedAt time.Time
+	Err      string
+	// Gen is the generation the caller's rows were read at.
+	Gen int64
 }
 
 // ReconcileCause is the likely cause of a drift between the ledger and

@@ -12,6 +12,8 @@ import (
 	"github.com/gpuledger/gpuledger/agent/wire"
 	"github.com/gpuledger/gpuledger/chat"
 	"github.com/gpuledger/gpuledger/connector"
+	"github.com/gpuledger/gpuledger/connector/autodl"
+	"github.com/gpuledger/gpuledger/connector/autodl/autodlfake"
 	"github.com/gpuledger/gpuledger/connector/lambda"
 	"github.com/gpuledger/gpuledger/connector/lambda/lambdafake"
 	"github.com/gpuledger/gpuledger/connector/runpod"
@@ -26,6 +28,7 @@ import (
 const (
 	podID    = "pod-abc123"
 	lambdaID = "0920582c7ff041399e34823a0be62549"
+	autodlID = "pro-7f3c2a1b9e"
 )
 
 // platEnv is env with box1 synced from a connected platform (RunPod or
@@ -34,6 +37,7 @@ type platEnv struct {
 	*env
 	rp   *runpodfake.Server
 	lf   *lambdafake.Server
+	ad   *autodlfake.Server
 	sync *connsync.Syncer
 
 	mu      sync.Mutex
@@ -59,19 +63,25 @@ func newPlatEnv(t *testing.T, platform string) *platEnv {
 	if _, err := db.EnsureUser(ctx, ledger.User{ID: 1, Lang: "en", TZ: "Asia/Shanghai", Settings: st, CreatedAt: t0.Add(-72 * time.Hour)}); err != nil {
 		t.Fatal(err)
 	}
-	p := &platEnv{rp: runpodfake.New("rpa_SCHEDKEY0001"), lf: lambdafake.New("secret_SCHEDKEY0002")}
+	p := &platEnv{rp: runpodfake.New("rpa_SCHEDKEY0001"), lf: lambdafake.New("secret_SCHEDKEY0002"), ad: autodlfake.New("autodl-SCHEDKEY0003")}
 	t.Cleanup(p.rp.Close)
 	t.Cleanup(p.lf.Close)
+	t.Cleanup(p.ad.Close)
 	v, err := vault.Open(strings.Repeat("c3", 32), "")
 	if err != nil {
 		t.Fatal(err)
 	}
-	key, id, price := p.rp.Key, podID, "0.79"
-	if platform == "lambda" {
+	key, id, price, cur := p.rp.Key, podID, "0.79", ledger.USD
+	switch platform {
+	case "lambda":
 		key, id, price = p.lf.Key, lambdaID, "1.29"
 		p.lf.SetInstances(lambdafake.Instance{ID: id, Name: "box1", Status: "active", TypeName: "gpu_1x_a100",
 			Description: "1x A100 (40 GB SXM4)", GPUDescription: "A100 (40 GB SXM4)", Price: 129, GPUs: 1})
-	} else {
+	case "autodl":
+		key, id, price, cur = p.ad.Token, autodlID, "1.88", ledger.CNY
+		p.ad.SetInstances(autodlfake.Instance{UUID: id, Name: "box1", Status: "running", GPUSpec: "a100-p", GPUAlias: "A100",
+			GPUCount: 1, StartedAt: t0, StatusAt: t0, PaygPrice: 1880})
+	default:
 		p.rp.SetPods(runpodfake.NewPod(id, "box1", "RUNNING", price, "A100", 1, t0))
 	}
 	sealed, err := v.Seal([]byte(key), vault.ConnectorAD(1, platform))
@@ -82,10 +92,10 @@ func newPlatEnv(t *testing.T, platform string) *platEnv {
 		t.Fatal(err)
 	}
 	in := ledger.PlatformInstance{UserID: 1, Platform: platform, PlatformID: id, Status: ledger.PlatformAsked, Name: "box1",
-		GPU: "A100", GPUCount: 1, Price: ledger.MustDecimal(price), PriceOK: true, Currency: ledger.USD,
+		GPU: "A100", GPUCount: 1, Price: ledger.MustDecimal(price), PriceOK: true, Currency: cur,
 		State: string(connector.Running), StateAt: t0, FirstSeen: t0, LastSeen: t0}
 	r, _, err := db.AddSyncedRental(ctx, ledger.Action{UserID: 1, At: t0}, in, ledger.Rental{Name: "box1", Platform: platform,
-		GPU: "A100", GPUCount: 1, Mode: ledger.PerSecond, Priced: true, Currency: ledger.USD,
+		GPU: "A100", GPUCount: 1, Mode: ledger.PerSecond, Priced: true, Currency: cur,
 		Price:  ledger.Price{Amount: ledger.MustDecimal(price), Unit: ledger.UnitHour},
 		Events: []ledger.Event{{Kind: ledger.EventStart, At: t0}}})
 	if err != nil {
@@ -93,8 +103,11 @@ func newPlatEnv(t *testing.T, platform string) *platEnv {
 	}
 	p.sync, err = connsync.New(connsync.Config{Store: db, Vault: v, Buttons: signer{}, Now: clk.Now,
 		Clients: func(platform, key string) (connector.Client, error) {
-			if platform == "lambda" {
+			switch platform {
+			case "lambda":
 				return lambda.New(lambda.Config{Key: key, BaseURL: p.lf.URL})
+			case "autodl":
+				return autodl.New(autodl.Config{Token: key, Base: p.ad.URL})
 			}
 			return runpod.New(runpod.Config{APIKey: key, BaseURL: p.rp.RESTURL(), GraphQLURL: p.rp.GraphQLURL()})
 		},
@@ -250,6 +263,34 @@ func TestRelease_API(t *testing.T) {
 		p.s.WaitActions()
 		if p.stops() != 0 || !strings.Contains(toast, "busy") {
 			t.Fatalf("toast %q, %d stops; want a busy machine refused", toast, p.stops())
+		}
+	})
+	t.Run("AutoDLStops", func(t *testing.T) {
+		// Release now on a synced AutoDL rental without an agent: one
+		// power_off through AutoDL's API, the platform re-read until it
+		// lists the instance shut down, the ledger stopped after the tap.
+		p := newPlatEnv(t, "autodl")
+		p.clk.Add(2 * time.Hour)
+		tapped := p.clk.Now()
+		if toast := p.pressAs(1, "", scheduler.ActRelease, itoa(p.rid), 0); toast != "Stopping on AutoDL…" {
+			t.Fatalf("toast %q, want the press answered at once", toast)
+		}
+		last := p.settle()
+		if n := p.ad.CallsTo("/api/v1/dev/instance/pro/power_off"); n != 1 {
+			t.Fatalf("%d power_off calls, want 1", n)
+		}
+		if st := p.ad.Status(autodlID); st != "shutdown" {
+			t.Fatalf("AutoDL lists the instance %q, want shutdown", st)
+		}
+		if n := p.ad.CallsTo("/api/v1/dev/instance/pro/release"); n != 0 {
+			t.Fatalf("%d release calls: Release now must stop, not release, where the platform can stop", n)
+		}
+		r, _ := p.db.RentalByID(ctx, p.rid)
+		if r.State() != ledger.Stopped || r.LastEventAt().Before(tapped) {
+			t.Fatalf("ledger: %s at %s; want stopped at or after the tap (%s)", r.State(), r.LastEventAt(), tapped)
+		}
+		if !strings.Contains(last.text, "Stopped <b>box1</b> on AutoDL") || last.edit == 0 {
+			t.Fatalf("card %+v; want an edit saying it stopped on AutoDL", last)
 		}
 	})
 	t.Run("LambdaTerminates", func(t *testing.T) {

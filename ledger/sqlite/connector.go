@@ -154,21 +154,12 @@ func (db *DB) MarkRejected(ctx context.Context, userID int64, platform string, k
 // MarkSynced records the end of a sync round (see ledger.ConnectorStore).
 // Errors: ENOTFOUND.
 func (db *DB) MarkSynced(ctx context.Context, userID int64, platform string, at time.Time, errText string) error {
-	errText = truncateUTF8(errText, maxLastError)
 	return db.withWrite(ctx, func(tx *wtx) error {
-		t := whenOrNow(db, at).Unix()
-		res, err := tx.ExecContext(ctx, `UPDATE connectors SET last_sync_at = ?, last_error = ?,
-				checked_at = CASE WHEN ? = '' THEN ? ELSE checked_at END
-			WHERE user_id = ? AND platform = ?`, t, errText, errText, t, userID, platform)
-		if err != nil {
-			return fmt.Errorf("sqlite: mark connector %s of user %d synced: %w", platform, userID, err)
+		found, err := markSynced(ctx, tx, whenOrNow(db, at), userID, platform, errText)
+		if err == nil && !found {
+			err = noConnector(platform)
 		}
-		if n, err := res.RowsAffected(); err != nil {
-			return fmt.Errorf("sqlite: mark connector %s of user %d synced: %w", platform, userID, err)
-		} else if n == 0 {
-			return noConnector(platform)
-		}
-		return nil
+		return err
 	})
 }
 

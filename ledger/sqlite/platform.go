@@ -261,7 +261,9 @@ func boundElsewhere(ctx context.Context, q querier, in ledger.PlatformInstance, 
 // AddSyncedRental creates r as the platform's instance in (r.PlatformID
 // is in.PlatformID; an empty r.Platform is in.Platform, another one is
 // EINVALID "platform_mismatch") and saves in as bound to it, in one
-// transaction, as the action a journaled as ledger.ActionSync. A name in
+// transaction, as the action a journaled as ledger.ActionSync. r.Events
+// is its start, or its start and a stop (an instance first listed
+// stopped): both are the one action, so one /undo removes it. A name in
 // use by a live rental gets "-2", "-3"... appended, as AdoptInstance
 // does: the sync chose it, not the user. Undo deletes the rental and the
 // instance is declined (the rentals_unbind_platform trigger), so the
@@ -281,9 +283,18 @@ func (db *DB) AddSyncedRental(ctx context.Context, a ledger.Action, in ledger.Pl
 	if err := checkInstance(&in, a.UserID); err != nil {
 		return nil, ledger.PlatformInstance{}, err
 	}
+	stop, err := syncedStop(&r)
+	if err != nil {
+		return nil, ledger.PlatformInstance{}, err
+	}
 	start, err := checkNewRental(&r)
 	if err != nil {
 		return nil, ledger.PlatformInstance{}, err
+	}
+	if stop != nil {
+		if err := (&ledger.Rental{Name: r.Name, Events: []ledger.Event{start}}).CheckEvent(*stop); err != nil {
+			return nil, ledger.PlatformInstance{}, err
+		}
 	}
 	var (
 		out *ledger.Rental
@@ -305,6 +316,11 @@ func (db *DB) AddSyncedRental(ctx context.Context, a ledger.Action, in ledger.Pl
 		if err != nil {
 			return err
 		}
+		if stop != nil {
+			if _, err := addEvent(ctx, tx, rid, j.id, *stop); err != nil {
+				return err
+			}
+		}
 		if err := j.target(ctx, tx, rid, 0, nil); err != nil {
 			return err
 		}
@@ -322,6 +338,23 @@ func (db *DB) AddSyncedRental(ctx context.Context, a ledger.Action, in ledger.Pl
 		return nil, ledger.PlatformInstance{}, err
 	}
 	return out, got, nil
+}
+
+// syncedStop takes the stop off a synced rental's events (start, stop):
+// an instance first listed stopped is created stopped in the same action,
+// so one /undo removes it. Any other second event, or a third, is
+// EINVALID.
+func syncedStop(r *ledger.Rental) (*ledger.Event, error) {
+	if len(r.Events) != 2 {
+		return nil, nil // checkNewRental says what is wrong with another count
+	}
+	if r.Events[0].Kind != ledger.EventStart || r.Events[1].Kind != ledger.EventStop {
+		return nil, ledger.Errorf(ledger.EINVALID, "a synced rental's events are its start, and a stop only if the platform lists it stopped")
+	}
+	stop := r.Events[1]
+	stop.At, stop.ID, stop.Price = sec(stop.At), 0, ledger.Price{}
+	r.Events = r.Events[:1]
+	return &stop, nil
 }
 
 // BindPlatformRental binds in to the user's rental rentalID (one logged

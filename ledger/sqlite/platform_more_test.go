@@ -248,3 +248,65 @@ func TestDB_BindPlatformRental(t *testing.T) {
 	_, err = db.RentalByPlatformID(ctx, 2, "runpod", "pod-7")
 	wantCode(t, err, ledger.ENOTFOUND)
 }
+
+// TestDB_AddSyncedRental_Stopped: an instance first listed stopped is
+// created stopped in one journaled action, so one /undo removes it and
+// declines the instance; a second event other than a stop after the
+// start is refused and stores nothing.
+func TestDB_AddSyncedRental_Stopped(t *testing.T) {
+	ctx := context.Background()
+	stopped := func(name string) ledger.Rental {
+		r := synced(name, t0)
+		r.Events = append(r.Events, ledger.Event{Kind: ledger.EventStop, At: t0})
+		return r
+	}
+	t.Run("OneUndo", func(t *testing.T) {
+		db := openDB(t)
+		mustUser(t, db, 1)
+		in := listed(1, "pod-s")
+		in.State = "stopped"
+		r, saved, err := db.AddSyncedRental(ctx, act(1), in, stopped("train"))
+		if err != nil {
+			t.Fatalf("AddSyncedRental(stopped): %v", err)
+		}
+		if r.State() != ledger.Stopped || len(r.Events) != 2 || saved.State != "stopped" {
+			t.Fatalf("rental %s with %d events, instance state %q; want stopped, 2 events, stopped", r.State(), len(r.Events), saved.State)
+		}
+		got, err := db.RentalByID(ctx, r.ID)
+		if err != nil || got.State() != ledger.Stopped || len(got.Events) != 2 {
+			t.Fatalf("stored rental = %+v, %v; want stopped with start and stop", got, err)
+		}
+		res, err := db.Undo(ctx, act(1))
+		if err != nil || res.Kind != ledger.ActionSync {
+			t.Fatalf("Undo = %+v, %v; want the sync", res, err)
+		}
+		if _, err := db.RentalByID(ctx, r.ID); ledger.ErrorCode(err) != ledger.ENOTFOUND {
+			t.Fatalf("one /undo left the stopped synced rental: %v", err)
+		}
+		if in, err := db.PlatformInstance(ctx, 1, saved.ID); err != nil || in.Status != ledger.PlatformDeclined {
+			t.Fatalf("instance after one /undo = %+v, %v; want declined", in, err)
+		}
+		if _, err := db.Undo(ctx, act(1)); ledger.ErrorCode(err) != ledger.ENOTFOUND {
+			t.Fatalf("second Undo = %v; want nothing to undo", err)
+		}
+	})
+	for name, evs := range map[string][]ledger.Event{
+		"Resume":      {{Kind: ledger.EventStart, At: t0}, {Kind: ledger.EventResume, At: t0}},
+		"StopBefore":  {{Kind: ledger.EventStart, At: t0}, {Kind: ledger.EventStop, At: t0.Add(-time.Minute)}},
+		"ThreeEvents": {{Kind: ledger.EventStart, At: t0}, {Kind: ledger.EventStop, At: t0}, {Kind: ledger.EventResume, At: t0}},
+	} {
+		t.Run("ErrInvalid/"+name, func(t *testing.T) {
+			db := openDB(t)
+			mustUser(t, db, 1)
+			r := synced("train", t0)
+			r.Events = evs
+			_, _, err := db.AddSyncedRental(ctx, act(1), listed(1, "pod-x"), r)
+			if ledger.ErrorCode(err) != ledger.EINVALID {
+				t.Fatalf("AddSyncedRental(%s) = %v; want EINVALID", name, err)
+			}
+			if ins, err := db.PlatformInstances(ctx, 1, "runpod"); err != nil || len(ins) != 0 {
+				t.Fatalf("a refused sync stored %+v, %v", ins, err)
+			}
+		})
+	}
+}

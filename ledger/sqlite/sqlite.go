@@ -83,6 +83,7 @@ type DB struct {
 
 	mu     sync.Mutex
 	stmts  map[string]*sql.Stmt // prepared on the writer's one connection
+	rstmts map[string]*sql.Stmt // prepared on the read pool (readStmt)
 	closed bool
 }
 
@@ -303,6 +304,10 @@ func (db *DB) Close() error {
 		errs = append(errs, s.Close())
 	}
 	db.stmts = nil
+	for _, s := range db.rstmts {
+		errs = append(errs, s.Close())
+	}
+	db.rstmts = nil
 	db.closed = true
 	db.mu.Unlock()
 	if db.reader != nil {
