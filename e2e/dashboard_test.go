@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"math/big"
 	"net/http"
+	"net/http/httptest"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -115,6 +116,34 @@ func TestDashboard(t *testing.T) {
 	wantCNY := monthTotal(t, exp, "CNY")
 	wantUSD := monthTotal(t, exp, "USD")
 	month := now.Format("2006-01")
+
+	// The floor this machine's browser sets: a page of one small script
+	// that fetches a small JSON answer and draws one element, served from
+	// loopback, timed the same way. The dashboard's figure is read
+	// against it.
+	t.Run("baseline", func(t *testing.T) {
+		srv := httptest.NewServer(http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
+			switch r.URL.Path {
+			case "/b.js":
+				rw.Header().Set("Content-Type", "text/javascript")
+				fmt.Fprint(rw, `fetch('/d.json').then(function (r) { return r.json() }).then(function (d) {
+  var e = document.createElement('p'); e.textContent = d.total; document.body.appendChild(e);
+  document.body.dataset.state = 'ready'; setTimeout(function () { performance.mark('gpuledger-rendered') }, 0) })`)
+			case "/d.json":
+				rw.Header().Set("Content-Type", "application/json")
+				fmt.Fprint(rw, `{"total":"1.00"}`)
+			default:
+				rw.Header().Set("Content-Type", "text/html")
+				fmt.Fprint(rw, `<!doctype html><meta charset="utf-8"><title>b</title><script src="/b.js" async></script><body data-state="loading">`)
+			}
+		}))
+		defer srv.Close()
+		p := br.Open(t, srv.URL, browser.Options{Viewport: browser.Phone})
+		if st := p.WaitState(); st != "ready" {
+			t.Fatalf("baseline page state %q", st)
+		}
+		logRender(t, p, "baseline, phone")
+	})
 
 	t.Run("link", func(t *testing.T) {
 		p := br.Open(t, local, browser.Options{Viewport: browser.Phone, Scheme: browser.Light})
@@ -289,6 +318,13 @@ func logRender(t *testing.T, p *browser.Page, what string) {
 		return
 	}
 	t.Logf("%s: first render %.0f ms after navigation", what, ms)
+	// The whole page as transferred (compressed, headers included): the
+	// document, its files and every answer it asked for.
+	bytes := browser.Eval[float64](p, `performance.getEntriesByType('navigation').concat(performance.getEntriesByType('resource')).reduce(function (n, e) { return n + e.transferSize }, 0)`)
+	t.Logf("%s: %.1f KB transferred", what, bytes/1024)
+	if bytes <= 0 || bytes > 150<<10 {
+		t.Errorf("%s: the page transferred %.0f bytes, want some and under 150 KB", what, bytes)
+	}
 }
 
 func waitSel(t *testing.T, p *browser.Page, sel string) {

@@ -534,8 +534,16 @@
 
   // ---- start ----
 
+  // domReady settles once the document is parsed and the deferred chart
+  // library has run. The script itself loads async and asks for its data
+  // at once, so the sign-in and the data travel while the page is still
+  // being laid out; only the drawing waits for the document.
+  var domReady = new Promise(function (resolve) {
+    if (document.readyState === 'loading') document.addEventListener('DOMContentLoaded', resolve);
+    else resolve();
+  });
+
   function start() {
-    document.body.dataset.state = 'loading';
     var nav = (navigator.language || '').toLowerCase();
     app.lang = nav.indexOf('zh') === 0 ? 'zh' : 'en';
     var hash = location.hash;
@@ -548,6 +556,7 @@
         first = fetchFor(route());
         return Promise.all([api('api/me'), first]);
       })
+      .then(function (got) { return domReady.then(function () { return got; }); })
       .then(function (got) {
         var me = got[0];
         app.me = me;
@@ -558,12 +567,11 @@
         window.addEventListener('hashchange', function () { show(); });
         return show(first);
       })
-      .catch(fail);
+      .catch(function (err) { return domReady.then(function () { fail(err); }); });
   }
 
   // For the browser test: both languages must have the same strings.
   window.gpuledgerStrings = S;
 
-  if (document.readyState === 'loading') document.addEventListener('DOMContentLoaded', start);
-  else start();
+  start();
 })();
