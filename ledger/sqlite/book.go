@@ -15,8 +15,14 @@ import (
 // is read once for the user and attached by parent id. Errors: ENOTFOUND
 // for an unknown user.
 func (db *DB) Book(ctx context.Context, userID int64) (*ledger.Book, error) {
-	var b ledger.Book
-	err := db.withRead(ctx, func(tx *sql.Tx) error {
+	var (
+		b      ledger.Book
+		missed []string
+	)
+	defer func() { stmtTx{db: db, missed: &missed}.prepare(ctx) }()
+	err := db.withRead(ctx, func(rtx *sql.Tx) error {
+		missed = missed[:0] // a retried read notes them again
+		tx := stmtTx{db, rtx, &missed}
 		var err error
 		if b.User, err = userByID(ctx, tx, userID); err != nil {
 			return err

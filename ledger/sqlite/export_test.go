@@ -9,3 +9,10 @@ func WriterPragma(ctx context.Context, db *DB, p string) error {
 	_, err := db.writer.ExecContext(ctx, "PRAGMA "+p)
 	return err
 }
+
+// PreparedReads says how many read queries are kept prepared.
+func PreparedReads(db *DB) int {
+	db.mu.Lock()
+	defer db.mu.Unlock()
+	return len(db.rstmts)
+}
