@@ -4,9 +4,6 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
-	"os"
-	"path/filepath"
-	"sort"
 	"testing"
 
 	"github.com/gpuledger/gpuledger/ledger"
@@ -17,32 +14,7 @@ import (
 // typed one (its undo still removes it), the rental has no platform ID.
 func TestOpen_Migration015(t *testing.T) {
 	ctx := context.Background()
-	path := filepath.Join(t.TempDir(), "v14.db")
-	files, err := filepath.Glob("migration/*.sql")
-	if err != nil {
-		t.Fatal(err)
-	}
-	sort.Strings(files)
-	raw, err := sql.Open("sqlite", "file:"+path+"?_pragma=foreign_keys(1)&_pragma=journal_mode(wal)")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := raw.Exec(`CREATE TABLE schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at INTEGER NOT NULL) STRICT`); err != nil {
-		t.Fatal(err)
-	}
-	for i, f := range files[:14] {
-		b, err := os.ReadFile(f)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if _, err := raw.Exec(string(b)); err != nil {
-			t.Fatalf("%s: %v", f, err)
-		}
-		if _, err := raw.Exec(`INSERT INTO schema_migrations VALUES (?, ?, 1790000000)`, i+1, filepath.Base(f)); err != nil {
-			t.Fatal(err)
-		}
-	}
-	for _, q := range []string{
+	path := dbAtSchema(t, 14,
 		`INSERT INTO users (id, lang, tz, summary_at, idle_warn_ns, silent_ns, quiet_from, quiet_to, long_run_ns, created_at)
 			VALUES (7, 'en', '', 1320, 1800000000000, 600000000000, -1, -1, 43200000000000, 1790000000)`,
 		`INSERT INTO actions (id, user_id, kind, name, at, undoable, rental_id) VALUES (1, 7, 'rent', 'old', 1790000000, 1, 1)`,
@@ -52,12 +24,7 @@ func TestOpen_Migration015(t *testing.T) {
 		`INSERT INTO rental_events (rental_id, action_id, kind, at) VALUES (1, 1, 'start', 1790000000)`,
 		`INSERT INTO actions (id, user_id, kind, name, at, undoable) VALUES (2, 7, 'balance', 'runpod', 1790000100, 1)`,
 		`INSERT INTO balances (user_id, action_id, platform, amount, currency, at) VALUES (7, 2, 'runpod', '25.5', 'USD', 1790000100)`,
-	} {
-		if _, err := raw.Exec(q); err != nil {
-			t.Fatalf("building a v14 database: %v\n%s", err, q)
-		}
-	}
-	raw.Close()
+	)
 
 	db := openPath(t, path)
 	b, err := db.Book(ctx, 7)
@@ -77,7 +44,7 @@ func TestOpen_Migration015(t *testing.T) {
 		t.Fatalf("the typed balance survived its undo: %+v", b.Balances)
 	}
 	// The CHECKs hold even for a write that skips the store's checks.
-	raw, err = sql.Open("sqlite", "file:"+path+"?_pragma=foreign_keys(1)")
+	raw, err := sql.Open("sqlite", "file:"+path+"?_pragma=foreign_keys(1)")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -2,10 +2,6 @@ package sqlite_test
 
 import (
 	"context"
-	"database/sql"
-	"os"
-	"path/filepath"
-	"sort"
 	"testing"
 )
 
@@ -14,43 +10,13 @@ import (
 // generation at 1 and that the next change moves it.
 func TestOpen_Migration016(t *testing.T) {
 	ctx := context.Background()
-	path := filepath.Join(t.TempDir(), "v15.db")
-	files, err := filepath.Glob("migration/*.sql")
-	if err != nil {
-		t.Fatal(err)
-	}
-	sort.Strings(files)
-	raw, err := sql.Open("sqlite", "file:"+path+"?_pragma=foreign_keys(1)&_pragma=journal_mode(wal)")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := raw.Exec(`CREATE TABLE schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at INTEGER NOT NULL) STRICT`); err != nil {
-		t.Fatal(err)
-	}
-	for i, f := range files[:15] {
-		b, err := os.ReadFile(f)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if _, err := raw.Exec(string(b)); err != nil {
-			t.Fatalf("%s: %v", f, err)
-		}
-		if _, err := raw.Exec(`INSERT INTO schema_migrations VALUES (?, ?, 1790000000)`, i+1, filepath.Base(f)); err != nil {
-			t.Fatal(err)
-		}
-	}
-	for _, q := range []string{
+	path := dbAtSchema(t, 15,
 		`INSERT INTO users (id, lang, tz, summary_at, idle_warn_ns, silent_ns, quiet_from, quiet_to, long_run_ns, created_at)
 			VALUES (7, 'en', '', 1320, 1800000000000, 600000000000, -1, -1, 43200000000000, 1790000000)`,
 		`INSERT INTO platform_instances (user_id, platform, platform_id, status, first_seen, last_seen) VALUES (7, 'runpod', 'p1', 'asked', 1790000000, 1790000000)`,
 		`INSERT INTO platform_instances (user_id, platform, platform_id, status, first_seen, last_seen) VALUES (7, 'runpod', 'p2', 'declined', 1790000000, 1790000000)`,
 		`INSERT INTO platform_instances (user_id, platform, platform_id, status, first_seen, last_seen) VALUES (7, 'vast', '42', 'asked', 1790000000, 1790000000)`,
-	} {
-		if _, err := raw.Exec(q); err != nil {
-			t.Fatalf("building a v15 database: %v\n%s", err, q)
-		}
-	}
-	raw.Close()
+	)
 
 	db := openPath(t, path)
 	for _, p := range []string{"runpod", "vast"} {
