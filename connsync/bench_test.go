@@ -41,7 +41,11 @@ func cpuNow() time.Duration {
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
-func benchSyncPaired(b *testing.B) {
+// steadyEnv is the benchmarks' world: RunPod and Vast.ai connected with
+// 50 instances each, all logged and settled by two rounds, with nothing
+// said since; and bare clients of both platforms, for the baseline of
+// list calls without the sync.
+func steadyEnv(b *testing.B) (*env, []connector.Client) {
 	e := newEnv(b)
 	var pods []runpodfake.Pod
 	var insts []map[string]any
@@ -53,8 +57,8 @@ func benchSyncPaired(b *testing.B) {
 	e.vf.SetInstances(insts...)
 	e.connect("runpod")
 	e.connect("vast")
-	e.round()
-	e.round()
+	e.round() // logs the 100 rentals
+	e.round() // settles their stored state
 	if n := len(e.book().Rentals); n != 100 {
 		b.Fatalf("%d rentals after the first round, want 100", n)
 	}
@@ -67,6 +71,11 @@ func benchSyncPaired(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
+	return e, []connector.Client{rpc, vc}
+}
+
+func benchSyncPaired(b *testing.B) {
+	e, bare := steadyEnv(b)
 	rp0, vast0 := e.lists["runpod"].Load(), e.lists["vast"].Load()
 	var inRounds, inLists time.Duration
 	b.ResetTimer()
@@ -74,7 +83,7 @@ func benchSyncPaired(b *testing.B) {
 		t0 := cpuNow()
 		e.round()
 		t1 := cpuNow()
-		for _, c := range []connector.Client{rpc, vc} {
+		for _, c := range bare {
 			if _, err := c.Instances(e.ctx); err != nil {
 				b.Fatal(err)
 			}
@@ -95,42 +104,18 @@ func benchSyncPaired(b *testing.B) {
 }
 
 func benchSyncRound(b *testing.B, listsOnly bool) {
-	e := newEnv(b)
-	var pods []runpodfake.Pod
-	var insts []map[string]any
-	for i := range 50 {
-		pods = append(pods, runpodfake.NewPod(fmt.Sprintf("pod%03d", i), fmt.Sprintf("rp%d", i), "RUNNING", "0.79", "A40", 2, t0.Add(-time.Hour)))
-		insts = append(insts, vastfake.Instance(1000+i))
-	}
-	e.rp.SetPods(pods...)
-	e.vf.SetInstances(insts...)
-	e.connect("runpod")
-	e.connect("vast")
-	e.round() // logs the 100 rentals
-	e.round() // settles their stored state
-	if n := len(e.book().Rentals); n != 100 {
-		b.Fatalf("%d rentals after the first round, want 100", n)
-	}
-	e.snd.take()
+	e, bare := steadyEnv(b)
 	rp0, vast0 := e.lists["runpod"].Load(), e.lists["vast"].Load()
 	http0 := e.rp.Calls("GET /v1/pods") + e.vf.Calls("GET /api/v1/instances/")
 	var ru0, ru1 syscall.Rusage
 	syscall.Getrusage(syscall.RUSAGE_SELF, &ru0)
-	rpc, err := runpod.New(runpod.Config{APIKey: rpKey, BaseURL: e.rp.RESTURL(), GraphQLURL: e.rp.GraphQLURL()})
-	if err != nil {
-		b.Fatal(err)
-	}
-	vc, err := vast.New(vast.Config{APIKey: vastKey, BaseURL: e.vf.Base(), PageGap: time.Millisecond})
-	if err != nil {
-		b.Fatal(err)
-	}
 	b.ResetTimer()
 	for range b.N {
 		if !listsOnly {
 			e.round()
 			continue
 		}
-		for _, c := range []connector.Client{rpc, vc} {
+		for _, c := range bare {
 			if _, err := c.Instances(e.ctx); err != nil {
 				b.Fatal(err)
 			}
