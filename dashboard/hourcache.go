@@ -48,10 +48,13 @@ func (l hourList) at(i int) *ledger.HourStat {
 	return &l.b[i-len(l.a)]
 }
 
-// hourStats returns the rental's roll-ups in [from, to) as Store.HourStats
-// does, reading from the store only the hours not cached. The cache entry
-// grows when more hours have become final (at most once an hour).
-func (s *Server) hourStats(ctx context.Context, r *ledger.Rental, from, to, now time.Time) (hourList, error) {
+// hourStats returns the rental's roll-ups from the hour it started up to
+// to, as Store.HourStats does, reading from the store only the hours not
+// cached. Every entry starts at its rental's first hour (the key holds the
+// start), so a cached part is always a prefix of the answer. The cache
+// entry grows when more hours have become final (at most once an hour).
+func (s *Server) hourStats(ctx context.Context, r *ledger.Rental, to, now time.Time) (hourList, error) {
+	from := r.StartedAt().Truncate(time.Hour)
 	key := hourKey{rental: r.ID, user: r.UserID, start: r.StartedAt().Unix()}
 	final := now.UTC().Truncate(time.Hour).Add(-time.Hour)
 	if to.Before(final) {

@@ -41,7 +41,7 @@ func (s *Server) handleRental(w http.ResponseWriter, r *http.Request, g *grant, 
 	ctx := r.Context()
 	var stats hourList
 	if end.After(rental.StartedAt()) {
-		if stats, err = s.hourStats(ctx, rental, rental.StartedAt().Truncate(time.Hour), end, now); err != nil {
+		if stats, err = s.hourStats(ctx, rental, end, now); err != nil {
 			s.internal(w, r, err)
 			return
 		}
