@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"cmp"
 	"maps"
-	"math/big"
 	"net/http"
 	"slices"
 	"sort"
@@ -201,13 +200,8 @@ func monthPage(b *ledger.Book, name string, from, to, now time.Time) MonthPage {
 		if amt, ok := b.User.Budget(c); ok && amt.Sign() > 0 {
 			budget := ledger.MoneyFromDecimal(amt, c)
 			cm.Budget = str(budget)
-			pct := new(big.Rat).Quo(tot.Total.Decimal().Rat(), amt.Rat())
-			pct.Mul(pct, big.NewRat(100, 1))
-			q := new(big.Int).Div(pct.Num(), pct.Denom())
-			if q.IsInt64() {
-				p := int(q.Int64())
-				cm.BudgetPercent = &p
-			}
+			_, pct := ledger.BudgetShare(tot.Total, amt)
+			cm.BudgetPercent = &pct
 		}
 		if current {
 			cm.Projection = str(proj.Total(c).Total)

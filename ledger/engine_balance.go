@@ -192,14 +192,23 @@ func Budgets(b *Book, now time.Time) []BudgetStatus {
 			Spent:    tot.Total,
 			Unpriced: tot.Unpriced,
 		}
-		bs.Fraction = new(big.Rat).Quo(bs.Spent.Decimal().Rat(), mb.Amount.Rat())
-		pct := new(big.Rat).Mul(bs.Fraction, big.NewRat(100, 1))
-		q := new(big.Int).Div(pct.Num(), pct.Denom()) // Euclidean: the floor, as Denom > 0
-		bs.Percent = int(q.Int64())
+		bs.Fraction, bs.Percent = BudgetShare(bs.Spent, mb.Amount)
 		bs.Over = bs.Fraction.Cmp(big.NewRat(1, 1)) > 0
 		out = append(out, bs)
 	}
 	return out
+}
+
+// BudgetShare returns spent / budget exactly and ⌊100 × spent / budget⌋
+// (the percent /budget and the dashboard show), for a budget > 0.
+func BudgetShare(spent Money, budget Decimal) (*big.Rat, int) {
+	f := new(big.Rat).Quo(spent.Decimal().Rat(), budget.Rat())
+	pct := new(big.Rat).Mul(f, big.NewRat(100, 1))
+	q := new(big.Int).Div(pct.Num(), pct.Denom()) // Euclidean: the floor, as Denom > 0
+	if !q.IsInt64() {
+		return f, math.MaxInt
+	}
+	return f, int(q.Int64())
 }
 
 // SpendCurrencies returns the currencies the user spends in (those of their
