@@ -254,12 +254,8 @@ func balances(b *ledger.Book, now time.Time) []Balance {
 	for _, p := range slices.Sorted(maps.Keys(bs)) {
 		st := bs[p]
 		src := "typed"
-		if st.Recorded {
-			for _, rec := range b.Balances {
-				if rec.Platform == p && rec.Currency == st.Currency && rec.At.Equal(st.Since) && rec.API {
-					src = "api"
-				}
-			}
+		if st.FromAPI {
+			src = "api"
 		}
 		out = append(out, Balance{Platform: p, Currency: string(st.Currency), Balance: st.Balance.String(), AsOf: st.Since,
 			Source: src, BurnPerHour: st.BurnPerHour.String(), RunsOutAt: st.RunsOutAt, Unpriced: st.Unpriced})

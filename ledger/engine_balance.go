@@ -16,6 +16,9 @@ type BalanceStatus struct {
 	AsOf     time.Time // the now it was computed for
 	Since    time.Time // the balance record (or first top-up) it starts from
 	Recorded bool      // true: from a balance record; false: from top-ups alone
+	// FromAPI is true when that record was read from the platform's API
+	// (BalanceRecord.API), not typed with /balance.
+	FromAPI bool
 	// BurnPerHour is the current spend rate: running rentals' compute
 	// (always-on ones until released; a prepaid package burns nothing
 	// until its period ends, since it is already paid) plus live volumes'
@@ -82,7 +85,7 @@ func (e *engine) balance(plat string, c Currency, now time.Time) BalanceStatus {
 		}
 	}
 	if rec != nil {
-		bs.Since, bs.Recorded = rec.At, true
+		bs.Since, bs.Recorded, bs.FromAPI = rec.At, true, rec.API
 		bs.Balance = MoneyFromDecimal(rec.Amount, c)
 	} else {
 		first := true

@@ -170,3 +170,26 @@ func TestDailySpend(t *testing.T) {
 		t.Errorf("zero days gave days")
 	}
 }
+
+// TestBalances_FromAPI: a balance says whether the record it starts from
+// was read from the platform's API: the latest record decides, a typed
+// one after an API one makes it typed again, and top-ups alone are
+// never from the API.
+func TestBalances_FromAPI(t *testing.T) {
+	b := bookOf()
+	b.Balances = []BalanceRecord{
+		{Platform: "runpod", Amount: MustDecimal("50"), Currency: USD, At: off(0), API: true},
+		{Platform: "vast", Amount: MustDecimal("9"), Currency: USD, At: off(0), API: true},
+		{Platform: "vast", Amount: MustDecimal("8"), Currency: USD, At: off(hour)},
+	}
+	b.TopUps = []TopUp{{Platform: "lambda", Amount: MustDecimal("5"), Currency: USD, At: off(0)}}
+	got := Balances(b, off(2*hour))
+	for p, want := range map[string]bool{"runpod": true, "vast": false, "lambda": false} {
+		if got[p].FromAPI != want {
+			t.Errorf("%s: FromAPI = %v, want %v (%+v)", p, got[p].FromAPI, want, got[p])
+		}
+	}
+	if !got["runpod"].Since.Equal(off(0)) {
+		t.Errorf("runpod's API balance dates from %s, want its record's time", got["runpod"].Since)
+	}
+}

@@ -279,8 +279,10 @@ func renderBalances(b *ledger.Book, now time.Time, lang string) string {
 			}
 		}
 		line := tr(lang, "balance_line", p, FormatMoney(bs.Balance), FormatMoney(bs.BurnPerHour), chat.RawHTML(runway))
-		if at, ok := apiBalanceAt(b, p, bs); ok {
-			line += tr(lang, "balance_api", profileName(p), FormatTime(at, loc, now, lang))
+		if bs.FromAPI {
+			// A balance read from the platform is worth trusting as of
+			// its time, not later: say when.
+			line += tr(lang, "balance_api", profileName(p), FormatTime(bs.Since, loc, now, lang))
 		}
 		if bs.Unpriced > 0 {
 			line += tr(lang, "spend_unpriced", strconv.Itoa(bs.Unpriced))
@@ -288,21 +290,6 @@ func renderBalances(b *ledger.Book, now time.Time, lang string) string {
 		lines = append(lines, line)
 	}
 	return strings.Join(lines, "\n")
-}
-
-// apiBalanceAt reports whether the balance bs starts from a record the
-// platform's API gave (not one the user typed), and when: a balance read
-// from the platform is worth trusting as of its time, not later.
-func apiBalanceAt(b *ledger.Book, platform string, bs ledger.BalanceStatus) (time.Time, bool) {
-	if !bs.Recorded {
-		return time.Time{}, false
-	}
-	for _, r := range b.Balances {
-		if r.API && r.Platform == platform && r.Currency == bs.Currency && r.At.Equal(bs.Since) {
-			return r.At, true
-		}
-	}
-	return time.Time{}, false
 }
 
 // profileName is a platform's display name ("RunPod"), or its key.
