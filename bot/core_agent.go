@@ -1,0 +1,221 @@
+package bot
+
+// The commands about a rental's agent: /agent (its token and install
+// line), /why (what the agent and the automatic actions saw and decided)
+// and /autorelease (the policy of those actions).
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/gpuledger/gpuledger/chat"
+	"github.com/gpuledger/gpuledger/ledger"
+	"github.com/gpuledger/gpuledger/view"
+)
+
+func (r *req) agent(c AgentCmd) error {
+	if r.c.agents == nil {
+		return r.answer(r.plain(r.t("agent_off")))
+	}
+	if _, err := r.liveRental(c.Name, ""); err != nil {
+		return err
+	}
+	// The key is recorded first: a redelivered /agent must not issue a
+	// second token.
+	if err := r.mark(); err != nil {
+		return err
+	}
+	if r.priv.on {
+		// Asked in a group: issuing revokes the rental's earlier token,
+		// which an agent may still run on, so the private chat must be
+		// known to be open before a token is issued.
+		if err := r.send(r.plain(r.t("agent_private_head", c.Name))); err != nil || !r.priv.sent {
+			return err
+		}
+	}
+	tok, err := r.c.agents.Issue(r.ctx, r.u.UserID, c.Name)
+	if err != nil {
+		return err
+	}
+	url := r.c.publicURL
+	if url == "" {
+		url = "http://SERVER:8477"
+	}
+	cmd := fmt.Sprintf("curl -fsSL '%s/agent/install.sh?token=%s' | sh", url, tok)
+	text := r.t("agent_token", c.Name, cmd)
+	// The token is issued even when the binary is missing: it stays
+	// valid, and the same command works once the binary is in place.
+	if r.c.downloads != nil {
+		if path, err := r.c.downloads.AgentBinary(); err != nil {
+			r.c.log.Info("/agent: the agent binary cannot be downloaded", "err", err)
+			text += "\n\n" + r.t("agent_no_binary", path)
+		}
+	}
+	return r.send(r.plain(text))
+}
+
+func (r *req) why(c WhyCmd) error {
+	x, err := r.named(c.Name)
+	if ledger.ErrorCode(err) == ledger.ENOTFOUND {
+		return ledger.Errorc(ledger.ENOTFOUND, "no_rental_called", c.Name)
+	}
+	if err != nil {
+		return err
+	}
+	var ds []ledger.Decision
+	if st := r.c.policies; st != nil {
+		if ds, err = st.Decisions(r.ctx, x.ID, 10); err != nil {
+			return err
+		}
+	}
+	now := r.whyNow(x)
+	if len(ds) == 0 && now == "" {
+		return r.answer(r.plain(r.t("why_none", c.Name)))
+	}
+	var sb strings.Builder
+	sb.WriteString(now)
+	if len(ds) == 0 {
+		sb.WriteString("\n" + r.t("why_none", c.Name))
+		return r.answer(r.plain(sb.String()))
+	}
+	if now != "" {
+		sb.WriteString("\n\n")
+	}
+	sb.WriteString(r.t("why_head", c.Name))
+	for _, d := range ds {
+		summary, evidence := r.decisionText(d.SummaryMsg, d.Summary), r.decisionText(d.EvidenceMsg, d.Evidence)
+		sb.WriteString("\n" + chat.Escape(r.when(d.At)) + " · " + chat.Escape(summary))
+		if evidence != "" {
+			sb.WriteString("\n   <i>" + chat.Escape(evidence) + "</i>")
+		}
+	}
+	return r.answer(r.plain(sb.String()))
+}
+
+// decisionText is a decision-log message in the reader's language, with
+// its times in their zone now; a decision recorded without one (before
+// messages were kept) shows its stored English text as it is.
+func (r *req) decisionText(m ledger.Message, stored string) string {
+	if t, ok := view.DecisionText(m, r.lang, r.loc, r.now); ok {
+		return t
+	}
+	return stored
+}
+
+// whyNow is the head of /why: the rental's automatic action and who it
+// waits for, and who its agent last saw connected, with whether that
+// holds the action. "" when there are neither policies nor agent states.
+func (r *req) whyNow(x *ledger.Rental) string {
+	var lines []string
+	pol := ledger.AutoPolicy{Action: ledger.AutoNotify}
+	if st := r.c.policies; st != nil {
+		p, err := st.AutoPolicy(r.ctx, x.ID)
+		if err != nil {
+			r.c.log.Error("bot: auto policy", "rental", x.ID, "err", err)
+		} else {
+			pol = p
+		}
+		auto := pol.Action == ledger.AutoStop || pol.Action == ledger.AutoRelease
+		if auto {
+			lines = append(lines, r.t("why_policy", x.Name, view.ActionWord(r.lang, pol.Action), chat.FormatDuration(pol.Grace(), r.lang), pol.WaitFor.String()))
+		} else {
+			lines = append(lines, r.t("why_policy_"+string(pol.Action), x.Name))
+		}
+	}
+	if ag := r.c.states; ag != nil {
+		if st, seen := ag.AgentState(x.ID); seen {
+			switch held := pol.WaitFor.Holding(st.Sessions); {
+			case len(st.Sessions) == 0:
+				lines = append(lines, r.t("why_nobody", r.when(st.LastSeen)))
+			case (pol.Action == ledger.AutoStop || pol.Action == ledger.AutoRelease) && len(held) > 0:
+				lines = append(lines, r.t("why_people_held", chat.RawHTML(view.SessionsText(r.lang, st.Sessions)), r.when(st.LastSeen), view.ActionWord(r.lang, pol.Action)))
+			default:
+				lines = append(lines, r.t("why_people", chat.RawHTML(view.SessionsText(r.lang, st.Sessions)), r.when(st.LastSeen)))
+			}
+		}
+	}
+	return strings.Join(lines, "\n")
+}
+
+func (r *req) autoRelease(c AutoReleaseCmd) error {
+	st := r.c.policies
+	if st == nil {
+		return r.answer(r.plain(r.t("autorelease_off")))
+	}
+	p := ledger.AutoPolicy{Action: c.Action, After: c.After, WaitFor: c.WaitFor, SetAt: r.now}
+	if err := p.Validate(); err != nil {
+		return err
+	}
+	// Policies are not journaled with a key: record the key first, so a
+	// redelivery does not set it twice.
+	if err := r.mark(); err != nil {
+		return err
+	}
+	got, err := st.SetAutoPolicy(r.ctx, r.u.UserID, c.Name, p)
+	if err != nil {
+		return err
+	}
+	var text string
+	switch got.Action {
+	case ledger.AutoOff:
+		text = r.t("autorelease_none", c.Name)
+	case ledger.AutoNotify:
+		text = r.t("autorelease_notify", c.Name)
+	default:
+		text = r.autoActionText(c.Name, got)
+		if got.WaitFor == ledger.WaitNone {
+			text += "\n" + r.t("autorelease_wait_none")
+		} else {
+			text += "\n" + r.t("autorelease_wait_for", got.WaitFor.String(), c.Name, string(got.Action))
+		}
+	}
+	return r.send(r.plain(text))
+}
+
+// autoActionText says what an automatic stop or release will do to the
+// rental: when (the idle warning after the user's idle_warn, then the
+// grace period), what the ledger records, and, for a stop, what the
+// platform's profile says a stopped instance costs or risks. Both run the
+// agent's release command; stop is preferred (DESIGN.md section 7), so a
+// release says how to choose stop instead. The policy stays as chosen:
+// the profiles do not say which platforms can stop at all.
+func (r *req) autoActionText(name string, p ledger.AutoPolicy) string {
+	warn := r.user.Settings.IdleWarnAfter()
+	grace, after := chat.FormatDuration(p.Grace(), r.lang), chat.FormatDuration(warn, r.lang)
+	if p.Action == ledger.AutoRelease {
+		return r.t("autorelease_release", name, grace, after)
+	}
+	text := r.t("autorelease_stop", name, grace, after)
+	x, err := r.named(name)
+	if err != nil {
+		return text
+	}
+	prof, ok := ledger.LookupProfile(x.Platform)
+	if !ok {
+		return text
+	}
+	if prof.Storage.BilledWhileStopped {
+		text += "\n" + r.t("autorelease_stop_storage", prof.Name)
+	}
+	if prof.ReleaseAfterStopped > 0 {
+		text += "\n" + r.t("autorelease_stop_deadline", prof.Name, chat.FormatDuration(prof.ReleaseAfterStopped, r.lang))
+	}
+	return text
+}
+
+// hadToken reports whether the user's rental x (nil: it could not be
+// read) ever had an agent token. When the store cannot tell, it answers
+// true: saying a token stays revoked is harmless, missing it when there
+// was one is not.
+func (r *req) hadToken(x *ledger.Rental) bool {
+	st := r.c.tokens
+	if st == nil || x == nil {
+		return true
+	}
+	had, err := st.TokenIssued(r.ctx, r.u.UserID, x.ID)
+	if err != nil {
+		r.c.log.Error("bot: token issued", "user", r.u.UserID, "err", err)
+		return true
+	}
+	return had
+}
