@@ -90,16 +90,16 @@ func fillYear(b *testing.B, db *sqlite.DB, start time.Time) int64 {
 	return long.ID
 }
 
-// BenchmarkPages measures the data answers (month, rental, export)
-// through the real handler and SQLite for a user with a year of history,
-// and reports the median and 99th percentile of each.
-func BenchmarkPages(b *testing.B) {
+// yearServer is the dashboard over a real SQLite ledger in which user 1
+// has a year of history (fillYear), a clock stopped 30 minutes after that
+// year, and the ID of the rental that ran all year.
+func yearServer(b *testing.B) (*dashboard.Server, time.Time, int64) {
 	ctx := context.Background()
 	db, err := sqlite.Open(ctx, filepath.Join(b.TempDir(), "ledger.db"), sqlite.WithLogger(slog.New(slog.NewTextHandler(io.Discard, nil))))
 	if err != nil {
 		b.Fatal(err)
 	}
-	defer db.Close()
+	b.Cleanup(func() { _ = db.Close() })
 	start := time.Date(2025, 11, 1, 2, 0, 0, 0, time.UTC)
 	now := start.Add(365*24*time.Hour + 30*time.Minute)
 	db.Now = func() time.Time { return now }
@@ -112,6 +112,14 @@ func BenchmarkPages(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
+	return srv, now, long
+}
+
+// BenchmarkPages measures the data answers (month, rental, export)
+// through the real handler and SQLite for a user with a year of history,
+// and reports the median and 99th percentile of each.
+func BenchmarkPages(b *testing.B) {
+	srv, now, long := yearServer(b)
 	h := srv.Handler()
 	rec := httptest.NewRecorder()
 	h.ServeHTTP(rec, httptest.NewRequest(http.MethodPost, dashboard.PathSession, stringsReader(dashtest.InitData(botToken, 1, now))))

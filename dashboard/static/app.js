@@ -83,18 +83,30 @@
   function money(s, cur) { return s == null ? t('noPrice') : s + ' ' + cur; }
   function num(s) { var n = parseFloat(s); return isFinite(n) ? n : 0; }
   function locale() { return app.lang === 'zh' ? 'zh-CN' : 'en-GB'; }
+  // formatter makes an Intl.DateTimeFormat once per language, zone and
+  // options: each one costs milliseconds to make, and a page formats
+  // dozens of times.
+  var formatters = {};
+  function formatter(opts, tz) {
+    var key = locale() + '|' + (tz || '') + '|' + JSON.stringify(opts);
+    var f = formatters[key];
+    if (!f) {
+      var o = Object.assign({}, opts);
+      if (tz) o.timeZone = tz;
+      // A zone this browser does not know falls back to its own.
+      try { f = new Intl.DateTimeFormat(locale(), o); } catch (e) { delete o.timeZone; f = new Intl.DateTimeFormat(locale(), o); }
+      formatters[key] = f;
+    }
+    return f;
+  }
   function fmt(iso, opts) {
     if (!iso) return '';
-    var o = Object.assign({ timeZone: (app.me && app.me.tz) || undefined }, opts || { dateStyle: 'medium', timeStyle: 'short' });
-    try { return new Intl.DateTimeFormat(locale(), o).format(new Date(iso)); } catch (e) {
-      delete o.timeZone;
-      return new Intl.DateTimeFormat(locale(), o).format(new Date(iso));
-    }
+    return formatter(opts || { dateStyle: 'medium', timeStyle: 'short' }, app.me && app.me.tz).format(new Date(iso));
   }
+  var MONTHS = ['January', 'February', 'March', 'April', 'May', 'June', 'July', 'August', 'September', 'October', 'November', 'December'];
   function monthName(ym) {
     var p = ym.split('-');
-    return new Intl.DateTimeFormat(locale(), { year: 'numeric', month: 'long', timeZone: 'UTC' })
-      .format(new Date(Date.UTC(+p[0], +p[1] - 1, 1)));
+    return app.lang === 'zh' ? +p[0] + '年' + +p[1] + '月' : MONTHS[+p[1] - 1] + ' ' + +p[0];
   }
   function duration(sec) {
     var hh = Math.floor(sec / 3600), mm = Math.floor(sec % 3600 / 60);
@@ -206,20 +218,30 @@
 
   // show draws the page of the address, from data already asked for when
   // given.
+  //
+  // The first page sets two performance marks (read by the browser tests
+  // and the first-render benchmark; dashboard/static.RenderedMark): when
+  // the first screen is drawn, and when every chart is. uPlot draws in a
+  // microtask, so a task after making a chart it is on screen.
   function show(data) {
     var r = route();
     document.body.dataset.state = 'loading';
+    var first = !app.rendered;
+    app.rendered = true;
     var p = (data || fetchFor(r)).then(r.page === 'rental' ? renderRental : renderMonth);
-    return p.then(function () {
+    // A page returns { rest }, not the promise itself, which would make
+    // this wait for it.
+    return p.then(function (drawn) {
+      if (first) setTimeout(function () { performance.mark('gpuledger-rendered'); }, 0);
+      return drawn.rest;
+    }).then(function () {
       document.body.dataset.state = 'ready';
-      // uPlot draws in a microtask; a task later every chart is on screen.
-      setTimeout(function () {
-        if (!app.rendered) { app.rendered = true; performance.mark('gpuledger-rendered'); }
-      }, 0);
+      if (first) setTimeout(function () { performance.mark('gpuledger-complete'); }, 0);
     }).catch(fail);
   }
 
   function clear() {
+    drawGen++;
     app.charts.forEach(function (c) { c.u.destroy(); });
     app.charts = [];
     var m = main();
@@ -317,9 +339,26 @@
     })));
     add(m, bal);
     drawMonthCharts(pg);
+    return { rest: drawPlots() };
   }
 
   function gpu(r) { return (r.gpu_count > 1 ? r.gpu_count + '× ' : '') + (r.gpu || '?'); }
+
+  // kinds are the categories a currency's daily chart stacks: compute, and
+  // the others only in a month that spent on them. lines are the
+  // cumulative chart's: the budget and the projection only where there
+  // is one. Both the charts and their legends follow them, so a legend
+  // never names a line that is not drawn.
+  function kinds(c) {
+    return ['compute', 'storage', 'traffic', 'other'].filter(function (k, i) {
+      return i === 0 || c.days.some(function (d) { return num(d[k]) !== 0; });
+    });
+  }
+  function lines(c) {
+    return ['cumLine', 'budgetLine', 'projLine'].filter(function (k) {
+      return k === 'cumLine' || (k === 'budgetLine' ? c.budget != null : c.projection != null && c.days.length > 0);
+    });
+  }
 
   function currencyCard(pg, c) {
     var cur = c.currency, tot = c.totals;
@@ -342,10 +381,10 @@
       barEl,
       h('div', { class: 'charts' },
         h('div', null, h('h3', null, t('perDay')),
-          legend(['compute', 'storage', 'traffic', 'other']),
+          legend(kinds(c)),
           h('div', { class: 'chart', test: 'chart-daily-' + cur, id: 'daily-' + cur, 'aria-label': t('perDay') + ' ' + cur })),
         h('div', null, h('h3', null, t('cumulative')),
-          legend(['cumLine', 'budgetLine', 'projLine']),
+          legend(lines(c)),
           h('div', { class: 'chart', test: 'chart-cumulative-' + cur, id: 'cum-' + cur, 'aria-label': t('cumulative') + ' ' + cur }))));
     return card;
   }
@@ -361,13 +400,17 @@
 
   function css(name) { return getComputedStyle(document.documentElement).getPropertyValue(name).trim(); }
 
+
   function daysIn(ym) { var p = ym.split('-'); return new Date(Date.UTC(+p[0], +p[1], 0)).getUTCDate(); }
 
+  // axes are drawn in the page's small text (13 px, as .hint), so that
+  // the canvas uses a font the page has already loaded.
   function axes(xvals) {
     var fg = css('--hint'), grid = css('--grid');
+    var font = '13px ' + getComputedStyle(document.body).fontFamily;
     return [
-      { stroke: fg, grid: { stroke: grid, width: 1 }, ticks: { stroke: grid }, values: xvals },
-      { stroke: fg, grid: { stroke: grid, width: 1 }, ticks: { stroke: grid }, size: 52 }
+      { stroke: fg, font: font, grid: { stroke: grid, width: 1 }, ticks: { stroke: grid }, values: xvals },
+      { stroke: fg, font: font, grid: { stroke: grid, width: 1 }, ticks: { stroke: grid }, size: 52 }
     ];
   }
 
@@ -382,21 +425,60 @@
     return sums.reverse();
   }
 
-  function plot(id, opts, data) {
-    var el = document.getElementById(id);
-    if (!el || typeof uPlot !== 'function') return;
-    opts.width = Math.max(200, el.clientWidth);
+  // plot queues a chart; drawPlots makes them all. Reading a size or a
+  // colour after the page changed lays the page out again, so every
+  // colour is read (by the callers, before any chart exists) and every
+  // chart's box measured in one pass first.
+  //
+  // The charts on the first screen are made at once; those below it once
+  // the browser has shown that screen, so that nobody waits for what they
+  // cannot see yet. drawPlots' promise settles when every chart is made;
+  // a page returns it as { rest: promise }.
+  var queued = [], drawGen = 0;
+  function plot(id, opts, data) { queued.push({ id: id, opts: opts, data: data }); }
+  function drawPlots() {
+    var q = queued, gen = drawGen;
+    queued = [];
+    if (typeof uPlot !== 'function') return Promise.resolve();
+    q.forEach(function (c) {
+      c.el = document.getElementById(c.id);
+      if (!c.el) return;
+      var box = c.el.getBoundingClientRect();
+      c.width = Math.floor(box.width);
+      c.now = box.top < window.innerHeight;
+    });
+    q.forEach(function (c) { if (c.el && c.now) makePlot(c); });
+    var rest = q.filter(function (c) { return c.el && !c.now; });
+    if (!rest.length) return Promise.resolve();
+    return afterPaint().then(function () {
+      if (gen === drawGen) rest.forEach(makePlot);
+    });
+  }
+  // afterPaint settles once the browser has had a frame to paint; in a
+  // tab that paints no frames (hidden), after 100 ms.
+  function afterPaint() {
+    return new Promise(function (resolve) {
+      var done = false, go = function () { if (!done) { done = true; setTimeout(resolve, 0); } };
+      requestAnimationFrame(go);
+      setTimeout(go, 100);
+    });
+  }
+  function makePlot(c) {
+    var opts = c.opts;
+    opts.width = Math.max(200, c.width);
     opts.height = opts.height || 200;
+    // Nothing reads the cursor: there is no legend to show its values.
     opts.legend = { show: false };
-    opts.cursor = { drag: { x: false, y: false } };
-    el.setAttribute('role', 'img');
-    app.charts.push({ el: el, u: new uPlot(opts, data, el) });
+    opts.cursor = { show: false };
+    opts.select = { show: false };
+    c.el.setAttribute('role', 'img');
+    app.charts.push({ el: c.el, u: new uPlot(opts, c.data, c.el) });
   }
 
   function bars(keys, prefix) {
     return keys.slice().reverse().map(function (k) {
       var c = css(prefix + k);
-      return { label: k, fill: c, stroke: c, width: 0, paths: uPlot.paths.bars({ size: [0.72, 48] }), points: { show: false } };
+      return { label: k, fill: c, stroke: c, width: 0, paths: window.uPlot && uPlot.paths.bars({ size: [0.72, 48] }), points: { show: false } };
     });
   }
 
@@ -410,7 +492,7 @@
   function drawMonthCharts(pg) {
     var n = daysIn(pg.month);
     (pg.currencies || []).forEach(function (c) {
-      var keys = ['compute', 'storage', 'traffic', 'other'];
+      var keys = kinds(c);
       var xs = c.days.map(function (_, i) { return i + 1; });
       var labels = c.days.map(function (d) { return String(+d.day.slice(8)); });
       var cols = keys.map(function (k) { return c.days.map(function (d) { return num(d[k]); }); });
@@ -432,15 +514,18 @@
         proj[last - 1] = cum[last - 1];
         proj[n - 1] = num(c.projection);
       }
-      var line = css('--c-compute'), bud = css('--warn'), pj = css('--hint');
+      var shown = lines(c), series = [{}], data = [all];
+      var line = {
+        cumLine: [{ label: 'spent', stroke: css('--c-compute'), width: 2, fill: css('--c-fill'), points: { show: false } }, cum],
+        budgetLine: [{ label: 'budget', stroke: css('--warn'), width: 1.5, dash: [6, 4], points: { show: false } }, budget],
+        projLine: [{ label: 'projection', stroke: css('--hint'), width: 1.5, dash: [3, 3], spanGaps: true, points: { show: false } }, proj]
+      };
+      shown.forEach(function (k) { series.push(line[k][0]); data.push(line[k][1]); });
       plot('cum-' + c.currency, {
         scales: { x: { time: false, range: [1, n] }, y: { range: fromZero } },
         axes: axes(function (u, splits) { return splits.map(function (v) { return Number.isInteger(v) ? v : ''; }); }),
-        series: [{},
-          { label: 'spent', stroke: line, width: 2, fill: css('--c-fill'), points: { show: false } },
-          { label: 'budget', stroke: bud, width: 1.5, dash: [6, 4], points: { show: false } },
-          { label: 'projection', stroke: pj, width: 1.5, dash: [3, 3], spanGaps: true, points: { show: false } }]
-      }, [all, cum, budget, proj]);
+        series: series
+      }, data);
     });
   }
 
@@ -493,6 +578,7 @@
       scales: { x: { time: false, range: [0.5, Math.max(xs.length, 1) + 0.5] }, y: { range: [0, 24] } },
       axes: axes(dayTicks(labels)), series: [{}].concat(bars(STATES, '--s-'))
     }, [xs].concat(stacked(cols)));
+    return { rest: drawPlots() };
   }
 
   function strip(segs) {
@@ -534,14 +620,30 @@
 
   // ---- start ----
 
-  // domReady settles once the document is parsed and the deferred chart
-  // library has run. The script itself loads async and asks for its data
-  // at once, so the sign-in and the data travel while the page is still
-  // being laid out; only the drawing waits for the document.
+  // domReady settles once the document is parsed.
   var domReady = new Promise(function (resolve) {
     if (document.readyState === 'loading') document.addEventListener('DOMContentLoaded', resolve);
     else resolve();
   });
+
+  // loadCharts runs the chart library, which index.html has the browser
+  // fetch early (rel=preload) but not run: running it costs the page tens
+  // of milliseconds (it sets up the browser's number formatting), so it
+  // runs once the page's own requests are on their way and overlaps with
+  // them instead of holding them back.
+  var chartsLoaded = null;
+  function loadCharts() {
+    if (!chartsLoaded) {
+      chartsLoaded = new Promise(function (resolve) {
+        var s = document.createElement('script');
+        s.src = 'static/uPlot.iife.min.js';
+        // Without the library the page still shows every figure.
+        s.onload = s.onerror = function () { resolve(); };
+        document.head.appendChild(s);
+      });
+    }
+    return chartsLoaded;
+  }
 
   function start() {
     var nav = (navigator.language || '').toLowerCase();
@@ -554,9 +656,9 @@
     signIn(hash)
       .then(function () {
         first = fetchFor(route());
-        return Promise.all([api('api/me'), first]);
+        var me = api('api/me');
+        return Promise.all([me, first, loadCharts(), domReady]);
       })
-      .then(function (got) { return domReady.then(function () { return got; }); })
       .then(function (got) {
         var me = got[0];
         app.me = me;

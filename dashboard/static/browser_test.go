@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/gpuledger/gpuledger/dashboard"
+	"github.com/gpuledger/gpuledger/dashboard/static"
 	"github.com/gpuledger/gpuledger/internal/browser"
 )
 
@@ -23,6 +24,17 @@ func artifacts(t *testing.T) string {
 	}
 	return t.TempDir()
 }
+
+// chartClock records, per chart box (by id), when uPlot's root went into
+// it: performance.now(), the clock the marks use.
+const chartClock = `window.__chartAt = {};
+new MutationObserver(function (ms) {
+  ms.forEach(function (m) {
+    m.addedNodes.forEach(function (n) {
+      if (n.nodeType === 1 && n.classList.contains('uplot') && m.target.id && !(m.target.id in window.__chartAt)) window.__chartAt[m.target.id] = performance.now();
+    });
+  });
+}).observe(document, { childList: true, subtree: true });`
 
 // tgRecorder stands in for the Telegram app's side of the bridge: it
 // records what the page posts.
@@ -72,18 +84,16 @@ func waitFor(t *testing.T, p *browser.Page, sel string) {
 	browser.Eval[bool](p, `new Promise(function (r) { (function w() { document.querySelector('`+sel+`') && document.body.dataset.state !== 'loading' ? r(true) : setTimeout(w, 10) })() })`)
 }
 
+// renderedMark logs when the page marked its first screen and its last
+// chart drawn, and fails unless each mark is set once, in that order.
 func renderedMark(t *testing.T, p *browser.Page, label string) {
 	t.Helper()
-	ms := browser.Eval[[2]float64](p, `(function () {
-  var e = performance.getEntriesByName('gpuledger-rendered'), n = performance.getEntriesByType('navigation')[0];
-  return [e.length === 1 ? e[0].startTime : -1, n ? n.domContentLoadedEventEnd : -1];
-})()`)
-	if ms[0] < 0 {
-		t.Errorf("%s: no single gpuledger-rendered mark", label)
-		return
+	first, all := p.Mark(static.RenderedMark), p.Mark(static.CompleteMark)
+	n := browser.Eval[[2]int](p, `[performance.getEntriesByName('`+static.RenderedMark+`').length, performance.getEntriesByName('`+static.CompleteMark+`').length]`)
+	if n != [2]int{1, 1} || all < first {
+		t.Errorf("%s: %d first-screen mark(s) at %.0f ms, %d every-chart mark(s) at %.0f ms; want one of each, in that order", label, n[0], first, n[1], all)
 	}
-	t.Logf("%s: gpuledger-rendered at %.0f ms after navigation (DOMContentLoaded at %.0f ms)", label, ms[0], ms[1])
-	t.Logf("%s", browser.Eval[string](p, `JSON.stringify(performance.getEntriesByType('navigation').concat(performance.getEntriesByType('resource')).map(function (e) { return e.name.replace(/^.*\//, '') + ' ' + Math.round(e.startTime) + '-' + Math.round(e.responseEnd) }))`))
+	t.Logf("%s: first screen drawn %.0f ms after navigation, every chart %.0f ms", label, first, all)
 }
 
 // expectText fails unless the element's text equals want.
@@ -181,6 +191,49 @@ func TestDashboard_Browser(t *testing.T) {
 				p.CheckClean(nil)
 			}
 		}
+	})
+
+	t.Run("FirstScreenFirst", func(t *testing.T) {
+		// On a phone the second currency's charts are below the first
+		// screen: they are made after the first screen is marked drawn;
+		// every chart on that screen, before. The page records when each
+		// chart's uPlot root went into its box.
+		hub := &fakeHub{t: t, f: f}
+		srv := hub.serve()
+		p := b.Open(t, srv.URL+dashboard.PathLogin+"?code="+code, browser.Options{Viewport: browser.Phone, InitScript: chartClock})
+		if s := p.WaitState(); s != "ready" {
+			t.Fatalf("state %q, want ready", s)
+		}
+		first := p.Mark(static.RenderedMark)
+		type chart struct {
+			ID  string
+			Top float64
+			At  float64
+		}
+		charts := browser.Eval[[]chart](p, `Array.from(document.querySelectorAll('.chart')).map(function (e) {
+  return { ID: e.id, Top: e.getBoundingClientRect().top + scrollY, At: (window.__chartAt[e.id] || -1) } })`)
+		screen := browser.Eval[float64](p, `innerHeight`)
+		var above, below int
+		for _, c := range charts {
+			switch {
+			case c.At < 0:
+				t.Errorf("chart %s was never drawn", c.ID)
+			case c.Top < screen && c.At > first:
+				t.Errorf("chart %s is on the first screen (top %.0f of %.0f px) but was drawn at %.0f ms, after the first screen's mark at %.0f ms", c.ID, c.Top, screen, c.At, first)
+			case c.Top >= screen && c.At < first:
+				t.Errorf("chart %s is below the first screen (top %.0f of %.0f px) but was drawn at %.0f ms, before the first screen's mark at %.0f ms", c.ID, c.Top, screen, c.At, first)
+			}
+			if c.Top < screen {
+				above++
+			} else {
+				below++
+			}
+		}
+		if above == 0 || below == 0 {
+			t.Errorf("%d charts on the first screen, %d below; the fixture should give both (two currencies on a phone)", above, below)
+		}
+		checkMonth(t, p, f, "no price")
+		p.CheckClean(nil)
 	})
 
 	t.Run("Narrow", func(t *testing.T) {

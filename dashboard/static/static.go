@@ -17,3 +17,14 @@ import "embed"
 //
 //go:embed index.html app.js app.css uPlot.iife.min.js uPlot.min.css uPlot.LICENSE
 var FS embed.FS
+
+// RenderedMark is the performance mark app.js sets once, a task after the
+// first page's first screen is drawn, its charts included (charts further
+// down are drawn once that screen is shown). The browser tests and the
+// first-render benchmark read it; its time from navigation start is how
+// long the user waited for the dashboard.
+const RenderedMark = "gpuledger-rendered"
+
+// CompleteMark is the mark app.js sets once every chart of the first page
+// is drawn, those below the first screen too.
+const CompleteMark = "gpuledger-complete"

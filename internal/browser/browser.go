@@ -15,6 +15,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"strings"
@@ -159,6 +161,7 @@ func (p Problem) String() string {
 type Page struct {
 	t       testing.TB
 	ctx     context.Context
+	cancel  context.CancelFunc
 	timeout time.Duration
 
 	mu       sync.Mutex
@@ -189,7 +192,7 @@ func (b *Browser) Open(t testing.TB, url string, o Options) *Page {
 	// storage of another page's test leaks in.
 	ctx, cancel := chromedp.NewContext(b.ctx, chromedp.WithNewBrowserContext())
 	t.Cleanup(cancel)
-	p := &Page{t: t, ctx: ctx, timeout: o.Timeout}
+	p := &Page{t: t, ctx: ctx, cancel: cancel, timeout: o.Timeout}
 
 	// Listen, not the Console iterator: Listen sees an event before the
 	// reply to the command after it, so Problems never misses one that
@@ -399,4 +402,54 @@ func jsString(s string) (string, error) {
 	}
 	r := strings.NewReplacer(`\`, `\\`, `'`, `\'`)
 	return "'" + r.Replace(s) + "'", nil
+}
+
+// Close closes the tab now rather than when the test ends: a benchmark
+// opens hundreds. Closing twice is harmless.
+func (p *Page) Close() { p.cancel() }
+
+// Mark waits until the page has set the performance mark name and returns
+// its time in milliseconds from the start of navigation, the same clock
+// for every page: what a page's own mark says is how long a user waited.
+func (p *Page) Mark(name string) float64 {
+	p.t.Helper()
+	n, err := jsString(name)
+	if err != nil {
+		p.t.Fatalf("browser: mark name %q: %v", name, err)
+	}
+	return Eval[float64](p, `new Promise(function (r) { (function w() {
+  var e = performance.getEntriesByName(`+n+`, 'mark');
+  e.length ? r(e[0].startTime) : setTimeout(w, 5);
+})() })`)
+}
+
+// Baseline serves the least page the dashboard could be: one small script
+// that fetches a small JSON answer, shows it in one element and sets the
+// mark a task later, as the dashboard does. Its render time, read with
+// Mark, is this machine's and this browser's floor for any page, so a
+// page's time is read against it (measured in the same run: these
+// machines are noisy).
+func Baseline(t testing.TB, mark string) *httptest.Server {
+	t.Helper()
+	m, err := jsString(mark)
+	if err != nil {
+		t.Fatalf("browser: mark name %q: %v", mark, err)
+	}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/b.js":
+			w.Header().Set("Content-Type", "text/javascript")
+			fmt.Fprint(w, `fetch('/d.json').then(function (r) { return r.json() }).then(function (d) {
+  var e = document.createElement('p'); e.textContent = d.total; document.body.appendChild(e);
+  document.body.dataset.state = 'ready'; setTimeout(function () { performance.mark(`+m+`) }, 0) })`)
+		case "/d.json":
+			w.Header().Set("Content-Type", "application/json")
+			fmt.Fprint(w, `{"total":"1.00"}`)
+		default:
+			w.Header().Set("Content-Type", "text/html; charset=utf-8")
+			fmt.Fprint(w, `<!doctype html><meta charset="utf-8"><title>baseline</title><script src="/b.js" async></script><body data-state="loading">`)
+		}
+	}))
+	t.Cleanup(srv.Close)
+	return srv
 }

@@ -87,6 +87,24 @@ func TestBrowser(t *testing.T) {
 		}
 	})
 
+	t.Run("BaselineMark", func(t *testing.T) {
+		// The baseline page marks itself drawn; Mark waits for the mark
+		// and reads it on the navigation's clock.
+		p := b.Open(t, browser.Baseline(t, "drawn").URL, browser.Options{Viewport: browser.Phone})
+		if s := p.WaitState(); s != "ready" {
+			t.Fatalf("baseline state %q, want ready", s)
+		}
+		ms := p.Mark("drawn")
+		if nav := browser.Eval[float64](p, `performance.now()`); ms <= 0 || ms > nav {
+			t.Errorf("Mark = %.1f ms, want after navigation start and before now (%.1f ms)", ms, nav)
+		}
+		if got := p.Text("p"); got != "1.00" {
+			t.Errorf("baseline page shows %q, want its answer 1.00", got)
+		}
+		p.Close()
+		p.Close() // twice is harmless
+	})
+
 	for _, tc := range []struct{ path, want string }{
 		{"/inline", "CSP violation"},
 		{"/console", "boom 42"},
