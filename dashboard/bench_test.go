@@ -2,7 +2,6 @@ package dashboard_test
 
 import (
 	"context"
-	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
@@ -15,60 +14,23 @@ import (
 
 	"github.com/gpuledger/gpuledger/dashboard"
 	"github.com/gpuledger/gpuledger/dashboard/dashtest"
+	"github.com/gpuledger/gpuledger/internal/testkit"
 	"github.com/gpuledger/gpuledger/ledger"
 	"github.com/gpuledger/gpuledger/ledger/sqlite"
 )
 
-// fillYear gives user 1 a year of history in the shape of the chat's
-// benchmark (bot/core_bench_test.go): a rental a week (started, stopped,
-// resumed, released; the last two still live), a volume, a top-up and a
-// balance record every four weeks; plus a rental running all year with an
-// agent, whose hourly roll-ups are 8,760 agent_hours rows.
+// fillYear gives user 1 the chat benchmark's year (testkit.Year) plus a
+// rental running all year with eight GPUs and an agent, whose hourly
+// roll-ups are 8,760 agent_hours rows, and returns that rental's ID.
 func fillYear(b *testing.B, db *sqlite.DB, start time.Time) int64 {
 	ctx := context.Background()
-	const u = 1
-	if _, err := db.EnsureUser(ctx, ledger.User{ID: u, Lang: "en", TZ: "Asia/Shanghai"}); err != nil {
+	testkit.Year(b, db, 1, start)
+	long, err := db.CreateRental(ctx, ledger.Action{UserID: 1, At: start}, ledger.Rental{UserID: 1, Name: "long", Platform: "autodl", GPU: "RTX 4090", GPUCount: 8,
+		Mode: ledger.PerSecond, Priced: true, Price: ledger.Price{Amount: ledger.MustDecimal("1.88"), Unit: ledger.UnitHour},
+		Currency: ledger.CNY, Events: []ledger.Event{{Kind: ledger.EventStart, At: start}}})
+	if err != nil {
 		b.Fatal(err)
 	}
-	a := func(at time.Time) ledger.Action { return ledger.Action{UserID: u, At: at} }
-	rent := func(name string, at time.Time, count int) *ledger.Rental {
-		r, err := db.CreateRental(ctx, a(at), ledger.Rental{UserID: u, Name: name, Platform: "autodl", GPU: "RTX 4090", GPUCount: count,
-			Mode: ledger.PerSecond, Priced: true, Price: ledger.Price{Amount: ledger.MustDecimal("1.88"), Unit: ledger.UnitHour},
-			Currency: ledger.CNY, Events: []ledger.Event{{Kind: ledger.EventStart, At: at}}})
-		if err != nil {
-			b.Fatal(err)
-		}
-		return r
-	}
-	for i := range 52 {
-		at := start.Add(time.Duration(i) * 7 * 24 * time.Hour)
-		name := fmt.Sprintf("r%d", i)
-		rent(name, at, 1+i%2)
-		if i >= 50 {
-			continue
-		}
-		for j, k := range []ledger.EventKind{ledger.EventStop, ledger.EventResume, ledger.EventRelease} {
-			t := at.Add(time.Duration(5*(j+1)) * time.Hour)
-			if _, err := db.AppendEvent(ctx, a(t), name, ledger.Event{Kind: k, At: t}); err != nil {
-				b.Fatal(err)
-			}
-		}
-		if i%4 == 0 {
-			_, err := db.CreateVolume(ctx, a(at), ledger.Volume{UserID: u, Name: fmt.Sprintf("v%d", i), RentalName: name, Platform: "autodl",
-				Currency: ledger.CNY, Priced: true, Price: ledger.MustDecimal("0.0066"), PriceUnit: ledger.PerGBDay, FreeGB: ledger.MustDecimal("50"),
-				Events: []ledger.VolumeEvent{{Kind: ledger.VolumeCreate, At: at, SizeGB: ledger.MustDecimal("200")}}})
-			if err != nil {
-				b.Fatal(err)
-			}
-			if _, err := db.AddTopUp(ctx, a(at), ledger.TopUp{UserID: u, Platform: "autodl", Amount: ledger.MustDecimal("100"), Currency: ledger.CNY, At: at}); err != nil {
-				b.Fatal(err)
-			}
-			if _, err := db.RecordBalance(ctx, a(at), ledger.BalanceRecord{UserID: u, Platform: "autodl", Amount: ledger.MustDecimal("50"), Currency: ledger.CNY, At: at}); err != nil {
-				b.Fatal(err)
-			}
-		}
-	}
-	long := rent("long", start, 8)
 	beats := make([]ledger.Beat, 0, 1000)
 	for h := range 365 * 24 {
 		bt := ledger.Beat{RentalID: long.ID, At: start.Add(time.Duration(h)*time.Hour + time.Minute), Verdict: ledger.VerdictBusy,
