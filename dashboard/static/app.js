@@ -47,7 +47,7 @@
     }
   };
 
-  var app = { lang: 'en', me: null, token: null, charts: [], rendered: false };
+  var app = { lang: 'en', me: null, token: null, charts: [], rendered: false, shown: 0 };
 
   function t(key) {
     var s = (S[app.lang] || S.en)[key];
@@ -226,18 +226,24 @@
   function show(data) {
     var r = route();
     document.body.dataset.state = 'loading';
-    var first = !app.rendered;
+    var first = !app.rendered, shown = ++app.shown;
     app.rendered = true;
-    var p = (data || fetchFor(r)).then(r.page === 'rental' ? renderRental : renderMonth);
-    // A page returns { rest }, not the promise itself, which would make
-    // this wait for it.
+    // An answer that comes after the address changed again belongs to a
+    // page that is not shown any more: it draws nothing and says nothing.
+    var current = function () { return shown === app.shown; };
+    var p = (data || fetchFor(r)).then(function (pg) {
+      // A page returns { rest }, not the promise itself, which would make
+      // this wait for it.
+      return current() ? (r.page === 'rental' ? renderRental : renderMonth)(pg) : { rest: null };
+    });
     return p.then(function (drawn) {
-      if (first) setTimeout(function () { performance.mark('gpuledger-rendered'); }, 0);
+      if (first && current()) setTimeout(function () { performance.mark('gpuledger-rendered'); }, 0);
       return drawn.rest;
     }).then(function () {
+      if (!current()) return;
       document.body.dataset.state = 'ready';
       if (first) setTimeout(function () { performance.mark('gpuledger-complete'); }, 0);
-    }).catch(fail);
+    }).catch(function (err) { if (current()) fail(err); });
   }
 
   function clear() {

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/gpuledger/gpuledger/dashboard"
 	"github.com/gpuledger/gpuledger/dashboard/static"
@@ -231,6 +232,29 @@ func TestDashboard_Browser(t *testing.T) {
 		}
 		if above == 0 || below == 0 {
 			t.Errorf("%d charts on the first screen, %d below; the fixture should give both (two currencies on a phone)", above, below)
+		}
+		checkMonth(t, p, f, "no price")
+		p.CheckClean(nil)
+	})
+
+	t.Run("LeftBeforeItCame", func(t *testing.T) {
+		// The rental is asked for, and the user goes back to the month
+		// before its answer comes: the month stays on screen, ready, and
+		// the late rental draws nothing over it.
+		hub := &fakeHub{t: t, f: f, slowRental: 400 * time.Millisecond}
+		srv := hub.serve()
+		p := b.Open(t, srv.URL+dashboard.PathLogin+"?code="+code, browser.Options{Viewport: browser.Phone})
+		p.WaitState()
+		browser.Eval[bool](p, `(location.hash = '#/rental/7', true)`)
+		browser.Eval[bool](p, `new Promise(function (r) { setTimeout(function () { location.hash = '#/month/2026-12'; r(true) }, 50) })`)
+		waitFor(t, p, `[data-test="currency-USD"]`)
+		// Past the rental's answer.
+		browser.Eval[bool](p, `new Promise(function (r) { setTimeout(function () { r(true) }, 600) })`)
+		if n := p.Count(`[data-test="timeline"]`); n != 0 {
+			t.Errorf("the late rental answer drew its page over the month (%d timelines)", n)
+		}
+		if s := browser.Eval[string](p, `document.body.dataset.state`); s != "ready" {
+			t.Errorf("state %q after the month was drawn, want ready", s)
 		}
 		checkMonth(t, p, f, "no price")
 		p.CheckClean(nil)

@@ -13,6 +13,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/gpuledger/gpuledger/dashboard"
 	"github.com/gpuledger/gpuledger/dashboard/static"
@@ -59,6 +60,9 @@ type fakeHub struct {
 	t    *testing.T
 	f    fixtures
 	lang string // Me.lang override
+	// slowRental delays the rental page's answer: a user who leaves it
+	// before it comes.
+	slowRental time.Duration
 
 	mu       sync.Mutex
 	sessions []string // initData bodies posted to api/session
@@ -149,6 +153,7 @@ func (h *fakeHub) serve() *httptest.Server {
 		answer(w, dashboard.MonthPage{Month: m, Currencies: []dashboard.CurrencyMonth{}})
 	}))
 	mux.HandleFunc("GET "+dashboard.PathRental, api(func(w http.ResponseWriter, r *http.Request) {
+		time.Sleep(h.slowRental)
 		if r.URL.Query().Get("id") != fmt.Sprint(h.f.rental.Rental.ID) {
 			refuse(w, 404, "not_found")
 			return
