@@ -406,7 +406,6 @@
 
   function css(name) { return getComputedStyle(document.documentElement).getPropertyValue(name).trim(); }
 
-
   function daysIn(ym) { var p = ym.split('-'); return new Date(Date.UTC(+p[0], +p[1], 0)).getUTCDate(); }
 
   // axes are drawn in the page's small text (13 px, as .hint), so that

@@ -246,6 +246,11 @@ func TestDashboard_Browser(t *testing.T) {
 		p := b.Open(t, srv.URL+dashboard.PathLogin+"?code="+code, browser.Options{Viewport: browser.Phone})
 		p.WaitState()
 		browser.Eval[bool](p, `(location.hash = '#/rental/7', true)`)
+		// While the next page loads, the header stays (only the first
+		// load hides it).
+		if d := browser.Eval[string](p, `new Promise(function (r) { setTimeout(function () { r(document.body.dataset.state + ' ' + getComputedStyle(document.querySelector('.top')).display) }, 20) })`); d != "loading flex" {
+			t.Errorf("while the rental loads: state and header display %q, want %q", d, "loading flex")
+		}
 		browser.Eval[bool](p, `new Promise(function (r) { setTimeout(function () { location.hash = '#/month/2026-12'; r(true) }, 50) })`)
 		waitFor(t, p, `[data-test="currency-USD"]`)
 		// Past the rental's answer.
