@@ -657,12 +657,16 @@
     // Telegram shows its placeholder until the page says it is ready.
     postEvent('web_app_ready');
     postEvent('web_app_expand');
-    var first;
-    signIn(hash)
+    var first, signed = signIn(hash);
+    // The library runs while Telegram's sign-in is on its way (a link's
+    // cookie needs none): the requests below go out first either way, as
+    // a script added now runs a task later.
+    var charts = loadCharts();
+    signed
       .then(function () {
         first = fetchFor(route());
         var me = api('api/me');
-        return Promise.all([me, first, loadCharts(), domReady]);
+        return Promise.all([me, first, charts, domReady]);
       })
       .then(function (got) {
         var me = got[0];
