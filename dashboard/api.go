@@ -157,7 +157,10 @@ type MonthPage struct {
 	Platforms  []PlatformMonth `json:"platforms"` // by platform then currency
 	Rentals    []RentalRow     `json:"rentals"`   // the month's rentals, most expensive first
 	Balances   []Balance       `json:"balances"`  // now, whatever month is shown
-	ExportURL  string          `json:"export_url"`
+	// ExportURL is the month's CSV, relative to the page's address
+	// (api/export.csv?month=YYYY-MM): behind a proxy that serves the hub
+	// under a prefix, an absolute path would lack it.
+	ExportURL string `json:"export_url"`
 }
 
 // Segment is one stretch of a rental's timeline.

@@ -167,9 +167,13 @@ func (s *Server) handleLogin(w http.ResponseWriter, r *http.Request) {
 		s.loginPage(w, r, http.StatusInternalServerError, "login_internal")
 		return
 	}
-	http.SetCookie(w, &http.Cookie{Name: CookieName, Value: tok, Path: PathApp, MaxAge: int(SessionTTL / time.Second),
+	http.SetCookie(w, &http.Cookie{Name: CookieName, Value: tok, Path: s.cookiePath, MaxAge: int(SessionTTL / time.Second),
 		HttpOnly: true, Secure: s.secure, SameSite: http.SameSiteStrictMode})
-	http.Redirect(w, r, PathApp, http.StatusSeeOther)
+	// A relative Location ("./" from .../app/login is .../app/), which
+	// http.Redirect would make absolute from the path this server saw: behind
+	// a proxy that strips a prefix, that path lacks it.
+	w.Header().Set("Location", "./")
+	w.WriteHeader(http.StatusSeeOther)
 }
 
 // loginPage writes a refusal of a one-time link as HTML, English then

@@ -1,7 +1,11 @@
 package dashboard_test
 
 import (
+	"encoding/json"
+	"io"
 	"net/http"
+	"net/http/cookiejar"
+	"net/http/httptest"
 	"net/url"
 	"strconv"
 	"strings"
@@ -156,8 +160,13 @@ func TestServer_Link(t *testing.T) {
 		e := newEnv(t, nil)
 		e.fill(1)
 		target, res := login(t, e, http.MethodGet)
-		if res.StatusCode != http.StatusSeeOther || res.Header.Get("Location") != dashboard.PathApp {
-			t.Fatalf("login: %d to %q", res.StatusCode, res.Header.Get("Location"))
+		// The Location is relative; from the link's path it is the page.
+		loc, err := url.Parse(res.Header.Get("Location"))
+		if err == nil {
+			loc = (&url.URL{Path: target}).ResolveReference(loc)
+		}
+		if res.StatusCode != http.StatusSeeOther || err != nil || loc.Path != dashboard.PathApp {
+			t.Fatalf("login: %d to %q (%v)", res.StatusCode, res.Header.Get("Location"), err)
 		}
 		cs := res.Cookies()
 		if len(cs) != 1 {
@@ -265,8 +274,69 @@ func TestNew_Errors(t *testing.T) {
 		t.Errorf("no store: %v", err)
 	}
 	e := newEnv(t, nil)
-	if _, err := dashboard.New(dashboard.Config{Store: e.store, PublicURL: "hub.example.com"}); err == nil || !strings.Contains(err.Error(), "PublicURL") {
-		t.Errorf("bad public URL: %v", err)
+	for _, bad := range []string{"hub.example.com", "https://hub.example.com/?x=1", "https://hub.example.com/ledger#top", "https://hub.example.com?"} {
+		if _, err := dashboard.New(dashboard.Config{Store: e.store, PublicURL: bad}); err == nil || !strings.Contains(err.Error(), "PublicURL") {
+			t.Errorf("bad public URL %q: %v", bad, err)
+		}
+	}
+}
+
+// TestServer_BehindPrefix: a reverse proxy serves the hub under /ledger
+// and strips it (http.StripPrefix here). A one-time link, followed by a
+// real client with a cookie jar, must end on the page at /ledger/app/,
+// and the cookie must reach the data and the month's CSV through the
+// same prefix.
+func TestServer_BehindPrefix(t *testing.T) {
+	hub := httptest.NewUnstartedServer(nil)
+	public := "http://" + hub.Listener.Addr().String() + "/ledger"
+	e := newEnv(t, func(c *dashboard.Config) { c.PublicURL = public + "/" })
+	e.fill(1)
+	hub.Config.Handler = http.StripPrefix("/ledger", e.h)
+	hub.Start()
+	t.Cleanup(hub.Close)
+
+	link, _, err := e.srv.Link(t.Context(), 1)
+	if err != nil || !strings.HasPrefix(link, public+dashboard.PathLogin+"?code=") {
+		t.Fatalf("link %q: %v", link, err)
+	}
+	jar, err := cookiejar.New(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := &http.Client{Jar: jar}
+	get := func(target string) (*http.Response, string) {
+		t.Helper()
+		res, err := c.Get(target)
+		if err != nil {
+			t.Fatalf("GET %s: %v", target, err)
+		}
+		defer res.Body.Close()
+		b, _ := io.ReadAll(res.Body)
+		return res, string(b)
+	}
+	res, body := get(link)
+	if res.StatusCode != http.StatusOK || res.Request.URL.Path != "/ledger"+dashboard.PathApp || !strings.Contains(body, "static/app.js") {
+		t.Fatalf("the link ended on %s with %d: %.200s", res.Request.URL, res.StatusCode, body)
+	}
+	u, _ := url.Parse(public + dashboard.PathApp)
+	if cs := jar.Cookies(u); len(cs) != 1 || cs[0].Name != dashboard.CookieName {
+		t.Fatalf("cookies for %s: %v", u, cs)
+	}
+	res, body = get(public + dashboard.PathMonth)
+	if res.StatusCode != http.StatusOK {
+		t.Fatalf("month through the prefix: %d %s", res.StatusCode, body)
+	}
+	var page dashboard.MonthPage
+	if err := json.Unmarshal([]byte(body), &page); err != nil {
+		t.Fatal(err)
+	}
+	ref, err := url.Parse(page.ExportURL)
+	if err != nil || ref.IsAbs() || strings.HasPrefix(page.ExportURL, "/") {
+		t.Fatalf("export_url %q is not relative to the page (%v)", page.ExportURL, err)
+	}
+	res, body = get(u.ResolveReference(ref).String())
+	if res.StatusCode != http.StatusOK || !strings.HasPrefix(res.Header.Get("Content-Type"), "text/csv") || !strings.Contains(body, "\n") {
+		t.Fatalf("the month's CSV through the prefix: %d %q %.200s", res.StatusCode, res.Header.Get("Content-Type"), body)
 	}
 }
 

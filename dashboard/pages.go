@@ -8,6 +8,7 @@ import (
 	"slices"
 	"sort"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/gpuledger/gpuledger/ledger"
@@ -170,7 +171,7 @@ func monthPage(b *ledger.Book, name string, from, to, now time.Time) MonthPage {
 	st := ledger.Spend(b, from, asOf)
 	days := ledger.MonthDays(b, from, asOf)
 	page := MonthPage{Month: name, From: from, To: to, AsOf: asOf, Currencies: []CurrencyMonth{}, Platforms: []PlatformMonth{},
-		Rentals: []RentalRow{}, Balances: []Balance{}, ExportURL: PathExport + "?month=" + name}
+		Rentals: []RentalRow{}, Balances: []Balance{}, ExportURL: strings.TrimPrefix(PathExport, PathApp) + "?month=" + name}
 	curs := map[ledger.Currency]bool{}
 	for c := range st.Totals {
 		curs[c] = true

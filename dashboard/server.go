@@ -38,7 +38,9 @@ type Config struct {
 	BotToken string
 	// PublicURL is GPULEDGER_PUBLIC_URL, the hub's address as users reach
 	// it (no trailing slash needed). Links and AppURL are built on it;
-	// the cookie is Secure when it is https.
+	// the cookie is Secure when it is https. It may have a path, for a
+	// reverse proxy that serves the hub under a prefix and strips it: the
+	// cookie's Path then starts with it.
 	PublicURL string
 	// Allowed says whether a user may use the dashboard; nil refuses
 	// everyone until SetAllowed (the chat core, which knows, is built
@@ -72,6 +74,7 @@ type Server struct {
 	store      Store
 	botToken   string
 	publicURL  string
+	cookiePath string // PublicURL's path + PathApp: the page's path as the browser sees it
 	secure     bool
 	maxAge     time.Duration
 	now        func() time.Time
@@ -92,26 +95,29 @@ func New(cfg Config) (*Server, error) {
 		return nil, errors.New("dashboard: Config.Store is required")
 	}
 	pub := strings.TrimRight(cfg.PublicURL, "/")
+	prefix := ""
 	if pub != "" {
 		u, err := url.Parse(pub)
-		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-			return nil, fmt.Errorf("dashboard: Config.PublicURL %q is not an http(s) URL like https://hub.example.com", cfg.PublicURL)
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || strings.ContainsAny(pub, "?#") {
+			return nil, fmt.Errorf("dashboard: Config.PublicURL %q is not an http(s) URL like https://hub.example.com (a path is allowed, a query or fragment is not)", cfg.PublicURL)
 		}
+		prefix = u.EscapedPath()
 	}
 	if cfg.MaxAuthAge < 0 {
 		return nil, fmt.Errorf("dashboard: Config.MaxAuthAge %s is negative; give a duration such as 1h", cfg.MaxAuthAge)
 	}
 	s := &Server{
-		store:     cfg.Store,
-		botToken:  cfg.BotToken,
-		publicURL: pub,
-		secure:    strings.HasPrefix(pub, "https://"),
-		maxAge:    cfg.MaxAuthAge,
-		now:       cfg.Now,
-		log:       cfg.Logger,
-		links:     map[[32]byte]*grant{},
-		sessions:  map[[32]byte]*grant{},
-		usedInit:  map[[32]byte]time.Time{},
+		store:      cfg.Store,
+		botToken:   cfg.BotToken,
+		publicURL:  pub,
+		cookiePath: prefix + PathApp,
+		secure:     strings.HasPrefix(pub, "https://"),
+		maxAge:     cfg.MaxAuthAge,
+		now:        cfg.Now,
+		log:        cfg.Logger,
+		links:      map[[32]byte]*grant{},
+		sessions:   map[[32]byte]*grant{},
+		usedInit:   map[[32]byte]time.Time{},
 	}
 	if s.maxAge == 0 {
 		s.maxAge = DefaultMaxAuthAge

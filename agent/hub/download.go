@@ -85,11 +85,16 @@ type cachedSum struct {
 
 // CheckPublicURL returns an error when s cannot be the server URL written
 // into install.sh: agents fetch the binary and send heartbeats there, so
-// it must be an http or https URL with a host.
+// it must be an http or https URL with a host. It may have a path (a
+// reverse proxy serving the hub under a prefix); it may not have a query
+// or a fragment, since every address handed out is the URL plus a path.
 func CheckPublicURL(s string) error {
 	u, err := url.Parse(s)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		return fmt.Errorf("public URL %q is not an http(s) URL like https://ledger.example.com", s)
+	}
+	if strings.ContainsAny(s, "?#") {
+		return fmt.Errorf("public URL %q has a query or a fragment; give the address only, like https://ledger.example.com or https://example.com/ledger", s)
 	}
 	return nil
 }

@@ -61,17 +61,23 @@ func TestParseConfig_ErrListen(t *testing.T) {
 // hand agents an install command that cannot work; it is refused at
 // start with the variable's name, and a good one is kept.
 func TestParseConfig_ErrPublicURL(t *testing.T) {
-	for _, bad := range []string{"ledger.example.com", "ledger.example.com:8477", "ftp://ledger.example.com", "https://", "http//x"} {
+	for _, bad := range []string{"ledger.example.com", "ledger.example.com:8477", "ftp://ledger.example.com", "https://", "http//x", "https://ledger.example.com/?a=1", "https://example.com/ledger#x"} {
 		env := map[string]string{"GPULEDGER_PUBLIC_URL": bad}
 		_, _, err := parseConfig("serve", nil, func(k string) string { return env[k] }, io.Discard)
 		if err == nil || !strings.Contains(err.Error(), "GPULEDGER_PUBLIC_URL") || !strings.Contains(err.Error(), "https://") {
 			t.Errorf("GPULEDGER_PUBLIC_URL=%q: err = %v, want one naming the variable with an example", bad, err)
 		}
 	}
-	env := map[string]string{"GPULEDGER_PUBLIC_URL": "https://ledger.example.com/"}
-	cfg, _, err := parseConfig("serve", nil, func(k string) string { return env[k] }, io.Discard)
-	if err != nil || cfg.publicURL() != "https://ledger.example.com" {
-		t.Errorf("good URL: %q, %v", cfg.publicURL(), err)
+	for in, want := range map[string]string{
+		"https://ledger.example.com/": "https://ledger.example.com",
+		// A reverse proxy's prefix (docs/deploy.md).
+		"https://example.com/ledger/": "https://example.com/ledger",
+	} {
+		env := map[string]string{"GPULEDGER_PUBLIC_URL": in}
+		cfg, _, err := parseConfig("serve", nil, func(k string) string { return env[k] }, io.Discard)
+		if err != nil || cfg.publicURL() != want {
+			t.Errorf("good URL %q: %q, %v", in, cfg.publicURL(), err)
+		}
 	}
 }
 
