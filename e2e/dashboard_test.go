@@ -168,12 +168,17 @@ func TestDashboard(t *testing.T) {
 	t.Run("telegram", func(t *testing.T) {
 		theme, _ := json.Marshal(map[string]string{"bg_color": "#212d3b", "secondary_bg_color": "#1d2733", "text_color": "#ffffff",
 			"hint_color": "#7d8b99", "link_color": "#5eabe1", "button_color": "#50a8eb", "button_text_color": "#ffffff"})
-		for _, vp := range []browser.Viewport{browser.Phone, browser.Desktop} {
-			init := dashtest.InitData(tgToken, userID, time.Now())
+		// Each open has initData of its own, its auth_date a second before
+		// the last one's. auth_date counts whole seconds, so initData made
+		// from the clock at each open was the same for two opens within
+		// one second: a replay, which the server refuses.
+		signed := time.Now()
+		for i, vp := range []browser.Viewport{browser.Phone, browser.Desktop} {
+			init := dashtest.InitData(tgToken, userID, signed.Add(-time.Duration(i)*time.Second))
 			u := "http://" + w.addr + "/app/#tgWebAppData=" + url.QueryEscape(init) + "&tgWebAppVersion=8.0&tgWebAppPlatform=android&tgWebAppThemeParams=" + url.QueryEscape(string(theme))
 			p := br.Open(t, u, browser.Options{Viewport: vp, Scheme: browser.Dark})
 			if st := p.WaitState(); st != "ready" {
-				t.Fatalf("%s: page state %q with signed initData, want ready", vp.Name, st)
+				t.Fatalf("%s: page state %q with signed initData, want ready; page: %s", vp.Name, st, p.Text("main"))
 			}
 			checkMonth(t, p, wantCNY, wantUSD, month)
 			if bg := browser.Eval[string](p, `getComputedStyle(document.body).backgroundColor`); bg != "rgb(33, 45, 59)" {
