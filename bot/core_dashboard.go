@@ -2,6 +2,7 @@ package bot
 
 import (
 	"fmt"
+	"slices"
 	"sync"
 	"time"
 
@@ -64,6 +65,17 @@ func (l *linkLimiter) take(user int64, now time.Time) (retryAt time.Time, ok boo
 	return time.Time{}, true
 }
 
+// giveBack undoes the take at now for user: that link never reached
+// them, so it does not count.
+func (l *linkLimiter) giveBack(user int64, now time.Time) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	g := l.given[user]
+	if i := slices.Index(g, now); i >= 0 {
+		l.given[user] = slices.Delete(g, i, i+1)
+	}
+}
+
 // toPrivate reports whether this update's replies land in a private chat:
 // sent from one, or asked in a group and answered privately.
 func (r *req) toPrivate() bool { return r.u.ChatType == chat.ChatPrivate || r.priv.on }
@@ -110,10 +122,20 @@ func (r *req) dashboard() error {
 	}
 	link, expires, err := d.Link(r.ctx, r.u.UserID)
 	if err != nil {
+		r.c.links.giveBack(r.u.UserID, r.now)
 		return fmt.Errorf("bot: make a dashboard link: %w", err)
 	}
 	// The button, where there is one, opens the Mini App signed by
 	// Telegram; the link is for a browser. A transport without Mini Apps
 	// (the console) drops the button, so the text does not mention it.
-	return r.send(r.withDashboard(r.plain(r.dt("dash_link", link, r.when(expires)))))
+	err = r.send(r.withDashboard(r.plain(r.dt("dash_link", link, r.when(expires)))))
+	if r.priv.closed {
+		// Asked in a group by someone whose private chat is not open to
+		// the bot: the link went nowhere. It is revoked and not counted,
+		// so that their next /dashboard, once they have opened the chat,
+		// is not refused for links they never got.
+		d.Revoke(r.ctx, link)
+		r.c.links.giveBack(r.u.UserID, r.now)
+	}
+	return err
 }

@@ -18,11 +18,12 @@ import (
 // links is a hand-made bot.DashboardLinks: each link holds a fresh code,
 // valid for five minutes from the clock it is given.
 type links struct {
-	mu    sync.Mutex
-	app   string
-	now   func() time.Time
-	codes []string
-	err   error
+	mu      sync.Mutex
+	app     string
+	now     func() time.Time
+	codes   []string
+	revoked []string // the links given back to Revoke
+	err     error
 }
 
 func (l *links) Link(_ context.Context, userID int64) (string, time.Time, error) {
@@ -38,6 +39,18 @@ func (l *links) Link(_ context.Context, userID int64) (string, time.Time, error)
 }
 
 func (l *links) AppURL() string { return l.app }
+
+func (l *links) Revoke(_ context.Context, link string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.revoked = append(l.revoked, link)
+}
+
+func (l *links) revokedLinks() []string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return append([]string(nil), l.revoked...)
+}
 
 func (l *links) issued() []string {
 	l.mu.Lock()
@@ -266,15 +279,28 @@ func TestCore_DashboardInGroup(t *testing.T) {
 	})
 
 	t.Run("PrivateChatClosed", func(t *testing.T) {
-		rec := &closedPrivate{}
-		u := e.update(alice, "/dashboard")
-		u.ChatID, u.ChatType = group, chat.ChatGroup
-		if err := e.core.Handle(context.Background(), u, rec); err != nil {
-			t.Fatal(err)
+		// More tries than the links a user may have in a window: a link
+		// that went nowhere is revoked and does not count against them.
+		for i := range bot.DashboardLinksPerWindow + 2 {
+			rec := &closedPrivate{}
+			u := e.update(alice, "/dashboard")
+			u.ChatID, u.ChatType = group, chat.ChatGroup
+			if err := e.core.Handle(context.Background(), u, rec); err != nil {
+				t.Fatal(err)
+			}
+			sent := rec.Sent()
+			if len(sent) != 1 || sent[0].ChatID != group || !strings.Contains(sent[0].Text, "open a private chat") || strings.Contains(sent[0].Text, "code=") {
+				t.Fatalf("try %d: sent %+v, want one group note to open a private chat first", i+1, sent)
+			}
+			issued, revoked := l.issued(), l.revokedLinks()
+			if len(revoked) != i+1 || !strings.HasSuffix(revoked[i], "code="+issued[len(issued)-1]) {
+				t.Fatalf("try %d: revoked %v, want the link just made (%s)", i+1, revoked, issued[len(issued)-1])
+			}
 		}
-		sent := rec.Sent()
-		if len(sent) != 1 || sent[0].ChatID != group || !strings.Contains(sent[0].Text, "open a private chat") || strings.Contains(sent[0].Text, "code=") {
-			t.Errorf("sent %+v, want one group note to open a private chat first", sent)
+		// Once the chat is open, the link comes: the tries cost nothing.
+		out := e.handle(e.update(alice, "/dashboard"))
+		if len(out) != 1 || !strings.Contains(out[0].Out.Text, l.issued()[len(l.issued())-1]) {
+			t.Errorf("after the closed tries, /dashboard answered %+v, want a link", out)
 		}
 	})
 }

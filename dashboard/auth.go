@@ -107,6 +107,24 @@ func (s *Server) Link(ctx context.Context, userID int64) (string, time.Time, err
 	return s.publicURL + PathLogin + "?code=" + code, g.expires, nil
 }
 
+// Revoke makes a link from Link unusable and frees its place among the
+// user's live links (bot.DashboardLinks: the bot could not deliver it).
+// Anything that is not a live link of this server is ignored.
+func (s *Server) Revoke(_ context.Context, link string) {
+	u, err := url.Parse(link)
+	if err != nil {
+		return
+	}
+	code := u.Query().Get("code")
+	if code == "" {
+		return
+	}
+	h := sha256.Sum256([]byte(code))
+	s.mu.Lock()
+	delete(s.links, h)
+	s.mu.Unlock()
+}
+
 // newSession starts a session for user and returns its token.
 func (s *Server) newSession(user int64, name string, now time.Time) (string, time.Time, error) {
 	tok, h, err := newSecret()

@@ -245,6 +245,32 @@ func TestServer_Link(t *testing.T) {
 			}
 		}
 	})
+	t.Run("Revoked", func(t *testing.T) {
+		// A link the bot could not deliver is revoked: it no longer signs
+		// in, and it frees its place, so five later links all work.
+		e := newEnv(t, nil)
+		gone, _, _ := e.srv.Link(t.Context(), 1)
+		e.srv.Revoke(t.Context(), gone)
+		for _, junk := range []string{"", "%zz", "https://hub.example.com/app/login", "https://hub.example.com/app/login?code=unknown"} {
+			e.srv.Revoke(t.Context(), junk) // ignored, without panic
+		}
+		var targets []string
+		for i := range 5 {
+			e.now = e.now.Add(time.Duration(i+1) * time.Second)
+			link, _, _ := e.srv.Link(t.Context(), 1)
+			u, _ := url.Parse(link)
+			targets = append(targets, u.RequestURI())
+		}
+		u, _ := url.Parse(gone)
+		if rec := e.do(http.MethodGet, u.RequestURI(), ""); rec.Code != http.StatusGone || len(rec.Result().Cookies()) != 0 {
+			t.Errorf("a revoked link: %d %s", rec.Code, rec.Body)
+		}
+		for i, tg := range targets {
+			if rec := e.do(http.MethodGet, tg, ""); rec.Code != http.StatusSeeOther {
+				t.Errorf("link %d of five after a revoked one: %d", i+1, rec.Code)
+			}
+		}
+	})
 	t.Run("HTTP", func(t *testing.T) {
 		e := newEnv(t, func(c *dashboard.Config) { c.PublicURL = "http://127.0.0.1:8080/" })
 		if got := e.srv.AppURL(); got != "" {
