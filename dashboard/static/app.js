@@ -424,7 +424,8 @@
   function stacked(cols) {
     var sums = [], acc = cols[0].map(function () { return 0; });
     cols.forEach(function (col) {
-      acc = acc.map(function (a, i) { return a + col[i]; });
+      // A day without data (null) stays without a bar.
+      acc = acc.map(function (a, i) { return col[i] == null || a == null ? null : a + col[i]; });
       sums.push(acc);
     });
     return sums.reverse();
@@ -498,11 +499,16 @@
     var n = daysIn(pg.month);
     (pg.currencies || []).forEach(function (c) {
       var keys = kinds(c);
-      var xs = c.days.map(function (_, i) { return i + 1; });
-      var labels = c.days.map(function (d) { return String(+d.day.slice(8)); });
-      var cols = keys.map(function (k) { return c.days.map(function (d) { return num(d[k]); }); });
+      // The whole month on the axis, as on the cumulative chart below it:
+      // on the 2nd, two bars of a month rather than two bars filling the
+      // chart. Days to come have none.
+      var xs = [], labels = [];
+      for (var day = 1; day <= n; day++) { xs.push(day); labels.push(String(day)); }
+      var cols = keys.map(function (k) {
+        return xs.map(function (x) { var d = c.days[x - 1]; return d ? num(d[k]) : null; });
+      });
       plot('daily-' + c.currency, {
-        scales: { x: { time: false, range: [0.5, Math.max(xs.length, 1) + 0.5] }, y: { range: fromZero } },
+        scales: { x: { time: false, range: [0.5, n + 0.5] }, y: { range: fromZero } },
         axes: axes(dayTicks(labels)), series: [{}].concat(bars(keys, '--c-'))
       }, [xs].concat(stacked(cols)));
 
@@ -527,7 +533,9 @@
       };
       shown.forEach(function (k) { series.push(line[k][0]); data.push(line[k][1]); });
       plot('cum-' + c.currency, {
-        scales: { x: { time: false, range: [1, n] }, y: { range: fromZero } },
+        // The same axis as the bars above, so that a day's point sits
+        // under its bar.
+        scales: { x: { time: false, range: [0.5, n + 0.5] }, y: { range: fromZero } },
         axes: axes(function (u, splits) { return splits.map(function (v) { return Number.isInteger(v) ? v : ''; }); }),
         series: series
       }, data);
