@@ -13,7 +13,8 @@ import (
 // TestConversation_Dashboard drives /dashboard through the real Telegram
 // transport and the fake Bot API: in a private chat the link and the
 // web-app button; in a group only a note, the link privately; a closed
-// private chat gets the group told to open it first. Neither the core's
+// private chat gets the group told to open it first, and the link that
+// could not reach it revoked. Neither the core's
 // nor the transport's log (at debug level) ever holds a code.
 func TestConversation_Dashboard(t *testing.T) {
 	const group = -100500
@@ -70,6 +71,11 @@ func TestConversation_Dashboard(t *testing.T) {
 		}
 		if len(p) != 0 {
 			t.Errorf("bob's closed private chat got %+v", p)
+		}
+		// The link that went nowhere is revoked.
+		issued, revoked := l.issued(), l.revokedLinks()
+		if len(revoked) != 1 || !strings.HasSuffix(revoked[0], "code="+issued[len(issued)-1]) {
+			t.Errorf("revoked %v, want bob's undelivered link (code %s)", revoked, issued[len(issued)-1])
 		}
 	})
 	t.Run("Stranger", func(t *testing.T) {
