@@ -157,9 +157,8 @@ type MonthPage struct {
 	Platforms  []PlatformMonth `json:"platforms"` // by platform then currency
 	Rentals    []RentalRow     `json:"rentals"`   // the month's rentals, most expensive first
 	Balances   []Balance       `json:"balances"`  // now, whatever month is shown
-	// ExportURL is the month's CSV, relative to the page's address
-	// (api/export.csv?month=YYYY-MM): behind a proxy that serves the hub
-	// under a prefix, an absolute path would lack it.
+	// ExportURL is the month's CSV: PathExport + "?month=YYYY-MM", after
+	// the public URL's path when it has one (a proxy's prefix).
 	ExportURL string `json:"export_url"`
 }
 

@@ -185,13 +185,11 @@ func (s *Server) handleLogin(w http.ResponseWriter, r *http.Request) {
 		s.loginPage(w, r, http.StatusInternalServerError, "login_internal")
 		return
 	}
-	http.SetCookie(w, &http.Cookie{Name: CookieName, Value: tok, Path: s.cookiePath, MaxAge: int(SessionTTL / time.Second),
+	// The paths as the browser sees them: behind a proxy that strips a
+	// prefix, the path this server was asked for lacks it.
+	http.SetCookie(w, &http.Cookie{Name: CookieName, Value: tok, Path: s.prefix + PathApp, MaxAge: int(SessionTTL / time.Second),
 		HttpOnly: true, Secure: s.secure, SameSite: http.SameSiteStrictMode})
-	// A relative Location ("./" from .../app/login is .../app/), which
-	// http.Redirect would make absolute from the path this server saw: behind
-	// a proxy that strips a prefix, that path lacks it.
-	w.Header().Set("Location", "./")
-	w.WriteHeader(http.StatusSeeOther)
+	http.Redirect(w, r, s.prefix+PathApp, http.StatusSeeOther)
 }
 
 // loginPage writes a refusal of a one-time link as HTML, English then

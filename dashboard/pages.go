@@ -8,7 +8,6 @@ import (
 	"slices"
 	"sort"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/gpuledger/gpuledger/ledger"
@@ -157,7 +156,9 @@ func (s *Server) handleMonth(w http.ResponseWriter, r *http.Request, g *grant, b
 	if !ok {
 		return
 	}
-	s.writeJSON(w, r, http.StatusOK, monthPage(b, name, from, to, now))
+	page := monthPage(b, name, from, to, now)
+	page.ExportURL = s.prefix + page.ExportURL
+	s.writeJSON(w, r, http.StatusOK, page)
 }
 
 // monthPage computes the month [from, to) as of now from the book alone.
@@ -171,7 +172,7 @@ func monthPage(b *ledger.Book, name string, from, to, now time.Time) MonthPage {
 	st := ledger.Spend(b, from, asOf)
 	days := ledger.MonthDays(b, from, asOf)
 	page := MonthPage{Month: name, From: from, To: to, AsOf: asOf, Currencies: []CurrencyMonth{}, Platforms: []PlatformMonth{},
-		Rentals: []RentalRow{}, Balances: []Balance{}, ExportURL: strings.TrimPrefix(PathExport, PathApp) + "?month=" + name}
+		Rentals: []RentalRow{}, Balances: []Balance{}, ExportURL: PathExport + "?month=" + name}
 	curs := map[ledger.Currency]bool{}
 	for c := range st.Totals {
 		curs[c] = true

@@ -219,7 +219,7 @@ func TestServer_MonthMatchesExport(t *testing.T) {
 			if rec := e.get(tok, dashboard.PathMonth+"?month="+month, &page); rec.Code != 200 {
 				t.Fatalf("month: %d %s", rec.Code, rec.Body)
 			}
-			rec := e.get(tok, dashboard.PathApp+page.ExportURL, nil)
+			rec := e.get(tok, page.ExportURL, nil)
 			if rec.Code != 200 || !strings.HasPrefix(rec.Header().Get("Content-Type"), "text/csv") ||
 				!strings.Contains(rec.Header().Get("Content-Disposition"), "gpuledger-"+month+".csv") {
 				t.Fatalf("export: %d %v", rec.Code, rec.Header())

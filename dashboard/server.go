@@ -40,7 +40,8 @@ type Config struct {
 	// it (no trailing slash needed). Links and AppURL are built on it;
 	// the cookie is Secure when it is https. It may have a path, for a
 	// reverse proxy that serves the hub under a prefix and strips it: the
-	// cookie's Path then starts with it.
+	// paths the browser is given (the login's redirect, the cookie's Path,
+	// a month's export_url) then start with it.
 	PublicURL string
 	// Allowed says whether a user may use the dashboard; nil refuses
 	// everyone until SetAllowed (the chat core, which knows, is built
@@ -74,7 +75,7 @@ type Server struct {
 	store      Store
 	botToken   string
 	publicURL  string
-	cookiePath string // PublicURL's path + PathApp: the page's path as the browser sees it
+	prefix     string // PublicURL's path ("" or "/ledger"): what the browser sees before PathApp
 	secure     bool
 	maxAge     time.Duration
 	now        func() time.Time
@@ -107,17 +108,17 @@ func New(cfg Config) (*Server, error) {
 		return nil, fmt.Errorf("dashboard: Config.MaxAuthAge %s is negative; give a duration such as 1h", cfg.MaxAuthAge)
 	}
 	s := &Server{
-		store:      cfg.Store,
-		botToken:   cfg.BotToken,
-		publicURL:  pub,
-		cookiePath: prefix + PathApp,
-		secure:     strings.HasPrefix(pub, "https://"),
-		maxAge:     cfg.MaxAuthAge,
-		now:        cfg.Now,
-		log:        cfg.Logger,
-		links:      map[[32]byte]*grant{},
-		sessions:   map[[32]byte]*grant{},
-		usedInit:   map[[32]byte]time.Time{},
+		store:     cfg.Store,
+		botToken:  cfg.BotToken,
+		publicURL: pub,
+		prefix:    prefix,
+		secure:    strings.HasPrefix(pub, "https://"),
+		maxAge:    cfg.MaxAuthAge,
+		now:       cfg.Now,
+		log:       cfg.Logger,
+		links:     map[[32]byte]*grant{},
+		sessions:  map[[32]byte]*grant{},
+		usedInit:  map[[32]byte]time.Time{},
 	}
 	if s.maxAge == 0 {
 		s.maxAge = DefaultMaxAuthAge
