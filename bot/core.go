@@ -66,14 +66,20 @@ type DashboardLinks interface {
 	// expires; it signs in whoever opens it first, so it is only ever sent
 	// to the user's private chat (or the console).
 	Link(ctx context.Context, userID int64) (url string, expires time.Time, err error)
-	// Revoke makes a link from Link unusable, and frees its place among
-	// the user's live links: the bot calls it when the link could not be
-	// delivered. An unknown or spent link is no error.
-	Revoke(ctx context.Context, url string)
 	// AppURL is the Mini App's URL for web-app buttons and the menu
 	// button: GPULEDGER_PUBLIC_URL + "/app/" when that is https (Telegram
 	// opens no other), "" otherwise.
 	AppURL() string
+}
+
+// LinkRevoker is implemented by DashboardLinks that can take a link back
+// (dashboard.Server does). The bot calls Revoke when a link could not be
+// delivered, so that it neither works nor counts among the user's live
+// links. An unknown or spent link is no error. It is a separate interface
+// so that a DashboardLinks without it still works: its undelivered links
+// then simply expire.
+type LinkRevoker interface {
+	Revoke(ctx context.Context, url string)
 }
 
 // Config configures a Core. Store is required; everything else has a

@@ -134,7 +134,9 @@ func (r *req) dashboard() error {
 		// the bot: the link went nowhere. It is revoked and not counted,
 		// so that their next /dashboard, once they have opened the chat,
 		// is not refused for links they never got.
-		d.Revoke(r.ctx, link)
+		if rv, ok := d.(LinkRevoker); ok {
+			rv.Revoke(r.ctx, link)
+		}
 		r.c.links.giveBack(r.u.UserID, r.now)
 	}
 	return err

@@ -108,7 +108,7 @@ func (s *Server) Link(ctx context.Context, userID int64) (string, time.Time, err
 }
 
 // Revoke makes a link from Link unusable and frees its place among the
-// user's live links (bot.DashboardLinks: the bot could not deliver it).
+// user's live links (bot.LinkRevoker: the bot could not deliver it).
 // Anything that is not a live link of this server is ignored.
 func (s *Server) Revoke(_ context.Context, link string) {
 	u, err := url.Parse(link)

@@ -175,5 +175,9 @@ func tokenOf(tb testing.TB, body []byte) string {
 	return a.Token
 }
 
-// The chat core takes the server as its dashboard links.
-var _ bot.DashboardLinks = (*dashboard.Server)(nil)
+// The chat core takes the server as its dashboard links, and has it
+// revoke a link it could not deliver.
+var (
+	_ bot.DashboardLinks = (*dashboard.Server)(nil)
+	_ bot.LinkRevoker    = (*dashboard.Server)(nil)
+)

@@ -25,9 +25,6 @@ func (l *appLinks) Link(_ context.Context, userID int64) (string, time.Time, err
 
 func (l *appLinks) AppURL() string { return "https://ledger.example/app/" }
 
-// Revoke is never called: the console always receives the link.
-func (l *appLinks) Revoke(context.Context, string) {}
-
 // TestConsole_Dashboard: /dashboard prints its link whole; the web-app
 // buttons under it and under /status are left out, the others kept.
 func TestConsole_Dashboard(t *testing.T) {
