@@ -25,7 +25,8 @@
       unknown: 'unknown', silent: 'silent', hours: 'h', minutes: 'min', cumLine: 'spent', budgetLine: 'budget', projLine: 'projection',
       signinTitle: 'Please sign in',
       signinText: 'Open the dashboard from the bot\'s menu button in Telegram, or send /dashboard to the bot for a sign-in link.',
-      errorTitle: 'Something went wrong', retry: 'Try again', notFound: 'No such page.', downloadFailed: 'The download failed: {0}'
+      errorTitle: 'Something went wrong', retry: 'Try again', notFound: 'No such page.', downloadFailed: 'The download failed: {0}',
+      timeout: 'The server did not answer within {0} seconds. Check the connection and try again.'
     },
     zh: {
       loading: '加载中…', month: '月份', spent: '已花费', budget: '预算', ofBudget: '已用 {0}%',
@@ -43,11 +44,12 @@
       unknown: '未知', silent: '失联', hours: '小时', minutes: '分钟', cumLine: '已花费', budgetLine: '预算', projLine: '预计',
       signinTitle: '请先登录',
       signinText: '请在 Telegram 中通过机器人的菜单按钮打开仪表盘，或向机器人发送 /dashboard 获取登录链接。',
-      errorTitle: '出错了', retry: '重试', notFound: '没有这个页面。', downloadFailed: '下载失败：{0}'
+      errorTitle: '出错了', retry: '重试', notFound: '没有这个页面。', downloadFailed: '下载失败：{0}',
+      timeout: '服务器在 {0} 秒内没有回应。请检查网络后重试。'
     }
   };
 
-  var app = { lang: 'en', me: null, token: null, charts: [], rendered: false, shown: 0 };
+  var app = { lang: 'en', me: null, token: null, initData: null, charts: [], rendered: false, shown: 0 };
 
   function t(key) {
     var s = (S[app.lang] || S.en)[key];
@@ -169,12 +171,48 @@
 
   function Refusal(status, body) { this.status = status; this.body = body || {}; }
 
+  // A request with no whole answer within its time is given up, and the
+  // page says so with a retry button: on a phone that lost its network a
+  // fetch can otherwise hang for minutes behind the loading bar. The
+  // browser tests shorten it (window.gpuledgerTimeoutMs, set before the
+  // page loads).
+  var TIMEOUT_MS = +window.gpuledgerTimeoutMs || 20000;
+  var DOWNLOAD_TIMEOUT_MS = 3 * TIMEOUT_MS;
+  function TimedOut(ms) { this.message = t('timeout', Math.round(ms / 1000)); }
+
+  // timed fetches url and reads its body with read(response), both within
+  // ms; it rejects with TimedOut after that.
+  function timed(url, opts, ms, read) {
+    var ac = typeof AbortController === 'function' ? new AbortController() : null;
+    var late = false;
+    var timer = setTimeout(function () { late = true; if (ac) ac.abort(); }, ms);
+    if (ac) opts.signal = ac.signal;
+    return fetch(url, opts).then(read).then(function (v) {
+      clearTimeout(timer);
+      if (late) throw new TimedOut(ms);
+      return v;
+    }, function (err) {
+      clearTimeout(timer);
+      throw late ? new TimedOut(ms) : err;
+    });
+  }
+
+  // answer reads a JSON answer, or throws the server's refusal.
+  function answer(r) {
+    if (r.ok) return r.json();
+    return r.json().catch(function () { return {}; }).then(function (b) { throw new Refusal(r.status, b); });
+  }
+
+  // api GETs path with the session; raw answers a Blob and the response's
+  // headers instead of JSON.
   function api(path, raw) {
     var headers = {};
     if (app.token) headers.Authorization = 'Bearer ' + app.token;
-    return fetch(path, { credentials: 'same-origin', headers: headers }).then(function (r) {
-      if (r.ok) return raw ? r : r.json();
-      return r.json().catch(function () { return {}; }).then(function (b) { throw new Refusal(r.status, b); });
+    var opts = { credentials: 'same-origin', headers: headers };
+    if (!raw) return timed(path, opts, TIMEOUT_MS, answer);
+    return timed(path, opts, DOWNLOAD_TIMEOUT_MS, function (r) {
+      if (!r.ok) return answer(r);
+      return r.blob().then(function (b) { return { blob: b, headers: r.headers }; });
     });
   }
 
@@ -188,14 +226,22 @@
     if (!data) return Promise.resolve();
     // Take initData out of the address before anything else can read it.
     history.replaceState(null, '', location.pathname + location.search);
-    return fetch('api/session', { method: 'POST', credentials: 'same-origin', headers: { 'Content-Type': 'text/plain' }, body: data })
-      .then(function (r) {
-        if (!r.ok) return r.json().catch(function () { return {}; }).then(function (b) { throw new Refusal(r.status, b); });
-        return r.json();
-      })
+    return exchange(data);
+  }
+
+  // exchange trades initData for a session. If the exchange got no
+  // answer, the data is kept (in memory only) for the retry button: the
+  // server may never have seen it. A refusal drops it.
+  function exchange(data) {
+    app.initData = null;
+    return timed('api/session', { method: 'POST', credentials: 'same-origin', headers: { 'Content-Type': 'text/plain' }, body: data },
+      TIMEOUT_MS, answer)
       .then(function (s) {
         app.token = s.token;
         try { sessionStorage.setItem(TOKEN_KEY, s.token); } catch (e) { /* kept in memory only */ }
+      }, function (err) {
+        if (!(err instanceof Refusal)) app.initData = data;
+        throw err;
       });
   }
 
@@ -271,7 +317,7 @@
     var msg = err instanceof Refusal ? (err.body.message || ('HTTP ' + err.status)) : String(err && err.message || err);
     if (err instanceof Refusal && err.status === 404 && !err.body.message) msg = t('notFound');
     add(m, h('section', { class: 'card error', test: 'error' }, h('h1', null, t('errorTitle')), h('p', null, msg),
-      h('button', { type: 'button', on: { click: function () { show(); } } }, t('retry'))));
+      h('button', { type: 'button', test: 'retry', on: { click: function () { retry(); } } }, t('retry'))));
     document.body.dataset.state = 'error';
   }
 
@@ -615,19 +661,17 @@
     var note = document.getElementById('csv-note');
     if (note) note.textContent = '';
     var name = 'gpuledger-' + month + '.csv';
-    api(path || 'api/export.csv?month=' + month, true).then(function (r) {
-      var m = /filename="?([^";]+)"?/.exec(r.headers.get('Content-Disposition') || '');
+    api(path || 'api/export.csv?month=' + month, true).then(function (got) {
+      var m = /filename="?([^";]+)"?/.exec(got.headers.get('Content-Disposition') || '');
       if (m) name = m[1];
-      return r.blob();
-    }).then(function (b) {
-      var url = URL.createObjectURL(b);
+      var url = URL.createObjectURL(got.blob);
       var a = h('a', { href: url, download: name, class: 'hidden' });
       document.body.appendChild(a);
       a.click();
       setTimeout(function () { URL.revokeObjectURL(url); a.remove(); }, 1000);
     }).catch(function (err) {
       if (err instanceof Refusal && (err.status === 401 || err.status === 403)) return fail(err);
-      if (note) note.textContent = t('downloadFailed', err instanceof Refusal ? (err.body.message || 'HTTP ' + err.status) : err);
+      if (note) note.textContent = t('downloadFailed', err instanceof Refusal ? (err.body.message || 'HTTP ' + err.status) : (err && err.message || err));
     });
   }
 
@@ -665,16 +709,25 @@
     // Telegram shows its placeholder until the page says it is ready.
     postEvent('web_app_ready');
     postEvent('web_app_expand');
-    var first, signed = signIn(hash);
+    var signed = signIn(hash);
     // The library runs while Telegram's sign-in is on its way (a link's
     // cookie needs none): the requests below go out first either way, as
     // a script added now runs a task later.
-    var charts = loadCharts();
-    signed
+    loadCharts();
+    boot(signed);
+  }
+
+  // boot loads the first page once signed: its data and the user's
+  // facts (api/me) together. A failure shows the error, whose retry
+  // button boots again until the user's facts have come.
+  var listening = false;
+  function boot(signed) {
+    var first;
+    return signed
       .then(function () {
         first = fetchFor(route());
         var me = api('api/me');
-        return Promise.all([me, first, charts, domReady]);
+        return Promise.all([me, first, loadCharts(), domReady]);
       })
       .then(function (got) {
         var me = got[0];
@@ -683,10 +736,22 @@
         document.documentElement.lang = app.lang === 'zh' ? 'zh-CN' : 'en';
         var who = document.getElementById('who');
         if (who) who.textContent = me.name || '';
-        window.addEventListener('hashchange', function () { show(); });
+        if (!listening) {
+          listening = true;
+          window.addEventListener('hashchange', function () { show(); });
+        }
         return show(first);
       })
       .catch(function (err) { return domReady.then(function () { fail(err); }); });
+  }
+
+  // retry is the error's button: the page again, or, when the first load
+  // failed, the first load (with the sign-in, if that was what failed).
+  function retry() {
+    if (app.me) return show();
+    add(clear(), h('p', { class: 'loading', id: 'loading', role: 'status', 'aria-label': t('loading') }));
+    document.body.dataset.state = 'loading';
+    return boot(app.initData && !app.token ? exchange(app.initData) : Promise.resolve());
   }
 
   // For the browser test: both languages must have the same strings.

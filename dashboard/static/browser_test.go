@@ -265,6 +265,59 @@ func TestDashboard_Browser(t *testing.T) {
 		p.CheckClean(nil)
 	})
 
+	t.Run("NoAnswer", func(t *testing.T) {
+		// The network loses its way: a request that gets no answer
+		// within the page's time limit (shortened here to 400 ms) ends in
+		// an error that says so, and its retry button loads the page once
+		// answers come again. First the first load, sign-in included,
+		// then a later page.
+		limit := `window.gpuledgerTimeoutMs = 400;`
+		for _, way := range []string{"link", "telegram"} {
+			t.Run(way, func(t *testing.T) {
+				hub := &fakeHub{t: t, f: f}
+				hub.hang.Store(true)
+				srv := hub.serve()
+				u := srv.URL + dashboard.PathLogin + "?code=" + code
+				if way == "telegram" {
+					u = telegramURL(srv.URL, telegramDark)
+				}
+				p := b.Open(t, u, browser.Options{Viewport: browser.Phone, InitScript: limit})
+				if s := p.WaitState(); s != "error" {
+					t.Fatalf("state %q with no answers, want error; page: %s", s, p.Text("main"))
+				}
+				if got := p.Text(`[data-test="error"]`); !strings.Contains(got, "did not answer within") {
+					t.Errorf("error %q, want it to say the server did not answer", got)
+				}
+				hub.hang.Store(false)
+				browser.Eval[bool](p, `(document.querySelector('[data-test="retry"]').click(), true)`)
+				if s := p.WaitState(); s != "ready" {
+					t.Fatalf("state %q after the retry, want ready; page: %s", s, p.Text("main"))
+				}
+				checkMonth(t, p, f, "no price")
+
+				hub.hang.Store(true)
+				browser.Eval[bool](p, `(location.hash = '#/rental/7', true)`)
+				browser.Eval[bool](p, `new Promise(function (r) { (function w() { document.body.dataset.state === 'error' ? r(true) : setTimeout(w, 10) })() })`)
+				hub.hang.Store(false)
+				browser.Eval[bool](p, `(document.querySelector('[data-test="retry"]').click(), true)`)
+				waitFor(t, p, `[data-test="timeline"]`)
+				expectText(t, p, `[data-test="rental-name"]`, f.rental.Rental.Name)
+				if way == "telegram" {
+					hub.mu.Lock()
+					n := len(hub.sessions)
+					hub.mu.Unlock()
+					if n != 2 {
+						t.Errorf("%d session exchanges, want 2: the one that got no answer and the retry's", n)
+					}
+				}
+				// The requests the page gave up on are the only problems.
+				p.CheckClean(func(pr browser.Problem) bool {
+					return strings.Contains(pr.Text, "abort") || strings.Contains(pr.Text, "ERR_")
+				})
+			})
+		}
+	})
+
 	t.Run("Narrow", func(t *testing.T) {
 		// The narrowest phones in use: 360 px, month and rental.
 		hub := &fakeHub{t: t, f: f}

@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -63,12 +64,31 @@ type fakeHub struct {
 	// slowRental delays the rental page's answer: a user who leaves it
 	// before it comes.
 	slowRental time.Duration
+	// hang, while set, holds every data answer (api/me, month, rental,
+	// the session) for hangFor: a network that lost its way.
+	hang atomic.Bool
 
 	mu       sync.Mutex
 	sessions []string // initData bodies posted to api/session
 	bearer   int      // API calls authorised by the bearer token
 	cookied  int      // API calls authorised by the cookie
 	exports  []string // export.csv calls, "month auth"
+}
+
+// hangFor is how long a hanging answer is held: longer than the page's
+// shortened time limit in the tests that set hang.
+const hangFor = 3 * time.Second
+
+// wait holds the answer while hang is set, until hangFor or the client
+// gives up.
+func (h *fakeHub) wait(r *http.Request) {
+	if !h.hang.Load() {
+		return
+	}
+	select {
+	case <-time.After(hangFor):
+	case <-r.Context().Done():
+	}
 }
 
 func (h *fakeHub) serve() *httptest.Server {
@@ -103,6 +123,7 @@ func (h *fakeHub) serve() *httptest.Server {
 		h.mu.Lock()
 		h.sessions = append(h.sessions, string(body))
 		h.mu.Unlock()
+		h.wait(r)
 		if ct := r.Header.Get("Content-Type"); !strings.HasPrefix(ct, "text/plain") || string(body) != initData {
 			refuse(w, 401, "auth_invalid")
 			return
@@ -129,6 +150,7 @@ func (h *fakeHub) serve() *httptest.Server {
 				refuse(w, 401, "auth_missing")
 				return
 			}
+			h.wait(r)
 			if r.URL.Path == dashboard.PathExport {
 				h.mu.Lock()
 				h.exports = append(h.exports, r.URL.Query().Get("month")+" "+via)
