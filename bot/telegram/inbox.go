@@ -203,7 +203,8 @@ func (t *Transport) processEntry(ctx, hctx context.Context, e ledger.InboxEntry)
 			reply = string(b)
 		}
 	}
-	if err := t.cfg.Store.InboxHandled(hctx, e.ID, reply); err != nil {
+	err := t.cfg.Store.InboxHandled(hctx, e.ID, reply)
+	if err != nil {
 		// The change stands; the answer is sent from memory. Should the
 		// process die before the entry is deleted, the next run hands
 		// the update over again and the core answers from the ledger.
@@ -214,7 +215,34 @@ func (t *Transport) processEntry(ctx, hctx context.Context, e ledger.InboxEntry)
 	if len(msgs) > 0 {
 		t.deliverLater(hctx, u.ChatID, e.ID, msgs)
 	}
+	if err != nil && secret {
+		t.forgetSecret(ctx, hctx, e.ID, reply, log)
+	}
 	return true
+}
+
+// forgetSecret marks entry id handled, which drops its stored text, after
+// a first try failed, and then scrubs the store: the text holds a secret
+// (an API key) that must not stay in the database for the rest of the
+// run. It tries until the store takes it or ctx ends, holding up this
+// user's next updates, which need the same store. Should ctx end first,
+// the entry is still unhandled, so the next start hands the update over
+// again and its handling deletes the text then.
+func (t *Transport) forgetSecret(ctx, hctx context.Context, id int64, reply string, log *slog.Logger) {
+	for attempt := 1; ; attempt++ {
+		if t.cfg.Sleep(ctx, t.cfg.RetryBackoff.delay(attempt)) != nil {
+			log.Error("the stored text of an update that held a secret is still in the database; the next start handles it again and drops it")
+			return
+		}
+		err := t.cfg.Store.InboxHandled(hctx, id, reply)
+		if err == nil {
+			t.scrubStore(hctx, log)
+			return
+		}
+		if attempt == 1 || attempt%20 == 0 {
+			log.Warn("dropping the stored text of an update that held a secret failed, will retry", "attempt", attempt, "err", t.scrubErr(err))
+		}
+	}
 }
 
 // capture is the Sender a handler gets for a stored update. Plain

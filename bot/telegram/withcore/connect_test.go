@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -68,6 +69,34 @@ func (c *runpodConns) Live(context.Context, *ledger.Rental) (string, bool) { ret
 // (the transport's durable inbox stored the update's text before it was
 // handled).
 func TestConnect_KeyLeavesNoTrace(t *testing.T) {
+	connectLeavesNoTrace(t, 0)
+}
+
+// TestConnect_KeyLeavesNoTraceMarkFailed is the same with the store
+// refusing the first three writes that mark the update handled (a full or
+// locked disk, for a moment): the key's stored text is still dropped and
+// wiped while the server runs, once a write goes through, rather than
+// kept until the next start.
+func TestConnect_KeyLeavesNoTraceMarkFailed(t *testing.T) {
+	connectLeavesNoTrace(t, 3)
+}
+
+// markFails is the real store whose InboxHandled fails while left is
+// above zero; calls counts every call.
+type markFails struct {
+	*sqlite.DB
+	left, calls atomic.Int32
+}
+
+func (m *markFails) InboxHandled(ctx context.Context, id int64, reply string) error {
+	m.calls.Add(1)
+	if m.left.Add(-1) >= 0 {
+		return ledger.Errorf(ledger.EFULL, "sqlite: mark update %d handled: database or disk is full", id)
+	}
+	return m.DB.InboxHandled(ctx, id, reply)
+}
+
+func connectLeavesNoTrace(t *testing.T, failMarks int32) {
 	const key = "rpa_Z9Y8X7W6V5U4T3S2R1Q0ponmlkjiHGFE"
 	ctx := context.Background()
 	dir := t.TempDir()
@@ -90,8 +119,9 @@ func TestConnect_KeyLeavesNoTrace(t *testing.T) {
 		t.Fatal(err)
 	}
 	fake := tgfake.New(t, "42:TEST")
+	store := &markFails{DB: db}
 	tr, err := telegram.New(telegram.Config{
-		Token: fake.Token(), Endpoint: fake.Endpoint(), Handler: core, Store: db, Logger: logger, Allowed: core.Allowed,
+		Token: fake.Token(), Endpoint: fake.Endpoint(), Handler: core, Store: store, Logger: logger, Allowed: core.Allowed,
 		PollTimeout:  time.Second,
 		Backoff:      telegram.Backoff{Min: 5 * time.Millisecond, Max: 40 * time.Millisecond},
 		RetryBackoff: telegram.Backoff{Min: 5 * time.Millisecond, Max: 20 * time.Millisecond},
@@ -116,10 +146,16 @@ func TestConnect_KeyLeavesNoTrace(t *testing.T) {
 
 	fake.SendText(42, 42, "/start")
 	waitFor(t, "the welcome", func() bool { return len(fake.Messages(42)) == 1 })
+	store.left.Store(failMarks) // /start's entry was marked before its answer went
 	up := fake.SendText(42, 42, "/connect runpod "+key)
 	waitFor(t, "the reply to /connect", func() bool { return len(fake.Messages(42)) == 2 })
 	waitFor(t, "the update answered and its entry gone", func() bool { return fake.Confirmed() > up && tr.Idle() })
 
+	// /start's entry had nothing to keep, /connect's was marked (each a
+	// call), and each failure made one more.
+	if got, want := store.calls.Load(), 2+failMarks; got != want {
+		t.Errorf("InboxHandled called %d times, want %d", got, want)
+	}
 	reply := fake.Messages(42)[1].Text
 	for _, w := range []string{"✓", "RunPod", "…HGFE", "deleted your message"} {
 		if !strings.Contains(reply, w) {
