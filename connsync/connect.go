@@ -74,7 +74,7 @@ func (s *Syncer) Connect(ctx context.Context, userID int64, platform, key string
 	// A new key starts afresh: due now, no backoff, no incident.
 	st := s.connState(userID, platform)
 	s.mu.Lock()
-	st.next, st.failures, st.incident, st.failingSince = now, 0, "", time.Time{}
+	st.next, st.failures, st.incident, st.failingSince, st.restored = now, 0, "", time.Time{}, true
 	s.mu.Unlock()
 	s.wake()
 	c.KeyEnc = nil // the caller has no use for the ciphertext

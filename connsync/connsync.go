@@ -130,13 +130,16 @@ type connKey struct {
 	platform string
 }
 
-// connState is the loop's memory of one connector between rounds. It is
-// in memory only: after a restart each connector is polled at once, which
-// a platform's limits allow (one list call).
+// connState is the loop's memory of one connector between rounds. The
+// schedule is in memory only: after a restart each connector is polled
+// at once, which a platform's limits allow (one list call). The outage
+// the user was told of is also stored (ledger.Connector.Outage) and
+// taken back on the connector's first round after a restart.
 type connState struct {
 	next     time.Time // not polled before this
 	failures int       // consecutive failed rounds, for the backoff
 	incident string    // the failure kind the user was last told of ("" none)
+	restored bool      // the stored outage was taken (restoreOutage), or a new key made it moot
 	lock     sync.Mutex
 
 	// The fields below are the sync loop's (loop.go, apply.go); s.mu

@@ -104,6 +104,9 @@ type env struct {
 	lists map[string]*atomic.Int64
 	// reads counts the sync's reads of the stored instances' rows.
 	reads *atomic.Int64
+	// vault and factory make a Syncer (restart).
+	vault   *vault.Vault
+	factory func(platform, key string) (connector.Client, error)
 }
 
 // readCounting is the real store, counting the reads of the instances'
@@ -182,14 +185,23 @@ func newEnv(t testing.TB) *env {
 		}
 		return counting{c, e.lists[platform]}, nil
 	}
-	e.s, err = connsync.New(connsync.Config{Store: readCounting{db, e.reads}, Vault: v, Clients: factory, Buttons: e.btn, Agents: e.agent,
+	e.vault, e.factory = v, factory
+	e.restart()
+	return e
+}
+
+// restart replaces the Syncer with a new one over the same store, as a
+// restart of the server does: whatever the loop kept in memory is gone.
+func (e *env) restart() {
+	e.t.Helper()
+	s, err := connsync.New(connsync.Config{Store: readCounting{e.db, e.reads}, Vault: e.vault, Clients: e.factory, Buttons: e.btn, Agents: e.agent,
 		Now: e.clk.Now, CallTimeout: 5 * time.Second, Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {
-		t.Fatal(err)
+		e.t.Fatal(err)
 	}
-	e.s.SetSender(e.snd)
-	e.s.RegisterButtons(e.btn)
-	return e
+	s.SetSender(e.snd)
+	s.RegisterButtons(e.btn)
+	e.s = s
 }
 
 // connect connects platform with the fake's key.

@@ -158,6 +158,7 @@ func platformFault(err error) bool {
 func (s *Syncer) roundOne(ctx context.Context, c ledger.Connector, st *connState) error {
 	st.round.Lock()
 	defer st.round.Unlock()
+	s.restoreOutage(st, c)
 	poll := s.now().UTC()
 	cl, err := s.client(c)
 	if err != nil {
@@ -200,6 +201,31 @@ func (s *Syncer) roundOne(ctx context.Context, c ledger.Connector, st *connState
 	// refreshes and the sync mark together.
 	s.finish(ctx, c, st, end, poll, text, applyErr)
 	return applyErr
+}
+
+// restoreOutage takes back, on the connector's first round in this
+// process, the outage its user was told of before a restart: the next
+// clean round tells it over, as the message promised, and the failures
+// that go on do not tell it a second time.
+func (s *Syncer) restoreOutage(st *connState, c ledger.Connector) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if st.restored {
+		return
+	}
+	st.restored = true
+	if c.Outage != "" && st.incident == "" {
+		st.incident, st.failingSince = c.Outage, c.OutageSince
+	}
+}
+
+// markOutage stores the outage told (kind) or told over (""); a failure
+// is logged: the loop's memory still has it, and only a restart before
+// the next write would lose it.
+func (s *Syncer) markOutage(ctx context.Context, c ledger.Connector, kind string, since time.Time) {
+	if err := s.store.MarkOutage(ctx, c.UserID, c.Platform, kind, since); err != nil && !isCode(err, ledger.ENOTFOUND) {
+		s.log.Error("connsync: store the outage told", "user", c.UserID, "platform", c.Platform, "err", err)
+	}
 }
 
 // schedule sets the connector's next poll.
@@ -291,6 +317,7 @@ func (s *Syncer) fault(ctx context.Context, c ledger.Connector, st *connState, p
 			s.mu.Lock()
 			st.incident = kind
 			s.mu.Unlock()
+			s.markOutage(ctx, c, kind, since)
 		}
 	}
 	s.log.Warn("connsync: platform fault", "user", c.UserID, "platform", c.Platform, "kind", kind, "failures", failures, "err", err)
@@ -306,6 +333,8 @@ func (s *Syncer) recovered(ctx context.Context, c ledger.Connector, st *connStat
 	s.mu.Unlock()
 	if told {
 		// Told once: if it cannot be sent, the incident is over anyway.
+		// Stored first, so a restart after the message cannot repeat it.
+		s.markOutage(ctx, c, "", time.Time{})
 		u := s.user(ctx, c.UserID)
 		s.send(ctx, c.UserID, messages.Render(u.Lang, "recovered", platformName(c.Platform)), false)
 	}

@@ -66,6 +66,51 @@ func TestSync_HostilePlatform(t *testing.T) {
 			}
 		})
 	}
+	t.Run("RestartDuringOutage", func(t *testing.T) {
+		// The outage message promises word when the platform answers
+		// again; a restart in between must keep that promise, and
+		// must not tell the same outage twice.
+		e := newEnv(t)
+		good := pod("abc123", "box1", "RUNNING", "0.79", t0.Add(-time.Hour))
+		e.rp.SetPods(good)
+		e.connect("runpod")
+		e.round()
+		e.snd.take()
+		e.rp.SetFault(runpodfake.Status(500, "application/json", `{"error":"boom"}`))
+		for i := 0; i < 30; i++ {
+			e.round()
+		}
+		if ms := e.snd.take(); len(ms) != 1 || !strings.Contains(ms[0].Text, "keeps its last state") {
+			t.Fatalf("want one outage message, got %q", texts(ms))
+		}
+		c, _ := e.db.Connectors(e.ctx, uid)
+		if len(c) != 1 || c[0].Outage != "unavailable" || c[0].OutageSince.IsZero() {
+			t.Fatalf("connector after the outage was told: %+v", c)
+		}
+		e.restart()
+		for i := 0; i < 30; i++ {
+			e.round()
+		}
+		if ms := e.snd.take(); len(ms) != 0 {
+			t.Fatalf("the outage was told again after the restart: %q", texts(ms))
+		}
+		e.restart()
+		e.rp.SetFault(nil)
+		e.rp.SetPods(good)
+		e.clk.Add(time.Hour)
+		e.round()
+		if ms := e.snd.take(); len(ms) != 1 || !strings.Contains(ms[0].Text, "answers again") {
+			t.Fatalf("want one recovery message after the restart, got %q", texts(ms))
+		}
+		if c, _ := e.db.Connectors(e.ctx, uid); len(c) != 1 || c[0].Outage != "" || !c[0].OutageSince.IsZero() {
+			t.Fatalf("connector after the recovery was told: %+v", c)
+		}
+		e.restart()
+		e.round()
+		if ms := e.snd.take(); len(ms) != 0 {
+			t.Fatalf("the recovery was told again after a restart: %q", texts(ms))
+		}
+	})
 	t.Run("429RetryAfter", func(t *testing.T) {
 		e := newEnv(t)
 		e.rp.SetPods(pod("abc123", "box1", "RUNNING", "0.79", t0.Add(-time.Hour)))

@@ -20,6 +20,11 @@ type Connector struct {
 	RejectedSaid bool      // the user was told of the rejection (it is told once)
 	LastSyncAt   time.Time // the end of the last sync round, clean or not; zero before the first
 	LastError    string    // what that round failed with ("" when it was clean), without the key
+	// Outage is the kind of the platform outage the user was told of and
+	// not yet told over ("" none), and OutageSince when its failures
+	// began: "you will be told when it answers again" outlives a restart.
+	Outage      string
+	OutageSince time.Time
 }
 
 // Rejected reports whether the platform rejected the key: the connector
@@ -58,4 +63,9 @@ type ConnectorStore interface {
 	// key worked). errText is cut to 1000 bytes; it must not hold the key.
 	// Errors: ENOTFOUND (no connector).
 	MarkSynced(ctx context.Context, userID int64, platform string, at time.Time, errText string) error
+	// MarkOutage records that the user was told of an outage of kind
+	// (at most 32 bytes) whose failures began at since, or, with kind "",
+	// that it was told over. SaveConnector clears it with the old key.
+	// Errors: EINVALID (kind too long), ENOTFOUND (no connector).
+	MarkOutage(ctx context.Context, userID int64, platform, kind string, since time.Time) error
 }

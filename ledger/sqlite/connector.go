@@ -18,13 +18,16 @@ const (
 	maxHint      = 4    // characters of the key shown back
 	maxLastError = 1000 // bytes of a sync error kept
 	maxPlatform  = 32
+	// maxOutageKind bounds an outage's kind ("unavailable", "rate"),
+	// as the column's CHECK does.
+	maxOutageKind = 32
 )
 
-const connectorCols = `user_id, platform, key_enc, key_hint, added_at, checked_at, rejected_at, rejected_said, last_sync_at, last_error`
+const connectorCols = `user_id, platform, key_enc, key_hint, added_at, checked_at, rejected_at, rejected_said, last_sync_at, last_error, outage_kind, outage_since`
 
 // SaveConnector stores c, replacing the user's connector for its platform
-// and clearing the replaced key's rejection, last sync and last error
-// (see ledger.ConnectorStore).
+// and clearing the replaced key's rejection, last sync, last error and
+// outage (see ledger.ConnectorStore).
 func (db *DB) SaveConnector(ctx context.Context, c ledger.Connector) error {
 	if c.UserID == 0 {
 		return ledger.Errorf(ledger.EINVALID, "connector: no user")
@@ -52,7 +55,8 @@ func (db *DB) SaveConnector(ctx context.Context, c ledger.Connector) error {
 			ON CONFLICT (user_id, platform) DO UPDATE SET
 				key_enc = excluded.key_enc, key_hint = excluded.key_hint,
 				added_at = excluded.added_at, checked_at = excluded.checked_at,
-				rejected_at = NULL, rejected_said = 0, last_sync_at = NULL, last_error = ''`,
+				rejected_at = NULL, rejected_said = 0, last_sync_at = NULL, last_error = '',
+				outage_kind = '', outage_since = NULL`,
 			c.UserID, c.Platform, c.KeyEnc, c.Hint, added.Unix(), nullUnix(c.CheckedAt)); err != nil {
 			return fmt.Errorf("sqlite: save connector %s of user %d: %w", c.Platform, c.UserID, err)
 		}
@@ -93,9 +97,9 @@ func (db *DB) connectors(ctx context.Context, where string, args ...any) ([]ledg
 func scanConnector(s interface{ Scan(...any) error }) (ledger.Connector, error) {
 	var c ledger.Connector
 	var added int64
-	var checked, rejected, synced sql.NullInt64
+	var checked, rejected, synced, outage sql.NullInt64
 	var said int
-	if err := s.Scan(&c.UserID, &c.Platform, &c.KeyEnc, &c.Hint, &added, &checked, &rejected, &said, &synced, &c.LastError); err != nil {
+	if err := s.Scan(&c.UserID, &c.Platform, &c.KeyEnc, &c.Hint, &added, &checked, &rejected, &said, &synced, &c.LastError, &c.Outage, &outage); err != nil {
 		return c, err
 	}
 	c.AddedAt = time.Unix(added, 0).UTC()
@@ -103,6 +107,7 @@ func scanConnector(s interface{ Scan(...any) error }) (ledger.Connector, error) 
 	c.RejectedAt = fromNullUnix(rejected)
 	c.RejectedSaid = said == 1
 	c.LastSyncAt = fromNullUnix(synced)
+	c.OutageSince = fromNullUnix(outage)
 	return c, nil
 }
 
@@ -160,6 +165,33 @@ func (db *DB) MarkSynced(ctx context.Context, userID int64, platform string, at 
 			err = noConnector(platform)
 		}
 		return err
+	})
+}
+
+// MarkOutage records the outage the user was told of, or with kind ""
+// that it was told over (see ledger.ConnectorStore). Errors: EINVALID,
+// ENOTFOUND.
+func (db *DB) MarkOutage(ctx context.Context, userID int64, platform, kind string, since time.Time) error {
+	if len(kind) > maxOutageKind {
+		return ledger.Errorf(ledger.EINVALID, "connector %s: the outage kind is over %d bytes", platform, maxOutageKind)
+	}
+	if kind == "" {
+		since = time.Time{}
+	} else {
+		since = whenOrNow(db, since)
+	}
+	return db.withWrite(ctx, func(tx *wtx) error {
+		res, err := tx.ExecContext(ctx, `UPDATE connectors SET outage_kind = ?, outage_since = ? WHERE user_id = ? AND platform = ?`,
+			kind, nullUnix(since), userID, platform)
+		if err != nil {
+			return fmt.Errorf("sqlite: mark connector %s of user %d outage: %w", platform, userID, err)
+		}
+		if n, err := res.RowsAffected(); err != nil {
+			return fmt.Errorf("sqlite: mark connector %s of user %d outage: %w", platform, userID, err)
+		} else if n == 0 {
+			return noConnector(platform)
+		}
+		return nil
 	})
 }
 

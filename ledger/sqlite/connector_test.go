@@ -272,6 +272,54 @@ func TestDB_MarkSynced(t *testing.T) {
 	}
 }
 
+// TestDB_MarkOutage: the outage told is stored with its start, kept by
+// the rounds' marks, cleared when told over and by a new key; a missing
+// connector or an oversized kind changes nothing.
+func TestDB_MarkOutage(t *testing.T) {
+	ctx := context.Background()
+	db := openDB(t)
+	mustUser(t, db, 1)
+	mustSave(t, db, conn(1, "runpod", "A"))
+	mustSave(t, db, conn(1, "vast", "V"))
+
+	since := t0.Add(-20 * time.Minute)
+	if err := db.MarkOutage(ctx, 1, "runpod", "unavailable", since); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.MarkSynced(ctx, 1, "runpod", t0, "boom"); err != nil {
+		t.Fatal(err)
+	}
+	cs := mustConnectors(t, db, 1)
+	if got := cs[0]; got.Platform != "runpod" || got.Outage != "unavailable" || !got.OutageSince.Equal(since) {
+		t.Errorf("after MarkOutage and a failed round: %+v; want outage unavailable since %v", got, since)
+	}
+	if got := cs[1]; got.Outage != "" || !got.OutageSince.IsZero() {
+		t.Errorf("the other connector: %+v; want no outage", got)
+	}
+
+	wantCodeOf(t, "no connector", db.MarkOutage(ctx, 1, "lambda", "rate", since), ledger.ENOTFOUND)
+	wantCodeOf(t, "another user's", db.MarkOutage(ctx, 2, "runpod", "", time.Time{}), ledger.ENOTFOUND)
+	wantCodeOf(t, "a long kind", db.MarkOutage(ctx, 1, "runpod", strings.Repeat("x", 33), since), ledger.EINVALID)
+	if got := mustConnectors(t, db, 1)[0]; got.Outage != "unavailable" {
+		t.Errorf("after the refusals: %+v; want the outage unchanged", got)
+	}
+
+	if err := db.MarkOutage(ctx, 1, "runpod", "", since); err != nil {
+		t.Fatal(err)
+	}
+	if got := mustConnectors(t, db, 1)[0]; got.Outage != "" || !got.OutageSince.IsZero() {
+		t.Errorf("told over: %+v; want no outage and no start", got)
+	}
+
+	if err := db.MarkOutage(ctx, 1, "runpod", "rate", since); err != nil {
+		t.Fatal(err)
+	}
+	mustSave(t, db, conn(1, "runpod", "B"))
+	if got := mustConnectors(t, db, 1)[0]; got.Outage != "" || !got.OutageSince.IsZero() {
+		t.Errorf("a new key: %+v; want the old key's outage cleared", got)
+	}
+}
+
 // TestDB_Connector_Vault stores a key sealed by connector/vault and shows
 // that the row, copied to another user in the file, does not open.
 func TestDB_Connector_Vault(t *testing.T) {
