@@ -247,6 +247,16 @@ func TestConversation_StrangersAndClaim(t *testing.T) {
 	contains(t, c.say(mallory, "/status").Text, "/start CODE")
 	c.silent(mallory, "second refusal", func() int { return c.fake.SendText(mallory, mallory, "/status") })
 	c.silent(mallory, "third refusal", func() int { return c.fake.SendText(mallory, mallory, "/rent a autodl 4090 1") })
+	// A stranger's API key is not run, and not left in the chat either.
+	if d := c.fake.Deleted(mallory); len(d) != 0 {
+		t.Fatalf("deleted before any /connect: %v", d)
+	}
+	c.silent(mallory, "a stranger's /connect", func() int {
+		return c.fake.SendText(mallory, mallory, "/connect runpod rpa_STRANGERKEY0123456789")
+	})
+	if d := c.fake.Deleted(mallory); len(d) != 1 {
+		t.Fatalf("deleted after a stranger's /connect: %v; want that message", d)
+	}
 	// The code claims nothing in a group, where others read it.
 	c.send(-700, func() int { return c.fake.SendText(alice, -700, "/start "+code) })
 	if !c.core.WaitingForClaim() {

@@ -410,6 +410,11 @@ func (r *req) text() error {
 func (r *req) stranger() error {
 	c := r.c
 	r.lang = chat.NormLang(r.u.LangCode)
+	if r.u.Kind == chat.KindText && holdsConnect(r.u.Text) {
+		// Nothing of a stranger's is stored or run, but an API key sent
+		// to the bot should not stay readable in the chat either.
+		r.deleteSecret()
+	}
 	if r.u.Kind == chat.KindText && !r.u.Forwarded {
 		if cmd, err := Parse(r.u.Text, r.now, time.UTC); err == nil {
 			// Claims only in private: the code is not for a group to read,
