@@ -115,14 +115,21 @@ func (v *Volume) CheckPriceAt(p VolumePrice, now time.Time) error {
 	if p.At.After(now.Add(volumePriceSlack)) {
 		return Errorc(EINVALID, "volume_price_future", p.At, now)
 	}
-	if p.PriceUnit.Seconds() == 0 {
-		return Errorc(EINVALID, "bad_storage_unit", p.PriceUnit)
+	return checkStorageTerms(p.PriceUnit, p.Price, p.HasStoppedPrice, p.StoppedPrice)
+}
+
+// checkStorageTerms checks a storage price's unit and that its running
+// and stopped rates are not negative: a volume's first terms and each
+// change of them.
+func checkStorageTerms(unit StorageUnit, price Decimal, hasStopped bool, stopped Decimal) error {
+	if unit.Seconds() == 0 {
+		return Errorc(EINVALID, "bad_storage_unit", unit)
 	}
-	if p.Price.Sign() < 0 {
-		return Errorc(EINVALID, "storage_negative", p.Price)
+	if price.Sign() < 0 {
+		return Errorc(EINVALID, "storage_negative", price)
 	}
-	if p.HasStoppedPrice && p.StoppedPrice.Sign() < 0 {
-		return Errorc(EINVALID, "stopped_negative", p.StoppedPrice)
+	if hasStopped && stopped.Sign() < 0 {
+		return Errorc(EINVALID, "stopped_negative", stopped)
 	}
 	return nil
 }
@@ -204,14 +211,8 @@ func (v *Volume) Validate() error {
 		return err
 	}
 	if v.Priced {
-		if v.PriceUnit.Seconds() == 0 {
-			return Errorc(EINVALID, "bad_storage_unit", v.PriceUnit)
-		}
-		if v.Price.Sign() < 0 {
-			return Errorc(EINVALID, "storage_negative", v.Price)
-		}
-		if v.HasStoppedPrice && v.StoppedPrice.Sign() < 0 {
-			return Errorc(EINVALID, "stopped_negative", v.StoppedPrice)
+		if err := checkStorageTerms(v.PriceUnit, v.Price, v.HasStoppedPrice, v.StoppedPrice); err != nil {
+			return err
 		}
 	}
 	if v.FreeGB.Sign() < 0 {
