@@ -16,6 +16,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/netip"
 	"time"
 
 	"github.com/gpuledger/gpuledger/ledger"
@@ -66,6 +67,32 @@ type Instance struct {
 	// gives no time (the caller then uses its poll time, marked
 	// approximate).
 	StateSince time.Time
+	// Address is the instance's public IP address as the platform lists
+	// it (RunPod's publicIp, Vast.ai's public_ipaddr, Lambda's ip); the
+	// zero Addr when the platform gives none. The server compares it
+	// with where a rental's agent reports from before it lets that
+	// agent's reports move anything through the platform's API.
+	Address netip.Addr
+}
+
+// ParseAddress reads an address a platform lists for an instance: "" is
+// none (the zero Addr, no error); anything else must
+// be one plain IPv4 or IPv6 address, without a port, a zone or a prefix
+// length. An IPv4-mapped IPv6 address is returned as IPv4, as the hub
+// records the address a heartbeat came from. The connectors refuse a
+// list with a malformed one (ErrBadAnswer) rather than guess.
+func ParseAddress(s string) (netip.Addr, error) {
+	if s == "" {
+		return netip.Addr{}, nil
+	}
+	if len(s) > 64 {
+		return netip.Addr{}, fmt.Errorf("%w: address of %d bytes", ErrBadAnswer, len(s))
+	}
+	a, err := netip.ParseAddr(s)
+	if err != nil || a.Zone() != "" {
+		return netip.Addr{}, fmt.Errorf("%w: %q is not an IP address", ErrBadAnswer, s)
+	}
+	return a.Unmap(), nil
 }
 
 // Balance is the account's balance as the platform reports it.

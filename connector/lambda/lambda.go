@@ -127,6 +127,8 @@ type apiInstance struct {
 	Name         *string          `json:"name"` // nullable
 	Status       *string          `json:"status"`
 	InstanceType *apiInstanceType `json:"instance_type"`
+	// IP is the instance's public IPv4 address (absent while booting).
+	IP *string `json:"ip"`
 }
 
 // apiInstanceType is OpenAPI "InstanceType": price_cents_per_hour is an
@@ -215,6 +217,11 @@ func convert(a apiInstance) (connector.Instance, error) {
 		return connector.Instance{}, bad("GPU count of %q: %v", clip.Bytes(in.ID, 40, "…"), err)
 	}
 	in.GPUCount = n
+	if a.IP != nil {
+		if in.Address, err = connector.ParseAddress(*a.IP); err != nil {
+			return connector.Instance{}, bad("ip of %q: %v", clip.Bytes(in.ID, 40, "…"), err)
+		}
+	}
 	return in, nil
 }
 

@@ -152,7 +152,10 @@ type pod struct {
 	CostPerHr        any     `json:"costPerHr"`
 	LastStartedAt    string  `json:"lastStartedAt"`
 	LastStatusChange string  `json:"lastStatusChange"`
-	GPU              *struct {
+	// PublicIP is the pod's public IP address ("" while it is
+	// initialising, or on a pod without one).
+	PublicIP string `json:"publicIp"`
+	GPU      *struct {
 		ID          string `json:"id"`
 		Count       int    `json:"count"`
 		DisplayName string `json:"displayName"`
@@ -245,6 +248,11 @@ func (p pod) instance() (connector.Instance, error) {
 		in.StartedAt = t.UTC()
 	}
 	in.StateSince = statusChangeTime(p.LastStatusChange)
+	a, err := connector.ParseAddress(p.PublicIP)
+	if err != nil {
+		return bad("pod %q publicIp: %v", clip.Bytes(in.ID, 40, "…"), err)
+	}
+	in.Address = a
 	return in, nil
 }
 

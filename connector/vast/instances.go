@@ -148,8 +148,8 @@ func parseInstance(m any) (Instance, error) {
 			return "", bad("instance %s: %s is a %T, not a string", in.ID, k, v)
 		}
 	}
-	var actual string
-	for k, dst := range map[string]*string{"actual_status": &actual, "cur_state": &in.CurState, "intended_status": &in.Intended, "label": &in.Name, "gpu_name": &in.GPU} {
+	var actual, addr string
+	for k, dst := range map[string]*string{"public_ipaddr": &addr, "actual_status": &actual, "cur_state": &in.CurState, "intended_status": &in.Intended, "label": &in.Name, "gpu_name": &in.GPU} {
 		if *dst, err = str(k); err != nil {
 			return Instance{}, err
 		}
@@ -189,6 +189,9 @@ func parseInstance(m any) (Instance, error) {
 		return Instance{}, fmt.Errorf("instance %s: start_date: %w", in.ID, err)
 	}
 	in.State, in.RawState = mapState(actual, in.CurState)
+	if in.Address, err = connector.ParseAddress(addr); err != nil {
+		return Instance{}, fmt.Errorf("instance %s: public_ipaddr: %w", in.ID, err)
+	}
 	return in, nil
 }
 

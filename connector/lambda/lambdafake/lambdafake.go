@@ -35,6 +35,9 @@ type Instance struct {
 	TypeName, Description, GPUDescription string
 	Price                                 any // price_cents_per_hour
 	GPUs                                  any // instance_type.specs.gpus
+	// IP is the instance's public address ("ip"); "" lists the example
+	// 198.51.100.7.
+	IP string
 }
 
 // Fault is one answer served instead of the real one, once.
@@ -261,10 +264,14 @@ func encode(in Instance) map[string]any {
 	if region == "" {
 		region = "us-east-1"
 	}
+	ip := in.IP
+	if ip == "" {
+		ip = "198.51.100.7"
+	}
 	return map[string]any{
 		"id":                in.ID,
 		"name":              in.Name,
-		"ip":                "198.51.100.7",
+		"ip":                ip,
 		"private_ip":        "10.0.0.7",
 		"status":            in.Status,
 		"ssh_key_names":     []string{"laptop"},

@@ -126,6 +126,7 @@ func Instance(id int) map[string]any {
 	return map[string]any{
 		"id":                 id,
 		"machine_id":         12,
+		"public_ipaddr":      "203.0.113.9",
 		"actual_status":      "running",
 		"cur_state":          "running",
 		"next_state":         "running",
