@@ -9,7 +9,9 @@ import (
 	"io"
 	"math/big"
 	"mime"
+	"net"
 	"net/http"
+	"net/url"
 	"strconv"
 	"strings"
 	"time"
@@ -33,7 +35,9 @@ type HTTP struct {
 	Base     string       // base URL without a trailing slash
 	Client   *http.Client // must have a Timeout; default 20 s
 	// Auth sets the request's credentials (a header, never the URL, so
-	// that no log of a URL carries the key).
+	// that no log of a URL carries the key). Whatever it sets goes to
+	// Base's origin only: a redirect to another origin (scheme, host or
+	// port) is refused with ErrBadAnswer, not followed.
 	Auth func(*http.Request)
 	// Secret is the key, removed from any error text that might quote it.
 	Secret string
@@ -46,11 +50,69 @@ type HTTP struct {
 	Explain func(status int, body []byte) (detail string, kind error)
 }
 
+// client returns the client to send with: a copy of Client (sharing its
+// transport and connections) whose redirects stay within the request's
+// origin (see sameOrigin).
 func (h *HTTP) client() *http.Client {
+	c := http.Client{Timeout: 20 * time.Second}
 	if h.Client != nil {
-		return h.Client
+		c = *h.Client
 	}
-	return &http.Client{Timeout: 20 * time.Second}
+	next := c.CheckRedirect
+	c.CheckRedirect = func(req *http.Request, via []*http.Request) error {
+		if err := sameOrigin(req, via); err != nil {
+			return err
+		}
+		if next != nil {
+			return next(req, via)
+		}
+		if len(via) >= 10 {
+			return errors.New("stopped after 10 redirects")
+		}
+		return nil
+	}
+	return &c
+}
+
+// errOtherOrigin is returned by the redirect check for a redirect that
+// leaves the origin the request was sent to.
+type errOtherOrigin struct{ to string }
+
+func (e *errOtherOrigin) Error() string {
+	return "redirected to another origin (" + e.to + "), where the key is not sent"
+}
+
+// sameOrigin refuses a redirect to another origin (scheme, host and port)
+// than the first request's: the key travels in a header (Go's client
+// would still send Authorization to another port of the same host, or to
+// a subdomain) or in the query string (which a redirect may carry along),
+// and it belongs to the configured platform only.
+func sameOrigin(req *http.Request, via []*http.Request) error {
+	if len(via) == 0 {
+		return nil
+	}
+	from, to := origin(via[0].URL), origin(req.URL)
+	if from != to {
+		return &errOtherOrigin{to: to}
+	}
+	return nil
+}
+
+// origin is "scheme://host:port" of u, lower case, with the scheme's
+// default port written out, so that https://a and https://A:443 compare
+// equal.
+func origin(u *url.URL) string {
+	scheme := strings.ToLower(u.Scheme)
+	port := u.Port()
+	if port == "" {
+		switch scheme {
+		case "http":
+			port = "80"
+		case "https":
+			port = "443"
+		}
+	}
+	return scheme + "://" + net.JoinHostPort(strings.ToLower(u.Hostname()), port)
 }
 
 // Do sends method path (appended to Base) with body encoded as JSON (nil:
@@ -83,6 +145,12 @@ func (h *HTTP) Do(ctx context.Context, method, path string, body, out any) error
 	if err != nil {
 		if ctx.Err() != nil {
 			return ctx.Err()
+		}
+		var oe *errOtherOrigin
+		if errors.As(err, &oe) {
+			// Not worth retrying soon: the platform moved, or something
+			// between us and it answers in its place.
+			return fmt.Errorf("%w: %s %s; check the platform's API address", ErrBadAnswer, h.Platform, oe.Error())
 		}
 		return fmt.Errorf("%w: %s: %s", ErrUnavailable, h.Platform, h.redact(err.Error()))
 	}

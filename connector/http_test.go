@@ -200,3 +200,80 @@ func TestRounded(t *testing.T) {
 		}
 	}
 }
+
+// TestHTTP_RedirectToAnotherOrigin: a platform that answers with a
+// redirect to another origin (here another port of the same host, where
+// Go's client would still send Authorization) gets a clear error, and the
+// other origin receives nothing: neither the key in a header nor the key
+// in the query string. A redirect within the origin is followed.
+func TestHTTP_RedirectToAnotherOrigin(t *testing.T) {
+	const key = "sekrit-key-redirect-4567"
+	var reached []string
+	other := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		reached = append(reached, r.Header.Get("Authorization")+" "+r.URL.String())
+		w.Header().Set("Content-Type", "application/json")
+		w.Write([]byte(`{"a": 1}`))
+	}))
+	defer other.Close()
+	var origin *httptest.Server
+	origin = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/away":
+			http.Redirect(w, r, other.URL+"/x?"+r.URL.RawQuery, http.StatusTemporaryRedirect)
+		case "/moved":
+			http.Redirect(w, r, other.URL+"/x?"+r.URL.RawQuery, http.StatusMovedPermanently)
+		case "/home":
+			http.Redirect(w, r, origin.URL+"/here?"+r.URL.RawQuery, http.StatusFound)
+		case "/here":
+			if r.Header.Get("Authorization") != "Bearer "+key && r.URL.Query().Get("api_key") != key {
+				w.WriteHeader(http.StatusUnauthorized)
+				return
+			}
+			w.Header().Set("Content-Type", "application/json")
+			w.Write([]byte(`{"a": 2}`))
+		}
+	}))
+	defer origin.Close()
+	header := func(r *http.Request) { r.Header.Set("Authorization", "Bearer "+key) }
+	query := func(r *http.Request) {
+		q := r.URL.Query()
+		q.Set("api_key", key)
+		r.URL.RawQuery = q.Encode()
+	}
+	for _, c := range []struct {
+		name string
+		auth func(*http.Request)
+		path string
+	}{
+		{"header, 307", header, "/away"},
+		{"header, 301", header, "/moved"},
+		{"query, 307", query, "/away"},
+		{"query, 301", query, "/moved"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			reached = nil
+			h := &HTTP{Platform: "test", Base: origin.URL, Secret: key, Auth: c.auth}
+			err := h.Do(context.Background(), http.MethodGet, c.path, nil, nil)
+			if !errors.Is(err, ErrBadAnswer) || !strings.Contains(err.Error(), "redirect") {
+				t.Errorf("err = %v, want ErrBadAnswer saying the platform redirected", err)
+			}
+			if err != nil && strings.Contains(err.Error(), key) {
+				t.Errorf("the key is in the error: %v", err)
+			}
+			if len(reached) != 0 {
+				t.Errorf("the other origin was sent %q", reached)
+			}
+		})
+	}
+	for name, auth := range map[string]func(*http.Request){"header": header, "query": query} {
+		t.Run("same origin, "+name, func(t *testing.T) {
+			h := &HTTP{Platform: "test", Base: origin.URL, Secret: key, Auth: auth}
+			var out struct {
+				A json.Number `json:"a"`
+			}
+			if err := h.Do(context.Background(), http.MethodGet, "/home", nil, &out); err != nil || out.A != "2" {
+				t.Fatalf("a redirect within the origin: %v, a = %q", err, out.A)
+			}
+		})
+	}
+}
