@@ -97,6 +97,9 @@ func (c *Config) Validate() error {
 	if c.Thresholds.UtilPercent < 0 || c.Thresholds.UtilPercent >= 100 {
 		return fmt.Errorf("agent: --util-threshold %v: want 0 to 100", c.Thresholds.UtilPercent)
 	}
+	if c.Thresholds.DiskBytesPerS < 0 {
+		return fmt.Errorf("agent: --disk-io-threshold %v: want 0 (off) or more", c.Thresholds.DiskBytesPerS)
+	}
 	return nil
 }
 
@@ -156,8 +159,10 @@ func Run(ctx context.Context, cfg Config) error {
 	defer host.Close()
 	presence := &Presence{}
 	defer presence.Close()
+	witness := &Witness{Diskstats: !InContainer()}
+	defer witness.Close()
 	sampler := &Sampler{GPU: gpu, Host: host, Watch: cfg.Watch, Job: job, Thresholds: cfg.Thresholds, Log: log,
-		Presence: presence}
+		Presence: presence, Witness: witness}
 	var win Window
 	bootID := randID()
 	var seq atomic.Uint64

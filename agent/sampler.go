@@ -35,6 +35,17 @@ type Sample struct {
 	Disk     Disk
 	HostErrs []string // memory and disk errors (they decide nothing)
 
+	// DiskIO is the disk rate since the previous sample (DiskIOOK: it
+	// could be read, see Witness); Transfers the transfer and install
+	// processes running (read at level ReadFull and above).
+	DiskIOOK  bool
+	DiskIO    DiskIO
+	DiskIOErr string
+	Transfers []string
+	// Work is what the witness saw the host working at, set by Decide:
+	// "rsync running", "disk 180 MB/s".
+	Work []string
+
 	Watches []WatchReading
 	Job     *wire.JobState
 
@@ -76,6 +87,7 @@ type Sampler struct {
 	Watch      []string
 	Job        *Job      // nil when no job is wrapped
 	Presence   *Presence // nil: who is connected is not looked at
+	Witness    *Witness  // nil: disk I/O and transfer processes are not looked at
 	Thresholds Thresholds
 	Now        func() time.Time // default time.Now
 	Log        *slog.Logger
@@ -135,6 +147,7 @@ func (s *Sampler) SampleLevel(ctx context.Context, level ReadLevel) *Sample {
 	}
 	s.readCPU(sm, override)
 	s.readNet(sm, override)
+	s.readWitness(sm, override, level)
 	if level >= ReadFull {
 		sm.HostRead = true
 		if m, err := s.Host.ReadMemory(); err == nil {
@@ -242,6 +255,41 @@ func (s *Sampler) readNet(sm *Sample, o *SimHost) {
 	s.prevNet, s.prevNetAt = c, sm.At
 }
 
+// readWitness reads the disk rate at every sample (a counter delta: the
+// sample periods tile the window) and the transfer processes at level
+// ReadFull and above, once per heartbeat, as the presence looks. A
+// simulate file's host object describes the whole host: what it does not
+// give (disk_bytes_per_s, processes) is none, not this machine's, so a
+// simulated idle host stays idle on a busy build machine.
+func (s *Sampler) readWitness(sm *Sample, o *SimHost, level ReadLevel) {
+	if o != nil {
+		sm.DiskIOOK, sm.DiskIO = true, DiskIO{Source: "simulate"}
+		if o.DiskBytesPerS != nil {
+			sm.DiskIO.BytesPerS = *o.DiskBytesPerS
+		}
+		if level >= ReadFull {
+			sm.Transfers = MatchTransfers(o.procInfos())
+		}
+		return
+	}
+	if s.Witness == nil {
+		return
+	}
+	d, ok, err := s.Witness.ReadDisk(sm.At)
+	sm.DiskIOOK, sm.DiskIO = ok, d
+	if err != nil {
+		sm.DiskIOErr = err.Error()
+	}
+	if level < ReadFull {
+		return
+	}
+	t, err := s.Witness.Transfers(sm.At)
+	if err != nil {
+		sm.DiskIOErr = cmpOr(sm.DiskIOErr, err.Error())
+	}
+	sm.Transfers = t
+}
+
 // maxDirEntries bounds the work of watching a directory.
 const maxDirEntries = 1000
 
@@ -345,6 +393,7 @@ func (s *Sampler) logChanges(sm *Sample) {
 	}
 	check("cpu", sm.CPUErr)
 	check("net", sm.NetErr)
+	check("disk i/o", sm.DiskIOErr)
 	if sm.SessionsRead {
 		check("sessions", sm.SessionsErr)
 		if n := len(sm.Sessions); n != s.lastSessions {

@@ -50,6 +50,29 @@ type SimGPU struct {
 type SimHost struct {
 	CPUPercent   *float64 `json:"cpu_percent"`
 	NetBytesPerS *float64 `json:"net_bytes_per_s"`
+	// DiskBytesPerS is the disk rate (bytes read+written a second).
+	DiskBytesPerS *float64 `json:"disk_bytes_per_s"`
+	// Processes are the processes the witness looks at for transfers and
+	// installs. With a host object, what it leaves out is none: the
+	// machine's own disk and processes are not read.
+	Processes []SimProc `json:"processes"`
+}
+
+// SimProc is one simulated process: its name (/proc/PID/comm), command
+// line, and how long it has run in seconds.
+type SimProc struct {
+	Comm string   `json:"comm"`
+	Argv []string `json:"argv"`
+	AgeS float64  `json:"age_s"`
+}
+
+// procInfos returns the simulated processes as the matcher takes them.
+func (h *SimHost) procInfos() []ProcInfo {
+	out := make([]ProcInfo, 0, len(h.Processes))
+	for _, p := range h.Processes {
+		out = append(out, ProcInfo{Comm: p.Comm, Argv: p.Argv, Age: time.Duration(p.AgeS * float64(time.Second))})
+	}
+	return out
 }
 
 // maxSimFile bounds what is read from a simulate file.
@@ -66,6 +89,9 @@ func ParseSimFile(b []byte) (SimFile, error) {
 	}
 	if dec.More() {
 		return SimFile{}, errors.New("agent: simulate file: trailing data")
+	}
+	if f.Host != nil && len(f.Host.Processes) > maxPresenceProcs {
+		return SimFile{}, fmt.Errorf("agent: simulate file: %d processes, at most %d", len(f.Host.Processes), maxPresenceProcs)
 	}
 	if len(f.GPUs) > wire.MaxGPUs {
 		return SimFile{}, fmt.Errorf("agent: simulate file: %d gpus, at most %d", len(f.GPUs), wire.MaxGPUs)

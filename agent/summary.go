@@ -2,6 +2,7 @@ package agent
 
 import (
 	"sort"
+	"strings"
 	"sync"
 	"time"
 
@@ -26,6 +27,8 @@ type window struct {
 	netRx, netTx        uint64
 	netMax              float64
 	netHave             bool
+	diskMax             float64
+	diskHave            bool
 	netTotals           NetCounters
 	mem                 *Memory
 	disk                *Disk
@@ -142,6 +145,10 @@ func (w *window) add(s *Sample) {
 		w.netMax = max(w.netMax, s.NetBytesPerS)
 		w.netHave = true
 	}
+	if s.DiskIOOK {
+		w.diskMax = max(w.diskMax, s.DiskIO.BytesPerS)
+		w.diskHave = true
+	}
 	if s.Net != (NetCounters{}) {
 		w.netTotals = s.Net
 	}
@@ -231,6 +238,9 @@ func (w *window) fill(hb *wire.HeartbeatRequest) {
 	h.CPUSource = w.cpuSrc
 	h.NetRxBytes, h.NetTxBytes = w.netRx, w.netTx
 	h.NetRxTotal, h.NetTxTotal = w.netTotals.RxBytes, w.netTotals.TxBytes
+	if w.diskHave {
+		h.DiskIOBytesPerS = ptr(w.diskMax)
+	}
 	if w.netHave {
 		h.NetBytesPerS = ptr(w.netMax)
 	}
@@ -268,6 +278,9 @@ func (w *window) fill(hb *wire.HeartbeatRequest) {
 				break
 			}
 			hb.Reasons = append(hb.Reasons, clip.Bytes(r, wire.MaxStrLen, ""))
+		}
+		if hb.Verdict == wire.VerdictBusy {
+			hb.Work = clip.Bytes(strings.Join(decided.Work, "; "), wire.MaxStrLen, "…")
 		}
 		hb.Job = w.last.Job
 		if hb.Verdict == wire.VerdictIdle && !w.last.IdleSince.IsZero() {

@@ -2,6 +2,7 @@ package agent
 
 import (
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/gpuledger/gpuledger/agent/wire"
@@ -13,12 +14,27 @@ type Thresholds struct {
 	UtilPercent  float64 // GPU utilisation, percent; default 5
 	CPUPercent   float64 // CPU, percent of one core (200 = two cores); default 50
 	NetBytesPerS float64 // network, bytes per second in+out; default 1 MiB/s
+	// DiskBytesPerS is disk I/O, bytes per second read+written by this
+	// container over a sample period; default DefaultDiskBytesPerS.
+	DiskBytesPerS float64
 }
 
+// DefaultDiskBytesPerS is the disk rate above which a sample is busy: 20
+// MB/s. A quiet instance moves far less (logs, a notebook's autosave, the
+// page cache's writeback of them: well under 1 MB/s), while any copy worth
+// keeping a machine for moves more: the H200's local NVMe copied at
+// gigabytes a second, a network volume or a cloud bucket at 100 MB/s and
+// up, and a download slow enough to stay under it is seen by the network
+// threshold (1 MiB/s) and the transfer processes.
+const DefaultDiskBytesPerS = 20e6
+
 // DefaultThresholds are the thresholds of DESIGN.md section 7.
-var DefaultThresholds = Thresholds{UtilPercent: 5, CPUPercent: 50, NetBytesPerS: 1 << 20}
+var DefaultThresholds = Thresholds{UtilPercent: 5, CPUPercent: 50, NetBytesPerS: 1 << 20, DiskBytesPerS: DefaultDiskBytesPerS}
 
 // Decide returns the verdict for one sample and the reasons behind it.
+// It also sets s.Work: the witness's reasons (a transfer or install
+// running, disk I/O above its threshold), which the heartbeat carries on
+// their own.
 //
 // Busy: any GPU with a utilisation reading above the threshold in the
 // sample's period (UtilMax: the highest NVML history sample since the last
@@ -31,11 +47,20 @@ var DefaultThresholds = Thresholds{UtilPercent: 5, CPUPercent: 50, NetBytesPerS:
 // too: a sample too many, never a release too many. A busy signal that was positively observed wins over
 // failed readings, since busy and unknown both forbid a release.
 // Unknown: otherwise, if any deciding reading (a GPU's utilisation, CPU,
-// network) failed or was implausible, or no GPU was seen at all.
+// network) failed or was implausible, or no GPU was seen at all. Disk
+// I/O decides only where it can be read (see Witness): a host without a
+// counter keeps the verdict it had before the witness.
 // Idle: everything was read and nothing was above its threshold.
 // GPU process lists decide nothing.
 func Decide(s *Sample, th Thresholds) (wire.Verdict, []string) {
 	var busy, unknown []string
+	s.Work = s.Work[:0]
+	if len(s.Transfers) > 0 {
+		s.Work = append(s.Work, strings.Join(s.Transfers, ", ")+" running")
+	}
+	if s.DiskIOOK && th.DiskBytesPerS > 0 && s.DiskIO.BytesPerS > th.DiskBytesPerS {
+		s.Work = append(s.Work, fmt.Sprintf("disk %.0f MB/s", s.DiskIO.BytesPerS/1e6))
+	}
 	for _, g := range s.GPUs {
 		if g.UtilOK && th.UtilPercent > 0 && g.UtilMax > th.UtilPercent {
 			if g.UtilSamples > 0 {
@@ -59,6 +84,7 @@ func Decide(s *Sample, th Thresholds) (wire.Verdict, []string) {
 	if s.NetOK && th.NetBytesPerS > 0 && s.NetBytesPerS > th.NetBytesPerS {
 		busy = append(busy, fmt.Sprintf("net %.0f KiB/s", s.NetBytesPerS/1024))
 	}
+	busy = append(busy, s.Work...)
 	if len(busy) > 0 {
 		return wire.VerdictBusy, busy
 	}

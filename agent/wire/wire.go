@@ -86,6 +86,12 @@ type HeartbeatRequest struct {
 	IdleSamples int        `json:"idle_samples"`
 	// UnknownSamples counts samples whose verdict was unknown.
 	UnknownSamples int `json:"unknown_samples"`
+	// Work is what the agent saw the host working at beyond the GPU, CPU
+	// and network, in the sample that decided a busy verdict: a transfer
+	// or install running, disk I/O above its threshold ("rsync running",
+	// "pip install running; disk 180 MB/s"). At most MaxStrLen bytes;
+	// empty otherwise, and from agents too old to look.
+	Work string `json:"work,omitempty"`
 
 	LeaseUntil *time.Time `json:"lease_until,omitempty"` // the local lease deadline in force, if any
 	CanRelease bool       `json:"can_release"`           // a release command is configured
@@ -195,6 +201,11 @@ type HostSummary struct {
 	DiskTotalBytes uint64   `json:"disk_total_bytes,omitempty"`
 	DiskFreeBytes  uint64   `json:"disk_free_bytes,omitempty"`
 	Errors         []string `json:"errors,omitempty"`
+
+	// DiskIOBytesPerS is the highest disk rate (bytes read and written a
+	// second by this container) of the window's samples; absent where no
+	// disk counter could be read.
+	DiskIOBytesPerS *float64 `json:"disk_io_bytes_per_s_max,omitempty"`
 }
 
 // WatchState is the progress of one watched file.

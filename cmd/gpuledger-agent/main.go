@@ -151,6 +151,7 @@ func runAgent(ctx context.Context, args []string, stderr io.Writer, getenv func(
 	fs.Float64Var(&cfg.Thresholds.UtilPercent, "util-threshold", agent.DefaultThresholds.UtilPercent, "GPU utilisation (percent) above which the host is busy")
 	fs.Float64Var(&cfg.Thresholds.CPUPercent, "cpu-threshold", agent.DefaultThresholds.CPUPercent, "CPU (percent of one core) above which the host is busy; 0 disables")
 	fs.Var((*plainFloat)(&cfg.Thresholds.NetBytesPerS), "net-threshold", "network `bytes/s` (in+out) above which the host is busy; 0 disables")
+	fs.Var((*plainFloat)(&cfg.Thresholds.DiskBytesPerS), "disk-io-threshold", "disk I/O `bytes/s` (read+written by this container) above which the host is busy; 0 disables")
 	fs.DurationVar(&cfg.NVMLTimeout, "nvml-timeout", 10*time.Second, "give up on a GPU read after this long (verdict unknown)")
 	fs.StringVar(&cfg.DiskPath, "disk-path", "/", "report free space of the filesystem holding this path")
 	fs.StringVar(&cfg.StateDir, "state-dir", "", "where the agent keeps what refuses replayed orders, and an enrolment agent its rental token, across restarts (default $GPULEDGER_AGENT_STATE_DIR, else systemd's $STATE_DIRECTORY, else $HOME/.gpuledger)")
