@@ -114,12 +114,18 @@ func (s *Syncer) apply(ctx context.Context, c ledger.Connector, st *connState, l
 	if err != nil {
 		return roundEnd{}, fmt.Errorf("connsync: platform instances: %w", err)
 	}
+	// What a crash kept from being told is told first, in order.
+	s.flush(ctx, c)
+	defer s.flush(ctx, c)
 	p := &pass{s: s, c: c, st: st, poll: poll, interval: interval, rentals: map[int64]*ledger.Rental{}}
 	byID := make(map[string]ledger.PlatformInstance, len(known))
 	for _, in := range known {
 		byID[in.PlatformID] = in
 	}
-	var errs []error
+	var (
+		errs []error
+		news []connector.Instance // listed, not stored, not terminated
+	)
 	listed := make(map[string]bool, len(list))
 	for _, li := range list {
 		if ledger.CheckPlatformID(li.ID) != nil || listed[li.ID] {
@@ -127,16 +133,22 @@ func (s *Syncer) apply(ctx context.Context, c ledger.Connector, st *connState, l
 		}
 		listed[li.ID] = true
 		delete(st.missing, li.ID)
-		st.seen[li.ID] = poll
-		var err error
-		if in, ok := byID[li.ID]; ok {
-			err = p.known(ctx, in, li, false)
-		} else {
-			err = p.fresh(ctx, li)
+		in, ok := byID[li.ID]
+		if !ok {
+			if li.State != connector.Terminated {
+				news = append(news, li)
+			}
+			continue
 		}
-		if err != nil {
+		st.seen[li.ID] = poll
+		if err := p.known(ctx, in, li, false); err != nil {
 			errs = append(errs, fmt.Errorf("connsync: %s %s: %w", c.Platform, li.ID, err))
 		}
+	}
+	// The new ones are counted before any is logged: a listing of more
+	// than the sync logs by itself is one card (flood.go).
+	if err := p.newInstances(ctx, known, news); err != nil {
+		errs = append(errs, err)
 	}
 	for _, in := range known {
 		if !listed[in.PlatformID] {
@@ -312,7 +324,9 @@ func (p *pass) known(ctx context.Context, in ledger.PlatformInstance, li connect
 			}
 			cur, dirty = saved, false
 		} else {
-			nr, saved, err := p.s.store.ApplyPlatformEvent(ctx, p.action(), cur, ledger.Event{Kind: kind, At: at})
+			a := p.action()
+			a.Tell = p.eventNotice(ctx, kind, r, at, approx)
+			nr, saved, err := p.s.store.ApplyPlatformEvent(ctx, a, cur, ledger.Event{Kind: kind, At: at})
 			switch {
 			case isCode(err, ledger.EINVALID) || isCode(err, ledger.ECONFLICT):
 				// The ledger refuses the event (a later event typed by
@@ -328,12 +342,15 @@ func (p *pass) known(ctx context.Context, in ledger.PlatformInstance, li connect
 				return err
 			default:
 				p.rentals[nr.ID], r, cur, dirty = nr, nr, saved, false
-				p.tellEvent(ctx, kind, r, at, approx)
 			}
 		}
 	}
-	if p.priceNotice(ctx, &cur, li, r) {
-		dirty = true
+	told, err := p.priceNotice(ctx, &cur, li, r, dirty)
+	if err != nil {
+		return err
+	}
+	if told {
+		return nil // written with the notice
 	}
 	return p.save(ctx, in, cur, dirty)
 }
@@ -343,7 +360,10 @@ func (p *pass) known(ctx context.Context, in ledger.PlatformInstance, li connect
 // refreshes them all in one transaction.
 func (p *pass) save(ctx context.Context, was, cur ledger.PlatformInstance, dirty bool) error {
 	if !dirty {
-		if p.poll.Sub(was.LastSeen) >= seenPersist {
+		// Only a bound instance's sighting matters (a release after it
+		// goes missing): an asked or declined one is not refreshed, so
+		// thousands of ignored instances cost no writes.
+		if was.Status == ledger.PlatformBound && p.poll.Sub(was.LastSeen) >= seenPersist {
 			p.seen = append(p.seen, was.PlatformID)
 		}
 		return nil
@@ -359,20 +379,30 @@ func (p *pass) action() ledger.Action {
 	return ledger.Action{UserID: p.c.UserID, At: p.poll}
 }
 
-// tellEvent sends the silent line for a synced stop, resume or release.
-func (p *pass) tellEvent(ctx context.Context, kind ledger.EventKind, r *ledger.Rental, at time.Time, approx bool) {
+// notice is the sync's notice for the outbox: silent, drained by this
+// connector's rounds (flush).
+func (p *pass) notice(text func(r *ledger.Rental) string) *ledger.Notice {
+	return &ledger.Notice{Topic: outboxTopic(p.c.Platform), Silent: true, Text: text}
+}
+
+// eventNotice is the silent line for a synced stop, resume or release,
+// written with the event (ApplyPlatformEvent's Tell).
+func (p *pass) eventNotice(ctx context.Context, kind ledger.EventKind, r *ledger.Rental, at time.Time, approx bool) *ledger.Notice {
 	lang := p.user(ctx).Lang
 	when := messages.Render(lang, "time_platform")
 	if approx {
 		when = messages.Render(lang, "time_approx")
 	}
-	text := messages.Render(lang, "ev_"+string(kind), platformName(p.c.Platform), r.Name, fmtWhen(at, p.poll, p.zone(ctx)), chat.RawHTML(when))
+	busy := ""
 	if kind == ledger.EventStop && p.s.cfg.Agents != nil {
 		if as, ok := p.s.cfg.Agents.AgentState(r.ID); ok && as.Verdict == ledger.VerdictBusy {
-			text += messages.Render(lang, "busy_note")
+			busy = messages.Render(lang, "busy_note")
 		}
 	}
-	p.s.send(ctx, p.c.UserID, text, true)
+	at2 := fmtWhen(at, p.poll, p.zone(ctx))
+	return p.notice(func(r *ledger.Rental) string {
+		return messages.Render(lang, "ev_"+string(kind), platformName(p.c.Platform), r.Name, at2, chat.RawHTML(when)) + busy
+	})
 }
 
 // currentRate is the rental's rate now: its start price or its latest
@@ -390,18 +420,19 @@ func currentRate(r *ledger.Rental) ledger.Price {
 // priceNotice tells the user once per distinct price when the platform
 // lists a price other than the bound rental's rate (compared exactly, in
 // the same currency and per hour), with the /price command that would
-// change it. The ledger is never rewritten. It reports whether in
-// changed (PriceTold).
-func (p *pass) priceNotice(ctx context.Context, in *ledger.PlatformInstance, li connector.Instance, r *ledger.Rental) bool {
+// change it. The ledger is never rewritten. The price told is stored with
+// the notice in one transaction (TellPlatformInstance), with in's other
+// changes; told reports that in was written so.
+func (p *pass) priceNotice(ctx context.Context, in *ledger.PlatformInstance, li connector.Instance, r *ledger.Rental, dirty bool) (told bool, err error) {
 	if !li.PriceOK || r.State() == ledger.Released || (r.Priced && r.Currency != li.Currency) {
-		return false
+		return false, nil
 	}
 	rate := currentRate(r)
 	if r.Priced && (rate.Unit != ledger.UnitHour || rate.Amount.Cmp(li.Price) == 0) {
-		return false
+		return false, nil
 	}
 	if in.PriceToldOK && in.PriceTold.Cmp(li.Price) == 0 {
-		return false
+		return false, nil
 	}
 	lang := p.user(ctx).Lang
 	has := messages.Render(lang, "no_price")
@@ -409,11 +440,17 @@ func (p *pass) priceNotice(ctx context.Context, in *ledger.PlatformInstance, li 
 		has = fmtRate(rate.Amount, r.Currency)
 	}
 	text := messages.Render(lang, "price", platformName(p.c.Platform), r.Name, fmtRate(li.Price, li.Currency), has, li.Price.String()+"/h")
-	if !p.s.send(ctx, p.c.UserID, text, true) {
-		return false // told on a later round
+	cur := *in
+	cur.PriceTold, cur.PriceToldOK = li.Price, true
+	if dirty {
+		cur.LastSeen = p.poll
 	}
-	in.PriceTold, in.PriceToldOK = li.Price, true
-	return true
+	saved, err := p.s.store.TellPlatformInstance(ctx, cur, *p.notice(func(*ledger.Rental) string { return text }))
+	if err != nil {
+		return false, err
+	}
+	*in = saved
+	return true, nil
 }
 
 // reappeared tells once that an instance released as missing is listed
@@ -459,12 +496,16 @@ func (p *pass) missing(ctx context.Context, in ledger.PlatformInstance) error {
 		at = l
 	}
 	cur.StateAt = at
-	nr, _, err := p.s.store.ApplyPlatformEvent(ctx, p.action(), cur, ledger.Event{Kind: ledger.EventRelease, At: at})
+	a := p.action()
+	lang, when := p.user(ctx).Lang, fmtWhen(at, p.poll, p.zone(ctx))
+	a.Tell = p.notice(func(r *ledger.Rental) string {
+		return messages.Render(lang, "ev_missing", platformName(p.c.Platform), r.Name, when)
+	})
+	nr, _, err := p.s.store.ApplyPlatformEvent(ctx, a, cur, ledger.Event{Kind: ledger.EventRelease, At: at})
 	if err != nil {
 		return err
 	}
 	p.rentals[nr.ID] = nr
 	delete(p.st.missing, in.PlatformID)
-	p.s.send(ctx, p.c.UserID, messages.Render(p.user(ctx).Lang, "ev_missing", platformName(p.c.Platform), nr.Name, fmtWhen(at, p.poll, p.zone(ctx))), true)
 	return nil
 }

@@ -51,6 +51,8 @@ type Store interface {
 	InstanceByRental(ctx context.Context, rentalID int64) (ledger.Instance, error)
 	MarkHandled(ctx context.Context, a ledger.Action) error
 	MarkNotice(ctx context.Context, userID int64, key string, at time.Time) (bool, error)
+	// The outbox: the notices the sync writes with its changes.
+	ledger.OutboxStore
 }
 
 // Agents gives what a rental's agent last reported (agent/hub.Hub): the
@@ -159,6 +161,12 @@ type connState struct {
 	// /undo's trigger, a button press, another process) is read again.
 	known    []ledger.PlatformInstance
 	knownGen int64
+	// flood is the connector's flood card (flood.go), read from the store
+	// once (floodRead) and then kept; held are the new instances the last
+	// round listed, for [Show them]. Both under the connector's lock.
+	flood     *ledger.SyncFlood
+	floodRead bool
+	held      []connector.Instance
 }
 
 // New returns a Syncer for cfg.

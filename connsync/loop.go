@@ -395,3 +395,45 @@ func (s *Syncer) sendMsg(ctx context.Context, m chat.Outgoing) (int, bool) {
 	}
 	return id, true
 }
+
+// OutboxAge is how long a notice that cannot be sent is retried before
+// it is given up (logged): a chat that is gone for a day does not keep
+// its notices for ever.
+const OutboxAge = 24 * time.Hour
+
+// outboxBatch is the most notices one flush sends: a round never spends
+// long on the chat, and what is left goes on the next round.
+const outboxBatch = 50
+
+// outboxTopic is the outbox topic of a connector's notices: one
+// connector's rounds drain it, under its round lock.
+func outboxTopic(platform string) string { return "sync:" + platform }
+
+// flush sends the connector's pending notices, oldest first, deleting
+// each once it is sent: at least once, and at most one duplicate when
+// the process dies between a send and its delete. A send that fails
+// stops the flush (the order is kept; the next round tries again); a
+// notice older than OutboxAge that still fails is given up. Without a
+// sender (before Run) they wait.
+func (s *Syncer) flush(ctx context.Context, c ledger.Connector) {
+	if s.sender() == nil {
+		return
+	}
+	items, err := s.store.Outbox(ctx, c.UserID, outboxTopic(c.Platform), outboxBatch)
+	if err != nil {
+		s.log.Error("connsync: read the outbox", "user", c.UserID, "platform", c.Platform, "err", err)
+		return
+	}
+	for _, it := range items {
+		if _, ok := s.sendMsg(ctx, chat.Outgoing{ChatID: s.cfg.ChatID(it.UserID), Text: it.Text, Silent: it.Silent}); !ok {
+			if s.now().Sub(it.At) < OutboxAge {
+				return
+			}
+			s.log.Warn("connsync: notice given up", "user", c.UserID, "platform", c.Platform, "written", it.At)
+		}
+		if err := s.store.SentOutbox(ctx, it.ID); err != nil {
+			s.log.Error("connsync: mark a notice sent", "user", c.UserID, "platform", c.Platform, "err", err)
+			return
+		}
+	}
+}

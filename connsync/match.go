@@ -71,7 +71,7 @@ func (p *pass) fresh(ctx context.Context, li connector.Instance) error {
 	if len(cands) > 0 {
 		return p.ask(ctx, in, li, cands)
 	}
-	return p.create(ctx, in, li, start, startNote)
+	return p.create(ctx, in, li, start, startNote, true)
 }
 
 // boundTo is in bound to rental rid, with no state applied yet: the
@@ -213,9 +213,12 @@ func rentalFor(in ledger.PlatformInstance, start time.Time) ledger.Rental {
 	return r
 }
 
-// create logs a new instance as a synced rental, with one quiet line.
-// A stopped instance is logged stopped from the poll (no compute).
-func (p *pass) create(ctx context.Context, in ledger.PlatformInstance, li connector.Instance, start time.Time, startNote string) error {
+// create logs a new instance as a synced rental, with one quiet line
+// (tell) written to the outbox with it: a crash before the send still
+// tells it after the restart. A stopped instance is logged stopped from
+// the poll (no compute). Without tell (Log all) nothing is said: the
+// flood card sums them up.
+func (p *pass) create(ctx context.Context, in ledger.PlatformInstance, li connector.Instance, start time.Time, startNote string, tell bool) error {
 	in.Status, in.State = ledger.PlatformBound, string(connector.Running)
 	if li.State == connector.Unknown {
 		in.State = string(connector.Unknown)
@@ -231,7 +234,29 @@ func (p *pass) create(ctx context.Context, in ledger.PlatformInstance, li connec
 		nr.Events = append(nr.Events, ledger.Event{Kind: ledger.EventStop, At: p.poll})
 		in.State, in.StateAt = string(connector.Stopped), p.poll
 	}
-	r, saved, err := p.s.store.AddSyncedRental(ctx, p.action(), in, nr)
+	a := p.action()
+	if tell {
+		lang := p.user(ctx).Lang
+		extra := ""
+		if !nr.Priced {
+			extra += messages.Render(lang, "unpriced")
+		}
+		switch startNote {
+		case "approx_start":
+			extra += messages.Render(lang, startNote)
+		case "clamped_start":
+			extra += messages.Render(lang, startNote, chat.FormatDuration(ledger.MaxBootAge, lang))
+		}
+		key := "new_rental"
+		if stopped {
+			key = "new_rental_stopped"
+		}
+		when, lbl, desc := fmtWhen(start, p.poll, p.zone(ctx)), label(in), describe(in, lang)
+		a.Tell = p.notice(func(r *ledger.Rental) string {
+			return messages.Render(lang, key, platformName(p.c.Platform), lbl, desc, r.Name, when, chat.RawHTML(extra))
+		})
+	}
+	r, _, err := p.s.store.AddSyncedRental(ctx, a, in, nr)
 	if err != nil {
 		return err
 	}
@@ -239,23 +264,6 @@ func (p *pass) create(ctx context.Context, in ledger.PlatformInstance, li connec
 	if p.book != nil {
 		p.book.Rentals = append(p.book.Rentals, r)
 	}
-	lang := p.user(ctx).Lang
-	extra := ""
-	if !r.Priced {
-		extra += messages.Render(lang, "unpriced")
-	}
-	switch startNote {
-	case "approx_start":
-		extra += messages.Render(lang, startNote)
-	case "clamped_start":
-		extra += messages.Render(lang, startNote, chat.FormatDuration(ledger.MaxBootAge, lang))
-	}
-	key := "new_rental"
-	if stopped {
-		key = "new_rental_stopped"
-	}
-	text := messages.Render(lang, key, platformName(p.c.Platform), label(saved), describe(saved, lang), r.Name, fmtWhen(start, p.poll, p.zone(ctx)), chat.RawHTML(extra))
-	p.s.send(ctx, p.c.UserID, text, true)
 	return nil
 }
 
@@ -267,6 +275,9 @@ func (s *Syncer) RegisterButtons(reg ButtonRegistry) {
 	reg.HandleButton(actBind, s.pressBind)
 	reg.HandleButton(actNew, s.pressNew)
 	reg.HandleButton(actSkip, s.pressSkip)
+	reg.HandleButton(actFloodLog, s.pressFloodLog)
+	reg.HandleButton(actFloodShow, s.pressFloodShow)
+	reg.HandleButton(actFloodIgnore, s.pressFloodIgnore)
 }
 
 // pressed loads the asked instance a press names (payload "ID" or

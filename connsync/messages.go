@@ -81,6 +81,42 @@ var messages = chat.Catalog{
 	"cause_bad":         {"its answers could not be read", "其应答无法解析"},
 	"cause_rate":        {"it is refusing requests as too frequent", "以请求过于频繁为由拒绝"},
 	"never":             {"never", "从未"},
+	"flood": {
+		"%[1]s lists %[2]s instances you have not logged. None is logged until you answer.",
+		"%[1]s 列出了 %[2]s 个你尚未记录的实例。在你回答之前不会记录任何一个。"},
+	"btn_flood_log":    {"Log all", "全部记录"},
+	"btn_flood_show":   {"Show them", "查看列表"},
+	"btn_flood_ignore": {"Ignore", "忽略"},
+	"flood_gone": {
+		"%[1]s no longer lists instances you have not logged.",
+		"%[1]s 已不再列出你尚未记录的实例。"},
+	"flood_logging_soon": {
+		"Logging the %[2]s instances %[1]s lists…",
+		"正在记录 %[1]s 列出的 %[2]s 个实例…"},
+	"flood_logging": {
+		"Logging the instances %[1]s lists: %[2]s of %[3]s so far…",
+		"正在记录 %[1]s 列出的实例：已记录 %[2]s / %[3]s…"},
+	"flood_logged": {
+		"Logged %[2]s instances %[1]s lists as rentals. /status shows them; /release or /undo each as usual.",
+		"已将 %[1]s 列出的 %[2]s 个实例记为租用。/status 可查看；可照常 /release 或 /undo。"},
+	"flood_ignoring_soon": {
+		"Ignoring the %[2]s instances %[1]s lists…",
+		"正在忽略 %[1]s 列出的 %[2]s 个实例…"},
+	"flood_ignored": {
+		"Ignored %[2]s instances %[1]s lists: they will not be logged. Instances it lists from now on are told as usual.",
+		"已忽略 %[1]s 列出的 %[2]s 个实例：不会记录它们。此后新列出的实例照常通知。"},
+	"flood_not_read": {
+		"The list is read again at the next sync: try again in a minute.",
+		"列表将在下次同步时重新读取：请一分钟后再试。"},
+	"flood_list": {
+		"%[1]s lists %[2]s instances you have not logged:",
+		"%[1]s 列出了 %[2]s 个你尚未记录的实例："},
+	"flood_item": {
+		"• %[1]s · %[2]s · %[3]s",
+		"• %[1]s · %[2]s · %[3]s"},
+	"flood_more": {
+		"…and %[1]s more.",
+		"……另有 %[1]s 个。"},
 }
 
 // platformName is a platform's display name ("RunPod").

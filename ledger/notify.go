@@ -109,3 +109,47 @@ type NotifyStore interface {
 	// HasNotice reports whether key was recorded.
 	HasNotice(ctx context.Context, key string) (bool, error)
 }
+
+// Notice is a message about a change, for the outbox: written in the
+// transaction of the change it reports, deleted once sent. Text renders
+// it with the rental as the transaction wrote it (its final name, "-2"
+// appended when the one asked for was taken); it is called inside the
+// transaction and must do no I/O.
+type Notice struct {
+	Topic  string // the sender that drains it, e.g. "sync:runpod" (1..64 bytes)
+	Silent bool   // sent without a sound
+	Text   func(r *Rental) string
+}
+
+// OutboxItem is a notice written and not yet sent.
+type OutboxItem struct {
+	ID     int64
+	UserID int64
+	Topic  string
+	Text   string // HTML, rendered when the change was written
+	Silent bool
+	At     time.Time // when it was written
+}
+
+// MaxOutboxText bounds a notice's text in bytes (Telegram's limit is
+// 4096 characters; the store refuses more than this).
+const MaxOutboxText = 8192
+
+// OutboxStore keeps the notices written with the changes they report.
+// Delivery is at least once: the sender sends a pending item and then
+// deletes it, so a crash between the two sends it again after the
+// restart (one duplicate at most), and a crash before the send loses
+// nothing. Implementations are safe for concurrent use; one topic is
+// drained by one sender at a time.
+type OutboxStore interface {
+	// Outbox returns the user's pending items of topic, oldest first, at
+	// most limit.
+	Outbox(ctx context.Context, userID int64, topic string, limit int) ([]OutboxItem, error)
+	// SentOutbox deletes item id once it is sent (or given up); an id
+	// already gone is no error.
+	SentOutbox(ctx context.Context, id int64) error
+	// Tell writes n for user alone, as a change of its own (a notice
+	// whose change is already stored). Errors: EINVALID (no topic, no
+	// text, a text over MaxOutboxText), ENOTFOUND ("not_registered").
+	Tell(ctx context.Context, userID int64, n Notice) (OutboxItem, error)
+}

@@ -122,6 +122,58 @@ type PlatformStore interface {
 	// and no record or top-up of that platform came after it; otherwise
 	// it inserts. The balance engine reads these rows like typed ones.
 	RecordPlatformBalance(ctx context.Context, b BalanceRecord) (BalanceRecord, error)
+
+	// TellPlatformInstance is SavePlatformInstance with n written to the
+	// outbox in the same transaction (OutboxStore): a price notice is
+	// stored as told exactly when it is stored to be sent.
+	TellPlatformInstance(ctx context.Context, in PlatformInstance, n Notice) (PlatformInstance, error)
+	// SyncFlood returns the user's flood card of platform, or ENOTFOUND.
+	SyncFlood(ctx context.Context, userID int64, platform string) (SyncFlood, error)
+	// SaveSyncFlood inserts or replaces the card (by UserID, Platform).
+	// Errors: EINVALID (a bad platform or state), ENOTFOUND
+	// ("not_registered").
+	SaveSyncFlood(ctx context.Context, f SyncFlood) error
+	// DeleteSyncFlood removes the card; none is no error.
+	DeleteSyncFlood(ctx context.Context, userID int64, platform string) error
+	// DeclinePlatformInstances saves ins (new instances of one user and
+	// platform) as PlatformDeclined, in transactions of a bounded number
+	// of rows each, so a long list never holds the writer for long; an
+	// instance the store holds already is left as it is. It returns how
+	// many it wrote. Errors: EINVALID (Validate's, mixed users or
+	// platforms).
+	DeclinePlatformInstances(ctx context.Context, ins []PlatformInstance) (int, error)
+}
+
+// FloodState is where a flood card stands.
+type FloodState string
+
+// Flood card states.
+const (
+	// FloodOpen: the card is told; no rental is created from the
+	// platform's new instances until the user answers.
+	FloodOpen FloodState = "open"
+	// FloodLogAll: the user pressed Log all; the sync logs up to Count
+	// of them, in bounded batches, and then tells one summary.
+	FloodLogAll FloodState = "logall"
+	// FloodIgnore: the user pressed Ignore; the sync declines the new
+	// instances listed and closes the card.
+	FloodIgnore FloodState = "ignore"
+)
+
+// SyncFlood is the one card of a connector whose platform listed more
+// new instances than the sync logs by itself (connsync.MaxNewPerRound,
+// MaxNewPerDay), and the user's answer to it. It is stored before its
+// message is sent (MessageID 0 until then), so a crash between the two
+// sends it after the restart, as the outbox does.
+type SyncFlood struct {
+	UserID    int64
+	Platform  string
+	State     FloodState
+	Count     int // the new instances told (not logged, not declined)
+	Logged    int // logged so far after Log all
+	MessageID int
+	Text      string // the text last sent, to skip needless edits
+	Since     time.Time
 }
 
 // SyncRoundEnd is what the end of a sync round writes: the LastSeen of

@@ -15,6 +15,12 @@ type Action struct {
 	UserID int64
 	At     time.Time // when the action happened; the store's clock, read once
 	Key    string    // dedupe key, e.g. "tg:42:update:1001"; "" for none
+	// Tell, when set, is what the user is told of the change: written to
+	// the outbox in the change's own transaction, so a crash before the
+	// send cannot lose it (OutboxStore). Only the sync's writes take it
+	// (PlatformStore.AddSyncedRental, ApplyPlatformEvent); others refuse
+	// it with EINVALID.
+	Tell *Notice
 }
 
 // ActionKind names a journaled action: what Undo reports it reversed.

@@ -25,6 +25,10 @@ func (db *DB) beginAction(ctx context.Context, tx querier, a ledger.Action, kind
 	if a.UserID == 0 {
 		return journal{}, ledger.Errorf(ledger.EINVALID, "the action has no user")
 	}
+	// The methods that write a notice take it off the action first.
+	if err := noTell(a); err != nil {
+		return journal{}, err
+	}
 	at := sec(a.At)
 	if at.IsZero() {
 		at = db.now()

@@ -245,6 +245,43 @@ func (db *DB) SavePlatformInstance(ctx context.Context, in ledger.PlatformInstan
 	return out, nil
 }
 
+// TellPlatformInstance is SavePlatformInstance with n written to the
+// outbox in the same transaction (n.Text is called with the bound
+// rental, nil when in is not bound): a price told is stored as told
+// exactly when its notice is stored to be sent. Errors:
+// SavePlatformInstance's, and EINVALID for a bad notice.
+func (db *DB) TellPlatformInstance(ctx context.Context, in ledger.PlatformInstance, n ledger.Notice) (ledger.PlatformInstance, error) {
+	if err := checkInstance(&in, 0); err != nil {
+		return ledger.PlatformInstance{}, err
+	}
+	var out ledger.PlatformInstance
+	err := db.withWrite(ctx, func(tx *wtx) error {
+		if err := userExists(ctx, tx, in.UserID); err != nil {
+			return err
+		}
+		var r *ledger.Rental
+		if in.Status == ledger.PlatformBound {
+			var err error
+			if r, err = usersRental(ctx, tx, in.UserID, in.RentalID); err != nil {
+				return err
+			}
+			if r.Platform != in.Platform || r.PlatformID != in.PlatformID {
+				return ledger.Errorc(ledger.ECONFLICT, "rental_other_instance", r.Name, in.PlatformID)
+			}
+		}
+		var err error
+		if out, err = writeInstance(ctx, tx, in, db.now()); err != nil {
+			return err
+		}
+		_, err = db.writeOutbox(ctx, tx, in.UserID, &n, r)
+		return err
+	})
+	if err != nil {
+		return ledger.PlatformInstance{}, err
+	}
+	return out, nil
+}
+
 // boundElsewhere returns ECONFLICT "platform_bound" if the stored
 // instance is bound to a rental other than rentalID.
 func boundElsewhere(ctx context.Context, q querier, in ledger.PlatformInstance, rentalID int64) error {
@@ -296,6 +333,8 @@ func (db *DB) AddSyncedRental(ctx context.Context, a ledger.Action, in ledger.Pl
 			return nil, ledger.PlatformInstance{}, err
 		}
 	}
+	tell := a.Tell
+	a.Tell = nil
 	var (
 		out *ledger.Rental
 		got ledger.PlatformInstance
@@ -331,7 +370,12 @@ func (db *DB) AddSyncedRental(ctx context.Context, a ledger.Action, in ledger.Pl
 		if got, err = writeInstance(ctx, tx, in, j.at); err != nil {
 			return err
 		}
-		out, err = loadRental(ctx, tx, rid)
+		if out, err = loadRental(ctx, tx, rid); err != nil {
+			return err
+		}
+		if tell != nil {
+			_, err = db.writeOutbox(ctx, tx, j.userID, tell, out)
+		}
 		return err
 	})
 	if err != nil {
@@ -450,6 +494,8 @@ func (db *DB) ApplyPlatformEvent(ctx context.Context, a ledger.Action, in ledger
 	if err := checkInstance(&in, a.UserID); err != nil {
 		return nil, ledger.PlatformInstance{}, err
 	}
+	tell := a.Tell
+	a.Tell = nil
 	var (
 		out *ledger.Rental
 		got ledger.PlatformInstance
@@ -497,7 +543,10 @@ func (db *DB) ApplyPlatformEvent(ctx context.Context, a ledger.Action, in ledger
 		ev.RecordedAt = j.at
 		r.Events = append(r.Events, ev)
 		out = r
-		return nil
+		if tell != nil {
+			_, err = db.writeOutbox(ctx, tx, j.userID, tell, out)
+		}
+		return err
 	})
 	if err != nil {
 		return nil, ledger.PlatformInstance{}, err
