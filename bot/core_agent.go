@@ -124,6 +124,9 @@ func (r *req) whyNow(x *ledger.Rental) string {
 	}
 	if ag := r.c.states; ag != nil {
 		if st, seen := ag.AgentState(x.ID); seen {
+			if st.Verdict == ledger.VerdictBusy && st.Work != "" {
+				lines = append(lines, r.t("why_working", st.Work, r.when(st.LastSeen)))
+			}
 			switch held := pol.WaitFor.Holding(st.Sessions); {
 			case len(st.Sessions) == 0:
 				lines = append(lines, r.t("why_nobody", r.when(st.LastSeen)))

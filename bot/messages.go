@@ -299,6 +299,9 @@ var messages = chat.Catalog{
 	"why_policy_off": {
 		"<b>%[1]s</b>: no idle warnings or automatic actions.",
 		"<b>%[1]s</b>：不提醒空闲，也不自动操作。"},
+	"why_working": {
+		"Working: %[1]s (heartbeat %[2]s).",
+		"正在工作：%[1]s（心跳 %[2]s）。"},
 	"why_nobody": {
 		"Nobody connected (heartbeat %[1]s).",
 		"无人在线（心跳 %[1]s）。"},

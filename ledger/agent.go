@@ -138,6 +138,10 @@ type AgentState struct {
 	GPU        GPUFacts
 	CanRelease bool   // the agent has a release command
 	Reasons    string // the agent's reasons for its verdict, joined
+	// Work is what the agent saw the host working at beyond the GPU (a
+	// transfer or install running, disk I/O), with a busy verdict; kept
+	// in memory only, until the next heartbeat.
+	Work string
 	// Sessions are the people the last heartbeat found connected (SSH,
 	// Jupyter, VS Code). While one of a kind the rental's policy waits
 	// for is there, automatic stops and releases are held.

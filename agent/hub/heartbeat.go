@@ -275,6 +275,10 @@ func (h *Hub) applyLocked(a *agent, tok ledger.AgentToken, rl *ledger.Rental, hb
 	s.Verdict = ledger.Verdict(hb.Verdict)
 	s.CanRelease = hb.CanRelease
 	s.Reasons = clip.Bytes(strings.Join(hb.Reasons, "; "), 512, "…")
+	s.Work = ""
+	if hb.Verdict == wire.VerdictBusy {
+		s.Work = clip.Bytes(hb.Work, wire.MaxStrLen, "…")
+	}
 	s.GPU = gpuFacts(hb)
 	s.Sessions = sessions(hb)
 

@@ -1,0 +1,56 @@
+package bot_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/gpuledger/gpuledger/agent/wire"
+)
+
+// beatWork posts a busy heartbeat whose agent saw the host working at work
+// (a transfer, an install, disk I/O).
+func (he *hubEnv) beatWork(tok, work string) {
+	he.t.Helper()
+	he.seq++
+	hb := wire.HeartbeatRequest{Version: wire.Version, Seq: he.seq, BootID: "b1", Verdict: wire.VerdictBusy, Samples: 6, BusySamples: 6,
+		WindowStart: he.now.Add(-30 * time.Second), WindowEnd: he.now, CanRelease: true, Reasons: []string{work}, Work: work,
+		Host: wire.HostFacts{GPUSource: "simulate", GPUs: []wire.GPUFact{{Name: "NVIDIA GeForce RTX 4090"}}}}
+	b, _ := json.Marshal(hb)
+	req, _ := http.NewRequest(http.MethodPost, he.srv.URL+wire.PathHeartbeat, bytes.NewReader(b))
+	req.Header.Set("Authorization", "Bearer "+tok)
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		he.t.Fatal(err)
+	}
+	res.Body.Close()
+	if res.StatusCode != 200 {
+		he.t.Fatalf("heartbeat: %d", res.StatusCode)
+	}
+}
+
+// TestCore_WhyShowsWhatTheHostWorksAt: a copy or an install with the GPU
+// quiet is work; /why says what the agent saw (escaped), in English and
+// Chinese, and says nothing of it once the host reads idle.
+func TestCore_WhyShowsWhatTheHostWorksAt(t *testing.T) {
+	he := newHubEnv(t)
+	he.say(alice, "/rent box1 autodl 4090 1.88/h")
+	tok := he.agent("box1")
+	he.say(alice, "/autorelease box1 stop after 30m")
+	he.beatWork(tok, "rsync running; disk 180 MB/s <b>")
+	why := he.say(alice, "/why box1")
+	if !strings.Contains(why, "Working: rsync running; disk 180 MB/s &lt;b&gt;") {
+		t.Fatalf("/why does not say what the host works at:\n%s", why)
+	}
+	he.say(alice, "/settings lang=zh")
+	if why := he.say(alice, "/why box1"); !strings.Contains(why, "正在工作：rsync running; disk 180 MB/s") {
+		t.Fatalf("/why (zh):\n%s", why)
+	}
+	he.beatPeople(tok)
+	if why := he.say(alice, "/why box1"); strings.Contains(why, "rsync") {
+		t.Fatalf("/why after an idle heartbeat still says rsync:\n%s", why)
+	}
+}
