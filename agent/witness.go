@@ -551,10 +551,7 @@ func transferLabel(comm string, argv []string) string {
 		}
 		return "", nil
 	}
-	args := argv
-	if len(args) > 0 {
-		args = args[1:]
-	}
+	args := argsAfter(comm, argv)
 	pipLabel := func(args []string) string {
 		switch s, _ := sub(args); s {
 		case "install", "download", "wheel":
@@ -629,6 +626,24 @@ func transferLabel(comm string, argv []string) string {
 		}
 	}
 	return ""
+}
+
+// argsAfter returns the arguments after the program named comm. A #!
+// script (pip, huggingface-cli, conda, hf are Python scripts) runs as
+// "/usr/bin/python3 /usr/local/bin/pip install x": its name is the
+// kernel's comm, and its own arguments follow its path. comm is cut to 15
+// bytes, so a longer name only has to start with it.
+func argsAfter(comm string, argv []string) []string {
+	for i, a := range argv[:min(len(argv), 3)] {
+		base := a[strings.LastIndexByte(a, '/')+1:]
+		if base == comm || (len(comm) == 15 && strings.HasPrefix(base, comm)) {
+			return argv[i+1:]
+		}
+	}
+	if len(argv) > 0 {
+		return argv[1:]
+	}
+	return nil
 }
 
 // MatchTransfers returns the labels of the processes in ps that count as

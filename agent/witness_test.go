@@ -34,7 +34,9 @@ func TestTransferLabel(t *testing.T) {
 		{"tar", []string{"tar", "-xf", "data.tar"}, "tar"},
 		{"zstd", []string{"zstd", "-d", "x.zst"}, "zstd"},
 		{"curl", []string{"curl", "-fsS", "http://localhost:8080/health"}, "curl"}, // an age rule keeps the short ones out
-		{"pip", []string{"/usr/bin/python3", "/usr/local/bin/pip", "install", "torch"}, ""},
+		{"pip", []string{"/usr/bin/python3", "/usr/local/bin/pip", "install", "torch"}, "pip install"}, // a #! script
+		{"pip", []string{"/usr/bin/python3", "/usr/local/bin/pip", "list"}, ""},
+		{"pip", []string{"/bin/sh", "/tmp/x/pip", "download", "x"}, "pip download"},
 		{"pip", []string{"pip", "install", "torch"}, "pip install"},
 		{"pip3", []string{"pip3", "-q", "install", "-r", "req.txt"}, "pip install"},
 		{"pip", []string{"pip", "download", "torch"}, "pip download"},
@@ -58,7 +60,8 @@ func TestTransferLabel(t *testing.T) {
 		{"git", []string{"git", "lfs", "pull"}, "git lfs"},
 		{"git", []string{"git", "status"}, ""},
 		{"git-lfs", []string{"git-lfs", "filter-process"}, "git-lfs"},
-		{"huggingface-cli", []string{"/usr/bin/python3", "/usr/local/bin/huggingface-cli", "download", "x"}, ""},
+		{"huggingface-cli", []string{"/usr/bin/python3", "/usr/local/bin/huggingface-cli", "download", "x"}, "hf download"},
+		{"conda", []string{"/opt/conda/bin/python", "/opt/conda/bin/conda", "install", "-y", "x"}, "conda install"},
 		{"huggingface-cli", []string{"huggingface-cli", "download", "meta-llama/x"}, "hf download"},
 		{"hf", []string{"hf", "download", "Qwen/Qwen3"}, "hf download"},
 		{"hf", []string{"hf", "auth", "login"}, ""},

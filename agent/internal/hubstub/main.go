@@ -46,6 +46,7 @@ type line struct {
 	Seq         uint64            `json:"seq"`
 	Verdict     wire.Verdict      `json:"verdict"`
 	Reasons     []string          `json:"reasons"`
+	Work        string            `json:"work,omitempty"`
 	IdleSeconds int64             `json:"idle_seconds"`
 	Samples     int               `json:"samples"`
 	Busy        int               `json:"busy_samples"`
@@ -75,7 +76,7 @@ func run(ctx context.Context, listen, token, rental, logPath string) error {
 		}
 		hb := hbs[len(hbs)-1]
 		b, _ := json.Marshal(hb)
-		enc.Encode(line{Received: time.Now().UTC(), Seq: hb.Seq, Verdict: hb.Verdict, Reasons: hb.Reasons,
+		enc.Encode(line{Received: time.Now().UTC(), Seq: hb.Seq, Verdict: hb.Verdict, Reasons: hb.Reasons, Work: hb.Work,
 			IdleSeconds: hb.IdleSeconds, Samples: hb.Samples, Busy: hb.BusySamples, Idle: hb.IdleSamples,
 			Unknown: hb.UnknownSamples, GPUs: hb.GPUs, Bytes: len(b)})
 	})
