@@ -131,6 +131,39 @@ func holdsConnect(text string) bool {
 	return false
 }
 
+// HoldsSecret reports whether text may hold a platform API key: a word
+// anywhere in it that is a /connect (any alias, "/connect@bot" too), or
+// a mistyped one ("/conect") with words beside it. It errs on the side
+// of a secret. The Telegram transport asks it before storing an update,
+// so that such a text never reaches the database in the clear.
+func (c *Core) HoldsSecret(text string) bool { return holdsSecret(text) }
+
+func holdsSecret(text string) bool {
+	f := strings.Fields(normalize(text))
+	for _, w := range f {
+		if !strings.HasPrefix(w, "/") || len(w) < 2 {
+			continue
+		}
+		head, _, _ := strings.Cut(w[1:], "@")
+		head = strings.ToLower(head)
+		if kind, ok := commandNames[head]; ok {
+			if kind == KindConnect {
+				return true
+			}
+			continue
+		}
+		if len(f) < 2 {
+			continue
+		}
+		for _, near := range nearCommands(head) {
+			if commandNames[near] == KindConnect {
+				return true
+			}
+		}
+	}
+	return false
+}
+
 // redactSecrets returns text with every word of a /connect line that is
 // not a platform's name replaced by one "<key removed>", for anything
 // that repeats a user's message back.

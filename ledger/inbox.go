@@ -12,7 +12,7 @@ type InboxEntry struct {
 	UserID  int64     // the sender
 	ChatID  int64     // where the answer goes
 	SentAt  time.Time // when the sender sent it (zero if unknown)
-	Payload string    // the update, encoded by the transport
+	Payload string    // the update, encoded by the transport; never a secret in the clear (the transport leaves out or seals a text holding one)
 	Handled bool      // handled; Reply is what is left to send
 	Reply   string    // the answer still to send, encoded by the transport
 }

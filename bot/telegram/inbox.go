@@ -131,12 +131,14 @@ func (t *Transport) waitOutbox(ctx context.Context, chatID int64) bool {
 // MaxAttempts times, then the update is answered with FailedText and
 // dropped. It returns false if it stopped because ctx ended.
 func (t *Transport) processEntry(ctx, hctx context.Context, e ledger.InboxEntry) bool {
-	var u chat.Update
-	if err := json.Unmarshal([]byte(e.Payload), &u); err != nil || u.UserID == 0 {
+	defer t.forgetHeld(e.ID)
+	var su storedUpdate
+	if err := json.Unmarshal([]byte(e.Payload), &su); err != nil || su.UserID == 0 {
 		t.log.Error("dropping an unreadable stored update", "update", e.ID, "err", err)
 		t.deleteEntries(hctx, []int64{e.ID})
 		return true
 	}
+	u := su.Update
 	if u.SentAt.IsZero() {
 		u.SentAt = e.SentAt
 	}
@@ -147,7 +149,16 @@ func (t *Transport) processEntry(ctx, hctx context.Context, e ledger.InboxEntry)
 	failures := 0
 	var c *capture
 	secret := false // a handler attempt deleted the message: it held a secret
-	for attempt := 1; ; attempt++ {
+	lost := false   // the text held a secret that could not be had back
+	if su.Held {
+		text, ok := t.heldText(e.ID, su, log)
+		u.Text, lost = text, !ok
+	}
+	if lost {
+		c = &capture{t: t, chatID: u.ChatID}
+		t.lostSecret(hctx, u, c, log)
+	}
+	for attempt := 1; !lost; attempt++ {
 		if c != nil {
 			secret = secret || c.secret.Load()
 		}

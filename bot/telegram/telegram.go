@@ -104,6 +104,16 @@ type Scrubber interface {
 	ScrubDeleted(ctx context.Context) error
 }
 
+// Sealer seals and opens short texts bound to associated data
+// (connector/vault's Vault, keyed by the server's secret). The transport
+// seals with it the text of an update that holds a secret before the
+// update is stored, so that the inbox never holds the secret in the clear
+// and a restart can still handle the update.
+type Sealer interface {
+	Seal(plaintext, associatedData []byte) ([]byte, error)
+	Open(sealed, associatedData []byte) ([]byte, error)
+}
+
 // Command is one entry of the bot's command menu.
 type Command struct {
 	Command     string // without the slash: "status"
@@ -122,6 +132,22 @@ type Config struct {
 	Client  *http.Client
 	Handler chat.Handler
 	Store   Store
+	// Secret reports whether an update's text holds a secret (a platform
+	// API key sent with /connect). Such a text never reaches the store in
+	// the clear: see Sealer. nil: the Handler's HoldsSecret method (the
+	// core has one, bot.Core.HoldsSecret), else nothing is taken for a
+	// secret.
+	Secret func(text string) bool
+	// Sealer, when set, seals the text of an update that holds a secret
+	// in its stored form, so that an update cut off by a crash is still
+	// handled at the next start. Without it (or when the stored form no
+	// longer opens: the server's secret changed) such a text is kept in
+	// memory only, and after a crash its message is deleted and the user
+	// asked to send it again (ResendText).
+	Sealer Sealer
+	// ResendText asks a user to send again a message that held a secret
+	// and was cut off by a restart before it was handled.
+	ResendText func(lang string) string
 	// Allowed reports whether a user may use the bot (the core's
 	// Core.Allowed). Allowed users' updates are stored and never dropped;
 	// others are handled in memory under the flood limit. nil: everyone
@@ -204,6 +230,13 @@ func defaultFailed(lang string) string {
 	return "✗ The server failed to handle this message. Check /status before sending it again."
 }
 
+func defaultResend(lang string) string {
+	if strings.HasPrefix(strings.ToLower(lang), "zh") {
+		return "⚠ 服务器在处理你那条含 API 密钥的消息时重启了。未经检查的密钥不会保存在磁盘上，所以请重新发送那条消息。（它已从聊天中删除；若仍能看到，请自行删除。）"
+	}
+	return "⚠ The server restarted while it was handling your message that held an API key. A key not yet checked is never kept on disk, so please send that message again. (It was deleted from the chat; if you still see it, delete it.)"
+}
+
 func (c *Config) setDefaults() {
 	if c.Endpoint == "" {
 		c.Endpoint = DefaultEndpoint
@@ -262,6 +295,16 @@ func (c *Config) setDefaults() {
 	if c.FailedText == nil {
 		c.FailedText = defaultFailed
 	}
+	if c.ResendText == nil {
+		c.ResendText = defaultResend
+	}
+	if c.Secret == nil {
+		if h, ok := c.Handler.(interface{ HoldsSecret(string) bool }); ok {
+			c.Secret = h.HoldsSecret
+		} else {
+			c.Secret = func(string) bool { return false }
+		}
+	}
 	if c.StrangerQueue <= 0 {
 		c.StrangerQueue = 1000
 	}
@@ -303,6 +346,7 @@ type Transport struct {
 	queued    int                 // strangers' updates waiting, all together
 	chats     map[int64]*outbox   // answers waiting per chat
 	fullTold  map[int64]bool      // users told the disk is full, until one of their updates applies
+	held      map[int64]string    // the texts holding a secret of the entries stored without them, by update ID
 	wg        sync.WaitGroup
 
 	outage    time.Time // when the current incident began; zero when reachable
@@ -350,6 +394,7 @@ func New(cfg Config) (*Transport, error) {
 		strangers: make(map[int64][]*item),
 		chats:     make(map[int64]*outbox),
 		fullTold:  make(map[int64]bool),
+		held:      make(map[int64]string),
 	}, nil
 }
 
@@ -519,7 +564,7 @@ func (t *Transport) accept(ctx, hctx context.Context, ups []tgbotapi.Update) {
 			strangers = append(strangers, u)
 			continue
 		}
-		payload, err := json.Marshal(u)
+		payload, err := t.storedForm(int64(id), u)
 		if err != nil { // cannot happen: Update is plain data
 			t.log.Error("encoding an update failed", "update", u.Key, "err", err)
 			continue

@@ -114,15 +114,17 @@ func (l *lateButtons) ButtonData(userID int64, action, payload string) (string, 
 
 // newPlatforms opens the vault that seals the platform keys
 // (GPULEDGER_SECRET, else the key file beside the database) and makes
-// the sync of the users' platform connectors. It logs where the secret
-// came from, never the secret.
-func newPlatforms(cfg Config, db *sqlite.DB, agents connsync.Agents, buttons connsync.Buttons, getenv func(string) string, log *slog.Logger) (*connsync.Syncer, error) {
+// the sync of the users' platform connectors. It returns the vault too:
+// the Telegram transport seals with it the stored text of a /connect
+// waiting to be handled. It logs where the secret came from, never the
+// secret.
+func newPlatforms(cfg Config, db *sqlite.DB, agents connsync.Agents, buttons connsync.Buttons, getenv func(string) string, log *slog.Logger) (*connsync.Syncer, *vault.Vault, error) {
 	v, err := vault.Open(cfg.Secret, vault.DefaultKeyFile(cfg.DB))
 	if err != nil {
-		return nil, fmt.Errorf("platform keys: %w", err)
+		return nil, nil, fmt.Errorf("platform keys: %w", err)
 	}
 	log.Info("platform keys sealed", "secret_from", v.Source())
-	return connsync.New(connsync.Config{
+	s, err := connsync.New(connsync.Config{
 		Store:    db,
 		Vault:    v,
 		Clients:  platformClients(cfg.PlatformURLs, getenv),
@@ -131,4 +133,5 @@ func newPlatforms(cfg Config, db *sqlite.DB, agents connsync.Agents, buttons con
 		Interval: cfg.Sync,
 		Logger:   log,
 	})
+	return s, v, err
 }

@@ -72,7 +72,7 @@ func runServe(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	coreCfg.InstanceCards = hub
 	coreCfg.SummaryChart = scheduler.SummaryChart
 	buttons := &lateButtons{}
-	plat, err := newPlatforms(cfg, db, hub.hub, buttons, getenv, log)
+	plat, keys, err := newPlatforms(cfg, db, hub.hub, buttons, getenv, log)
 	if err != nil {
 		return err
 	}
@@ -119,6 +119,10 @@ func runServe(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 			// gets nothing but the replies.
 			fmt.Fprintf(stdout, "gpuledger %s — your GPU rental ledger (database %s; exports and charts go to %s).\n"+
 				"Type /help for the commands, e.g. /rent box1 autodl 4090 1.88/h; 输入 /help 查看命令。Ctrl-D quits.\n", version, cfg.DB, files)
+			if from := hub.MovedFrom(); from != "" {
+				fmt.Fprintf(stdout, "The agent hub listens on %s: %s is in use by another program (set GPULEDGER_LISTEN to choose). 代理服务改用 %s。\n",
+					hub.Addr(), from, hub.Addr())
+			}
 		}
 		return c.Run(ctx)
 	}
@@ -139,6 +143,9 @@ func runServe(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 		Client:   telegram.NewHTTPClient(60*time.Second, telegram.ProxyFromEnv(getenv)),
 		Handler:  core,
 		Store:    db,
+		// A /connect waiting to be handled is stored sealed, never in
+		// the clear, and still finishes after a restart.
+		Sealer:   keys,
 		Allowed:  core.Allowed,
 		Logger:   log,
 		Commands: commands,
