@@ -18,6 +18,26 @@
 // foreign keys, synchronous), since a PRAGMA run with Exec reaches only one
 // pooled connection.
 //
+// # Files and a full disk
+//
+// The database file is created owner-only (0600) whatever the umask, and
+// SQLite gives its -wal and -shm files the database file's mode, so the
+// ledger (platform keys sealed, but balances and hosts in the clear) is
+// never readable by other users of the machine. A file found with a
+// looser mode is tightened at open, with a warning (see tighten).
+//
+// A write that meets a full disk fails with EFULL and changes nothing.
+// The write-ahead log is what fills first: it grows until a checkpoint
+// copies it into the database file, and the checkpoint needs room of its
+// own. So after a full-disk failure the store makes sure the failed
+// transaction left nothing open on its connection, checkpoints the log
+// and truncates it
+// (wal_checkpoint(TRUNCATE)), and if that worked tries the transaction
+// once more; until a checkpoint works, each successful write is followed
+// by one, so the room freed goes to the checkpoint before the growing log
+// spends it. Once a few megabytes are free, writes go on without a
+// restart. journal_size_limit keeps the log small after every checkpoint.
+//
 // # Durability
 //
 // The default synchronous=NORMAL is durable against process crashes
@@ -51,6 +71,7 @@ package sqlite
 import (
 	"context"
 	"database/sql"
+	"database/sql/driver"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -60,6 +81,7 @@ import (
 	"runtime"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -76,10 +98,14 @@ type DB struct {
 	// times. It defaults to time.Now; tests set it before use.
 	Now func() time.Time
 
-	path   string
-	writer *sql.DB // one connection, BEGIN IMMEDIATE
-	reader *sql.DB // query_only connections
-	log    *slog.Logger
+	path     string
+	writer   *sql.DB // one connection, BEGIN IMMEDIATE
+	reader   *sql.DB // query_only connections
+	log      *slog.Logger
+	readOnly bool // OpenReadOnly: writer is a mode=ro connection too
+	// afterFull is set while a write has failed on a full disk and no
+	// checkpoint has completed since (see withTx).
+	afterFull atomic.Bool
 
 	mu     sync.Mutex
 	stmts  map[string]*sql.Stmt // prepared on the writer's one connection
@@ -126,6 +152,13 @@ func Open(ctx context.Context, path string, opts ...Option) (*DB, error) {
 	if err := checkFile(path); err != nil {
 		return nil, err
 	}
+	created, err := createPrivate(path)
+	if err != nil {
+		return nil, err
+	}
+	if !created {
+		tighten(path, cfg.logger)
+	}
 	sync := "normal"
 	if cfg.fullSync {
 		sync = "full"
@@ -133,6 +166,9 @@ func Open(ctx context.Context, path string, opts ...Option) (*DB, error) {
 	pragmas := url.Values{}
 	pragmas.Add("_pragma", "busy_timeout(5000)")
 	pragmas.Add("_pragma", "journal_mode(wal)")
+	// After a checkpoint the log is cut back to this size rather than
+	// kept at its largest: the room it held goes back to the disk.
+	pragmas.Add("_pragma", fmt.Sprintf("journal_size_limit(%d)", walSizeLimit))
 	pragmas.Add("_pragma", "foreign_keys(1)")
 	pragmas.Add("_pragma", "synchronous("+sync+")")
 	// secure_delete zeroes what a delete or update frees, in the page
@@ -148,6 +184,7 @@ func Open(ctx context.Context, path string, opts ...Option) (*DB, error) {
 	wq.Set("_txlock", "immediate")
 	writer, err := sql.Open("sqlite", "file:"+path+"?"+wq.Encode())
 	if err != nil {
+		removeCreated(path, created)
 		return nil, fmt.Errorf("sqlite: open %s: %w", path, err)
 	}
 	writer.SetMaxOpenConns(1)
@@ -160,12 +197,14 @@ func Open(ctx context.Context, path string, opts ...Option) (*DB, error) {
 	// that cannot be written is refused now rather than at every write.
 	if err := db.retryBusy(ctx, db.check); err != nil {
 		writer.Close()
+		removeCreated(path, created)
 		return nil, err
 	}
 	// Migrate before the read pool exists: the first connection creates the
 	// file and switches it to WAL.
 	if err := db.retryBusy(ctx, db.migrate); err != nil {
 		writer.Close()
+		removeCreated(path, created)
 		return nil, err
 	}
 
@@ -225,6 +264,81 @@ func checkFile(path string) error {
 		return fmt.Errorf("sqlite: %w: %s is an empty file (0 bytes), not a ledger: it was truncated or replaced; %s", ErrUnusable, path, restoreHint)
 	}
 	return nil
+}
+
+// walSizeLimit is the journal_size_limit: the size, in bytes, the
+// write-ahead log is cut back to after a checkpoint. The log grows to
+// about 4 MB (SQLite's automatic checkpoint at 1000 pages) between
+// checkpoints; keeping 1 MB of it saves regrowing it from nothing.
+const walSizeLimit = 1 << 20
+
+// fileMode is the mode of every file the store creates: the database,
+// its -wal and -shm (SQLite gives them the database file's mode), and
+// backups.
+const fileMode fs.FileMode = 0o600
+
+// createPrivate creates the file at path, empty and owner-only, when it
+// does not exist yet, so that SQLite (which would create it with the
+// process's umask, 0644 under the usual 022) opens a file nobody else can
+// read; SQLite takes an empty file for a new database. It reports whether
+// it created the file. Two processes creating it at once both go on: one
+// creates it (O_EXCL), the other finds it.
+func createPrivate(path string) (bool, error) {
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_EXCL, fileMode)
+	if errors.Is(err, fs.ErrExist) {
+		return false, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("sqlite: %w: cannot create %s: %w (fix the path or the directory's permissions: the server needs to create the file and its -wal and -shm beside it)", ErrUnusable, path, err)
+	}
+	// The umask may have taken bits from fileMode (0o200 would leave a
+	// file its owner cannot write): set it exactly.
+	err = f.Chmod(fileMode)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		os.Remove(path)
+		return false, fmt.Errorf("sqlite: create %s: %w", path, err)
+	}
+	return true, nil
+}
+
+// removeCreated removes the file createPrivate created when Open fails
+// before SQLite wrote to it: an empty file left behind would be refused at
+// the next start as a truncated ledger (checkFile).
+func removeCreated(path string, created bool) {
+	if fi, err := os.Stat(path); created && err == nil && fi.Size() == 0 {
+		os.Remove(path)
+	}
+}
+
+// tighten makes an existing database file and its -wal and -shm
+// owner-only, logging once what it changed. A looser file is tightened
+// rather than refused: it is most likely a ledger created before the
+// store set modes (SQLite used the umask), refusing it would stop a
+// working server at upgrade for what the server can fix itself, and no
+// reader of the ledger other than its owner is expected. A file the
+// process cannot change (another owner) is left as it is, with a warning.
+func tighten(path string, log *slog.Logger) {
+	var changed, failed []string
+	for _, p := range []string{path, path + "-wal", path + "-shm"} {
+		fi, err := os.Stat(p)
+		if err != nil || !fi.Mode().IsRegular() || fi.Mode().Perm()&^fileMode == 0 {
+			continue
+		}
+		if err := os.Chmod(p, fileMode); err != nil {
+			failed = append(failed, fmt.Sprintf("%s (%#o: %v)", p, fi.Mode().Perm(), err))
+			continue
+		}
+		changed = append(changed, fmt.Sprintf("%s (was %#o)", p, fi.Mode().Perm()))
+	}
+	if len(changed) > 0 {
+		log.Warn("sqlite: the database files were readable by others: made owner-only (0600)", "files", strings.Join(changed, ", "))
+	}
+	if len(failed) > 0 {
+		log.Warn("sqlite: the database files are readable by others and could not be made owner-only: chmod 600 them as their owner", "files", strings.Join(failed, ", "))
+	}
 }
 
 // check runs PRAGMA quick_check on the file and takes a write transaction
@@ -324,11 +438,29 @@ func (db *DB) Close() error {
 func (db *DB) Path() string { return db.path }
 
 // Backup writes a consistent, compacted copy of the database to path
-// (VACUUM INTO), safe while the server runs. path must not exist yet. It
-// runs on the writer connection (the query_only readers may not create
+// (VACUUM INTO), safe while the server runs. path must not exist yet: it
+// is created first, empty and owner-only (VACUUM INTO fills an empty file
+// and keeps its mode), so the copy is never readable by others, not even
+// while it is being written, and an existing file is never overwritten.
+// It runs on the writer connection (the query_only readers may not create
 // files), so writes wait for the copy: milliseconds per megabyte.
 func (db *DB) Backup(ctx context.Context, path string) error {
-	if _, err := db.writer.ExecContext(ctx, `VACUUM INTO ?`, path); err != nil {
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_EXCL, fileMode)
+	if err != nil {
+		if errors.Is(err, fs.ErrExist) {
+			return fmt.Errorf("sqlite: backup: %s already exists: a backup never overwrites, choose a new name", path)
+		}
+		return fmt.Errorf("sqlite: backup: %w", err)
+	}
+	err = f.Chmod(fileMode)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		_, err = db.writer.ExecContext(ctx, `VACUUM INTO ?`, path)
+	}
+	if err != nil {
+		os.Remove(path)
 		return storeError(fmt.Errorf("sqlite: backup to %s: %w", path, err))
 	}
 	return nil
@@ -369,7 +501,39 @@ func (db *DB) now() time.Time {
 // fn returns nil and rolling back otherwise.
 // Its errors pass through storeError, so a busy, locked or full database
 // reaches callers as a ledger code.
+//
+// A transaction that fails on a full disk is tried once more when a
+// checkpoint gives the write-ahead log's room back (see afterFull), so fn
+// may run twice: the first run's changes were rolled back, and fn must
+// not keep effects outside the transaction between runs (the store's do
+// not: they set their results afresh).
 func (db *DB) withTx(ctx context.Context, fn func(tx *sql.Tx) error) error {
+	if db.readOnly {
+		return fmt.Errorf("sqlite: %s is open read-only", db.path)
+	}
+	err := db.tx(ctx, fn)
+	switch {
+	case ledger.ErrorCode(err) == ledger.EFULL:
+		db.dropPoisoned(ctx)
+		if db.checkpoint(ctx) {
+			err = db.tx(ctx, fn)
+		}
+		if ledger.ErrorCode(err) == ledger.EFULL && !db.afterFull.Swap(true) {
+			db.log.Warn("sqlite: the disk holding the database is full: writes fail until some room is freed", "db", db.path)
+		}
+	case err == nil && db.afterFull.Load():
+		// The first writes after room was freed: checkpoint while that
+		// room lasts, before the growing log spends it.
+		if db.checkpoint(ctx) {
+			db.afterFull.Store(false)
+			db.log.Info("sqlite: writes work again after the disk was full: the write-ahead log is checkpointed and truncated", "db", db.path)
+		}
+	}
+	return err
+}
+
+// tx is one attempt of withTx.
+func (db *DB) tx(ctx context.Context, fn func(tx *sql.Tx) error) error {
 	tx, err := db.writer.BeginTx(ctx, nil)
 	if err != nil {
 		return storeError(fmt.Errorf("sqlite: begin: %w", err))
@@ -382,6 +546,43 @@ func (db *DB) withTx(ctx context.Context, fn func(tx *sql.Tx) error) error {
 		return storeError(fmt.Errorf("sqlite: commit: %w", err))
 	}
 	return nil
+}
+
+// dropPoisoned runs after a write failed on a full disk. SQLite rolls the
+// transaction back itself on a full disk, and database/sql then returns
+// the connection to the pool; should the failure have left the connection
+// inside a transaction (a failed COMMIT that SQLite kept open), every
+// later BEGIN on it would fail and the store would stay blocked. So it
+// asks the connection to roll back: when there was something to roll
+// back, the connection is closed instead of reused, and the next write
+// opens a fresh one with the same PRAGMAs.
+func (db *DB) dropPoisoned(ctx context.Context) {
+	conn, err := db.writer.Conn(ctx)
+	if err != nil {
+		return
+	}
+	defer conn.Close()
+	if _, err := conn.ExecContext(ctx, `ROLLBACK`); err != nil {
+		return // "no transaction is active": the connection is clean
+	}
+	db.log.Warn("sqlite: a write on a full disk left its connection inside a transaction: closed it", "db", db.path)
+	// driver.ErrBadConn makes database/sql close the connection rather
+	// than return it to the pool.
+	conn.Raw(func(any) error { return driver.ErrBadConn })
+}
+
+// checkpoint copies the write-ahead log into the database file and
+// truncates the log to nothing (wal_checkpoint(TRUNCATE)), and reports
+// whether it completed. The log grows until a checkpoint, and the
+// checkpoint itself needs room in the database file: after a full disk,
+// the few megabytes freed were spent by the growing log before the next
+// automatic checkpoint (at about 4 MB of log), and writes stayed blocked
+// until a restart. Checkpointing at once gives the log's room back while
+// there is still room to do it.
+func (db *DB) checkpoint(ctx context.Context) bool {
+	var busy, logPages, done int
+	err := db.writer.QueryRowContext(ctx, `PRAGMA wal_checkpoint(TRUNCATE)`).Scan(&busy, &logPages, &done)
+	return err == nil && busy == 0
 }
 
 // withWrite is withTx with statements prepared once and reused (see wtx),
