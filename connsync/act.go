@@ -65,6 +65,19 @@ func (s *Syncer) CanAct(ctx context.Context, r *ledger.Rental) (platform string,
 	return p, CanStop[p], true
 }
 
+// Listed returns what the platform last listed for r's instance (its ID,
+// GPU, count and public address), when r is live (see Live). The
+// scheduler compares it with what r's agent reports before it acts
+// through the API without the user's tap (ledger.Corroborate). It makes
+// no platform call; a store error reads as not live and is logged.
+func (s *Syncer) Listed(ctx context.Context, r *ledger.Rental) (ledger.PlatformInstance, bool) {
+	_, in, ok, err := s.live(ctx, r)
+	if err != nil {
+		s.log.Error("connsync: listed", "rental", r.ID, "err", err)
+	}
+	return in, ok && err == nil
+}
+
 // live finds r's connector and the platform instance it is bound to.
 func (s *Syncer) live(ctx context.Context, r *ledger.Rental) (ledger.Connector, ledger.PlatformInstance, bool, error) {
 	if r == nil || r.PlatformID == "" || !Supports(r.Platform) {

@@ -230,8 +230,9 @@ func listedFacts(in *ledger.PlatformInstance, li connector.Instance) bool {
 		price = ledger.Decimal{}
 	}
 	changed := in.Name != name || in.GPU != gpu || in.GPUCount != count || in.PriceOK != ok ||
-		!sameDecimal(in.Price, price) || in.Currency != li.Currency
+		!sameDecimal(in.Price, price) || in.Currency != li.Currency || in.Address != li.Address
 	in.Name, in.GPU, in.GPUCount, in.Price, in.PriceOK, in.Currency = name, gpu, count, price, ok, li.Currency
+	in.Address = li.Address // compared with where the rental's agent reports from (ledger.Corroborate)
 	return changed
 }
 

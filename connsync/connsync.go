@@ -53,6 +53,8 @@ type Store interface {
 	MarkNotice(ctx context.Context, userID int64, key string, at time.Time) (bool, error)
 	// The outbox: the notices the sync writes with its changes.
 	ledger.OutboxStore
+	// Each rental's standing answer about its agent (AutoWay).
+	AgentTrust(ctx context.Context, rentalID int64) (ledger.AgentTrust, bool, error)
 }
 
 // Agents gives what a rental's agent last reported (agent/hub.Hub): the

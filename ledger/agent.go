@@ -159,6 +159,13 @@ type AgentState struct {
 	// system was going down, not only the agent.
 	ShutdownAt   time.Time
 	ShutdownHost bool
+
+	// Peer is the IP address the last heartbeat came from, as the hub saw
+	// it (the TCP peer, or the X-Forwarded-For entry a trusted proxy
+	// added); "" unknown. Kept in memory only: after a restart it is
+	// unknown until the agent's next heartbeat, which holds automatic
+	// actions through a platform's API back until then (Corroborate).
+	Peer string
 }
 
 // Boot is what the hub saw when a rental's agent reported a new boot of

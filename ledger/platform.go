@@ -2,6 +2,7 @@ package ledger
 
 import (
 	"context"
+	"net/netip"
 	"time"
 )
 
@@ -42,6 +43,9 @@ type PlatformInstance struct {
 	Price    Decimal // the whole instance's hourly price; zero when PriceOK is false
 	PriceOK  bool
 	Currency Currency
+	// Address is the instance's public IP address as the platform lists
+	// it; the zero Addr when it lists none.
+	Address netip.Addr
 
 	// State is the platform state ("running", "stopped", "terminated",
 	// "unknown") last applied to the ledger, and StateAt when it began

@@ -110,7 +110,7 @@ func (h *Hub) serveHeartbeat(w http.ResponseWriter, r *http.Request) {
 		result = res
 		return
 	}
-	resp, dup, err := h.record(ctx, tok, hb)
+	resp, dup, err := h.record(ctx, tok, hb, h.peerAddr(r))
 	var ce *cloneError
 	if errors.As(err, &ce) {
 		result = resultConflict
@@ -169,8 +169,9 @@ func checkHeartbeat(hb *wire.HeartbeatRequest) string {
 
 // record applies a heartbeat: the agent's state in memory, a beat for the
 // next flush, the idle interval (written now when it opens or closes), and
-// the response with the rental's pending orders.
-func (h *Hub) record(ctx context.Context, tok ledger.AgentToken, hb *wire.HeartbeatRequest) (wire.HeartbeatResponse, bool, error) {
+// the response with the rental's pending orders. peer is the address the
+// heartbeat came from ("" unknown).
+func (h *Hub) record(ctx context.Context, tok ledger.AgentToken, hb *wire.HeartbeatRequest, peer string) (wire.HeartbeatResponse, bool, error) {
 	now := h.now().UTC()
 	resp := wire.HeartbeatResponse{Rental: tok.Rental, Policy: wire.Policy{UtilThreshold: h.cfg.UtilThreshold}}
 	re, err := h.rental(ctx, tok.RentalID, now)
@@ -227,6 +228,7 @@ func (h *Hub) record(ctx context.Context, tok ledger.AgentToken, hb *wire.Heartb
 			a.orders = keep
 		}
 		h.applyLocked(a, tok, rl, hb, now)
+		a.state.Peer = peer
 	}
 	st, step := a.state, a.step
 	a.step = idleStep{}

@@ -28,6 +28,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"net/netip"
 	"sync"
 	"time"
 
@@ -135,6 +136,11 @@ type Config struct {
 	TokenTTL time.Duration
 	// UtilThreshold, when set, is sent to agents as their busy threshold.
 	UtilThreshold float64
+	// TrustedProxies are the reverse proxies in front of the hub
+	// (GPULEDGER_TRUSTED_PROXIES): only a request from one of them has its
+	// X-Forwarded-For read for the address a heartbeat came from. Empty:
+	// the header is ignored and the TCP peer is the address.
+	TrustedProxies []netip.Prefix
 }
 
 // Hub serves the agent endpoints. It is safe for concurrent use.

@@ -46,6 +46,11 @@ func (db *DB) IssueToken(ctx context.Context, userID int64, name string, hash [3
 			r.ID, userID, hash[:], unix(at)); err != nil {
 			return constraintError(err, "insert token", "token collision: try again")
 		}
+		// A new token's reports are checked afresh: an earlier answer
+		// about the old token's agent (a mismatch kept off) no longer holds.
+		if _, err := tx.ExecContext(ctx, `UPDATE agent_trust SET state = 'reset', at = ? WHERE rental_id = ?`, unix(at), r.ID); err != nil {
+			return fmt.Errorf("sqlite: reset agent trust: %w", err)
+		}
 		tok = ledger.AgentToken{RentalID: r.ID, UserID: userID, Rental: r.Name, Hash: hash, IssuedAt: at}
 		return nil
 	})

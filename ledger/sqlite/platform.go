@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"net/netip"
 	"time"
 
 	"github.com/gpuledger/gpuledger/ledger"
@@ -20,7 +21,15 @@ const actionBind ledger.ActionKind = "bind"
 const balanceMergeWindow = time.Hour
 
 const platformInstanceCols = `id, user_id, platform, platform_id, status, rental_id, name, gpu, gpu_count, price,
-	currency, state, state_at, price_told, first_seen, last_seen, message_id`
+	currency, state, state_at, price_told, first_seen, last_seen, message_id, address`
+
+// addrText is a listed address as stored: "" for none.
+func addrText(a netip.Addr) string {
+	if !a.IsValid() {
+		return ""
+	}
+	return a.String()
+}
 
 func scanPlatformInstance(s scanner) (ledger.PlatformInstance, error) {
 	var (
@@ -29,11 +38,17 @@ func scanPlatformInstance(s scanner) (ledger.PlatformInstance, error) {
 		rentalID, stateAt          sql.NullInt64
 		price, told                sql.NullString
 		firstSeen, lastSeen, msgID int64
+		addr                       string
 	)
 	err := s.Scan(&in.ID, &in.UserID, &in.Platform, &in.PlatformID, &status, &rentalID, &in.Name, &in.GPU, &in.GPUCount,
-		&price, &currency, &in.State, &stateAt, &told, &firstSeen, &lastSeen, &msgID)
+		&price, &currency, &in.State, &stateAt, &told, &firstSeen, &lastSeen, &msgID, &addr)
 	if err != nil {
 		return in, err
+	}
+	if addr != "" {
+		if in.Address, err = netip.ParseAddr(addr); err != nil {
+			return in, fmt.Errorf("sqlite: platform_instances.address: %w", err)
+		}
 	}
 	in.Status = ledger.PlatformStatus(status)
 	in.RentalID = rentalID.Int64
@@ -190,15 +205,15 @@ func writeInstance(ctx context.Context, tx querier, in ledger.PlatformInstance, 
 		told = sql.NullString{String: in.PriceTold.String(), Valid: true}
 	}
 	_, err := tx.ExecContext(ctx, `INSERT INTO platform_instances (user_id, platform, platform_id, status, rental_id,
-			name, gpu, gpu_count, price, currency, state, state_at, price_told, first_seen, last_seen, message_id)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+			name, gpu, gpu_count, price, currency, state, state_at, price_told, first_seen, last_seen, message_id, address)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 		ON CONFLICT (user_id, platform, platform_id) DO UPDATE SET status = excluded.status,
 			rental_id = excluded.rental_id, name = excluded.name, gpu = excluded.gpu, gpu_count = excluded.gpu_count,
 			price = excluded.price, currency = excluded.currency, state = excluded.state, state_at = excluded.state_at,
 			price_told = excluded.price_told, first_seen = min(first_seen, excluded.first_seen),
-			last_seen = excluded.last_seen, message_id = excluded.message_id`,
+			last_seen = excluded.last_seen, message_id = excluded.message_id, address = excluded.address`,
 		in.UserID, in.Platform, in.PlatformID, string(in.Status), nullID(in.RentalID), in.Name, in.GPU, in.GPUCount,
-		price, string(in.Currency), in.State, nullUnix(in.StateAt), told, unix(in.FirstSeen), unix(in.LastSeen), in.MessageID)
+		price, string(in.Currency), in.State, nullUnix(in.StateAt), told, unix(in.FirstSeen), unix(in.LastSeen), in.MessageID, addrText(in.Address))
 	if err != nil {
 		return in, constraintError(err, "save platform instance", "the platform instance breaks a rule of the store")
 	}
