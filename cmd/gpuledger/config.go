@@ -41,6 +41,9 @@ type Config struct {
 	// AppAuthMaxAge is how old the Telegram sign-in data of the dashboard
 	// (initData's auth_date) may be (GPULEDGER_APP_AUTH_MAX_AGE).
 	AppAuthMaxAge time.Duration
+	// ListenDefault is set when neither GPULEDGER_LISTEN nor -listen chose
+	// Listen: the console may then move to a free port (startHub).
+	ListenDefault bool
 }
 
 // Default hub addresses when GPULEDGER_LISTEN and -listen are unset. The
@@ -131,6 +134,7 @@ func parseConfig(name string, args []string, getenv func(string) string, stderr 
 	}
 	if c.Listen == "" {
 		// Decided after the flags: the token may come from -telegram-token.
+		c.ListenDefault = true
 		c.Listen = listenConsole
 		if c.TelegramToken != "" {
 			c.Listen = listenTelegram

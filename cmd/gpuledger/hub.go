@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/http"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/gpuledger/gpuledger/agent/hub"
@@ -41,6 +42,10 @@ type reminders struct {
 	rctx   context.Context // cancelled by Close
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
+
+	// movedFrom is the console's default address when another program
+	// held it and the hub took a free port instead (listenHub).
+	movedFrom string
 }
 
 // listener forwards the hub's events to the scheduler once it exists
@@ -121,11 +126,18 @@ func startHub(ctx context.Context, cfg Config, db *sqlite.DB, log *slog.Logger) 
 		return nil, err
 	}
 	r.hub = h
-	ln, err := net.Listen("tcp", cfg.Listen)
+	ln, err := listenHub(cfg, log)
 	if err != nil {
-		return nil, fmt.Errorf("agent hub: listen on %s (GPULEDGER_LISTEN): %w", cfg.Listen, err)
+		return nil, err
 	}
 	r.ln = ln
+	if got := ln.Addr().String(); cfg.ListenDefault && got != cfg.Listen {
+		// The console's default was taken: agents and the install
+		// command must be told the port the hub really has.
+		r.movedFrom = cfg.Listen
+		cfg.Listen = got
+		r.cfg = cfg
+	}
 	if host, port, err := net.SplitHostPort(cfg.Listen); err == nil && port == "0" {
 		// Port 0 asks the system for a free port: agents must be told the
 		// one it gave, not ":0".
@@ -178,6 +190,45 @@ func startHub(ctx context.Context, cfg Config, db *sqlite.DB, log *slog.Logger) 
 	log.Info("agent hub listening", "addr", ln.Addr().String(), "public_url", r.PublicURL())
 	return r, nil
 }
+
+// listenHub opens the hub's listener on cfg.Listen. In the terminal
+// console, when the address is the default (neither GPULEDGER_LISTEN nor
+// -listen set) and another program holds it, it listens on a free port
+// of the same host instead and says so: the console is one person's
+// ledger, and the README's first command must not fail because something
+// else took 8477. An address that was chosen, or the Telegram server's
+// default (agents on rented hosts and Docker's port mapping expect it),
+// is not moved: a taken one is an error that says so.
+func listenHub(cfg Config, log *slog.Logger) (net.Listener, error) {
+	ln, err := net.Listen("tcp", cfg.Listen)
+	if err == nil {
+		return ln, nil
+	}
+	inUse := errors.Is(err, syscall.EADDRINUSE)
+	if inUse && cfg.ListenDefault && cfg.TelegramToken == "" {
+		host, _, _ := net.SplitHostPort(cfg.Listen)
+		if ln, ferr := net.Listen("tcp", net.JoinHostPort(host, "0")); ferr == nil {
+			log.Warn("agent hub: the console's default address is in use by another program: listening on a free port instead (set GPULEDGER_LISTEN to choose one)",
+				"default", cfg.Listen, "addr", ln.Addr().String())
+			return ln, nil
+		}
+	}
+	switch {
+	case inUse && cfg.ListenDefault:
+		return nil, fmt.Errorf("agent hub: %s, the default address, is in use by another program: stop it, or set GPULEDGER_LISTEN (-listen) to a free address: %w", cfg.Listen, err)
+	case inUse:
+		return nil, fmt.Errorf("agent hub: %s (GPULEDGER_LISTEN / -listen) is in use by another program: stop it, or choose a free address (127.0.0.1:0 takes any free port): %w", cfg.Listen, err)
+	}
+	return nil, fmt.Errorf("agent hub: listen on %s (GPULEDGER_LISTEN): %w", cfg.Listen, err)
+}
+
+// MovedFrom returns the default address the console's hub could not take
+// because another program held it, or "" when the hub listens where it was
+// asked to.
+func (r *reminders) MovedFrom() string { return r.movedFrom }
+
+// Addr returns the address the hub listens on.
+func (r *reminders) Addr() string { return r.ln.Addr().String() }
 
 // PublicURL returns the URL agents are told to use: GPULEDGER_PUBLIC_URL,
 // or else the address the hub listens on, with the port the system gave
