@@ -17,7 +17,8 @@ import (
 )
 
 // runExport prints one user's ledger with computed charges (DESIGN.md
-// section 5). It only reads, so it is safe while the server runs.
+// section 5). It only reads, so it is safe while the server runs and
+// works when the database's disk is full.
 func runExport(ctx context.Context, args []string, stdout, stderr io.Writer, getenv func(string) string) error {
 	db := envOr(getenv, "GPULEDGER_DB", "gpuledger.db")
 	fs := flag.NewFlagSet("export", flag.ContinueOnError)
@@ -67,7 +68,10 @@ func runExport(ctx context.Context, args []string, stdout, stderr io.Writer, get
 	return ledger.WriteExportJSON(stdout, book, asOf)
 }
 
-// runBackup writes a consistent copy of the live database to FILE.
+// runBackup writes a consistent copy of the live database to FILE,
+// created owner-only (0600). It only reads the database, so it works
+// while the server runs and when the database's disk is full (the copy
+// going to another disk).
 func runBackup(ctx context.Context, args []string, stdout, stderr io.Writer, getenv func(string) string) error {
 	db := envOr(getenv, "GPULEDGER_DB", "gpuledger.db")
 	fs := flag.NewFlagSet("backup", flag.ContinueOnError)
@@ -100,15 +104,17 @@ func runBackup(ctx context.Context, args []string, stdout, stderr io.Writer, get
 	return nil
 }
 
-// openExisting opens a database that must already exist: export and
-// backup never create an empty one by mistake.
+// openExisting opens a database that must already exist, read-only:
+// export and backup never create an empty one by mistake, never migrate
+// or write it, and so work on a full disk, when taking the data off is
+// what the user needs (sqlite.OpenReadOnly).
 func openExisting(ctx context.Context, path string) (*sqlite.DB, error) {
 	if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
 		return nil, fmt.Errorf("database %s does not exist (set GPULEDGER_DB or --db)", path)
 	} else if err != nil {
 		return nil, err
 	}
-	return sqlite.Open(ctx, path)
+	return sqlite.OpenReadOnly(ctx, path)
 }
 
 func pickUser(ctx context.Context, store *sqlite.DB, text string) (ledger.User, error) {
