@@ -321,7 +321,7 @@ func (c *Core) Handle(ctx context.Context, u chat.Update, s chat.Sender) error {
 		return nil // channel posts have no sender to answer
 	}
 	if u.Edited {
-		if holdsConnect(u.Text) {
+		if holdsSecret(u.Text) {
 			r.deleteSecret() // an API key edited into a message: not run, but not left in the chat
 		}
 		return r.fail(r.mark()) // the original was handled; a change is not re-run
@@ -345,6 +345,11 @@ func (c *Core) Handle(ctx context.Context, u chat.Update, s chat.Sender) error {
 		return err
 	}
 	// Stickers, photos, voice: a hint in private chats, nothing in groups.
+	// A caption that may hold an API key (one that is not a command: a
+	// command's is handled as text) is not run, but not left in the chat.
+	if holdsSecret(u.Text) {
+		r.deleteSecret()
+	}
 	if u.ChatType == chat.ChatPrivate {
 		return r.fail(r.answer(r.plain(r.t("text_only"))))
 	}
@@ -410,7 +415,7 @@ func (r *req) text() error {
 func (r *req) stranger() error {
 	c := r.c
 	r.lang = chat.NormLang(r.u.LangCode)
-	if r.u.Kind == chat.KindText && holdsConnect(r.u.Text) {
+	if r.u.Kind != chat.KindCallback && holdsSecret(r.u.Text) {
 		// Nothing of a stranger's is stored or run, but an API key sent
 		// to the bot should not stay readable in the chat either.
 		r.deleteSecret()

@@ -50,7 +50,7 @@ type Update struct {
 	ChatType ChatType
 	Username string // for display only, never for access decisions
 	LangCode string // the client's language hint ("zh-hans"), for new users
-	Text     string // KindText: the message text
+	Text     string // KindText: the message text (a command as a caption too); KindOther: an edit's text or a caption, read only to find a secret
 
 	// CallbackID and CallbackData are set for KindCallback. MessageID is
 	// the message whose button was pressed (for editing it in place), or,

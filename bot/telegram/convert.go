@@ -30,11 +30,22 @@ func convert(u tgbotapi.Update, botName string) (out chat.Update, ok bool) {
 		fromMessage(&out, m)
 		out.MessageID = m.MessageID
 		out.Forwarded = m.ForwardFrom != nil || m.ForwardFromChat != nil || m.ForwardSenderName != "" || m.ForwardDate != 0
-		if m.Text == "" {
-			out.Kind = chat.KindOther // sticker, photo, document, voice, service message
+		raw := m.Text
+		if raw == "" && isCommand(m.Caption) {
+			// A command as a photo's or a document's caption is read as
+			// its text: "/connect runpod KEY" so sent must be handled,
+			// and its message deleted, as a text message would be.
+			raw = m.Caption
+		}
+		if raw == "" {
+			// Sticker, voice, service message; a photo or document with
+			// a caption that is not a command (kept in Text, so that a
+			// key in it is still found and kept out of the store).
+			out.Kind = chat.KindOther
+			out.Text = m.Caption
 			return out, true
 		}
-		text, mine := stripBotName(m.Text, botName)
+		text, mine := stripBotName(raw, botName)
 		out.Text = text
 		out.Kind = chat.KindText
 		if !mine {
@@ -98,6 +109,13 @@ func fromMessage(out *chat.Update, m *tgbotapi.Message) {
 	if m.Date > 0 {
 		out.SentAt = time.Unix(int64(m.Date), 0).UTC() // for an edit, the original's
 	}
+}
+
+// isCommand reports whether text begins with a command ("/cmd", also
+// with a full-width slash), leading spaces aside.
+func isCommand(text string) bool {
+	s := strings.TrimSpace(text)
+	return strings.HasPrefix(s, "/") || strings.HasPrefix(s, "／")
 }
 
 // stripBotName turns "/status@mybot args" into "/status args" when mybot is

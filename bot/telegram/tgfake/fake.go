@@ -325,6 +325,51 @@ func (s *Server) SendSticker(userID, chatID int64) int {
 	return s.enqueueLocked(tgbotapi.Update{Message: m})
 }
 
+// SendPhoto queues a photo from userID in chatID with caption (may be
+// empty) and returns its update ID. A caption that begins with a command
+// carries its bot_command entity, as Telegram sends it.
+func (s *Server) SendPhoto(userID, chatID int64, caption string) int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if chatID == userID {
+		delete(s.closed, userID)
+	}
+	m := s.newMessageLocked(userID, chatID)
+	m.Photo = []tgbotapi.PhotoSize{{FileID: "inphoto1", FileUniqueID: "ip1", Width: 1280, Height: 720, FileSize: 84000}}
+	m.Caption, m.CaptionEntities = caption, commandEntity(caption)
+	return s.enqueueLocked(tgbotapi.Update{Message: m})
+}
+
+// SendDocument queues a document named name from userID in chatID with
+// caption (may be empty) and returns its update ID.
+func (s *Server) SendDocument(userID, chatID int64, name, caption string) int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if chatID == userID {
+		delete(s.closed, userID)
+	}
+	m := s.newMessageLocked(userID, chatID)
+	m.Document = &tgbotapi.Document{FileID: "indoc1", FileUniqueID: "id1", FileName: name, FileSize: 1200}
+	m.Caption, m.CaptionEntities = caption, commandEntity(caption)
+	return s.enqueueLocked(tgbotapi.Update{Message: m})
+}
+
+// commandEntity is the bot_command entity of a text that begins with a
+// command, nil otherwise.
+func commandEntity(text string) []tgbotapi.MessageEntity {
+	if len(text) == 0 || text[0] != '/' {
+		return nil
+	}
+	end := len(text)
+	for i, r := range text {
+		if r == ' ' || r == '\n' {
+			end = i
+			break
+		}
+	}
+	return []tgbotapi.MessageEntity{{Type: "bot_command", Offset: 0, Length: len([]rune(text[:end]))}}
+}
+
 // SendEdited queues an edited_message update: userID changed the text of
 // their earlier message messageID.
 func (s *Server) SendEdited(userID, chatID int64, messageID int, text string) int {

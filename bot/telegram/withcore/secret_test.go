@@ -230,3 +230,66 @@ func TestConnect_CrashDuringCheck(t *testing.T) {
 		})
 	}
 }
+
+// TestConnect_Caption: /connect sent as the caption of a photo or a
+// document is handled as the same text would be: the key is checked and
+// stored, the message that shows it is deleted from the chat, and nothing
+// of it is in the database files. A photo whose caption is not a command
+// still gets the hint that the bot reads text, and is left alone.
+func TestConnect_Caption(t *testing.T) {
+	w := newSecretWorld(t)
+	close(w.conns.gate)
+	w.start(nil)
+	w.fake.SendText(42, 42, "/start")
+	waitFor(t, "the welcome", func() bool { return len(w.fake.Messages(42)) == 1 })
+
+	w.fake.SendPhoto(42, 42, "my rig")
+	waitFor(t, "the answer to a photo", func() bool { return len(w.fake.Messages(42)) == 2 })
+	if d := w.fake.Deleted(42); len(d) != 0 {
+		t.Errorf("a photo captioned %q was deleted: %v", "my rig", d)
+	}
+
+	for i, send := range []func() int{
+		func() int { return w.fake.SendPhoto(42, 42, "/connect runpod "+secretKey) },
+		func() int {
+			return w.fake.SendDocument(42, 42, "key.txt", "/connect@"+tgfake.BotUsername+" runpod "+secretKey)
+		},
+	} {
+		before := len(w.fake.Messages(42))
+		send()
+		waitFor(t, "the reply to /connect in a caption", func() bool { return len(w.fake.Messages(42)) == before+1 })
+		reply := w.fake.Messages(42)[before].Text
+		if !strings.Contains(reply, "✓") || !strings.Contains(reply, "…WXYZ") || !strings.Contains(reply, "deleted your message") {
+			t.Errorf("caption %d: reply %q, want the key stored and the message deleted", i, reply)
+		}
+		if d := w.fake.Deleted(42); len(d) != i+1 {
+			t.Errorf("caption %d: deleted %v, want the captioned message deleted", i, d)
+		}
+	}
+	if cs, err := w.db.Connectors(w.ctx, 42); err != nil || len(cs) != 1 {
+		t.Fatalf("connectors %+v, %v", cs, err)
+	}
+	w.noKeyIn("after the captions")
+	w.stop()
+	w.noKeyIn("after the server stopped")
+}
+
+// TestConnect_CaptionNotACommand: a key in a caption that is not itself a
+// command ("key: /connect runpod KEY") is not run, but its message is
+// deleted all the same and nothing of it reaches the database files.
+func TestConnect_CaptionNotACommand(t *testing.T) {
+	w := newSecretWorld(t)
+	close(w.conns.gate)
+	w.start(nil)
+	w.fake.SendText(42, 42, "/start")
+	waitFor(t, "the welcome", func() bool { return len(w.fake.Messages(42)) == 1 })
+	w.fake.SendPhoto(42, 42, "key: /connect runpod "+secretKey)
+	waitFor(t, "the answer to the photo", func() bool { return len(w.fake.Messages(42)) == 2 })
+	if d := w.fake.Deleted(42); len(d) != 1 {
+		t.Errorf("deleted %v, want the photo whose caption holds a key", d)
+	}
+	if cs, err := w.db.Connectors(w.ctx, 42); err != nil || len(cs) != 0 {
+		t.Errorf("connectors %+v, %v: want none (not a command)", cs, err)
+	}
+	w.noKeyIn("after the photo")
+}
