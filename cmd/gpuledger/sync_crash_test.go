@@ -27,7 +27,7 @@ func TestCrash_SyncNoticeAfterRestart(t *testing.T) {
 		t.Skip("starts the server binary twice; run without -short")
 	}
 	const (
-		user  = int64(1001)
+		user   = int64(1001)
 		lamKey = "secret_crashtest_0123456789abcdefABCDEF"
 	)
 	bin := buildServer(t)
