@@ -166,6 +166,12 @@ type AgentState struct {
 	// unknown until the agent's next heartbeat, which holds automatic
 	// actions through a platform's API back until then (Corroborate).
 	Peer string
+	// InstanceSaid is the instance key the last heartbeat itself reported
+	// ("" when it reported none). InstanceKey keeps the last key any
+	// heartbeat gave, for the host's boots; corroboration must not lend
+	// one heartbeat's facts to the next, which may come from elsewhere.
+	// In memory only, as Peer.
+	InstanceSaid string
 }
 
 // Boot is what the hub saw when a rental's agent reported a new boot of

@@ -70,7 +70,7 @@ func CorroborateKeys() []string {
 
 // AgentFacts are the host facts of a rental's agent's last heartbeat.
 func AgentFacts(st AgentState) HostFacts {
-	return HostFacts{Instance: st.InstanceKey, GPU: st.GPU.Model, GPUCount: st.GPU.Count, Address: st.Peer}
+	return HostFacts{Instance: st.InstanceSaid, GPU: st.GPU.Model, GPUCount: st.GPU.Count, Address: st.Peer}
 }
 
 // ListedFacts are the host facts the platform lists for an instance.

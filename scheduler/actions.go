@@ -22,7 +22,7 @@ type ButtonRegistry interface {
 
 // RegisterButtons registers the card buttons with the core.
 func (s *Scheduler) RegisterButtons(reg ButtonRegistry) {
-	for _, a := range []string{ActRelease, ActSnooze, ActKeep, ActExtend, ActReleaseAtEnd, ActReleased, ActPStop, ActPTerm} {
+	for _, a := range []string{ActRelease, ActSnooze, ActKeep, ActExtend, ActReleaseAtEnd, ActReleased, ActPStop, ActPTerm, ActTrustOff, ActTrust, ActTrustNew} {
 		reg.HandleButton(a, s.press)
 	}
 	for _, a := range []string{ActAdopt, ActOtherPrice, ActNotMine, ActReconnect, ActRevokeEnrol, ActHostStopped, ActHostBilled} {
@@ -68,6 +68,8 @@ func (s *Scheduler) press(ctx context.Context, p chat.ButtonPress, snd chat.Send
 		toast, err = s.MarkReleased(ctx, p.Update.UserID, id, p.Update.Key)
 	case ActPStop, ActPTerm:
 		toast, err = s.PlatformAct(ctx, p.Update.UserID, id, p.Action == ActPTerm, p.Update.MessageID)
+	case ActTrustOff, ActTrust, ActTrustNew:
+		toast, err = s.TrustAnswer(ctx, p.Update.UserID, id, p.Action)
 	}
 	if err != nil {
 		if ledger.ErrorCode(err) == ledger.EINTERNAL || ledger.Transient(err) {

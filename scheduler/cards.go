@@ -240,7 +240,15 @@ func (s *Scheduler) checkIdle(ctx context.Context, u *ledger.User, r *ledger.Ren
 	}
 	auto := pol.Action == ledger.AutoStop || pol.Action == ledger.AutoRelease
 	lg := lang(u)
-	text := s.idleText(u, r, pol, card, idleFor, idleMoney, st.Sessions, now)
+	ask := ""
+	if auto {
+		// What the automatic action would really do: through a platform's
+		// API only as far as the agent has shown it runs on the instance.
+		if w := s.autoWay(ctx, r, pol.Action); w.Kind == ledger.WayAsk {
+			ask = view.WayReason(lg, r.Name, w)
+		}
+	}
+	text := s.idleText(u, r, pol, card, idleFor, idleMoney, st.Sessions, ask, now)
 	if !open {
 		card = ledger.Card{UserID: u.ID, RentalID: r.ID, Kind: ledger.CardIdle, Incident: incident}
 		if err := s.sendCard(ctx, u, &card, text, idleButtons(lg, r), true, auto); err != nil {
@@ -294,7 +302,9 @@ func (s *Scheduler) checkIdle(ctx context.Context, u *ledger.User, r *ledger.Ren
 
 // idleText is the idle card: how long and how much, who is connected
 // (people, from the last heartbeat), and what happens next.
-func (s *Scheduler) idleText(u *ledger.User, r *ledger.Rental, pol ledger.AutoPolicy, c ledger.Card, idleFor time.Duration, idle ledger.Money, people []ledger.Session, now time.Time) string {
+// ask, when not "", is why an automatic action would ask for a tap
+// instead (view.WayReason).
+func (s *Scheduler) idleText(u *ledger.User, r *ledger.Rental, pol ledger.AutoPolicy, c ledger.Card, idleFor time.Duration, idle ledger.Money, people []ledger.Session, ask string, now time.Time) string {
 	lg := lang(u)
 	t := tr(lg, "idle", r.Name, chat.FormatDuration(idleFor, lg), idle.Format())
 	if len(people) > 0 {
@@ -306,6 +316,8 @@ func (s *Scheduler) idleText(u *ledger.User, r *ledger.Rental, pol ledger.AutoPo
 		t += "\n" + tr(lg, "idle_kept")
 	case now.Before(c.SnoozeUntil):
 		t += "\n" + tr(lg, "snoozed_until", clock(u, c.SnoozeUntil))
+	case auto && ask != "":
+		t += "\n" + tr(lg, "idle_auto_ask", chat.RawHTML(tr(lg, "act_"+string(pol.Action))), ask)
 	case auto && len(pol.WaitFor.Holding(people)) > 0:
 		t += "\n" + tr(lg, "idle_auto_held", chat.RawHTML(tr(lg, "act_"+string(pol.Action))), r.Name, string(pol.Action))
 	case auto:

@@ -304,6 +304,34 @@ var messages = chat.Catalog{
 		"<b>%[1]s</b> 空闲，自动策略是关机，但 %[2]s 只能销毁实例，因此不会自动操作。/autorelease %[1]s release 可在空闲时自动销毁。"},
 	"done_terminate": {"terminated", "已销毁"},
 	"act_terminate":  {"terminate", "销毁"},
+
+	// An agent whose reports do not show it runs on the rental's platform
+	// instance (trust.go).
+	"pact_ask": {
+		"Not done automatically: %[1]s. Release now does it if you want it.",
+		"未自动执行：%[1]s。如需要，请点「立即释放」。"},
+	"idle_auto_ask": {
+		"No automatic %[1]s: %[2]s. Release now still releases.",
+		"不会自动%[1]s：%[2]s。点「立即释放」仍会释放。"},
+	"trust_ask": {
+		"<b>%[1]s</b>: the agent reporting for it contradicts %[2]s's list for instance %[3]s.\nThe agent said: %[4]s\n%[2]s lists: %[5]s\nAutomatic stops and releases through %[2]s's API are off for %[1]s until you decide. If this is not your agent, its token may have leaked: New token revokes it (then /agent %[1]s for a new install line).",
+		"<b>%[1]s</b>：为它上报的代理与 %[2]s 上实例 %[3]s 的列表不符。\n代理报告：%[4]s\n%[2]s 显示：%[5]s\n在你决定之前，%[1]s 通过 %[2]s API 的自动关机和释放已关闭。如果这不是你的代理，令牌可能已泄露：「新令牌」会吊销它（然后用 /agent %[1]s 获取新的安装命令）。"},
+	"trust_kept_off": {
+		"<b>%[1]s</b>: automation through %[2]s's API stays off (the agent said %[3]s, %[2]s lists %[4]s). Idle cards ask you; a new token (/agent %[1]s) checks afresh.",
+		"<b>%[1]s</b>：通过 %[2]s API 的自动操作保持关闭（代理报告 %[3]s，%[2]s 显示 %[4]s）。空闲时会询问你；新令牌（/agent %[1]s）会重新核对。"},
+	"trust_trusted": {
+		"<b>%[1]s</b>: trusted (the agent said %[3]s, %[2]s lists %[4]s). Its next heartbeat is checked again; any other disagreement asks you again.",
+		"<b>%[1]s</b>：已信任（代理报告 %[3]s，%[2]s 显示 %[4]s）。下一次心跳会再次核对；其他不符会再次询问你。"},
+	"trust_new": {
+		"<b>%[1]s</b>: its agent token is revoked; nothing reports for it now. Send /agent %[1]s for a new install line: the new agent's reports are checked afresh.",
+		"<b>%[1]s</b>：代理令牌已吊销，现在没有代理为它上报。发送 /agent %[1]s 获取新的安装命令：新代理的上报会重新核对。"},
+	"btn_trust_off":   {"Keep automation off", "保持关闭自动操作"},
+	"btn_trust":       {"Trust this agent", "信任这个代理"},
+	"btn_trust_new":   {"New token", "新令牌"},
+	"t_trust_off":     {"Automation stays off for %[1]s.", "%[1]s 的自动操作保持关闭。"},
+	"t_trust":         {"Trusted; checked again at its next heartbeat.", "已信任；下一次心跳会再次核对。"},
+	"t_trust_new":     {"Token revoked: /agent %[1]s gives a new one.", "令牌已吊销：/agent %[1]s 获取新令牌。"},
+	"t_trust_settled": {"Already answered.", "已经回答过了。"},
 }
 
 // lang returns the user's language (chat.LangEN or chat.LangZH).

@@ -31,6 +31,12 @@ type Platforms interface {
 	// Reconcile compares the ledger with each connected platform over
 	// [from, to).
 	Reconcile(ctx context.Context, userID int64, from, to time.Time) ([]ledger.Reconciliation, error)
+	// AutoWay says how an automatic stop or release of r would be
+	// carried out now (ledger.PlanAuto): through the API only as far as
+	// r's agent has shown that it runs on the instance the platform
+	// lists; WayAgent when r is not a live instance of a connected
+	// platform. It makes no platform call.
+	AutoWay(ctx context.Context, r *ledger.Rental, action ledger.AutoAction) ledger.AutoWay
 }
 
 // Button actions that act through a platform's API. The payload is the
@@ -152,24 +158,31 @@ func (s *Scheduler) PlatformAct(ctx context.Context, userID, rentalID int64, ter
 
 // autoAPI takes the automatic action through the platform's API instead
 // of an agent order; the caller has made ledger.AutoDecide's checks
-// (fresh heartbeat, not busy, nobody holding it). A "stop" policy on a
-// platform that can only terminate does nothing and tells the user once.
-// handled false: the platform cannot act, order through the agent.
+// (fresh heartbeat, not busy, nobody holding it). The API acts only as
+// the rule allows (Platforms.AutoWay): a terminate needs an agent whose
+// reports show it runs on the instance, a stop too unless the policy is
+// stop and the platform keeps the disk; otherwise the idle card asks for
+// a tap (askInstead). A "stop" policy on a platform that can only
+// terminate does nothing and tells the user once. handled false: the
+// rental is not live on a connected platform, order through the agent.
 func (s *Scheduler) autoAPI(ctx context.Context, u *ledger.User, r *ledger.Rental, c *ledger.Card, action string, evidence ledger.Message) (handled bool, err error) {
-	platform, canStop, ok := s.canAct(ctx, r)
-	if !ok {
-		return false, nil
-	}
+	w := s.autoWay(ctx, r, ledger.AutoAction(action))
+	platform := w.Platform
 	name := platformName(platform)
-	terminate := action == string(ledger.AutoRelease)
-	if !terminate && !canStop {
+	switch w.Kind {
+	case ledger.WayAgent:
+		return false, nil
+	case ledger.WayCannotStop:
 		fresh, err := s.store.MarkNotice(ctx, u.ID, "pact_nostop:"+strconv.FormatInt(r.ID, 10), s.now())
 		if err != nil || !fresh {
 			return true, err
 		}
 		s.decide(ctx, u, r, ledger.DecisionHold, ledger.Msg("d_pact_cannot_stop", name), evidence)
 		return true, s.notifyText(ctx, u, tr(lang(u), "pact_cannot_stop", r.Name, name))
+	case ledger.WayAsk:
+		return true, s.askInstead(ctx, u, r, c, action, w)
 	}
+	terminate := w.Kind == ledger.WayAPITerminate
 	if s.acting(r.ID) {
 		return true, nil
 	}
@@ -179,7 +192,11 @@ func (s *Scheduler) autoAPI(ctx context.Context, u *ledger.User, r *ledger.Renta
 	if err != nil || !fresh {
 		return true, err
 	}
-	s.decide(ctx, u, r, ledger.DecisionOrder, ledger.Msg("d_pact_auto", ledger.AutoAction(action), name), evidence)
+	if w.Uncorroborated {
+		s.decide(ctx, u, r, ledger.DecisionOrder, ledger.Msg("d_pact_auto_unc", name), view.WayEvidence(r.Name, w))
+	} else {
+		s.decide(ctx, u, r, ledger.DecisionOrder, ledger.Msg("d_pact_auto", ledger.AutoAction(action), name), evidence)
+	}
 	_, err = s.startAct(ctx, u, r, platform, terminate, ledger.DecisionOrder, c, actTarget{kind: c.Kind})
 	return true, err
 }

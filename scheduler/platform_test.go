@@ -3,6 +3,7 @@ package scheduler_test
 import (
 	"context"
 	"net/http/httptest"
+	"net/netip"
 	"strings"
 	"sync"
 	"testing"
@@ -39,6 +40,8 @@ type platEnv struct {
 	lf   *lambdafake.Server
 	ad   *autodlfake.Server
 	sync *connsync.Syncer
+	// agents is the syncer's view of the hub's agents.
+	agents *lateAgents
 
 	mu      sync.Mutex
 	onSleep func() // runs after each of the syncer's waits, which advance the clock
@@ -53,6 +56,12 @@ func (p *platEnv) setOnSleep(f func()) {
 }
 
 func newPlatEnv(t *testing.T, platform string) *platEnv {
+	t.Helper()
+	return newPlatEnvHub(t, platform, nil)
+}
+
+// newPlatEnvHub is newPlatEnv with the hub's config changed by hubCfg.
+func newPlatEnvHub(t *testing.T, platform string, hubCfg func(*hub.Config)) *platEnv {
 	t.Helper()
 	ctx := context.Background()
 	db := testkit.DB(t)
@@ -76,13 +85,15 @@ func newPlatEnv(t *testing.T, platform string) *platEnv {
 	case "lambda":
 		key, id, price = p.lf.Key, lambdaID, "1.29"
 		p.lf.SetInstances(lambdafake.Instance{ID: id, Name: "box1", Status: "active", TypeName: "gpu_1x_a100",
-			Description: "1x A100 (40 GB SXM4)", GPUDescription: "A100 (40 GB SXM4)", Price: 129, GPUs: 1})
+			Description: "1x A100 (40 GB SXM4)", GPUDescription: "A100 (40 GB SXM4)", Price: 129, GPUs: 1, IP: "127.0.0.1"})
 	case "autodl":
 		key, id, price, cur = p.ad.Token, autodlID, "1.88", ledger.CNY
 		p.ad.SetInstances(autodlfake.Instance{UUID: id, Name: "box1", Status: "running", GPUSpec: "a100-p", GPUAlias: "A100",
 			GPUCount: 1, StartedAt: t0, StatusAt: t0, PaygPrice: 1880})
 	default:
-		p.rp.SetPods(runpodfake.NewPod(id, "box1", "RUNNING", price, "A100", 1, t0))
+		pod := runpodfake.NewPod(id, "box1", "RUNNING", price, "A100", 1, t0)
+		pod["publicIp"] = "127.0.0.1" // where the test's heartbeats come from
+		p.rp.SetPods(pod)
 	}
 	sealed, err := v.Seal([]byte(key), vault.ConnectorAD(1, platform))
 	if err != nil {
@@ -94,6 +105,9 @@ func newPlatEnv(t *testing.T, platform string) *platEnv {
 	in := ledger.PlatformInstance{UserID: 1, Platform: platform, PlatformID: id, Status: ledger.PlatformAsked, Name: "box1",
 		GPU: "A100", GPUCount: 1, Price: ledger.MustDecimal(price), PriceOK: true, Currency: cur,
 		State: string(connector.Running), StateAt: t0, FirstSeen: t0, LastSeen: t0}
+	if platform != "autodl" {
+		in.Address = netip.MustParseAddr("127.0.0.1")
+	}
 	r, _, err := db.AddSyncedRental(ctx, ledger.Action{UserID: 1, At: t0}, in, ledger.Rental{Name: "box1", Platform: platform,
 		GPU: "A100", GPUCount: 1, Mode: ledger.PerSecond, Priced: true, Currency: cur,
 		Price:  ledger.Price{Amount: ledger.MustDecimal(price), Unit: ledger.UnitHour},
@@ -101,7 +115,9 @@ func newPlatEnv(t *testing.T, platform string) *platEnv {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p.sync, err = connsync.New(connsync.Config{Store: db, Vault: v, Buttons: signer{}, Now: clk.Now,
+	agents := &lateAgents{}
+	p.agents = agents
+	p.sync, err = connsync.New(connsync.Config{Store: db, Vault: v, Buttons: signer{}, Now: clk.Now, Agents: agents,
 		Clients: func(platform, key string) (connector.Client, error) {
 			switch platform {
 			case "lambda":
@@ -129,7 +145,11 @@ func newPlatEnv(t *testing.T, platform string) *platEnv {
 	e := &env{t: t, db: db, clk: clk, chat: &testkit.Sender{}, btn: registry{}, rid: r.ID}
 	t.Cleanup(func() { checkDecisions(t, db, r.ID) })
 	fwd := &struct{ *scheduler.Scheduler }{}
-	e.hub, err = hub.New(hub.Config{Store: db, Now: clk.Now, Listener: fwd})
+	hc := hub.Config{Store: db, Now: clk.Now, Listener: fwd}
+	if hubCfg != nil {
+		hubCfg(&hc)
+	}
+	e.hub, err = hub.New(hc)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -139,11 +159,37 @@ func newPlatEnv(t *testing.T, platform string) *platEnv {
 		t.Fatal(err)
 	}
 	fwd.Scheduler = e.s
+	agents.set(e.hub)
 	e.s.RegisterButtons(e.btn)
 	e.srv = httptest.NewServer(e.hub.Handler())
 	t.Cleanup(e.srv.Close)
+	// The agent box1 has is the instance's own: it reports the pod's ID
+	// and GPU, from the address the platform lists (the test's loopback).
+	e.gpu, e.instance = "NVIDIA A100-SXM4-40GB", &wire.InstanceFacts{Platform: platform, ID: id}
 	p.env = e
 	return p
+}
+
+// lateAgents is the hub for the syncer, which is built before it.
+type lateAgents struct {
+	mu sync.Mutex
+	h  *hub.Hub
+}
+
+func (a *lateAgents) set(h *hub.Hub) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.h = h
+}
+
+func (a *lateAgents) AgentState(rentalID int64) (ledger.AgentState, bool) {
+	a.mu.Lock()
+	h := a.h
+	a.mu.Unlock()
+	if h == nil {
+		return ledger.AgentState{}, false
+	}
+	return h.AgentState(rentalID)
 }
 
 // withAgent gives box1 an agent token, as `gpuledger agent` would have.

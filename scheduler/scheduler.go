@@ -58,6 +58,9 @@ type Store interface {
 	UnmarkNotice(ctx context.Context, key string) error
 	// Announced instances (ledger.EnrolStore).
 	EnrolStore
+	// Each rental's standing answer about an agent whose reports
+	// contradicted its platform's list (trust.go).
+	ledger.TrustStore
 }
 
 // Hub is what the scheduler needs of the agent hub (agent/hub.Hub).
@@ -314,7 +317,7 @@ func (s *Scheduler) checkRental(ctx context.Context, u *ledger.User, r *ledger.R
 		st, seen = s.hub.AgentState(r.ID)
 	}
 	if seen {
-		errs = append(errs, s.checkIdle(ctx, u, r, st, now), s.checkSilent(ctx, u, r, st, now))
+		errs = append(errs, s.checkTrust(ctx, u, r, st, now), s.checkIdle(ctx, u, r, st, now), s.checkSilent(ctx, u, r, st, now))
 	} else if r.State() == ledger.Running {
 		errs = append(errs, s.checkLongRun(ctx, u, r, now))
 	}

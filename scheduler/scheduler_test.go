@@ -53,6 +53,14 @@ type env struct {
 	lastV  wire.Verdict
 	people []wire.Session // reported connected by every heartbeat post sends
 	lastAt time.Time
+	// What post's heartbeats say of the host: the GPU model ("" the
+	// default RTX 4090) and count (0: one), the instance (nil: none), no
+	// release command (noCmd); xff is sent as X-Forwarded-For.
+	gpu      string
+	gpus     int
+	instance *wire.InstanceFacts
+	noCmd    bool
+	xff      string
 }
 
 func newEnv(t *testing.T, settings func(*ledger.Settings)) *env {
@@ -139,9 +147,17 @@ func (e *env) beat(v wire.Verdict, idle time.Duration, job *wire.JobState) wire.
 func (e *env) post(v wire.Verdict, ws, we time.Time, idle time.Duration, job *wire.JobState) wire.HeartbeatResponse {
 	e.t.Helper()
 	e.seq++
+	gpu := e.gpu
+	if gpu == "" {
+		gpu = "NVIDIA GeForce RTX 4090"
+	}
+	var gpus []wire.GPUFact
+	for i := range max(e.gpus, 1) {
+		gpus = append(gpus, wire.GPUFact{Index: i, Name: gpu})
+	}
 	h := wire.HeartbeatRequest{Version: wire.Version, Seq: e.seq, BootID: "b1", Verdict: v, Samples: 6,
-		WindowStart: ws, WindowEnd: we, SentAt: e.clk.Now(), CanRelease: true, Job: job,
-		Host: wire.HostFacts{GPUSource: "simulate", GPUs: []wire.GPUFact{{Name: "NVIDIA GeForce RTX 4090"}}}, Sessions: e.people}
+		WindowStart: ws, WindowEnd: we, SentAt: e.clk.Now(), CanRelease: !e.noCmd, Job: job,
+		Host: wire.HostFacts{GPUSource: "simulate", GPUs: gpus}, Sessions: e.people, Instance: e.instance}
 	switch v {
 	case wire.VerdictIdle:
 		h.IdleSamples, h.IdleSeconds = 6, int64(idle/time.Second)
@@ -157,6 +173,9 @@ func (e *env) send(h wire.HeartbeatRequest) wire.HeartbeatResponse {
 	b, _ := json.Marshal(h)
 	req, _ := http.NewRequest(http.MethodPost, e.srv.URL+wire.PathHeartbeat, bytes.NewReader(b))
 	req.Header.Set("Authorization", "Bearer "+e.token)
+	if e.xff != "" {
+		req.Header.Set("X-Forwarded-For", e.xff)
+	}
 	res, err := http.DefaultClient.Do(req)
 	if err != nil {
 		e.t.Fatal(err)

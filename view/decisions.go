@@ -46,6 +46,12 @@ var decisionTexts = chat.Catalog{
 	"d_pact_unconfirmed":     {"%[1]v through %[2]v's API not confirmed", "通过 %[2]v API %[1]v未确认"},
 	"d_pact_failed":          {"%[1]v through %[2]v's API failed", "通过 %[2]v API %[1]v失败"},
 	"d_pact_cannot_stop":     {"automatic stop not possible: %[1]v can only terminate", "无法自动关机：%[1]v 只能销毁"},
+	"d_pact_ask":             {"automatic %[1]v through %[2]v's API not done: asked for a tap", "未通过 %[2]v API 自动%[1]v：等待你点按"},
+	"d_pact_auto_unc":        {"automatic stop through %[1]v's API (a stop keeps the disk; never a terminate)", "通过 %[1]v API 自动关机（关机保留磁盘；绝不自动销毁）"},
+	"d_trust_asked":          {"automation through %[1]v's API off: the agent's reports contradict the platform's list", "通过 %[1]v API 的自动操作已关闭：代理上报与平台列表不符"},
+	"d_trust_off":            {"Keep automation off pressed", "按下了“保持关闭自动操作”"},
+	"d_trust_trusted":        {"Trust this agent pressed", "按下了“信任这个代理”"},
+	"d_trust_new":            {"New token pressed: the agent's token revoked", "按下了“新令牌”：代理令牌已吊销"},
 
 	// Evidence: the facts each rested on.
 	"e_warn":             {"idle %[1]v since %[2]v, %[3]v spent idle, policy %[4]v", "自 %[2]v 起空闲 %[1]v，空闲花费 %[3]v，策略：%[4]v"},
@@ -77,6 +83,7 @@ var decisionTexts = chat.Catalog{
 	OutcomeKey:           {"%[1]v", "%[1]v"}, // OutcomeText of the outcome and message
 	LedgerErrorKey:       {"%[1]v", "%[1]v"}, // a ledger error, from the ledger errors' catalog
 	"e_text":             {"%[1]v", "%[1]v"}, // a text with no key (a store error), as it is
+	WayKey:               {"%[1]v", "%[1]v"}, // why an automatic action asks (autoway.go)
 
 	// The reasons ledger.AutoDecide gives, and its evidence.
 	ledger.AutoNoPolicy:   {"no automatic action chosen (/autorelease)", "没有设置自动操作（/autorelease）"},
@@ -164,6 +171,9 @@ func DecisionText(m ledger.Message, lang string, loc *time.Location, now time.Ti
 			return "", false
 		}
 		return ledgerErrors.Text(lang, key, renderArgs(m.Args[1:], lang, loc, now)...), true
+	}
+	if m.Key == WayKey {
+		return wayDecisionText(lang, m.Args)
 	}
 	if m.Key == OutcomeKey && len(m.Args) == 2 {
 		outcome, _ := m.Args[0].(string)

@@ -228,7 +228,7 @@ func (h *Hub) record(ctx context.Context, tok ledger.AgentToken, hb *wire.Heartb
 			a.orders = keep
 		}
 		h.applyLocked(a, tok, rl, hb, now)
-		a.state.Peer = peer
+		a.state.Peer, a.state.InstanceSaid = peer, instanceKey(hb)
 	}
 	st, step := a.state, a.step
 	a.step = idleStep{}
