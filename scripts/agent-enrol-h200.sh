@@ -28,7 +28,16 @@ set -uo pipefail
 OUT=${1:?usage: agent-enrol-h200.sh OUTDIR}
 SERVER=${SERVER:?SERVER=path of the gpuledger binary}
 AGENT=${AGENT:?AGENT=path of the gpuledger-agent binary}
-PORT=${PORT:-18490}
+# free_port prints a TCP port on 127.0.0.1 that nothing listens on now: a
+# fixed default fails wherever another program holds it.
+free_port() {
+	local p
+	while :; do
+		p=$((20000 + RANDOM % 20000))
+		(echo >"/dev/tcp/127.0.0.1/$p") 2>/dev/null || { echo "$p"; return; }
+	done
+}
+PORT=${PORT:-$(free_port)}
 mkdir -p "$OUT"
 OUT=$(cd "$OUT" && pwd)
 W=$(mktemp -d)

@@ -7,7 +7,7 @@
 #   scripts/agent-footprint.sh [AGENT_RUN_FLAGS...]
 #
 # Environment: AGENT (default dist/gpuledger-agent-linux-amd64, else a fresh
-# `go build`), HUB (default dist/hubstub, else `go build`), PORT (18479),
+# `go build`), HUB (default dist/hubstub, else `go build`), PORT (a free one),
 # SAMPLE (5s), INTERVAL (30s), WINDOW seconds (120), SETTLE seconds before
 # the window opens (3: past start-up and nvml.Init), SMI (auto|0|1),
 # CPUPROFILE (a file: the agent writes a CPU profile of its run there),
@@ -33,7 +33,16 @@ if [ ! -x "$HUB" ]; then
 	HUB=$WORK/hubstub
 	(cd "$ROOT" && CGO_ENABLED=0 go build -trimpath -o "$HUB" ./agent/internal/hubstub)
 fi
-PORT=${PORT:-18479}
+# free_port prints a TCP port on 127.0.0.1 that nothing listens on now: a
+# fixed default fails wherever another program holds it.
+free_port() {
+	local p
+	while :; do
+		p=$((20000 + RANDOM % 20000))
+		(echo >"/dev/tcp/127.0.0.1/$p") 2>/dev/null || { echo "$p"; return; }
+	done
+}
+PORT=${PORT:-$(free_port)}
 TOKEN=footprint-$RANDOM$RANDOM
 "$HUB" --listen 127.0.0.1:"$PORT" --token "$TOKEN" --log "$WORK/heartbeats.jsonl" 2>"$WORK/hub.log" &
 hubpid=$!

@@ -39,7 +39,16 @@ ROOT=$(cd "$(dirname "$0")/.." && pwd)
 AGENT=${AGENT:-$ROOT/dist/gpuledger-agent-linux-amd64}
 HUB=${HUB:-$ROOT/dist/hubstub}
 FOOTPRINT=${FOOTPRINT:-$ROOT/scripts/agent-footprint.sh}
-PORT=${PORT:-18481}
+# free_port prints a TCP port on 127.0.0.1 that nothing listens on now: a
+# fixed default fails wherever another program holds it.
+free_port() {
+	local p
+	while :; do
+		p=$((20000 + RANDOM % 20000))
+		(echo >"/dev/tcp/127.0.0.1/$p") 2>/dev/null || { echo "$p"; return; }
+	done
+}
+PORT=${PORT:-}
 SAMPLE=5s
 INTERVAL=${INTERVAL:-10s}
 FOOT=${FOOT:-1}
@@ -123,7 +132,8 @@ run_load() {
 		grep -q '^ready' "$RAW/$name.load.log" || { say "FAIL: $name: load did not start: $(tail -3 "$RAW/$name.load.log")"; return; }
 	fi
 	sleep "$settle"
-	local token=bursts-$RANDOM$RANDOM port=$((PORT++))
+	local token=bursts-$RANDOM$RANDOM port
+	if [ -n "$PORT" ]; then port=$((PORT++)); else port=$(free_port); fi
 	"$HUB" --listen 127.0.0.1:$port --token "$token" --log "$RAW/$name.hb.jsonl" 2>>"$RAW/$name.agent.log" &
 	local hpid=$!
 	pids+=($hpid)

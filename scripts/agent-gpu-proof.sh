@@ -22,7 +22,16 @@ OUT=${1:?usage: agent-gpu-proof.sh OUTDIR}
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 AGENT=${AGENT:-$ROOT/dist/gpuledger-agent-linux-amd64}
 HUB=${HUB:-$ROOT/dist/hubstub}
-PORT=${PORT:-18477}
+# free_port prints a TCP port on 127.0.0.1 that nothing listens on now: a
+# fixed default fails wherever another program holds it.
+free_port() {
+	local p
+	while :; do
+		p=$((20000 + RANDOM % 20000))
+		(echo >"/dev/tcp/127.0.0.1/$p") 2>/dev/null || { echo "$p"; return; }
+	done
+}
+PORT=${PORT:-$(free_port)}
 FOOT_S=${FOOT_S:-120}
 mkdir -p "$OUT"
 OUT=$(cd "$OUT" && pwd)
@@ -143,7 +152,7 @@ kill $HPID 2>/dev/null; wait $HPID 2>/dev/null
 # the agent's CPU from the nanosecond schedstat of all its threads, RSS split
 # into anonymous and file-backed pages; nvidia-smi's from getrusage).
 say "footprint: ${FOOT_S} s, agent at --sample 5s --interval 30s vs nvidia-smi every 5 s"
-AGENT=$AGENT HUB=$HUB PORT=$((PORT + 1)) SAMPLE=5s INTERVAL=30s WINDOW=$FOOT_S SMI=auto \
+AGENT=$AGENT HUB=$HUB PORT= SAMPLE=5s INTERVAL=30s WINDOW=$FOOT_S SMI=auto \
 	"$ROOT/scripts/agent-footprint.sh" >"$OUT/footprint.txt" 2>&1 || fail=1
 sed 's/^/    /' "$OUT/footprint.txt" | tee -a "$SUMMARY"
 grep -c '"verdict"' "$OUT/heartbeats.jsonl" >/dev/null 2>&1
