@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"net/netip"
 	"strconv"
 	"strings"
 	"time"
@@ -41,6 +42,11 @@ type Config struct {
 	// AppAuthMaxAge is how old the Telegram sign-in data of the dashboard
 	// (initData's auth_date) may be (GPULEDGER_APP_AUTH_MAX_AGE).
 	AppAuthMaxAge time.Duration
+	// TrustedProxies are the reverse proxies in front of the hub whose
+	// X-Forwarded-For is believed for the address a heartbeat came from
+	// (GPULEDGER_TRUSTED_PROXIES: IPs and CIDRs, comma-separated; no
+	// flag). Empty: the header is ignored.
+	TrustedProxies []netip.Prefix
 	// ListenDefault is set when neither GPULEDGER_LISTEN nor -listen chose
 	// Listen: the console may then move to a free port (startHub).
 	ListenDefault bool
@@ -93,6 +99,11 @@ func parseConfig(name string, args []string, getenv func(string) string, stderr 
 		errs = append(errs, fmt.Errorf("GPULEDGER_ALLOWED_USERS: %w", err))
 	}
 	c.AllowedUsers = users
+	proxies, err := hub.ParseTrustedProxies(getenv("GPULEDGER_TRUSTED_PROXIES"))
+	if err != nil {
+		errs = append(errs, fmt.Errorf("GPULEDGER_TRUSTED_PROXIES: %w", err))
+	}
+	c.TrustedProxies = proxies
 	cu, err := envInt(getenv, "GPULEDGER_CONSOLE_USER", 1)
 	errs = append(errs, err)
 	c.ConsoleUser = cu

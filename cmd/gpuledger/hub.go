@@ -118,7 +118,7 @@ const hubWriteTimeout = 30 * time.Second
 // the scheduler once the chat transport exists to notify through.
 func startHub(ctx context.Context, cfg Config, db *sqlite.DB, log *slog.Logger) (*reminders, error) {
 	r := &reminders{cfg: cfg, db: db, log: log}
-	h, err := hub.New(hub.Config{Store: db, Listener: &r.tell, Logger: log})
+	h, err := hub.New(hub.Config{Store: db, Listener: &r.tell, Logger: log, TrustedProxies: cfg.TrustedProxies})
 	if err != nil {
 		return nil, err
 	}
