@@ -5,6 +5,7 @@ package bot
 // and /autorelease (the policy of those actions).
 
 import (
+	"context"
 	"fmt"
 	"strings"
 
@@ -118,6 +119,7 @@ func (r *req) whyNow(x *ledger.Rental) string {
 		auto := pol.Action == ledger.AutoStop || pol.Action == ledger.AutoRelease
 		if auto {
 			lines = append(lines, r.t("why_policy", x.Name, view.ActionWord(r.lang, pol.Action), chat.FormatDuration(pol.Grace(), r.lang), pol.WaitFor.String()))
+			lines = append(lines, chat.Escape(r.wayText(x, pol.Action)))
 		} else {
 			lines = append(lines, r.t("why_policy_"+string(pol.Action), x.Name))
 		}
@@ -182,14 +184,31 @@ func (r *req) autoRelease(c AutoReleaseCmd) error {
 // agent's release command; stop is preferred (DESIGN.md section 7), so a
 // release says how to choose stop instead. The policy stays as chosen:
 // the profiles do not say which platforms can stop at all.
+//
+// On a rental live on a connected platform the action goes through the
+// platform's API, and only as far as the rental's agent has shown it runs
+// on the instance (ledger.PlanAuto): the reply says which, or that the
+// idle card will ask first and why.
 func (r *req) autoActionText(name string, p ledger.AutoPolicy) string {
 	warn := r.user.Settings.IdleWarnAfter()
 	grace, after := chat.FormatDuration(p.Grace(), r.lang), chat.FormatDuration(warn, r.lang)
+	x, err := r.named(name)
+	how := ""
+	if err == nil {
+		if w := r.autoWay(x, p.Action); w.Kind != ledger.WayAgent {
+			how = "\n" + chat.Escape(view.WayText(r.lang, x.Name, w, false))
+		}
+	}
 	if p.Action == ledger.AutoRelease {
+		if how != "" {
+			return r.t("autorelease_release_api", name, grace, after) + how
+		}
 		return r.t("autorelease_release", name, grace, after)
 	}
 	text := r.t("autorelease_stop", name, grace, after)
-	x, err := r.named(name)
+	if how != "" {
+		text = r.t("autorelease_stop_api", name, grace, after) + how
+	}
 	if err != nil {
 		return text
 	}
@@ -204,6 +223,34 @@ func (r *req) autoActionText(name string, p ledger.AutoPolicy) string {
 		text += "\n" + r.t("autorelease_stop_deadline", prof.Name, chat.FormatDuration(prof.ReleaseAfterStopped, r.lang))
 	}
 	return text
+}
+
+// AutoWays says how an automatic stop or release of a rental would be
+// carried out (connsync.Syncer implements it). The core asks its
+// Connections for it when they have it; otherwise every rental's is its
+// agent's.
+type AutoWays interface {
+	AutoWay(ctx context.Context, r *ledger.Rental, action ledger.AutoAction) ledger.AutoWay
+}
+
+// autoWay is how an automatic action of x would be carried out.
+func (r *req) autoWay(x *ledger.Rental, action ledger.AutoAction) ledger.AutoWay {
+	if w, ok := r.c.conns.(AutoWays); ok && x != nil {
+		return w.AutoWay(r.ctx, x, action)
+	}
+	return ledger.AutoWay{Kind: ledger.WayAgent}
+}
+
+// wayText is /why's line on how the automatic action will be carried
+// out: through the platform's API, a question first and why, or the
+// agent's own release command.
+func (r *req) wayText(x *ledger.Rental, action ledger.AutoAction) string {
+	canRelease := false
+	if ag := r.c.states; ag != nil {
+		st, seen := ag.AgentState(x.ID)
+		canRelease = seen && st.CanRelease
+	}
+	return view.WayText(r.lang, x.Name, r.autoWay(x, action), canRelease)
 }
 
 // hadToken reports whether the user's rental x (nil: it could not be

@@ -272,6 +272,12 @@ var messages = chat.Catalog{
 	"autorelease_release": {
 		"✓ <b>%[1]s</b>: when it has been idle %[3]s I warn you; if it stays idle %[2]s more, its agent runs its release command and I record a <b>release</b> (final: the instance's data is gone, its agent token is revoked). Stopping keeps the data: <code>/autorelease %[1]s stop</code>. Never while a job runs or the GPU is busy.",
 		"✓ <b>%[1]s</b>：空闲 %[3]s 后提醒你；提醒后仍空闲 %[2]s，代理执行它的释放命令，并记为<b>释放</b>（不可恢复：实例数据丢失，代理令牌作废）。关机可保留数据：<code>/autorelease %[1]s stop</code>。有任务在跑或 GPU 在忙时从不执行。"},
+	"autorelease_stop_api": {
+		"✓ <b>%[1]s</b>: when it has been idle %[3]s I warn you; if it stays idle %[2]s more, I record a <b>stop</b> (preferred: the data stays, /resume records the restart). Never while a job runs or the GPU is busy.",
+		"✓ <b>%[1]s</b>：空闲 %[3]s 后提醒你；提醒后仍空闲 %[2]s，记为<b>关机</b>（推荐：数据保留，重新开机后用 /resume 记录）。有任务在跑或 GPU 在忙时从不执行。"},
+	"autorelease_release_api": {
+		"✓ <b>%[1]s</b>: when it has been idle %[3]s I warn you; if it stays idle %[2]s more, I record a <b>release</b> (final: the instance's data is gone, its agent token is revoked). Stopping keeps the data: <code>/autorelease %[1]s stop</code>. Never while a job runs or the GPU is busy.",
+		"✓ <b>%[1]s</b>：空闲 %[3]s 后提醒你；提醒后仍空闲 %[2]s，记为<b>释放</b>（不可恢复：实例数据丢失，代理令牌作废）。关机可保留数据：<code>/autorelease %[1]s stop</code>。有任务在跑或 GPU 在忙时从不执行。"},
 	"autorelease_stop_storage": {
 		"While stopped, %[1]s keeps billing its storage.",
 		"关机期间 %[1]s 仍按存储计费。"},
