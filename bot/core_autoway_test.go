@@ -16,7 +16,9 @@ type wayConns struct {
 	way ledger.AutoWay
 }
 
-func (c *wayConns) AutoWay(context.Context, *ledger.Rental, ledger.AutoAction) ledger.AutoWay { return c.way }
+func (c *wayConns) AutoWay(context.Context, *ledger.Rental, ledger.AutoAction) ledger.AutoWay {
+	return c.way
+}
 
 var _ bot.AutoWays = (*wayConns)(nil)
 
