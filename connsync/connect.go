@@ -82,16 +82,52 @@ func (s *Syncer) Connect(ctx context.Context, userID int64, platform, key string
 }
 
 // Connectors returns the user's connectors by platform, without their
-// sealed keys.
+// sealed keys. A connector whose key this server's secret does not open
+// has LastError saying so (keyUnopened), whatever its last sync said:
+// the listing tells the user what keeps it from syncing now.
 func (s *Syncer) Connectors(ctx context.Context, userID int64) ([]ledger.Connector, error) {
 	cs, err := s.store.Connectors(ctx, userID)
 	if err != nil {
 		return nil, err
 	}
 	for i := range cs {
+		key, err := s.cfg.Vault.Open(cs[i].KeyEnc, vault.ConnectorAD(cs[i].UserID, cs[i].Platform))
+		clear(key)
+		if err != nil {
+			cs[i].LastError = (&keyUnopened{err: err}).Error()
+		}
 		cs[i].KeyEnc = nil
 	}
 	return cs, nil
+}
+
+// incidentUnopened is connState.incident while the connector's key does
+// not open: the user was told in this run.
+const incidentUnopened = "unopened"
+
+// keyUnopened is the error of a stored key the vault does not open. Its
+// text says why in the user's terms and never holds the key; it wraps the
+// vault's error (vault.ErrUnsealable and the specific one).
+type keyUnopened struct{ err error }
+
+func (e *keyUnopened) Error() string {
+	if errors.Is(e.err, vault.ErrSecretChanged) {
+		return "cannot open the stored key: GPULEDGER_SECRET differs from the one it was stored with"
+	}
+	if errors.Is(e.err, vault.ErrDamaged) {
+		return "cannot open the stored key: it was altered, or belongs to another user or platform"
+	}
+	return "cannot open the stored key: it is not a sealed key this server can read"
+}
+
+func (e *keyUnopened) Unwrap() error { return e.err }
+
+// message is the key of the message that tells the user.
+func (e *keyUnopened) message() string {
+	if errors.Is(e.err, vault.ErrSecretChanged) {
+		return "unsealable"
+	}
+	return "key_damaged"
 }
 
 // Disconnect removes the user's connector for platform and forgets its

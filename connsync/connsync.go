@@ -209,7 +209,7 @@ func Supports(platform string) bool { return slices.Contains(Supported, platform
 func (s *Syncer) client(c ledger.Connector) (connector.Client, error) {
 	key, err := s.cfg.Vault.Open(c.KeyEnc, vault.ConnectorAD(c.UserID, c.Platform))
 	if err != nil {
-		return nil, fmt.Errorf("connsync: open the %s key of user %d: %w", c.Platform, c.UserID, err)
+		return nil, fmt.Errorf("connsync: %s of user %d: %w", c.Platform, c.UserID, &keyUnopened{err: err})
 	}
 	cl, err := s.cfg.Clients(c.Platform, string(key))
 	clear(key)

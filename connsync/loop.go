@@ -9,7 +9,6 @@ import (
 
 	"github.com/gpuledger/gpuledger/chat"
 	"github.com/gpuledger/gpuledger/connector"
-	"github.com/gpuledger/gpuledger/connector/vault"
 	"github.com/gpuledger/gpuledger/ledger"
 )
 
@@ -162,20 +161,26 @@ func (s *Syncer) roundOne(ctx context.Context, c ledger.Connector, st *connState
 	poll := s.now().UTC()
 	cl, err := s.client(c)
 	if err != nil {
-		// A key that no longer opens (the server secret changed): the
-		// connector rests like one whose key the platform rejected, and
-		// the user is told once to /connect again (docs/config.md).
+		// A key that does not open (GPULEDGER_SECRET or the key file
+		// differs from the one it was sealed with, or the row was
+		// altered): nothing is sent to the platform and nothing stored
+		// changes, so a start with the right secret finds the connector
+		// as it was. It is tried again after MaxBackoff; the user is told
+		// once in this run (the listing says it too, see Connectors).
 		s.schedule(st, poll.Add(MaxBackoff))
-		s.markSynced(ctx, c, "the stored key cannot be opened with this server's secret")
-		if errors.Is(err, vault.ErrUnsealable) {
-			said, merr := s.store.MarkRejected(ctx, c.UserID, c.Platform, c.KeyEnc, poll)
-			if merr == nil && !said {
+		var ku *keyUnopened
+		if errors.As(err, &ku) {
+			s.mu.Lock()
+			tell := st.incident != incidentUnopened
+			st.incident = incidentUnopened
+			s.mu.Unlock()
+			if tell {
 				u := s.user(ctx, c.UserID)
 				hint := ""
 				if c.Hint != "" {
 					hint = messages.Render(u.Lang, "hint", c.Hint)
 				}
-				s.send(ctx, c.UserID, messages.Render(u.Lang, "unsealable", platformName(c.Platform), chat.RawHTML(hint), c.Platform), false)
+				s.send(ctx, c.UserID, messages.Render(u.Lang, ku.message(), platformName(c.Platform), chat.RawHTML(hint), c.Platform), false)
 			}
 		}
 		return err

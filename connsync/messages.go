@@ -69,8 +69,11 @@ var messages = chat.Catalog{
 		"%[1]s 拒绝了 API 密钥%[2]s。%[1]s 的同步已停止，账本保持最后状态。请在平台上新建密钥并发送 <code>/connect %[3]s 新密钥</code>。"},
 	"hint": {" (ending …%[1]s)", "（尾号 …%[1]s）"},
 	"unsealable": {
-		"Your %[1]s key%[2]s can no longer be read: this server's secret changed (GPULEDGER_SECRET or its key file). Syncing %[1]s has stopped and the ledger keeps its last state. Send <code>/connect %[3]s KEY</code> again.",
-		"无法再读取你的 %[1]s 密钥%[2]s：服务器的密钥已更换（GPULEDGER_SECRET 或其密钥文件）。%[1]s 的同步已停止，账本保持最后状态。请重新发送 <code>/connect %[3]s 密钥</code>。"},
+		"⚠ Cannot open the stored %[1]s key%[2]s: GPULEDGER_SECRET (or the key file) differs from the one it was stored with. Syncing %[1]s is paused and the ledger keeps its last state; nothing was deleted. Started again with the secret it was stored with, the server resumes by itself; or send <code>/connect %[3]s KEY</code> again.",
+		"⚠ 无法打开已保存的 %[1]s 密钥%[2]s：GPULEDGER_SECRET（或密钥文件）与保存它时的不同。%[1]s 的同步已暂停，账本保持最后状态，没有删除任何内容。用保存时的那个密钥重启服务器即可自动恢复；或重新发送 <code>/connect %[3]s 密钥</code>。"},
+	"key_damaged": {
+		"⚠ Cannot open the stored %[1]s key%[2]s: it was altered, or belongs to another user or platform. Syncing %[1]s is paused and the ledger keeps its last state. Send <code>/connect %[3]s KEY</code> again.",
+		"⚠ 无法打开已保存的 %[1]s 密钥%[2]s：它被改动过，或属于其他用户或平台。%[1]s 的同步已暂停，账本保持最后状态。请重新发送 <code>/connect %[3]s 密钥</code>。"},
 	"outage": {
 		"%[1]s has not answered properly since %[2]s: %[3]s. The ledger keeps its last state (last good sync: %[4]s). You will be told when it answers again.",
 		"%[1]s 自 %[2]s 起未正常应答：%[3]s。账本保持最后状态（最后一次成功同步：%[4]s）。恢复时会通知你。"},
