@@ -24,6 +24,11 @@
 // side, so a user waits only for their own earlier messages. Memory per
 // user is bounded (one batch); the backlog itself is on disk.
 //
+// An update whose text may hold a secret (Config.Secret: a platform API
+// key sent with /connect) is stored without its text, which is kept in
+// memory and sealed (Config.Sealer): nothing of the key is ever in the
+// database, its log or a backup (see secret.go).
+//
 // Each update reaches the handler with Key "tg:update:<update_id>", which
 // the core records in the same transaction as the change it makes, so a
 // second delivery changes nothing. The answers the handler sends are
