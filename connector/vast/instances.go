@@ -189,7 +189,10 @@ func parseInstance(m any) (Instance, error) {
 		return Instance{}, fmt.Errorf("instance %s: start_date: %w", in.ID, err)
 	}
 	in.State, in.RawState = mapState(actual, in.CurState)
-	if in.Address, err = connector.ParseAddress(addr); err != nil {
+	// public_ipaddr comes with a trailing newline at times (open-source
+	// clients of this API strip it, dstack's among them); only the
+	// surrounding space is dropped, the rest must be one address.
+	if in.Address, err = connector.ParseAddress(strings.TrimSpace(addr)); err != nil {
 		return Instance{}, fmt.Errorf("instance %s: public_ipaddr: %w", in.ID, err)
 	}
 	return in, nil
