@@ -184,13 +184,21 @@ func TestConnect_BackupDuringSlowCheck(t *testing.T) {
 // next start finishes the /connect: the key is checked and stored and the
 // user need not send it again. Without a sealer, nothing of the key was
 // stored: the next start tells the user to send it again, and no key is
-// stored.
+// stored. So it is when the next start has another secret, which does not
+// open the sealed text.
 func TestConnect_CrashDuringCheck(t *testing.T) {
-	for name, sealed := range map[string]bool{"memory": false, "sealed": true} {
-		t.Run(name, func(t *testing.T) {
+	other, err := vault.Open(strings.Repeat("c3", 32), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		name                string
+		sealed, otherSecret bool
+	}{{"memory", false, false}, {"sealed", true, false}, {"sealed, another secret at the restart", true, true}} {
+		t.Run(c.name, func(t *testing.T) {
 			w := newSecretWorld(t)
 			var sealer telegram.Sealer
-			if sealed {
+			if c.sealed {
 				sealer = w.conns.vault
 			}
 			w.start(sealer)
@@ -209,6 +217,9 @@ func TestConnect_CrashDuringCheck(t *testing.T) {
 			}
 
 			close(w.conns.gate)
+			if c.otherSecret {
+				sealer = other
+			}
 			w.start(sealer)
 			waitFor(t, "the answer after the restart", func() bool { return len(w.fake.Messages(42)) == 2 })
 			reply := w.fake.Messages(42)[1].Text
@@ -216,7 +227,7 @@ func TestConnect_CrashDuringCheck(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if sealed {
+			if c.sealed && !c.otherSecret {
 				if !strings.Contains(reply, "…WXYZ") || len(cs) != 1 {
 					t.Errorf("reply %q, connectors %+v: want the /connect finished", reply, cs)
 				}
