@@ -462,7 +462,12 @@ func (p *pass) reappeared(ctx context.Context, in ledger.PlatformInstance, r *le
 	if err != nil || !fresh {
 		return
 	}
-	p.s.send(ctx, p.c.UserID, messages.Render(p.user(ctx).Lang, "reappeared", platformName(p.c.Platform), in.PlatformID, r.Name), true)
+	// Through the outbox, so a failed send is retried; a crash between
+	// the mark and this write still loses it (it changes no money).
+	text := messages.Render(p.user(ctx).Lang, "reappeared", platformName(p.c.Platform), in.PlatformID, r.Name)
+	if _, err := p.s.store.Tell(ctx, p.c.UserID, *p.notice(func(*ledger.Rental) string { return text })); err != nil {
+		p.s.log.Error("connsync: store a notice", "user", p.c.UserID, "platform", p.c.Platform, "err", err)
+	}
 }
 
 // missing counts a known instance absent from a valid list and releases
