@@ -34,31 +34,6 @@ func (s *Scheduler) autoWay(ctx context.Context, r *ledger.Rental, action ledger
 	return s.cfg.Platforms.AutoWay(ctx, r, action)
 }
 
-// AutoWayText says what an automatic action of the user's rental will
-// really do, in the user's language (/autorelease and /why): the agent's
-// own release command, the platform's stop or terminate through its API,
-// or a question first, and why. "" for a rental with neither stop nor
-// release chosen. Errors: ENOTFOUND.
-func (s *Scheduler) AutoWayText(ctx context.Context, userID, rentalID int64) (string, error) {
-	r, u, err := s.ownRental(ctx, userID, rentalID)
-	if err != nil {
-		return "", err
-	}
-	pol, err := s.store.AutoPolicy(ctx, r.ID)
-	if err != nil {
-		return "", err
-	}
-	if pol.Action != ledger.AutoStop && pol.Action != ledger.AutoRelease {
-		return "", nil
-	}
-	canRelease := false
-	if s.hub != nil {
-		st, seen := s.hub.AgentState(r.ID)
-		canRelease = seen && st.CanRelease
-	}
-	return view.WayText(lang(u), r.Name, s.autoWay(ctx, r, pol.Action), canRelease), nil
-}
-
 // askInstead is an automatic action the rule does not let through the
 // API (w is WayAsk): the idle card is sent again, with its buttons and
 // the reason, so the user can tap Release now; once per idle streak.
@@ -81,7 +56,8 @@ func (s *Scheduler) askInstead(ctx context.Context, u *ledger.User, r *ledger.Re
 }
 
 // checkTrust puts a mismatch between what the rental's agent reports and
-// what its platform lists to the user, once: the first fresh heartbeat
+// what its platform lists to the user, once, for a rental whose policy
+// stops or releases automatically: the first fresh heartbeat
 // that contradicts the list (and is not the disagreement the user
 // trusted) turns automation through the API off for the rental and sends
 // one card with [Keep automation off] [Trust this agent] [New token].
@@ -90,7 +66,13 @@ func (s *Scheduler) checkTrust(ctx context.Context, u *ledger.User, r *ledger.Re
 	if s.cfg.Platforms == nil || r.State() == ledger.Released || !st.Fresh(now, s.cfg.FreshWithin) {
 		return nil
 	}
-	w := s.cfg.Platforms.AutoWay(ctx, r, ledger.AutoRelease)
+	pol, err := s.store.AutoPolicy(ctx, r.ID)
+	if err != nil || (pol.Action != ledger.AutoStop && pol.Action != ledger.AutoRelease) {
+		// Nothing automatic to turn off: /autorelease, once set, says
+		// why it would ask, and the next check puts the question.
+		return err
+	}
+	w := s.cfg.Platforms.AutoWay(ctx, r, pol.Action)
 	if w.Kind == ledger.WayAgent || w.Why != ledger.WayWhyMismatch {
 		return nil // not on a platform, no mismatch, or one asked or kept off already
 	}
@@ -117,7 +99,7 @@ func (s *Scheduler) checkTrust(ctx context.Context, u *ledger.User, r *ledger.Re
 	if err != nil {
 		return err
 	}
-	id, err := s.cfg.Sender.Send(ctx, chat.Outgoing{ChatID: s.cfg.ChatID(u.ID), Text: msg, Buttons: rows})
+	id, err := s.cfg.Sender.Send(ctx, chat.Outgoing{ChatID: s.cfg.ChatID(u.ID), Text: msg, Buttons: rows, Silent: ledger.InQuietHours(u, now)})
 	if err != nil {
 		return err
 	}

@@ -18,6 +18,7 @@ import (
 	"github.com/gpuledger/gpuledger/chat"
 	"github.com/gpuledger/gpuledger/ledger"
 	"github.com/gpuledger/gpuledger/scheduler"
+	"github.com/gpuledger/gpuledger/view"
 )
 
 // restart builds the hub and the scheduler again on the same database,
@@ -230,7 +231,8 @@ func TestTrust_TrustedProxy(t *testing.T) {
 	}
 }
 
-// TestAutoWayText: what /autorelease and /why say will happen.
+// TestAutoWayText: what /autorelease and /why say will happen, as the
+// agent's reports change (the sync's AutoWay, worded by view.WayText).
 func TestAutoWayText(t *testing.T) {
 	ctx := context.Background()
 	p := newPlatEnv(t, "runpod")
@@ -241,11 +243,15 @@ func TestAutoWayText(t *testing.T) {
 	}
 	say := func() string {
 		t.Helper()
-		s, err := p.s.AutoWayText(ctx, 1, p.rid)
+		r, err := p.db.RentalByID(ctx, p.rid)
 		if err != nil {
 			t.Fatal(err)
 		}
-		return s
+		pol, err := p.db.AutoPolicy(ctx, p.rid)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return view.WayText("en", r.Name, p.sync.AutoWay(ctx, r, pol.Action), true)
 	}
 	if got := say(); !strings.Contains(got, "asks you first") || !strings.Contains(got, "no agent has shown it runs on RunPod's instance "+podID) {
 		t.Fatalf("before any heartbeat: %q", got)
@@ -264,5 +270,23 @@ func TestAutoWayText(t *testing.T) {
 	}
 	if got := say(); !strings.Contains(got, "a stop keeps the disk, so it is done although") {
 		t.Fatalf("stop, no instance ID: %q", got)
+	}
+}
+
+// TestTrust_NoPolicyNoCard: with nothing automatic to turn off (notify),
+// a mismatch brings no card; setting /autorelease release brings it at
+// the next check.
+func TestTrust_NoPolicyNoCard(t *testing.T) {
+	p := newPlatEnv(t, "runpod")
+	p.clk.Add(time.Hour)
+	p.elsewhere()
+	p.withAgent()
+	p.idleFor(ledger.AutoPolicy{Action: ledger.AutoNotify}, 5)
+	if got := cards(p.env, mismatchCard); len(got) != 0 {
+		t.Fatalf("%d mismatch cards under notify, want none", len(got))
+	}
+	p.idleFor(ledger.AutoPolicy{Action: ledger.AutoRelease, After: time.Minute}, 1)
+	if got := cards(p.env, mismatchCard); len(got) != 1 || p.terminates() != 0 {
+		t.Fatalf("%d mismatch cards and %d terminates after release was chosen, want 1 and 0", len(got), p.terminates())
 	}
 }
