@@ -103,6 +103,13 @@ func TestDB_Outbox(t *testing.T) {
 		if b, _ := db.Book(ctx, 1); len(b.Rentals) != 0 {
 			t.Fatalf("rentals after a refused change: %d", len(b.Rentals))
 		}
+		r, err := db.CreateRental(ctx, act(1), synced("hand", t0))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, _, err := db.BindPlatformRental(ctx, a, listed(1, "pod-h"), r.ID); ledger.ErrorCode(err) != ledger.EINVALID {
+			t.Fatalf("BindPlatformRental with a notice: %v, want EINVALID", err)
+		}
 		for name, n := range map[string]ledger.Notice{
 			"NoTopic":   {Text: func(*ledger.Rental) string { return "x" }},
 			"NoText":    {Topic: "t"},

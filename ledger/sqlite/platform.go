@@ -427,6 +427,9 @@ func syncedStop(r *ledger.Rental) (*ledger.Event, error) {
 // instance, or the instance another rental; "platform_id_in_use"),
 // EDUPLICATE.
 func (db *DB) BindPlatformRental(ctx context.Context, a ledger.Action, in ledger.PlatformInstance, rentalID int64) (*ledger.Rental, ledger.PlatformInstance, error) {
+	if err := noTell(a); err != nil {
+		return nil, ledger.PlatformInstance{}, err
+	}
 	in.Status, in.RentalID = ledger.PlatformBound, rentalID
 	if err := checkInstance(&in, a.UserID); err != nil {
 		return nil, ledger.PlatformInstance{}, err
