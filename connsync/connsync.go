@@ -169,6 +169,12 @@ type connState struct {
 	flood     *ledger.SyncFlood
 	floodRead bool
 	held      []connector.Instance
+	// answered is when the user's last answer to a flood card was
+	// carried out: the day's count of new rentals starts there, so the
+	// instances they chose to log do not bring the next one a card. In
+	// memory only: after a restart the count is the whole day's, which
+	// only errs towards a card.
+	answered time.Time
 }
 
 // New returns a Syncer for cfg.

@@ -63,11 +63,12 @@ func (s *Syncer) floodCard(ctx context.Context, c ledger.Connector, st *connStat
 }
 
 // createdToday counts the connector's instances bound in the 24 hours
-// before the poll: the rentals the sync (or the user's answers) made.
-func createdToday(known []ledger.PlatformInstance, poll time.Time) int {
+// before the poll and after since (the last flood answer carried out):
+// the rentals the sync, or the user's answers to its questions, made.
+func createdToday(known []ledger.PlatformInstance, poll, since time.Time) int {
 	n := 0
 	for _, in := range known {
-		if in.Status == ledger.PlatformBound && poll.Sub(in.FirstSeen) < 24*time.Hour {
+		if in.Status == ledger.PlatformBound && poll.Sub(in.FirstSeen) < 24*time.Hour && in.FirstSeen.After(since) {
 			n++
 		}
 	}
@@ -97,7 +98,7 @@ func (p *pass) newInstances(ctx context.Context, known []ledger.PlatformInstance
 		return p.logAll(ctx, f, news)
 	case f != nil && f.State == ledger.FloodIgnore:
 		return p.ignoreAll(ctx, f, news)
-	case f != nil || flooded(len(news), createdToday(known, p.poll)):
+	case f != nil || flooded(len(news), createdToday(known, p.poll, p.st.answered)):
 		return p.flood(ctx, f, len(news))
 	}
 	var errs []error
@@ -140,6 +141,9 @@ func (p *pass) flood(ctx context.Context, f *ledger.SyncFlood, n int) error {
 		return p.s.closeFlood(ctx, p.c.UserID, p.c.Platform, p.st)
 	}
 	text := messages.Render(lang, "flood", platformName(p.c.Platform), n)
+	if n == 1 {
+		text = messages.Render(lang, "flood_one", platformName(p.c.Platform), MaxNewPerDay)
+	}
 	if f.MessageID != 0 && f.Text == text && f.Count == n {
 		return nil // told as it is: a steady flood writes and sends nothing
 	}
@@ -216,6 +220,7 @@ func (p *pass) logAll(ctx context.Context, f *ledger.SyncFlood, news []connector
 			p.s.send(ctx, p.c.UserID, text, true)
 		}
 		errs = append(errs, p.s.closeFlood(ctx, p.c.UserID, p.c.Platform, p.st))
+		p.st.answered = p.poll
 		return errors.Join(errs...)
 	}
 	text := messages.Render(lang, "flood_logging", platformName(p.c.Platform), f.Logged, f.Count)
@@ -248,7 +253,7 @@ func (p *pass) ignoreAll(ctx context.Context, f *ledger.SyncFlood, news []connec
 	if f.MessageID != 0 {
 		p.s.sendMsg(ctx, chat.Outgoing{ChatID: p.s.cfg.ChatID(p.c.UserID), EditMessageID: f.MessageID, Text: text})
 	}
-	p.st.held = nil
+	p.st.held, p.st.answered = nil, p.poll
 	return p.s.closeFlood(ctx, p.c.UserID, p.c.Platform, p.st)
 }
 

@@ -100,6 +100,13 @@ func TestSync_Flood(t *testing.T) {
 		if ms := e.snd.take(); len(ms) != 0 || len(e.book().Rentals) != 30 {
 			t.Fatalf("after the summary: %q, %d rentals", texts(ms), len(e.book().Rentals))
 		}
+		// The 30 the user chose to log do not count against the day:
+		// one more pod is logged as usual, not a new card.
+		e.rp.SetPods(pods(0, 31)...)
+		e.round()
+		if ms := e.snd.take(); len(ms) != 1 || !strings.Contains(ms[0].Text, "logged as <b>flood-30</b>") {
+			t.Fatalf("a pod after Log all: %q", texts(ms))
+		}
 	})
 	t.Run("Ignore", func(t *testing.T) {
 		e := newEnv(t)

@@ -87,6 +87,9 @@ var messages = chat.Catalog{
 	"flood": {
 		"%[1]s lists %[2]s instances you have not logged. None is logged until you answer.",
 		"%[1]s 列出了 %[2]s 个你尚未记录的实例。在你回答之前不会记录任何一个。"},
+	"flood_one": {
+		"%[1]s lists an instance you have not logged, past the day's %[2]s new ones logged by themselves. It is not logged until you answer.",
+		"%[1]s 列出了 1 个你尚未记录的实例（今日自动记录已达 %[2]s 个上限）。在你回答之前不会记录。"},
 	"btn_flood_log":    {"Log all", "全部记录"},
 	"btn_flood_show":   {"Show them", "查看列表"},
 	"btn_flood_ignore": {"Ignore", "忽略"},
