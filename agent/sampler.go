@@ -102,6 +102,7 @@ type Sampler struct {
 	lastErr      map[string]string // last logged error per signal, to log changes only
 	lastSessions int               // people connected at the last presence read, to log changes only
 	last         *Sample
+	transfers    []string // at the last full read: every sample until the next carries them
 }
 
 func (s *Sampler) now() time.Time {
@@ -268,8 +269,9 @@ func (s *Sampler) readWitness(sm *Sample, o *SimHost, level ReadLevel) {
 			sm.DiskIO.BytesPerS = *o.DiskBytesPerS
 		}
 		if level >= ReadFull {
-			sm.Transfers = MatchTransfers(o.procInfos())
+			s.transfers = MatchTransfers(o.procInfos())
 		}
+		sm.Transfers = s.transfers
 		return
 	}
 	if s.Witness == nil {
@@ -280,14 +282,17 @@ func (s *Sampler) readWitness(sm *Sample, o *SimHost, level ReadLevel) {
 	if err != nil {
 		sm.DiskIOErr = err.Error()
 	}
-	if level < ReadFull {
-		return
+	if level >= ReadFull {
+		t, err := s.Witness.Transfers(sm.At)
+		if err != nil {
+			sm.DiskIOErr = cmpOr(sm.DiskIOErr, err.Error())
+		}
+		s.transfers = t
 	}
-	t, err := s.Witness.Transfers(sm.At)
-	if err != nil {
-		sm.DiskIOErr = cmpOr(sm.DiskIOErr, err.Error())
-	}
-	sm.Transfers = t
+	// A transfer seen at the heartbeat's full read runs on through the
+	// samples after it: each says so, so that the heartbeat's work does
+	// not depend on which busy sample decided it.
+	sm.Transfers = s.transfers
 }
 
 // maxDirEntries bounds the work of watching a directory.

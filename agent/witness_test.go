@@ -33,7 +33,7 @@ func TestTransferLabel(t *testing.T) {
 		{"bash", []string{"bash", "-c", "rsync -a a b"}, ""}, // the shell; its rsync child is matched on its own
 		{"tar", []string{"tar", "-xf", "data.tar"}, "tar"},
 		{"zstd", []string{"zstd", "-d", "x.zst"}, "zstd"},
-		{"curl", []string{"curl", "-fsS", "http://localhost:8080/health"}, "curl"}, // an age rule keeps the short ones out
+		{"curl", []string{"curl", "-fsS", "http://localhost:8080/health"}, "curl"},                     // an age rule keeps the short ones out
 		{"pip", []string{"/usr/bin/python3", "/usr/local/bin/pip", "install", "torch"}, "pip install"}, // a #! script
 		{"pip", []string{"/usr/bin/python3", "/usr/local/bin/pip", "list"}, ""},
 		{"pip", []string{"/bin/sh", "/tmp/x/pip", "download", "x"}, "pip download"},
@@ -416,10 +416,15 @@ func TestWitness_RealProcesses(t *testing.T) {
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
+	// The samples after the heartbeat's full read say so too.
+	fast := s.SampleLevel(ctx, ReadFast)
 	tar.Process.Kill()
 	tar.Wait()
 	if sm.Verdict != wire.VerdictBusy || !strings.Contains(strings.Join(sm.Work, ";"), "tar running") {
 		t.Errorf("with a real tar running: %s %q, want busy, tar running", sm.Verdict, sm.Reasons)
+	}
+	if !strings.Contains(strings.Join(fast.Work, ";"), "tar running") {
+		t.Errorf("the sample after the full read: %q, want tar running", fast.Reasons)
 	}
 	if sm := s.SampleLevel(ctx, ReadFull); strings.Contains(strings.Join(sm.Work, ";"), "tar") {
 		t.Errorf("after tar was killed: %q", sm.Work)
