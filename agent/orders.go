@@ -112,7 +112,7 @@ func (e *Executor) HandleOrder(ctx context.Context, o wire.Order) string {
 		return wire.OutcomeRejectedRental
 	}
 	e.log().Info("order accepted", "order", o.ID, "action", o.Action)
-	return e.release(ctx, o.ID, o.Action, o.WaitFor)
+	return e.release(ctx, o.ID, o.Action, o.WaitFor, time.Duration(o.IdlePeopleSeconds)*time.Second)
 }
 
 // errBeforeRecord marks a genuine order issued before the agent's nonce
@@ -168,13 +168,14 @@ func (e *Executor) rental() string {
 // then the pre-release command (its failure aborts), then the release
 // command. It returns the final outcome.
 func (e *Executor) Release(ctx context.Context, id, action string) string {
-	return e.release(ctx, id, action, nil)
+	return e.release(ctx, id, action, nil, 0)
 }
 
 // release is Release for an order that names the session kinds that hold
 // it (an automatic order: wire.Order.WaitFor): the fresh sample's people
-// connected of those kinds refuse it.
-func (e *Executor) release(ctx context.Context, id, action string, waitFor []string) string {
+// connected of those kinds refuse it, unless idleBound is set and they
+// have done nothing for that long (wire.Order.IdlePeopleSeconds).
+func (e *Executor) release(ctx context.Context, id, action string, waitFor []string, idleBound time.Duration) string {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if e.ReleaseCmd == "" {
@@ -194,7 +195,7 @@ func (e *Executor) release(ctx context.Context, id, action string, waitFor []str
 	if e.Sampler != nil {
 		s := e.Sampler.Sample(ctx)
 		v, why = s.Verdict, s.Reasons
-		people = holding(s.Sessions, waitFor)
+		people = holding(s.Sessions, waitFor, idleBound, s.At)
 	}
 	if len(people) > 0 && v == wire.VerdictIdle {
 		e.report(ctx, wire.OrderResult{OrderID: id, Outcome: wire.OutcomeRefusedPeople, Verdict: v,
@@ -288,10 +289,16 @@ func (t *tailBuffer) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
-// holding returns the sessions whose kind is in kinds.
-func holding(ss []wire.Session, kinds []string) []wire.Session {
+// holding returns the sessions whose kind is in kinds and that are not
+// idle beyond idleBound at now: a session whose person has done nothing
+// (ActiveAt) for idleBound or longer no longer holds. A session whose
+// activity is unknown holds, as does every one when idleBound is 0.
+func holding(ss []wire.Session, kinds []string, idleBound time.Duration, now time.Time) []wire.Session {
 	var out []wire.Session
 	for _, s := range ss {
+		if idleBound > 0 && s.ActiveAt != nil && now.Sub(*s.ActiveAt) >= idleBound {
+			continue
+		}
 		for _, k := range kinds {
 			if s.Kind == k {
 				out = append(out, s)

@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"net/http"
 	"net/netip"
 	"os"
 	"slices"
@@ -62,6 +63,7 @@ import (
 // Read and ReadFresh are safe for concurrent use.
 type Presence struct {
 	ProcRoot string           // default "/proc"
+	DevRoot  string           // default "/dev": the SSH sessions' ttys
 	Now      func() time.Time // default time.Now
 
 	mu        sync.Mutex
@@ -79,7 +81,14 @@ type Presence struct {
 	// session's login ("" for a privileged monitor, whose title does not
 	// change either). A connection still authenticating is not cached: it
 	// renames itself once logged in.
-	titles     map[int]string
+	titles    map[int]string
+	ttys      map[int]string // a session's tty ("pts/0"), from its title; absent: notty
+	portPID   map[uint16]int // listening port -> the server's PID (from the last table read)
+	clientPID []int          // the server PID of each of clients, 0 unknown
+	jupyter   map[int]*jupyterSeen
+	// HTTP asks a Jupyter server on this host for its kernels' activity;
+	// nil: a client with a short timeout that never uses a proxy.
+	HTTP       *http.Client
 	tableReads int // for tests
 }
 
@@ -87,6 +96,7 @@ type Presence struct {
 type sshSession struct {
 	pid    int
 	user   string
+	tty    string // "pts/0"; "" for a notty session (scp, sftp, a command, VS Code)
 	client string // "" until the tables were read
 }
 
@@ -266,6 +276,22 @@ func sshSessionUser(cmdline []byte) string {
 	return ""
 }
 
+// sshSessionTTY returns the terminal of a per-session sshd process from
+// its title ("sshd: root@pts/0" is "pts/0"), "" for "notty" or anything
+// that is not a plain pts or tty name.
+func sshSessionTTY(cmdline []byte) string {
+	c, _, _ := strings.Cut(string(bytes.TrimRight(cmdline, "\x00")), "\x00")
+	_, tty, ok := strings.Cut(c, "@")
+	if !ok {
+		return ""
+	}
+	n, ok := strings.CutPrefix(tty, "pts/")
+	if !ok || !digits(n) || len(n) > 7 {
+		return ""
+	}
+	return tty
+}
+
 // defaultPorts are assumed when a server's descriptors cannot be read (the
 // agent runs as another user): sshd on 22, Jupyter on its --port or 8888,
 // code-server on its --bind-addr port or 8080.
@@ -372,11 +398,25 @@ func (p *Presence) read(fresh bool) ([]wire.Session, error) {
 	var out []wire.Session
 	for _, s := range ssh {
 		out = append(out, wire.Session{Kind: KindSSH, Client: s.client, User: clip.Bytes(s.user, 64, ""),
-			Since: stamp("ssh " + strconv.Itoa(s.pid))})
+			Since: stamp("ssh " + strconv.Itoa(s.pid)), ActiveAt: p.ttyActive(s.tty)})
 	}
-	for _, c := range p.clients {
+	active := map[int]*time.Time{}
+	for i, c := range p.clients {
 		c.Since = stamp(c.Kind + " " + c.Client)
+		if pid := p.clientPID[i]; c.Kind == KindJupyter && pid > 0 {
+			a, ok := active[pid]
+			if !ok {
+				a = p.jupyterActive(pid, now)
+				active[pid] = a
+			}
+			c.ActiveAt = a
+		}
 		out = append(out, c)
+	}
+	for pid := range p.jupyter {
+		if _, ok := active[pid]; !ok {
+			delete(p.jupyter, pid) // nobody connected to it now
+		}
 	}
 	p.firstSeen = keep
 	sort.SliceStable(out, func(i, j int) bool {
@@ -396,7 +436,7 @@ func (p *Presence) read(fresh bool) ([]wire.Session, error) {
 // command line names a user and a tty, sorted by PID. gone reports that a
 // listener has exited.
 func (p *Presence) sshSessions() (out []sshSession, gone bool) {
-	titles := map[int]string{}
+	titles, ttys := map[int]string{}, map[int]string{}
 	var walk func(pid, depth int)
 	walk = func(pid, depth int) {
 		for _, c := range p.children(pid) {
@@ -404,7 +444,8 @@ func (p *Presence) sshSessions() (out []sshSession, gone bool) {
 			if u, ok := p.titles[c]; ok {
 				titles[c] = u
 				if u != "" {
-					out = append(out, sshSession{pid: c, user: u})
+					ttys[c] = p.ttys[c]
+					out = append(out, sshSession{pid: c, user: u, tty: p.ttys[c]})
 				} else if depth < 2 {
 					walk(c, depth+1)
 				}
@@ -413,7 +454,8 @@ func (p *Presence) sshSessions() (out []sshSession, gone bool) {
 			if cmd, err := os.ReadFile(p.proc(f + "/cmdline")); err == nil {
 				if u := sshSessionUser(cmd); u != "" {
 					titles[c] = u
-					out = append(out, sshSession{pid: c, user: u})
+					ttys[c] = sshSessionTTY(cmd)
+					out = append(out, sshSession{pid: c, user: u, tty: ttys[c]})
 					continue
 				}
 				if bytes.Contains(cmd, []byte("[priv]")) {
@@ -449,9 +491,28 @@ func (p *Presence) sshSessions() (out []sshSession, gone bool) {
 	if flat {
 		out = append(out, p.sshSessionsFlat()...)
 	}
-	p.titles = titles
+	p.titles, p.ttys = titles, ttys
 	sort.Slice(out, func(i, j int) bool { return out[i].pid < out[j].pid })
 	return out, gone
+}
+
+// ttyActive is when a terminal last had input: its device's access time,
+// which the kernel updates as the terminal is read (what w(1) shows as
+// IDLE). nil for no terminal or one that cannot be read.
+func (p *Presence) ttyActive(tty string) *time.Time {
+	if tty == "" {
+		return nil
+	}
+	r := p.DevRoot
+	if r == "" {
+		r = "/dev"
+	}
+	fi, err := os.Stat(r + "/" + tty)
+	if err != nil {
+		return nil
+	}
+	t := statAtime(fi).UTC().Truncate(time.Second)
+	return &t
 }
 
 // sshSessionsFlat finds the session processes by name among all
@@ -473,7 +534,7 @@ func (p *Presence) sshSessionsFlat() []sshSession {
 		}
 		if cmd, err := os.ReadFile(p.proc(e.Name() + "/cmdline")); err == nil {
 			if u := sshSessionUser(cmd); u != "" {
-				out = append(out, sshSession{pid: pid, user: u})
+				out = append(out, sshSession{pid: pid, user: u, tty: sshSessionTTY(cmd)})
 			}
 		}
 	}
@@ -535,6 +596,7 @@ func (p *Presence) readTables(ssh []sshSession) error {
 		}
 	}
 	p.ports = map[uint16]kind{}
+	p.portPID = map[uint16]int{}
 	for _, pid := range p.servers {
 		cmd, _ := os.ReadFile(p.proc(strconv.Itoa(pid) + "/cmdline"))
 		comm, _ := os.ReadFile(p.proc(strconv.Itoa(pid) + "/comm"))
@@ -545,13 +607,13 @@ func (p *Presence) readTables(ssh []sshSession) error {
 		found := false
 		p.eachSocket(pid, func(ino uint64) {
 			if port, ok := listenPort[ino]; ok {
-				p.ports[port] = k
+				p.ports[port], p.portPID[port] = k, pid
 				found = true
 			}
 		})
 		if port := defaultPort(k, cmd); !found && port != 0 && listening[port] {
 			if _, taken := p.ports[port]; !taken {
-				p.ports[port] = k
+				p.ports[port], p.portPID[port] = k, pid
 			}
 		}
 	}
@@ -563,7 +625,7 @@ func (p *Presence) readTables(ssh []sshSession) error {
 		})
 	}
 	seen := map[string]bool{}
-	p.clients = nil
+	p.clients, p.clientPID = nil, nil
 	for _, s := range socks {
 		if s.state != tcpEstablished {
 			continue
@@ -588,6 +650,7 @@ func (p *Presence) readTables(ssh []sshSession) error {
 		}
 		seen[key] = true
 		p.clients = append(p.clients, c)
+		p.clientPID = append(p.clientPID, p.portPID[s.local.Port()])
 	}
 	return nil
 }

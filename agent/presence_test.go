@@ -465,3 +465,67 @@ func TestPresence_ChildOfAnotherThread(t *testing.T) {
 		t.Fatalf("got %+v, %v; want one ssh session (a child of the listener's second thread)", got, err)
 	}
 }
+
+// TestExecutor_PeopleIdleBound: an automatic order bounded by
+// idle_people_s is refused while the SSH session's terminal had input
+// within the bound, and carried out once it has had none for longer: an
+// idle shell for hours is not a person at work. A notty session (activity
+// unknown) still holds.
+func TestExecutor_PeopleIdleBound(t *testing.T) {
+	ctx := context.Background()
+	now := time.Now()
+	order := func(hub *hubtest.Hub, bound time.Duration) wire.Order {
+		o := hub.NewOrder(wire.ActionStop, time.Minute)
+		o.WaitFor, o.IdlePeopleSeconds = []string{wire.SessionSSH}, int64(bound/time.Second)
+		o.Signature = wire.SignOrder(hub.Token, o)
+		return o
+	}
+	tty := func(t *testing.T, lastInput time.Time) string {
+		dev := t.TempDir()
+		os.MkdirAll(dev+"/pts", 0o755)
+		os.WriteFile(dev+"/pts/0", nil, 0o600)
+		if err := os.Chtimes(dev+"/pts/0", lastInput, lastInput); err != nil {
+			t.Fatal(err)
+		}
+		return dev
+	}
+	t.Run("TypedAnHourAgo", func(t *testing.T) {
+		e, rec, hub, _ := newExecutor(t, "idle")
+		e.Sampler.Presence = &Presence{ProcRoot: fakeProc(t), DevRoot: tty(t, now.Add(-time.Hour))}
+		if out := e.HandleOrder(ctx, order(hub, 3*time.Hour)); out != wire.OutcomeRefusedPeople {
+			t.Fatalf("outcome %s (%s), want refused: the shell had input an hour ago, the bound is 3h", out, rec.outcomes())
+		}
+	})
+	t.Run("NothingForFourHours", func(t *testing.T) {
+		// The fixture also has a notty session (alice): only the root
+		// shell is bounded, so the order must wait for ssh,pts only.
+		e, rec, hub, _ := newExecutor(t, "idle")
+		e.Sampler.Presence = &Presence{ProcRoot: fakeProc(t), DevRoot: tty(t, now.Add(-4*time.Hour))}
+		out := e.HandleOrder(ctx, order(hub, 3*time.Hour))
+		if out != wire.OutcomeRefusedPeople || strings.Contains(rec.got[0].Message, "root") {
+			t.Fatalf("outcome %s (%v): want refused for alice's notty session only, not root's idle shell", out, rec.got)
+		}
+	})
+	t.Run("NoBoundHoldsAsBefore", func(t *testing.T) {
+		e, rec, hub, _ := newExecutor(t, "idle")
+		e.Sampler.Presence = &Presence{ProcRoot: fakeProc(t), DevRoot: tty(t, now.Add(-48*time.Hour))}
+		if out := e.HandleOrder(ctx, order(hub, 0)); out != wire.OutcomeRefusedPeople {
+			t.Fatalf("outcome %s (%s)", out, rec.outcomes())
+		}
+	})
+	t.Run("ForgottenShellProceeds", func(t *testing.T) {
+		root := fakeProc(t)
+		os.WriteFile(root+"/103/cmdline", []byte("sshd-session: alice@pts/1\x00"), 0o644) // alice's notty session becomes a shell
+		dev := tty(t, now.Add(-4*time.Hour))
+		os.WriteFile(dev+"/pts/1", nil, 0o600)
+		os.Chtimes(dev+"/pts/1", now.Add(-5*time.Hour), now.Add(-5*time.Hour))
+		e, rec, hub, dir := newExecutor(t, "idle")
+		e.Sampler.Presence = &Presence{ProcRoot: root, DevRoot: dev}
+		if out := e.HandleOrder(ctx, order(hub, 3*time.Hour)); out != wire.OutcomeDone {
+			t.Fatalf("outcome %s (%v), want done: both shells idle for over 3h", out, rec.got)
+		}
+		if _, err := os.Stat(filepath.Join(dir, "marker")); err != nil {
+			t.Fatal("not released")
+		}
+	})
+}

@@ -53,7 +53,8 @@ const signingDomain = "gpuledger-order-v1"
 // and no trailing zeros (Go's time.RFC3339Nano), which survives a JSON round
 // trip exactly. When WaitFor is not empty, one more netstring follows:
 // "wait_for=" and the kinds joined with commas, in the order given; an
-// order without it encodes exactly as before the field existed. The
+// order without it encodes exactly as before the field existed. Then,
+// when IdlePeopleSeconds is not 0, "idle_people_s=" and it in decimal. The
 // signature field itself is not signed. Example for
 // id "o1", rental "box1", action "stop", issued 2026-11-01T10:00:00Z,
 // expiring 2026-11-01T10:05:00Z, nonce "n1":
@@ -71,6 +72,9 @@ func CanonicalOrder(o Order) []byte {
 	}
 	if len(o.WaitFor) > 0 {
 		fields = append(fields, "wait_for="+strings.Join(o.WaitFor, ","))
+	}
+	if o.IdlePeopleSeconds != 0 {
+		fields = append(fields, "idle_people_s="+strconv.FormatInt(o.IdlePeopleSeconds, 10))
 	}
 	return netstrings(fields...)
 }

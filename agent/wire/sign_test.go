@@ -167,3 +167,30 @@ func TestCanonicalOrder_WaitFor(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestCanonicalOrder_IdlePeople: the bound on how long an idle person
+// holds an automatic order is signed after wait_for; an order without it
+// encodes as before, and a captured order whose bound was shortened (to
+// release under someone at work) fails verification.
+func TestCanonicalOrder_IdlePeople(t *testing.T) {
+	o := order()
+	o.WaitFor = []string{wire.SessionJupyter}
+	plain := string(wire.CanonicalOrder(o))
+	o.IdlePeopleSeconds = 10800
+	got := string(wire.CanonicalOrder(o))
+	if want := plain + "19:idle_people_s=10800,"; got != want {
+		t.Fatalf("canonical:\n got %s\nwant %s", got, want)
+	}
+	const tok = "secret-token"
+	o.Signature = wire.SignOrder(tok, o)
+	for _, bound := range []int64{0, 1, 10799} {
+		forged := o
+		forged.IdlePeopleSeconds = bound
+		if err := wire.VerifyOrder(tok, forged, t0, nil); !errors.Is(err, wire.ErrBadSignature) {
+			t.Fatalf("bound changed to %d: %v, want ErrBadSignature", bound, err)
+		}
+	}
+	if err := wire.VerifyOrder(tok, o, t0, nil); err != nil {
+		t.Fatal(err)
+	}
+}

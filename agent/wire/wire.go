@@ -136,6 +136,14 @@ type Session struct {
 	Client string     `json:"client"`          // the client's address, e.g. "1.2.3.4"; "local" through a proxy on the host
 	User   string     `json:"user,omitempty"`  // the SSH login, where known
 	Since  *time.Time `json:"since,omitempty"` // when the agent first saw the connection
+
+	// ActiveAt is when the person last did something the agent can see:
+	// typed in the SSH session's terminal (its tty's access time, as w(1)
+	// reads IDLE), ran a Jupyter cell (a kernel's last activity, a busy
+	// kernel is now; without Jupyter's API, its kernels' CPU time). Absent
+	// where the agent cannot tell (a notty SSH session, VS Code, an agent
+	// too old to look): such a session holds as it always did.
+	ActiveAt *time.Time `json:"active_at,omitempty"`
 }
 
 // HostFacts are the slowly changing facts about the host.
@@ -284,8 +292,14 @@ type Order struct {
 	// connected: the server decided on a heartbeat up to an interval old.
 	// Empty on an order the user asked for, and where the rental's
 	// /autorelease says wait_for=none. Signed (see CanonicalOrder).
-	WaitFor   []string `json:"wait_for,omitempty"`
-	Signature string   `json:"signature"` // lowercase hex HMAC-SHA256, see SignOrder
+	WaitFor []string `json:"wait_for,omitempty"`
+	// IdlePeopleSeconds, on an automatic order with WaitFor, bounds the
+	// hold: a session whose person has done nothing for this long
+	// (Session.ActiveAt) no longer refuses it: a Jupyter tab left open
+	// overnight is not a person at work. 0: no bound (every session of
+	// those kinds holds, as before the field existed). Signed.
+	IdlePeopleSeconds int64  `json:"idle_people_s,omitempty"`
+	Signature         string `json:"signature"` // lowercase hex HMAC-SHA256, see SignOrder
 }
 
 // Outcomes reported in OrderResult.
