@@ -45,11 +45,11 @@ var wayTexts = chat.Catalog{
 		"How: no agent with a release command reports for %[1]s yet, so the idle card asks you.",
 		"方式：%[1]s 还没有带释放命令的代理上报，所以空闲提醒会询问你。"},
 	"way_api_stop": {
-		"How: the server stops %[2]s's instance %[3]s through %[2]s's API (its agent runs on it: instance ID, GPU and address match).",
-		"方式：服务器通过 %[2]s 的 API 将实例 %[3]s 关机（其代理确实运行在该实例上：实例 ID、显卡和地址一致）。"},
+		"How: the server stops %[2]s's instance %[3]s through %[2]s's API (its agent's reports match what %[2]s lists for it).",
+		"方式：服务器通过 %[2]s 的 API 将实例 %[3]s 关机（其代理的上报与 %[2]s 列出的一致）。"},
 	"way_api_terminate": {
-		"How: the server terminates %[2]s's instance %[3]s through %[2]s's API (its agent runs on it: instance ID, GPU and address match).",
-		"方式：服务器通过 %[2]s 的 API 销毁实例 %[3]s（其代理确实运行在该实例上：实例 ID、显卡和地址一致）。"},
+		"How: the server terminates %[2]s's instance %[3]s through %[2]s's API (its agent's reports match what %[2]s lists for it).",
+		"方式：服务器通过 %[2]s 的 API 销毁实例 %[3]s（其代理的上报与 %[2]s 列出的一致）。"},
 	"way_api_stop_unc": {
 		"How: the server stops %[2]s's instance %[3]s through %[2]s's API; a stop keeps the disk, so it is done although %[6]s. It would never terminate it.",
 		"方式：服务器通过 %[2]s 的 API 将实例 %[3]s 关机；关机保留磁盘，所以即使%[6]s也会执行，但绝不会自动销毁。"},
