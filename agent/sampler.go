@@ -277,7 +277,7 @@ func (s *Sampler) readWitness(sm *Sample, o *SimHost, level ReadLevel) {
 	if s.Witness == nil {
 		return
 	}
-	d, ok, err := s.Witness.ReadDisk(sm.At)
+	d, ok, err := s.Witness.ReadDiskLevel(sm.At, level >= ReadFull)
 	sm.DiskIOOK, sm.DiskIO = ok, d
 	if err != nil {
 		sm.DiskIOErr = err.Error()

@@ -23,10 +23,11 @@ import (
 //     so nothing between two samples is lost), less the agent's own. The
 //     counters come from, first that works: the cgroup's own io.stat (v2)
 //     or blkio.throttle.io_service_bytes (v1), one small read per sample;
-//     the sum of /proc/PID/io read_bytes and write_bytes over the visible
-//     processes (inside a container, the container's; a process that starts
-//     and exits between two samples is missed); and, only outside a
-//     container, /proc/diskstats. Inside AutoDL, RunPod and Vast.ai
+//     outside a container, /proc/diskstats (the machine's own disks, one
+//     read); and the sum of /proc/PID/io read_bytes and write_bytes over
+//     the visible processes (inside a container, the container's; a
+//     process that starts and exits between two reads is missed; read once
+//     per heartbeat, see ReadDiskLevel). Inside AutoDL, RunPod and Vast.ai
 //     containers /proc/diskstats is the host's, busy with other tenants: it
 //     would hold a forgotten rental for ever, the very bill the agent is
 //     there to stop, so there the disk signal is left out rather than read
@@ -104,12 +105,26 @@ func (w *Witness) cgroup(p string) string {
 // errNoDiskCounter says that no disk counter this host offers may be used.
 var errNoDiskCounter = errors.New("agent: disk i/o: no counter (no cgroup io accounting, /proc/PID/io unreadable, in a container)")
 
-// ReadDisk returns the disk rate since the previous call, less the agent's
+// ReadDisk returns the disk rate since the previous read, less the agent's
 // own I/O. The first call, and the first after the source changed, only
 // sets the baseline (ok false, err nil).
 func (w *Witness) ReadDisk(at time.Time) (d DiskIO, ok bool, err error) {
+	return w.ReadDiskLevel(at, true)
+}
+
+// ReadDiskLevel is ReadDisk for a sample that is the heartbeat's full
+// read (full) or not. The /proc/PID/io source reads a file per process
+// (a median of 7.4 ms with 107 processes on the loaded 2-core build VM,
+// against 45 µs for /proc/diskstats and 3 µs for the cgroup's CPU file,
+// BenchmarkWitness_ReadDisk): it is read at full reads only, once per
+// heartbeat, and its rate is over the heartbeat's period; other samples
+// have no disk reading (ok false, err nil).
+func (w *Witness) ReadDiskLevel(at time.Time, full bool) (d DiskIO, ok bool, err error) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
+	if w.prevSrc == "proc" && !w.prevAt.IsZero() && !full {
+		return DiskIO{Source: "proc"}, false, nil
+	}
 	total, src, err := w.readCounter()
 	if err != nil {
 		w.prevAt = time.Time{}
@@ -153,9 +168,6 @@ func (w *Witness) readCounter() (uint64, string, error) {
 			return n, "cgroup1", nil
 		}
 	}
-	if n, ok := w.readProcIO(); ok {
-		return n, "proc", nil
-	}
 	if w.Diskstats {
 		err := w.files.read(w.proc("diskstats"), func(b []byte) (err error) {
 			n, err = parseDiskstats(b)
@@ -164,6 +176,9 @@ func (w *Witness) readCounter() (uint64, string, error) {
 		if err == nil {
 			return n, "diskstats", nil
 		}
+	}
+	if n, ok := w.readProcIO(); ok {
+		return n, "proc", nil
 	}
 	return 0, "", errNoDiskCounter
 }

@@ -242,6 +242,11 @@ func TestWitness_ReadDiskSources(t *testing.T) {
 		ps[12] = fakeProcess{comm: "cp", io: 50e6} // new since the last read: counts whole
 		delete(ps, 11)
 		writeFakeProc(t, proc, 105, 0, ps)
+		// A sample that is not the heartbeat's full read skips the
+		// costly per-process read; the next full read covers its period.
+		if d, ok, err := w.ReadDiskLevel(t0.Add(2*time.Second), false); ok || err != nil {
+			t.Errorf("a fast sample: %+v ok %v err %v; want no reading", d, ok, err)
+		}
 		d, ok, err := w.ReadDisk(t0.Add(5 * time.Second))
 		if !ok || err != nil || d.Source != "proc" || d.BytesPerS != 20e6 {
 			t.Errorf("got %+v ok %v err %v; want 20 MB/s from proc", d, ok, err)
@@ -369,9 +374,9 @@ func TestWitness_RealProcesses(t *testing.T) {
 		t.Fatal(err)
 	}
 	time.Sleep(300 * time.Millisecond)
-	s.SampleLevel(ctx, ReadFast)
+	s.SampleLevel(ctx, ReadFull)
 	time.Sleep(time.Second)
-	sm := s.SampleLevel(ctx, ReadFast)
+	sm := s.SampleLevel(ctx, ReadFull)
 	cmd.Process.Kill()
 	cmd.Wait()
 	if sm.Verdict != wire.VerdictBusy || !strings.HasPrefix(strings.Join(sm.Work, ";"), "disk ") {
@@ -380,11 +385,11 @@ func TestWitness_RealProcesses(t *testing.T) {
 	// Once it ended the rate falls under the threshold. Where the counter
 	// is /proc/PID/io of the whole machine (a VM like the build one), other
 	// processes' bursts count too: one quiet second in five is enough.
-	s.SampleLevel(ctx, ReadFast)
+	s.SampleLevel(ctx, ReadFull)
 	var rates []float64
 	for i := 0; i < 5; i++ {
 		time.Sleep(time.Second)
-		sm := s.SampleLevel(ctx, ReadFast)
+		sm := s.SampleLevel(ctx, ReadFull)
 		rates = append(rates, sm.DiskIO.BytesPerS)
 		if sm.DiskIOOK && sm.DiskIO.BytesPerS <= DefaultDiskBytesPerS {
 			break
@@ -465,3 +470,65 @@ func (staticGPU) Read(context.Context, ReadLevel) ([]GPUReading, error) {
 	return []GPUReading{{UtilOK: true, UtilSource: "static"}}, nil
 }
 func (staticGPU) Close() error { return nil }
+
+// BenchmarkWitness_Transfers measures the heartbeat's transfer scan on
+// this machine's /proc: Cached is the steady state (only new PIDs read),
+// Rescan the scan that reads every process (at start and every
+// witnessRescan), the baseline.
+func BenchmarkWitness_Transfers(b *testing.B) {
+	now := time.Now()
+	b.Run("Cached", func(b *testing.B) {
+		w := &Witness{}
+		w.Transfers(now)
+		for b.Loop() {
+			if _, err := w.Transfers(now); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("Rescan", func(b *testing.B) {
+		w := &Witness{}
+		for b.Loop() {
+			w.procs = nil
+			if _, err := w.Transfers(now); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}
+
+// BenchmarkWitness_ReadDisk measures one sample's disk counter read on
+// this machine (its source is reported), against the sampler's CPU read.
+func BenchmarkWitness_ReadDisk(b *testing.B) {
+	for _, src := range []struct {
+		name      string
+		diskstats bool
+	}{{"Diskstats", true}, {"ProcIO", false}} {
+		b.Run(src.name, func(b *testing.B) {
+			benchReadDisk(b, &Witness{Diskstats: src.diskstats})
+		})
+	}
+	b.Run("CPUBaseline", func(b *testing.B) {
+		h := HostReader{}.Cached()
+		defer h.Close()
+		for b.Loop() {
+			h.ReadCPU()
+		}
+	})
+}
+
+// benchReadDisk measures full reads of w's disk counter (its source
+// reported as a metric name).
+func benchReadDisk(b *testing.B, w *Witness) {
+	defer w.Close()
+	if _, _, err := w.ReadDisk(time.Now()); err != nil {
+		b.Skip(err)
+	}
+	at := time.Now()
+	for b.Loop() {
+		at = at.Add(time.Second)
+		w.ReadDisk(at)
+	}
+	d, _, _ := w.ReadDisk(at.Add(time.Second))
+	b.ReportMetric(0, "source_"+d.Source)
+}
