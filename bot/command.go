@@ -286,6 +286,9 @@ type AutoReleaseCmd struct {
 	// WaitFor is who, connected to the host, holds the automatic action
 	// (wait_for=); the zero value is every kind, the default.
 	WaitFor ledger.WaitFor
+	// IdlePeople is how long a connected person who does nothing holds it
+	// (idle_people=3h; none: for ever); 0: ledger.DefaultIdlePeople.
+	IdlePeople time.Duration
 }
 
 // QuietHours is a daily window, in minutes after local midnight. From ==

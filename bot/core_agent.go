@@ -8,6 +8,7 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/gpuledger/gpuledger/chat"
 	"github.com/gpuledger/gpuledger/ledger"
@@ -129,9 +130,12 @@ func (r *req) whyNow(x *ledger.Rental) string {
 			if st.Verdict == ledger.VerdictBusy && st.Work != "" {
 				lines = append(lines, r.t("why_working", st.Work, r.when(st.LastSeen)))
 			}
-			switch held := pol.WaitFor.Holding(st.Sessions); {
+			switch held, idle := pol.Holding(st.Sessions, r.now); {
 			case len(st.Sessions) == 0:
 				lines = append(lines, r.t("why_nobody", r.when(st.LastSeen)))
+			case (pol.Action == ledger.AutoStop || pol.Action == ledger.AutoRelease) && len(held) == 0 && len(idle) > 0:
+				lines = append(lines, r.t("why_people_idle", chat.RawHTML(view.SessionsText(r.lang, st.Sessions)), r.when(st.LastSeen),
+					chat.FormatDuration(r.now.Sub(lastActive(idle)).Truncate(time.Minute), r.lang), view.ActionWord(r.lang, pol.Action)))
 			case (pol.Action == ledger.AutoStop || pol.Action == ledger.AutoRelease) && len(held) > 0:
 				lines = append(lines, r.t("why_people_held", chat.RawHTML(view.SessionsText(r.lang, st.Sessions)), r.when(st.LastSeen), view.ActionWord(r.lang, pol.Action)))
 			default:
@@ -142,12 +146,23 @@ func (r *req) whyNow(x *ledger.Rental) string {
 	return strings.Join(lines, "\n")
 }
 
+// lastActive is the latest activity among ss.
+func lastActive(ss []ledger.Session) time.Time {
+	var t time.Time
+	for _, s := range ss {
+		if s.ActiveAt.After(t) {
+			t = s.ActiveAt
+		}
+	}
+	return t
+}
+
 func (r *req) autoRelease(c AutoReleaseCmd) error {
 	st := r.c.policies
 	if st == nil {
 		return r.answer(r.plain(r.t("autorelease_off")))
 	}
-	p := ledger.AutoPolicy{Action: c.Action, After: c.After, WaitFor: c.WaitFor, SetAt: r.now}
+	p := ledger.AutoPolicy{Action: c.Action, After: c.After, WaitFor: c.WaitFor, IdlePeople: c.IdlePeople, SetAt: r.now}
 	if err := p.Validate(); err != nil {
 		return err
 	}
@@ -172,6 +187,11 @@ func (r *req) autoRelease(c AutoReleaseCmd) error {
 			text += "\n" + r.t("autorelease_wait_none")
 		} else {
 			text += "\n" + r.t("autorelease_wait_for", got.WaitFor.String(), c.Name, string(got.Action))
+			if b := got.PeopleBound(); b > 0 {
+				text += " " + r.t("autorelease_idle_people", chat.FormatDuration(b, r.lang))
+			} else {
+				text += " " + r.t("autorelease_idle_people_none")
+			}
 		}
 	}
 	return r.send(r.plain(text))

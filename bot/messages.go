@@ -305,6 +305,15 @@ var messages = chat.Catalog{
 	"why_policy_off": {
 		"<b>%[1]s</b>: no idle warnings or automatic actions.",
 		"<b>%[1]s</b>：不提醒空闲，也不自动操作。"},
+	"why_people_idle": {
+		"Connected: %[1]s (heartbeat %[2]s), but nothing done for %[3]s: they no longer hold the automatic %[4]s (idle_people).",
+		"在线：%[1]s（心跳 %[2]s），但已 %[3]s 没有任何操作：不再暂缓自动%[4]s（idle_people）。"},
+	"autorelease_idle_people": {
+		"A connection where nothing is done for %[1]s (no input in the terminal, no cell run) no longer holds it: <code>idle_people=3h</code> sets another bound, <code>idle_people=none</code> none.",
+		"连接后 %[1]s 没有任何操作（终端无输入、没有运行单元格）就不再暂缓：<code>idle_people=3h</code> 可改时长，<code>idle_people=none</code> 不限。"},
+	"autorelease_idle_people_none": {
+		"A connection holds it however long nothing is done (idle_people=none).",
+		"连接着就一直暂缓，不论多久没有操作（idle_people=none，不限）。"},
 	"why_working": {
 		"Working: %[1]s (heartbeat %[2]s).",
 		"正在工作：%[1]s（心跳 %[2]s）。"},

@@ -295,6 +295,7 @@ var keyAliases = map[string]string{
 	"volume": "name", "卷": "name", "lease": "for", "time": "at", "dir": "direction", "used": "amount",
 	"count": "count", "数量": "count", "idlewarn": "idle_warn", "longrun": "long_run", "timezone": "tz",
 	"language": "lang", "after": "after", "action": "action", "等待": "wait_for", "waitfor": "wait_for",
+	"空闲": "idle_people", "idlepeople": "idle_people",
 }
 
 // cutKV splits "key=value"; the key is letters, digits, '_' or '-' (or

@@ -17,7 +17,7 @@ var actionWords = map[string]ledger.AutoAction{
 }
 
 func (p *parser) autoRelease(toks []string) (Command, error) {
-	if err := p.split(toks, []string{"name", "action", "after", "wait_for"}, false, "after", "之后"); err != nil {
+	if err := p.split(toks, []string{"name", "action", "after", "wait_for", "idle_people"}, false, "after", "之后"); err != nil {
 		return nil, err
 	}
 	var (
@@ -76,6 +76,18 @@ func (p *parser) autoRelease(toks []string) (Command, error) {
 			return nil, p.err("bad_wait_for", quote(v))
 		}
 		a.WaitFor = w
+	}
+	if v, ok := p.kv["idle_people"]; ok {
+		switch d, ok := parseDur(v); {
+		case v == "none" || v == "off" || v == "无" || v == "不限":
+			a.IdlePeople = ledger.IdlePeopleNever
+		case !ok:
+			return nil, p.err("bad_dur", quote(v))
+		case d < ledger.MinIdlePeople || d > ledger.MaxIdlePeople:
+			return nil, p.err("dur_range", "idle_people", quote(v), durBoundsText(ledger.MinIdlePeople, ledger.MaxIdlePeople))
+		default:
+			a.IdlePeople = d
+		}
 	}
 	return a, nil
 }

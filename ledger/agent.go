@@ -204,6 +204,10 @@ type Session struct {
 	Client string    `json:"client"`         // the client's address; "local" through a proxy on the host
 	User   string    `json:"user,omitempty"` // the SSH login, where known
 	Since  time.Time `json:"since,omitzero"` // when the agent first saw it; zero if not said
+	// ActiveAt is when the person last did something the agent could
+	// see (typed in the terminal, ran a Jupyter cell); zero unknown,
+	// which holds as a session always did.
+	ActiveAt time.Time `json:"active_at,omitzero"`
 }
 
 // SessionGroup is the sessions of one kind, as they are shown: how many,
@@ -348,6 +352,22 @@ func (w WaitFor) Holding(ss []Session) []Session {
 		}
 	}
 	return out
+}
+
+// Holding returns the sessions of the kinds p waits for that hold its
+// automatic action at now (held), and those of those kinds whose person
+// has done nothing for p's bound (idle: connected, holding nothing). A
+// session whose activity is unknown holds.
+func (p AutoPolicy) Holding(ss []Session, now time.Time) (held, idle []Session) {
+	bound := p.PeopleBound()
+	for _, s := range p.WaitFor.Holding(ss) {
+		if bound > 0 && !s.ActiveAt.IsZero() && now.Sub(s.ActiveAt) >= bound {
+			idle = append(idle, s)
+		} else {
+			held = append(held, s)
+		}
+	}
+	return held, idle
 }
 
 // Validate checks a WaitFor that did not come from ParseWaitFor.

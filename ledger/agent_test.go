@@ -51,6 +51,26 @@ func TestAutoDecide(t *testing.T) {
 			in.Agent.Sessions = []Session{{Kind: SessionVSCode, Client: "5.6.7.8"}}
 			in.Policy.WaitFor = "ssh,jupyter"
 		}, "stop", AutoEvidence},
+		// A connection holds while its person was active within the bound
+		// (idle_people, default DefaultIdlePeople): a Jupyter tab open
+		// overnight with nothing run holds nothing.
+		{"PeopleIdle/JupyterNothingRunFor3h", func(in *AutoInput) {
+			in.Agent.Sessions = []Session{{Kind: SessionJupyter, Client: "local", ActiveAt: now.Add(-3 * time.Hour)}}
+		}, "stop", AutoEvidence},
+		{"PeopleIdle/JupyterRanAnHourAgo", func(in *AutoInput) {
+			in.Agent.Sessions = []Session{{Kind: SessionJupyter, Client: "local", ActiveAt: now.Add(-time.Hour)}}
+		}, "", AutoPeopleHeld},
+		{"PeopleIdle/BoundSetTo4h", func(in *AutoInput) {
+			in.Agent.Sessions = []Session{{Kind: SessionSSH, Client: "1.2.3.4", ActiveAt: now.Add(-3 * time.Hour)}}
+			in.Policy.IdlePeople = 4 * time.Hour
+		}, "", AutoPeopleHeld},
+		{"PeopleIdle/NoBound", func(in *AutoInput) {
+			in.Agent.Sessions = []Session{{Kind: SessionSSH, Client: "1.2.3.4", ActiveAt: now.Add(-30 * time.Hour)}}
+			in.Policy.IdlePeople = IdlePeopleNever
+		}, "", AutoPeopleHeld},
+		{"PeopleIdle/ActivityUnknownHolds", func(in *AutoInput) {
+			in.Agent.Sessions = []Session{{Kind: SessionVSCode, Client: "5.6.7.8", Since: now.Add(-30 * time.Hour)}}
+		}, "", AutoPeopleHeld},
 		{"PeopleRefusedRecently", func(in *AutoInput) { in.PeopleRefusedAt = now.Add(-10 * time.Second) }, "", AutoPeopleRefused},
 		{"PeopleRefusedBefore", func(in *AutoInput) { in.PeopleRefusedAt = now.Add(-time.Minute) }, "stop", AutoEvidence},
 	}

@@ -47,7 +47,39 @@ type AutoPolicy struct {
 	// WaitFor is who holds the automatic action while connected; the
 	// zero value waits for SSH, Jupyter and VS Code alike.
 	WaitFor WaitFor
-	SetAt   time.Time
+	// IdlePeople bounds the hold: a connection whose person has done
+	// nothing for this long (Session.ActiveAt) no longer holds. 0 means
+	// DefaultIdlePeople; IdlePeopleNever, no bound.
+	IdlePeople time.Duration
+	SetAt      time.Time
+}
+
+// DefaultIdlePeople is how long a connected person who does nothing holds
+// an automatic stop or release: a Jupyter tab or a shell left open over
+// lunch keeps the machine, one left open overnight does not. Two hours
+// is longer than a meal, a meeting or a long read of the results, and
+// much shorter than a night, which is the bill this exists to stop.
+const DefaultIdlePeople = 2 * time.Hour
+
+// IdlePeopleNever is the AutoPolicy.IdlePeople of "idle_people=none": a
+// connection holds however long its person does nothing.
+const IdlePeopleNever time.Duration = -1
+
+// Bounds of an idle_people set in chat.
+const (
+	MinIdlePeople = 10 * time.Minute
+	MaxIdlePeople = 7 * 24 * time.Hour
+)
+
+// PeopleBound returns how long an idle connection holds: 0 for no bound.
+func (p AutoPolicy) PeopleBound() time.Duration {
+	switch {
+	case p.IdlePeople < 0:
+		return 0
+	case p.IdlePeople == 0:
+		return DefaultIdlePeople
+	}
+	return p.IdlePeople
 }
 
 // Grace returns the effective grace period.
@@ -83,6 +115,9 @@ func (p AutoPolicy) ValidateStored() error {
 	}
 	if p.After != 0 && p.After < MinGrace && p.Action != AutoOff {
 		return Errorc(EINVALID, "after_short", p.After, MinGrace)
+	}
+	if p.IdlePeople != 0 && p.IdlePeople != IdlePeopleNever && (p.IdlePeople < MinIdlePeople || p.IdlePeople > MaxIdlePeople) {
+		return Errorc(EINVALID, "bad_idle_people", p.IdlePeople, MinIdlePeople, MaxIdlePeople)
 	}
 	return p.WaitFor.Validate()
 }
@@ -136,6 +171,11 @@ type Order struct {
 	Message   string // the agent's message with it
 	UpdatedAt time.Time
 	BootID    string // the agent boot that accepted it
+
+	// IdlePeople, on an automatic order with WaitFor, is the policy's
+	// bound (AutoPolicy.PeopleBound): a session idle that long does not
+	// refuse it; 0 none. Signed into the order.
+	IdlePeople time.Duration
 }
 
 // Outcomes the hub records itself on an order (the agent's own are
@@ -218,13 +258,14 @@ const (
 	AutoEvidence      = "auto_evidence"        // idle, warned ago, heartbeat ago (durations), who (Message), AutoAction, grace
 	AutoNobody        = "auto_nobody"          // nobody reported connected
 	AutoPeopleIgnored = "auto_people_not_held" // []Session connected, not waited for (WaitFor)
+	AutoPeopleIdle    = "auto_people_idle"     // []Session connected, nothing done for the bound: time.Duration
 )
 
 // AutoKeys returns every key AutoDecide's messages use, so that an edge's
 // catalog can be checked to hold them all.
 func AutoKeys() []string {
 	return []string{AutoNoPolicy, AutoNotRunning, AutoNoAgent, AutoOrderOpen, AutoNoWarning, AutoGrace, AutoSnoozed,
-		AutoKept, AutoStale, AutoJob, AutoBusy, AutoNotIdle, AutoPeopleRefused, AutoPeopleHeld, AutoEvidence, AutoNobody, AutoPeopleIgnored}
+		AutoKept, AutoStale, AutoJob, AutoBusy, AutoNotIdle, AutoPeopleRefused, AutoPeopleHeld, AutoEvidence, AutoNobody, AutoPeopleIgnored, AutoPeopleIdle}
 }
 
 // AutoDecide applies DESIGN.md section 7: an automatic stop or release
@@ -277,11 +318,15 @@ func AutoDecide(in AutoInput) (action string, why Message) {
 	if !in.PeopleRefusedAt.IsZero() && !a.LastSeen.After(in.PeopleRefusedAt) {
 		return "", Msg(AutoPeopleRefused, in.PeopleRefusedAt)
 	}
-	if held := p.WaitFor.Holding(a.Sessions); len(held) > 0 {
+	held, idle := p.Holding(a.Sessions, in.Now)
+	if len(held) > 0 {
 		return "", Msg(AutoPeopleHeld, held, p.WaitFor, in.Rental.Name, string(p.Action))
 	}
 	people := Msg(AutoNobody)
-	if len(a.Sessions) > 0 {
+	switch {
+	case len(idle) > 0:
+		people = Msg(AutoPeopleIdle, idle, p.PeopleBound())
+	case len(a.Sessions) > 0:
 		people = Msg(AutoPeopleIgnored, a.Sessions, p.WaitFor)
 	}
 	return string(p.Action), Msg(AutoEvidence, a.IdleFor(in.Now).Round(time.Minute), in.Now.Sub(in.WarnedAt).Round(time.Minute),

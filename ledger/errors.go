@@ -131,6 +131,7 @@ var errorTexts = map[string]string{
 	"volume_no_currency":    "volume %[1]v has no currency",
 	"bad_wait_for":          "wait_for=%[1]v: %[2]q is not ssh, jupyter, vscode or none, e.g. wait_for=ssh,jupyter",
 	"wait_for_canonical":    "wait_for=%[1]v is not in canonical form (%[2]v)",
+	"bad_idle_people":       "idle_people=%[1]v is out of range %[2]v..%[3]v (or none), e.g. idle_people=3h",
 	"bad_action":            "unknown action %[1]q: use off, notify, stop or release, e.g. /autorelease box1 stop after 1h",
 	"bad_after":             "after=%[1]v is out of range %[2]v..%[3]v, e.g. /autorelease box1 stop after 1h",
 	"after_short":           "after=%[1]v is too short: give at least %[2]v, e.g. /autorelease box1 stop after 30m",

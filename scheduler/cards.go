@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/gpuledger/gpuledger/chat"
@@ -311,6 +312,10 @@ func (s *Scheduler) idleText(u *ledger.User, r *ledger.Rental, pol ledger.AutoPo
 		t += "\n" + tr(lg, "idle_people", chat.RawHTML(view.SessionsText(lg, people)))
 	}
 	auto := pol.Action == ledger.AutoStop || pol.Action == ledger.AutoRelease
+	held, idlePeople := pol.Holding(people, now)
+	if auto && len(idlePeople) > 0 && len(held) == 0 {
+		t += "\n" + idlePeopleText(lg, idlePeople, now, pol.Action)
+	}
 	switch {
 	case c.Kept:
 		t += "\n" + tr(lg, "idle_kept")
@@ -318,7 +323,7 @@ func (s *Scheduler) idleText(u *ledger.User, r *ledger.Rental, pol ledger.AutoPo
 		t += "\n" + tr(lg, "snoozed_until", clock(u, c.SnoozeUntil))
 	case auto && ask != "":
 		t += "\n" + tr(lg, "idle_auto_ask", chat.RawHTML(tr(lg, "act_"+string(pol.Action))), ask)
-	case auto && len(pol.WaitFor.Holding(people)) > 0:
+	case auto && len(held) > 0:
 		t += "\n" + tr(lg, "idle_auto_held", chat.RawHTML(tr(lg, "act_"+string(pol.Action))), r.Name, string(pol.Action))
 	case auto:
 		first := c.FirstAt
@@ -328,6 +333,27 @@ func (s *Scheduler) idleText(u *ledger.User, r *ledger.Rental, pol ledger.AutoPo
 		t += "\n" + tr(lg, "idle_auto", chat.RawHTML(tr(lg, "act_"+string(pol.Action))), clock(u, first.Add(pol.Grace())), r.Name)
 	}
 	return t
+}
+
+// idlePeopleText says that the people connected have done nothing for
+// the rental's bound and hold the automatic action no longer: "Jupyter
+// connected but nothing run for 3h: …", the time since the last of them
+// did anything.
+func idlePeopleText(lg string, ss []ledger.Session, now time.Time, action ledger.AutoAction) string {
+	var last time.Time
+	kinds := map[string]bool{}
+	for _, s := range ss {
+		kinds[s.Kind] = true
+		if s.ActiveAt.After(last) {
+			last = s.ActiveAt
+		}
+	}
+	key := "idle_people_idle"
+	if len(kinds) == 1 && (kinds[ledger.SessionJupyter] || kinds[ledger.SessionSSH]) {
+		key += "_" + ss[0].Kind
+	}
+	d := now.Sub(last).Truncate(time.Minute)
+	return tr(lg, key, chat.FormatDuration(d, lg), chat.RawHTML(tr(lg, "act_"+string(action))))
 }
 
 // stateText is "<b>box1</b> is stopped." in the user's language.
@@ -379,6 +405,14 @@ func (s *Scheduler) autoOrder(ctx context.Context, u *ledger.User, r *ledger.Ren
 	s.decide(ctx, u, r, ledger.DecisionOrder, ledger.Msg("d_ordered", ledger.AutoAction(action), o.ID), evidence)
 	lg := lang(u)
 	text := tr(lg, "auto_ordered", r.Name, chat.RawHTML(tr(lg, "act_"+action)))
+	// People connected whose bound ran out are why it goes ahead now.
+	if st, seen := s.hub.AgentState(r.ID); seen && len(o.WaitFor) > 0 && o.IdlePeople > 0 {
+		wf, _ := ledger.ParseWaitFor(strings.Join(o.WaitFor, ","))
+		pol := ledger.AutoPolicy{WaitFor: wf, IdlePeople: o.IdlePeople}
+		if held, idle := pol.Holding(st.Sessions, s.now()); len(held) == 0 && len(idle) > 0 {
+			text += "\n" + idlePeopleText(lg, idle, s.now(), ledger.AutoAction(action))
+		}
+	}
 	return s.sendCard(ctx, u, c, text, nil, true, true)
 }
 

@@ -32,6 +32,12 @@ var messages = chat.Catalog{
 		"Auto-%[1]s at %[2]s if it stays idle (/autorelease %[3]s off to cancel).",
 		"如果一直空闲，将在 %[2]s 自动%[1]s（取消：/autorelease %[3]s off）。"},
 	"idle_people": {"Connected: %[1]s", "在线：%[1]s"},
+	"idle_people_idle_jupyter": {"Jupyter connected but nothing run for %[1]s: it no longer holds the automatic %[2]s.",
+		"Jupyter 在线，但已 %[1]s 没有运行任何代码：不再暂缓自动%[2]s。"},
+	"idle_people_idle_ssh": {"SSH connected but nothing typed for %[1]s: it no longer holds the automatic %[2]s.",
+		"SSH 在线，但已 %[1]s 没有任何输入：不再暂缓自动%[2]s。"},
+	"idle_people_idle": {"Connected but nothing done for %[1]s: they no longer hold the automatic %[2]s.",
+		"有人在线，但已 %[1]s 没有任何操作：不再暂缓自动%[2]s。"},
 	"idle_auto_held": {
 		"Automatic %[1]s held while someone is connected (/autorelease %[2]s %[3]s wait_for=none acts anyway). Release now still releases.",
 		"有人在线，自动%[1]s暂缓（/autorelease %[2]s %[3]s wait_for=none 则照常执行）。点「立即释放」仍会释放。"},

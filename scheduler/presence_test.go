@@ -178,3 +178,58 @@ func TestRelease_TapGoesThroughWithPeople(t *testing.T) {
 		t.Fatalf("card %q", last)
 	}
 }
+
+// TestAutoStop_ForgottenNotebookIsStillForgotten: a Jupyter tab left open
+// with nothing run holds the automatic stop only for the rental's bound
+// on idle people (two hours by default): the card says it is held, then
+// "Jupyter connected but nothing run for 2h", and the stop is ordered,
+// its order bounded the same way for the agent's last look.
+func TestAutoStop_ForgottenNotebookIsStillForgotten(t *testing.T) {
+	e := newEnv(t, nil)
+	ranAt := e.clk.Now().Add(time.Hour) // idleStop moves the clock an hour, then beats
+	tab := wire.Session{Kind: wire.SessionJupyter, Client: "local", ActiveAt: &ranAt}
+	if n := idleStop(t, e, ledger.AutoPolicy{Action: ledger.AutoStop, After: 30 * time.Minute}, tab); n == 0 {
+		t.Fatal("a Jupyter tab with nothing run for hours held the automatic stop for ever")
+	}
+	if d := e.clk.Now().Sub(ranAt); d < ledger.DefaultIdlePeople {
+		t.Fatalf("ordered %s after the last cell ran, before the bound %s", d, ledger.DefaultIdlePeople)
+	}
+	var held, idle bool
+	for _, m := range e.chat.Sent() {
+		held = held || strings.Contains(m.Text, "held while someone is connected")
+		idle = idle || strings.Contains(m.Text, "Jupyter connected but nothing run for 2h")
+	}
+	if !held || !idle {
+		t.Fatalf("the card said held %v, then nothing run for 2h %v: %+v", held, idle, e.chat.Sent())
+	}
+	o, _ := e.hub.OpenOrder(e.rid)
+	if o.IdlePeople != ledger.DefaultIdlePeople {
+		t.Fatalf("order idle_people %s, want %s", o.IdlePeople, ledger.DefaultIdlePeople)
+	}
+	ds, _ := e.db.Decisions(context.Background(), e.rid, 5)
+	if ds[0].Kind != ledger.DecisionOrder || !strings.Contains(ds[0].Evidence, "connected but nothing done for 2h") {
+		t.Fatalf("order decision %+v", ds[0])
+	}
+}
+
+// TestAutoStop_NotebookInUseHolds: the same tab with a cell run every
+// hour holds the stop all along.
+func TestAutoStop_NotebookInUseHolds(t *testing.T) {
+	e := newEnv(t, nil)
+	p := ledger.AutoPolicy{Action: ledger.AutoStop, After: 30 * time.Minute}
+	if _, err := e.db.SetAutoPolicy(context.Background(), 1, "box1", p); err != nil {
+		t.Fatal(err)
+	}
+	e.clk.Add(time.Hour)
+	idle := 31 * time.Minute
+	for i := range 20 {
+		ranAt := e.clk.Now().Add(-time.Duration(i%4) * 15 * time.Minute) // a cell at least every hour
+		e.beatPeople(idle, wire.Session{Kind: wire.SessionJupyter, Client: "local", ActiveAt: &ranAt})
+		e.tick()
+		if _, ok := e.hub.OpenOrder(e.rid); ok {
+			t.Fatalf("ordered after %s while a cell ran within the hour", idle)
+		}
+		e.clk.Add(15 * time.Minute)
+		idle += 15 * time.Minute
+	}
+}

@@ -106,6 +106,7 @@ var decisionTexts = chat.Catalog{
 		"空闲 %[1]v，%[2]v前已提醒，心跳在 %[3]v前，没有任务，%[4]v，策略：%[6]v 后%[5]v"},
 	ledger.AutoNobody:        {"nobody reported connected", "没有人连接"},
 	ledger.AutoPeopleIgnored: {"%[1]v connected, not waited for (wait_for=%[2]v)", "%[1]v 已连接，不等待（wait_for=%[2]v）"},
+	ledger.AutoPeopleIdle:    {"%[1]v connected but nothing done for %[2]v (idle_people)", "%[1]v 已连接，但 %[2]v 没有任何操作（idle_people）"},
 }
 
 // actionWords names automatic actions inside texts.

@@ -71,6 +71,8 @@ var ledgerErrors = chat.Catalog{
 	"bad_wait_for": {"wait_for=%[1]v: %[2]q is not ssh, jupyter, vscode or none, e.g. wait_for=ssh,jupyter",
 		"wait_for=%[1]v：%[2]q 不是 ssh、jupyter、vscode 或 none，比如 wait_for=ssh,jupyter"},
 	"wait_for_canonical": {"wait_for=%[1]v is not in canonical form (%[2]v)", "wait_for=%[1]v 不是规范写法（%[2]v）"},
+	"bad_idle_people": {"idle_people=%[1]v is out of range %[2]v..%[3]v (or none), e.g. idle_people=3h",
+		"idle_people=%[1]v 超出范围 %[2]v..%[3]v（或 none），比如 idle_people=3h"},
 	"bad_action": {"unknown action %[1]q: use off, notify, stop or release, e.g. /autorelease box1 stop after 1h",
 		"不认识的动作 %[1]q：请用 off、notify、stop 或 release，比如 /autorelease box1 stop after 1h"},
 	"bad_after": {"after=%[1]v is out of range %[2]v..%[3]v, e.g. /autorelease box1 stop after 1h",

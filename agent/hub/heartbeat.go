@@ -282,7 +282,7 @@ func (h *Hub) applyLocked(a *agent, tok ledger.AgentToken, rl *ledger.Rental, hb
 		s.Work = clip.Bytes(hb.Work, wire.MaxStrLen, "…")
 	}
 	s.GPU = gpuFacts(hb)
-	s.Sessions = sessions(hb)
+	s.Sessions = sessions(hb, now)
 
 	// The window's length on the server's clock: never more than the time
 	// since the last heartbeat, so a jumping agent clock cannot inflate it.
@@ -498,7 +498,13 @@ const shutdownLate = 2 * time.Minute
 // sessions returns the people connected that hb reports, clipped; kinds
 // this server does not know (a newer agent's) are left out, so they hold
 // nothing.
-func sessions(hb *wire.HeartbeatRequest) []ledger.Session {
+func sessions(hb *wire.HeartbeatRequest, now time.Time) []ledger.Session {
+	// An activity time is the agent's clock: placed on the server's as
+	// the window is (shifted by now - sent_at), never after now.
+	var skew time.Duration
+	if !hb.SentAt.IsZero() {
+		skew = now.Sub(hb.SentAt)
+	}
 	var out []ledger.Session
 	for _, s := range hb.Sessions {
 		switch s.Kind {
@@ -509,6 +515,13 @@ func sessions(hb *wire.HeartbeatRequest) []ledger.Session {
 		ls := ledger.Session{Kind: s.Kind, Client: clip.Bytes(s.Client, 64, "…"), User: clip.Bytes(s.User, 32, "…")}
 		if s.Since != nil && !s.Since.IsZero() {
 			ls.Since = s.Since.UTC().Truncate(time.Second)
+		}
+		if s.ActiveAt != nil && !s.ActiveAt.IsZero() {
+			at := s.ActiveAt.Add(skew)
+			if at.After(now) {
+				at = now
+			}
+			ls.ActiveAt = at.UTC().Truncate(time.Second)
 		}
 		out = append(out, ls)
 	}

@@ -15,7 +15,7 @@ import (
 // key both ends derive from the token (wire.SigningKey).
 func signed(o ledger.Order, hash [32]byte) wire.Order {
 	w := wire.Order{ID: o.ID, Rental: o.Rental, Action: o.Action, IssuedAt: o.IssuedAt.UTC(),
-		ExpiresAt: o.ExpiresAt.UTC(), Nonce: o.Nonce, WaitFor: o.WaitFor}
+		ExpiresAt: o.ExpiresAt.UTC(), Nonce: o.Nonce, WaitFor: o.WaitFor, IdlePeopleSeconds: int64(o.IdlePeople / time.Second)}
 	w.Signature = wire.SignOrderWithKey(hash[:], w)
 	return w
 }
@@ -60,6 +60,9 @@ func (h *Hub) IssueOrder(ctx context.Context, rentalID int64, action string, ori
 			return ledger.Order{}, err
 		}
 		o.WaitFor = pol.WaitFor.Kinds()
+		if len(o.WaitFor) > 0 {
+			o.IdlePeople = pol.PeopleBound() // a person idle that long holds nothing
+		}
 	}
 	o, err = h.store.CreateOrder(ctx, o)
 	if err != nil {

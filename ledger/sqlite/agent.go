@@ -594,10 +594,10 @@ func (db *DB) SetAutoPolicy(ctx context.Context, userID int64, name string, p le
 			return ledger.Errorc(ledger.ECONFLICT, "was_released", name)
 		}
 		p.RentalID = r.ID
-		_, err = tx.ExecContext(ctx, `INSERT INTO auto_policies (rental_id, action, after_ns, set_at, wait_for) VALUES (?, ?, ?, ?, ?)
+		_, err = tx.ExecContext(ctx, `INSERT INTO auto_policies (rental_id, action, after_ns, set_at, wait_for, idle_people_ns) VALUES (?, ?, ?, ?, ?, ?)
 			ON CONFLICT (rental_id) DO UPDATE SET action = excluded.action, after_ns = excluded.after_ns, set_at = excluded.set_at,
-			wait_for = excluded.wait_for`,
-			r.ID, string(p.Action), int64(p.After), unix(p.SetAt), string(p.WaitFor))
+			wait_for = excluded.wait_for, idle_people_ns = excluded.idle_people_ns`,
+			r.ID, string(p.Action), int64(p.After), unix(p.SetAt), string(p.WaitFor), int64(p.IdlePeople))
 		if err != nil {
 			return fmt.Errorf("sqlite: set policy: %w", err)
 		}
@@ -615,9 +615,10 @@ func (db *DB) AutoPolicy(ctx context.Context, rentalID int64) (ledger.AutoPolicy
 		after   int64
 		setAt   int64
 		waitFor string
+		idle    int64
 	)
-	err := db.reader.QueryRowContext(ctx, `SELECT action, after_ns, set_at, wait_for FROM auto_policies WHERE rental_id = ?`, rentalID).
-		Scan(&action, &after, &setAt, &waitFor)
+	err := db.reader.QueryRowContext(ctx, `SELECT action, after_ns, set_at, wait_for, idle_people_ns FROM auto_policies WHERE rental_id = ?`, rentalID).
+		Scan(&action, &after, &setAt, &waitFor, &idle)
 	if err == sql.ErrNoRows {
 		return p, nil
 	}
@@ -625,7 +626,7 @@ func (db *DB) AutoPolicy(ctx context.Context, rentalID int64) (ledger.AutoPolicy
 		return p, storeError(fmt.Errorf("sqlite: policy: %w", err))
 	}
 	p.Action, p.After, p.SetAt = ledger.AutoAction(action), time.Duration(after), fromUnix(setAt)
-	p.WaitFor = ledger.WaitFor(waitFor)
+	p.WaitFor, p.IdlePeople = ledger.WaitFor(waitFor), time.Duration(idle)
 	return p, nil
 }
 

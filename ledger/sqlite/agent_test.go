@@ -218,6 +218,18 @@ func TestDB_AutoPolicy(t *testing.T) {
 		_, err := db.SetAutoPolicy(ctx, 1, "box1", ledger.AutoPolicy{Action: ledger.AutoStop, WaitFor: "people"})
 		wantCode(t, err, ledger.EINVALID)
 	})
+	t.Run("IdlePeople", func(t *testing.T) {
+		for _, d := range []time.Duration{3 * time.Hour, ledger.IdlePeopleNever, 0} {
+			if _, err := db.SetAutoPolicy(ctx, 1, "box1", ledger.AutoPolicy{Action: ledger.AutoStop, WaitFor: "jupyter", IdlePeople: d}); err != nil {
+				t.Fatal(err)
+			}
+			if p, _ := db.AutoPolicy(ctx, r.ID); p.IdlePeople != d || p.WaitFor != "jupyter" {
+				t.Fatalf("idle_people %s stored as %+v", d, p)
+			}
+		}
+		_, err := db.SetAutoPolicy(ctx, 1, "box1", ledger.AutoPolicy{Action: ledger.AutoStop, IdlePeople: time.Minute})
+		wantCode(t, err, ledger.EINVALID)
+	})
 }
 
 func TestDB_Orders(t *testing.T) {
@@ -272,7 +284,18 @@ func TestDB_Orders(t *testing.T) {
 			t.Fatal(err)
 		}
 		got, err := db.Order(ctx, "o3")
-		if err != nil || strings.Join(got.WaitFor, ",") != "ssh,jupyter" {
+		if err != nil || strings.Join(got.WaitFor, ",") != "ssh,jupyter" || got.IdlePeople != 0 {
+			t.Fatalf("order = %+v, %v", got, err)
+		}
+		// The bound on idle people is kept with the order: it is signed
+		// into it at every hand-out.
+		r3 := mustRent(t, db, 1, "box3", t0)
+		b := ledger.Order{ID: "o4", RentalID: r3.ID, UserID: 1, Rental: "box3", Action: "stop", Origin: ledger.OriginAuto,
+			WaitFor: []string{"jupyter"}, IdlePeople: 3 * time.Hour, IssuedAt: at(time.Hour), ExpiresAt: at(time.Hour + 10*time.Minute), Nonce: "n4"}
+		if _, err := db.CreateOrder(ctx, b); err != nil {
+			t.Fatal(err)
+		}
+		if got, err := db.Order(ctx, "o4"); err != nil || got.IdlePeople != 3*time.Hour {
 			t.Fatalf("order = %+v, %v", got, err)
 		}
 	})

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/gpuledger/gpuledger/ledger"
 )
@@ -15,22 +16,24 @@ import (
 
 var _ ledger.OrderStore = (*DB)(nil)
 
-const orderCols = `id, rental_id, user_id, rental, action, origin, issued_at, expires_at, nonce, state, outcome, message, updated_at, boot_id, wait_for`
+const orderCols = `id, rental_id, user_id, rental, action, origin, issued_at, expires_at, nonce, state, outcome, message, updated_at, boot_id, wait_for, idle_people_s`
 
 func scanOrder(s scanner) (ledger.Order, error) {
 	var (
 		o                          ledger.Order
 		origin, state, waitFor     string
 		issued, expires, updatedAt int64
+		idlePeople                 int64
 	)
 	err := s.Scan(&o.ID, &o.RentalID, &o.UserID, &o.Rental, &o.Action, &origin, &issued, &expires, &o.Nonce, &state,
-		&o.Outcome, &o.Message, &updatedAt, &o.BootID, &waitFor)
+		&o.Outcome, &o.Message, &updatedAt, &o.BootID, &waitFor, &idlePeople)
 	if err != nil {
 		return o, err
 	}
 	if waitFor != "" {
 		o.WaitFor = strings.Split(waitFor, ",")
 	}
+	o.IdlePeople = time.Duration(idlePeople) * time.Second
 	o.Origin, o.State = ledger.OrderOrigin(origin), ledger.OrderState(state)
 	o.IssuedAt, o.ExpiresAt, o.UpdatedAt = fromUnix(issued), fromUnix(expires), fromUnix(updatedAt)
 	return o, nil
@@ -52,9 +55,9 @@ func (db *DB) CreateOrder(ctx context.Context, o ledger.Order) (ledger.Order, er
 		if err != nil {
 			return fmt.Errorf("sqlite: create order: %w", err)
 		}
-		_, err = tx.ExecContext(ctx, `INSERT INTO agent_orders (`+orderCols+`) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`,
+		_, err = tx.ExecContext(ctx, `INSERT INTO agent_orders (`+orderCols+`) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`,
 			o.ID, o.RentalID, o.UserID, o.Rental, o.Action, string(o.Origin), unix(o.IssuedAt), unix(o.ExpiresAt),
-			o.Nonce, string(o.State), o.Outcome, o.Message, unix(o.UpdatedAt), o.BootID, strings.Join(o.WaitFor, ","))
+			o.Nonce, string(o.State), o.Outcome, o.Message, unix(o.UpdatedAt), o.BootID, strings.Join(o.WaitFor, ","), int64(o.IdlePeople/time.Second))
 		if isConstraint(err) {
 			return ledger.Errorc(ledger.ECONFLICT, "release_in_progress", o.Rental)
 		}
