@@ -186,10 +186,12 @@ func (p *Presence) jupyterAPI(pid int, now time.Time) (time.Time, bool) {
 	if base != "/" {
 		base += "/"
 	}
-	client := p.HTTP
-	if client == nil {
-		client = &http.Client{Timeout: jupyterTimeout, Transport: &http.Transport{Proxy: nil}}
+	if p.HTTP == nil {
+		// Made once, with no proxy and no kept-alive connection: a look
+		// once per heartbeat leaves nothing open between looks.
+		p.HTTP = &http.Client{Timeout: jupyterTimeout, Transport: &http.Transport{Proxy: nil, DisableKeepAlives: true}}
 	}
+	client := p.HTTP
 	ctx, cancel := context.WithTimeout(context.Background(), jupyterTimeout)
 	defer cancel()
 	get := func(path string, v any) error {

@@ -2,6 +2,7 @@ package agent
 
 import (
 	"fmt"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -157,4 +158,53 @@ func TestPresence_JupyterActivity(t *testing.T) {
 			t.Errorf("after a cell ran: %s, want %s", got, clock)
 		}
 	})
+}
+
+// TestPresence_JupyterLeavesNothingOpen: a look at Jupyter's API once per
+// heartbeat leaves no connection open between looks (an agent that runs
+// for weeks must not gather them).
+func TestPresence_JupyterLeavesNothingOpen(t *testing.T) {
+	fj := &fakeJupyter{kernels: `[]`}
+	srv := httptest.NewUnstartedServer(fj)
+	var mu sync.Mutex
+	open := 0
+	srv.Config.ConnState = func(_ net.Conn, st http.ConnState) {
+		mu.Lock()
+		defer mu.Unlock()
+		switch st {
+		case http.StateNew:
+			open++
+		case http.StateClosed, http.StateHijacked:
+			open--
+		}
+	}
+	srv.Start()
+	defer srv.Close()
+	u, _ := url.Parse(srv.URL)
+	port, _ := strconv.Atoi(u.Port())
+	root := jupyterProc(t, port, fmt.Sprintf("jupyter-lab\x00--port=%d\x00--ServerApp.token=s3cret\x00--ServerApp.base_url=/lab\x00", port), "")
+	p := &Presence{ProcRoot: root}
+	for range 3 {
+		if _, err := p.ReadFresh(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		mu.Lock()
+		n := open
+		mu.Unlock()
+		if n == 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d connections to Jupyter left open after the looks", n)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	fj.mu.Lock()
+	defer fj.mu.Unlock()
+	if fj.asked == 0 {
+		t.Fatal("the API was never asked")
+	}
 }
