@@ -29,6 +29,7 @@ type window struct {
 	netHave             bool
 	diskMax             float64
 	diskHave            bool
+	work                []string // of the window's last sample that saw some
 	netTotals           NetCounters
 	mem                 *Memory
 	disk                *Disk
@@ -144,6 +145,9 @@ func (w *window) add(s *Sample) {
 		w.netTx += s.NetDelta.TxBytes
 		w.netMax = max(w.netMax, s.NetBytesPerS)
 		w.netHave = true
+	}
+	if len(s.Work) > 0 {
+		w.work = s.Work
 	}
 	if s.DiskIOOK {
 		w.diskMax = max(w.diskMax, s.DiskIO.BytesPerS)
@@ -280,7 +284,9 @@ func (w *window) fill(hb *wire.HeartbeatRequest) {
 			hb.Reasons = append(hb.Reasons, clip.Bytes(r, wire.MaxStrLen, ""))
 		}
 		if hb.Verdict == wire.VerdictBusy {
-			hb.Work = clip.Bytes(strings.Join(decided.Work, "; "), wire.MaxStrLen, "…")
+			// From whichever sample saw it: a per-process disk counter
+			// and the transfer scan are read at the full sample only.
+			hb.Work = clip.Bytes(strings.Join(w.work, "; "), wire.MaxStrLen, "…")
 		}
 		hb.Job = w.last.Job
 		if hb.Verdict == wire.VerdictIdle && !w.last.IdleSince.IsZero() {

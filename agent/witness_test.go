@@ -532,3 +532,27 @@ func benchReadDisk(b *testing.B, w *Witness) {
 	d, _, _ := w.ReadDisk(at.Add(time.Second))
 	b.ReportMetric(0, "source_"+d.Source)
 }
+
+// TestWindow_WorkFromAnySample: the heartbeat's work comes from whichever
+// sample of the window saw it: the disk rate of a per-process counter
+// and the transfer scan are read at the heartbeat's full sample only, and
+// a later sample busy for its CPU alone must not hide them.
+func TestWindow_WorkFromAnySample(t *testing.T) {
+	t0 := time.Date(2026, 12, 3, 10, 0, 0, 0, time.UTC)
+	var win Window
+	win.Add(&Sample{At: t0, Verdict: wire.VerdictBusy, Reasons: []string{"disk 500 MB/s"}, Work: []string{"disk 500 MB/s"}})
+	win.Add(&Sample{At: t0.Add(5 * time.Second), Verdict: wire.VerdictBusy, Reasons: []string{"cpu 190%"}})
+	var hb wire.HeartbeatRequest
+	cut := win.Cut()
+	cut.fill(&hb)
+	if hb.Work != "disk 500 MB/s" {
+		t.Errorf("work %q, want the full sample's disk 500 MB/s", hb.Work)
+	}
+	win.Add(&Sample{At: t0.Add(10 * time.Second), Verdict: wire.VerdictIdle, Reasons: []string{"all signals below thresholds"}})
+	cut = win.Cut()
+	hb = wire.HeartbeatRequest{}
+	cut.fill(&hb)
+	if hb.Work != "" {
+		t.Errorf("an idle window's work %q, want none", hb.Work)
+	}
+}

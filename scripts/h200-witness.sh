@@ -173,10 +173,10 @@ for load in $LOADS; do
 	run_load "$load"
 	sleep "$LOAD_S"
 	for p in "${load_pids[@]}"; do
-		pkill -P "$p" 2>/dev/null
-		kill "$p" 2>/dev/null
-		wait "$p" 2>/dev/null # never a bare wait: it would wait for the agent
-	done
+		pkill -P "$p"
+		kill "$p"
+		wait "$p" # never a bare wait: it would wait for the agent
+	done 2>/dev/null # and no "Terminated" from the shell
 	t1=$(date +%s)
 	c1=$(agent_cpu)
 	rss=$(agent_rss)
