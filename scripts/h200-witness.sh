@@ -89,6 +89,7 @@ for i in $(seq 1 64); do head -c 16777216 /dev/urandom >"$WORK/src/f$i"; done
 mkdir -p "$WORK/bin"
 printf '#!/bin/sh\nsleep "$2"\nexit 0\n' >"$WORK/bin/pip" # not exec: the process must stay pip
 chmod +x "$WORK/bin/pip"
+sync # the set-up's writes reach the disk before the first load, not during idle
 
 token=witness-proof-token-0123456789abcdef0123
 "$HUB" --listen 127.0.0.1:$PORT --token "$token" --log "$WORK/hb.jsonl" 2>>"$WORK/agent.log" &
