@@ -277,6 +277,19 @@ func nextField(b []byte) (field, rest []byte) {
 	return b[i:j], b[j:]
 }
 
+// fieldsInto fills f with the leading space-separated fields of line,
+// without allocating, and returns how many it found (at most len(f)).
+func fieldsInto(f [][]byte, line []byte) int {
+	n := 0
+	for n < len(f) {
+		if f[n], line = nextField(line); f[n] == nil {
+			break
+		}
+		n++
+	}
+	return n
+}
+
 // atou parses a decimal uint64 without allocating.
 func atou(b []byte) (uint64, bool) {
 	if len(b) == 0 || len(b) > 20 {
@@ -442,13 +455,7 @@ func parseNetDev(b []byte) (NetCounters, error) {
 		}
 		name = bytes.TrimSpace(name)
 		var f [16][]byte
-		n := 0
-		for n < len(f) {
-			if f[n], rest = nextField(rest); f[n] == nil {
-				break
-			}
-			n++
-		}
+		n := fieldsInto(f[:], rest)
 		if n < 16 {
 			return NetCounters{}, fmt.Errorf("agent: /proc/net/dev %s: %d fields", name, n)
 		}

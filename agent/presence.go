@@ -178,14 +178,7 @@ func parseProcNetTCP(b []byte) ([]tcpSock, error) {
 			continue // the header
 		}
 		var f [10][]byte
-		rest := line
-		n := 0
-		for n < len(f) {
-			if f[n], rest = nextField(rest); f[n] == nil {
-				break
-			}
-			n++
-		}
+		n := fieldsInto(f[:], line)
 		if n == 0 {
 			continue
 		}

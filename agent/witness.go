@@ -330,14 +330,7 @@ func parseDiskstats(b []byte) (uint64, error) {
 		var line []byte
 		line, b = nextLine(b)
 		var f [10][]byte
-		rest := line
-		n := 0
-		for n < len(f) {
-			if f[n], rest = nextField(rest); f[n] == nil {
-				break
-			}
-			n++
-		}
+		n := fieldsInto(f[:], line)
 		if n == 0 {
 			continue
 		}

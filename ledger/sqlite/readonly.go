@@ -6,10 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"log/slog"
 	"net/url"
 	"os"
-	"runtime"
 	"time"
 
 	sqlite3 "modernc.org/sqlite/lib"
@@ -29,15 +27,9 @@ import (
 // without writing it, or rebuilds the index in memory from the -wal, and
 // the reads still see every committed write.
 func OpenReadOnly(ctx context.Context, path string, opts ...Option) (*DB, error) {
-	cfg := config{readers: max(runtime.NumCPU(), 2), logger: slog.Default()}
-	for _, o := range opts {
-		o(&cfg)
-	}
-	if path == "" || path == ":memory:" {
-		return nil, fmt.Errorf("sqlite: open: a file path is required, got %q", path)
-	}
-	if cfg.readers < 1 {
-		return nil, fmt.Errorf("sqlite: open: readers must be at least 1, got %d", cfg.readers)
+	cfg, err := openConfig(path, opts)
+	if err != nil {
+		return nil, err
 	}
 	if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
 		return nil, fmt.Errorf("sqlite: %w: %s does not exist (fix the path: GPULEDGER_DB or --db)", ErrUnusable, path)

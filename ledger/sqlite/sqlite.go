@@ -135,19 +135,29 @@ func WithReaders(n int) Option { return func(c *config) { c.readers = n } }
 // WithLogger sets the logger used for migrations (default slog.Default()).
 func WithLogger(l *slog.Logger) Option { return func(c *config) { c.logger = l } }
 
-// Open opens or creates the database file at path and migrates it to the
-// latest schema. path must name a file: an in-memory database would not be
-// shared between the write and read pools.
-func Open(ctx context.Context, path string, opts ...Option) (*DB, error) {
+// openConfig applies opts over the defaults and checks them and path,
+// for Open and OpenReadOnly alike.
+func openConfig(path string, opts []Option) (config, error) {
 	cfg := config{readers: max(runtime.NumCPU(), 2), logger: slog.Default()}
 	for _, o := range opts {
 		o(&cfg)
 	}
 	if path == "" || path == ":memory:" {
-		return nil, fmt.Errorf("sqlite: open: a file path is required, got %q", path)
+		return config{}, fmt.Errorf("sqlite: open: a file path is required, got %q", path)
 	}
 	if cfg.readers < 1 {
-		return nil, fmt.Errorf("sqlite: open: readers must be at least 1, got %d", cfg.readers)
+		return config{}, fmt.Errorf("sqlite: open: readers must be at least 1, got %d", cfg.readers)
+	}
+	return cfg, nil
+}
+
+// Open opens or creates the database file at path and migrates it to the
+// latest schema. path must name a file: an in-memory database would not be
+// shared between the write and read pools.
+func Open(ctx context.Context, path string, opts ...Option) (*DB, error) {
+	cfg, err := openConfig(path, opts)
+	if err != nil {
+		return nil, err
 	}
 	if err := checkFile(path); err != nil {
 		return nil, err
