@@ -28,15 +28,8 @@ set -uo pipefail
 OUT=${1:?usage: agent-enrol-h200.sh OUTDIR}
 SERVER=${SERVER:?SERVER=path of the gpuledger binary}
 AGENT=${AGENT:?AGENT=path of the gpuledger-agent binary}
-# free_port prints a TCP port on 127.0.0.1 that nothing listens on now: a
-# fixed default fails wherever another program holds it.
-free_port() {
-	local p
-	while :; do
-		p=$((20000 + RANDOM % 20000))
-		(echo >"/dev/tcp/127.0.0.1/$p") 2>/dev/null || { echo "$p"; return; }
-	done
-}
+# shellcheck source=scripts/free-port.sh
+. "$(dirname "$0")/free-port.sh"
 PORT=${PORT:-$(free_port)}
 mkdir -p "$OUT"
 OUT=$(cd "$OUT" && pwd)

@@ -33,15 +33,8 @@ if [ ! -x "$HUB" ]; then
 	HUB=$WORK/hubstub
 	(cd "$ROOT" && CGO_ENABLED=0 go build -trimpath -o "$HUB" ./agent/internal/hubstub)
 fi
-# free_port prints a TCP port on 127.0.0.1 that nothing listens on now: a
-# fixed default fails wherever another program holds it.
-free_port() {
-	local p
-	while :; do
-		p=$((20000 + RANDOM % 20000))
-		(echo >"/dev/tcp/127.0.0.1/$p") 2>/dev/null || { echo "$p"; return; }
-	done
-}
+# shellcheck source=scripts/free-port.sh
+. "$(dirname "$0")/free-port.sh"
 PORT=${PORT:-$(free_port)}
 TOKEN=footprint-$RANDOM$RANDOM
 "$HUB" --listen 127.0.0.1:"$PORT" --token "$TOKEN" --log "$WORK/heartbeats.jsonl" 2>"$WORK/hub.log" &

@@ -22,15 +22,8 @@ OUT=${1:?usage: agent-gpu-proof.sh OUTDIR}
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 AGENT=${AGENT:-$ROOT/dist/gpuledger-agent-linux-amd64}
 HUB=${HUB:-$ROOT/dist/hubstub}
-# free_port prints a TCP port on 127.0.0.1 that nothing listens on now: a
-# fixed default fails wherever another program holds it.
-free_port() {
-	local p
-	while :; do
-		p=$((20000 + RANDOM % 20000))
-		(echo >"/dev/tcp/127.0.0.1/$p") 2>/dev/null || { echo "$p"; return; }
-	done
-}
+# shellcheck source=scripts/free-port.sh
+. "$(dirname "$0")/free-port.sh"
 PORT=${PORT:-$(free_port)}
 FOOT_S=${FOOT_S:-120}
 mkdir -p "$OUT"

@@ -42,7 +42,9 @@ if [ -z "$AGENT" ]; then
 	[ -x "$AGENT" ] || AGENT=$ROOT/dist/gpuledger-agent
 fi
 HUB=${HUB:-$ROOT/dist/hubstub}
-PORT=${PORT:-18483}
+# shellcheck source=scripts/free-port.sh
+. "$(dirname "$0")/free-port.sh"
+PORT=${PORT:-$(free_port)}
 LOAD_S=${LOAD_S:-30}
 SKIP_S=12
 DRY=${DRY:-0}
