@@ -3,9 +3,7 @@ package main_test
 import (
 	"context"
 	"crypto/sha256"
-	"errors"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -20,24 +18,7 @@ import (
 // status, standard output and standard error.
 func runBin(t *testing.T, bin, dir string, env []string, stdin string, args ...string) (int, string, string) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, bin, args...)
-	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), env...)
-	cmd.Stdin = strings.NewReader(stdin)
-	var out, errb strings.Builder
-	cmd.Stdout, cmd.Stderr = &out, &errb
-	err := cmd.Run()
-	var exit *exec.ExitError
-	switch {
-	case err == nil:
-		return 0, out.String(), errb.String()
-	case errors.As(err, &exit):
-		return exit.ExitCode(), out.String(), errb.String()
-	}
-	t.Fatalf("%v: %v\n%s", args, err, errb.String())
-	return 0, "", ""
+	return runBinEnv(t, bin, dir, append(os.Environ(), env...), stdin, args...)
 }
 
 // TestCLI_Help checks that --help names every subcommand with an example
