@@ -53,9 +53,9 @@ func (he *hubEnv) agent(name string) string {
 	return m[1]
 }
 
-// beat posts a heartbeat with verdict v and returns the HTTP status.
-func (he *hubEnv) beat(tok string, v wire.Verdict) int {
-	he.t.Helper()
+// heartbeat is the next heartbeat of a quiet RTX 4090 host whose window
+// of 6 samples all read v.
+func (he *hubEnv) heartbeat(v wire.Verdict) wire.HeartbeatRequest {
 	he.seq++
 	hb := wire.HeartbeatRequest{Version: wire.Version, Seq: he.seq, BootID: "b1", Verdict: v, Samples: 6,
 		WindowStart: he.now.Add(-30 * time.Second), WindowEnd: he.now, CanRelease: true,
@@ -65,6 +65,12 @@ func (he *hubEnv) beat(tok string, v wire.Verdict) int {
 	} else {
 		hb.BusySamples = 6
 	}
+	return hb
+}
+
+// post sends hb with tok and returns the HTTP status.
+func (he *hubEnv) post(tok string, hb wire.HeartbeatRequest) int {
+	he.t.Helper()
 	b, _ := json.Marshal(hb)
 	req, _ := http.NewRequest(http.MethodPost, he.srv.URL+wire.PathHeartbeat, bytes.NewReader(b))
 	req.Header.Set("Authorization", "Bearer "+tok)
@@ -74,6 +80,12 @@ func (he *hubEnv) beat(tok string, v wire.Verdict) int {
 	}
 	res.Body.Close()
 	return res.StatusCode
+}
+
+// beat posts a heartbeat with verdict v and returns the HTTP status.
+func (he *hubEnv) beat(tok string, v wire.Verdict) int {
+	he.t.Helper()
+	return he.post(tok, he.heartbeat(v))
 }
 
 // TestCore_ReleaseRevokesAgentToken: a /release typed in chat revokes the

@@ -1,12 +1,8 @@
 package bot_test
 
 import (
-	"bytes"
-	"encoding/json"
-	"net/http"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/gpuledger/gpuledger/agent/wire"
 	"github.com/gpuledger/gpuledger/ledger"
@@ -16,21 +12,10 @@ import (
 // beatPeople posts an idle heartbeat reporting the given people connected.
 func (he *hubEnv) beatPeople(tok string, ss ...wire.Session) {
 	he.t.Helper()
-	he.seq++
-	hb := wire.HeartbeatRequest{Version: wire.Version, Seq: he.seq, BootID: "b1", Verdict: wire.VerdictIdle, Samples: 6, IdleSamples: 6,
-		WindowStart: he.now.Add(-30 * time.Second), WindowEnd: he.now, CanRelease: true,
-		Host:     wire.HostFacts{GPUSource: "simulate", GPUs: []wire.GPUFact{{Name: "NVIDIA GeForce RTX 4090"}}},
-		Sessions: ss}
-	b, _ := json.Marshal(hb)
-	req, _ := http.NewRequest(http.MethodPost, he.srv.URL+wire.PathHeartbeat, bytes.NewReader(b))
-	req.Header.Set("Authorization", "Bearer "+tok)
-	res, err := http.DefaultClient.Do(req)
-	if err != nil {
-		he.t.Fatal(err)
-	}
-	res.Body.Close()
-	if res.StatusCode != 200 {
-		he.t.Fatalf("heartbeat: %d", res.StatusCode)
+	hb := he.heartbeat(wire.VerdictIdle)
+	hb.Sessions = ss
+	if code := he.post(tok, hb); code != 200 {
+		he.t.Fatalf("heartbeat: %d", code)
 	}
 }
 

@@ -1,9 +1,6 @@
 package bot_test
 
 import (
-	"bytes"
-	"encoding/json"
-	"net/http"
 	"strings"
 	"testing"
 	"time"
@@ -15,20 +12,10 @@ import (
 // (a transfer, an install, disk I/O).
 func (he *hubEnv) beatWork(tok, work string) {
 	he.t.Helper()
-	he.seq++
-	hb := wire.HeartbeatRequest{Version: wire.Version, Seq: he.seq, BootID: "b1", Verdict: wire.VerdictBusy, Samples: 6, BusySamples: 6,
-		WindowStart: he.now.Add(-30 * time.Second), WindowEnd: he.now, CanRelease: true, Reasons: []string{work}, Work: work,
-		Host: wire.HostFacts{GPUSource: "simulate", GPUs: []wire.GPUFact{{Name: "NVIDIA GeForce RTX 4090"}}}}
-	b, _ := json.Marshal(hb)
-	req, _ := http.NewRequest(http.MethodPost, he.srv.URL+wire.PathHeartbeat, bytes.NewReader(b))
-	req.Header.Set("Authorization", "Bearer "+tok)
-	res, err := http.DefaultClient.Do(req)
-	if err != nil {
-		he.t.Fatal(err)
-	}
-	res.Body.Close()
-	if res.StatusCode != 200 {
-		he.t.Fatalf("heartbeat: %d", res.StatusCode)
+	hb := he.heartbeat(wire.VerdictBusy)
+	hb.Reasons, hb.Work = []string{work}, work
+	if code := he.post(tok, hb); code != 200 {
+		he.t.Fatalf("heartbeat: %d", code)
 	}
 }
 
