@@ -75,22 +75,7 @@ func TestServe_ConnectKeyNotInBackup(t *testing.T) {
 		"GPULEDGER_RUNPOD_GRAPHQL_URL="+slow.URL+"/graphql",
 	)
 	logPath := filepath.Join(dir, "server.log")
-	start := func() *exec.Cmd {
-		cmd := exec.Command(bin, "serve")
-		cmd.Env = env
-		cmd.Dir = dir
-		logf, err := os.OpenFile(logPath, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o600)
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { logf.Close() })
-		cmd.Stdout, cmd.Stderr = logf, logf
-		if err := cmd.Start(); err != nil {
-			t.Fatalf("start server: %v", err)
-		}
-		t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
-		return cmd
-	}
+	start := func() *exec.Cmd { return startServe(t, bin, dir, env) }
 	secret := []byte(key[:len(key)-4]) // the part never shown
 	noKey := func(when string) {
 		t.Helper()

@@ -60,22 +60,7 @@ func TestCrash_UpdatesAppliedExactlyOnce(t *testing.T) {
 		"GPULEDGER_LOG_FORMAT=json",
 		"GPULEDGER_TZ=UTC",
 	)
-	start := func() *exec.Cmd {
-		cmd := exec.Command(bin, "serve")
-		cmd.Env = env
-		cmd.Dir = dir
-		logf, err := os.OpenFile(filepath.Join(dir, "server.log"), os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o600)
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { logf.Close() })
-		cmd.Stdout, cmd.Stderr = logf, logf
-		if err := cmd.Start(); err != nil {
-			t.Fatalf("start server: %v", err)
-		}
-		t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
-		return cmd
-	}
+	start := func() *exec.Cmd { return startServe(t, bin, dir, env) }
 	kill := func(cmd *exec.Cmd) {
 		if err := cmd.Process.Kill(); err != nil { // SIGKILL
 			t.Fatalf("kill: %v", err)
@@ -236,4 +221,24 @@ func countApplied(ctx context.Context, dbPath string, ids []string) (int, error)
 		}
 	}
 	return n, nil
+}
+
+// startServe starts `bin serve` in dir with env, its output appended to
+// dir/server.log (which survives the kills of a crash test), and kills it
+// when the test ends if it still runs.
+func startServe(t *testing.T, bin, dir string, env []string) *exec.Cmd {
+	t.Helper()
+	cmd := exec.Command(bin, "serve")
+	cmd.Env, cmd.Dir = env, dir
+	logf, err := os.OpenFile(filepath.Join(dir, "server.log"), os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o600)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { logf.Close() })
+	cmd.Stdout, cmd.Stderr = logf, logf
+	if err := cmd.Start(); err != nil {
+		t.Fatalf("start server: %v", err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	return cmd
 }

@@ -49,21 +49,7 @@ func TestCrash_SyncNoticeAfterRestart(t *testing.T) {
 		"TELEGRAM_API_ENDPOINT="+fake.Endpoint(), "GPULEDGER_ALLOWED_USERS=1001", "GPULEDGER_LISTEN=127.0.0.1:0",
 		"GPULEDGER_LOG_FORMAT=json", "GPULEDGER_TZ=UTC", "GPULEDGER_SYNC=10s",
 		"GPULEDGER_LAMBDA_URL="+lf.URL)
-	start := func() *exec.Cmd {
-		cmd := exec.Command(bin, "serve")
-		cmd.Env, cmd.Dir = env, dir
-		logf, err := os.OpenFile(filepath.Join(dir, "server.log"), os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o600)
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { logf.Close() })
-		cmd.Stdout, cmd.Stderr = logf, logf
-		if err := cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
-		return cmd
-	}
+	start := func() *exec.Cmd { return startServe(t, bin, dir, env) }
 	waitFor := func(what string, d time.Duration, ok func() bool) {
 		t.Helper()
 		for deadline := time.Now().Add(d); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
