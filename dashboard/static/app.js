@@ -294,7 +294,7 @@
 
   function clear() {
     drawGen++;
-    app.charts.forEach(function (c) { c.u.destroy(); });
+    app.charts.forEach(function (c) { if (c.ro) c.ro.disconnect(); c.u.destroy(); });
     app.charts = [];
     var m = main();
     while (m.firstChild) m.removeChild(m.firstChild);
@@ -515,16 +515,31 @@
       setTimeout(go, 100);
     });
   }
+  // A chart is never narrower than this, however narrow its box: below
+  // it the axes leave no room for bars.
+  var MIN_CHART = 160;
   function makePlot(c) {
     var opts = c.opts;
-    opts.width = Math.max(200, c.width);
+    opts.width = Math.max(MIN_CHART, c.width);
     opts.height = opts.height || 200;
     // Nothing reads the cursor: there is no legend to show its values.
     opts.legend = { show: false };
     opts.cursor = { show: false };
     opts.select = { show: false };
     c.el.setAttribute('role', 'img');
-    app.charts.push({ el: c.el, u: new uPlot(opts, c.data, c.el) });
+    var ch = { el: c.el, u: new uPlot(opts, c.data, c.el), ro: null };
+    // A canvas has a fixed size: the chart follows its box whenever the
+    // box changes, not only when the window does (a scroll bar that
+    // appears, Telegram's panel resized, a grid column that narrows).
+    if (typeof ResizeObserver === 'function') {
+      ch.ro = new ResizeObserver(function () { fitChart(ch); });
+      ch.ro.observe(c.el);
+    }
+    app.charts.push(ch);
+  }
+  function fitChart(c) {
+    var w = Math.max(MIN_CHART, Math.floor(c.el.clientWidth));
+    if (w !== c.u.width) c.u.setSize({ width: w, height: c.u.height });
   }
 
   function bars(keys, prefix) {
@@ -588,14 +603,14 @@
     });
   }
 
+  // Without ResizeObserver, the window's resize is all there is to go by.
   var resizeTimer = null;
-  function resizeCharts() {
-    app.charts.forEach(function (c) { c.u.setSize({ width: Math.max(200, c.el.clientWidth), height: c.u.height }); });
+  if (typeof ResizeObserver !== 'function') {
+    window.addEventListener('resize', function () {
+      clearTimeout(resizeTimer);
+      resizeTimer = setTimeout(function () { app.charts.forEach(fitChart); }, 100);
+    });
   }
-  window.addEventListener('resize', function () {
-    clearTimeout(resizeTimer);
-    resizeTimer = setTimeout(resizeCharts, 100);
-  });
 
   // ---- rental ----
 

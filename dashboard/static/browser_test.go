@@ -156,6 +156,31 @@ func checkMonth(t *testing.T, p *browser.Page, f fixtures, noPrice string) {
 	checkCharts(t, p, `[data-test^="chart-cumulative-"]`, "--c-compute", len(f.month.Currencies))
 }
 
+// chartsFit fails unless every chart's canvas lies within its card's
+// content box (its padding inside), and uses most of it.
+func chartsFit(t *testing.T, p *browser.Page, label string) {
+	t.Helper()
+	type fit struct {
+		ID                 string
+		Canvas, Left, Room float64
+		CardLeft           float64
+	}
+	fits := browser.Eval[[]fit](p, `Array.from(document.querySelectorAll('.chart')).map(function (e) {
+  var card = e.closest('.card'), cs = getComputedStyle(card), cb = card.getBoundingClientRect();
+  var cv = e.querySelector('canvas'), r = cv ? cv.getBoundingClientRect() : { left: 0, right: 0, width: 0 };
+  var inner = { left: cb.left + parseFloat(cs.paddingLeft), right: cb.right - parseFloat(cs.paddingRight) };
+  return { ID: e.id, Canvas: r.width, Left: r.left - inner.left, Room: inner.right - r.right, CardLeft: inner.right - inner.left };
+})`)
+	if len(fits) == 0 {
+		t.Fatalf("%s: no charts", label)
+	}
+	for _, f := range fits {
+		if f.Canvas == 0 || f.Left < -0.5 || f.Room < -0.5 {
+			t.Errorf("%s: chart %s is %.0f px wide and runs %.0f px past its card's right edge (%.0f px of room)", label, f.ID, f.Canvas, -f.Room, f.CardLeft)
+		}
+	}
+}
+
 func TestDashboard_Browser(t *testing.T) {
 	f := load(t)
 	b := browser.Start(t)
@@ -331,6 +356,43 @@ func TestDashboard_Browser(t *testing.T) {
 				t.Errorf("%s: the page is %d px wide in a %d px window", route, w[0], w[1])
 			}
 		}
+		p.CheckClean(nil)
+	})
+
+	t.Run("ChartsFitTheirCards", func(t *testing.T) {
+		// Every chart stays inside its card at any width from 320 px up,
+		// in both themes, with the desktop's classic scroll bars (which
+		// take width from the page once it grows long), and follows its
+		// card when the card narrows without the window changing.
+		for _, w := range []int64{320, 390} {
+			for _, sc := range []browser.Scheme{browser.Light, browser.Dark} {
+				label := fmt.Sprintf("%d-%s", w, sc)
+				hub := &fakeHub{t: t, f: f}
+				srv := hub.serve()
+				p := b.Open(t, srv.URL+dashboard.PathLogin+"?code="+code, browser.Options{Viewport: browser.Viewport{Name: label, Width: w, Height: 800, Scale: 1}, Scheme: sc})
+				if s := p.WaitState(); s != "ready" {
+					t.Fatalf("%s: state %q, want ready", label, s)
+				}
+				chartsFit(t, p, label+" month")
+				browser.Eval[bool](p, `(location.hash = '#/rental/7', true)`)
+				waitFor(t, p, `[data-test="chart-hours"] canvas`)
+				chartsFit(t, p, label+" rental")
+				if w == 390 {
+					shot(t, p, "rental-"+label)
+				}
+			}
+		}
+		hub := &fakeHub{t: t, f: f}
+		srv := hub.serve()
+		p := b.Open(t, srv.URL+dashboard.PathLogin+"?code="+code, browser.Options{Viewport: browser.Desktop})
+		p.WaitState()
+		chartsFit(t, p, "desktop")
+		for _, w := range []string{"700px", "340px", "1100px"} {
+			browser.Eval[bool](p, `(document.body.style.maxWidth = '`+w+`', true)`)
+			browser.Eval[bool](p, `new Promise(function (r) { setTimeout(function () { r(true) }, 400) })`)
+			chartsFit(t, p, "body narrowed to "+w)
+		}
+		shot(t, p, "month-narrowed")
 		p.CheckClean(nil)
 	})
 
