@@ -129,6 +129,13 @@ func mergeTokens(toks []string) []string {
 	out := make([]string, 0, len(toks))
 	for i := 0; i < len(toks); i++ {
 		t := toks[i]
+		if j := openPriceBefore(out); j >= 0 {
+			if unit, n := priceUnitPhrase(toks[i:]); n > 0 {
+				out[j] += unit
+				i += n - 1
+				continue
+			}
+		}
 		if g, n := joinGPU(toks[i:]); n > 1 {
 			out = append(out, g)
 			i += n - 1

@@ -25,7 +25,7 @@ var (
 
 	priceRe = regexp.MustCompile(
 		`(us\$|hk\$|\$|¥|￥|€)?\s*(\d+(?:\.\d+)?)\s*(块钱|元|块|刀|美元|美金|usd|rmb|cny|dollars|dollar|yuan|bucks)?` +
-			`(?:\s*(?:/|per|an|a|每|一)\s*(个小时|小时|钟头|时|hour|hr|h|天|日|day|d|周|星期|week|wk|个月|月|month|mo|分钟|minute|min|秒|second|sec|s)\b?)?`)
+			`(?:\s*(?:/|per|an|a|every|每|一)\s*(个小时|小时|钟头|时|hour|hr|h|天|日|day|d|周|星期|week|wk|个月|月|month|mo|分钟|minute|min|秒|second|sec|s)\b?|\s*(hourly|daily|weekly|monthly)\b)?`)
 	unitFirstRe = regexp.MustCompile(
 		`(每小时|每个小时|一小时|每天|每日|一天|每周|每月|一个月|per hour|an hour|a day|per day|per month|a month)\s*(?:要|是|收|:)?\s*` +
 			`(us\$|\$|¥|￥|€)?\s*(\d+(?:\.\d+)?)\s*(块钱|元|块|刀|美元|美金|usd|rmb|cny|dollars|dollar)?`)
@@ -214,6 +214,9 @@ func findPrice(s string) (*PriceSpec, bool) {
 			return s[loc[2*i]:loc[2*i+1]]
 		}
 		sym, num, word, unit := group(1), group(2), group(3), group(4)
+		if adv := group(5); adv != "" {
+			unit = strings.TrimPrefix(unitAdverbs[adv], "/") // "1.88 hourly": a unit, not a mode
+		}
 		if sym == "" && word == "" && unit == "" {
 			continue
 		}

@@ -114,7 +114,9 @@ func TestParse_OK(t *testing.T) {
 		{"/rent box1 autodl 4090 1.88 按秒", box1(RentCmd{Price: price("1.88", ledger.UnitHour, ""), Mode: ledger.PerSecond})},
 		{"/rent box1 autodl 4090 1.88 按分钟", box1(RentCmd{Price: price("1.88", ledger.UnitHour, ""), Mode: ledger.PerMinute})},
 		{"/rent box1 autodl 4090 1.88 按小时", box1(RentCmd{Price: price("1.88", ledger.UnitHour, ""), Mode: ledger.PerHour})},
-		{"/rent box1 autodl 4090 1.88 per hour", box1(RentCmd{Price: price("1.88", ledger.UnitHour, ""), Mode: ledger.PerHour})},
+		// after a price "per hour" is its unit; after a unit, the mode
+		{"/rent box1 autodl 4090 1.88 per hour", box1(RentCmd{Price: price("1.88", ledger.UnitHour, "")})},
+		{"/rent box1 autodl 4090 1.88/h per hour", box1(RentCmd{Price: price("1.88", ledger.UnitHour, ""), Mode: ledger.PerHour})},
 		{"/rent box1 autodl 4090 1.88 per-minute", box1(RentCmd{Price: price("1.88", ledger.UnitHour, ""), Mode: ledger.PerMinute})},
 		{"/rent box1 autodl 4090 45 包日", box1(RentCmd{Price: price("45", ledger.UnitDay, ""), Mode: ledger.AlwaysOn})},
 		{"/rent box1 autodl 4090 280元 包周", box1(RentCmd{Price: price("280", ledger.UnitWeek, ledger.CNY), Mode: ledger.AlwaysOn, Currency: ledger.CNY})},
