@@ -114,6 +114,11 @@ type Outgoing struct {
 	Photo         *File // sent as a photo with Text as caption
 	// Silent sends without a notification sound (quiet hours).
 	Silent bool
+	// Refresh marks an edit that only brings a card's running figures up
+	// to date (an idle card's minutes and money at each check). A
+	// transport that cannot edit in place (the terminal) leaves it out:
+	// it would print the whole card again at every check.
+	Refresh bool
 }
 
 // Sender delivers messages. Send returns the message ID of what was sent

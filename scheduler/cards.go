@@ -67,6 +67,7 @@ func (s *Scheduler) sendCard(ctx context.Context, u *ledger.User, c *ledger.Card
 	m := chat.Outgoing{ChatID: s.cfg.ChatID(u.ID), Text: text, Silent: quiet}
 	if !notify && c.MessageID != 0 {
 		m.EditMessageID = c.MessageID
+		m.Refresh = figuresOnly(c.Text, text)
 	}
 	if buttons != nil {
 		rows, err := s.sign(u.ID, buttons)
@@ -95,6 +96,35 @@ func (s *Scheduler) sendCard(ctx context.Context, u *ledger.User, c *ledger.Card
 	}
 	*c = saved
 	return nil
+}
+
+// figuresOnly reports whether a card's text changed from old to text in
+// its figures alone (digits: the minutes idle, the money spent), so the
+// edit is a refresh (chat.Outgoing.Refresh) and not news.
+func figuresOnly(old, text string) bool {
+	return old != "" && maskDigits(old) == maskDigits(text)
+}
+
+// maskDigits replaces each run of digits, with the points and commas
+// inside it, by one '#'.
+func maskDigits(s string) string {
+	var sb strings.Builder
+	run := false
+	for i, r := range s {
+		digit := r >= '0' && r <= '9'
+		inside := run && (r == '.' || r == ',') && i+1 < len(s) && s[i+1] >= '0' && s[i+1] <= '9'
+		switch {
+		case digit || inside:
+			if !run {
+				sb.WriteByte('#')
+			}
+			run = true
+		default:
+			run = false
+			sb.WriteRune(r)
+		}
+	}
+	return sb.String()
 }
 
 func (s *Scheduler) sign(userID int64, rows [][]button) ([][]chat.Button, error) {

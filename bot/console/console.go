@@ -16,6 +16,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -62,6 +63,17 @@ type Console struct {
 	// live blocks, oldest first, at most KeptMessages of them.
 	lastNum int
 	keyed   []block
+	// shown is what the last KeptMessages messages printed (their text
+	// and button labels), oldest first, so an edit that changes nothing
+	// a reader sees, or only refreshes a card's figures, prints nothing.
+	shown []printed
+}
+
+// printed is what one message showed: its plain text and button labels.
+type printed struct {
+	msgID  int
+	text   string
+	labels string
 }
 
 // block is the buttons of one message, numbered first, first+1, ...
@@ -210,6 +222,49 @@ func (c *Console) setButtons(id int, btns []chat.Button) int {
 	return first
 }
 
+// unchanged reports whether an edit to now.msgID can go unprinted: it
+// shows what was printed last for that message (a terminal cannot edit in
+// place, and a reader would see the same card twice), or it is a refresh
+// of the card's figures (chat.Outgoing.Refresh) with the same buttons.
+// Either way the message's buttons keep their numbers and take btns'
+// payloads. An edit of a message not printed in this session (or long
+// ago) is printed. c.mu is held.
+func (c *Console) unchanged(now printed, refresh bool, btns []chat.Button) bool {
+	i := slices.IndexFunc(c.shown, func(p printed) bool { return p.msgID == now.msgID })
+	if i < 0 || c.shown[i].labels != now.labels || c.shown[i].text != now.text && !refresh {
+		return false
+	}
+	j := slices.IndexFunc(c.keyed, func(b block) bool { return b.msgID == now.msgID })
+	switch {
+	case j >= 0:
+		c.keyed[j].buttons = btns
+	case len(btns) > 0:
+		return false // its numbers no longer work: print new ones
+	}
+	c.shown[i].text = now.text
+	return true
+}
+
+// remember records what message p.msgID printed, dropping the oldest
+// beyond KeptMessages. c.mu is held.
+func (c *Console) remember(p printed) {
+	c.shown = slices.DeleteFunc(c.shown, func(q printed) bool { return q.msgID == p.msgID })
+	if len(c.shown) >= KeptMessages {
+		c.shown = slices.Delete(c.shown, 0, len(c.shown)-KeptMessages+1)
+	}
+	c.shown = append(c.shown, p)
+}
+
+// labelsOf is the buttons' labels as one string.
+func labelsOf(btns []chat.Button) string {
+	var b strings.Builder
+	for _, btn := range btns {
+		b.WriteString(btn.Text)
+		b.WriteByte(0)
+	}
+	return b.String()
+}
+
 func (c *Console) printf(format string, args ...any) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -221,7 +276,9 @@ func (c *Console) printf(format string, args ...any) {
 // after every earlier message's, so those stay pressable; a web-app
 // button is left out, as a terminal cannot open a Mini App), an edit prefixed "(updated)" (its buttons replace the edited
 // message's), a document or photo written to a file in Dir with its path
-// printed. It returns the message's ID.
+// printed. An edit that shows what its message showed already, or only
+// refreshes a card's figures (chat.Outgoing.Refresh), prints nothing: the
+// scheduler edits an idle card at every check. It returns the message's ID.
 func (c *Console) Send(ctx context.Context, m chat.Outgoing) (int, error) {
 	var saved string
 	if f, kind := fileOf(m); f != nil {
@@ -255,6 +312,11 @@ func (c *Console) Send(ctx context.Context, m chat.Outgoing) (int, error) {
 			}
 		}
 	}
+	now := printed{msgID: id, text: PlainText(m.Text), labels: labelsOf(btns)}
+	if m.EditMessageID != 0 && saved == "" && c.unchanged(now, m.Refresh, btns) {
+		return id, nil
+	}
+	c.remember(now)
 	if first := c.setButtons(id, btns); len(btns) > 0 {
 		labels := make([]string, len(btns))
 		for i, btn := range btns {
