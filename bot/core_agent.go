@@ -6,7 +6,8 @@ package bot
 
 import (
 	"context"
-	"fmt"
+	"net/netip"
+	"net/url"
 	"strings"
 	"time"
 
@@ -39,12 +40,10 @@ func (r *req) agent(c AgentCmd) error {
 	if err != nil {
 		return err
 	}
-	url := r.c.publicURL
-	if url == "" {
-		url = "http://SERVER:8477"
+	text := r.t("agent_token", c.Name, r.installLine(tok))
+	if w := r.unreachableURL(); w != "" {
+		text += "\n\n" + w
 	}
-	cmd := fmt.Sprintf("curl -fsSL '%s/agent/install.sh?token=%s' | sh", url, tok)
-	text := r.t("agent_token", c.Name, cmd)
 	// The token is issued even when the binary is missing: it stays
 	// valid, and the same command works once the binary is in place.
 	if r.c.downloads != nil {
@@ -54,6 +53,43 @@ func (r *req) agent(c AgentCmd) error {
 		}
 	}
 	return r.send(r.plain(text))
+}
+
+// unreachableURL is the warning an install line gets when the server's
+// public URL is one no rented host can reach: loopback, localhost or an
+// unspecified address (the default GPULEDGER_PUBLIC_URL of a server
+// listening on :8477 is http://127.0.0.1:8477), or a private or
+// link-local one, reachable only inside its own network. "" when the URL
+// names a public host, or any host name but localhost (the server cannot
+// know where a name resolves from the rented host). The warning says how
+// to give one that works: GPULEDGER_PUBLIC_URL behind a tunnel or a proxy.
+func (r *req) unreachableURL() string {
+	u, err := url.Parse(r.c.publicURL)
+	if err != nil || u.Hostname() == "" {
+		return ""
+	}
+	host := strings.ToLower(strings.TrimSuffix(u.Hostname(), "."))
+	port := u.Port()
+	if port == "" {
+		port = "80"
+		if u.Scheme == "https" {
+			port = "443"
+		}
+	}
+	local := host == "localhost" || strings.HasSuffix(host, ".localhost")
+	private := false
+	if a, err := netip.ParseAddr(host); err == nil {
+		a = a.Unmap()
+		local = a.IsLoopback() || a.IsUnspecified()
+		private = a.IsPrivate() || a.IsLinkLocalUnicast()
+	}
+	switch {
+	case local:
+		return r.t("agent_url_local", r.c.publicURL, port)
+	case private:
+		return r.t("agent_url_private", r.c.publicURL, port)
+	}
+	return ""
 }
 
 func (r *req) why(c WhyCmd) error {

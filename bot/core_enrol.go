@@ -112,6 +112,9 @@ func (r *req) agentEnrol() error {
 	issued := r.issuedTimes(toks, revoked)
 	var sb strings.Builder
 	sb.WriteString(r.t("agent_enrol", r.installLine(tok)))
+	if w := r.unreachableURL(); w != "" {
+		sb.WriteString("\n\n" + w)
+	}
 	sb.WriteString("\n\n" + r.t("agent_enrol_where"))
 	if revoked != nil {
 		sb.WriteString("\n\n" + r.t("agent_enrol_revoked_oldest", issued(revoked.IssuedAt), ledger.MaxEnrolTokens))
