@@ -136,6 +136,12 @@ var catalog = chat.Catalog{
 	"bad_name": {
 		"name %[1]s may use only letters, digits, '-', '_' and '.', up to 32 characters",
 		"名字 %[1]s 只能用字母、数字、汉字、'-'、'_' 和 '.'，最多 32 个字符"},
+	"bad_rental_ref": {
+		"%[1]s is not a rental's address: write NAME@YYYY-MM-DD, the day it started, e.g. yolo@2026-11-02 (NAME@YYYY-MM-DD#2 for the second of that name that day)",
+		"%[1]s 不是租用的地址：请写 名称@YYYY-MM-DD（开始的日期），比如 yolo@2026-11-02（同一天同名的第二个写 名称@YYYY-MM-DD#2）"},
+	"ref_future": {
+		"%[1]s: no rental can have started on %[2]s, a day still to come",
+		"%[1]s：%[2]s 还没到，不会有那天开始的租用"},
 	"bad_platform": {
 		"platform %[1]s may use only letters, digits, '-', '_' and '.', up to 32 characters",
 		"平台名 %[1]s 只能用字母、数字、汉字、'-'、'_' 和 '.'，最多 32 个字符"},

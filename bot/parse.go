@@ -432,8 +432,45 @@ func (p *parser) name(v string) (string, error) {
 	return v, nil
 }
 
+// rentalName validates the name of a rental the user already has: a bare
+// name, or its address (yolo@2026-11-02, ledger.RentalRef) written in its
+// canonical form; an address's day may not lie after today in the user's
+// zone.
+func (p *parser) rentalName(v string) (string, error) {
+	if !ledger.IsRentalRef(v) {
+		return p.name(v)
+	}
+	ref, err := ledger.ParseRentalRef(v)
+	if err != nil {
+		return "", p.err("bad_rental_ref", quote(v))
+	}
+	if ref.Begins(p.loc).After(p.now) {
+		return "", p.err("ref_future", quote(v), ref.Date())
+	}
+	return ref.String(), nil
+}
+
+// oneRental reads the single positional NAME (or name=) of commands about
+// a rental; the name may be an address.
+func (p *parser) oneRental() (string, error) {
+	v, err := p.oneWord()
+	if err != nil {
+		return "", err
+	}
+	return p.rentalName(v)
+}
+
 // oneName reads the single positional NAME (or name=) of simple commands.
 func (p *parser) oneName() (string, error) {
+	v, err := p.oneWord()
+	if err != nil {
+		return "", err
+	}
+	return p.name(v)
+}
+
+// oneWord reads the single positional word (or name=) of simple commands.
+func (p *parser) oneWord() (string, error) {
 	v, fromKV := p.kv["name"]
 	switch {
 	case fromKV && len(p.words) > 0:
@@ -447,7 +484,7 @@ func (p *parser) oneName() (string, error) {
 			return "", p.err("unexpected", quote(p.words[1]), string(p.kind))
 		}
 	}
-	return p.name(v)
+	return v, nil
 }
 
 func (p *parser) noWords() error {
@@ -465,7 +502,7 @@ func (p *parser) parse(toks []string) (Command, error) {
 		if err := p.split(toks, []string{"name", "at"}, true); err != nil {
 			return nil, err
 		}
-		n, err := p.oneName()
+		n, err := p.oneRental()
 		if err != nil {
 			return nil, err
 		}
@@ -484,7 +521,7 @@ func (p *parser) parse(toks []string) (Command, error) {
 		if err := p.split(toks, []string{"name"}, false); err != nil {
 			return nil, err
 		}
-		n, err := p.oneName()
+		n, err := p.oneRental()
 		if err != nil {
 			return nil, err
 		}

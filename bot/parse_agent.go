@@ -47,7 +47,7 @@ func (p *parser) autoRelease(toks []string) (Command, error) {
 		return nil, err
 	}
 	p.words = rest
-	n, err := p.oneName()
+	n, err := p.oneRental()
 	if err != nil {
 		return nil, err
 	}
@@ -127,7 +127,7 @@ func (p *parser) agent(toks []string) (Command, error) {
 			return AgentRevokeCmd{}, nil
 		}
 	}
-	n, err := p.oneName()
+	n, err := p.oneRental()
 	if err != nil {
 		return nil, err
 	}

@@ -31,7 +31,7 @@ func (p *parser) price(toks []string) (Command, error) {
 		return nil, err
 	}
 	p.words = names
-	n, err := p.oneName()
+	n, err := p.oneRental()
 	if err != nil {
 		return nil, err
 	}
@@ -88,7 +88,7 @@ func (p *parser) charge(toks []string) (Command, error) {
 	if !hasTarget {
 		return nil, p.err("missing_name", string(p.kind))
 	}
-	if c.Target, err = p.name(target); err != nil {
+	if c.Target, err = p.rentalName(target); err != nil {
 		return nil, err
 	}
 	if amtSrc == "" {

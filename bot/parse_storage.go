@@ -146,7 +146,7 @@ func (p *parser) storage(toks []string) (Command, error) {
 		c.FreeGB, c.FreeSet = d, true
 	}
 	if v, ok := p.kv["rental"]; ok {
-		if c.Rental, err = p.name(v); err != nil {
+		if c.Rental, err = p.rentalName(v); err != nil {
 			return nil, err
 		}
 	}

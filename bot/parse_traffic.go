@@ -66,7 +66,7 @@ func (p *parser) traffic(toks []string) (Command, error) {
 		return nil, err
 	}
 	p.words = rest
-	n, err := p.oneName()
+	n, err := p.oneRental()
 	if err != nil {
 		return nil, err
 	}

@@ -135,8 +135,14 @@ type Store interface {
 
 	// Rental returns the user's rental called name: the unreleased one, or
 	// else the most recently created released one, without loading the
-	// rest of the ledger. ENOTFOUND if there is none.
+	// rest of the ledger; name may be an address (RentalRef), and every
+	// method taking a rental's name takes one too. ENOTFOUND if there is
+	// none.
 	Rental(ctx context.Context, userID int64, name string) (*Rental, error)
+	// RentalsNamed returns every rental of the user called name (a bare
+	// name), released or not, in creation order, for telling rentals that
+	// share a name apart by their addresses (RentalRef).
+	RentalsNamed(ctx context.Context, userID int64, name string) ([]*Rental, error)
 
 	// Book loads everything the cost engine needs for one user.
 	Book(ctx context.Context, userID int64) (*Book, error)

@@ -277,9 +277,16 @@ func eventKind(b []byte) ledger.EventKind {
 }
 
 // findRental returns the user's rental called name: the unreleased one,
-// or else the most recently created released one. ENOTFOUND if the user
-// has none by that name.
+// or else the most recently created released one; a name written as an
+// address (yolo@2026-11-02, ledger.RentalRef) is the rental of that name
+// that started that day in the user's zone, released or not. ENOTFOUND if
+// the user has none by that name ("no_rental_at" for an address no rental
+// of the user has), EINVALID for a malformed address. Only the user's own
+// rentals are ever found.
 func findRental(ctx context.Context, q querier, userID int64, name string) (*ledger.Rental, error) {
+	if ledger.IsRentalRef(name) {
+		return findRentalRef(ctx, q, userID, name)
+	}
 	var id int64
 	err := q.QueryRowContext(ctx, `SELECT id FROM rentals WHERE user_id = ? AND name = ?
 		ORDER BY released, id DESC LIMIT 1`, userID, name).Scan(&id)
@@ -290,6 +297,37 @@ func findRental(ctx context.Context, q querier, userID int64, name string) (*led
 		return nil, fmt.Errorf("sqlite: find rental %s: %w", name, err)
 	}
 	return loadRental(ctx, q, id)
+}
+
+// findRentalRef is findRental for an address.
+func findRentalRef(ctx context.Context, q querier, userID int64, s string) (*ledger.Rental, error) {
+	ref, err := ledger.ParseRentalRef(s)
+	if err != nil {
+		return nil, err
+	}
+	var tz string
+	err = q.QueryRowContext(ctx, `SELECT tz FROM users WHERE id = ?`, userID).Scan(&tz)
+	if err != nil && err != sql.ErrNoRows {
+		return nil, fmt.Errorf("sqlite: find rental %s: %w", s, err)
+	}
+	u := ledger.User{TZ: tz}
+	rs, err := rentalsNamed(ctx, q, userID, ref.Name)
+	if err != nil {
+		return nil, err
+	}
+	if len(rs) == 0 {
+		return nil, ledger.Errorc(ledger.ENOTFOUND, "no_rental_named", ref.Name)
+	}
+	if x := ledger.PickRental(rs, ref, u.Location()); x != nil {
+		return x, nil
+	}
+	return nil, ledger.Errorc(ledger.ENOTFOUND, "no_rental_at", ref.String(), ref.Name, ref.Date())
+}
+
+// rentalsNamed returns every rental of the user called name (a bare
+// name), released or not, in creation order.
+func rentalsNamed(ctx context.Context, q querier, userID int64, name string) ([]*ledger.Rental, error) {
+	return loadRentals(ctx, q, `r.user_id = ? AND r.name = ?`, userID, name)
 }
 
 // loadRental loads one rental by id with q; a missing one is an error
@@ -704,6 +742,16 @@ func (db *DB) AddTraffic(ctx context.Context, a ledger.Action, name string, u le
 // else the most recently created released one. Errors: ENOTFOUND.
 func (db *DB) Rental(ctx context.Context, userID int64, name string) (*ledger.Rental, error) {
 	return findRental(ctx, db.reader, userID, name)
+}
+
+// RentalsNamed returns every rental of the user called name (a bare
+// name: an address is refused with EINVALID), released or not, in
+// creation order: what the chat needs to tell them apart by address.
+func (db *DB) RentalsNamed(ctx context.Context, userID int64, name string) ([]*ledger.Rental, error) {
+	if ledger.IsRentalRef(name) {
+		return nil, ledger.Errorc(ledger.EINVALID, "bad_name", name)
+	}
+	return rentalsNamed(ctx, db.reader, userID, name)
 }
 
 // RentalsByState returns the user's rentals whose current state is one
