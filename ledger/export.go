@@ -1,10 +1,12 @@
 package ledger
 
 import (
+	"cmp"
 	"encoding/csv"
 	"encoding/json"
 	"fmt"
 	"io"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -29,6 +31,16 @@ const Unpriced = "UNPRICED"
 // rental's price and price_unit are null when it has no price. A rental
 // charge part is "UNPRICED" when a line in it has no price, and so is its
 // total then.
+//
+// Every input of the billing rules is in the export too, as the user
+// typed it, so that each line can be recomputed from the export alone
+// (section 5 lists the fields): the user's time_zone, a rental's events
+// (start with its price, stops, resumes, price changes, release), its
+// min_seconds, step_seconds and floor, its traffic terms, price changes
+// and usage, its idle periods; a volume's platform and events (creation,
+// resizes, deletion); and the one-off charges with their notes, the
+// top-ups and the balance readings. Each list holds what lies before
+// as_of (events and readings at or before it), in time order.
 
 type exportDoc struct {
 	AsOf     string                      `json:"as_of"`
@@ -36,6 +48,80 @@ type exportDoc struct {
 	Volumes  []exportVolume              `json:"volumes"`
 	Totals   map[Currency]exportTotals   `json:"totals"`
 	Balances map[string]exportBalanceRow `json:"balances"`
+	// TimeZone is the user's IANA zone: the times above carry its offset,
+	// and traffic allowances are per calendar month in it.
+	TimeZone string          `json:"time_zone"`
+	OneOffs  []exportOneOff  `json:"one_offs"`
+	TopUps   []exportMoneyAt `json:"top_ups"`
+	Readings []exportReading `json:"balance_readings"`
+}
+
+// exportEvent is one event of a rental (kind start, stop, resume, price,
+// release) or of a volume (create, resize, delete). Price and PriceUnit
+// are a priced rental's start and price events' rate; SizeGB is a
+// volume's size from a create or resize.
+type exportEvent struct {
+	Kind      string  `json:"kind"`
+	At        string  `json:"at"`
+	Price     *string `json:"price,omitempty"`
+	PriceUnit *string `json:"price_unit,omitempty"`
+	SizeGB    *string `json:"size_gb,omitempty"`
+}
+
+// exportTraffic is a rental's traffic terms, their later price changes
+// and its usage.
+type exportTraffic struct {
+	Priced       bool                 `json:"priced"`
+	PricePerGB   *string              `json:"price_per_gb"`
+	FreeGB       string               `json:"free_gb"`
+	Direction    Direction            `json:"direction"`
+	PriceChanges []exportTrafficPrice `json:"price_changes"`
+	Usage        []exportTrafficUse   `json:"usage"`
+}
+
+type exportTrafficPrice struct {
+	At         string `json:"at"`
+	PricePerGB string `json:"price_per_gb"`
+}
+
+type exportTrafficUse struct {
+	At        string    `json:"at"`
+	Bytes     int64     `json:"bytes"`
+	Direction Direction `json:"direction"`
+}
+
+// exportIdle is an idle period the agent saw; To is null while it lasts.
+type exportIdle struct {
+	From string  `json:"from"`
+	To   *string `json:"to"`
+}
+
+// exportOneOff is a one-off charge: Amount as typed, Charge as billed
+// (rounded half-up to the currency's minor unit).
+type exportOneOff struct {
+	At       string   `json:"at"`
+	Platform string   `json:"platform"`
+	Rental   *string  `json:"rental"`
+	Amount   string   `json:"amount"`
+	Currency Currency `json:"currency"`
+	Charge   string   `json:"charge"`
+	Note     string   `json:"note"`
+}
+
+// exportMoneyAt is a top-up: an amount as typed, added to a platform's
+// balance at At.
+type exportMoneyAt struct {
+	At       string   `json:"at"`
+	Platform string   `json:"platform"`
+	Amount   string   `json:"amount"`
+	Currency Currency `json:"currency"`
+}
+
+// exportReading is a balance a platform showed at At: typed with
+// /balance (source "typed") or read from the platform's API ("api").
+type exportReading struct {
+	exportMoneyAt
+	Source string `json:"source"`
 }
 
 type exportRental struct {
@@ -55,6 +141,17 @@ type exportRental struct {
 	BilledSeconds  int64         `json:"billed_seconds"`
 	IdleSeconds    int64         `json:"idle_seconds"`
 	Charges        exportCharges `json:"charges"`
+	// MinSeconds and StepSeconds are the minimum and the increment a
+	// running segment is billed in (the mode's increment unless step=
+	// was given: 60 per-minute, 3600 per-hour, 1 per-second); always-on
+	// rentals ignore them. Floor is the lifetime minimum compute charge,
+	// null for none.
+	MinSeconds  int64          `json:"min_seconds"`
+	StepSeconds int64          `json:"step_seconds"`
+	Floor       *string        `json:"floor"`
+	Events      []exportEvent  `json:"events"`
+	Traffic     *exportTraffic `json:"traffic,omitempty"`
+	Idle        []exportIdle   `json:"idle_periods,omitempty"`
 }
 
 type exportCharges struct {
@@ -83,6 +180,10 @@ type exportVolume struct {
 	// in order, only for volumes that have any: Price, PriceUnit and
 	// StoppedPrice above stay the terms from creation.
 	PriceChanges []exportVolumePrice `json:"price_changes,omitempty"`
+	Platform     string              `json:"platform"`
+	// Events are the creation with its size, the resizes and the
+	// deletion up to as_of.
+	Events []exportEvent `json:"events"`
 }
 
 // exportVolumePrice is a volume's price terms from At on.
@@ -133,6 +234,20 @@ func buildExportOf(b *Book, st *Statement, asOf time.Time) exportDoc {
 		Volumes:  []exportVolume{},
 		Totals:   map[Currency]exportTotals{},
 		Balances: map[string]exportBalanceRow{},
+		TimeZone: loc.String(),
+		OneOffs:  []exportOneOff{},
+		TopUps:   []exportMoneyAt{},
+		Readings: []exportReading{},
+	}
+	// Events up to asOf are listed (the history a window's figures need
+	// starts before it); top-ups and readings up to asOf, or those in the
+	// window [From, asOf) of a statement that has one.
+	upTo := func(t time.Time) bool { return !t.After(asOf) }
+	listed := func(t time.Time) bool {
+		if st.From.IsZero() {
+			return upTo(t)
+		}
+		return !t.Before(st.From) && t.Before(asOf)
 	}
 	names := map[int64]string{}
 	for _, r := range b.Rentals {
@@ -158,6 +273,24 @@ func buildExportOf(b *Book, st *Statement, asOf time.Time) exportDoc {
 		if at, ok := r.ReleasedAt(); ok && !at.After(asOf) {
 			er.ReleasedAt = ptr(ts(at))
 		}
+		if r.Mode != AlwaysOn {
+			er.MinSeconds, er.StepSeconds = int64(r.Min/time.Second), effectiveStep(r)
+		}
+		if r.Floor.Sign() > 0 {
+			er.Floor = ptr(r.Floor.String())
+		}
+		er.Events = exportRentalEvents(r, upTo, ts)
+		er.Traffic = exportRentalTraffic(r, asOf, ts)
+		for _, iv := range r.Idle {
+			if !iv.From.Before(asOf) {
+				break
+			}
+			ei := exportIdle{From: ts(iv.From)}
+			if !iv.To.IsZero() && upTo(iv.To) {
+				ei.To = ptr(ts(iv.To))
+			}
+			er.Idle = append(er.Idle, ei)
+		}
 		doc.Rentals = append(doc.Rentals, er)
 	}
 	for _, vc := range st.Volumes {
@@ -165,6 +298,17 @@ func buildExportOf(b *Book, st *Statement, asOf time.Time) exportDoc {
 		ev := exportVolume{
 			Name: v.Name, SizeGB: vc.SizeGB.String(), FreeGB: v.FreeGB.String(), PriceUnit: v.PriceUnit,
 			Currency: v.Currency, CreatedAt: ts(v.Events[0].At), Charge: priced(vc.Priced, vc.Charge),
+			Platform: v.Platform, Events: []exportEvent{},
+		}
+		for _, e := range v.Events {
+			if !upTo(e.At) {
+				break
+			}
+			ee := exportEvent{Kind: string(e.Kind), At: ts(e.At)}
+			if e.Kind != VolumeDelete {
+				ee.SizeGB = ptr(e.SizeGB.String())
+			}
+			ev.Events = append(ev.Events, ee)
 		}
 		if v.Priced {
 			ev.Price = ptr(v.Price.String())
@@ -192,6 +336,30 @@ func buildExportOf(b *Book, st *Statement, asOf time.Time) exportDoc {
 		}
 		doc.Volumes = append(doc.Volumes, ev)
 	}
+	for _, oc := range st.Others {
+		c := oc.Charge
+		eo := exportOneOff{At: ts(c.At), Platform: oc.Platform, Amount: c.Amount.String(), Currency: c.Currency,
+			Charge: oc.Amount.String(), Note: c.Note}
+		if n, ok := names[c.RentalID]; ok && c.RentalID != 0 {
+			eo.Rental = ptr(n)
+		}
+		doc.OneOffs = append(doc.OneOffs, eo)
+	}
+	for _, t := range sortedByTime(b.TopUps, func(t TopUp) (time.Time, int64) { return t.At, t.ID }) {
+		if listed(t.At) {
+			doc.TopUps = append(doc.TopUps, exportMoneyAt{At: ts(t.At), Platform: t.Platform, Amount: t.Amount.String(), Currency: t.Currency})
+		}
+	}
+	for _, r := range sortedByTime(b.Balances, func(r BalanceRecord) (time.Time, int64) { return r.At, r.ID }) {
+		if listed(r.At) {
+			src := "typed"
+			if r.API {
+				src = "api"
+			}
+			doc.Readings = append(doc.Readings, exportReading{Source: src,
+				exportMoneyAt: exportMoneyAt{At: ts(r.At), Platform: r.Platform, Amount: r.Amount.String(), Currency: r.Currency}})
+		}
+	}
 	for c, t := range st.Totals {
 		doc.Totals[c] = exportTotals{Compute: t.Compute.String(), Storage: t.Storage.String(),
 			Traffic: t.Traffic.String(), Other: t.Other.String(), Total: t.Total.String(), Unpriced: t.Unpriced}
@@ -204,6 +372,78 @@ func buildExportOf(b *Book, st *Statement, asOf time.Time) exportDoc {
 		doc.Balances[p] = row
 	}
 	return doc
+}
+
+// exportRentalEvents returns r's events for which keep is true, each
+// with its time written by ts; the start and each price change carry the
+// rate of a priced rental.
+func exportRentalEvents(r *Rental, keep func(time.Time) bool, ts func(time.Time) string) []exportEvent {
+	out := make([]exportEvent, 0, len(r.Events))
+	for i, e := range r.Events {
+		if !keep(e.At) {
+			break
+		}
+		ee := exportEvent{Kind: string(e.Kind), At: ts(e.At)}
+		switch {
+		case !r.Priced:
+		case i == 0 && e.Kind == EventStart:
+			ee.Price, ee.PriceUnit = ptr(r.Price.Amount.String()), ptr(string(r.Price.Unit))
+		case e.Kind == EventPrice:
+			ee.Price, ee.PriceUnit = ptr(e.Price.Amount.String()), ptr(string(e.Price.Unit))
+		}
+		out = append(out, ee)
+	}
+	return out
+}
+
+// exportRentalTraffic returns r's traffic terms, price changes up to
+// asOf and usage before it, or nil for a rental with neither terms nor
+// usage.
+func exportRentalTraffic(r *Rental, asOf time.Time, ts func(time.Time) string) *exportTraffic {
+	if !r.Traffic.Priced && len(r.TrafficUsage) == 0 {
+		return nil
+	}
+	et := &exportTraffic{Priced: r.Traffic.Priced, FreeGB: r.Traffic.FreeGB.String(), Direction: chargedDirection(r.Traffic),
+		PriceChanges: []exportTrafficPrice{}, Usage: []exportTrafficUse{}}
+	if r.Traffic.Priced {
+		et.PricePerGB = ptr(r.Traffic.PricePerGB.String())
+	}
+	for _, p := range r.TrafficPrices {
+		if p.At.After(asOf) {
+			break
+		}
+		et.PriceChanges = append(et.PriceChanges, exportTrafficPrice{At: ts(p.At), PricePerGB: p.PricePerGB.String()})
+	}
+	for _, u := range sortedByTime(r.TrafficUsage, func(u TrafficUsage) (time.Time, int64) { return u.At, u.ID }) {
+		if !u.At.Before(asOf) {
+			break
+		}
+		d := u.Direction
+		if d == "" {
+			d = Out
+		}
+		et.Usage = append(et.Usage, exportTrafficUse{At: ts(u.At), Bytes: u.Bytes, Direction: d})
+	}
+	return et
+}
+
+// sortedByTime returns xs in order of time then ID, sorting a copy only
+// when they are not in that order already (the store loads them so).
+func sortedByTime[T any](xs []T, key func(T) (time.Time, int64)) []T {
+	less := func(a, b T) int {
+		ta, ia := key(a)
+		tb, ib := key(b)
+		if c := ta.Compare(tb); c != 0 {
+			return c
+		}
+		return cmp.Compare(ia, ib)
+	}
+	if slices.IsSortedFunc(xs, less) {
+		return xs
+	}
+	out := slices.Clone(xs)
+	slices.SortStableFunc(out, less)
+	return out
 }
 
 // WriteExportJSON writes the ledger with computed charges as of asOf in
@@ -227,12 +467,23 @@ func WriteExportJSON(w io.Writer, b *Book, asOf time.Time) error {
 // is the number of lines left out; as_of is on every row. platform_id is
 // a synced rental's platform instance ID (empty for other rows). New
 // columns are added at the end, so a reader by position keeps working.
+//
+// The rows after the balances are the inputs each line is computed from
+// (exportInputColumns' records): a rental's events (rental_event), its
+// traffic price changes (traffic_price), usage (traffic) and idle periods
+// (idle), a volume's events (volume_event), the one-off charges (one_off),
+// top-ups (top_up) and balance readings (balance_reading), each at its
+// time ("at"), naming its rental in "rental" and its volume in "name". A
+// rental row also carries its min_seconds, step_seconds, floor and traffic
+// terms, a volume row its platform; time_zone is on every row.
 var ExportCSVColumns = []string{
 	"record", "name", "platform", "rental", "gpu", "gpu_count", "mode", "price", "price_unit", "currency",
 	"state", "started_at", "released_at", "running_seconds", "billed_seconds", "idle_seconds",
 	"size_gb", "free_gb", "created_at", "deleted_at",
 	"compute", "storage", "traffic", "other", "total", "charge", "unpriced",
 	"balance", "runs_out_at", "as_of", "stopped_price", "price_changes", "platform_id",
+	"time_zone", "min_seconds", "step_seconds", "floor", "traffic_price", "traffic_free_gb", "traffic_direction",
+	"kind", "at", "until", "amount", "note", "bytes", "direction", "source",
 }
 
 // WriteExportCSV writes the same rows as WriteExportJSON as CSV with one
@@ -271,6 +522,7 @@ func writeExportCSV(w io.Writer, doc exportDoc) error {
 			rec[col[kv[i]]] = kv[i+1]
 		}
 		rec[col["as_of"]] = doc.AsOf
+		rec[col["time_zone"]] = doc.TimeZone
 		return cw.Write(rec)
 	}
 	opt := func(s *string) string {
@@ -288,7 +540,11 @@ func writeExportCSV(w io.Writer, doc exportDoc) error {
 			"billed_seconds", strconv.FormatInt(r.BilledSeconds, 10),
 			"idle_seconds", strconv.FormatInt(r.IdleSeconds, 10),
 			"compute", r.Charges.Compute, "storage", r.Charges.Storage, "traffic", r.Charges.Traffic,
-			"other", r.Charges.Other, "total", r.Charges.Total); err != nil {
+			"other", r.Charges.Other, "total", r.Charges.Total,
+			"min_seconds", strconv.FormatInt(r.MinSeconds, 10), "step_seconds", strconv.FormatInt(r.StepSeconds, 10),
+			"floor", opt(r.Floor), "traffic_price", trafficCell(r.Traffic, func(t *exportTraffic) string { return opt(t.PricePerGB) }),
+			"traffic_free_gb", trafficCell(r.Traffic, func(t *exportTraffic) string { return t.FreeGB }),
+			"traffic_direction", trafficCell(r.Traffic, func(t *exportTraffic) string { return string(t.Direction) })); err != nil {
 			return fmt.Errorf("ledger: export csv: %w", err)
 		}
 	}
@@ -296,7 +552,8 @@ func writeExportCSV(w io.Writer, doc exportDoc) error {
 		if err := row("record", "volume", "name", v.Name, "rental", opt(v.Rental), "size_gb", v.SizeGB,
 			"free_gb", v.FreeGB, "price", opt(v.Price), "price_unit", string(v.PriceUnit),
 			"currency", string(v.Currency), "created_at", v.CreatedAt, "deleted_at", opt(v.DeletedAt),
-			"charge", v.Charge, "stopped_price", opt(v.StoppedPrice), "price_changes", csvPriceChanges(v.PriceChanges)); err != nil {
+			"charge", v.Charge, "stopped_price", opt(v.StoppedPrice), "price_changes", csvPriceChanges(v.PriceChanges),
+			"platform", v.Platform); err != nil {
 			return fmt.Errorf("ledger: export csv: %w", err)
 		}
 	}
@@ -324,11 +581,96 @@ func writeExportCSV(w io.Writer, doc exportDoc) error {
 			return fmt.Errorf("ledger: export csv: %w", err)
 		}
 	}
+	if err := writeExportInputs(doc, row, opt); err != nil {
+		return fmt.Errorf("ledger: export csv: %w", err)
+	}
 	cw.Flush()
 	if err := cw.Error(); err != nil {
 		return fmt.Errorf("ledger: export csv: %w", err)
 	}
 	return nil
+}
+
+// writeExportInputs writes the rows of the billing rules' inputs, by
+// kind: every rental's events, traffic price changes, traffic usage and
+// idle periods (rentals in export order), every volume's events, then
+// the one-off charges, top-ups and balance readings, each in time order.
+func writeExportInputs(doc exportDoc, row func(kv ...string) error, opt func(*string) string) error {
+	for _, r := range doc.Rentals {
+		for _, e := range r.Events {
+			cur := ""
+			if e.Price != nil {
+				cur = string(r.Currency)
+			}
+			if err := row("record", "rental_event", "rental", r.Name, "platform", r.Platform, "kind", e.Kind, "at", e.At,
+				"price", opt(e.Price), "price_unit", opt(e.PriceUnit), "currency", cur); err != nil {
+				return err
+			}
+		}
+	}
+	for _, r := range doc.Rentals {
+		if r.Traffic == nil {
+			continue
+		}
+		for _, p := range r.Traffic.PriceChanges {
+			if err := row("record", "traffic_price", "rental", r.Name, "platform", r.Platform, "at", p.At,
+				"traffic_price", p.PricePerGB, "currency", string(r.Currency)); err != nil {
+				return err
+			}
+		}
+	}
+	for _, r := range doc.Rentals {
+		if r.Traffic == nil {
+			continue
+		}
+		for _, u := range r.Traffic.Usage {
+			if err := row("record", "traffic", "rental", r.Name, "platform", r.Platform, "at", u.At,
+				"bytes", strconv.FormatInt(u.Bytes, 10), "direction", string(u.Direction)); err != nil {
+				return err
+			}
+		}
+	}
+	for _, r := range doc.Rentals {
+		for _, iv := range r.Idle {
+			if err := row("record", "idle", "rental", r.Name, "platform", r.Platform, "at", iv.From, "until", opt(iv.To)); err != nil {
+				return err
+			}
+		}
+	}
+	for _, v := range doc.Volumes {
+		for _, e := range v.Events {
+			if err := row("record", "volume_event", "name", v.Name, "rental", opt(v.Rental), "platform", v.Platform,
+				"kind", e.Kind, "at", e.At, "size_gb", opt(e.SizeGB)); err != nil {
+				return err
+			}
+		}
+	}
+	for _, o := range doc.OneOffs {
+		if err := row("record", "one_off", "rental", opt(o.Rental), "platform", o.Platform, "at", o.At,
+			"amount", o.Amount, "currency", string(o.Currency), "charge", o.Charge, "note", o.Note); err != nil {
+			return err
+		}
+	}
+	for _, t := range doc.TopUps {
+		if err := row("record", "top_up", "platform", t.Platform, "at", t.At, "amount", t.Amount, "currency", string(t.Currency)); err != nil {
+			return err
+		}
+	}
+	for _, b := range doc.Readings {
+		if err := row("record", "balance_reading", "platform", b.Platform, "at", b.At, "amount", b.Amount,
+			"currency", string(b.Currency), "source", b.Source); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// trafficCell returns f(t), or "" for a rental without traffic terms.
+func trafficCell(t *exportTraffic, f func(*exportTraffic) string) string {
+	if t == nil {
+		return ""
+	}
+	return f(t)
 }
 
 // csvPriceChanges writes a volume's price changes in one cell, "AT PRICE

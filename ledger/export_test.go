@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -80,14 +81,16 @@ func TestWriteExportJSON_DesignExample(t *testing.T) {
 			t.Errorf("%s keys %v, want %v", what, got, sortedStrings(want))
 		}
 	}
-	check("top", keys(doc), []string{"as_of", "rentals", "volumes", "totals", "balances"})
+	check("top", keys(doc), []string{"as_of", "rentals", "volumes", "totals", "balances",
+		"time_zone", "one_offs", "top_ups", "balance_readings"})
 	rental := doc["rentals"].([]any)[0].(map[string]any)
 	check("rental", keys(rental), []string{"name", "platform", "gpu", "gpu_count", "mode", "price", "price_unit",
-		"currency", "state", "started_at", "released_at", "running_seconds", "billed_seconds", "idle_seconds", "charges"})
+		"currency", "state", "started_at", "released_at", "running_seconds", "billed_seconds", "idle_seconds", "charges",
+		"min_seconds", "step_seconds", "floor", "events"})
 	check("charges", keys(rental["charges"]), []string{"compute", "storage", "traffic", "other", "total"})
 	vol := doc["volumes"].([]any)[0].(map[string]any)
 	check("volume", keys(vol), []string{"name", "rental", "size_gb", "free_gb", "price", "price_unit", "currency",
-		"created_at", "deleted_at", "charge"})
+		"created_at", "deleted_at", "charge", "platform", "events"})
 	check("totals", keys(doc["totals"].(map[string]any)["CNY"]), []string{"compute", "storage", "traffic", "other", "total"})
 	check("balance", keys(doc["balances"].(map[string]any)["autodl"]), []string{"currency", "balance", "runs_out_at"})
 
@@ -97,9 +100,12 @@ func TestWriteExportJSON_DesignExample(t *testing.T) {
 			"mode": "per-second", "price": "1.88", "price_unit": "hour", "currency": "CNY", "state": "running",
 			"started_at": "2026-11-01T22:15:00+08:00", "released_at": nil, "running_seconds": 6300.0,
 			"billed_seconds": 6300.0, "idle_seconds": 0.0,
-			"charges": map[string]any{"compute": "3.29", "storage": "29.70", "traffic": "0.00", "other": "0.00", "total": "32.99"}},
+			"charges":     map[string]any{"compute": "3.29", "storage": "29.70", "traffic": "0.00", "other": "0.00", "total": "32.99"},
+			"min_seconds": 0.0, "step_seconds": 1.0, "floor": nil,
+			"events": []any{map[string]any{"kind": "start", "at": "2026-11-01T22:15:00+08:00", "price": "1.88", "price_unit": "hour"}}},
 		"volume": map[string]any{"name": "data1", "rental": "box1", "size_gb": "200", "free_gb": "50", "price": "0.0066",
-			"price_unit": "gb_day", "currency": "CNY", "created_at": "2026-10-03T00:00:00+08:00", "deleted_at": nil, "charge": "29.70"},
+			"price_unit": "gb_day", "currency": "CNY", "created_at": "2026-10-03T00:00:00+08:00", "deleted_at": nil, "charge": "29.70",
+			"platform": "autodl", "events": []any{map[string]any{"kind": "create", "at": "2026-10-03T00:00:00+08:00", "size_gb": "200"}}},
 		"totals":  map[string]any{"compute": "3.29", "storage": "29.70", "traffic": "0.00", "other": "0.00", "total": "32.99"},
 		"balance": map[string]any{"currency": "CNY", "balance": "67.01", "runs_out_at": "2026-11-03T10:52:42+08:00"},
 	}
@@ -193,7 +199,7 @@ func TestWriteExportCSV(t *testing.T) {
 	for _, r := range rows[1:] {
 		kinds = append(kinds, get(r, "record"))
 	}
-	if strings.Join(kinds, ",") != "rental,volume,total,balance" {
+	if strings.Join(kinds, ",") != "rental,volume,total,balance,rental_event,volume_event,balance_reading" {
 		t.Errorf("records %v", kinds)
 	}
 	if get(rows[1], "total") != "32.99" || get(rows[2], "charge") != "29.70" || get(rows[3], "total") != "32.99" ||
@@ -388,9 +394,9 @@ func TestExport_PlatformID(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	last := len(rows[0]) - 1
-	if rows[0][last] != "platform_id" {
-		t.Fatalf("platform_id is not the last column: %v", rows[0])
+	last := slices.Index(rows[0], "platform_id")
+	if last < 0 || rows[0][last-1] != "price_changes" {
+		t.Fatalf("platform_id does not follow price_changes: %v", rows[0])
 	}
 	got := map[string]string{}
 	for _, row := range rows[1:] {
