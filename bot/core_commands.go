@@ -199,6 +199,9 @@ func (r *req) rent(c RentCmd) error {
 	if asked, err := r.checkPlatform(c.Platform, func(p string) Command { d := c; d.Platform = p; return d }); asked || err != nil {
 		return err
 	}
+	if asked, err := r.checkMode(c); asked || err != nil {
+		return err
+	}
 	rent, assumed := r.rental(c)
 	created, err := r.c.store.CreateRental(r.ctx, r.act(), rent)
 	if err != nil {

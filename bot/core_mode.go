@@ -1,0 +1,52 @@
+package bot
+
+import (
+	"strings"
+
+	"github.com/gpuledger/gpuledger/chat"
+	"github.com/gpuledger/gpuledger/internal/clip"
+	"github.com/gpuledger/gpuledger/ledger"
+	"github.com/gpuledger/gpuledger/view"
+)
+
+// checkMode holds a /rent whose billing mode was written against the
+// platform's profile ("per-hour" on AutoDL, which bills per second): a
+// mode changes what every minute costs, and a user who wrote "per hour"
+// for the price's unit would otherwise be billed started hours without
+// a word. It asks [the profile's mode] [the mode as written] [Cancel];
+// nothing is recorded until a choice is pressed, and the press records
+// its command (r.confirmed) without asking again. A mode on a platform
+// without a profile, or the profile's own mode, is taken as written.
+func (r *req) checkMode(c RentCmd) (bool, error) {
+	if r.confirmed || c.Mode == "" {
+		return false, nil
+	}
+	p, ok := ledger.LookupProfile(c.Platform)
+	if !ok || p.Mode == "" || p.Mode == c.Mode {
+		return false, nil
+	}
+	theirs, typed := view.FormatMode(p.Mode, r.lang), view.FormatMode(c.Mode, r.lang)
+	if r.inLines {
+		r.failed = true
+		return true, r.answer(r.plain("✗ " + r.wt("mode_profile_line", p.Name, theirs, typed)))
+	}
+	shown := clip.Runes(strings.TrimSpace(r.u.Text), 200, "…")
+	asProfile, asTyped := c, c
+	asProfile.Mode = p.Mode
+	id := r.c.props.add(r.u.UserID, shown, []Command{asProfile, asTyped}, r.now)
+	var row []chat.Button
+	for i, label := range []string{r.wt("btn_mode_profile", theirs, p.Name), r.wt("btn_mode_typed", typed)} {
+		d, err := r.c.ButtonData(r.u.UserID, actConfirm, choiceData(id, i))
+		if err != nil {
+			return true, err
+		}
+		row = append(row, chat.Button{Text: label, Data: d})
+	}
+	d, err := r.c.ButtonData(r.u.UserID, actCancel, id)
+	if err != nil {
+		return true, err
+	}
+	out := r.plain(r.wt("mode_profile", p.Name, theirs, typed, r.wt("mode_means_"+string(c.Mode)), shown))
+	out.Buttons = [][]chat.Button{row, {{Text: r.t("btn_cancel"), Data: d}}}
+	return true, r.answer(out)
+}
