@@ -272,11 +272,12 @@ func (r *req) autoActionText(name string, p ledger.AutoPolicy) string {
 	if !ok {
 		return text
 	}
+	pname := view.PlatformName(r.lang, prof.Key)
 	if prof.Storage.BilledWhileStopped {
-		text += "\n" + r.t("autorelease_stop_storage", prof.Name)
+		text += "\n" + r.t("autorelease_stop_storage", pname)
 	}
 	if prof.ReleaseAfterStopped > 0 {
-		text += "\n" + r.t("autorelease_stop_deadline", prof.Name, chat.FormatDuration(prof.ReleaseAfterStopped, r.lang))
+		text += "\n" + r.t("autorelease_stop_deadline", pname, chat.FormatDuration(prof.ReleaseAfterStopped, r.lang))
 	}
 	return text
 }

@@ -214,7 +214,7 @@ func (r *req) rent(c RentCmd) error {
 // RTX 4090, ¥1.88/h per-second".
 func (r *req) rentedText(x *ledger.Rental, assumed bool) string {
 	var b strings.Builder
-	b.WriteString(r.t("rented", x.Name, r.when(x.StartedAt()), view.GPUText(x), x.Platform, r.priceText(x, x.Price), view.FormatMode(x.Mode, r.lang)))
+	b.WriteString(r.t("rented", x.Name, r.when(x.StartedAt()), view.GPUText(x), view.PlatformWord(r.lang, x.Platform), r.priceText(x, x.Price), view.FormatMode(x.Mode, r.lang)))
 	if x.Min > 0 {
 		b.WriteString(r.t("rented_min", chat.FormatDuration(x.Min, r.lang)))
 	}
@@ -456,7 +456,7 @@ func (r *req) topup(c TopupCmd) error {
 		if err != nil {
 			return "", err
 		}
-		return r.t("topped_up", view.FormatAmount(t.Amount, t.Currency), t.Platform), nil
+		return r.t("topped_up", view.FormatAmount(t.Amount, t.Currency), view.PlatformWord(r.lang, t.Platform)), nil
 	})
 }
 
@@ -470,7 +470,7 @@ func (r *req) recordBalance(c BalanceCmd) error {
 		if err != nil {
 			return "", err
 		}
-		return r.t("balance_set", rec.Platform, view.FormatAmount(rec.Amount, rec.Currency), r.when(rec.At)), nil
+		return r.t("balance_set", view.PlatformWord(r.lang, rec.Platform), view.FormatAmount(rec.Amount, rec.Currency), r.when(rec.At)), nil
 	})
 }
 

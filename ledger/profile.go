@@ -44,6 +44,7 @@ type StorageRule struct {
 type Profile struct {
 	Key      string   // canonical lower-case name stored in Rental.Platform, e.g. "autodl"
 	Name     string   // display name, e.g. "AutoDL"
+	NameZH   string   // the name Chinese replies use ("阿里云"); "" where the platform has none of its own
 	Aliases  []string // names users type, matched case-insensitively
 	Currency Currency
 	Mode     Mode
@@ -86,6 +87,7 @@ const (
 type profileRow struct {
 	Key      string   `json:"key"`
 	Name     string   `json:"name"`
+	NameZH   string   `json:"name_zh"`
 	Aliases  []string `json:"aliases"`
 	Currency Currency `json:"currency"`
 	Mode     Mode     `json:"mode"`
@@ -132,7 +134,7 @@ func parseProfiles(data []byte) ([]Profile, map[string]int, error) {
 	index := make(map[string]int)
 	for _, row := range doc.Profiles {
 		p := Profile{
-			Key: row.Key, Name: row.Name, Aliases: row.Aliases, Currency: row.Currency, Mode: row.Mode,
+			Key: row.Key, Name: row.Name, NameZH: row.NameZH, Aliases: row.Aliases, Currency: row.Currency, Mode: row.Mode,
 			Floor: row.Floor, TZ: row.TZ, Traffic: row.Traffic, TrafficFreeGB: row.TrafficFreeGB,
 			TrafficDirection: row.TrafficDirection, Shutdown: row.Shutdown, Notes: row.Notes,
 			Storage: StorageRule{FreeGB: row.Storage.FreeGB, Price: row.Storage.Price, Unit: row.Storage.Unit,

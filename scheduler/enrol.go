@@ -116,6 +116,15 @@ func platformName(key string) string {
 	return key
 }
 
+// platformIn is platformName in lg: a platform's Chinese name in Chinese
+// where it has one (view.PlatformName); "" for none.
+func platformIn(lg, key string) string {
+	if platformName(key) == "" {
+		return ""
+	}
+	return view.PlatformName(lg, key)
+}
+
 // when is a time on a card: "18:02", "yesterday 18:02", in the user's
 // zone, to the minute.
 func (s *Scheduler) when(u *ledger.User, t time.Time) string {
@@ -133,7 +142,7 @@ func (s *Scheduler) whenSpan(u *ledger.User, from, to time.Time) (string, string
 // instance as the user knows it.
 func instanceWhat(lg string, in ledger.Instance) string {
 	var sb strings.Builder
-	if n := platformName(in.Platform); n != "" {
+	if n := platformIn(lg, in.Platform); n != "" {
 		sb.WriteString(n)
 	} else {
 		sb.WriteString(text(lg, "inst_platform_unknown"))
@@ -196,7 +205,7 @@ func (s *Scheduler) instanceCard(u *ledger.User, in ledger.Instance, offer *ledg
 	if in.Platform == "" {
 		msg = tr(lg, "inst_new_unknown", instanceID(lg, in), gpuWhat(lg, in), host, up)
 	} else {
-		msg = tr(lg, "inst_new", platformName(in.Platform), instanceID(lg, in), gpuWhat(lg, in), host, up)
+		msg = tr(lg, "inst_new", platformIn(lg, in.Platform), instanceID(lg, in), gpuWhat(lg, in), host, up)
 	}
 	if bootClaimed(in, u) {
 		msg += " " + tr(lg, "inst_claimed")

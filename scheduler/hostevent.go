@@ -63,7 +63,7 @@ func (s *Scheduler) hostEvent(ctx context.Context, given *ledger.Rental, ev Host
 	}
 	d := DecideHost(ev)
 	lg := lang(&u)
-	pname := platformName(r.Platform)
+	pname := platformIn(lg, r.Platform)
 	switch d.Do {
 	case HostNothing:
 		return nil

@@ -300,7 +300,7 @@ func (s *Scheduler) deadlineAlert(ctx context.Context, u *ledger.User, b *ledger
 			continue
 		}
 		key := fmt.Sprintf("deadline:%d:%d:%d", u.ID, r.ID, r.LastEventAt().Unix())
-		text := tr(lang(u), "deadline", r.Name, r.LastEventAt().In(u.Location()).Format("2006-01-02"), r.Platform,
+		text := tr(lang(u), "deadline", r.Name, r.LastEventAt().In(u.Location()).Format("2006-01-02"), view.PlatformWord(lang(u), r.Platform),
 			dl.In(u.Location()).Format("2006-01-02")+" "+clock(u, dl))
 		errs = append(errs, s.once(ctx, u, key, text))
 	}

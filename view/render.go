@@ -49,7 +49,7 @@ func RenderStatus(b *ledger.Book, now time.Time, lang string) string {
 		if rc.State == ledger.Stopped {
 			state = tr(lang, "state_stopped", FormatTime(lastStop(x), loc, now, lang))
 		}
-		sb.WriteString("\n" + tr(lang, "status_rental", x.Name, x.Platform, GPUText(x), chat.RawHTML(state)))
+		sb.WriteString("\n" + tr(lang, "status_rental", x.Name, PlatformWord(lang, x.Platform), GPUText(x), chat.RawHTML(state)))
 		price := "UNPRICED"
 		if x.Priced {
 			price = FormatPrice(rc.Rate, x.Currency, lang)
@@ -358,7 +358,7 @@ func RenderSummary(b *ledger.Book, now time.Time, lang string) string {
 			perHour[x.Currency] = perHour[x.Currency].Add(h)
 			rate = FormatMoney(h) + tr(lang, "per_hour")
 		}
-		running = append(running, tr(lang, "summary_running_line", x.Name, GPUText(x), x.Platform, rate))
+		running = append(running, tr(lang, "summary_running_line", x.Name, GPUText(x), PlatformWord(lang, x.Platform), rate))
 	}
 	sb.WriteString("\n\n")
 	if len(running) == 0 {
