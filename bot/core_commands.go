@@ -326,6 +326,15 @@ func (r *req) price(c PriceCmd) error {
 		return err
 	}
 	ev := ledger.Event{Kind: ledger.EventPrice, At: r.at(c.At), Price: c.Price.Price()}
+	if !x.Priced {
+		// An UNPRICED rental is priced from its start (Rental.PriceFromStart):
+		// a price from a later time would leave its start UNPRICED, which
+		// no total can show, so that is refused and changes nothing.
+		if !c.At.IsZero() && ev.At.After(x.StartedAt()) {
+			return ledger.Errorc(ledger.EINVALID, "rental_unpriced_at", x.Name)
+		}
+		ev.At = x.StartedAt()
+	}
 	if x.State() == ledger.Released || ev.At.Before(x.LastEventAt()) {
 		x, err = r.c.store.SetPriceAt(r.ctx, r.act(), c.Name, ev)
 	} else {
@@ -333,6 +342,9 @@ func (r *req) price(c PriceCmd) error {
 	}
 	if err != nil {
 		return err
+	}
+	if ev.At.Equal(x.StartedAt()) && c.At.IsZero() {
+		return r.send(r.plain(r.t("priced_from_start", x.Name, view.FormatPrice(ev.Price, x.Currency, r.lang), r.when(ev.At))))
 	}
 	return r.send(r.plain(r.t("priced", x.Name, view.FormatPrice(ev.Price, x.Currency, r.lang), r.when(ev.At))))
 }
@@ -498,26 +510,8 @@ func (r *req) budget(c BudgetCmd) error {
 	cur := c.Amount.Currency
 	assumed := false
 	switch {
-	case c.All:
-		u.Budgets = nil
 	case c.Amount.Value.IsZero() && cur == "":
-		// "off" without a currency: the one budget there is; with
-		// several, which one is asked, as for an amount without a sign.
-		switch len(u.Budgets) {
-		case 0:
-			return r.answer(r.plain(r.wt("budget_off_nothing")))
-		case 1:
-			cur = u.Budgets[0].Currency
-			u.Budgets = nil
-		default:
-			var syms, eg []string
-			for _, x := range u.Budgets {
-				syms = append(syms, x.Currency.Symbol())
-				eg = append(eg, "<code>/budget off "+x.Currency.Symbol()+"</code>")
-			}
-			eg = append(eg, "<code>/budget off all</code>")
-			return r.answer(r.plain(r.wt("budget_off_which", strings.Join(syms, ", "), chat.RawHTML(strings.Join(eg, " / ")))))
-		}
+		u.Budgets = nil
 	case c.Amount.Value.IsZero():
 		if _, ok := u.Budget(cur); !ok {
 			return r.answer(r.plain(r.t("budget_off_none", cur.Symbol())))
@@ -529,7 +523,7 @@ func (r *req) budget(c BudgetCmd) error {
 			if err != nil {
 				return err
 			}
-			switch spent := budgetCurrencies(b, u); len(spent) {
+			switch spent := ledger.SpendCurrencies(b); len(spent) {
 			case 0:
 				cur, assumed = r.defaultCurrency(b), true
 			case 1:
@@ -549,7 +543,7 @@ func (r *req) budget(c BudgetCmd) error {
 		return err
 	}
 	switch {
-	case c.All:
+	case c.Amount.Value.IsZero() && cur == "":
 		return r.send(r.plain(r.t("budget_off")))
 	case c.Amount.Value.IsZero():
 		return r.send(r.plain(r.t("budget_off_one", cur.Symbol())))

@@ -1,7 +1,6 @@
 package bot
 
 import (
-	"slices"
 	"strings"
 
 	"github.com/gpuledger/gpuledger/chat"
@@ -50,19 +49,4 @@ func (r *req) checkMode(c RentCmd) (bool, error) {
 	out := r.plain(r.wt("mode_profile", p.Name, theirs, typed, r.wt("mode_means_"+string(c.Mode)), shown))
 	out.Buttons = [][]chat.Button{row, {{Text: r.t("btn_cancel"), Data: d}}}
 	return true, r.answer(out)
-}
-
-// budgetCurrencies are the currencies an amount without a sign may be
-// meant in: those spent in and those with a budget already, sorted. A
-// user with a $ budget who spends only in yuan is asked about "/budget
-// 3000", not given a yuan budget silently.
-func budgetCurrencies(b *ledger.Book, u ledger.User) []ledger.Currency {
-	out := ledger.SpendCurrencies(b)
-	for _, x := range u.Budgets {
-		if !slices.Contains(out, x.Currency) {
-			out = append(out, x.Currency)
-		}
-	}
-	slices.Sort(out)
-	return out
 }

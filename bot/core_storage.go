@@ -67,6 +67,16 @@ func (r *req) storageCreate(c StorageCreateCmd) error {
 	if fromProfile != nil {
 		text += "\n" + r.t("volume_price_profile", fromProfile.Name, created.Name, created.SizeGB().String())
 	}
+	if !created.Priced {
+		// An UNPRICED volume is left out of every total: say so, with the
+		// command that prices it from its creation.
+		plat := created.Platform
+		if plat == "" {
+			plat = r.t("unpriced_this_volume")
+		}
+		cmd, ex := view.PriceCommand(ledger.UnpricedLine{Category: ledger.CategoryStorage, Volume: created})
+		text += r.t("volume_unpriced_how", plat, created.Name, cmd, ex)
+	}
 	text = r.assumedNote(text, assumed && created.Priced, created.Currency)
 	return r.send(r.plain(text))
 }
@@ -186,5 +196,10 @@ func (r *req) trafficUsage(c TrafficUsageCmd) error {
 	if err != nil {
 		return err
 	}
-	return r.send(r.plain(r.t("traffic_used", x.Name, c.SizeGB.String(), string(dir), r.when(u.At))))
+	text := r.t("traffic_used", x.Name, c.SizeGB.String(), string(dir), r.when(u.At))
+	if !x.Traffic.Priced {
+		cmd, ex := view.PriceCommand(ledger.UnpricedLine{Category: ledger.CategoryTraffic, Rental: x})
+		text += r.t("traffic_unpriced_how", x.Name, cmd, ex)
+	}
+	return r.send(r.plain(text))
 }

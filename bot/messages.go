@@ -103,6 +103,9 @@ var messages = chat.Catalog{
 	"priced": {
 		"✓ <b>%[1]s</b> costs %[2]s from %[3]s",
 		"✓ <b>%[1]s</b> 从 %[3]s 起价格改为 %[2]s"},
+	"priced_from_start": {
+		"✓ <b>%[1]s</b> costs %[2]s from its start (%[3]s)",
+		"✓ <b>%[1]s</b> 价格定为 %[2]s，从开始时（%[3]s）起计"},
 
 	// storage and traffic
 	"volume_created": {
@@ -143,6 +146,14 @@ var messages = chat.Catalog{
 	"traffic_used": {
 		"✓ <b>%[1]s</b>: %[2]sGB %[3]s recorded at %[4]s",
 		"✓ <b>%[1]s</b>：已记录流量 %[2]sGB %[3]s（%[4]s）"},
+	// An UNPRICED line, with the command that prices it (view.PriceCommand).
+	"volume_unpriced_how": {
+		"\nNo storage price is known for %[1]s, so <b>%[2]s</b> is UNPRICED (left out of totals): set one with <code>%[3]s</code>, your price in place of %[4]s.",
+		"\n不知道 %[1]s 的存储价格，所以 <b>%[2]s</b> 未定价（UNPRICED，不计入合计）：用 <code>%[3]s</code> 设置，把 %[4]s 换成你的价格。"},
+	"traffic_unpriced_how": {
+		"\n<b>%[1]s</b>'s traffic has no price, so it is UNPRICED (left out of totals): set one with <code>%[2]s</code>, your price in place of %[3]s.",
+		"\n<b>%[1]s</b> 的流量没有价格，所以未定价（UNPRICED，不计入合计）：用 <code>%[2]s</code> 设置，把 %[3]s 换成你的价格。"},
+	"unpriced_this_volume": {"this volume", "这个存储盘"},
 
 	// money
 	"charged": {

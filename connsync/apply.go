@@ -400,7 +400,7 @@ func (p *pass) eventNotice(ctx context.Context, kind ledger.EventKind, r *ledger
 			busy = messages.Render(lang, "busy_note")
 		}
 	}
-	at2 := fmtWhen(at, p.poll, p.zone(ctx))
+	at2 := fmtWhen(at, p.poll, p.zone(ctx), lang)
 	return p.notice(func(r *ledger.Rental) string {
 		return messages.Render(lang, "ev_"+string(kind), platformName(p.c.Platform), r.Name, at2, chat.RawHTML(when)) + busy
 	})
@@ -503,7 +503,8 @@ func (p *pass) missing(ctx context.Context, in ledger.PlatformInstance) error {
 	}
 	cur.StateAt = at
 	a := p.action()
-	lang, when := p.user(ctx).Lang, fmtWhen(at, p.poll, p.zone(ctx))
+	lang := p.user(ctx).Lang
+	when := fmtWhen(at, p.poll, p.zone(ctx), lang)
 	a.Tell = p.notice(func(r *ledger.Rental) string {
 		return messages.Render(lang, "ev_missing", platformName(p.c.Platform), r.Name, when)
 	})

@@ -314,9 +314,9 @@ func (s *Syncer) fault(ctx context.Context, c ledger.Connector, st *connState, p
 		loc := u.Location()
 		last := messages.Render(u.Lang, "never")
 		if !c.CheckedAt.IsZero() {
-			last = fmtWhen(c.CheckedAt, poll, loc)
+			last = fmtWhen(c.CheckedAt, poll, loc, u.Lang)
 		}
-		text := messages.Render(u.Lang, "outage", platformName(c.Platform), fmtWhen(since, poll, loc),
+		text := messages.Render(u.Lang, "outage", platformName(c.Platform), fmtWhen(since, poll, loc, u.Lang),
 			messages.Render(u.Lang, "cause_"+kind), last)
 		if s.send(ctx, c.UserID, text, false) {
 			s.mu.Lock()

@@ -251,7 +251,7 @@ func (p *pass) create(ctx context.Context, in ledger.PlatformInstance, li connec
 		if stopped {
 			key = "new_rental_stopped"
 		}
-		when, lbl, desc := fmtWhen(start, p.poll, p.zone(ctx)), label(in), describe(in, lang)
+		when, lbl, desc := fmtWhen(start, p.poll, p.zone(ctx), lang), label(in), describe(in, lang)
 		a.Tell = p.notice(func(r *ledger.Rental) string {
 			return messages.Render(lang, key, platformName(p.c.Platform), lbl, desc, r.Name, when, chat.RawHTML(extra))
 		})
@@ -368,7 +368,7 @@ func (s *Syncer) pressNew(ctx context.Context, p chat.ButtonPress, snd chat.Send
 		return s.pressFailed(ctx, p, snd, err)
 	}
 	u := s.user(ctx, p.Update.UserID)
-	text := messages.Render(u.Lang, "new_rental", platformName(in.Platform), label(in), describe(in, u.Lang), r.Name, fmtWhen(start, p.Now, u.Location()), chat.RawHTML(""))
+	text := messages.Render(u.Lang, "new_rental", platformName(in.Platform), label(in), describe(in, u.Lang), r.Name, fmtWhen(start, p.Now, u.Location(), u.Lang), chat.RawHTML(""))
 	return s.answer(ctx, p, snd, text)
 }
 

@@ -5,6 +5,7 @@ import (
 
 	"github.com/gpuledger/gpuledger/chat"
 	"github.com/gpuledger/gpuledger/ledger"
+	"github.com/gpuledger/gpuledger/view"
 )
 
 // messages are the sync loop's texts to users, in English and Chinese
@@ -133,17 +134,14 @@ func platformName(p string) string {
 	return p
 }
 
-// fmtWhen shows t in loc: the time alone when it is on now's day there,
-// else the date too.
-func fmtWhen(t, now time.Time, loc *time.Location) string {
+// fmtWhen shows t in loc to the minute, as the rest of the chat writes
+// times in lang (view.FormatTime): the time alone when it is on now's day
+// there, else "yesterday" or the date too.
+func fmtWhen(t, now time.Time, loc *time.Location, lang string) string {
 	if t.IsZero() {
 		return ""
 	}
-	t, now = t.In(loc), now.In(loc)
-	if t.Year() == now.Year() && t.YearDay() == now.YearDay() {
-		return t.Format("15:04")
-	}
-	return t.Format("2006-01-02 15:04")
+	return view.FormatTime(t.Truncate(time.Minute), loc, now, lang)
 }
 
 // fmtRate shows an hourly price: "$0.79/h".

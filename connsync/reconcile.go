@@ -46,12 +46,12 @@ const (
 // platform's Err only. Err is in the user's language.
 func (s *Syncer) Reconcile(ctx context.Context, userID int64, from, to time.Time) ([]ledger.Reconciliation, error) {
 	if !to.After(from) {
-		return nil, ledger.Errorf(ledger.EINVALID, "connsync: reconcile: the period %s to %s is empty; give a start before its end", from.Format(time.RFC3339), to.Format(time.RFC3339))
+		return nil, ledger.Errorc(ledger.EINVALID, "period_empty", from, to)
 	}
 	if now := s.now(); to.After(now) {
 		to = now // the month so far: the engine would count the future as running
 		if !to.After(from) {
-			return nil, ledger.Errorf(ledger.EINVALID, "connsync: reconcile: the period starts %s, in the future; give one that has begun", from.Format(time.RFC3339))
+			return nil, ledger.Errorc(ledger.EINVALID, "period_future", from)
 		}
 	}
 	cs, err := s.store.Connectors(ctx, userID)

@@ -68,7 +68,7 @@ func rentalPage(b *ledger.Book, rental *ledger.Rental, stats hourList, hasAgent 
 		rc = &ledger.RentalCost{Rental: rental, State: ledger.Running, Rate: rental.Price, ComputePriced: rental.Priced,
 			StoragePriced: true, TrafficPriced: true, Compute: z, Storage: z, Traffic: z, Other: z, Total: z, IdleCost: z}
 	}
-	page := RentalPage{Rental: rentalRow(rc, now, hasAgent), AsOf: now, Mode: string(rental.Mode), StartedAt: rental.StartedAt(), HasAgent: hasAgent}
+	page := RentalPage{Rental: rentalRow(rc), Mode: string(rental.Mode), StartedAt: rental.StartedAt(), HasAgent: hasAgent}
 	if rental.Priced {
 		p, u := rc.Rate.Amount.String(), string(rc.Rate.Unit)
 		page.Price, page.PriceUnit = &p, &u

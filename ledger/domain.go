@@ -427,24 +427,48 @@ func (r *Rental) CheckEvent(ev Event) error {
 // release. The price gets the same checks as a new one.
 func (r *Rental) CheckPriceAt(ev Event) error {
 	if ev.Kind != EventPrice {
-		return Errorf(EINVALID, "only a price change can be recorded in the past, not %s", ev.Kind)
+		return Errorc(EINVALID, "price_past_kind", ev.Kind)
 	}
 	if ev.At.IsZero() {
-		return Errorf(EINVALID, "event has no time")
+		return Errorc(EINVALID, "no_time")
 	}
 	if len(r.Events) == 0 {
-		return Errorf(EINVALID, "rental %s has not started: its first event must be a start", r.Name)
+		return Errorc(EINVALID, "not_started", r.Name)
 	}
+	// The times are arguments, not text: the edges show them in the
+	// user's zone and the chat's format.
 	if start := r.StartedAt(); ev.At.Before(start) {
-		return Errorf(EINVALID, "price at %s is before %s started (%s)", fmtTime(ev.At), r.Name, fmtTime(start))
+		return Errorc(EINVALID, "price_before_start", ev.At, r.Name, start)
 	}
 	if end, released := r.ReleasedAt(); released && !ev.At.Before(end) {
-		return Errorf(EINVALID, "price at %s is not before %s was released (%s): give a time while it was rented", fmtTime(ev.At), r.Name, fmtTime(end))
+		return Errorc(EINVALID, "price_after_release", ev.At, r.Name, end)
 	}
 	if err := ev.Price.Validate(); err != nil {
 		return err
 	}
 	return checkRate(ev.Price)
+}
+
+// PriceFromStart prices an UNPRICED rental with the price change recorded
+// at its start, if there is one (the last recorded, as the engine takes
+// it): a rental logged without a price is priced by a price change at its
+// start (/price NAME PRICE), so that /undo, which removes that event,
+// leaves it UNPRICED again. The store calls it as it loads a rental, so
+// every reader (the engine, the replies, the export) sees the same terms.
+// Events must be in time order.
+func (r *Rental) PriceFromStart() {
+	if r.Priced || len(r.Events) == 0 {
+		return
+	}
+	start := r.StartedAt()
+	for _, ev := range r.Events[1:] {
+		if !ev.At.Equal(start) {
+			break
+		}
+		if ev.Kind == EventPrice {
+			r.Priced, r.Price = true, ev.Price
+		}
+	}
 }
 
 // InsertEvent puts ev into r.Events in time order, after the events at

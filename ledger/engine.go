@@ -125,6 +125,19 @@ type RentalCost struct {
 	Other         Money // one-off charges attached to the rental, its currency
 	Total         Money // the sum of the priced parts above
 	IdleCost      Money // compute accrued while idle (included in Compute)
+
+	// Ref is the rental's address (RentalRef) when another rental of the
+	// book has its name, for listings to tell them apart; "" otherwise.
+	Ref string
+}
+
+// Label is how a listing names the rental: its address when its name is
+// shared, else its name.
+func (rc *RentalCost) Label() string {
+	if rc.Ref != "" {
+		return rc.Ref
+	}
+	return rc.Rental.Name
 }
 
 // Priced reports whether every part of the rental's cost has a price.
@@ -159,6 +172,21 @@ type Statement struct {
 	Totals     map[Currency]*Totals
 	ByPlatform map[string]map[Currency]*Totals
 	IdleCost   map[Currency]Money
+
+	// Unpriced names the lines counted in Totals.Unpriced, in the order
+	// the statement met them (the book's rentals, then its volumes), so a
+	// reply can say which lines a total leaves out and how to price them.
+	Unpriced []UnpricedLine
+}
+
+// UnpricedLine is one line a statement could not charge for want of a
+// price: a rental's compute or traffic (Rental set), or a volume's
+// storage (Volume set; Rental too when the volume is attached to one in
+// the statement).
+type UnpricedLine struct {
+	Category Category
+	Rental   *Rental
+	Volume   *Volume
 }
 
 // Total returns the totals of currency c (zero totals if there are none).
@@ -201,6 +229,7 @@ type engine struct {
 	volumes map[*Volume]*volumeMeter
 	byID    map[int64]*Rental
 	scratch []int64
+	refs    map[*Rental]string // the addresses of rentals whose name is shared
 }
 
 func newEngine(b *Book) *engine {
@@ -216,6 +245,7 @@ func newEngine(b *Book) *engine {
 			e.byID[r.ID] = r
 		}
 	}
+	e.refs = RentalRefs(b.Rentals, e.loc)
 	return e
 }
 
@@ -411,13 +441,16 @@ func (e *engine) statement(a, b int64, from, to time.Time) *Statement {
 			}
 		} else if m.start < b && m.end > a {
 			ts.unpriced(r.Platform, r.Currency)
+			st.Unpriced = append(st.Unpriced, UnpricedLine{Category: CategoryCompute, Rental: r})
 		}
 		if m.traffic != nil && !r.Traffic.Priced && m.traffic.usedIn(a, b) {
 			rc.TrafficPriced = false
 			ts.unpriced(r.Platform, r.Currency)
+			st.Unpriced = append(st.Unpriced, UnpricedLine{Category: CategoryTraffic, Rental: r})
 		} else if r.Traffic.Priced && m.traffic != nil {
 			ts.add(r.Platform, CategoryTraffic, rc.Traffic)
 		}
+		rc.Ref = e.refs[r]
 		idx[r] = len(st.Rentals)
 		st.Rentals = append(st.Rentals, rc)
 	}
@@ -459,9 +492,12 @@ func (e *engine) statement(a, b int64, from, to time.Time) *Statement {
 		} else {
 			vc.Charge = Money{Currency: v.Currency}
 			ts.unpriced(v.Platform, v.Currency)
+			line := UnpricedLine{Category: CategoryStorage, Volume: v}
 			if rc != nil {
 				rc.StoragePriced = false
+				line.Rental = rc.Rental
 			}
+			st.Unpriced = append(st.Unpriced, line)
 		}
 		st.Volumes = append(st.Volumes, vc)
 	}

@@ -188,6 +188,16 @@ var errorTexts = map[string]string{
 	"traffic_price_unpriced":     "%[1]v has no traffic price yet: set it first, e.g. /traffic %[1]v price=0.8/GB",
 	"traffic_price_before_start": "traffic price at %[1]v is before %[2]v started (%[3]v)",
 
+	// A rental's price corrected in its past (Rental.CheckPriceAt).
+	"price_past_kind":     "only a price change can be recorded in the past, not %[1]v",
+	"price_before_start":  "price at %[1]v is before %[2]v started (%[3]v)",
+	"price_after_release": "price at %[1]v is not before %[2]v was released (%[3]v): give a time while it was rented",
+	"rental_unpriced_at":  "%[1]v has no price yet: price it from its start first (/price %[1]v PRICE, without at), then change it from a time on",
+
+	// A period asked for (a reconciliation, an export).
+	"period_empty":  "the period %[1]v to %[2]v is empty: give a start before its end",
+	"period_future": "the period starts %[1]v, in the future: give one that has begun",
+
 	// Enrolment (EnrolStore): tokens that announce instances, and the
 	// user's answers to the announcements.
 	"enrol_token_unknown":    "unknown enrolment token: send /agent in the chat for a new install line",

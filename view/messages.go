@@ -54,6 +54,16 @@ var messages = chat.Catalog{
 	"summary_running_line": {"▶ %[1]s %[2]s (%[3]s) %[4]s", "▶ %[1]s %[2]s（%[3]s）%[4]s"},
 	"per_hour":             {"/h", "/小时"},
 	"prepaid":              {"prepaid %[1]s", "已预付 %[1]s"},
+
+	// The UNPRICED lines a total leaves out, and how to price each.
+	"unpriced_head": {
+		"⚠️ UNPRICED, not in the totals above:",
+		"⚠️ 以下未定价（UNPRICED），没有计入上面的合计："},
+	"unpriced_line": {"• %[1]s %[2]s: <code>%[3]s</code>", "• %[1]s %[2]s：<code>%[3]s</code>"},
+	"unpriced_more": {"…and %[1]s more (listed here once these are priced)", "…还有 %[1]s 项（这些定价后会列出）"},
+	"unpriced_example": {
+		"Put your platform's price in place of the example amount.",
+		"把示例金额换成平台的实际价格再发送。"},
 }
 
 // tr renders one of the views' messages: string arguments escaped,

@@ -77,6 +77,9 @@ func RenderStatus(b *ledger.Book, now time.Time, lang string) string {
 	if n == 0 && len(loose) == 0 {
 		return tr(lang, "status_empty")
 	}
+	if u := UnpricedText(liveUnpriced(st.Unpriced), lang); u != "" {
+		sb.WriteString("\n\n" + u)
+	}
 	return sb.String()
 }
 
@@ -189,6 +192,9 @@ func writeSpend(sb *strings.Builder, st *ledger.Statement, lang string) {
 	}
 	if len(parts) > 0 {
 		sb.WriteString("\n" + tr(lang, "spend_by_rental", chat.RawHTML(strings.Join(parts, " · "))))
+	}
+	if u := UnpricedText(st.Unpriced, lang); u != "" {
+		sb.WriteString("\n" + u)
 	}
 }
 
@@ -322,7 +328,8 @@ func RenderSummary(b *ledger.Book, now time.Time, lang string) string {
 	var sb strings.Builder
 	dayStart, _ := ledger.DayRange(now, loc)
 	sb.WriteString(tr(lang, "summary_head", FormatDate(now, loc, lang)) + "\n")
-	writeSpend(&sb, ledger.Spend(b, dayStart, now), lang)
+	today := ledger.Spend(b, dayStart, now)
+	writeSpend(&sb, today, lang)
 
 	monthStart, _ := ledger.MonthRange(now, loc)
 	sb.WriteString("\n\n" + tr(lang, "summary_month") + "\n")
@@ -338,6 +345,10 @@ func RenderSummary(b *ledger.Book, now time.Time, lang string) string {
 	}
 	if len(month.Currencies()) == 0 {
 		sb.WriteString(tr(lang, "spend_nothing"))
+	}
+	// The month's UNPRICED lines that today's list above did not name.
+	if u := UnpricedText(notIn(month.Unpriced, today.Unpriced), lang); u != "" {
+		sb.WriteString("\n" + u)
 	}
 	sb.WriteString("\n" + RenderBudget(b, now, lang))
 

@@ -120,6 +120,7 @@ func loadRentals(ctx context.Context, q querier, where string, args ...any) ([]*
 			rows.Close()
 			return nil, fmt.Errorf("sqlite: load events of rental %d: %w", rid, err)
 		}
+		r.PriceFromStart()
 	}
 	rows.Close()
 	if err := rows.Err(); err != nil {
