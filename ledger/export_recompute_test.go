@@ -3,6 +3,7 @@ package ledger_test
 import (
 	"bytes"
 	"context"
+	"encoding/csv"
 	"encoding/json"
 	"log/slog"
 	"math/big"
@@ -859,5 +860,109 @@ func TestExport_RecomputeEveryFigure(t *testing.T) {
 			t.Fatalf("the ledger exported %d rentals and %d volumes", len(rc.doc.Rentals), len(rc.doc.Volumes))
 		}
 		rc.check()
+	}
+}
+
+// TestExportCSVPeriod_InputsOfTheWindow: the dashboard's month CSV lists
+// the one-offs, top-ups and readings inside the window and each listed
+// rental's and volume's whole history up to the window's end, and its
+// one-off rows add up to the window's "other" totals.
+func TestExportCSVPeriod_InputsOfTheWindow(t *testing.T) {
+	db, uid, asOf := richLedger(t)
+	book, err := db.Book(context.Background(), uid)
+	if err != nil {
+		t.Fatal(err)
+	}
+	from := time.Date(2026, 10, 31, 0, 0, 0, 0, asOf.Location())
+	var buf bytes.Buffer
+	if err := ledger.WriteExportCSVPeriod(&buf, book, from, asOf); err != nil {
+		t.Fatal(err)
+	}
+	rows, err := csv.NewReader(&buf).ReadAll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	col := map[string]int{}
+	for i, c := range rows[0] {
+		col[c] = i
+	}
+	get := func(r []string, c string) string {
+		t.Helper()
+		i, ok := col[c]
+		if !ok {
+			t.Fatalf("no column %s", c)
+		}
+		return r[i]
+	}
+	inWindow := func(at time.Time) bool { return !at.Before(from) && at.Before(asOf) }
+	want := map[string]int{}
+	for _, c := range book.Charges {
+		if inWindow(c.At) {
+			want["one_off"]++
+		}
+	}
+	for _, x := range book.TopUps {
+		if inWindow(x.At) {
+			want["top_up"]++
+		}
+	}
+	for _, x := range book.Balances {
+		if inWindow(x.At) {
+			want["balance_reading"]++
+		}
+	}
+	got := map[string]int{}
+	other := map[string]*big.Rat{}
+	starts := map[string]bool{}
+	rentals := map[string]bool{}
+	for _, r := range rows[1:] {
+		kind := get(r, "record")
+		got[kind]++
+		switch kind {
+		case "rental":
+			rentals[get(r, "name")] = true
+		case "rental_event":
+			if get(r, "kind") == "start" {
+				starts[get(r, "rental")] = true
+			}
+		case "one_off", "top_up", "balance_reading":
+			at, err := time.Parse(time.RFC3339, get(r, "at"))
+			if err != nil || !inWindow(at) {
+				t.Errorf("%s at %q is outside the window [%s, %s)", kind, get(r, "at"), from, asOf)
+			}
+			if kind == "one_off" {
+				cur := get(r, "currency")
+				if other[cur] == nil {
+					other[cur] = new(big.Rat)
+				}
+				other[cur].Add(other[cur], rat(t, get(r, "charge")))
+			}
+		}
+	}
+	for _, k := range []string{"one_off", "top_up", "balance_reading"} {
+		if got[k] != want[k] {
+			t.Errorf("%d %s rows, want the window's %d", got[k], k, want[k])
+		}
+	}
+	if want["one_off"] == 0 || want["top_up"] == 0 {
+		t.Fatalf("the window holds no one-off or top-up: the test checks nothing (%v)", want)
+	}
+	for name := range rentals {
+		if !starts[name] {
+			t.Errorf("rental %s is in the window's CSV without its start event (the history its figures depend on)", name)
+		}
+	}
+	for _, r := range rows[1:] {
+		if get(r, "record") != "total" {
+			continue
+		}
+		cur := get(r, "currency")
+		sum := "0.00"
+		if other[cur] != nil {
+			sum = other[cur].FloatString(minorDigits(cur))
+		}
+		if get(r, "other") != sum {
+			t.Errorf("total %s: other %s, the one-off rows add up to %s", cur, get(r, "other"), sum)
+		}
 	}
 }
