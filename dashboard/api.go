@@ -85,7 +85,7 @@ type Amounts struct {
 	Traffic  *string `json:"traffic"`
 	Other    *string `json:"other"`
 	Total    *string `json:"total"`
-	Idle     *string `json:"idle"`     // compute accrued while the GPUs were idle (part of Compute)
+	Idle     *string `json:"idle"`     // compute accrued while the GPUs were idle (part of Compute); see RentalRow.HasAgent
 	Unpriced int     `json:"unpriced"` // lines left out for having no price
 }
 
@@ -102,61 +102,100 @@ type CurrencyMonth struct {
 	Days     []DaySpend `json:"days"` // every day of the month up to today (all days of a past month)
 	Totals   Amounts    `json:"totals"`
 	// Budget is the user's monthly budget in this currency, null if none;
-	// BudgetPercent is ⌊100 × spent / budget⌋.
+	// BudgetPercent is ⌊100 × spent / budget⌋. Only the current month has
+	// one: the store keeps the budget in force now, not the ones before
+	// it, so a past month measured against today's budget would be a
+	// figure nobody set. BudgetNow is, for a past month only, today's
+	// budget in this currency (null if none), for the page to say that
+	// the month's own budget is not known rather than "no budget".
 	Budget        *string `json:"budget"`
 	BudgetPercent *int    `json:"budget_percent"`
+	BudgetNow     *string `json:"budget_now,omitempty"`
 	// Projection is the month's total at its end if what runs now keeps
 	// running (running rentals' compute, live volumes' storage), the
-	// engine's own figure for the month's end; equal to Totals.Total for a
-	// past month. BurnPerHour is the current rate.
+	// engine's own figure for the month's end; BurnPerHour is the current
+	// rate. Both are null for a past month: nothing is projected there.
 	Projection  *string `json:"projection"`
 	BurnPerHour *string `json:"burn_per_hour"`
+	// NoAgent counts the month's rentals in this currency that no agent
+	// ever reported for: their idle time is unknown, so Totals.Idle is the
+	// idle cost of the others alone.
+	NoAgent int `json:"no_agent"`
 }
 
 // PlatformMonth is a month's spend on one platform in one currency.
 type PlatformMonth struct {
-	Platform string `json:"platform"`
-	Currency string `json:"currency"`
+	Platform     string `json:"platform"`
+	PlatformName string `json:"platform_name"` // as the chat names it in the user's language
+	Currency     string `json:"currency"`
 	Amounts
 }
 
 // RentalRow is one rental's spend in the month (RentalPage: in its life).
 type RentalRow struct {
-	ID             int64  `json:"id"`
-	Name           string `json:"name"`
-	Platform       string `json:"platform"`
-	PlatformID     string `json:"platform_id,omitempty"`
-	GPU            string `json:"gpu"`
-	GPUCount       int    `json:"gpu_count"`
-	State          string `json:"state"` // running, stopped, released
+	ID       int64  `json:"id"`
+	Name     string `json:"name"`
+	Platform string `json:"platform"`
+	// PlatformName is the platform as the chat names it in the user's
+	// language ("AutoDL"; 恒源云 in Chinese); Platform is the key.
+	PlatformName string `json:"platform_name"`
+	PlatformID   string `json:"platform_id,omitempty"`
+	GPU          string `json:"gpu"`
+	GPUCount     int    `json:"gpu_count"`
+	State        string `json:"state"` // running, stopped, released: at StateAt
+	// StateAt is when State holds: the month's end for a past month (a
+	// rental running then is "running at month end"), else now.
+	StateAt time.Time `json:"state_at"`
+	// StateNow is the state now, given only when it differs from State
+	// (a past month's rental released since).
+	StateNow string `json:"state_now,omitempty"`
+	// HasAgent: an agent was given a token for the rental or reported for
+	// it. Without one its idle time is unknown and Idle is null.
+	HasAgent       bool   `json:"has_agent"`
 	Currency       string `json:"currency"`
 	RunningSeconds int64  `json:"running_seconds"`
 	IdleSeconds    int64  `json:"idle_seconds"`
 	Amounts
 }
 
-// Balance is a platform's prepaid balance now and how long it lasts.
+// Balance is a platform's prepaid balance at AsOf and how long it lasts.
+//
+// Balance is a reading only when Computed is false. Otherwise the ledger
+// worked it out: the reading (Reading, at ReadingAt) plus the TopUps
+// top-ups since, minus everything the platform charged since; without a
+// reading (Source "topups"), the top-ups since the first one minus the
+// charges since.
 type Balance struct {
-	Platform    string     `json:"platform"`
-	Currency    string     `json:"currency"`
-	Balance     string     `json:"balance"`
-	AsOf        time.Time  `json:"as_of"`  // when the balance was recorded or read
-	Source      string     `json:"source"` // "api" (read from the platform) or "typed"
-	BurnPerHour string     `json:"burn_per_hour"`
-	RunsOutAt   *time.Time `json:"runs_out_at"` // null when nothing burns
+	Platform     string    `json:"platform"`
+	PlatformName string    `json:"platform_name"` // as the chat names it in the user's language
+	Currency     string    `json:"currency"`
+	Balance      string    `json:"balance"`
+	AsOf         time.Time `json:"as_of"` // the instant Balance is for: now, or a past month's end
+	// Source is where the figure starts from: "api" (read from the
+	// platform), "typed" (a /balance reading) or "topups" (no reading).
+	Source    string    `json:"source"`
+	Reading   *string   `json:"reading"`    // the reading's amount; null for "topups"
+	ReadingAt time.Time `json:"reading_at"` // when it was read or typed (the first top-up for "topups")
+	TopUps    int       `json:"top_ups"`    // top-ups after the reading, added in
+	Computed  bool      `json:"computed"`   // Balance is not the reading itself
+	// BurnPerHour and RunsOutAt are now's, for the current month only
+	// (null for a past month); RunsOutAt is null when nothing burns.
+	BurnPerHour *string    `json:"burn_per_hour"`
+	RunsOutAt   *time.Time `json:"runs_out_at"`
 	Unpriced    int        `json:"unpriced"`
 }
 
 // MonthPage answers PathMonth.
 type MonthPage struct {
-	Month      string          `json:"month"` // YYYY-MM
-	From       time.Time       `json:"from"`  // local midnight of the 1st
-	To         time.Time       `json:"to"`    // the next month's start
-	AsOf       time.Time       `json:"as_of"` // now, or To for a past month
+	Month      string          `json:"month"`   // YYYY-MM
+	From       time.Time       `json:"from"`    // local midnight of the 1st
+	To         time.Time       `json:"to"`      // the next month's start
+	AsOf       time.Time       `json:"as_of"`   // now, or To for a past month: every figure is as of it
+	Current    bool            `json:"current"` // this month (AsOf is now)
 	Currencies []CurrencyMonth `json:"currencies"`
 	Platforms  []PlatformMonth `json:"platforms"` // by platform then currency
 	Rentals    []RentalRow     `json:"rentals"`   // the month's rentals, most expensive first
-	Balances   []Balance       `json:"balances"`  // now, whatever month is shown
+	Balances   []Balance       `json:"balances"`  // as of AsOf
 	// ExportURL is the month's CSV: PathExport + "?month=YYYY-MM", after
 	// the public URL's path when it has one (a proxy's prefix).
 	ExportURL string `json:"export_url"`
@@ -195,10 +234,13 @@ type DayActivity struct {
 
 // RentalPage answers PathRental.
 type RentalPage struct {
-	Rental     RentalRow     `json:"rental"` // Amounts: its whole life up to now
+	Rental     RentalRow     `json:"rental"` // Amounts: its whole life up to AsOf
+	AsOf       time.Time     `json:"as_of"`  // now
 	Mode       string        `json:"mode"`
-	Price      *string       `json:"price"`      // the price in force now, null if none
+	ModeName   string        `json:"mode_name"`  // the mode as the chat names it in the user's language
+	Price      *string       `json:"price"`      // the price in force now (the last one once released), null if none
 	PriceUnit  *string       `json:"price_unit"` // as in the export
+	PriceText  *string       `json:"price_text"` // price and unit as the chat writes them ("¥1.88/h", "¥1.88/小时")
 	StartedAt  time.Time     `json:"started_at"`
 	ReleasedAt *time.Time    `json:"released_at"`
 	HasAgent   bool          `json:"has_agent"`

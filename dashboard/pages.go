@@ -3,6 +3,8 @@ package dashboard
 import (
 	"bytes"
 	"cmp"
+	"context"
+	"fmt"
 	"maps"
 	"net/http"
 	"slices"
@@ -11,6 +13,7 @@ import (
 	"time"
 
 	"github.com/gpuledger/gpuledger/ledger"
+	"github.com/gpuledger/gpuledger/view"
 )
 
 // maxMonths is how many months Me lists.
@@ -121,15 +124,23 @@ func amountsOf(t *ledger.Totals, idle ledger.Money) Amounts {
 		Total: str(t.Total), Idle: str(idle), Unpriced: t.Unpriced}
 }
 
-// rentalRow is one rental's line of a statement: a part without a price
-// is null, and so is the total then.
-func rentalRow(rc *ledger.RentalCost) RentalRow {
+// rentalRow is one rental's line of a statement that ends at asOf: a
+// part without a price is null, and so is the total then; so is the idle
+// cost of a rental no agent watched (its idle time is unknown, not none).
+func rentalRow(rc *ledger.RentalCost, asOf time.Time, hasAgent bool) RentalRow {
 	r := rc.Rental
 	row := RentalRow{ID: r.ID, Name: r.Name, Platform: r.Platform, PlatformID: r.PlatformID, GPU: r.GPU, GPUCount: r.GPUCount,
-		State: string(rc.State), Currency: string(r.Currency), RunningSeconds: rc.RunningSeconds, IdleSeconds: rc.IdleSeconds}
+		State: string(rc.State), StateAt: asOf, HasAgent: hasAgent, Currency: string(r.Currency), RunningSeconds: rc.RunningSeconds,
+		IdleSeconds: rc.IdleSeconds}
+	if now := string(r.State()); now != row.State {
+		row.StateNow = now
+	}
 	a := &row.Amounts
 	if rc.ComputePriced {
-		a.Compute, a.Idle = str(rc.Compute), str(rc.IdleCost)
+		a.Compute = str(rc.Compute)
+		if hasAgent {
+			a.Idle = str(rc.IdleCost)
+		}
 	} else {
 		a.Unpriced++
 	}
@@ -156,13 +167,66 @@ func (s *Server) handleMonth(w http.ResponseWriter, r *http.Request, g *grant, b
 	if !ok {
 		return
 	}
-	page := monthPage(b, name, from, to, now)
+	end := to
+	if now.Before(to) {
+		end = now
+	}
+	agents, err := s.agents(r.Context(), g.user, b, from, end)
+	if err != nil {
+		s.internal(w, r, err)
+		return
+	}
+	page := monthPage(b, name, from, to, now, agents)
 	page.ExportURL = s.prefix + page.ExportURL
+	nameMonth(&page, g.lang)
 	s.writeJSON(w, r, http.StatusOK, page)
 }
 
-// monthPage computes the month [from, to) as of now from the book alone.
-func monthPage(b *ledger.Book, name string, from, to, now time.Time) MonthPage {
+// nameMonth names the page's platforms as the chat does in lang.
+func nameMonth(page *MonthPage, lang string) {
+	for i := range page.Rentals {
+		page.Rentals[i].PlatformName = view.PlatformName(lang, page.Rentals[i].Platform)
+	}
+	for i := range page.Platforms {
+		page.Platforms[i].PlatformName = view.PlatformName(lang, page.Platforms[i].Platform)
+	}
+	for i := range page.Balances {
+		page.Balances[i].PlatformName = view.PlatformName(lang, page.Balances[i].Platform)
+	}
+}
+
+// agents returns the IDs of the rentals alive in [from, to) that an agent
+// watched: one that reported idle time, or that was ever given a token.
+func (s *Server) agents(ctx context.Context, user int64, b *ledger.Book, from, to time.Time) (map[int64]bool, error) {
+	out := map[int64]bool{}
+	for _, r := range b.Rentals {
+		if len(r.Events) == 0 || !r.StartedAt().Before(to) {
+			continue
+		}
+		if end, ok := r.ReleasedAt(); ok && end.Before(from) {
+			continue
+		}
+		if len(r.Idle) > 0 {
+			out[r.ID] = true
+			continue
+		}
+		issued, err := s.store.TokenIssued(ctx, user, r.ID)
+		if err != nil {
+			return nil, fmt.Errorf("dashboard: agent of rental %d: %w", r.ID, err)
+		}
+		if issued {
+			out[r.ID] = true
+		}
+	}
+	return out, nil
+}
+
+// monthPage computes the month [from, to) as of now from the book alone;
+// agents are the rentals an agent watched (Server.agents). A past month
+// is shown as it was at its end: no budget (the store keeps only
+// today's), no projection or burn, the rentals' states and the balances
+// as of its end.
+func monthPage(b *ledger.Book, name string, from, to, now time.Time, agents map[int64]bool) MonthPage {
 	loc := b.User.Location()
 	asOf := to
 	current := now.Before(to)
@@ -171,7 +235,7 @@ func monthPage(b *ledger.Book, name string, from, to, now time.Time) MonthPage {
 	}
 	st := ledger.Spend(b, from, asOf)
 	days := ledger.MonthDays(b, from, asOf)
-	page := MonthPage{Month: name, From: from, To: to, AsOf: asOf, Currencies: []CurrencyMonth{}, Platforms: []PlatformMonth{},
+	page := MonthPage{Month: name, From: from, To: to, AsOf: asOf, Current: current, Currencies: []CurrencyMonth{}, Platforms: []PlatformMonth{},
 		Rentals: []RentalRow{}, Balances: []Balance{}, ExportURL: PathExport + "?month=" + name}
 	curs := map[ledger.Currency]bool{}
 	for c := range st.Totals {
@@ -201,24 +265,44 @@ func monthPage(b *ledger.Book, name string, from, to, now time.Time) MonthPage {
 		}
 		if amt, ok := b.User.Budget(c); ok && amt.Sign() > 0 {
 			budget := ledger.MoneyFromDecimal(amt, c)
-			cm.Budget = str(budget)
-			_, pct := ledger.BudgetShare(tot.Total, amt)
-			cm.BudgetPercent = &pct
+			if current {
+				cm.Budget = str(budget)
+				_, pct := ledger.BudgetShare(tot.Total, amt)
+				cm.BudgetPercent = &pct
+			} else {
+				cm.BudgetNow = str(budget)
+			}
 		}
 		if current {
 			cm.Projection = str(proj.Total(c).Total)
 			cm.BurnPerHour = str(burn[c].Add(ledger.Money{Currency: c}))
-		} else {
-			cm.Projection = str(tot.Total)
+		}
+		for i := range st.Rentals {
+			if rc := &st.Rentals[i]; rc.Rental.Currency == c && !agents[rc.Rental.ID] {
+				cm.NoAgent++
+			}
 		}
 		page.Currencies = append(page.Currencies, cm)
+	}
+	// A platform's idle cost is its rentals' (the engine sums it per
+	// currency only).
+	type platCur struct {
+		p string
+		c ledger.Currency
+	}
+	idle := map[platCur]ledger.Money{}
+	for i := range st.Rentals {
+		rc := &st.Rentals[i]
+		if rc.ComputePriced {
+			k := platCur{rc.Rental.Platform, rc.Rental.Currency}
+			idle[k] = idle[k].Add(rc.IdleCost)
+		}
 	}
 	for _, p := range slices.Sorted(maps.Keys(st.ByPlatform)) {
 		byCur := st.ByPlatform[p]
 		for _, c := range slices.Sorted(maps.Keys(byCur)) {
 			t := byCur[c]
-			a := amountsOf(t, ledger.Money{Currency: c})
-			a.Idle = nil // the engine keeps idle cost per currency, not per platform
+			a := amountsOf(t, idle[platCur{p, c}].Add(ledger.Money{Currency: c}))
 			page.Platforms = append(page.Platforms, PlatformMonth{Platform: p, Currency: string(c), Amounts: a})
 		}
 	}
@@ -228,9 +312,9 @@ func monthPage(b *ledger.Book, name string, from, to, now time.Time) MonthPage {
 	}
 	slices.SortStableFunc(rcs, byCost)
 	for _, rc := range rcs {
-		page.Rentals = append(page.Rentals, rentalRow(rc))
+		page.Rentals = append(page.Rentals, rentalRow(rc, asOf, agents[rc.Rental.ID]))
 	}
-	page.Balances = balances(b, now)
+	page.Balances = balances(b, asOf, current)
 	return page
 }
 
@@ -249,18 +333,41 @@ func byCost(x, y *ledger.RentalCost) int {
 	return cmp.Compare(x.Rental.Name, y.Rental.Name)
 }
 
-// balances are the platforms' balances now, by platform.
-func balances(b *ledger.Book, now time.Time) []Balance {
-	bs := ledger.Balances(b, now)
+// balances are the platforms' balances at asOf, by platform, each with
+// the reading it was worked out from; the burn and runway only when asOf
+// is now (current), since a past month's runway is a forecast that has
+// already come true or not.
+func balances(b *ledger.Book, asOf time.Time, current bool) []Balance {
+	bs := ledger.Balances(b, asOf)
 	out := make([]Balance, 0, len(bs))
 	for _, p := range slices.Sorted(maps.Keys(bs)) {
 		st := bs[p]
-		src := "typed"
-		if st.FromAPI {
-			src = "api"
+		bal := Balance{Platform: p, Currency: string(st.Currency), Balance: st.Balance.String(), AsOf: asOf, Source: "topups",
+			ReadingAt: st.Since, Computed: true, Unpriced: st.Unpriced}
+		if st.Recorded {
+			bal.Source = "typed"
+			if st.FromAPI {
+				bal.Source = "api"
+			}
+			// The reading Balances started from: the latest of the
+			// platform's currency at or before asOf (the engine's choice).
+			for _, rec := range b.Balances {
+				if rec.Platform == p && rec.Currency == st.Currency && rec.At.Equal(st.Since) && rec.API == st.FromAPI {
+					bal.Reading = str(ledger.MoneyFromDecimal(rec.Amount, st.Currency))
+				}
+			}
 		}
-		out = append(out, Balance{Platform: p, Currency: string(st.Currency), Balance: st.Balance.String(), AsOf: st.Since,
-			Source: src, BurnPerHour: st.BurnPerHour.String(), RunsOutAt: st.RunsOutAt, Unpriced: st.Unpriced})
+		for _, t := range b.TopUps {
+			if t.Platform == p && t.Currency == st.Currency && t.At.After(st.Since) && !t.At.After(asOf) {
+				bal.TopUps++
+			}
+		}
+		// A reading shown as it is: nothing was added or charged since.
+		bal.Computed = bal.Reading == nil || bal.TopUps > 0 || *bal.Reading != bal.Balance
+		if current {
+			bal.BurnPerHour, bal.RunsOutAt = str(st.BurnPerHour), st.RunsOutAt
+		}
+		out = append(out, bal)
 	}
 	return out
 }

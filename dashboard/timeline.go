@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/gpuledger/gpuledger/ledger"
+	"github.com/gpuledger/gpuledger/view"
 )
 
 // maxDays is how many days of a rental's activity its page lists.
@@ -51,11 +52,12 @@ func (s *Server) handleRental(w http.ResponseWriter, r *http.Request, g *grant, 
 		s.internal(w, r, err)
 		return
 	}
-	s.writeJSON(w, r, http.StatusOK, rentalPage(b, rental, stats, issued || stats.len() > 0, now))
+	s.writeJSON(w, r, http.StatusOK, rentalPage(b, rental, stats, issued || stats.len() > 0, now, g.lang))
 }
 
-// rentalPage computes one rental's page as of now.
-func rentalPage(b *ledger.Book, rental *ledger.Rental, stats hourList, hasAgent bool, now time.Time) RentalPage {
+// rentalPage computes one rental's page as of now; its names (platform,
+// mode, price) are the chat's in lang.
+func rentalPage(b *ledger.Book, rental *ledger.Rental, stats hourList, hasAgent bool, now time.Time, lang string) RentalPage {
 	st := ledger.StatementAsOf(b, now)
 	var rc *ledger.RentalCost
 	for i := range st.Rentals {
@@ -68,10 +70,12 @@ func rentalPage(b *ledger.Book, rental *ledger.Rental, stats hourList, hasAgent 
 		rc = &ledger.RentalCost{Rental: rental, State: ledger.Running, Rate: rental.Price, ComputePriced: rental.Priced,
 			StoragePriced: true, TrafficPriced: true, Compute: z, Storage: z, Traffic: z, Other: z, Total: z, IdleCost: z}
 	}
-	page := RentalPage{Rental: rentalRow(rc), Mode: string(rental.Mode), StartedAt: rental.StartedAt(), HasAgent: hasAgent}
+	page := RentalPage{Rental: rentalRow(rc, now, hasAgent), AsOf: now, Mode: string(rental.Mode), ModeName: view.FormatMode(rental.Mode, lang),
+		StartedAt: rental.StartedAt(), HasAgent: hasAgent}
+	page.Rental.PlatformName = view.PlatformName(lang, rental.Platform)
 	if rental.Priced {
-		p, u := rc.Rate.Amount.String(), string(rc.Rate.Unit)
-		page.Price, page.PriceUnit = &p, &u
+		p, u, pt := rc.Rate.Amount.String(), string(rc.Rate.Unit), view.FormatPrice(rc.Rate, rental.Currency, lang)
+		page.Price, page.PriceUnit, page.PriceText = &p, &u, &pt
 	}
 	end := now
 	if at, ok := rental.ReleasedAt(); ok && !at.After(now) {

@@ -15,9 +15,9 @@
       perDay: 'Spend per day', cumulative: 'Spent so far, budget and projection', byPlatform: 'By platform',
       byRental: 'By rental', balances: 'Balances', platform: 'Platform', rental: 'Rental', state: 'State',
       total: 'Total', compute: 'Compute', storage: 'Storage', traffic: 'Traffic', other: 'Other',
-      balance: 'Balance', source: 'Source', asOf: 'As of', runway: 'Runs out', noBurn: 'nothing burns',
-      api: 'read from the platform', typed: 'typed in', csv: 'Download CSV', noPrice: 'no price',
-      unpriced: '{0} line(s) without a price left out', nothing: 'Nothing spent this month.',
+      balance: 'Balance', runway: 'Runs out', noBurn: 'nothing burns',
+      csv: 'Download CSV', noPrice: 'no price',
+      unpriced: '{0} line(s) without a price left out', nothing: 'Nothing spent in {0}.',
       noBalances: 'No balances recorded. Type one with /balance in the chat.', back: '← Month',
       gpu: 'GPU', mode: 'Billing', price: 'Price', started: 'Started', released: 'Released',
       agent: 'Agent', yes: 'yes', no: 'no', money: 'Money', timeline: 'Timeline', hoursPerDay: 'Hours per day',
@@ -26,7 +26,16 @@
       signinTitle: 'Please sign in',
       signinText: 'Open the dashboard from the bot\'s menu button in Telegram, or send /dashboard to the bot for a sign-in link.',
       errorTitle: 'Something went wrong', retry: 'Try again', notFound: 'No such page.', downloadFailed: 'The download failed: {0}',
-      timeout: 'The server did not answer within {0} seconds. Check the connection and try again.'
+      timeout: 'The server did not answer within {0} seconds. Check the connection and try again.',
+      asOfNow: 'Figures as of {0}', asOfEnd: 'As the month was at its end ({0})', spentSoFar: 'Spent so far',
+      budgetPast: 'Not kept for past months', budgetNow: 'today\'s budget: {0}', cumulativePast: 'Spent over the month',
+      noAgent: 'no agent', noAgentCount: '{0} rental(s) without an agent: their idle time is unknown',
+      atMonthEnd: '{0} at month end', stateSince: '{0} since',
+      balRead: 'Read from the platform at {0}', balTyped: 'Typed in with /balance at {0}',
+      balFromRead: 'Computed for {0}: the platform\'s reading at {2} ({1}){3}, minus spend since',
+      balFromTyped: 'Computed for {0}: the balance typed in at {2} ({1}){3}, minus spend since',
+      balFromTopups: 'Computed for {0}: top-ups since {2}{3}, minus spend since', plusTopups: ', plus {0} top-up(s)',
+      balancesEnd: 'Balances at month end', moneyAsOf: 'Money over its life, as of {0}', lastPrice: 'Last price'
     },
     zh: {
       loading: '加载中…', month: '月份', spent: '已花费', budget: '预算', ofBudget: '已用 {0}%',
@@ -34,9 +43,9 @@
       perDay: '每日花费', cumulative: '累计花费、预算与预计', byPlatform: '按平台',
       byRental: '按实例', balances: '余额', platform: '平台', rental: '实例', state: '状态',
       total: '合计', compute: '计算', storage: '存储', traffic: '流量', other: '其他',
-      balance: '余额', source: '来源', asOf: '截至', runway: '预计用完', noBurn: '无消耗',
-      api: '平台读取', typed: '手动录入', csv: '下载 CSV', noPrice: '未定价',
-      unpriced: '{0} 条记录未定价，未计入', nothing: '本月没有花费。',
+      balance: '余额', runway: '预计用完', noBurn: '无消耗',
+      csv: '下载 CSV', noPrice: '未定价',
+      unpriced: '{0} 条记录未定价，未计入', nothing: '{0}没有花费。',
       noBalances: '没有余额记录。在聊天中用 /balance 录入。', back: '← 月份',
       gpu: 'GPU', mode: '计费方式', price: '价格', started: '开始', released: '释放',
       agent: '代理', yes: '有', no: '无', money: '费用', timeline: '时间线', hoursPerDay: '每日小时数',
@@ -45,7 +54,16 @@
       signinTitle: '请先登录',
       signinText: '请在 Telegram 中通过机器人的菜单按钮打开仪表盘，或向机器人发送 /dashboard 获取登录链接。',
       errorTitle: '出错了', retry: '重试', notFound: '没有这个页面。', downloadFailed: '下载失败：{0}',
-      timeout: '服务器在 {0} 秒内没有回应。请检查网络后重试。'
+      timeout: '服务器在 {0} 秒内没有回应。请检查网络后重试。',
+      asOfNow: '数据截至 {0}', asOfEnd: '按月末（{0}）的状况', spentSoFar: '目前已花费',
+      budgetPast: '往月的预算不保存', budgetNow: '当前预算：{0}', cumulativePast: '本月累计花费',
+      noAgent: '无代理', noAgentCount: '{0} 个实例没有代理，空闲时间未知',
+      atMonthEnd: '月末{0}', stateSince: '之后{0}',
+      balRead: '{0} 从平台读取', balTyped: '{0} 用 /balance 录入',
+      balFromRead: '按 {0} 计算：{2} 的平台读数（{1}）{3}，减去此后花费',
+      balFromTyped: '按 {0} 计算：{2} 录入的余额（{1}）{3}，减去此后花费',
+      balFromTopups: '按 {0} 计算：{2} 以来的充值{3}，减去此后花费', plusTopups: '，加上 {0} 笔充值',
+      balancesEnd: '月末余额', moneyAsOf: '整个租期的费用，截至 {0}', lastPrice: '最后价格'
     }
   };
 
@@ -83,6 +101,17 @@
   }
 
   function money(s, cur) { return s == null ? t('noPrice') : s + ' ' + cur; }
+  // idleMoney is a row's idle cost: null means no agent watched it (its
+  // idle time is unknown), or, with one, that its compute has no price.
+  function idleMoney(r, cur, hasAgent) { return r.idle == null && !hasAgent ? t('noAgent') : money(r.idle, cur); }
+  // stateAt names a rental's state on a month's page: as it was at the
+  // end of a past month, with its state now when that differs.
+  function stateAt(pg, r) {
+    var s = stateName(r.state);
+    if (pg.current || r.state === 'released') return s;
+    s = t('atMonthEnd', s);
+    return r.state_now ? s + ' · ' + t('stateSince', stateName(r.state_now)) : s;
+  }
   function num(s) { var n = parseFloat(s); return isFinite(n) ? n : 0; }
   function locale() { return app.lang === 'zh' ? 'zh-CN' : 'en-GB'; }
   // formatter makes an Intl.DateTimeFormat once per language, zone and
@@ -348,11 +377,12 @@
     var pick = h('select', { id: 'month', test: 'month-picker', 'aria-label': t('month'), on: {
       change: function (e) { location.hash = '#/month/' + e.target.value; } } },
     months.map(function (x) { return h('option', { value: x, selected: x === pg.month ? 'selected' : null }, monthName(x)); }));
-    add(m, h('div', { class: 'bar' }, h('h1', null, monthName(pg.month)), pick,
+    add(m, h('div', { class: 'bar' }, h('h1', null, monthName(pg.month)),
+      h('p', { class: 'hint asof', test: 'as-of' }, pg.current ? t('asOfNow', fmt(pg.as_of)) : t('asOfEnd', fmt(pg.as_of))), pick,
       h('button', { type: 'button', class: 'csv', test: 'csv', on: { click: function () { download(pg.month, pg.export_url); } } }, t('csv')),
       h('p', { class: 'hint', id: 'csv-note', test: 'csv-note', role: 'status' })));
 
-    if (!pg.currencies || !pg.currencies.length) add(m, h('p', { class: 'card note', test: 'empty' }, t('nothing')));
+    if (!pg.currencies || !pg.currencies.length) add(m, h('p', { class: 'card note', test: 'empty' }, t('nothing', monthName(pg.month))));
     (pg.currencies || []).forEach(function (c) { add(m, currencyCard(pg, c)); });
 
     if (pg.platforms && pg.platforms.length) {
@@ -360,7 +390,7 @@
         table([t('platform'), t('total'), t('idle'), t('compute'), t('storage'), t('traffic'), t('other')],
           pg.platforms.map(function (p) {
             var c = p.currency;
-            return h('tr', { test: 'platform-' + p.platform + '-' + c }, h('td', null, p.platform),
+            return h('tr', { test: 'platform-' + p.platform + '-' + c }, h('td', null, plat(p)),
               [p.total, p.idle, p.compute, p.storage, p.traffic, p.other].map(function (v, i) {
                 return h('td', { class: 'num' + (i ? '' : ' strong') + (i >= 2 ? ' wide' : '') }, money(v, c));
               }));
@@ -372,27 +402,40 @@
           var href = '#/rental/' + r.id;
           return h('tr', { class: 'link', test: 'rental-row-' + r.id, on: { click: function () { location.hash = href; } } },
             h('td', null, h('a', { href: href }, r.name || ('#' + r.id)),
-              h('div', { class: 'hint' }, r.platform + ' · ' + gpu(r) + ' · ', h('span', { class: 'st st-' + r.state }, stateName(r.state))),
+              h('div', { class: 'hint' }, plat(r) + ' · ' + gpu(r) + ' · ', h('span', { class: 'st st-' + r.state, test: 'row-state' }, stateAt(pg, r))),
               r.unpriced ? h('div', { class: 'hint' }, t('unpriced', r.unpriced)) : null),
             h('td', { class: 'num' }, h('div', { class: 'strong' }, money(r.total, r.currency)),
-              h('div', { class: 'hint' }, t('idle') + ' ' + money(r.idle, r.currency))));
+              h('div', { class: 'hint' }, t('idle') + ' ' + idleMoney(r, r.currency, r.has_agent))));
         }), 'rentals')));
     }
-    var bal = h('section', { class: 'card' }, h('h2', null, t('balances')));
+    var bal = h('section', { class: 'card' }, h('h2', null, t(pg.current ? 'balances' : 'balancesEnd')));
     if (!pg.balances || !pg.balances.length) add(bal, h('p', { class: 'note' }, t('noBalances')));
     else add(bal, h('div', { class: 'balances' }, pg.balances.map(function (b) {
       return h('div', { class: 'fig', test: 'balance-' + b.platform + (pg.balances.filter(function (x) { return x.platform === b.platform; }).length > 1 ? '-' + b.currency : '') },
-        h('div', { class: 'label' }, b.platform),
+        h('div', { class: 'label' }, plat(b)),
         h('div', { class: 'value' }, money(b.balance, b.currency)),
-        h('div', { class: 'hint' }, t(b.source === 'api' ? 'api' : 'typed') + ' · ' + t('asOf') + ' ' + fmt(b.as_of)),
-        h('div', { class: 'hint' }, t('burn', money(b.burn_per_hour, b.currency)) + ' · ' + t('runway') + ': ' +
-          (b.runs_out_at ? fmt(b.runs_out_at) : t('noBurn'))),
+        h('div', { class: 'hint', test: 'balance-says' }, balanceSays(b)),
+        b.burn_per_hour != null ? h('div', { class: 'hint' }, t('burn', money(b.burn_per_hour, b.currency)) + ' · ' + t('runway') + ': ' +
+          (b.runs_out_at ? fmt(b.runs_out_at) : t('noBurn'))) : null,
         b.unpriced ? h('div', { class: 'hint' }, t('unpriced', b.unpriced)) : null);
     })));
     add(m, bal);
     drawMonthCharts(pg);
     return { rest: drawPlots() };
   }
+
+  // balanceSays tells what a balance figure is: a reading as it was read
+  // or typed, or one the ledger worked out from a reading (or top-ups).
+  function balanceSays(b) {
+    if (!b.computed) return t(b.source === 'api' ? 'balRead' : 'balTyped', fmt(b.reading_at));
+    var key = { api: 'balFromRead', typed: 'balFromTyped' }[b.source] || 'balFromTopups';
+    return t(key, fmt(b.as_of), b.reading != null ? money(b.reading, b.currency) : '', fmt(b.reading_at),
+      b.top_ups ? t('plusTopups', b.top_ups) : '');
+  }
+
+  // plat names a platform as the chat does (the API's platform_name),
+  // its key when the answer has no name.
+  function plat(x) { return x.platform_name || x.platform; }
 
   function gpu(r) { return (r.gpu_count > 1 ? r.gpu_count + '× ' : '') + (r.gpu || '?'); }
 
@@ -424,18 +467,19 @@
     var card = h('section', { class: 'card', test: 'currency-' + cur },
       h('h2', null, cur),
       h('div', { class: 'figs' },
-        figure(t('spent'), money(tot.total, cur), 'total-' + cur, tot.unpriced ? t('unpriced', tot.unpriced) : null),
-        figure(t('budget'), c.budget != null ? money(c.budget, cur) : t('noBudget'), 'budget-' + cur,
-          c.budget != null ? t('ofBudget', pct) : null),
-        figure(t('projection'), money(c.projection, cur), 'projection-' + cur,
-          c.burn_per_hour != null ? t('burn', money(c.burn_per_hour, cur)) : null),
-        figure(t('idle'), money(tot.idle, cur), 'idle-' + cur)),
+        figure(t(pg.current ? 'spentSoFar' : 'spent'), money(tot.total, cur), 'total-' + cur, tot.unpriced ? t('unpriced', tot.unpriced) : null),
+        pg.current ? figure(t('budget'), c.budget != null ? money(c.budget, cur) : t('noBudget'), 'budget-' + cur,
+          c.budget != null ? t('ofBudget', pct) : null)
+          : figure(t('budget'), t('budgetPast'), 'budget-' + cur, c.budget_now != null ? t('budgetNow', money(c.budget_now, cur)) : null),
+        c.projection != null ? figure(t('projection'), money(c.projection, cur), 'projection-' + cur,
+          c.burn_per_hour != null ? t('burn', money(c.burn_per_hour, cur)) : null) : null,
+        figure(t('idle'), money(tot.idle, cur), 'idle-' + cur, c.no_agent ? t('noAgentCount', c.no_agent) : null)),
       barEl,
       h('div', { class: 'charts' },
         h('div', null, h('h3', null, t('perDay')),
           legend(kinds(c)),
           h('div', { class: 'chart', test: 'chart-daily-' + cur, id: 'daily-' + cur, 'aria-label': t('perDay') + ' ' + cur })),
-        h('div', null, h('h3', null, t('cumulative')),
+        h('div', null, h('h3', null, t(pg.current ? 'cumulative' : 'cumulativePast')),
           legend(lines(c)),
           h('div', { class: 'chart', test: 'chart-cumulative-' + cur, id: 'cum-' + cur, 'aria-label': t('cumulative') + ' ' + cur }))));
     return card;
@@ -626,20 +670,20 @@
     add(m, h('section', { class: 'card', test: 'rental-' + r.id },
       h('h1', { test: 'rental-name' }, r.name || ('#' + r.id)),
       h('dl', { class: 'facts' },
-        h('dt', null, t('platform')), h('dd', null, r.platform + (r.platform_id ? ' · ' + r.platform_id : '')),
+        h('dt', null, t('platform')), h('dd', { test: 'rental-platform' }, plat(r) + (r.platform_id ? ' · ' + r.platform_id : '')),
         h('dt', null, t('gpu')), h('dd', null, gpu(r)),
         h('dt', null, t('state')), h('dd', { test: 'rental-state' }, h('span', { class: 'st st-' + r.state }, stateName(r.state))),
-        h('dt', null, t('mode')), h('dd', null, pg.mode),
-        h('dt', null, t('price')), h('dd', { test: 'rental-price' }, pg.price == null ? t('noPrice') : money(pg.price, cur) + (pg.price_unit ? ' ' + pg.price_unit : '')),
+        h('dt', null, t('mode')), h('dd', { test: 'rental-mode' }, pg.mode_name || pg.mode),
+        h('dt', null, t(pg.released_at ? 'lastPrice' : 'price')), h('dd', { test: 'rental-price' }, pg.price == null ? t('noPrice') : pg.price_text || money(pg.price, cur) + (pg.price_unit ? '/' + pg.price_unit : '')),
         h('dt', null, t('started')), h('dd', { test: 'rental-started' }, fmt(pg.started_at)),
         pg.released_at ? [h('dt', null, t('released')), h('dd', null, fmt(pg.released_at))] : null,
         h('dt', null, t('agent')), h('dd', null, pg.has_agent ? t('yes') : t('no')))));
-    add(m, h('section', { class: 'card' }, h('h2', null, t('money')),
+    add(m, h('section', { class: 'card' }, h('h2', { test: 'rental-money-head' }, pg.as_of ? t('moneyAsOf', fmt(pg.as_of)) : t('money')),
       h('div', { class: 'figs' },
         ['compute', 'storage', 'traffic', 'other', 'total'].map(function (k) {
           return figure(t(k), money(r[k], cur), 'rental-' + k);
         }),
-        figure(t('idle'), money(r.idle, cur), 'rental-idle', duration(r.idle_seconds) + ' / ' + duration(r.running_seconds))),
+        figure(t('idle'), idleMoney(r, cur, pg.has_agent), 'rental-idle', pg.has_agent ? duration(r.idle_seconds) + ' / ' + duration(r.running_seconds) : null)),
       r.unpriced ? h('p', { class: 'hint' }, t('unpriced', r.unpriced)) : null));
     add(m, h('section', { class: 'card' }, h('h2', null, t('timeline')), strip(pg.timeline || []), legend(STATES, stateName),
       h('h3', null, t('hoursPerDay')),

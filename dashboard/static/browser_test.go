@@ -116,7 +116,9 @@ func checkMonth(t *testing.T, p *browser.Page, f fixtures, noPrice string) {
 	t.Helper()
 	for _, c := range f.month.Currencies {
 		expectText(t, p, `[data-test="total-`+c.Currency+`"]`, money(c.Totals.Total, c.Currency))
-		expectText(t, p, `[data-test="projection-`+c.Currency+`"]`, money(c.Projection, c.Currency))
+		if c.Projection != nil {
+			expectText(t, p, `[data-test="projection-`+c.Currency+`"]`, money(c.Projection, c.Currency))
+		}
 		expectText(t, p, `[data-test="idle-`+c.Currency+`"]`, money(c.Totals.Idle, c.Currency))
 		if c.Budget != nil {
 			expectText(t, p, `[data-test="budget-`+c.Currency+`"]`, money(c.Budget, c.Currency))
@@ -148,8 +150,18 @@ func checkMonth(t *testing.T, p *browser.Page, f fixtures, noPrice string) {
 	}
 	for _, pl := range f.month.Platforms {
 		got := p.Text(`[data-test="platform-` + pl.Platform + `-` + pl.Currency + `"]`)
-		if !strings.Contains(got, *pl.Total+" "+pl.Currency) {
-			t.Errorf("platform %s reads %q, want its total %s", pl.Platform, got, *pl.Total)
+		if !strings.Contains(got, *pl.Total+" "+pl.Currency) || !strings.HasPrefix(got, pl.PlatformName) {
+			t.Errorf("platform %s reads %q, want its name %s and total %s", pl.Platform, got, pl.PlatformName, *pl.Total)
+		}
+	}
+	for _, r := range f.month.Rentals {
+		if got := p.Text(fmt.Sprintf(`[data-test="rental-row-%d"] .hint`, r.ID)); !strings.HasPrefix(got, r.PlatformName+" · ") {
+			t.Errorf("rental %d's line reads %q, want the platform named %s", r.ID, got, r.PlatformName)
+		}
+	}
+	for _, b := range f.month.Balances {
+		if got := p.Text(`[data-test="balance-` + b.Platform + `"] .label`); got != b.PlatformName {
+			t.Errorf("balance-%s is labelled %q, want %s", b.Platform, got, b.PlatformName)
 		}
 	}
 	checkCharts(t, p, `[data-test^="chart-daily-"]`, "--c-compute", len(f.month.Currencies))
@@ -359,6 +371,65 @@ func TestDashboard_Browser(t *testing.T) {
 		p.CheckClean(nil)
 	})
 
+	t.Run("EachFigureSaysWhatItIs", func(t *testing.T) {
+		// This month: its figures as of now, each balance says whether it
+		// is a reading or worked out from one. A past month: as it was at
+		// its end, in both languages.
+		for _, lang := range []string{"en", "zh"} {
+			hub := &fakeHub{t: t, f: f, lang: lang}
+			srv := hub.serve()
+			p := b.Open(t, srv.URL+dashboard.PathLogin+"?code="+code, browser.Options{Viewport: browser.Phone})
+			if s := p.WaitState(); s != "ready" {
+				t.Fatalf("%s: state %q, want ready", lang, s)
+			}
+			want := map[string]map[string]string{
+				"en": {"asof": "Figures as of 15 Dec 2026, 10:00", "runpod": "Computed for 15 Dec 2026, 10:00: the platform's reading at 15 Dec 2026, 09:55 (84.47 USD), minus spend since",
+					"autodl": "Typed in with /balance at 12 Dec 2026, 17:30"},
+				"zh": {"asof": "数据截至 2026年12月15日 10:00", "runpod": "按 2026年12月15日 10:00 计算：2026年12月15日 09:55 的平台读数（84.47 USD），减去此后花费",
+					"autodl": "2026年12月12日 17:30 用 /balance 录入"},
+			}[lang]
+			expectText(t, p, `[data-test="as-of"]`, want["asof"])
+			expectText(t, p, `[data-test="balance-runpod"] [data-test="balance-says"]`, want["runpod"])
+			expectText(t, p, `[data-test="balance-autodl"] [data-test="balance-says"]`, want["autodl"])
+
+			browser.Eval[bool](p, `(location.hash = '#/month/`+pastMonth+`', true)`)
+			waitFor(t, p, `[data-test="as-of"]:not(:empty)`)
+			waitFor(t, p, `[data-test="budget-USD"]`)
+			pm := past(f.month)
+			first, last := pm.Rentals[0], pm.Rentals[len(pm.Rentals)-1]
+			want = map[string]map[string]string{
+				"en": {"asof": "As the month was at its end (1 Dec 2026, 00:00)", "budget": "Not kept for past months", "state": "running at month end · released since",
+					"idle": "Idle cost no agent", "balance": "Computed for 1 Dec 2026, 00:00", "balances": "Balances at month end", "noagent": "1 rental(s) without an agent"},
+				"zh": {"asof": "按月末（2026年12月1日 00:00）的状况", "budget": "往月的预算不保存", "state": "月末运行中 · 之后已释放",
+					"idle": "空闲花费 无代理", "balance": "按 2026年12月1日 00:00 计算", "balances": "月末余额", "noagent": "1 个实例没有代理"},
+			}[lang]
+			expectText(t, p, `[data-test="as-of"]`, want["asof"])
+			expectText(t, p, `[data-test="budget-USD"]`, want["budget"])
+			expectText(t, p, fmt.Sprintf(`[data-test="rental-row-%d"] [data-test="row-state"]`, first.ID), want["state"])
+			if got := p.Text(fmt.Sprintf(`[data-test="rental-row-%d"] td.num`, last.ID)); !strings.Contains(got, want["idle"]) {
+				t.Errorf("%s: a rental without an agent reads %q, want %q", lang, got, want["idle"])
+			}
+			page := p.Text("main")
+			for _, w := range []string{want["balance"], want["balances"], want["noagent"]} {
+				if !strings.Contains(page, w) {
+					t.Errorf("%s: the past month lacks %q", lang, w)
+				}
+			}
+			for _, bad := range []string{"% used", "已用", "Runs out", "预计用完", "projection", "预计"} {
+				if strings.Contains(page, bad) {
+					t.Errorf("%s: the past month says %q: %s", lang, bad, page)
+				}
+			}
+			if n := p.Count(`[data-test^="projection-"]`); n != 0 {
+				t.Errorf("%s: %d projections on a past month", lang, n)
+			}
+			if lang == "en" {
+				shot(t, p, "month-past-phone")
+			}
+			p.CheckClean(nil)
+		}
+	})
+
 	t.Run("ChartsFitTheirCards", func(t *testing.T) {
 		// Every chart stays inside its card at any width from 320 px up,
 		// in both themes, with the desktop's classic scroll bars (which
@@ -495,6 +566,11 @@ func TestDashboard_Browser(t *testing.T) {
 			expectText(t, p, `[data-test="rental-total"]`, money(r.Rental.Total, r.Rental.Currency))
 			expectText(t, p, `[data-test="rental-idle"]`, money(r.Rental.Idle, r.Rental.Currency))
 			expectText(t, p, `[data-test="rental-compute"]`, money(r.Rental.Compute, r.Rental.Currency))
+			expectText(t, p, `[data-test="rental-price"]`, *r.PriceText)
+			expectText(t, p, `[data-test="rental-mode"]`, r.ModeName)
+			if got := p.Text(`[data-test="rental-platform"]`); !strings.HasPrefix(got, r.Rental.PlatformName) {
+				t.Errorf("platform reads %q, want %s", got, r.Rental.PlatformName)
+			}
 			states := browser.Eval[[]string](p, `Array.from(document.querySelectorAll('[data-test="segment"]')).map(function (e) { return e.dataset.state })`)
 			var want []string
 			for _, s := range r.Timeline {
