@@ -64,6 +64,12 @@ func (r *req) dispatch(cmd Command) error {
 		return r.recordBalance(c)
 	case BudgetCmd:
 		return r.budget(c)
+	case RecordsCmd:
+		return r.records(c)
+	case DeleteRecordCmd:
+		return r.deleteRecord(c)
+	case FixRecordCmd:
+		return r.fixRecord(c)
 	case StatusCmd:
 		return r.status()
 	case SpendCmd:

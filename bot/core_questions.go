@@ -56,7 +56,7 @@ func (r *req) summary() error {
 	if err != nil {
 		return err
 	}
-	if err := r.answer(r.withDashboard(r.plain(view.RenderSummary(b, r.now, r.lang)))); err != nil || r.c.chart == nil {
+	if err := r.answer(r.withDashboard(r.plain(view.Summary(b, r.now, r.lang, r.reconciliations())))); err != nil || r.c.chart == nil {
 		return err
 	}
 	// The chart follows, as after the nightly summary; a chart that
@@ -67,6 +67,26 @@ func (r *req) summary() error {
 		return nil
 	}
 	return r.send(chat.Outgoing{ChatID: r.u.ChatID, Text: r.t("chart_caption"), Photo: chart})
+}
+
+// reconciliations are the summary's reconciliation of each connected
+// platform for the month so far, as the nightly summary has them; nil
+// when none is connected or they cannot be read (logged: the summary
+// stands without them).
+func (r *req) reconciliations() []ledger.Reconciliation {
+	if r.c.conns == nil {
+		return nil
+	}
+	from, ok := view.MonthSoFar(r.now, r.loc)
+	if !ok {
+		return nil
+	}
+	rs, err := r.c.conns.Reconcile(r.ctx, r.u.UserID, from, r.now)
+	if err != nil {
+		r.c.log.Error("/summary: reconcile", "user", r.u.UserID, "err", err)
+		return nil
+	}
+	return rs
 }
 
 func (r *req) showBalances() error {

@@ -43,7 +43,7 @@ func placeInGroup(cmd Command) groupPlace {
 	switch c := cmd.(type) {
 	case HelpCmd, StartCmd, NotACommand, ProposedRentCmd, ProposedChangeCmd, OtherBot:
 		return inGroup
-	case StatusCmd, SpendCmd, SummaryCmd, ExportCmd, WhyCmd, AgentCmd, AgentEnrolCmd, AgentRevokeCmd, ReconcileCmd, DashboardCmd:
+	case StatusCmd, SpendCmd, SummaryCmd, ExportCmd, WhyCmd, AgentCmd, AgentEnrolCmd, AgentRevokeCmd, ReconcileCmd, DashboardCmd, RecordsCmd:
 		return privately
 	case BalanceCmd:
 		if !c.Set {

@@ -127,6 +127,15 @@ var catalog = chat.Catalog{
 	"missing_amount": {
 		"/%[1]s needs an amount of money, e.g. 100 or $20",
 		"/%[1]s 需要金额，比如 100 或 ¥100"},
+	"missing_ref": {
+		"/%[1]s needs a record's number, as /records lists it (e.g. #12)",
+		"/%[1]s 需要记录的编号，见 /records 的列表（比如 #12）"},
+	"bad_ref": {
+		"%[1]s is not a record's number: write it as /records shows it, e.g. /%[2]s #12",
+		"%[1]s 不是记录的编号：请照 /records 显示的写，比如 /%[2]s #12"},
+	"fix_nothing": {
+		"nothing to change in %[1]s: give an amount, a size, a note or a time, e.g. /fix %[1]s 6.50",
+		"%[1]s 没有要改的内容：请给出金额、流量、备注或时间，比如 /fix %[1]s 6.50"},
 	"missing_action": {
 		"/autorelease needs an action: off, notify, stop or release",
 		"/autorelease 需要一个动作：off（关闭）、notify（提醒）、stop（关机）或 release（释放）"},

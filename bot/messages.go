@@ -226,6 +226,16 @@ var messages = chat.Catalog{
 	"undo_kind_ignore":         {"instance ignored", "忽略实例"},
 	"undo_kind_sync":           {"rental created from the platform's list", "根据平台实例列表创建的租用"},
 
+	// deletions and corrections of records (core_records.go)
+	"undo_kind_charge_delete":        {"charge deletion", "删除费用"},
+	"undo_kind_charge_fix":           {"charge correction", "更正费用"},
+	"undo_kind_topup_delete":         {"top-up deletion", "删除充值"},
+	"undo_kind_topup_fix":            {"top-up correction", "更正充值"},
+	"undo_kind_balance_delete":       {"balance deletion", "删除余额记录"},
+	"undo_kind_balance_fix":          {"balance correction", "更正余额记录"},
+	"undo_kind_traffic_usage_delete": {"traffic record deletion", "删除流量记录"},
+	"undo_kind_traffic_usage_fix":    {"traffic record correction", "更正流量记录"},
+
 	// settings
 	"settings_saved": {"✓ settings saved", "✓ 设置已保存"},
 	"settings": {

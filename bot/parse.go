@@ -113,7 +113,7 @@ func ParseFor(botName, text string, now time.Time, loc *time.Location) (Command,
 	case KindReconcile:
 		return p.reconcile(toks[1:])
 	}
-	if kind == KindCharge {
+	if kind == KindCharge || kind == KindFix {
 		// The note is the user's own text: join only "5 元"-like amounts.
 		return p.parse(mergeMoney(toks[1:]))
 	}
@@ -538,6 +538,12 @@ func (p *parser) parse(toks []string) (Command, error) {
 		return p.topupBalance(toks)
 	case KindBudget:
 		return p.budget(toks)
+	case KindRecords:
+		return p.records(toks)
+	case KindDelete:
+		return p.deleteRecord(toks)
+	case KindFix:
+		return p.fixRecord(toks)
 	case KindStatus, KindSummary, KindUndo, KindDashboard:
 		if err := p.split(toks, nil, false); err != nil {
 			return nil, err

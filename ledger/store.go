@@ -59,7 +59,9 @@ const (
 func UndoableKinds() []ActionKind {
 	return []ActionKind{ActionRent, ActionStop, ActionResume, ActionPrice, ActionRelease, ActionTraffic,
 		ActionTrafficUsage, ActionStorage, ActionStorageResize, ActionStorageDelete, ActionStoragePrice,
-		ActionCharge, ActionTopUp, ActionBalance, ActionSettings, ActionAdopt, ActionIgnore, ActionSync}
+		ActionCharge, ActionTopUp, ActionBalance, ActionSettings, ActionAdopt, ActionIgnore, ActionSync,
+		ActionChargeDelete, ActionChargeFix, ActionTopUpDelete, ActionTopUpFix, ActionBalanceDelete, ActionBalanceFix,
+		ActionTrafficDelete, ActionTrafficFix}
 }
 
 // UndoResult says what Undo reversed.
@@ -124,6 +126,10 @@ type Store interface {
 	AddTopUp(ctx context.Context, a Action, t TopUp) (TopUp, error)
 	// RecordBalance records the balance a platform shows.
 	RecordBalance(ctx context.Context, a Action, b BalanceRecord) (BalanceRecord, error)
+
+	// RecordStore lists, deletes and corrects past charges, top-ups,
+	// balance readings and traffic records.
+	RecordStore
 
 	// Undo reverses the user's most recent undoable action. ENOTFOUND if
 	// there is nothing to undo.

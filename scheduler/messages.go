@@ -262,9 +262,7 @@ var messages = chat.Catalog{
 	"summary_late": {
 		"<i>(late: this summary was due at %[1]s %[2]s; the server was not running)</i>",
 		"<i>（迟到：这份总结应在 %[1]s %[2]s 发送，当时服务器没有运行）</i>"},
-	"idle_today":      {"Idle cost today: %[1]s", "今日空闲花费：%[1]s"},
-	"idle_of_compute": {"%[1]s of %[2]s compute", "%[1]s（计算共 %[2]s）"},
-	"chart_caption":   {"Last 14 days", "最近 14 天"},
+	"chart_caption": {"Last 14 days", "最近 14 天"},
 	"budget": {
 		"Budget: %[1]s of %[2]s spent this month (%[3]s%%).",
 		"预算：本月已花 %[1]s / %[2]s（%[3]s%%）。"},

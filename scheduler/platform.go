@@ -378,33 +378,24 @@ func (s *Scheduler) silentButtons(ctx context.Context, lg string, r *ledger.Rent
 	return btns
 }
 
-// reconcileLines are the nightly summary's reconciliation: one line per
-// connected platform for the month so far; "" when none is connected.
-func (s *Scheduler) reconcileLines(ctx context.Context, u *ledger.User, asOf time.Time) string {
+// reconciliations are the nightly summary's reconciliation of each
+// connected platform for the month so far; nil when none is connected.
+func (s *Scheduler) reconciliations(ctx context.Context, u *ledger.User, asOf time.Time) []ledger.Reconciliation {
 	if s.cfg.Platforms == nil {
-		return ""
+		return nil
 	}
-	loc := u.Location()
-	l := asOf.In(loc)
-	from := time.Date(l.Year(), l.Month(), 1, 0, 0, 0, 0, loc)
-	if !asOf.After(from) {
-		return ""
+	from, ok := view.MonthSoFar(asOf, u.Location())
+	if !ok {
+		return nil
 	}
 	rs, err := s.cfg.Platforms.Reconcile(ctx, u.ID, from, asOf)
 	if err != nil {
 		if !errors.Is(err, context.Canceled) {
 			s.log.Error("scheduler: reconcile for the summary", "user", u.ID, "err", err)
 		}
-		return ""
+		return nil
 	}
-	var out string
-	for _, rec := range rs {
-		if out != "" {
-			out += "\n"
-		}
-		out += view.ReconcileLine(lang(u), rec)
-	}
-	return out
+	return rs
 }
 
 // hasOpenAgentOrder reports whether the rental's agent has an order open

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"sort"
-	"strings"
 	"time"
 
 	"github.com/gpuledger/gpuledger/chat"
@@ -68,13 +67,7 @@ func (s *Scheduler) sendSummary(ctx context.Context, u *ledger.User, day, due, n
 	// The summary is as of its due time (a late one shows the day it is for).
 	asOf := due
 	lg := lang(u)
-	text := view.RenderSummary(b, asOf, lg)
-	if idle := idleLine(b, asOf, lg); idle != "" {
-		text += "\n" + idle
-	}
-	if rec := s.reconcileLines(ctx, u, asOf); rec != "" {
-		text += "\n" + rec
-	}
+	text := view.Summary(b, asOf, lg, s.reconciliations(ctx, u, asOf))
 	if late := now.Sub(due); late > lateAfter {
 		text = tr(lg, "summary_late", due.In(u.Location()).Format("2006-01-02"), clock(u, due)) + "\n" + text
 	}
@@ -130,25 +123,6 @@ func SummaryChart(b *ledger.Book, asOf time.Time) (*chat.File, error) {
 // asOf, sorted by code (CNY when there is none).
 func ChartCurrencies(b *ledger.Book, asOf time.Time) []ledger.Currency {
 	return chartCurrencies(ledger.DailySpend(b, 14, asOf))
-}
-
-// idleLine says how much of today's compute was spent while the agents saw
-// the hosts idle.
-func idleLine(b *ledger.Book, now time.Time, lg string) string {
-	day, _ := ledger.DayRange(now, b.User.Location())
-	st := ledger.Spend(b, day, now)
-	var parts []string
-	for _, c := range sortedCurrencies(st.IdleCost) {
-		m := st.IdleCost[c]
-		if m.Minor == 0 {
-			continue
-		}
-		parts = append(parts, tr(lg, "idle_of_compute", m.Format(), st.Total(c).Compute.Format()))
-	}
-	if len(parts) == 0 {
-		return ""
-	}
-	return tr(lg, "idle_today", chat.RawHTML(strings.Join(parts, "; ")))
 }
 
 func sortedCurrencies[V any](m map[ledger.Currency]V) []ledger.Currency {

@@ -197,6 +197,22 @@ var ledgerErrors = chat.Catalog{
 		"%[1]v 不是平台实例 %[2]v：请先把它绑定到该实例"},
 	"no_platform_rental": {"you have no rental of %[1]v instance %[2]v",
 		"你没有对应 %[1]v 实例 %[2]v 的租用"},
+	"record_not_found": {"no record #%[1]v: /records lists your charges, top-ups, balances and traffic with their numbers",
+		"没有记录 #%[1]v：/records 会列出你的费用、充值、余额和流量记录及其编号"},
+	"record_no_note": {"#%[1]v is not a charge: only a charge has a note",
+		"#%[1]v 不是费用：只有费用有备注"},
+	"record_no_size": {"#%[1]v is not a traffic record: give an amount of money, e.g. /fix #%[1]v 6.50",
+		"#%[1]v 不是流量记录：请给出金额，比如 /fix #%[1]v 6.50"},
+	"record_no_amount": {"#%[1]v is a traffic record: give its size and direction, e.g. /fix #%[1]v 12GB out",
+		"#%[1]v 是流量记录：请给出流量和方向，比如 /fix #%[1]v 12GB out"},
+	"record_currency": {"#%[1]v is in %[2]v, not %[3]v: a record keeps its currency (/delete #%[1]v and record it again)",
+		"#%[1]v 的货币是 %[2]v，不是 %[3]v：记录的货币不能改（可 /delete #%[1]v 后重新记录）"},
+	"record_future": {"%[1]v is in the future (now %[2]v): give the time it happened",
+		"%[1]v 还没到（现在 %[2]v）：请给出发生的时间"},
+	"charge_before_start": {"a charge at %[1]v is before %[2]v started (%[3]v)",
+		"费用时间 %[1]v 早于 %[2]v 的开始时间（%[3]v）"},
+	"record_no_change": {"nothing to change in #%[1]v: give an amount, a note, a size or a time, e.g. /fix #%[1]v 6.50",
+		"#%[1]v 没有要改的内容：请给出金额、备注、流量或时间，比如 /fix #%[1]v 6.50"},
 }
 
 // eventWords names rental and volume event kinds inside error texts.

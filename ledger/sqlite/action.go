@@ -196,6 +196,14 @@ func (db *DB) Undo(ctx context.Context, a ledger.Action) (ledger.UndoResult, err
 			if err := restoreVolumePrice(ctx, tx, volumeID.Int64, prev.String); err != nil {
 				return err
 			}
+		default:
+			// A record's deletion or correction (DeleteRecord, FixRecord)
+			// kept the row it replaced.
+			if del, ok := recordUndo(kind); ok && prev.Valid {
+				if err := restoreRecord(ctx, tx, del, prev.String); err != nil {
+					return err
+				}
+			}
 		}
 		if rentalID.Valid {
 			_, err := tx.ExecContext(ctx, `UPDATE rentals SET released =
