@@ -130,6 +130,43 @@ func (r *req) why(c WhyCmd) error {
 	return r.answer(r.plain(sb.String()))
 }
 
+// agentReportsWithin is how recently a rental's agent must have been
+// heard for a release to say that its instance is still up: a few of its
+// 30-second heartbeats.
+const agentReportsWithin = 2 * time.Minute
+
+// releasedStillReports is what the reply to a release adds when the
+// rental's agent reported a moment ago: the instance is still up, and
+// billing on the platform unless it was released there too. The release
+// revoked the agent's token; an agent that runs on is told of once
+// (hub.Listener.ReportAfterRelease, the "release not confirmed" card),
+// and an enrolled one, back on its enrolment token, is not offered as a
+// new instance until it starts again (hub.releasedStillUp). "" when the
+// agent was not heard lately.
+func (r *req) releasedStillReports(x *ledger.Rental) string {
+	ag := r.c.states
+	if ag == nil || x == nil {
+		return ""
+	}
+	st, seen := ag.AgentState(x.ID)
+	if !seen || st.LastSeen.IsZero() || r.now.Sub(st.LastSeen) > agentReportsWithin || st.LastSeen.After(r.now.Add(time.Minute)) {
+		return ""
+	}
+	pname := ""
+	if _, ok := ledger.LookupProfile(x.Platform); ok {
+		pname = view.PlatformName(r.lang, x.Platform)
+	}
+	if pname == "" {
+		pname = r.t("its_platform")
+	}
+	ago := chat.FormatDuration(max(r.now.Sub(st.LastSeen), 0).Truncate(time.Second), r.lang)
+	text := r.t("release_agent_reports", x.Name, ago, pname)
+	if r.c.enrol != nil {
+		text += " " + r.t("release_agent_reports_enrolled")
+	}
+	return text
+}
+
 // decisionText is a decision-log message in the reader's language, with
 // its times in their zone now; a decision recorded without one (before
 // messages were kept) shows its stored English text as it is.

@@ -258,6 +258,11 @@ func (r *req) event(name string, ev ledger.Event) error {
 	if ev.Kind == ledger.EventStop && x.Mode == ledger.AlwaysOn {
 		text += "\n" + r.t("always_on_note")
 	}
+	if ev.Kind == ledger.EventRelease {
+		if line := r.releasedStillReports(x); line != "" {
+			text += "\n" + line
+		}
+	}
 	return r.send(r.plain(text))
 }
 

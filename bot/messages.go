@@ -253,6 +253,13 @@ var messages = chat.Catalog{
 	"agent_enrol": {
 		"Install line for every instance you start (shown once). Put it in the start-up hook of your instances, or run it once on one:\n<pre>%[1]s</pre>\nIt logs nothing by itself: each instance that boots with it is announced here with a card, and one tap logs it as a rental.",
 		"通用安装命令（只显示一次）。把它放进实例的启动钩子，或在某台实例上运行一次：\n<pre>%[1]s</pre>\n它本身不会记账：每台用它启动的实例都会在这里报到并发来卡片，点一下即可记为租用。"},
+	"release_agent_reports": {
+		"⚠️ Its agent reported %[2]s ago: the instance is still up, and billing on %[3]s unless you release it there too. Its agent token is revoked; if the agent runs on, I tell you once.",
+		"⚠️ 它的代理 %[2]s 前还在上报：实例仍在运行，除非你在 %[3]s 上也释放它，否则那边仍在计费。它的代理令牌已作废；代理若继续运行，我会提醒你一次。"},
+	"release_agent_reports_enrolled": {
+		"It is not offered as a new instance while that agent runs on; once its agent starts again (the instance came back), it is announced anew.",
+		"在这个代理继续运行期间，它不会当作新实例报到；代理重新启动后（实例又开机了），才会重新报到。"},
+	"its_platform": {"the platform", "平台"},
 	"agent_url_local": {
 		"⚠️ This line points at %[1]s, which only this machine can reach: no rented host can download the agent from it or report to it. Set <code>GPULEDGER_PUBLIC_URL</code> to an address the host can reach and restart the server, then ask again: your HTTPS domain behind a proxy, or a tunnel such as <code>cloudflared tunnel --url http://localhost:%[2]s</code> (its https address is the URL). For one host you can instead open <code>ssh -R %[2]s:localhost:%[2]s HOST</code> from this machine and keep it open: the line then works on that host as it is. More in docs/deploy.md.",
 		"⚠️ 这条命令指向 %[1]s，只有本机能访问：租用的机器无法从这里下载代理，也无法上报。请把 <code>GPULEDGER_PUBLIC_URL</code> 设为租用机器能访问的地址并重启服务器，然后再来获取：放在反向代理后的 HTTPS 域名，或隧道，例如 <code>cloudflared tunnel --url http://localhost:%[2]s</code>（它给出的 https 地址就是 URL）。只有一台机器时，也可以从本机执行 <code>ssh -R %[2]s:localhost:%[2]s 机器</code> 并保持连接：这条命令在那台机器上即可原样使用。详见 docs/deploy.md。"},

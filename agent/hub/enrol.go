@@ -59,6 +59,7 @@ const (
 	enrolHeld      = "held"
 	enrolBound     = "bound"    // answered with the rental's token
 	enrolReturned  = "returned" // bound, its own token used already: the user is asked
+	enrolReleased  = "released" // its rental was released, and the agent run that reported for it still runs
 )
 
 // instanceRef names an instance before the store gave it an id.
@@ -305,6 +306,11 @@ func (h *Hub) enrol(ctx context.Context, in ledger.Instance, run string, now tim
 	var got ledger.Instance
 	if ce != nil {
 		got = ce.in
+		if got.State == ledger.InstanceBound {
+			if ans, res, ok, err := h.releasedStillUp(ctx, got, run, now); ok || err != nil {
+				return ans, res, err
+			}
+		}
 	}
 	result := ""
 	for range 2 {
@@ -368,6 +374,44 @@ func (h *Hub) enrol(ctx context.Context, in ledger.Instance, run string, now tim
 	}
 	return wire.EnrolmentAnswer{State: wire.EnrolWaiting,
 		Message: "announced: waiting for the user to log this instance in the chat"}, result, nil
+}
+
+// releasedStillUp answers an enrolment heartbeat of an instance bound to
+// a rental that was released, sent by the very agent run (boot id run)
+// that reported for that rental with its own token: refused that token
+// by the release, the agent went back to the enrolment token, but it
+// never stopped, so the instance is still up (and billing on the
+// platform unless it was released there too). It is not a new instance
+// to offer as one, which a card would: the user is told instead, once,
+// that the released rental's agent still reports (noteAfterRelease, after
+// the minutes a release takes on the platform), and the instance stays
+// bound to the released rental until its agent starts again (a new run:
+// the instance came back, or its ID is another instance's now), which is
+// announced anew. ok is false when this does not apply. enrolMu is held.
+func (h *Hub) releasedStillUp(ctx context.Context, in ledger.Instance, run string, now time.Time) (ans wire.EnrolmentAnswer, result string, ok bool, err error) {
+	if run == "" {
+		return ans, "", false, nil
+	}
+	h.mu.Lock()
+	a := h.agents[in.RentalID]
+	same := a != nil && a.state.Seen() && a.state.BootID == run
+	h.mu.Unlock()
+	if !same {
+		return ans, "", false, nil
+	}
+	re, err := h.rental(ctx, in.RentalID, now)
+	if ledger.ErrorCode(err) == ledger.ENOTFOUND {
+		return ans, "", false, nil
+	}
+	if err != nil {
+		return ans, "", false, err
+	}
+	if _, released := re.r.ReleasedAt(); !released {
+		return ans, "", false, nil
+	}
+	h.noteAfterRelease(ctx, ledger.AgentToken{RentalID: in.RentalID})
+	return wire.EnrolmentAnswer{State: wire.EnrolWaiting, RetryAfter: retryHeld,
+		Message: fmt.Sprintf("%s was released in the chat, but this agent has run on since: the user is told that the instance is still up; it is announced as a new instance when its agent starts again", re.r.Name)}, enrolReleased, true, nil
 }
 
 // answerBound answers an instance bound to the unreleased rental r: with

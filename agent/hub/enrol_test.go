@@ -541,8 +541,9 @@ func TestEnrol_Ignored(t *testing.T) {
 }
 
 // TestEnrol_ReleasedAnnouncedAnew: the rental an instance was logged as
-// is released; the instance reporting with the enrolment token again is
-// a new instance to the user.
+// is released; the instance reporting with the enrolment token again,
+// from an agent started anew, is a new instance to the user (the agent
+// run that reported for the rental is TestEnrol_ReleasedStillReporting).
 func TestEnrol_ReleasedAnnouncedAnew(t *testing.T) {
 	e := newEnrolEnv(t)
 	var from int
@@ -563,7 +564,9 @@ func TestEnrol_ReleasedAnnouncedAnew(t *testing.T) {
 	}
 	e.hub.Refresh(r.ID)
 	e.clk.Add(10 * time.Second)
-	if got := e.answer(e.facts("abc123", t0)); got.State != wire.EnrolWaiting || got.Token != "" {
+	again := e.facts("abc123", t0)
+	again.BootID = "boot2"
+	if got := e.answer(again); got.State != wire.EnrolWaiting || got.Token != "" {
 		t.Fatalf("after the release: %+v", got)
 	}
 	if ev := e.events(&from); !slices.Equal(ev, []string{"announced:runpod:abc123"}) {

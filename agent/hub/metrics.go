@@ -67,7 +67,7 @@ func newMetrics(reg *prometheus.Registry, seen func() float64) (*metrics, error)
 	for _, r := range []string{resultOK, resultDuplicate, resultUnauthorized, resultRateLimited, resultBadRequest, resultTooLarge, resultError, resultConflict} {
 		m.heartbeats.WithLabelValues(r)
 	}
-	for _, r := range []string{enrolAnnounced, enrolWaiting, enrolIgnored, enrolHeld, enrolBound, enrolReturned,
+	for _, r := range []string{enrolAnnounced, enrolWaiting, enrolIgnored, enrolHeld, enrolBound, enrolReturned, enrolReleased,
 		resultUnauthorized, resultRateLimited, resultBadRequest, resultTooLarge, resultError} {
 		m.enrol.WithLabelValues(r)
 	}
