@@ -58,4 +58,3 @@ func TestCore_ReleaseEnrolledStillReporting(t *testing.T) {
 		})
 	}
 }
-
