@@ -6,6 +6,7 @@ package bot
 
 import (
 	"math/big"
+	"strings"
 	"time"
 
 	"github.com/gpuledger/gpuledger/ledger"
@@ -67,6 +68,14 @@ func (r *req) storageCreate(c StorageCreateCmd) error {
 	if fromProfile != nil {
 		text += "\n" + r.t("volume_price_profile", fromProfile.Name, created.Name, created.SizeGB().String())
 	}
+	if p, ok := ledger.LookupProfile(platform); ok && fromProfile == nil && created.Priced && !created.HasStoppedPrice &&
+		p.Storage.HasStoppedPrice && p.Currency == created.Currency {
+		// The user's own price is one rate in every state; the platform
+		// bills a stopped instance's volume at another: say so.
+		stopped := inUnit(p.Storage.StoppedPrice, p.Storage.Unit, created.PriceUnit)
+		text += r.t("volume_profile_stopped", p.Name, view.FormatStoragePrice(p.Storage.StoppedPrice, p.Storage.Unit, created.Currency, r.lang),
+			created.Name, storageCmd(created.Name, created.Price, stopped, created.PriceUnit, time.Time{}))
+	}
 	if !created.Priced {
 		// An UNPRICED volume is left out of every total: say so, with the
 		// command that prices it from its creation.
@@ -98,13 +107,19 @@ func (r *req) storagePrice(c StorageSetPriceCmd) error {
 		price := r.storagePriceText(p.Price, p.StoppedPrice, p.HasStoppedPrice, p.PriceUnit, got.Currency)
 		text := r.t("volume_priced_from", got.Name, price, r.when(c.At))
 		if before := got.PriceAt(c.At.Add(-time.Second)); before.HasStoppedPrice && !p.HasStoppedPrice {
-			text += r.t("volume_price_one_rate")
+			stopped := inUnit(before.StoppedPrice, before.PriceUnit, p.PriceUnit)
+			text += r.t("volume_price_one_rate") + r.t("volume_price_keep", storageCmd(got.Name, p.Price, stopped, p.PriceUnit, c.At.In(r.loc)))
 		}
 		return r.send(r.plain(text))
 	}
 	set := ledger.Volume{Priced: true, Price: c.Price.Amount, PriceUnit: c.Price.Unit, Currency: c.Price.Currency}
 	if c.Stopped != nil {
 		set.HasStoppedPrice, set.StoppedPrice = true, *c.Stopped
+	}
+	// The terms before, to say what the correction replaced.
+	var old *ledger.Volume
+	if b, err := r.book(); err == nil {
+		old = volumeNamed(b, c.Volume)
 	}
 	got, err := r.c.store.SetVolumePrice(r.ctx, r.act(), c.Volume, set)
 	if err != nil {
@@ -115,7 +130,49 @@ func (r *req) storagePrice(c StorageSetPriceCmd) error {
 	if len(got.Prices) > 0 {
 		text += r.t("volume_priced_until", r.when(got.Prices[0].At))
 	}
+	if old != nil && old.Priced && old.HasStoppedPrice && c.Stopped == nil {
+		// A price without stopped= is one rate in every state (a tier or
+		// tariff sets both), so the stopped rate it had is gone: say so,
+		// with the command that keeps it.
+		stopped := inUnit(old.StoppedPrice, old.PriceUnit, got.PriceUnit)
+		text += r.t("volume_stopped_replaced", view.FormatStoragePrice(old.StoppedPrice, old.PriceUnit, got.Currency, r.lang),
+			view.FormatStoragePrice(got.Price, got.PriceUnit, got.Currency, r.lang), storageCmd(got.Name, got.Price, stopped, got.PriceUnit, time.Time{}))
+	}
 	return r.send(r.plain(text))
+}
+
+// storageUnitWords is how a command writes a storage price's unit.
+var storageUnitWords = map[ledger.StorageUnit]string{
+	ledger.PerGBHour: "/GB/h", ledger.PerGBDay: "/GB/day", ledger.PerGBMonth: "/GB/month",
+}
+
+// storageCmd is the /storage command that sets volume vol's price and
+// stopped rate, both in unit, from at (zero: from its creation), as the
+// parser reads it back.
+func storageCmd(vol string, price, stopped ledger.Decimal, unit ledger.StorageUnit, at time.Time) string {
+	u := storageUnitWords[unit]
+	cmd := "/storage " + vol + " price=" + price.String() + u + " stopped=" + stopped.String() + u
+	if !at.IsZero() {
+		cmd += " at " + at.Format(commandTimeLayout)
+	}
+	return cmd
+}
+
+// inUnit converts a storage rate from one unit to another: exact where
+// the decimal ends, else to six places (a suggestion the user reads).
+func inUnit(d ledger.Decimal, from, to ledger.StorageUnit) ledger.Decimal {
+	if from == to || from.Seconds() == 0 || to.Seconds() == 0 {
+		return d
+	}
+	q := d.Rat()
+	q.Mul(q, big.NewRat(to.Seconds(), from.Seconds()))
+	s := q.FloatString(6)
+	s = strings.TrimRight(strings.TrimRight(s, "0"), ".")
+	out, err := ledger.ParseDecimal(s)
+	if err != nil {
+		return d
+	}
+	return out
 }
 
 // storagePriceText writes a storage price, with its stopped rate if it
@@ -158,12 +215,25 @@ func (r *req) trafficTerms(c TrafficTermsCmd) error {
 		return r.send(r.plain(r.t("traffic_priced_from", x.Name, view.FormatAmount(c.PricePerGB, x.Currency), r.when(c.At))))
 	}
 	terms := ledger.TrafficTerms{Priced: true, PricePerGB: c.PricePerGB, FreeGB: c.FreeGB, Direction: c.Direction}
+	// A new price of traffic that has one keeps the allowance and the
+	// direction set before unless free= or direction= is written: the
+	// user changes a price, not the rest of the terms.
+	freeSet, kept := c.FreeSet, false
+	if x.Traffic.Priced && (!c.FreeSet || c.Direction == "") {
+		kept = true
+		if !c.FreeSet {
+			terms.FreeGB, freeSet = x.Traffic.FreeGB, true
+		}
+		if terms.Direction == "" {
+			terms.Direction = x.Traffic.Direction
+		}
+	}
 	// The rental's platform gives the free allowance (AWS's 100 GB a
 	// month) unless free= was written, and the charged direction unless
 	// one was named.
 	prof, known := ledger.LookupProfile(x.Platform)
 	if known {
-		terms = prof.TrafficDefaults(terms, c.FreeSet)
+		terms = prof.TrafficDefaults(terms, freeSet)
 	} else if terms.Direction == "" {
 		terms.Direction = ledger.Out
 	}
@@ -172,8 +242,11 @@ func (r *req) trafficTerms(c TrafficTermsCmd) error {
 		return err
 	}
 	text := r.t("traffic_priced", x.Name, view.FormatAmount(terms.PricePerGB, x.Currency), terms.FreeGB.String(), string(terms.Direction))
-	if known && !c.FreeSet && !terms.FreeGB.IsZero() {
+	if known && !freeSet && !terms.FreeGB.IsZero() {
 		text += "\n" + r.t("traffic_free_profile", prof.Name, terms.FreeGB.String())
+	}
+	if kept {
+		text += r.t("traffic_terms_kept")
 	}
 	return r.send(r.plain(text))
 }

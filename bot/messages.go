@@ -131,6 +131,17 @@ var messages = chat.Catalog{
 	"volume_price_one_rate": {
 		"; from then on one rate whether its rental runs or not (its stopped rate ends there)",
 		"；此后不论机器是否运行都按这一价格（关机价到此为止）"},
+	// A price change that replaced another term says so, and how to keep it.
+	"volume_price_keep": {" To keep a stopped rate: <code>%[1]s</code>", " 要保留关机价：<code>%[1]s</code>"},
+	"volume_stopped_replaced": {
+		"\n⚠️ Its stopped rate %[1]s is replaced too: %[2]s is now its one rate whether its rental runs or not. To keep a stopped rate: <code>%[3]s</code>",
+		"\n⚠️ 它的关机价 %[1]s 也被替换了：现在不论机器是否运行都按 %[2]s 计。要保留关机价：<code>%[3]s</code>"},
+	"volume_profile_stopped": {
+		"\n%[1]s bills the volume of a stopped instance at %[2]s (its profile); <b>%[3]s</b> has one rate whether its rental runs or not. To bill stopped time as %[1]s does: <code>%[4]s</code>",
+		"\n%[1]s 对关机实例的存储按 %[2]s 计费（平台默认配置）；<b>%[3]s</b> 现在不论机器是否运行都按同一价格。要像 %[1]s 那样计关机时的费用：<code>%[4]s</code>"},
+	"traffic_terms_kept": {
+		"\nThe free allowance and the charged direction set before are kept; free= or direction= changes them.",
+		"\n之前设置的免费额度和计费方向保持不变；要修改请写 free= 或 direction=。"},
 	"volume_deleted": {
 		"✓ volume <b>%[1]s</b> deleted %[2]s: it no longer bills",
 		"✓ 存储盘 <b>%[1]s</b> 已删除 %[2]s，不再计费"},
@@ -376,7 +387,6 @@ var messages = chat.Catalog{
 	"period_week":       {"this week", "本周"},
 	"period_month":      {"this month", "本月"},
 	"period_last-month": {"last month", "上月"},
-	"period_last-week":  {"last week", "上周"},
 	"chart_caption":     {"Last 14 days", "最近 14 天"},
 	"exported": {
 		"Your ledger as of %[1]s",
