@@ -1,6 +1,8 @@
 package ledger
 
 import (
+	"bufio"
+	"bytes"
 	"cmp"
 	"encoding/csv"
 	"encoding/json"
@@ -106,6 +108,9 @@ type exportOneOff struct {
 	Currency Currency `json:"currency"`
 	Charge   string   `json:"charge"`
 	Note     string   `json:"note"`
+
+	// RentalRef is the rental's address (RentalRef), set with Rental.
+	RentalRef *string `json:"rental_ref"`
 }
 
 // exportMoneyAt is a top-up: an amount as typed, added to a platform's
@@ -125,7 +130,10 @@ type exportReading struct {
 }
 
 type exportRental struct {
-	Name           string        `json:"name"`
+	Name string `json:"name"`
+	// Ref is the rental's address (RentalRef, "yolo@2026-11-02"): unlike
+	// the name, which a later rental may reuse, it tells every rental apart.
+	Ref            string        `json:"ref"`
 	Platform       string        `json:"platform"`
 	PlatformID     string        `json:"platform_id,omitempty"` // the platform's instance ID of a synced rental
 	GPU            string        `json:"gpu"`
@@ -163,8 +171,11 @@ type exportCharges struct {
 }
 
 type exportVolume struct {
-	Name      string      `json:"name"`
-	Rental    *string     `json:"rental"`
+	Name   string  `json:"name"`
+	Rental *string `json:"rental"`
+	// RentalRef is the attached rental's address, set with Rental when
+	// the rental is in the book.
+	RentalRef *string     `json:"rental_ref"`
 	SizeGB    string      `json:"size_gb"`
 	FreeGB    string      `json:"free_gb"`
 	Price     *string     `json:"price"`
@@ -249,14 +260,21 @@ func buildExportOf(b *Book, st *Statement, asOf time.Time) exportDoc {
 		}
 		return !t.Before(st.From) && t.Before(asOf)
 	}
-	names := map[int64]string{}
+	names, refs := map[int64]string{}, map[int64]string{}
+	byName := map[string][]*Rental{}
+	for _, r := range b.Rentals {
+		byName[r.Name] = append(byName[r.Name], r)
+	}
 	for _, r := range b.Rentals {
 		names[r.ID] = r.Name
+		// RefOf reads only the rentals of r's name: given those alone, a
+		// ledger of 10,000 rentals stays linear (BenchmarkExport).
+		refs[r.ID] = RefOf(byName[r.Name], r, loc)
 	}
 	for _, rc := range st.Rentals {
 		r := rc.Rental
 		er := exportRental{
-			Name: r.Name, Platform: r.Platform, PlatformID: r.PlatformID, GPU: r.GPU, GPUCount: r.GPUCount, Mode: r.Mode,
+			Name: r.Name, Ref: refs[r.ID], Platform: r.Platform, PlatformID: r.PlatformID, GPU: r.GPU, GPUCount: r.GPUCount, Mode: r.Mode,
 			Currency: r.Currency, State: rc.State, StartedAt: ts(r.StartedAt()),
 			RunningSeconds: rc.RunningSeconds, BilledSeconds: rc.BilledSeconds, IdleSeconds: rc.IdleSeconds,
 			Charges: exportCharges{
@@ -321,6 +339,9 @@ func buildExportOf(b *Book, st *Statement, asOf time.Time) exportDoc {
 		} else if n, ok := names[v.RentalID]; ok && v.RentalID != 0 {
 			ev.Rental = ptr(n)
 		}
+		if ref, ok := refs[v.RentalID]; ok && v.RentalID != 0 && ev.Rental != nil {
+			ev.RentalRef = ptr(ref)
+		}
 		if at, ok := v.Deleted(); ok && !at.After(asOf) {
 			ev.DeletedAt = ptr(ts(at))
 		}
@@ -341,7 +362,7 @@ func buildExportOf(b *Book, st *Statement, asOf time.Time) exportDoc {
 		eo := exportOneOff{At: ts(c.At), Platform: oc.Platform, Amount: c.Amount.String(), Currency: c.Currency,
 			Charge: oc.Amount.String(), Note: c.Note}
 		if n, ok := names[c.RentalID]; ok && c.RentalID != 0 {
-			eo.Rental = ptr(n)
+			eo.Rental, eo.RentalRef = ptr(n), ptr(refs[c.RentalID])
 		}
 		doc.OneOffs = append(doc.OneOffs, eo)
 	}
@@ -448,15 +469,97 @@ func sortedByTime[T any](xs []T, key func(T) (time.Time, int64)) []T {
 
 // WriteExportJSON writes the ledger with computed charges as of asOf in
 // the JSON shape of DESIGN.md section 5 (see the comment above for the
-// two additions). The output ends with a newline.
+// additions). The output ends with a newline.
+//
+// It writes the document a list element at a time, in the bytes an
+// indenting json.Encoder gives for the whole: that one marshals all of it
+// and then indents it into a second buffer, several times the output's
+// size at once for a large ledger (BenchmarkExport).
 func WriteExportJSON(w io.Writer, b *Book, asOf time.Time) error {
-	enc := json.NewEncoder(w)
-	enc.SetEscapeHTML(false)
-	enc.SetIndent("", "  ")
-	if err := enc.Encode(buildExport(b, asOf)); err != nil {
-		return fmt.Errorf("ledger: export json: %w", err)
+	doc := buildExport(b, asOf)
+	s := &jsonStream{w: bufio.NewWriter(w)}
+	s.raw("{")
+	s.field("as_of", doc.AsOf)
+	streamList(s, "rentals", doc.Rentals)
+	streamList(s, "volumes", doc.Volumes)
+	s.field("totals", doc.Totals)
+	s.field("balances", doc.Balances)
+	s.field("time_zone", doc.TimeZone)
+	streamList(s, "one_offs", doc.OneOffs)
+	streamList(s, "top_ups", doc.TopUps)
+	streamList(s, "balance_readings", doc.Readings)
+	s.raw("\n}\n")
+	if s.err == nil {
+		s.err = s.w.Flush()
+	}
+	if s.err != nil {
+		return fmt.Errorf("ledger: export json: %w", s.err)
 	}
 	return nil
+}
+
+// jsonStream writes a JSON object field by field, indented by two
+// spaces, HTML left unescaped; the first error sticks.
+type jsonStream struct {
+	w      *bufio.Writer
+	buf    bytes.Buffer
+	fields int
+	err    error
+}
+
+func (s *jsonStream) raw(text string) {
+	if s.err == nil {
+		_, s.err = s.w.WriteString(text)
+	}
+}
+
+// value writes v as indented JSON whose continuation lines begin with
+// prefix (the depth it is nested at).
+func (s *jsonStream) value(prefix string, v any) {
+	if s.err != nil {
+		return
+	}
+	s.buf.Reset()
+	enc := json.NewEncoder(&s.buf)
+	enc.SetEscapeHTML(false)
+	enc.SetIndent(prefix, "  ")
+	if s.err = enc.Encode(v); s.err != nil {
+		return
+	}
+	_, s.err = s.w.Write(bytes.TrimSuffix(s.buf.Bytes(), []byte("\n")))
+}
+
+// key starts the next field of the top-level object.
+func (s *jsonStream) key(name string) {
+	if s.fields > 0 {
+		s.raw(",")
+	}
+	s.fields++
+	s.raw("\n  " + strconv.Quote(name) + ": ")
+}
+
+func (s *jsonStream) field(name string, v any) {
+	s.key(name)
+	s.value("  ", v)
+}
+
+// streamList writes the field name with the list xs, one element at a
+// time.
+func streamList[T any](s *jsonStream, name string, xs []T) {
+	s.key(name)
+	if len(xs) == 0 {
+		s.raw("[]")
+		return
+	}
+	s.raw("[")
+	for i := range xs {
+		if i > 0 {
+			s.raw(",")
+		}
+		s.raw("\n    ")
+		s.value("    ", &xs[i])
+	}
+	s.raw("\n  ]")
 }
 
 // ExportCSVColumns is the header of the CSV export. The record column says
@@ -484,6 +587,7 @@ var ExportCSVColumns = []string{
 	"balance", "runs_out_at", "as_of", "stopped_price", "price_changes", "platform_id",
 	"time_zone", "min_seconds", "step_seconds", "floor", "traffic_price", "traffic_free_gb", "traffic_direction",
 	"kind", "at", "until", "amount", "note", "bytes", "direction", "source",
+	"ref", "rental_ref",
 }
 
 // WriteExportCSV writes the same rows as WriteExportJSON as CSV with one
@@ -516,8 +620,11 @@ func writeExportCSV(w io.Writer, doc exportDoc) error {
 	if err := cw.Write(ExportCSVColumns); err != nil {
 		return fmt.Errorf("ledger: export csv: %w", err)
 	}
+	// One record is reused for every row (csv.Writer.Write keeps none):
+	// a large ledger writes hundreds of thousands of rows.
+	rec := make([]string, len(ExportCSVColumns))
 	row := func(kv ...string) error {
-		rec := make([]string, len(ExportCSVColumns))
+		clear(rec)
 		for i := 0; i+1 < len(kv); i += 2 {
 			rec[col[kv[i]]] = kv[i+1]
 		}
@@ -532,7 +639,7 @@ func writeExportCSV(w io.Writer, doc exportDoc) error {
 		return *s
 	}
 	for _, r := range doc.Rentals {
-		if err := row("record", "rental", "name", r.Name, "platform", r.Platform, "platform_id", r.PlatformID, "gpu", r.GPU,
+		if err := row("record", "rental", "name", r.Name, "ref", r.Ref, "platform", r.Platform, "platform_id", r.PlatformID, "gpu", r.GPU,
 			"gpu_count", strconv.Itoa(r.GPUCount), "mode", string(r.Mode), "price", opt(r.Price),
 			"price_unit", opt(r.PriceUnit), "currency", string(r.Currency), "state", string(r.State),
 			"started_at", r.StartedAt, "released_at", opt(r.ReleasedAt),
@@ -549,7 +656,7 @@ func writeExportCSV(w io.Writer, doc exportDoc) error {
 		}
 	}
 	for _, v := range doc.Volumes {
-		if err := row("record", "volume", "name", v.Name, "rental", opt(v.Rental), "size_gb", v.SizeGB,
+		if err := row("record", "volume", "name", v.Name, "rental", opt(v.Rental), "rental_ref", opt(v.RentalRef), "size_gb", v.SizeGB,
 			"free_gb", v.FreeGB, "price", opt(v.Price), "price_unit", string(v.PriceUnit),
 			"currency", string(v.Currency), "created_at", v.CreatedAt, "deleted_at", opt(v.DeletedAt),
 			"charge", v.Charge, "stopped_price", opt(v.StoppedPrice), "price_changes", csvPriceChanges(v.PriceChanges),
@@ -602,7 +709,7 @@ func writeExportInputs(doc exportDoc, row func(kv ...string) error, opt func(*st
 			if e.Price != nil {
 				cur = string(r.Currency)
 			}
-			if err := row("record", "rental_event", "rental", r.Name, "platform", r.Platform, "kind", e.Kind, "at", e.At,
+			if err := row("record", "rental_event", "rental", r.Name, "rental_ref", r.Ref, "platform", r.Platform, "kind", e.Kind, "at", e.At,
 				"price", opt(e.Price), "price_unit", opt(e.PriceUnit), "currency", cur); err != nil {
 				return err
 			}
@@ -613,7 +720,7 @@ func writeExportInputs(doc exportDoc, row func(kv ...string) error, opt func(*st
 			continue
 		}
 		for _, p := range r.Traffic.PriceChanges {
-			if err := row("record", "traffic_price", "rental", r.Name, "platform", r.Platform, "at", p.At,
+			if err := row("record", "traffic_price", "rental", r.Name, "rental_ref", r.Ref, "platform", r.Platform, "at", p.At,
 				"traffic_price", p.PricePerGB, "currency", string(r.Currency)); err != nil {
 				return err
 			}
@@ -624,7 +731,7 @@ func writeExportInputs(doc exportDoc, row func(kv ...string) error, opt func(*st
 			continue
 		}
 		for _, u := range r.Traffic.Usage {
-			if err := row("record", "traffic", "rental", r.Name, "platform", r.Platform, "at", u.At,
+			if err := row("record", "traffic", "rental", r.Name, "rental_ref", r.Ref, "platform", r.Platform, "at", u.At,
 				"bytes", strconv.FormatInt(u.Bytes, 10), "direction", string(u.Direction)); err != nil {
 				return err
 			}
@@ -632,21 +739,21 @@ func writeExportInputs(doc exportDoc, row func(kv ...string) error, opt func(*st
 	}
 	for _, r := range doc.Rentals {
 		for _, iv := range r.Idle {
-			if err := row("record", "idle", "rental", r.Name, "platform", r.Platform, "at", iv.From, "until", opt(iv.To)); err != nil {
+			if err := row("record", "idle", "rental", r.Name, "rental_ref", r.Ref, "platform", r.Platform, "at", iv.From, "until", opt(iv.To)); err != nil {
 				return err
 			}
 		}
 	}
 	for _, v := range doc.Volumes {
 		for _, e := range v.Events {
-			if err := row("record", "volume_event", "name", v.Name, "rental", opt(v.Rental), "platform", v.Platform,
+			if err := row("record", "volume_event", "name", v.Name, "rental", opt(v.Rental), "rental_ref", opt(v.RentalRef), "platform", v.Platform,
 				"kind", e.Kind, "at", e.At, "size_gb", opt(e.SizeGB)); err != nil {
 				return err
 			}
 		}
 	}
 	for _, o := range doc.OneOffs {
-		if err := row("record", "one_off", "rental", opt(o.Rental), "platform", o.Platform, "at", o.At,
+		if err := row("record", "one_off", "rental", opt(o.Rental), "rental_ref", opt(o.RentalRef), "platform", o.Platform, "at", o.At,
 			"amount", o.Amount, "currency", string(o.Currency), "charge", o.Charge, "note", o.Note); err != nil {
 			return err
 		}

@@ -86,24 +86,24 @@ func TestWriteExportJSON_DesignExample(t *testing.T) {
 	rental := doc["rentals"].([]any)[0].(map[string]any)
 	check("rental", keys(rental), []string{"name", "platform", "gpu", "gpu_count", "mode", "price", "price_unit",
 		"currency", "state", "started_at", "released_at", "running_seconds", "billed_seconds", "idle_seconds", "charges",
-		"min_seconds", "step_seconds", "floor", "events"})
+		"min_seconds", "step_seconds", "floor", "events", "ref"})
 	check("charges", keys(rental["charges"]), []string{"compute", "storage", "traffic", "other", "total"})
 	vol := doc["volumes"].([]any)[0].(map[string]any)
 	check("volume", keys(vol), []string{"name", "rental", "size_gb", "free_gb", "price", "price_unit", "currency",
-		"created_at", "deleted_at", "charge", "platform", "events"})
+		"created_at", "deleted_at", "charge", "platform", "events", "rental_ref"})
 	check("totals", keys(doc["totals"].(map[string]any)["CNY"]), []string{"compute", "storage", "traffic", "other", "total"})
 	check("balance", keys(doc["balances"].(map[string]any)["autodl"]), []string{"currency", "balance", "runs_out_at"})
 
 	want := map[string]any{
 		"as_of": "2026-11-02T00:00:00+08:00",
-		"rental": map[string]any{"name": "box1", "platform": "autodl", "gpu": "RTX 4090", "gpu_count": 1.0,
+		"rental": map[string]any{"name": "box1", "ref": "box1@2026-11-01", "platform": "autodl", "gpu": "RTX 4090", "gpu_count": 1.0,
 			"mode": "per-second", "price": "1.88", "price_unit": "hour", "currency": "CNY", "state": "running",
 			"started_at": "2026-11-01T22:15:00+08:00", "released_at": nil, "running_seconds": 6300.0,
 			"billed_seconds": 6300.0, "idle_seconds": 0.0,
 			"charges":     map[string]any{"compute": "3.29", "storage": "29.70", "traffic": "0.00", "other": "0.00", "total": "32.99"},
 			"min_seconds": 0.0, "step_seconds": 1.0, "floor": nil,
 			"events": []any{map[string]any{"kind": "start", "at": "2026-11-01T22:15:00+08:00", "price": "1.88", "price_unit": "hour"}}},
-		"volume": map[string]any{"name": "data1", "rental": "box1", "size_gb": "200", "free_gb": "50", "price": "0.0066",
+		"volume": map[string]any{"name": "data1", "rental": "box1", "rental_ref": "box1@2026-11-01", "size_gb": "200", "free_gb": "50", "price": "0.0066",
 			"price_unit": "gb_day", "currency": "CNY", "created_at": "2026-10-03T00:00:00+08:00", "deleted_at": nil, "charge": "29.70",
 			"platform": "autodl", "events": []any{map[string]any{"kind": "create", "at": "2026-10-03T00:00:00+08:00", "size_gb": "200"}}},
 		"totals":  map[string]any{"compute": "3.29", "storage": "29.70", "traffic": "0.00", "other": "0.00", "total": "32.99"},
