@@ -224,11 +224,13 @@ type BalanceCmd struct {
 
 // BudgetCmd sets, removes or shows the monthly budgets, one per currency:
 // /budget ¥3000/month, /budget 3000/month currency=CNY, /budget off
-// [currency=USD]. Set with a zero amount (or "off") removes the budget in
-// Amount.Currency, or every budget when that is empty. An empty
+// [currency=USD|$|USD], /budget off all. Set with a zero amount (or "off")
+// removes the budget in Amount.Currency, or every budget when All; with
+// neither, the one budget there is (several are asked about). An empty
 // Amount.Currency with a non-zero amount means no sign was written.
 type BudgetCmd struct {
 	Set    bool
+	All    bool
 	Amount Amount
 }
 

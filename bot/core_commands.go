@@ -521,8 +521,26 @@ func (r *req) budget(c BudgetCmd) error {
 	cur := c.Amount.Currency
 	assumed := false
 	switch {
-	case c.Amount.Value.IsZero() && cur == "":
+	case c.All:
 		u.Budgets = nil
+	case c.Amount.Value.IsZero() && cur == "":
+		// "off" without a currency: the one budget there is; with
+		// several, which one is asked, as for an amount without a sign.
+		switch len(u.Budgets) {
+		case 0:
+			return r.answer(r.plain(r.wt("budget_off_nothing")))
+		case 1:
+			cur = u.Budgets[0].Currency
+			u.Budgets = nil
+		default:
+			var syms, eg []string
+			for _, x := range u.Budgets {
+				syms = append(syms, x.Currency.Symbol())
+				eg = append(eg, "<code>/budget off "+x.Currency.Symbol()+"</code>")
+			}
+			eg = append(eg, "<code>/budget off all</code>")
+			return r.answer(r.plain(r.wt("budget_off_which", strings.Join(syms, ", "), chat.RawHTML(strings.Join(eg, " / ")))))
+		}
 	case c.Amount.Value.IsZero():
 		if _, ok := u.Budget(cur); !ok {
 			return r.answer(r.plain(r.t("budget_off_none", cur.Symbol())))
@@ -534,7 +552,7 @@ func (r *req) budget(c BudgetCmd) error {
 			if err != nil {
 				return err
 			}
-			switch spent := ledger.SpendCurrencies(b); len(spent) {
+			switch spent := budgetCurrencies(b, u); len(spent) {
 			case 0:
 				cur, assumed = r.defaultCurrency(b), true
 			case 1:
@@ -554,7 +572,7 @@ func (r *req) budget(c BudgetCmd) error {
 		return err
 	}
 	switch {
-	case c.Amount.Value.IsZero() && cur == "":
+	case c.All:
 		return r.send(r.plain(r.t("budget_off")))
 	case c.Amount.Value.IsZero():
 		return r.send(r.plain(r.t("budget_off_one", cur.Symbol())))

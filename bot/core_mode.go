@@ -1,7 +1,9 @@
 package bot
 
 import (
+	"slices"
 	"strings"
+	"time"
 
 	"github.com/gpuledger/gpuledger/chat"
 	"github.com/gpuledger/gpuledger/internal/clip"
@@ -49,4 +51,42 @@ func (r *req) checkMode(c RentCmd) (bool, error) {
 	out := r.plain(r.wt("mode_profile", p.Name, theirs, typed, r.wt("mode_means_"+string(c.Mode)), shown))
 	out.Buttons = [][]chat.Button{row, {{Text: r.t("btn_cancel"), Data: d}}}
 	return true, r.answer(out)
+}
+
+// budgetCurrencies are the currencies an amount without a sign may be
+// meant in: those spent in and those with a budget already, sorted. A
+// user with a $ budget who spends only in yuan is asked about "/budget
+// 3000", not given a yuan budget silently.
+func budgetCurrencies(b *ledger.Book, u ledger.User) []ledger.Currency {
+	out := ledger.SpendCurrencies(b)
+	for _, x := range u.Budgets {
+		if !slices.Contains(out, x.Currency) {
+			out = append(out, x.Currency)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// periodEnds writes the two ends of a /spend period so that neither can be
+// read as another day: an end on another day than the start names its
+// day, today's included ("yesterday 00:00 – today 00:00", "Nov 2 00:00 –
+// today 12:30"); an end on the start's day is its clock ("today 00:00 –
+// 12:30").
+func (r *req) periodEnds(from, to time.Time) (string, string) {
+	sameDay := func(a, b time.Time) bool {
+		a, b = a.In(r.loc), b.In(r.loc)
+		return a.Year() == b.Year() && a.YearDay() == b.YearDay()
+	}
+	withDay := func(t time.Time) string {
+		s := view.FormatTime(t, r.loc, r.now, r.lang)
+		if sameDay(t, r.now) {
+			s = r.wt("today_at", s)
+		}
+		return s
+	}
+	if sameDay(from, to) {
+		return withDay(from), view.FormatTime(to, r.loc, r.now, r.lang)
+	}
+	return withDay(from), withDay(to)
 }

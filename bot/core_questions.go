@@ -40,9 +40,10 @@ func (r *req) spend(c SpendCmd) error {
 	if period == "" {
 		period = "month"
 	}
-	head := r.t("spend_head", r.t("period_"+period), view.FormatTime(from, r.loc, r.now, r.lang), view.FormatTime(to, r.loc, r.now, r.lang))
+	fromText, toText := r.periodEnds(from, to)
+	head := r.t("spend_head", r.t("period_"+period), fromText, toText)
 	if len(period) == 7 && period[4] == '-' { // YYYY-MM
-		head = r.t("spend_head", period, view.FormatTime(from, r.loc, r.now, r.lang), view.FormatTime(to, r.loc, r.now, r.lang))
+		head = r.t("spend_head", period, fromText, toText)
 	}
 	text := head + "\n" + view.RenderSpend(b, from, to, r.lang)
 	if mf, _ := ledger.MonthRange(r.now, r.loc); !from.Before(mf) {

@@ -112,3 +112,58 @@ func TestConversation_ModeQuestion(t *testing.T) {
 		t.Fatalf("rental: %+v", x)
 	}
 }
+
+// TestCore_BudgetOffSeveralAsks: with budgets in three currencies, "/budget
+// 0" or "/budget off" without a currency removes nothing and asks which;
+// "/budget 0 USD", "/budget off $" and "/budget off all" remove precisely.
+// With one budget, "off" removes that one and says which.
+func TestCore_BudgetOffSeveralAsks(t *testing.T) {
+	e := newEnv(t, bot.Config{AllowedUsers: []int64{alice}})
+	e.say(alice, "/rent box1 autodl 4090 1.88/h")
+	for _, b := range []string{"/budget ¥3000/month", "/budget $500/month", "/budget €400/month"} {
+		contains(t, e.say(alice, b), "✓")
+	}
+	budgets := func() int { return len(e.book(alice).User.Budgets) }
+	for _, off := range []string{"/budget 0", "/budget off", "/预算 关闭", "/budget 0/month"} {
+		got := e.say(alice, off)
+		contains(t, got, "¥", "$", "€", "/budget off all")
+		if strings.Contains(got, "✓") || budgets() != 3 {
+			t.Fatalf("%q with three budgets: %q, %d budgets left", off, got, budgets())
+		}
+	}
+	contains(t, e.say(alice, "/budget 0 USD"), "✓", "$")
+	if bs := e.book(alice).User.Budgets; len(bs) != 2 || bs[0].Currency != ledger.CNY || bs[1].Currency != ledger.EUR {
+		t.Fatalf("after /budget 0 USD: %+v", bs)
+	}
+	contains(t, e.say(alice, "/budget off €"), "✓", "€")
+	contains(t, e.say(alice, "/budget off"), "✓", "¥")
+	if budgets() != 0 {
+		t.Fatalf("%d budgets left", budgets())
+	}
+	e.say(alice, "/budget ¥3000/month")
+	e.say(alice, "/budget $500/month")
+	contains(t, e.say(alice, "/budget off all"), "✓")
+	if budgets() != 0 {
+		t.Fatalf("/budget off all left %d", budgets())
+	}
+	contains(t, e.say(alice, "/budget off"), "no", "budget")
+	contains(t, e.say(alice, "/budget 5 all"), "off")
+	contains(t, e.say(alice, "/budget off all USD"), "all")
+}
+
+// TestCore_BudgetAmountOwnCurrencies: an amount without a sign asks when
+// the user's budgets and spending are in several currencies, even if only
+// one of them is spent in so far.
+func TestCore_BudgetAmountOwnCurrencies(t *testing.T) {
+	e := newEnv(t, bot.Config{AllowedUsers: []int64{alice}})
+	e.say(alice, "/rent box1 autodl 4090 1.88/h")
+	contains(t, e.say(alice, "/budget $500/month"), "✓")
+	got := e.say(alice, "/budget 3000")
+	contains(t, got, "¥", "$")
+	if strings.Contains(got, "✓") {
+		t.Fatalf("/budget 3000 with a ¥ rental and a $ budget was set: %q", got)
+	}
+	if bs := e.book(alice).User.Budgets; len(bs) != 1 || bs[0].Currency != ledger.USD {
+		t.Fatalf("budgets: %+v", bs)
+	}
+}

@@ -250,9 +250,18 @@ var catalog = chat.Catalog{
 	"bad_budget_unit": {
 		"a budget is per month, not %[1]s: write it like 3000 or 3000/month",
 		"预算按月计，不是 %[1]s：请写成 3000 或 3000/月"},
+	"budget_all_off": {
+		"%[1]s removes every budget: write /budget off all",
+		"%[1]s 用来取消全部预算：请写 /budget off all"},
+	"budget_all_currency": {
+		"%[1]s removes every budget, not only the %[2]s one: write /budget off all, or /budget off %[2]s",
+		"%[1]s 会取消全部预算，不只是 %[2]s 的：请写 /budget off all，或 /budget off %[2]s"},
 	"bad_topic": {
 		"there is no command %[1]s",
 		"没有命令 %[1]s"},
+	"bad_topic_near": {
+		"there is no command %[1]s: did you mean %[2]s?",
+		"没有命令 %[1]s，你是不是想查 %[2]s？"},
 	"bad_code": {
 		"%[1]s is not a claim code",
 		"%[1]s 不是认领码"},

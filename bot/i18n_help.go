@@ -166,7 +166,7 @@ func HelpText(lang string, topic Kind) string {
 		if h, ok := helpEntry(topic); ok {
 			writeHelpItem(&b, lang, h, true)
 			b.WriteString("\n")
-			b.WriteString(shapesText(lang))
+			b.WriteString(shapesFor(lang, h.usage))
 			return b.String()
 		}
 	}
@@ -218,17 +218,42 @@ func writeHelpItem(b *strings.Builder, lang string, h helpItem, long bool) {
 	b.WriteString("\n")
 }
 
-func shapesText(lang string) string {
-	if lang == chat.LangZH {
-		return "显卡：4090、2x4090、4090x2、A100-80G、H100*8、两张3090\n" +
-			"价格：1.88（默认每小时）、1.88元/小时、¥70/天、$0.70/h、0.7usd/h\n" +
-			"计费：per-second、per-minute、per-hour、always-on、按秒、按分钟、按小时、包日、包周、包月\n" +
-			"时间：10:00、今天 10:00、昨天 23:00、2026-11-01 10:00、-2h、2小时前\n" +
-			"时长：30s、90m、1h30m、2d、2小时、30分钟、2天；容量：200GB、1.5TB、500G\n"
+// shapes are the forms an argument takes, in the order one command's help
+// lists those its usage names.
+var shapes = []struct{ key, en, zh string }{
+	{"GPU", "GPU: 4090, 2x4090, 4090x2, A100-80G, H100*8, 8xH100",
+		"显卡：4090、2x4090、4090x2、A100-80G、H100*8、两张3090"},
+	{"PRICE", "PRICE: 1.88 (per hour), 1.88/h, 1.88 per hour, ¥70/day, ¥70 a day, $0.70/h, 0.7usd/h, 1.88元/小时; the words after a price are its unit, not a billing mode",
+		"价格：1.88（默认每小时）、1.88元/小时、1.88元 每小时、¥70/天、$0.70/h、0.7usd/h；价格后面的“每小时”“一天”是价格的单位，不是计费方式"},
+	{"MODE", "MODE: per-second, per-minute, per-hour (every started hour in full), always-on (按秒, 按分钟, 按小时, 包日, 包周, 包月); left out, the platform's own; one against the platform's is asked about",
+		"计费：per-second、per-minute、per-hour（每个开始的小时按整小时计）、always-on、按秒、按分钟、按小时、包日、包周、包月；不写则按平台的方式，与平台不符时会先问你"},
+	{"TIME", "TIME: 10:00, yesterday 23:00, 2026-11-01 10:00, -2h, 2h ago, RFC 3339",
+		"时间：10:00、今天 10:00、昨天 23:00、2026-11-01 10:00、-2h、2小时前"},
+	{"DUR", "DUR: 30s, 90m, 1h30m, 2d, 1w",
+		"时长：30s、90m、1h30m、2d、2小时、30分钟、2天"},
+	{"SIZE", "SIZE: 200GB, 1.5TB, 500G",
+		"容量：200GB、1.5TB、500G"},
+}
+
+// shapesFor lists the forms of the placeholders that usage names (GPU,
+// PRICE, TIME...), so one command's help says nothing of arguments it
+// does not take.
+func shapesFor(lang, usage string) string {
+	words := map[string]bool{}
+	for _, w := range strings.FieldsFunc(usage, func(r rune) bool { return r < 'A' || r > 'Z' }) {
+		words[w] = true
 	}
-	return "GPU: 4090, 2x4090, 4090x2, A100-80G, H100*8, 8xH100\n" +
-		"PRICE: 1.88 (per hour), 1.88/h, ¥70/day, $0.70/h, 0.7usd/h, 1.88元/小时\n" +
-		"MODE: per-second, per-minute, per-hour, always-on (按秒, 按分钟, 按小时, 包日, 包周, 包月)\n" +
-		"TIME: 10:00, yesterday 23:00, 2026-11-01 10:00, -2h, 2h ago, RFC 3339\n" +
-		"DUR: 30s, 90m, 1h30m, 2d, 1w; SIZE: 200GB, 1.5TB, 500G\n"
+	var b strings.Builder
+	for _, s := range shapes {
+		if !words[s.key] {
+			continue
+		}
+		if lang == chat.LangZH {
+			b.WriteString(s.zh)
+		} else {
+			b.WriteString(s.en)
+		}
+		b.WriteString("\n")
+	}
+	return b.String()
 }

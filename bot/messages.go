@@ -387,6 +387,7 @@ var messages = chat.Catalog{
 	"period_week":       {"this week", "本周"},
 	"period_month":      {"this month", "本月"},
 	"period_last-month": {"last month", "上月"},
+	"period_last-week":  {"last week", "上周"},
 	"chart_caption":     {"Last 14 days", "最近 14 天"},
 	"exported": {
 		"Your ledger as of %[1]s",

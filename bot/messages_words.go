@@ -3,7 +3,8 @@ package bot
 import "github.com/gpuledger/gpuledger/chat"
 
 // wordTexts are the replies about what the user's words meant: a billing
-// mode written against the platform's profile (core_mode.go).
+// mode written against the platform's profile, and which budget an amount
+// or "off" without a currency is for (core_mode.go).
 var wordTexts = chat.Catalog{
 	"mode_profile": {
 		"%[1]s bills <b>%[2]s</b>, but you wrote <b>%[3]s</b>: %[4]s Which one? Nothing is recorded until you choose:\n<code>%[5]s</code>",
@@ -23,6 +24,13 @@ var wordTexts = chat.Catalog{
 	"mode_means_always-on": {
 		"always-on bills the whole time, running or stopped, like a package (包日/包月).",
 		"包时段（包日/包周/包月）不论运行还是关机都计费。"},
+	"budget_off_which": {
+		"You have monthly budgets in %[1]s: which one to remove? Nothing was changed. %[2]s",
+		"你有 %[1]s 的每月预算：要取消哪一个？什么也没改。%[2]s"},
+	"budget_off_nothing": {
+		"There is no monthly budget to remove. Set one: <code>/budget ¥3000/month</code>",
+		"没有每月预算可取消。设置：<code>/budget ¥3000/月</code>"},
+	"today_at":         {"today %[1]s", "今天 %[1]s"},
 	"btn_mode_profile": {"✓ %[1]s, as %[2]s bills", "✓ %[1]s（%[2]s 的计费方式）"},
 	"btn_mode_typed":   {"%[1]s, as I wrote", "%[1]s（按我写的）"},
 }

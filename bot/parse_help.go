@@ -17,6 +17,13 @@ func (p *parser) help(toks []string) (Command, error) {
 	if k, ok := commandNames[w]; ok {
 		return HelpCmd{Topic: k}, nil
 	}
+	near := nearCommands(w)
+	if k, ok := commandPrefix(w); ok && len(near) == 0 {
+		near = []string{string(k)}
+	}
+	if len(near) > 0 {
+		return nil, p.err("bad_topic_near", quote(p.words[0]), "/"+strings.Join(near, ", /"))
+	}
 	return nil, p.err("bad_topic", quote(p.words[0]))
 }
 
@@ -37,4 +44,17 @@ func (p *parser) start(toks []string) (Command, error) {
 		}
 	}
 	return StartCmd{Code: code}, nil
+}
+
+// commandPrefix finds the command whose word begins w, the longest such
+// word of two letters or a Chinese one: "/help 租赁" means /rent (租),
+// "/help rentals" /rent.
+func commandPrefix(w string) (Kind, bool) {
+	best, kind := "", Kind("")
+	for name, k := range commandNames {
+		if len(name) > len(best) && len(name) >= 2 && strings.HasPrefix(w, name) {
+			best, kind = name, k
+		}
+	}
+	return kind, best != ""
 }

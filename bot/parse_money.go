@@ -222,34 +222,87 @@ func (p *parser) budget(toks []string) (Command, error) {
 		}
 		cur = c
 	}
+	// The words are the amount (or "off"), and optionally the currency
+	// ("/budget 0 USD", "/budget off $") or "all", in any order.
 	src, fromKV := p.kv["amount"]
-	switch {
-	case fromKV && len(p.words) > 0:
-		return nil, p.err("twice", noun("amount"), quote(src), quote(p.words[0]))
-	case !fromKV && len(p.words) == 0:
-		return BudgetCmd{}, nil
-	case !fromKV:
-		src = p.words[0]
-		if len(p.words) > 1 {
-			return nil, p.err("unexpected", quote(p.words[1]), string(p.kind))
+	allSrc := ""
+	for _, w := range p.words {
+		lw := strings.ToLower(w)
+		if budgetAllWords[lw] {
+			allSrc = w
+			continue
 		}
+		if c, ok := currencyWord(lw); ok {
+			if err := p.mergeCurrency(&cur, c, w); err != nil {
+				return nil, err
+			}
+			continue
+		}
+		if src != "" {
+			if fromKV {
+				return nil, p.err("twice", noun("amount"), quote(src), quote(w))
+			}
+			return nil, p.err("unexpected", quote(w), string(p.kind))
+		}
+		src = w
 	}
+	if src == "" {
+		if allSrc != "" {
+			return nil, p.err("budget_all_off", quote(allSrc))
+		}
+		if cur != "" {
+			return nil, p.err("missing_amount", string(p.kind))
+		}
+		return BudgetCmd{}, nil
+	}
+	off := false
 	switch strings.ToLower(src) {
 	case "off", "none", "关闭", "取消", "无":
-		return BudgetCmd{Set: true, Amount: Amount{Currency: cur}}, nil
+		off = true
 	}
-	pp, ok := splitPrice(strings.ToLower(src))
-	if !ok {
-		return nil, p.err("bad_amount", quote(src))
+	var amount ledger.Decimal
+	if !off {
+		pp, ok := splitPrice(strings.ToLower(src))
+		if !ok {
+			return nil, p.err("bad_amount", quote(src))
+		}
+		if len(pp.segs) > 1 || len(pp.segs) == 1 && timeUnits[pp.segs[0]] != ledger.UnitMonth {
+			return nil, p.err("bad_budget_unit", quote(src))
+		}
+		if pp.amount.Sign() < 0 {
+			return nil, p.err("amount_positive", quote(src))
+		}
+		if err := p.mergeCurrency(&cur, pp.currency, src); err != nil {
+			return nil, err
+		}
+		amount = pp.amount
 	}
-	if len(pp.segs) > 1 || len(pp.segs) == 1 && timeUnits[pp.segs[0]] != ledger.UnitMonth {
-		return nil, p.err("bad_budget_unit", quote(src))
+	if allSrc != "" {
+		switch {
+		case !amount.IsZero():
+			return nil, p.err("budget_all_off", quote(allSrc))
+		case cur != "":
+			return nil, p.err("budget_all_currency", quote(allSrc), string(cur))
+		}
+		return BudgetCmd{Set: true, All: true}, nil
 	}
-	if pp.amount.Sign() < 0 {
-		return nil, p.err("amount_positive", quote(src))
+	return BudgetCmd{Set: true, Amount: Amount{Value: amount, Currency: cur}}, nil
+}
+
+// budgetAllWords remove every budget: "/budget off all".
+var budgetAllWords = map[string]bool{"all": true, "全部": true, "所有": true, "都": true}
+
+// currencyWord recognises a currency written alone: "USD", "usd", "$",
+// "¥", "元", "美元", "€". Only the currencies the parser knows by name
+// count, so a stray three-letter word is not taken for one.
+func currencyWord(lw string) (ledger.Currency, bool) {
+	if c, ok := currencyWords[lw]; ok {
+		return c, true
 	}
-	if err := p.mergeCurrency(&cur, pp.currency, src); err != nil {
-		return nil, err
+	for _, cp := range currencyPrefixes {
+		if lw == cp.p {
+			return cp.c, true
+		}
 	}
-	return BudgetCmd{Set: true, Amount: Amount{Value: pp.amount, Currency: cur}}, nil
+	return "", false
 }

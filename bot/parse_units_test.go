@@ -1,6 +1,7 @@
 package bot
 
 import (
+	"errors"
 	"testing"
 
 	"github.com/gpuledger/gpuledger/ledger"
@@ -90,6 +91,52 @@ func TestParse_PriceUnitWords(t *testing.T) {
 		}
 		if show(got) != show(tc.want) {
 			t.Errorf("Parse(%q)\n got %s\nwant %s", tc.in, show(got), show(tc.want))
+		}
+	}
+}
+
+// TestParse_BudgetWords: the currency of a budget to remove may be written
+// beside "off" or 0, in any order; "all" removes every budget and takes
+// neither an amount nor a currency.
+func TestParse_BudgetWords(t *testing.T) {
+	off := func(c ledger.Currency) BudgetCmd { return BudgetCmd{Set: true, Amount: Amount{Currency: c}} }
+	all := BudgetCmd{Set: true, All: true}
+	for _, tc := range []struct {
+		in   string
+		want Command
+	}{
+		{"/budget 0", off("")},
+		{"/budget off", off("")},
+		{"/budget 0 USD", off(ledger.USD)},
+		{"/budget USD 0", off(ledger.USD)},
+		{"/budget off $", off(ledger.USD)},
+		{"/budget off 美元", off(ledger.USD)},
+		{"/budget 关闭 元", off(ledger.CNY)},
+		{"/budget off €", off(ledger.EUR)},
+		{"/budget off all", all},
+		{"/budget 0 all", all},
+		{"/预算 关闭 全部", all},
+		{"/budget 3000 usd", BudgetCmd{Set: true, Amount: Amount{Value: dec("3000"), Currency: ledger.USD}}},
+		{"/budget 3000 per month", BudgetCmd{Set: true, Amount: Amount{Value: dec("3000")}}},
+		{"/budget", BudgetCmd{}},
+	} {
+		got, err := Parse(tc.in, testNow, shanghai)
+		if err != nil || show(got) != show(tc.want) {
+			t.Errorf("Parse(%q) = %s, %v; want %s", tc.in, show(got), err, show(tc.want))
+		}
+	}
+	for _, tc := range []struct{ in, key string }{
+		{"/budget 5 all", "budget_all_off"},
+		{"/budget all", "budget_all_off"},
+		{"/budget off all USD", "budget_all_currency"},
+		{"/budget off $ eur", "currency_conflict"},
+		{"/budget USD", "missing_amount"},
+		{"/budget 5 6", "unexpected"},
+	} {
+		_, err := Parse(tc.in, testNow, shanghai)
+		var pe *ParseError
+		if !errors.As(err, &pe) || pe.Key != tc.key {
+			t.Errorf("Parse(%q): error %v, want %s", tc.in, err, tc.key)
 		}
 	}
 }

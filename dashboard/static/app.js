@@ -12,7 +12,7 @@
     en: {
       loading: 'Loading…', month: 'Month', spent: 'Spent', budget: 'Budget', ofBudget: '{0}% used',
       noBudget: 'No budget set', projection: 'Month-end projection', idle: 'Idle cost', burn: 'Burning {0}/h',
-      perDay: 'Spend per day', cumulative: 'Spent so far, budget and projection', byPlatform: 'By platform',
+      perDay: 'Spend per day', cumulative: 'The month so far', byPlatform: 'By platform',
       byRental: 'By rental', balances: 'Balances', platform: 'Platform', rental: 'Rental', state: 'State',
       total: 'Total', compute: 'Compute', storage: 'Storage', traffic: 'Traffic', other: 'Other',
       balance: 'Balance', runway: 'Runs out', noBurn: 'nothing burns',
@@ -40,7 +40,7 @@
     zh: {
       loading: '加载中…', month: '月份', spent: '已花费', budget: '预算', ofBudget: '已用 {0}%',
       noBudget: '未设置预算', projection: '月末预计', idle: '空闲花费', burn: '每小时 {0}',
-      perDay: '每日花费', cumulative: '累计花费、预算与预计', byPlatform: '按平台',
+      perDay: '每日花费', cumulative: '本月至今', byPlatform: '按平台',
       byRental: '按实例', balances: '余额', platform: '平台', rental: '实例', state: '状态',
       total: '合计', compute: '计算', storage: '存储', traffic: '流量', other: '其他',
       balance: '余额', runway: '预计用完', noBurn: '无消耗',
@@ -350,9 +350,10 @@
     document.body.dataset.state = 'error';
   }
 
-  function figure(label, value, test, extra) {
+  // figure is a labelled value; words (not an amount) are set smaller.
+  function figure(label, value, test, extra, words) {
     return h('div', { class: 'fig' }, h('div', { class: 'label' }, label),
-      h('div', { class: 'value', test: test }, value), extra ? h('div', { class: 'hint' }, extra) : null);
+      h('div', { class: 'value' + (words ? ' words' : ''), test: test }, value), extra ? h('div', { class: 'hint' }, extra) : null);
   }
 
   // table: the first column is text, the rest numbers; columns from
@@ -469,8 +470,8 @@
       h('div', { class: 'figs' },
         figure(t(pg.current ? 'spentSoFar' : 'spent'), money(tot.total, cur), 'total-' + cur, tot.unpriced ? t('unpriced', tot.unpriced) : null),
         pg.current ? figure(t('budget'), c.budget != null ? money(c.budget, cur) : t('noBudget'), 'budget-' + cur,
-          c.budget != null ? t('ofBudget', pct) : null)
-          : figure(t('budget'), t('budgetPast'), 'budget-' + cur, c.budget_now != null ? t('budgetNow', money(c.budget_now, cur)) : null),
+          c.budget != null ? t('ofBudget', pct) : null, c.budget == null)
+          : figure(t('budget'), t('budgetPast'), 'budget-' + cur, c.budget_now != null ? t('budgetNow', money(c.budget_now, cur)) : null, true),
         c.projection != null ? figure(t('projection'), money(c.projection, cur), 'projection-' + cur,
           c.burn_per_hour != null ? t('burn', money(c.burn_per_hour, cur)) : null) : null,
         figure(t('idle'), money(tot.idle, cur), 'idle-' + cur, c.no_agent ? t('noAgentCount', c.no_agent) : null)),

@@ -420,6 +420,12 @@ func TestDashboard_Browser(t *testing.T) {
 					t.Errorf("%s: the past month says %q: %s", lang, bad, page)
 				}
 			}
+			// The longer state ("running at month end · released since")
+			// wraps: each rental's total stays in sight on a phone.
+			if cut := browser.Eval[[]string](p, `Array.from(document.querySelectorAll('[data-test^="rental-row-"] td.num')).filter(function (td) {
+  return td.getBoundingClientRect().right > td.closest('.card').getBoundingClientRect().right + 0.5 }).map(function (td) { return td.textContent })`); len(cut) > 0 {
+				t.Errorf("%s: rental totals past the card's edge: %q", lang, cut)
+			}
 			if n := p.Count(`[data-test^="projection-"]`); n != 0 {
 				t.Errorf("%s: %d projections on a past month", lang, n)
 			}
