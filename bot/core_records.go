@@ -38,7 +38,8 @@ func (r *req) records(c RecordsCmd) error {
 }
 
 // recordLine is one record as the chat shows it: "#57 11:00 charge box1
-// ¥5.00 image fee", in the user's zone and language.
+// ¥5.00 image fee", in the user's zone and language. It is HTML (the
+// user's words escaped): a template takes it as chat.RawHTML.
 func (r *req) recordLine(x ledger.Record) string {
 	where := x.Rental
 	if where == "" {
@@ -70,7 +71,7 @@ func (r *req) deleteRecord(c DeleteRecordCmd) error {
 	if err != nil {
 		return err
 	}
-	return r.send(r.plain(r.rt("record_deleted", r.recordLine(x))))
+	return r.send(r.plain(r.rt("record_deleted", chat.RawHTML(r.recordLine(x)))))
 }
 
 // fixRecord corrects one of the user's records and shows it before and
@@ -89,5 +90,5 @@ func (r *req) fixRecord(c FixRecordCmd) error {
 	if err != nil {
 		return err
 	}
-	return r.send(r.plain(r.rt("record_fixed", r.recordLine(fixed), r.recordLine(old))))
+	return r.send(r.plain(r.rt("record_fixed", chat.RawHTML(r.recordLine(fixed)), chat.RawHTML(r.recordLine(old)))))
 }
