@@ -213,7 +213,7 @@ func (r *req) rent(c RentCmd) error {
 	if err != nil {
 		return err
 	}
-	return r.send(r.plain(r.rentedText(created, assumed)))
+	return r.send(r.plain(r.rentedText(created, assumed) + r.reuseNote(created)))
 }
 
 // rentedText is the reply to a new rental: "✓ box1 started 10:00 — autodl
@@ -254,7 +254,7 @@ func (r *req) event(name string, ev ledger.Event) error {
 	r.rentalChanged(x)
 	run, cost := r.costAt(x, ev.At)
 	key := map[ledger.EventKind]string{ledger.EventStop: "stopped", ledger.EventResume: "resumed", ledger.EventRelease: "released"}[ev.Kind]
-	text := r.t(key, x.Name, r.when(ev.At), run, cost)
+	text := r.t(key, shown(name, x), r.when(ev.At), run, cost)
 	if ev.Kind == ledger.EventStop && x.Mode == ledger.AlwaysOn {
 		text += "\n" + r.t("always_on_note")
 	}
@@ -357,7 +357,7 @@ func (r *req) price(c PriceCmd) error {
 	if ev.At.Equal(x.StartedAt()) && c.At.IsZero() {
 		return r.send(r.plain(r.t("priced_from_start", x.Name, view.FormatPrice(ev.Price, x.Currency, r.lang), r.when(ev.At))))
 	}
-	return r.send(r.plain(r.t("priced", x.Name, view.FormatPrice(ev.Price, x.Currency, r.lang), r.when(ev.At))))
+	return r.send(r.plain(r.t("priced", shown(c.Name, x), view.FormatPrice(ev.Price, x.Currency, r.lang), r.when(ev.At)) + r.tookNote(c.Name, x)))
 }
 
 // charge records a one-off charge on a rental, or on a platform when the
@@ -374,7 +374,8 @@ func (r *req) charge(c ChargeCmd) error {
 		if err := sameCurrency(ch.Currency, x.Currency, x.Name); err != nil {
 			return err
 		}
-		rentalName, ch.Currency, ch.Platform = x.Name, x.Currency, x.Platform
+		// The name as written: an address must reach the same rental.
+		rentalName, ch.Currency, ch.Platform = c.Target, x.Currency, x.Platform
 	} else if p, ok := ledger.LookupProfile(c.Target); ok {
 		ch.Platform = p.Key
 		if ch.Currency == "" {
@@ -411,9 +412,9 @@ func (r *req) charge(c ChargeCmd) error {
 	if err != nil {
 		return err
 	}
-	target := got.Platform
+	target, took := got.Platform, ""
 	if rentalName != "" {
-		target = rentalName
+		target, took = shown(rentalName, x), r.tookNote(rentalName, x)
 	} else if volume != "" && volume != got.Platform {
 		target = volume + " (" + got.Platform + ")"
 	}
@@ -421,7 +422,7 @@ func (r *req) charge(c ChargeCmd) error {
 	if !c.At.IsZero() {
 		text += r.t("charged_at", r.when(got.At))
 	}
-	return r.send(r.plain(r.assumedNote(text, assumed, got.Currency)))
+	return r.send(r.plain(r.assumedNote(text, assumed, got.Currency) + took))
 }
 
 // platformCurrency is the currency of money recorded for a platform: the

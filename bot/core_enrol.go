@@ -253,7 +253,7 @@ func (r *req) adopt(c AdoptCmd) error {
 	if err != nil {
 		return err
 	}
-	return r.send(r.plain(r.adoptedText(x)))
+	return r.send(r.plain(r.adoptedText(x) + r.reuseNote(x)))
 }
 
 // adoptedText is "✓ Logged as runpod-abc123 from 10:02 at $0.79/h. /undo

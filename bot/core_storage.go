@@ -212,7 +212,7 @@ func (r *req) trafficTerms(c TrafficTermsCmd) error {
 		if err != nil {
 			return err
 		}
-		return r.send(r.plain(r.t("traffic_priced_from", x.Name, view.FormatAmount(c.PricePerGB, x.Currency), r.when(c.At))))
+		return r.send(r.plain(r.t("traffic_priced_from", shown(c.Name, x), view.FormatAmount(c.PricePerGB, x.Currency), r.when(c.At)) + r.tookNote(c.Name, x)))
 	}
 	terms := ledger.TrafficTerms{Priced: true, PricePerGB: c.PricePerGB, FreeGB: c.FreeGB, Direction: c.Direction}
 	// A new price of traffic that has one keeps the allowance and the
@@ -241,14 +241,14 @@ func (r *req) trafficTerms(c TrafficTermsCmd) error {
 	if err != nil {
 		return err
 	}
-	text := r.t("traffic_priced", x.Name, view.FormatAmount(terms.PricePerGB, x.Currency), terms.FreeGB.String(), string(terms.Direction))
+	text := r.t("traffic_priced", shown(c.Name, x), view.FormatAmount(terms.PricePerGB, x.Currency), terms.FreeGB.String(), string(terms.Direction))
 	if known && !freeSet && !terms.FreeGB.IsZero() {
 		text += "\n" + r.t("traffic_free_profile", prof.Name, terms.FreeGB.String())
 	}
 	if kept {
 		text += r.t("traffic_terms_kept")
 	}
-	return r.send(r.plain(text))
+	return r.send(r.plain(text + r.tookNote(c.Name, x)))
 }
 
 // gibBytes converts GB as written (the ledger counts GiB, 2^30 bytes) to

@@ -49,7 +49,7 @@ func RenderStatus(b *ledger.Book, now time.Time, lang string) string {
 		if rc.State == ledger.Stopped {
 			state = tr(lang, "state_stopped", FormatTime(lastStop(x), loc, now, lang))
 		}
-		sb.WriteString("\n" + tr(lang, "status_rental", x.Name, PlatformWord(lang, x.Platform), GPUText(x), chat.RawHTML(state)))
+		sb.WriteString("\n" + tr(lang, "status_rental", rc.Label(), PlatformWord(lang, x.Platform), GPUText(x), chat.RawHTML(state)))
 		price := "UNPRICED"
 		if x.Priced {
 			price = FormatPrice(rc.Rate, x.Currency, lang)
@@ -104,8 +104,12 @@ func liveCosts(b *ledger.Book, st *ledger.Statement) []ledger.RentalCost {
 			continue
 		}
 		z := ledger.Money{Currency: x.Currency}
-		out = append(out, ledger.RentalCost{Rental: x, State: x.State(), Rate: x.Price, ComputePriced: x.Priced,
-			StoragePriced: true, TrafficPriced: true, Compute: z, Storage: z, Traffic: z, Other: z, Total: z, IdleCost: z})
+		rc := ledger.RentalCost{Rental: x, State: x.State(), Rate: x.Price, ComputePriced: x.Priced,
+			StoragePriced: true, TrafficPriced: true, Compute: z, Storage: z, Traffic: z, Other: z, Total: z, IdleCost: z}
+		if l := ledger.Label(b.Rentals, x, b.User.Location()); l != x.Name {
+			rc.Ref = l
+		}
+		out = append(out, rc)
 	}
 	return out
 }
@@ -183,7 +187,7 @@ func writeSpend(sb *strings.Builder, st *ledger.Statement, lang string) {
 	}
 	var parts []string
 	for _, rc := range st.Rentals {
-		parts = append(parts, chat.Escape(rc.Rental.Name)+" "+totalText(rc))
+		parts = append(parts, chat.Escape(rc.Label())+" "+totalText(rc))
 	}
 	for _, vc := range st.Volumes {
 		if vc.Volume.RentalID == 0 {
@@ -369,7 +373,7 @@ func RenderSummary(b *ledger.Book, now time.Time, lang string) string {
 			perHour[x.Currency] = perHour[x.Currency].Add(h)
 			rate = FormatMoney(h) + tr(lang, "per_hour")
 		}
-		running = append(running, tr(lang, "summary_running_line", x.Name, GPUText(x), PlatformWord(lang, x.Platform), rate))
+		running = append(running, tr(lang, "summary_running_line", rc.Label(), GPUText(x), PlatformWord(lang, x.Platform), rate))
 	}
 	sb.WriteString("\n\n")
 	if len(running) == 0 {
