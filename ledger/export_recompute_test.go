@@ -9,6 +9,7 @@ import (
 	"math/big"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -40,6 +41,7 @@ type xDoc struct {
 
 type xRental struct {
 	Name           string   `json:"name"`
+	Ref            string   `json:"ref"`
 	Platform       string   `json:"platform"`
 	Mode           string   `json:"mode"`
 	Price          *string  `json:"price"`
@@ -82,6 +84,7 @@ type xVolume struct {
 	Name         string   `json:"name"`
 	Platform     string   `json:"platform"`
 	Rental       *string  `json:"rental"`
+	RentalRef    *string  `json:"rental_ref"`
 	FreeGB       string   `json:"free_gb"`
 	Price        *string  `json:"price"`
 	PriceUnit    string   `json:"price_unit"`
@@ -98,13 +101,14 @@ type xVolume struct {
 }
 
 type xOneOff struct {
-	At       string  `json:"at"`
-	Platform string  `json:"platform"`
-	Rental   *string `json:"rental"`
-	Amount   string  `json:"amount"`
-	Currency string  `json:"currency"`
-	Charge   string  `json:"charge"`
-	Note     string  `json:"note"`
+	At        string  `json:"at"`
+	Platform  string  `json:"platform"`
+	Rental    *string `json:"rental"`
+	RentalRef *string `json:"rental_ref"`
+	Amount    string  `json:"amount"`
+	Currency  string  `json:"currency"`
+	Charge    string  `json:"charge"`
+	Note      string  `json:"note"`
 }
 
 type xMoneyAt struct {
@@ -377,9 +381,11 @@ func (rc *recomputer) trafficAt(r xRental, t int64) (*big.Rat, bool) {
 	return sum, used
 }
 
-func (rc *recomputer) rental(name string) *xRental {
+// rental returns the exported rental with the address ref: a name may
+// be reused, an address not.
+func (rc *recomputer) rental(ref string) *xRental {
 	for i := range rc.doc.Rentals {
-		if rc.doc.Rentals[i].Name == name {
+		if rc.doc.Rentals[i].Ref == ref {
 			return &rc.doc.Rentals[i]
 		}
 	}
@@ -404,8 +410,8 @@ func (rc *recomputer) storageAt(v xVolume, t int64) *big.Rat {
 		all = append(all, terms{at: rc.at(p.At), price: p.Price, unit: p.PriceUnit, stopped: p.StoppedPrice})
 	}
 	var rental *xRental
-	if v.Rental != nil {
-		rental = rc.rental(*v.Rental)
+	if v.RentalRef != nil {
+		rental = rc.rental(*v.RentalRef)
 	}
 	cuts := []int64{}
 	end := t
@@ -512,7 +518,7 @@ func (rc *recomputer) check() {
 		}
 		return totals[c]
 	}
-	storageOf := map[string][]line{} // by rental name
+	storageOf := map[string][]line{} // by rental address
 	otherOf := map[string]int64{}
 	for _, v := range rc.doc.Volumes {
 		l := line{platform: v.Platform, currency: v.Currency, priced: v.Price != nil}
@@ -525,8 +531,8 @@ func (rc *recomputer) check() {
 		if got := v.Charge; got != l.String() && l.priced {
 			t.Errorf("volume %s: charge %s, recomputed %s", v.Name, got, l)
 		}
-		if v.Rental != nil {
-			storageOf[*v.Rental] = append(storageOf[*v.Rental], l)
+		if v.RentalRef != nil {
+			storageOf[*v.RentalRef] = append(storageOf[*v.RentalRef], l)
 		}
 	}
 	for _, o := range rc.doc.OneOffs {
@@ -535,9 +541,9 @@ func (rc *recomputer) check() {
 			t.Errorf("one-off %q: charge %s, recomputed %s", o.Note, o.Charge, fmtMinor(m, o.Currency))
 		}
 		totOf(o.Currency).other += m
-		if o.Rental != nil {
-			if r := rc.rental(*o.Rental); r != nil && r.Currency == o.Currency {
-				otherOf[*o.Rental] += m
+		if o.RentalRef != nil {
+			if r := rc.rental(*o.RentalRef); r != nil && r.Currency == o.Currency {
+				otherOf[*o.RentalRef] += m
 			}
 		}
 	}
@@ -560,14 +566,14 @@ func (rc *recomputer) check() {
 			tt.unpriced++
 		}
 		storage := line{currency: r.Currency, priced: true}
-		for _, l := range storageOf[r.Name] {
+		for _, l := range storageOf[r.Ref] {
 			if !l.priced {
 				storage.priced = false
 			} else if l.currency == r.Currency {
 				storage.minor += l.minor
 			}
 		}
-		other := line{currency: r.Currency, priced: true, minor: otherOf[r.Name]}
+		other := line{currency: r.Currency, priced: true, minor: otherOf[r.Ref]}
 		total := line{currency: r.Currency, priced: compute.priced && storage.priced && traffic.priced,
 			minor: compute.minor + storage.minor + traffic.minor + other.minor}
 		for _, f := range []struct {
@@ -816,6 +822,13 @@ func richLedger(t *testing.T) (*sqlite.DB, int64, time.Time) {
 	must(db.CreateVolume(ctx, act, ledger.Volume{Name: "vd3", RentalName: "mystery", Platform: "恒源云", Currency: ledger.CNY,
 		Events: []ledger.VolumeEvent{{Kind: ledger.VolumeCreate, At: d("8h"), SizeGB: dec("50")}}}))
 
+	// The name "pod" again, for a new pod after the first one's release:
+	// the volume stays the first one's, the new one's charge is its own.
+	rent(ledger.Rental{Name: "pod", Platform: "runpod", Mode: ledger.PerSecond, Priced: true, Price: price("0.69", ledger.UnitHour),
+		Currency: ledger.USD}, d("40h"))
+	ev("pod", ledger.EventStop, d("41h1m1s"))
+	must(db.AddCharge(ctx, act, "pod", ledger.Charge{Platform: "runpod", Amount: dec("0.125"), Currency: ledger.USD, Note: "template", At: d("41h")}))
+
 	// One-off charges with notes, top-ups and balance readings.
 	must(db.AddCharge(ctx, act, "yolo", ledger.Charge{Platform: "autodl", Amount: dec("3.005"), Currency: ledger.CNY, Note: "镜像 image fee", At: d("4h")}))
 	must(db.AddCharge(ctx, act, "", ledger.Charge{Platform: "vast", Amount: dec("1.5"), Currency: ledger.USD, Note: "support", At: d("22h")}))
@@ -858,6 +871,13 @@ func TestExport_RecomputeEveryFigure(t *testing.T) {
 		}
 		if len(rc.doc.Rentals) < 6 || len(rc.doc.Volumes) < 3 {
 			t.Fatalf("the ledger exported %d rentals and %d volumes", len(rc.doc.Rentals), len(rc.doc.Volumes))
+		}
+		refs := map[string]bool{}
+		for _, r := range rc.doc.Rentals {
+			if refs[r.Ref] || !strings.HasPrefix(r.Ref, r.Name+"@") {
+				t.Errorf("rental %s has the address %q, not its own", r.Name, r.Ref)
+			}
+			refs[r.Ref] = true
 		}
 		rc.check()
 	}
@@ -965,4 +985,103 @@ func TestExportCSVPeriod_InputsOfTheWindow(t *testing.T) {
 			t.Errorf("total %s: other %s, the one-off rows add up to %s", cur, get(r, "other"), sum)
 		}
 	}
+}
+
+// TestExportCSV_SameInputsAsJSON: the CSV carries the same inputs as the
+// JSON, one row each, with what the user typed (a one-off's note and
+// amount, a reading's amount) and each rental's terms on its row.
+func TestExportCSV_SameInputsAsJSON(t *testing.T) {
+	db, uid, asOf := richLedger(t)
+	book, err := db.Book(context.Background(), uid)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var js, cs bytes.Buffer
+	if err := ledger.WriteExportJSON(&js, book, asOf); err != nil {
+		t.Fatal(err)
+	}
+	if err := ledger.WriteExportCSV(&cs, book, asOf); err != nil {
+		t.Fatal(err)
+	}
+	var doc xDoc
+	if err := json.Unmarshal(js.Bytes(), &doc); err != nil {
+		t.Fatal(err)
+	}
+	csvText := cs.String()
+	rows, err := csv.NewReader(&cs).ReadAll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	col := map[string]int{}
+	for i, c := range rows[0] {
+		col[c] = i
+	}
+	// Each input as "kind|rental address|at|values" from both sides.
+	var fromJSON, fromCSV []string
+	add := func(list *[]string, parts ...string) { *list = append(*list, strings.Join(parts, "|")) }
+	for _, r := range doc.Rentals {
+		add(&fromJSON, "rental", r.Ref, "", strconv.FormatInt(r.MinSeconds, 10), strconv.FormatInt(r.StepSeconds, 10), ptrOr(r.Floor))
+		for _, e := range r.Events {
+			add(&fromJSON, "rental_event", r.Ref, e.At, e.Kind, ptrOr(e.Price), ptrOr(e.PriceUnit))
+		}
+		if r.Traffic != nil {
+			for _, p := range r.Traffic.PriceChanges {
+				add(&fromJSON, "traffic_price", r.Ref, p.At, p.PricePerGB)
+			}
+			for _, u := range r.Traffic.Usage {
+				add(&fromJSON, "traffic", r.Ref, u.At, strconv.FormatInt(u.Bytes, 10), u.Direction)
+			}
+		}
+	}
+	for _, v := range doc.Volumes {
+		for _, e := range v.Events {
+			add(&fromJSON, "volume_event", v.Name, e.At, e.Kind, ptrOr(e.SizeGB))
+		}
+	}
+	for _, o := range doc.OneOffs {
+		add(&fromJSON, "one_off", ptrOr(o.RentalRef), o.At, o.Amount, o.Currency, o.Charge, o.Note)
+	}
+	for _, m := range doc.TopUps {
+		add(&fromJSON, "top_up", m.Platform, m.At, m.Amount, m.Currency)
+	}
+	for _, m := range doc.Readings {
+		add(&fromJSON, "balance_reading", m.Platform, m.At, m.Amount, m.Currency)
+	}
+	for _, r := range rows[1:] {
+		g := func(c string) string { return r[col[c]] }
+		switch k := g("record"); k {
+		case "rental":
+			add(&fromCSV, k, g("ref"), "", g("min_seconds"), g("step_seconds"), g("floor"))
+		case "rental_event":
+			add(&fromCSV, k, g("rental_ref"), g("at"), g("kind"), g("price"), g("price_unit"))
+		case "traffic_price":
+			add(&fromCSV, k, g("rental_ref"), g("at"), g("traffic_price"))
+		case "traffic":
+			add(&fromCSV, k, g("rental_ref"), g("at"), g("bytes"), g("direction"))
+		case "volume_event":
+			add(&fromCSV, k, g("name"), g("at"), g("kind"), g("size_gb"))
+		case "one_off":
+			add(&fromCSV, k, g("rental_ref"), g("at"), g("amount"), g("currency"), g("charge"), g("note"))
+		case "top_up", "balance_reading":
+			add(&fromCSV, k, g("platform"), g("at"), g("amount"), g("currency"))
+		}
+		if g("time_zone") != "Asia/Shanghai" {
+			t.Errorf("%s row's time_zone %q", g("record"), g("time_zone"))
+		}
+	}
+	sort.Strings(fromJSON)
+	sort.Strings(fromCSV)
+	if strings.Join(fromJSON, "\n") != strings.Join(fromCSV, "\n") {
+		t.Errorf("the CSV's inputs differ from the JSON's:\n--- CSV\n%s\n--- JSON\n%s", strings.Join(fromCSV, "\n"), strings.Join(fromJSON, "\n"))
+	}
+	if !strings.Contains(csvText, "镜像 image fee") || !strings.Contains(csvText, ",3.005,") {
+		t.Errorf("the CSV lost a one-off's note or its amount as typed")
+	}
+}
+
+func ptrOr(s *string) string {
+	if s == nil {
+		return ""
+	}
+	return *s
 }
