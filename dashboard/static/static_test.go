@@ -172,6 +172,10 @@ func (h *fakeHub) serve() *httptest.Server {
 			answer(w, h.f.month)
 			return
 		}
+		if m == pastMonth {
+			answer(w, past(h.f.month))
+			return
+		}
 		answer(w, dashboard.MonthPage{Month: m, Currencies: []dashboard.CurrencyMonth{}})
 	}))
 	mux.HandleFunc("GET "+dashboard.PathRental, api(func(w http.ResponseWriter, r *http.Request) {
@@ -261,4 +265,38 @@ func TestFS_Files(t *testing.T) {
 	if !strings.Contains(string(lic), "MIT") {
 		t.Errorf("uPlot.LICENSE does not read as uPlot's MIT licence")
 	}
+}
+
+// pastMonth is the month the fake hub answers with past(the fixture's
+// month).
+const pastMonth = "2026-11"
+
+// past is the fixture's month as the server shows a month that has
+// ended: as of its end, no budget but today's beside it, no projection
+// or burn, the first rental running at the month's end and released
+// since, the last one watched by no agent, balances with no runway.
+func past(m dashboard.MonthPage) dashboard.MonthPage {
+	var p dashboard.MonthPage
+	raw, _ := json.Marshal(m)
+	_ = json.Unmarshal(raw, &p)
+	p.Month, p.Current = pastMonth, false
+	p.From, p.To = m.From.AddDate(0, -1, 0), m.From
+	p.AsOf = p.To
+	for i := range p.Currencies {
+		c := &p.Currencies[i]
+		c.BudgetNow, c.Budget, c.BudgetPercent, c.Projection, c.BurnPerHour = c.Budget, nil, nil, nil, nil
+		c.NoAgent = 1
+	}
+	for i := range p.Rentals {
+		p.Rentals[i].StateAt = p.AsOf
+	}
+	p.Rentals[0].State, p.Rentals[0].StateNow = "running", "released"
+	last := &p.Rentals[len(p.Rentals)-1]
+	last.HasAgent, last.Idle = false, nil
+	for i := range p.Balances {
+		b := &p.Balances[i]
+		b.AsOf, b.ReadingAt, b.BurnPerHour, b.RunsOutAt, b.Computed = p.AsOf, p.AsOf.Add(-50*time.Hour), nil, nil, true
+	}
+	p.ExportURL = dashboard.PathExport + "?month=" + pastMonth
+	return p
 }
