@@ -198,6 +198,9 @@ func TestPages_NamesInTheUsersLanguage(t *testing.T) {
 			if rec := e.get(tok, dashboard.PathRental+"?id="+strconv.FormatInt(r.ID, 10), &rp); rec.Code != 200 {
 				t.Fatalf("rental: %d %s", rec.Code, rec.Body)
 			}
+			if rp.HasAgent || rp.Rental.HasAgent || rp.Rental.Idle != nil {
+				t.Errorf("rental page of a rental no agent watched: has_agent %v/%v, idle %v; want no idle figure", rp.HasAgent, rp.Rental.HasAgent, rp.Rental.Idle)
+			}
 			if rp.Rental.PlatformName != tc.platform || rp.ModeName != tc.mode || rp.PriceText == nil || *rp.PriceText != tc.price {
 				t.Errorf("rental page: platform %q, mode %q, price %v; want %s, %s, %s", rp.Rental.PlatformName, rp.ModeName, rp.PriceText, tc.platform, tc.mode, tc.price)
 			}

@@ -167,16 +167,12 @@ func (s *Server) handleMonth(w http.ResponseWriter, r *http.Request, g *grant, b
 	if !ok {
 		return
 	}
-	end := to
-	if now.Before(to) {
-		end = now
-	}
-	agents, err := s.agents(r.Context(), g.user, b, from, end)
-	if err != nil {
-		s.internal(w, r, err)
+	agents := s.agents(r.Context(), g.user)
+	page := monthPage(b, name, from, to, now, agents.has)
+	if agents.err != nil {
+		s.internal(w, r, agents.err)
 		return
 	}
-	page := monthPage(b, name, from, to, now, agents)
 	page.ExportURL = s.prefix + page.ExportURL
 	nameMonth(&page, g.lang)
 	s.writeJSON(w, r, http.StatusOK, page)
@@ -195,38 +191,44 @@ func nameMonth(page *MonthPage, lang string) {
 	}
 }
 
-// agents returns the IDs of the rentals alive in [from, to) that an agent
-// watched: one that reported idle time, or that was ever given a token.
-func (s *Server) agents(ctx context.Context, user int64, b *ledger.Book, from, to time.Time) (map[int64]bool, error) {
-	out := map[int64]bool{}
-	for _, r := range b.Rentals {
-		if len(r.Events) == 0 || !r.StartedAt().Before(to) {
-			continue
-		}
-		if end, ok := r.ReleasedAt(); ok && end.Before(from) {
-			continue
-		}
-		if len(r.Idle) > 0 {
-			out[r.ID] = true
-			continue
-		}
-		issued, err := s.store.TokenIssued(ctx, user, r.ID)
-		if err != nil {
-			return nil, fmt.Errorf("dashboard: agent of rental %d: %w", r.ID, err)
-		}
-		if issued {
-			out[r.ID] = true
-		}
-	}
-	return out, nil
+// agentSet answers whether an agent watched a rental: one that reported
+// idle time, or that was ever given a token. It asks the store once per
+// rental, for the rentals a page shows only; the first error is kept in
+// err (and the rental taken as unwatched).
+type agentSet struct {
+	ctx  context.Context
+	s    *Server
+	user int64
+	seen map[int64]bool
+	err  error
 }
 
-// monthPage computes the month [from, to) as of now from the book alone;
-// agents are the rentals an agent watched (Server.agents). A past month
-// is shown as it was at its end: no budget (the store keeps only
-// today's), no projection or burn, the rentals' states and the balances
-// as of its end.
-func monthPage(b *ledger.Book, name string, from, to, now time.Time, agents map[int64]bool) MonthPage {
+func (s *Server) agents(ctx context.Context, user int64) *agentSet {
+	return &agentSet{ctx: ctx, s: s, user: user, seen: map[int64]bool{}}
+}
+
+func (a *agentSet) has(r *ledger.Rental) bool {
+	if len(r.Idle) > 0 {
+		return true
+	}
+	if v, ok := a.seen[r.ID]; ok || a.err != nil {
+		return v
+	}
+	issued, err := a.s.store.TokenIssued(a.ctx, a.user, r.ID)
+	if err != nil {
+		a.err = fmt.Errorf("dashboard: agent of rental %d: %w", r.ID, err)
+		return false
+	}
+	a.seen[r.ID] = issued
+	return issued
+}
+
+// monthPage computes the month [from, to) as of now from the book, and
+// from hasAgent, which says whether an agent watched a rental
+// (agentSet.has). A past month is shown as it was at its end: no budget
+// (the store keeps only today's), no projection or burn, the rentals'
+// states and the balances as of its end.
+func monthPage(b *ledger.Book, name string, from, to, now time.Time, hasAgent func(*ledger.Rental) bool) MonthPage {
 	loc := b.User.Location()
 	asOf := to
 	current := now.Before(to)
@@ -278,7 +280,7 @@ func monthPage(b *ledger.Book, name string, from, to, now time.Time, agents map[
 			cm.BurnPerHour = str(burn[c].Add(ledger.Money{Currency: c}))
 		}
 		for i := range st.Rentals {
-			if rc := &st.Rentals[i]; rc.Rental.Currency == c && !agents[rc.Rental.ID] {
+			if rc := &st.Rentals[i]; rc.Rental.Currency == c && !hasAgent(rc.Rental) {
 				cm.NoAgent++
 			}
 		}
@@ -312,7 +314,7 @@ func monthPage(b *ledger.Book, name string, from, to, now time.Time, agents map[
 	}
 	slices.SortStableFunc(rcs, byCost)
 	for _, rc := range rcs {
-		page.Rentals = append(page.Rentals, rentalRow(rc, asOf, agents[rc.Rental.ID]))
+		page.Rentals = append(page.Rentals, rentalRow(rc, asOf, hasAgent(rc.Rental)))
 	}
 	page.Balances = balances(b, asOf, current)
 	return page
