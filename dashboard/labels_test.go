@@ -207,3 +207,48 @@ func TestPages_NamesInTheUsersLanguage(t *testing.T) {
 		})
 	}
 }
+
+// TestMonth_AgentOfALaterLine: a rental released before the month but in
+// it by its traffic, recorded later, counts as watched when an agent had a
+// token for it.
+func TestMonth_AgentOfALaterLine(t *testing.T) {
+	e := newEnv(t, nil)
+	e.fill(1)
+	ctx := context.Background()
+	at := time.Date(2026, 10, 20, 2, 0, 0, 0, time.UTC)
+	a := func(at time.Time) ledger.Action { return ledger.Action{UserID: 1, At: at} }
+	net, err := e.db.CreateRental(ctx, a(at), ledger.Rental{UserID: 1, Name: "net", Platform: "autodl", GPU: "RTX 4090", GPUCount: 1,
+		Mode: ledger.PerSecond, Priced: true, Price: ledger.Price{Amount: ledger.MustDecimal("1.88"), Unit: ledger.UnitHour},
+		Currency: ledger.CNY, Events: []ledger.Event{{Kind: ledger.EventStart, At: at}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.db.IssueToken(ctx, 1, "net", [32]byte{1}, at.Add(time.Minute)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.db.AppendEvent(ctx, a(at.Add(5*24*time.Hour)), "net", ledger.Event{Kind: ledger.EventRelease, At: at.Add(5 * 24 * time.Hour)}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.db.AddTraffic(ctx, a(e.now), "net", ledger.TrafficUsage{At: time.Date(2026, 11, 10, 0, 0, 0, 0, time.UTC), Bytes: 1 << 30}); err != nil {
+		t.Fatal(err)
+	}
+	var page dashboard.MonthPage
+	if rec := e.get(e.signIn(1), dashboard.PathMonth+"?month=2026-11", &page); rec.Code != 200 {
+		t.Fatalf("month: %d %s", rec.Code, rec.Body)
+	}
+	var found bool
+	for _, r := range page.Rentals {
+		if r.ID == net.ID {
+			found = true
+			if !r.HasAgent {
+				t.Errorf("net (a token was issued) is in November by its traffic, without an agent: %+v", r)
+			}
+		}
+	}
+	if !found {
+		t.Fatalf("net is not in November: %+v", page.Rentals)
+	}
+	if n := page.Currencies[0].NoAgent; n != 2 {
+		t.Errorf("November counts %d rentals without an agent, want 2 (box and old)", n)
+	}
+}
