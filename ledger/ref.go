@@ -136,21 +136,58 @@ func RefOf(rs []*Rental, x *Rental, loc *time.Location) string {
 
 // RentalRefs returns the address of every rental in rs whose name another
 // rental in rs has too, keyed by the rental: the listings show it beside
-// those names, and only those (a name used once is its own address).
+// those names, and only those (a name used once is its own address). It
+// reads each rental's day once and sorts within a name, so a book of
+// thousands of rentals costs what grouping them does; nil when no name is
+// shared.
 func RentalRefs(rs []*Rental, loc *time.Location) map[*Rental]string {
-	count := map[string]int{}
+	// Most books share no name: count first, and group only the shared.
+	count := make(map[string]int, len(rs))
+	shared := false
 	for _, r := range rs {
-		count[r.Name]++
+		if len(r.Events) > 0 {
+			count[r.Name]++
+			shared = shared || count[r.Name] > 1
+		}
 	}
-	var out map[*Rental]string
+	if !shared {
+		return nil
+	}
+	byName := map[string][]*Rental{}
 	for _, r := range rs {
-		if count[r.Name] < 2 || len(r.Events) == 0 {
-			continue
+		if len(r.Events) > 0 && count[r.Name] > 1 {
+			byName[r.Name] = append(byName[r.Name], r)
 		}
-		if out == nil {
-			out = map[*Rental]string{}
+	}
+	type dayed struct {
+		r   *Rental
+		day string
+	}
+	out := map[*Rental]string{}
+	var ds []dayed
+	for _, g := range byName {
+		ds = ds[:0]
+		for _, r := range g {
+			ds = append(ds, dayed{r, dayOf(r.StartedAt(), loc)})
 		}
-		out[r] = RefOf(rs, r, loc)
+		slices.SortFunc(ds, func(a, b dayed) int {
+			if c := strings.Compare(a.day, b.day); c != 0 {
+				return c
+			}
+			return refOrder(a.r, b.r)
+		})
+		n := 0
+		for i, d := range ds {
+			n++
+			if i == 0 || ds[i-1].day != d.day {
+				n = 1
+			}
+			ref := d.r.Name + "@" + d.day
+			if n > 1 {
+				ref += "#" + strconv.Itoa(n)
+			}
+			out[d.r] = ref
+		}
 	}
 	return out
 }

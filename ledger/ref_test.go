@@ -1,6 +1,7 @@
 package ledger_test
 
 import (
+	"fmt"
 	"testing"
 	"time"
 
@@ -62,4 +63,60 @@ func TestRentalRefs(t *testing.T) {
 	if ref, _ := ledger.ParseRentalRef("yolo@2026-11-03#3"); ledger.PickRental(rs, ref, sh) != nil {
 		t.Error("a third yolo of Nov 3 was found")
 	}
+}
+
+// TestRentalRefs_MatchRefOf: the grouped RentalRefs gives every rental of
+// a shared name the address RefOf gives it alone, on a book where names
+// repeat within days and across them.
+func TestRentalRefs_MatchRefOf(t *testing.T) {
+	rs := refBook(600, 20)
+	loc, _ := time.LoadLocation("America/New_York")
+	refs := ledger.RentalRefs(rs, loc)
+	if len(refs) != len(rs) {
+		t.Fatalf("RentalRefs gave %d addresses for %d rentals of 20 names", len(refs), len(rs))
+	}
+	seen := map[string]bool{}
+	for _, r := range rs {
+		if want := ledger.RefOf(rs, r, loc); refs[r] != want {
+			t.Fatalf("rental %d: RentalRefs %q, RefOf %q", r.ID, refs[r], want)
+		}
+		if seen[refs[r]] {
+			t.Fatalf("address %s given twice", refs[r])
+		}
+		seen[refs[r]] = true
+	}
+}
+
+// refBook is n rentals over 30 days sharing names names, several a day.
+func refBook(n, names int) []*ledger.Rental {
+	start := time.Date(2026, 10, 1, 0, 0, 0, 0, time.UTC)
+	rs := make([]*ledger.Rental, n)
+	for i := range rs {
+		at := start.Add(time.Duration(i*7919%(30*24*60)) * time.Minute)
+		rs[i] = &ledger.Rental{ID: int64(i + 1), Name: fmt.Sprintf("box%d", i%names),
+			Events: []ledger.Event{{Kind: ledger.EventStart, At: at}}}
+	}
+	return rs
+}
+
+// BenchmarkRentalRefs: the addresses of a book of 10,000 rentals over 100
+// names, grouped (RentalRefs) against RefOf for each rental (the naive
+// way, each a pass over the book).
+func BenchmarkRentalRefs(b *testing.B) {
+	rs := refBook(10_000, 100)
+	loc, _ := time.LoadLocation("America/New_York")
+	b.Run("grouped", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			ledger.RentalRefs(rs, loc)
+		}
+	})
+	b.Run("naive", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			for _, r := range rs {
+				ledger.RefOf(rs, r, loc)
+			}
+		}
+	})
 }
