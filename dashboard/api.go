@@ -118,8 +118,8 @@ type CurrencyMonth struct {
 	Projection  *string `json:"projection"`
 	BurnPerHour *string `json:"burn_per_hour"`
 	// NoAgent counts the month's rentals in this currency that no agent
-	// ever reported for: their idle time is unknown, so Totals.Idle is the
-	// idle cost of the others alone.
+	// watched (RentalRow.HasAgent false): their idle time is unknown, so
+	// Totals.Idle is the idle cost of the others alone.
 	NoAgent int `json:"no_agent"`
 }
 
