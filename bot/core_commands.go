@@ -233,6 +233,12 @@ func (r *req) rentedText(x *ledger.Rental, assumed bool) string {
 	if assumed {
 		b.WriteString("\n" + r.t("currency_assumed", string(x.Currency)))
 	}
+	if !x.Priced {
+		// UNPRICED compute is left out of every total: say so, with the
+		// command that prices it from its start.
+		cmd, ex := view.PriceCommand(ledger.UnpricedLine{Category: ledger.CategoryCompute, Rental: x})
+		b.WriteString(r.t("rental_unpriced_how", x.Name, cmd, ex))
+	}
 	return b.String()
 }
 

@@ -165,6 +165,9 @@ var messages = chat.Catalog{
 		"\n<b>%[1]s</b>'s traffic has no price, so it is UNPRICED (left out of totals): set one with <code>%[2]s</code>, your price in place of %[3]s.",
 		"\n<b>%[1]s</b> 的流量没有价格，所以未定价（UNPRICED，不计入合计）：用 <code>%[2]s</code> 设置，把 %[3]s 换成你的价格。"},
 	"unpriced_this_volume": {"this volume", "这个存储盘"},
+	"rental_unpriced_how": {
+		"\n<b>%[1]s</b> has no price, so its compute is UNPRICED (left out of totals): set one from its start with <code>%[2]s</code>, your price in place of %[3]s.",
+		"\n<b>%[1]s</b> 没有价格，所以计算费用未定价（UNPRICED，不计入合计）：用 <code>%[2]s</code> 从开始时定价，把 %[3]s 换成你的价格。"},
 
 	// money
 	"charged": {

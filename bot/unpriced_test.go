@@ -55,6 +55,19 @@ func TestCore_UnpricedSaysHowToPrice(t *testing.T) {
 			if st := e.statement(alice); len(st.Rentals) != 1 || !st.Rentals[0].TrafficPriced {
 				t.Fatalf("%q did not price v3's traffic: %+v", cmds[0], st.Rentals)
 			}
+			// A rental recorded without a price: the same, from its start.
+			got = e.say(alice, "/rent u1 autodl 4090")
+			contains(t, got, "✓", "UNPRICED", "<code>/price u1 ")
+			if cmds = offered(got); len(cmds) != 1 {
+				t.Fatalf("want one command to price u1, got %q in %s", cmds, got)
+			}
+			e.now = t0.Add(2 * time.Hour)
+			contains(t, e.say(alice, cmds[0]), "✓", "u1")
+			for _, rc := range e.statement(alice).Rentals {
+				if rc.Rental.Name == "u1" && (!rc.ComputePriced || rc.RunningSeconds != 3600 || rc.Compute.Minor == 0) {
+					t.Fatalf("%q did not price u1 from its start: %+v", cmds[0], rc)
+				}
+			}
 			// Traffic on a rental whose traffic has a price: no hint.
 			if got := e.say(alice, "/traffic v3 1GB"); strings.Contains(got, "<code>/traffic") {
 				t.Errorf("priced traffic still offers a price: %s", got)

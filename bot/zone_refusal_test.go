@@ -24,6 +24,7 @@ func TestCore_RefusalTimesInUserZone(t *testing.T) {
 	contains(t, e.say(alice, "/rent yolo autodl 4090 1.88/h"), "✓")
 	contains(t, e.say(alice, "/traffic yolo price=0.8/GB"), "✓")
 	contains(t, e.say(alice, "/storage yv 100GB 0.01/GB/day rental=yolo"), "✓")
+	contains(t, e.say(alice, "/rent zz autodl 4090 1.88/h"), "✓")
 	e.now = t0.Add(24 * time.Hour)
 	contains(t, e.say(alice, "/release yolo"), "✓")
 	e.now = t0.Add(5 * 24 * time.Hour) // Nov 7: no time below is "yesterday"
@@ -38,6 +39,9 @@ func TestCore_RefusalTimesInUserZone(t *testing.T) {
 		{"/price yolo 2.08/h at 2026-11-04 09:00", []string{"Nov 4 09:00", "Nov 3 10:00", "yolo"}, []string{"11月4日 09:00", "11月3日 10:00", "yolo"}},
 		{"/traffic yolo price=0.9/GB at 2026-11-01 11:00", []string{"Nov 1 11:00", "Nov 2 10:00"}, []string{"11月1日 11:00", "11月2日 10:00"}},
 		{"/storage yv price=0.02/GB/day at 2026-11-01 11:00", []string{"Nov 1 11:00", "Nov 2 10:00"}, []string{"11月1日 11:00", "11月2日 10:00"}},
+		{"/stop zz at 2026-11-01 11:00", []string{"Nov 1 11:00", "Nov 2 10:00"}, []string{"11月1日 11:00", "11月2日 10:00"}},
+		{"/traffic zz 1GB at 2026-11-01 11:00", []string{"Nov 1 11:00", "Nov 2 10:00"}, []string{"11月1日 11:00", "11月2日 10:00"}},
+		{"/storage yv resize 200GB at 2026-11-01 11:00", []string{"Nov 1 11:00", "Nov 2 10:00"}, []string{"11月1日 11:00", "11月2日 10:00"}},
 	}
 	for _, lang := range []string{"en", "zh"} {
 		e.say(alice, "/settings lang="+lang)
