@@ -284,7 +284,7 @@ func Run(ctx context.Context, cfg Config) error {
 		w.fill(&hb)
 		w.idleTo(&hb, sampler.now())
 		hb.LeaseUntil = lease.until()
-		hb.PolicyRefused = gate.refusal()
+		hb.PolicyRefused, hb.PolicyRefusedCode = gate.refusal(), gate.refusalCode()
 		return hb
 	}
 	// The last heartbeat, when the agent stops on a signal, says whether

@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"os"
 	"os/exec"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -179,35 +180,38 @@ func (e *Executor) release(ctx context.Context, id, action string, waitFor []str
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if e.ReleaseCmd == "" {
+		n := note(wire.NoteNoCommand)
 		e.report(ctx, wire.OrderResult{OrderID: id, Outcome: wire.OutcomeRefusedNoCommand,
-			Message: "no --release-cmd on this host: the agent only reports"})
+			Message: NoteText(n), Notes: []wire.Note{n}})
 		return wire.OutcomeRefusedNoCommand
 	}
 	if e.Job.Alive() {
 		st := e.Job.State()
+		n := note(wire.NoteJobPID, strconv.Itoa(st.PID))
 		e.report(ctx, wire.OrderResult{OrderID: id, Outcome: wire.OutcomeRefusedJob,
-			Message: fmt.Sprintf("wrapped job pid %d is running", st.PID)})
+			Message: NoteText(n), Notes: []wire.Note{n}})
 		return wire.OutcomeRefusedJob
 	}
 	var v wire.Verdict = wire.VerdictUnknown
 	var why []string
+	var notes []wire.Note
 	var people []wire.Session
 	if e.Sampler != nil {
 		s := e.Sampler.Sample(ctx)
-		v, why = s.Verdict, s.Reasons
+		v, why, notes = s.Verdict, s.Reasons, s.Notes
 		people = holding(s.Sessions, waitFor, idleBound, s.At)
 	}
 	if len(people) > 0 && v == wire.VerdictIdle {
 		e.report(ctx, wire.OrderResult{OrderID: id, Outcome: wire.OutcomeRefusedPeople, Verdict: v,
-			Message: peopleNote(people)})
+			Message: peopleNote(people), Notes: peopleNotes(people)})
 		return wire.OutcomeRefusedPeople
 	}
 	switch v {
 	case wire.VerdictBusy:
-		e.report(ctx, wire.OrderResult{OrderID: id, Outcome: wire.OutcomeRefusedBusy, Verdict: v, Message: joinNotes(why)})
+		e.report(ctx, wire.OrderResult{OrderID: id, Outcome: wire.OutcomeRefusedBusy, Verdict: v, Message: joinNotes(why), Notes: notes})
 		return wire.OutcomeRefusedBusy
 	case wire.VerdictUnknown:
-		e.report(ctx, wire.OrderResult{OrderID: id, Outcome: wire.OutcomeRefusedUnknown, Verdict: v, Message: joinNotes(why)})
+		e.report(ctx, wire.OrderResult{OrderID: id, Outcome: wire.OutcomeRefusedUnknown, Verdict: v, Message: joinNotes(why), Notes: notes})
 		return wire.OutcomeRefusedUnknown
 	}
 	env := []string{"GPULEDGER_ORDER_ID=" + id, "GPULEDGER_ORDER_ACTION=" + action}
@@ -223,7 +227,7 @@ func (e *Executor) release(ctx context.Context, id, action string, waitFor []str
 	// may have started meanwhile.
 	if e.PreReleaseCmd != "" && e.Sampler != nil {
 		if s := e.Sampler.Sample(ctx); s.Verdict == wire.VerdictBusy {
-			e.report(ctx, wire.OrderResult{OrderID: id, Outcome: wire.OutcomeRefusedBusy, Verdict: s.Verdict, Message: joinNotes(s.Reasons)})
+			e.report(ctx, wire.OrderResult{OrderID: id, Outcome: wire.OutcomeRefusedBusy, Verdict: s.Verdict, Message: joinNotes(s.Reasons), Notes: s.Notes})
 			return wire.OutcomeRefusedBusy
 		}
 	}
@@ -311,6 +315,22 @@ func holding(ss []wire.Session, kinds []string, idleBound time.Duration, now tim
 
 // peopleNote says who is connected, for an order result: "2 connected:
 // ssh root from 1.2.3.4, jupyter from local".
+// peopleNotes is peopleNote as notes: how many, then each session.
+func peopleNotes(ss []wire.Session) []wire.Note {
+	out := []wire.Note{note(wire.NoteConnected, strconv.Itoa(len(ss)))}
+	for _, s := range ss {
+		if len(out) == wire.MaxNotes {
+			break
+		}
+		if s.User != "" {
+			out = append(out, note(wire.NoteSession, s.Kind, s.User, s.Client))
+		} else {
+			out = append(out, note(wire.NoteSessionFrom, s.Kind, s.Client))
+		}
+	}
+	return out
+}
+
 func peopleNote(ss []wire.Session) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%d connected:", len(ss))

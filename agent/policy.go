@@ -31,6 +31,7 @@ type policyGate struct {
 
 	mu        sync.Mutex
 	refused   string // why the latest movable policy was refused; "" once one is taken
+	code      string // refused's kind (wire.PolicyRefused*)
 	saidKind  string // the kind of refusal last logged
 	applied   string // the effect last logged as applied
 	aboveSaid bool   // the "above the local threshold" note was logged
@@ -47,6 +48,14 @@ func (g *policyGate) refusal() string {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	return g.refused
+}
+
+// refusalCode returns the kind of refusal() (wire.PolicyRefused*), ""
+// when none was refused.
+func (g *policyGate) refusalCode() string {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.code
 }
 
 // take checks p, received when the agent serves rental ("" when not
@@ -86,13 +95,14 @@ func (g *policyGate) take(p wire.Policy, rental string, now time.Time) (policyEf
 	defer g.mu.Unlock()
 	if err != nil {
 		g.refused = clip.Bytes("server policy refused, keeping local settings: "+err.Error(), wire.MaxStrLen, "…")
+		g.code = refusalCode(err)
 		if k := refusalKind(err); k != g.saidKind {
 			g.saidKind = k
 			g.log.Warn("server policy refused; keeping the local lease and thresholds", "why", k, "err", err)
 		}
 		return policyEffect{}, false
 	}
-	g.refused, g.saidKind = "", ""
+	g.refused, g.code, g.saidKind = "", "", ""
 	if t := p.UtilThreshold; t > g.local && !g.aboveSaid {
 		g.aboveSaid = true
 		g.log.Info("server's util_threshold is above the local --util-threshold; the local one stays (a server may only make releases rarer)",
@@ -110,6 +120,28 @@ func (g *policyGate) take(p wire.Policy, rental string, now time.Time) (policyEf
 }
 
 var errPolicyRental = errors.New("agent: policy for another rental")
+
+// refusalCode is the kind of a refusal as the server reads it
+// (wire.HeartbeatRequest.PolicyRefusedCode).
+func refusalCode(err error) string {
+	switch {
+	case errors.Is(err, wire.ErrPolicyUnsigned):
+		return wire.PolicyRefusedUnsigned
+	case errors.Is(err, wire.ErrPolicyBadSignature):
+		return wire.PolicyRefusedBadSignature
+	case errors.Is(err, wire.ErrPolicyExpired):
+		return wire.PolicyRefusedExpired
+	case errors.Is(err, wire.ErrPolicyNotYetValid):
+		return wire.PolicyRefusedFuture
+	case errors.Is(err, wire.ErrPolicyInvalid):
+		return wire.PolicyRefusedInvalid
+	case errors.Is(err, errPolicyRental):
+		return wire.PolicyRefusedRental
+	case errors.Is(err, errPolicyOlder):
+		return wire.PolicyRefusedOlder
+	}
+	return wire.PolicyRefusedState
+}
 
 // refusalKind names the kind of a refusal, so that a refusal repeated at
 // every heartbeat (an expiry whose times change each time) is logged once.

@@ -64,6 +64,9 @@ type Sample struct {
 	IdleSince time.Time
 	IdleFor   time.Duration
 	Reasons   []string
+	// Notes are Reasons as codes and values (wire.Note), for an order's
+	// result; none with an idle verdict.
+	Notes []wire.Note
 }
 
 // WatchReading is one watched path at one sample.

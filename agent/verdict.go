@@ -2,6 +2,7 @@ package agent
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 	"time"
 
@@ -53,46 +54,51 @@ var DefaultThresholds = Thresholds{UtilPercent: 5, CPUPercent: 50, NetBytesPerS:
 // Idle: everything was read and nothing was above its threshold.
 // GPU process lists decide nothing.
 func Decide(s *Sample, th Thresholds) (wire.Verdict, []string) {
-	var busy, unknown []string
+	var busy, unknown []wire.Note
+	var work []wire.Note
 	s.Work = s.Work[:0]
 	if len(s.Transfers) > 0 {
-		s.Work = append(s.Work, strings.Join(s.Transfers, ", ")+" running")
+		work = append(work, note(wire.NoteTransfers, strings.Join(s.Transfers, ", ")))
 	}
 	if s.DiskIOOK && th.DiskBytesPerS > 0 && s.DiskIO.BytesPerS > th.DiskBytesPerS {
-		s.Work = append(s.Work, fmt.Sprintf("disk %.0f MB/s", s.DiskIO.BytesPerS/1e6))
+		work = append(work, note(wire.NoteDisk, fmt.Sprintf("%.0f", s.DiskIO.BytesPerS/1e6)))
+	}
+	for _, n := range work {
+		s.Work = append(s.Work, NoteText(n))
 	}
 	for _, g := range s.GPUs {
 		if g.UtilOK && th.UtilPercent > 0 && g.UtilMax > th.UtilPercent {
 			if g.UtilSamples > 0 {
-				busy = append(busy, fmt.Sprintf("gpu%d util max %.0f%% (mean %.0f%% of %d samples)", g.Index, g.UtilMax, g.UtilMean, g.UtilSamples))
+				busy = append(busy, note(wire.NoteGPUUtilMean, strconv.Itoa(g.Index), fmt.Sprintf("%.0f", g.UtilMax), fmt.Sprintf("%.0f", g.UtilMean), strconv.Itoa(g.UtilSamples)))
 			} else {
-				busy = append(busy, fmt.Sprintf("gpu%d util %.0f%%", g.Index, g.UtilMax))
+				busy = append(busy, note(wire.NoteGPUUtil, strconv.Itoa(g.Index), fmt.Sprintf("%.0f", g.UtilMax)))
 			}
 		}
 	}
 	if s.Job != nil && s.Job.Running {
-		busy = append(busy, fmt.Sprintf("job running (pid %d)", s.Job.PID))
+		busy = append(busy, note(wire.NoteJob, strconv.Itoa(s.Job.PID)))
 	}
 	for _, w := range s.Watches {
 		if w.Growing {
-			busy = append(busy, fmt.Sprintf("watch %s grew", w.Path))
+			busy = append(busy, note(wire.NoteWatchGrew, w.Path))
 		}
 	}
 	if s.CPUOK && th.CPUPercent > 0 && s.CPUPercent > th.CPUPercent {
-		busy = append(busy, fmt.Sprintf("cpu %.0f%%", s.CPUPercent))
+		busy = append(busy, note(wire.NoteCPU, fmt.Sprintf("%.0f", s.CPUPercent)))
 	}
 	if s.NetOK && th.NetBytesPerS > 0 && s.NetBytesPerS > th.NetBytesPerS {
-		busy = append(busy, fmt.Sprintf("net %.0f KiB/s", s.NetBytesPerS/1024))
+		busy = append(busy, note(wire.NoteNet, fmt.Sprintf("%.0f", s.NetBytesPerS/1024)))
 	}
-	busy = append(busy, s.Work...)
+	busy = append(busy, work...)
 	if len(busy) > 0 {
-		return wire.VerdictBusy, busy
+		s.Notes = busy
+		return wire.VerdictBusy, noteTexts(busy)
 	}
 
 	if s.GPUErr != "" {
-		unknown = append(unknown, "gpu: "+s.GPUErr)
+		unknown = append(unknown, note(wire.NoteGPUError, s.GPUErr))
 	} else if len(s.GPUs) == 0 {
-		unknown = append(unknown, "no gpus seen")
+		unknown = append(unknown, note(wire.NoteNoGPUs))
 	}
 	for _, g := range s.GPUs {
 		if !g.UtilOK {
@@ -100,19 +106,70 @@ func Decide(s *Sample, th Thresholds) (wire.Verdict, []string) {
 			if why == "" {
 				why = "no utilisation reading"
 			}
-			unknown = append(unknown, fmt.Sprintf("gpu%d: %s", g.Index, why))
+			unknown = append(unknown, note(wire.NoteGPUNoReading, strconv.Itoa(g.Index), why))
 		}
 	}
 	if !s.CPUOK && th.CPUPercent > 0 {
-		unknown = append(unknown, "cpu: "+orDefault(s.CPUErr, "no reading yet"))
+		unknown = append(unknown, note(wire.NoteCPUNoReading, orDefault(s.CPUErr, "no reading yet")))
 	}
 	if !s.NetOK && th.NetBytesPerS > 0 {
-		unknown = append(unknown, "net: "+orDefault(s.NetErr, "no reading yet"))
+		unknown = append(unknown, note(wire.NoteNetNoReading, orDefault(s.NetErr, "no reading yet")))
 	}
 	if len(unknown) > 0 {
-		return wire.VerdictUnknown, unknown
+		s.Notes = unknown
+		return wire.VerdictUnknown, noteTexts(unknown)
 	}
+	s.Notes = nil
 	return wire.VerdictIdle, []string{"all signals below thresholds"}
+}
+
+// note is a reason as a code and its values (wire.Note).
+func note(code string, args ...string) wire.Note { return wire.Note{Code: code, Args: args} }
+
+// noteFormats are the agent's English for each note code: its log, its
+// heartbeat's reasons and an order result's message, and what a server
+// too old to read notes shows.
+var noteFormats = map[string]string{
+	wire.NoteGPUUtil:      "gpu%s util %s%%",
+	wire.NoteGPUUtilMean:  "gpu%s util max %s%% (mean %s%% of %s samples)",
+	wire.NoteJob:          "job running (pid %s)",
+	wire.NoteWatchGrew:    "watch %s grew",
+	wire.NoteCPU:          "cpu %s%%",
+	wire.NoteNet:          "net %s KiB/s",
+	wire.NoteTransfers:    "%s running",
+	wire.NoteDisk:         "disk %s MB/s",
+	wire.NoteGPUError:     "gpu: %s",
+	wire.NoteNoGPUs:       "no gpus seen",
+	wire.NoteGPUNoReading: "gpu%s: %s",
+	wire.NoteCPUNoReading: "cpu: %s",
+	wire.NoteNetNoReading: "net: %s",
+	wire.NoteNoCommand:    "no --release-cmd on this host: the agent only reports",
+	wire.NoteJobPID:       "wrapped job pid %s is running",
+	wire.NoteConnected:    "%s connected:",
+	wire.NoteSession:      "%s %s from %s",
+	wire.NoteSessionFrom:  "%s from %s",
+}
+
+// NoteText is n in the agent's English.
+func NoteText(n wire.Note) string {
+	f, ok := noteFormats[n.Code]
+	if !ok {
+		return strings.Join(append([]string{n.Code}, n.Args...), " ")
+	}
+	args := make([]any, len(n.Args))
+	for i, a := range n.Args {
+		args[i] = a
+	}
+	return fmt.Sprintf(f, args...)
+}
+
+// noteTexts is NoteText of each note.
+func noteTexts(ns []wire.Note) []string {
+	out := make([]string, len(ns))
+	for i, n := range ns {
+		out[i] = NoteText(n)
+	}
+	return out
 }
 
 func orDefault(s, d string) string {

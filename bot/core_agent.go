@@ -214,6 +214,9 @@ func (r *req) whyNow(x *ledger.Rental) string {
 			default:
 				lines = append(lines, r.t("why_people", chat.RawHTML(view.SessionsText(r.lang, st.Sessions)), r.when(st.LastSeen)))
 			}
+			if st.PolicyRefused != "" {
+				lines = append(lines, chat.Escape(view.PolicyRefusedText(r.lang, x.Name, st.PolicyRefusedCode, st.PolicyRefused)))
+			}
 		}
 	}
 	return strings.Join(lines, "\n")

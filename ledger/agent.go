@@ -146,6 +146,13 @@ type AgentState struct {
 	// Jupyter, VS Code). While one of a kind the rental's policy waits
 	// for is there, automatic stops and releases are held.
 	Sessions []Session
+	// PolicyRefused is why the agent did not take the server's policy
+	// (its lease and thresholds), in the agent's words, and
+	// PolicyRefusedCode its kind (wire.PolicyRefused*; "" from an agent
+	// too old to send one); both empty once it takes one. In memory only,
+	// until the next heartbeat.
+	PolicyRefused     string
+	PolicyRefusedCode string
 
 	// InstanceKey is the identity of the host the agent runs on
 	// (wire.InstanceFacts.Key), "" from an agent that does not say.

@@ -169,6 +169,11 @@ type Order struct {
 	State     OrderState
 	Outcome   string // the agent's last outcome (wire.Outcome*)
 	Message   string // the agent's message with it
+	// Notes are the agent's reasons with its last outcome, as codes and
+	// their values (wire.Note as Messages: the code, then string values),
+	// so they are worded in the user's language. Not stored with the
+	// order: the decision log keeps them (view.OutcomeKey).
+	Notes     []Message
 	UpdatedAt time.Time
 	BootID    string // the agent boot that accepted it
 

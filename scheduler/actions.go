@@ -479,7 +479,7 @@ func (s *Scheduler) orderUpdated(ctx context.Context, o ledger.Order, r *ledger.
 		if lg == chat.LangZH {
 			how = tr(lg, "act_"+verb)
 		}
-		text = tr(lg, "order_not_done", r.Name, chat.RawHTML(how), view.OutcomeText(lg, o.Outcome, o.Message))
+		text = tr(lg, "order_not_done", r.Name, chat.RawHTML(how), view.OutcomeNotesText(lg, o.Outcome, o.Message, o.Notes))
 	}
 	if o.Outcome == wire.OutcomeRefusedPeople {
 		s.mu.Lock()
@@ -488,7 +488,7 @@ func (s *Scheduler) orderUpdated(ctx context.Context, o ledger.Order, r *ledger.
 	}
 	if !o.State.Open() {
 		kind := ledger.DecisionOutcome
-		s.decide(ctx, &u, r, kind, ledger.Msg("d_outcome", ledger.AutoAction(verb), o.ID, o.State), ledger.Msg(view.OutcomeKey, o.Outcome, clip.Bytes(o.Message, 200, "…")))
+		s.decide(ctx, &u, r, kind, ledger.Msg("d_outcome", ledger.AutoAction(verb), o.ID, o.State), ledger.Msg(view.OutcomeKey, o.Outcome, clip.Bytes(o.Message, 200, "…"), view.NotesMsg(o.Notes)))
 	}
 	c := s.orderCard(ctx, &u, r)
 	if o.State == ledger.OrderDone {

@@ -133,9 +133,37 @@ var cardWords = map[ledger.CardKind][2]string{
 }
 
 // OutcomeKey is the evidence of an order's outcome: its arguments are the
-// outcome (ledger.Order.Outcome) and the agent's message, worded by
-// OutcomeText as the order card words them.
+// outcome (ledger.Order.Outcome), the agent's message and, from an agent
+// that sends them, its notes (NotesMsg), worded by OutcomeNotesText as the
+// order card words them.
 const OutcomeKey = "e_outcome"
+
+// notesKey holds an order's notes, each a message of its own, as one
+// argument of an OutcomeKey message.
+const notesKey = "e_notes"
+
+// NotesMsg is notes as one argument of an OutcomeKey message.
+func NotesMsg(notes []ledger.Message) ledger.Message {
+	args := make([]any, len(notes))
+	for i, n := range notes {
+		args[i] = n
+	}
+	return ledger.Msg(notesKey, args...)
+}
+
+// notesIn reads NotesMsg back.
+func notesIn(m ledger.Message) []ledger.Message {
+	if m.Key != notesKey {
+		return nil
+	}
+	out := make([]ledger.Message, 0, len(m.Args))
+	for _, a := range m.Args {
+		if n, ok := a.(ledger.Message); ok {
+			out = append(out, n)
+		}
+	}
+	return out
+}
 
 // LedgerErrorKey is the evidence of a refusal: its arguments are a
 // ledger error's key and then that error's arguments, worded from the
@@ -159,6 +187,13 @@ func ErrorEvidence(err error) ledger.Message {
 func DecisionText(m ledger.Message, lang string, loc *time.Location, now time.Time) (text string, ok bool) {
 	if _, known := decisionTexts[m.Key]; m.IsZero() || !known {
 		return "", false
+	}
+	if m.Key == OutcomeKey && len(m.Args) == 3 {
+		// The outcome, the agent's message and its notes (NotesMsg).
+		outcome, _ := m.Args[0].(string)
+		message, _ := m.Args[1].(string)
+		notes, _ := m.Args[2].(ledger.Message)
+		return OutcomeNotesText(lang, outcome, message, notesIn(notes)), true
 	}
 	for _, a := range m.Args {
 		if n, isMsg := a.(ledger.Message); isMsg {

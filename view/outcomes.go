@@ -12,6 +12,7 @@ import (
 // (/why) say it the same way.
 var outcomeTexts = chat.Catalog{
 	"outcome_unknown": {"the agent reported %[1]s", "代理报告 %[1]s"},
+	"outcome_with":    {"%[1]s (%[2]s)", "%[1]s（%[2]s）"},
 	"outcome_" + wire.OutcomeRefusedBusy: {
 		"the agent found the GPU busy", "代理发现 GPU 正忙"},
 	"outcome_" + wire.OutcomeRefusedJob: {
@@ -50,6 +51,14 @@ var outcomeTexts = chat.Catalog{
 // message is the text, and the catalog's words replace it in Chinese. The
 // text is plain.
 func OutcomeText(lang, outcome, message string) string {
+	return OutcomeNotesText(lang, outcome, message, nil)
+}
+
+// OutcomeNotesText is OutcomeText with the agent's reasons as notes
+// (wire.Note, NotesOf): worded in lang where this server knows them all,
+// else the agent's message, which in Chinese is marked as the agent's own
+// words (an older agent sends no notes; a command's output is never one).
+func OutcomeNotesText(lang, outcome, message string, notes []ledger.Message) string {
 	key := "outcome_" + outcome
 	_, known := outcomeTexts[key]
 	hubSide := outcome == ledger.OutcomeExpired || outcome == ledger.OutcomeRestarted
@@ -63,8 +72,11 @@ func OutcomeText(lang, outcome, message string) string {
 		return outcomeTexts.Text(lang, "outcome_unknown", outcome)
 	}
 	why := outcomeTexts.Text(lang, key)
+	if words, ok := NotesText(lang, notes); ok {
+		return outcomeTexts.Text(lang, "outcome_with", why, words)
+	}
 	if message != "" {
-		why += " (" + clip.Bytes(message, 200, "…") + ")"
+		why = outcomeTexts.Text(lang, "outcome_with", why, agentsWords(lang, clip.Bytes(message, 200, "…")))
 	}
 	return why
 }

@@ -345,6 +345,11 @@ func (h *Hub) applyLocked(a *agent, tok ledger.AgentToken, rl *ledger.Rental, hb
 				"rental", rl.ID, "agent_says", a.policyRefused)
 		}
 	}
+	// /why says it too: the user is who can fix it (a host clock, a token).
+	s.PolicyRefused, s.PolicyRefusedCode = a.policyRefused, ""
+	if a.policyRefused != "" {
+		s.PolicyRefusedCode = printable(clip.Bytes(hb.PolicyRefusedCode, 40, ""))
+	}
 	a.state = s
 	h.dirty[s.RentalID] = true
 

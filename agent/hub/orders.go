@@ -173,6 +173,7 @@ func (h *Hub) serveResult(w http.ResponseWriter, r *http.Request) {
 	}
 	now := h.now().UTC()
 	o.State, o.Outcome, o.Message, o.UpdatedAt = state, res.Outcome, clip.Bytes(res.Message, 500, "…"), now
+	o.Notes = notesOf(res.Notes)
 	if state == ledger.OrderStarted {
 		if st, ok := h.AgentState(o.RentalID); ok {
 			o.BootID = st.BootID
@@ -207,6 +208,9 @@ func (h *Hub) finishOrder(ctx context.Context, o ledger.Order, ev *ledger.Event)
 	}
 	if err != nil {
 		return err
+	}
+	if saved.ID == o.ID && saved.Outcome == o.Outcome {
+		saved.Notes = o.Notes // not stored: the listener words them
 	}
 	h.mu.Lock()
 	a := h.agentLocked(saved.RentalID)
@@ -280,4 +284,25 @@ func (h *Hub) ExpireOrders(ctx context.Context) error {
 		}
 	}
 	return firstErr
+}
+
+// notesOf keeps an agent's notes as messages (the code, then its values
+// as strings), bounded: at most wire.MaxNotes notes of at most 8 values,
+// each clipped, every string made printable.
+func notesOf(ns []wire.Note) []ledger.Message {
+	var out []ledger.Message
+	for i, n := range ns {
+		if i == wire.MaxNotes {
+			break
+		}
+		args := make([]any, 0, min(len(n.Args), 8))
+		for j, a := range n.Args {
+			if j == 8 {
+				break
+			}
+			args = append(args, printable(clip.Bytes(a, 200, "…")))
+		}
+		out = append(out, ledger.Msg(printable(clip.Bytes(n.Code, 40, "")), args...))
+	}
+	return out
 }

@@ -100,6 +100,10 @@ type HeartbeatRequest struct {
 	// older than one accepted, state not writable); empty once one is
 	// taken. The agent then keeps its own settings.
 	PolicyRefused string `json:"policy_refused,omitempty"`
+	// PolicyRefusedCode is PolicyRefused's kind (PolicyRefused*), so the
+	// server can say it in its user's language; empty from agents too old
+	// to send it, whose PolicyRefused is then shown as their own words.
+	PolicyRefusedCode string `json:"policy_refused_code,omitempty"`
 
 	// Sessions are the people connected to the host when the window's
 	// first sample was taken (read once per heartbeat): open SSH
@@ -330,7 +334,56 @@ type OrderResult struct {
 	Message  string    `json:"message,omitempty"`
 	Verdict  Verdict   `json:"verdict,omitempty"` // of the fresh sample, when one was taken
 	At       time.Time `json:"at"`
+	// Notes are Message as codes with their values (at most MaxNotes),
+	// so the server words them in its user's language; Message stays
+	// for logs and for servers too old to read them. A command's output
+	// is not a note: it stays the host's own words.
+	Notes []Note `json:"notes,omitempty"`
 }
+
+// Note is one reason of an agent, as a code and its values, each value
+// already formatted as the agent's English text shows it ("87" for 87 %).
+type Note struct {
+	Code string   `json:"code"`
+	Args []string `json:"args,omitempty"`
+}
+
+// MaxNotes bounds OrderResult.Notes; the server drops the rest.
+const MaxNotes = 16
+
+// Note codes, with their values and the agent's English words.
+const (
+	NoteGPUUtil      = "gpu_util"       // index, util %: "gpu0 util 87%"
+	NoteGPUUtilMean  = "gpu_util_mean"  // index, max %, mean %, samples: "gpu0 util max 87% (mean 41% of 6 samples)"
+	NoteJob          = "job"            // pid: "job running (pid 4242)"
+	NoteWatchGrew    = "watch_grew"     // path: "watch /data/out grew"
+	NoteCPU          = "cpu"            // %: "cpu 64%"
+	NoteNet          = "net"            // KiB/s: "net 2048 KiB/s"
+	NoteTransfers    = "transfers"      // names: "rsync, tar running"
+	NoteDisk         = "disk"           // MB/s: "disk 180 MB/s"
+	NoteGPUError     = "gpu_error"      // the library's error: "gpu: nvml: ..."
+	NoteNoGPUs       = "no_gpus"        // "no gpus seen"
+	NoteGPUNoReading = "gpu_no_reading" // index, why: "gpu0: no utilisation reading"
+	NoteCPUNoReading = "cpu_no_reading" // why: "cpu: no reading yet"
+	NoteNetNoReading = "net_no_reading" // why: "net: no reading yet"
+	NoteNoCommand    = "no_release_cmd" // "no --release-cmd on this host: the agent only reports"
+	NoteJobPID       = "job_pid"        // pid: "wrapped job pid 4242 is running"
+	NoteConnected    = "connected"      // count: "2 connected:"
+	NoteSession      = "session"        // kind, user, client: "ssh alice from 10.0.0.5"
+	NoteSessionFrom  = "session_from"   // kind, client (no user known): "jupyter from 10.0.0.5"
+)
+
+// Kinds of PolicyRefusedCode.
+const (
+	PolicyRefusedUnsigned     = "unsigned"
+	PolicyRefusedBadSignature = "bad_signature"
+	PolicyRefusedExpired      = "expired"       // check the host's clock
+	PolicyRefusedFuture       = "not_yet_valid" // issued in the future: check the host's clock
+	PolicyRefusedInvalid      = "invalid"
+	PolicyRefusedRental       = "other_rental"
+	PolicyRefusedOlder        = "older"
+	PolicyRefusedState        = "state" // the agent could not record it
+)
 
 // EnrolTokenPrefix starts every enrolment token. A rental's own token is
 // 43 characters of base64url and never starts with it, so the agent and
