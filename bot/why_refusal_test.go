@@ -68,7 +68,7 @@ func TestCore_WhyAgentRefusal(t *testing.T) {
 			id := w.autoOrder()
 			w.post(wire.PathOrderResult(id), wire.OrderResult{OrderID: id, Outcome: wire.OutcomeRefusedBusy, Verdict: wire.VerdictBusy, At: w.now,
 				Message: "gpu0 util max 87% (mean 41% of 6 samples); cpu 64%",
-				Notes: []wire.Note{{Code: wire.NoteGPUUtilMean, Args: []string{"0", "87", "41", "6"}}, {Code: wire.NoteCPU, Args: []string{"64"}}}}, http.StatusNoContent)
+				Notes:   []wire.Note{{Code: wire.NoteGPUUtilMean, Args: []string{"0", "87", "41", "6"}}, {Code: wire.NoteCPU, Args: []string{"64"}}}}, http.StatusNoContent)
 			// The agent refuses the server's policy: a heartbeat says so.
 			w.now = w.now.Add(time.Minute)
 			w.seq++
