@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"math/big"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -1084,4 +1085,102 @@ func ptrOr(s *string) string {
 		return ""
 	}
 	return *s
+}
+
+// TestExport_FollowsCorrections: after a one-off is deleted, a top-up
+// and a traffic record are corrected, the export shows the ledger as it
+// now is, and every figure still recomputes from it; an undone deletion
+// brings the one-off back.
+func TestExport_FollowsCorrections(t *testing.T) {
+	db, uid, asOf := richLedger(t)
+	ctx := context.Background()
+	act := ledger.Action{UserID: uid, At: asOf}
+	recs, err := db.Records(ctx, uid, ledger.RecordFilter{Limit: 100})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var support, topUp, usage int64
+	for _, r := range recs {
+		switch {
+		case r.Kind == ledger.RecordCharge && r.Note == "support":
+			support = r.Ref
+		case r.Kind == ledger.RecordTopUp && r.Amount.String() == "50":
+			topUp = r.Ref
+		case r.Kind == ledger.RecordTraffic && r.Rental == "yolo" && usage == 0:
+			usage = r.Ref
+		}
+	}
+	if support == 0 || topUp == 0 || usage == 0 {
+		t.Fatalf("records not found: %+v", recs)
+	}
+	if _, err := db.DeleteRecord(ctx, act, support); err != nil {
+		t.Fatal(err)
+	}
+	sixty := ledger.MustDecimal("60.4")
+	if _, _, err := db.FixRecord(ctx, act, topUp, ledger.RecordFix{Amount: &sixty}); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := db.FixRecord(ctx, act, usage, ledger.RecordFix{Bytes: 77 << 30}); err != nil {
+		t.Fatal(err)
+	}
+	loc, err := time.LoadLocation("Asia/Shanghai")
+	if err != nil {
+		t.Fatal(err)
+	}
+	export := func() *recomputer {
+		t.Helper()
+		book, err := db.Book(ctx, uid)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var buf bytes.Buffer
+		if err := ledger.WriteExportJSON(&buf, book, asOf); err != nil {
+			t.Fatal(err)
+		}
+		rc := &recomputer{t: t, loc: loc, asOf: asOf.Unix()}
+		if err := json.Unmarshal(buf.Bytes(), &rc.doc); err != nil {
+			t.Fatal(err)
+		}
+		rc.check()
+		return rc
+	}
+	rc := export()
+	for _, o := range rc.doc.OneOffs {
+		if o.Note == "support" {
+			t.Errorf("the deleted one-off is still exported: %+v", o)
+		}
+	}
+	var amounts []string
+	for _, m := range rc.doc.TopUps {
+		amounts = append(amounts, m.Amount)
+	}
+	if !slices.Contains(amounts, "60.4") || slices.Contains(amounts, "50") {
+		t.Errorf("top-ups %v, want the corrected 60.4 in place of 50", amounts)
+	}
+	found := false
+	for _, u := range rc.rental(rc.doc.Rentals[0].Ref).Traffic.Usage {
+		found = found || u.Bytes == 77<<30
+	}
+	if !found {
+		t.Errorf("the corrected traffic record (77 GiB) is not exported: %+v", rc.doc.Rentals[0].Traffic)
+	}
+	if _, err := db.Undo(ctx, act); err != nil { // the traffic fix
+		t.Fatal(err)
+	}
+	if _, err := db.Undo(ctx, act); err != nil { // the top-up fix
+		t.Fatal(err)
+	}
+	if _, err := db.Undo(ctx, act); err != nil { // the deletion
+		t.Fatal(err)
+	}
+	rc = export()
+	notes := 0
+	for _, o := range rc.doc.OneOffs {
+		if o.Note == "support" {
+			notes++
+		}
+	}
+	if notes != 1 {
+		t.Errorf("after /undo the deleted one-off is exported %d times, want once", notes)
+	}
 }
