@@ -35,6 +35,9 @@ func TestCore_ChinesePlatformNames(t *testing.T) {
 			t.Errorf("%s in Chinese names no platform in Chinese:\n%s", cmd, got)
 		}
 	}
+	if got := e.say(alice, "/autorelease t3 stop"); !strings.Contains(got, "阿里云") || strings.Contains(got, "Alibaba") {
+		t.Errorf("/autorelease on alibaba in Chinese:\n%s", got)
+	}
 	e.say(alice, "/lang en")
 	contains(t, e.say(alice, "/status"), "gpushare", "matpool", "alibaba")
 }
