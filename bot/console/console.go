@@ -342,7 +342,8 @@ func fileOf(m chat.Outgoing) (*chat.File, string) {
 }
 
 // save writes f into Dir under its base name, adding "-1", "-2"... before
-// the extension rather than overwriting an existing file.
+// the extension rather than overwriting an existing file. The file is the
+// owner's only (0600): an export holds the whole ledger.
 func (c *Console) save(f *chat.File) (string, error) {
 	name := filepath.Base(filepath.Clean("/" + f.Name))
 	if name == "/" || name == "." {
@@ -356,7 +357,7 @@ func (c *Console) save(f *chat.File) (string, error) {
 			cand = fmt.Sprintf("%s-%d%s", stem, i, ext)
 		}
 		path := filepath.Join(c.cfg.Dir, cand)
-		fh, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+		fh, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
 		if errors.Is(err, os.ErrExist) {
 			continue
 		}

@@ -6,6 +6,8 @@ import (
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -145,5 +147,31 @@ func TestConsole_EditUnchanged(t *testing.T) {
 	}
 	if len(presses) != 2 || presses[0] != "keep3" || presses[1] != "keep4" {
 		t.Errorf("presses = %q, want keep3 (the refresh's payload under the old number) and keep4", presses)
+	}
+}
+
+// TestConsole_SavedFilesOwnerOnly: a document or photo the terminal
+// writes (an export holds the whole ledger) is readable by its owner
+// only, as every file the server writes.
+func TestConsole_SavedFilesOwnerOnly(t *testing.T) {
+	dir := t.TempDir()
+	h := handlerFunc(func(ctx context.Context, u chat.Update, s chat.Sender) error {
+		_, err := s.Send(ctx, chat.Outgoing{ChatID: 1, Text: "ledger", Document: &chat.File{Name: "ledger.csv", Data: []byte("a,b\n")}})
+		return err
+	})
+	var out bytes.Buffer
+	c, err := console.New(console.Config{In: strings.NewReader("/export\n"), Out: &out, Handler: h, Dir: dir, Logger: discard(), FirstMessageID: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Run(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	fi, err := os.Stat(filepath.Join(dir, "ledger.csv"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m := fi.Mode().Perm(); m&0o077 != 0 {
+		t.Errorf("the saved export has mode %v, want owner-only (0600)", m)
 	}
 }
