@@ -352,6 +352,7 @@ func (r *req) price(c PriceCmd) error {
 		}
 		ev.At = x.StartedAt()
 	}
+	ended := r.packageEnded(x, ev.At)
 	if x.State() == ledger.Released || ev.At.Before(x.LastEventAt()) {
 		x, err = r.c.store.SetPriceAt(r.ctx, r.act(), c.Name, ev)
 	} else {
@@ -363,7 +364,7 @@ func (r *req) price(c PriceCmd) error {
 	if ev.At.Equal(x.StartedAt()) && c.At.IsZero() {
 		return r.send(r.plain(r.t("priced_from_start", x.Name, view.FormatPrice(ev.Price, x.Currency, r.lang), r.when(ev.At))))
 	}
-	return r.send(r.plain(r.t("priced", shown(c.Name, x), view.FormatPrice(ev.Price, x.Currency, r.lang), r.when(ev.At)) + r.tookNote(c.Name, x)))
+	return r.send(r.plain(r.t("priced", shown(c.Name, x), view.FormatPrice(ev.Price, x.Currency, r.lang), r.when(ev.At)) + ended + r.tookNote(c.Name, x)))
 }
 
 // charge records a one-off charge on a rental, or on a platform when the

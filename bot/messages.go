@@ -103,6 +103,9 @@ var messages = chat.Catalog{
 	"priced": {
 		"✓ <b>%[1]s</b> costs %[2]s from %[3]s",
 		"✓ <b>%[1]s</b> 从 %[3]s 起价格改为 %[2]s"},
+	"price_package_ends": {
+		"\n<b>%[1]s</b> is billed in prepaid periods: the %[2]s period that began %[3]s is billed in full, and a new period at the new price begins %[4]s.",
+		"\n<b>%[1]s</b> 按预付周期计费：%[3]s 开始的这一期（%[2]s）照付全额，新价格从 %[4]s 起开始新的一期。"},
 	"priced_from_start": {
 		"✓ <b>%[1]s</b> costs %[2]s from its start (%[3]s)",
 		"✓ <b>%[1]s</b> 价格定为 %[2]s，从开始时（%[3]s）起计"},
