@@ -184,14 +184,13 @@ func (r *req) propose(c ProposedRentCmd) error {
 	return r.send(out)
 }
 
-// freeName suggests box1, box2, ... the first not used by an unreleased
-// rental.
+// freeName suggests box1, box2, ... the first no rental has had: a
+// released rental's name is free, but a suggestion that reused it would
+// leave that rental reachable only by its address.
 func freeName(b *ledger.Book) string {
 	used := map[string]bool{}
 	for _, x := range b.Rentals {
-		if x.State() != ledger.Released {
-			used[x.Name] = true
-		}
+		used[x.Name] = true
 	}
 	for i := 1; ; i++ {
 		n := "box" + strconv.Itoa(i)

@@ -110,3 +110,18 @@ func TestCore_ReusedNameZH(t *testing.T) {
 	contains(t, e.say(alice, "/price yolo 3.5/h at 2026-11-03 11:00"), "这里的 yolo", "yolo@2026-11-03", "yolo@2026-11-02")
 	contains(t, e.say(alice, "/price yolo@2026-13-45 2/h"), "不是租用的地址")
 }
+
+// TestCore_ProposalSuggestsNewName: a rental told in words is offered a
+// name no rental has had, so it never hides a released one; a /rent that
+// reuses a name after the edit still says so.
+func TestCore_ProposalSuggestsNewName(t *testing.T) {
+	e := newEnv(t, bot.Config{AllowedUsers: []int64{alice}})
+	e.say(alice, "/rent box1 autodl 4090 2/h")
+	e.now = t0.Add(time.Hour)
+	e.say(alice, "/release box1")
+	e.now = t0.Add(2 * time.Hour)
+	p := e.proposal(alice, "在autodl租了一张4090 1.88元/小时")
+	contains(t, p.Text, "/rent box2 ")
+	card := e.pressedProposal(alice, p, 0, 1)
+	contains(t, card.Text, "✓", "box2")
+}

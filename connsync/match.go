@@ -11,6 +11,7 @@ import (
 	"github.com/gpuledger/gpuledger/chat"
 	"github.com/gpuledger/gpuledger/connector"
 	"github.com/gpuledger/gpuledger/ledger"
+	"github.com/gpuledger/gpuledger/view"
 )
 
 // The question's button actions (at most 4 bytes, no ':').
@@ -252,8 +253,17 @@ func (p *pass) create(ctx context.Context, in ledger.PlatformInstance, li connec
 			key = "new_rental_stopped"
 		}
 		when, lbl, desc := fmtWhen(start, p.poll, p.zone(ctx), lang), label(in), describe(in, lang)
+		var earlier []*ledger.Rental // the rentals that had this name before
+		if p.book != nil {
+			earlier = p.book.Rentals
+		}
+		loc, now := p.zone(ctx), p.poll
 		a.Tell = p.notice(func(r *ledger.Rental) string {
-			return messages.Render(lang, key, platformName(p.c.Platform), lbl, desc, r.Name, when, chat.RawHTML(extra))
+			text := messages.Render(lang, key, platformName(p.c.Platform), lbl, desc, r.Name, when, chat.RawHTML(extra))
+			if n := view.ReuseNote(r, earlier, loc, now, lang); n != "" {
+				text += "\n" + n
+			}
+			return text
 		})
 	}
 	r, _, err := p.s.store.AddSyncedRental(ctx, a, in, nr)

@@ -557,6 +557,12 @@ func (s *Scheduler) pressInstance(ctx context.Context, u *ledger.User, p chat.Bu
 			return "", err
 		}
 		msg := AdoptedText(lg, u.Location(), s.now(), r)
+		if b, err := s.store.Book(ctx, u.ID); err == nil {
+			// A name a released rental had: say how that one is reached now.
+			if n := view.ReuseNote(r, b.Rentals, u.Location(), s.now(), lg); n != "" {
+				msg += "\n" + n
+			}
+		}
 		if p.Update.MessageID != 0 {
 			if _, err := s.sendE(ctx, u, p.Update.MessageID, msg, nil, true); err != nil {
 				s.log.Error("scheduler: instance card", "user", u.ID, "err", err)
