@@ -429,7 +429,7 @@ func (r *req) charge(c ChargeCmd) error {
 	if !c.At.IsZero() {
 		text += r.t("charged_at", r.when(got.At))
 	}
-	return r.send(r.plain(r.assumedNote(text, assumed, got.Currency) + took))
+	return r.send(r.plain(r.assumedNote(text, assumed, got.Currency) + took + r.refLine(got.Ref)))
 }
 
 // platformCurrency is the currency of money recorded for a platform: the
@@ -487,7 +487,7 @@ func (r *req) topup(c TopupCmd) error {
 		if err != nil {
 			return "", err
 		}
-		return r.t("topped_up", view.FormatAmount(t.Amount, t.Currency), view.PlatformWord(r.lang, t.Platform)), nil
+		return r.t("topped_up", view.FormatAmount(t.Amount, t.Currency), view.PlatformWord(r.lang, t.Platform)) + r.refLine(t.Ref), nil
 	})
 }
 
@@ -501,7 +501,7 @@ func (r *req) recordBalance(c BalanceCmd) error {
 		if err != nil {
 			return "", err
 		}
-		return r.t("balance_set", view.PlatformWord(r.lang, rec.Platform), view.FormatAmount(rec.Amount, rec.Currency), r.when(rec.At)), nil
+		return r.t("balance_set", view.PlatformWord(r.lang, rec.Platform), view.FormatAmount(rec.Amount, rec.Currency), r.when(rec.At)) + r.refLine(rec.Ref), nil
 	})
 }
 

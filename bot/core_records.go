@@ -92,3 +92,12 @@ func (r *req) fixRecord(c FixRecordCmd) error {
 	}
 	return r.send(r.plain(r.rt("record_fixed", chat.RawHTML(r.recordLine(fixed)), chat.RawHTML(r.recordLine(old)))))
 }
+
+// refLine is the line a recording's reply ends with: the record's number
+// and how to correct or delete it; "" without a number.
+func (r *req) refLine(ref int64) string {
+	if ref == 0 {
+		return ""
+	}
+	return "\n" + r.rt("record_ref", ref)
+}

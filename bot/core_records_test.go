@@ -212,3 +212,25 @@ func TestCore_RecordsChinese(t *testing.T) {
 		t.Errorf("/records box1 lists the platform's top-up: %q", got)
 	}
 }
+
+// TestCore_RecordReplyGivesItsNumber: the reply to /charge, /topup and
+// /balance gives the number that /fix and /delete take, in both languages.
+func TestCore_RecordReplyGivesItsNumber(t *testing.T) {
+	e := newEnv(t, bot.Config{AllowedUsers: []int64{alice}})
+	e.say(alice, "/rent box1 autodl 4090 1.88/h")
+	e.now = t0.Add(time.Hour)
+	replies := map[string]string{
+		"image fee": e.say(alice, "/charge box1 5 image fee"),
+		"¥100.00":   e.say(alice, "/topup autodl 100"),
+		"¥80.00":    e.say(alice, "/balance autodl 80"),
+	}
+	list := e.say(alice, "/records")
+	for what, reply := range replies {
+		ref := refOf(t, list, what)
+		contains(t, reply, ref, "/fix "+ref, "/delete "+ref)
+	}
+	contains(t, e.say(alice, "/lang zh"), "lang=zh")
+	got := e.say(alice, "/topup autodl 50")
+	ref := refOf(t, e.say(alice, "/records"), "¥50.00")
+	contains(t, got, "/fix "+ref, "更正")
+}

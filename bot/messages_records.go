@@ -15,14 +15,17 @@ var recordTexts = chat.Catalog{
 		"No records for %[1]s: /records lists all of yours.",
 		"%[1]s 没有记录：/records 列出你的全部记录。"},
 	"records_more": {
-		"(the newest %[1]d; /records NAME or /records PLATFORM shows one rental's or platform's)",
-		"（最新的 %[1]d 条；/records 名字 或 /records 平台 只看一台机器或一个平台的）"},
+		"(the newest %[1]s; /records NAME or /records PLATFORM shows one rental's or platform's)",
+		"（最新的 %[1]s 条；/records 名字 或 /records 平台 只看一台机器或一个平台的）"},
 	"record_deleted": {
 		"✓ Deleted %[1]s\n/undo puts it back.",
 		"✓ 已删除 %[1]s\n/undo 可恢复。"},
 	"record_fixed": {
 		"✓ Corrected %[1]s\nwas: %[2]s\n/undo puts it back as it was.",
 		"✓ 已更正 %[1]s\n原为：%[2]s\n/undo 可恢复原样。"},
+	"record_ref": {
+		"#%[1]s · <code>/fix #%[1]s …</code> corrects it, <code>/delete #%[1]s</code> deletes it",
+		"#%[1]s · <code>/fix #%[1]s …</code> 可更正，<code>/delete #%[1]s</code> 可删除"},
 	"rec_charge":        {"charge", "费用"},
 	"rec_topup":         {"top-up", "充值"},
 	"rec_balance":       {"balance", "余额"},

@@ -497,6 +497,10 @@ type Charge struct {
 	Currency Currency
 	Note     string // at most MaxNoteRunes runes
 	At       time.Time
+
+	// Ref is its reference in the chat (#Ref): the journal ID of the
+	// action that recorded it (Record.Ref); 0 for none.
+	Ref int64
 }
 
 // MaxNoteRunes bounds a charge's note in runes: it is shown in summaries.
@@ -511,6 +515,9 @@ type TopUp struct {
 	Amount   Decimal
 	Currency Currency
 	At       time.Time
+	// Ref is its reference in the chat (#Ref): the journal ID of the
+	// action that recorded it (Record.Ref); 0 for none.
+	Ref int64
 }
 
 // BalanceRecord is the balance a platform showed at a moment.
@@ -524,6 +531,10 @@ type BalanceRecord struct {
 	// API: the platform's API gave it (PlatformStore.RecordPlatformBalance),
 	// not the user; it is not on the undo stack.
 	API bool
+	// Ref is its reference in the chat (#Ref): the journal ID of the
+	// action that recorded it (Record.Ref); 0 for none, as for a
+	// balance the API gave.
+	Ref int64
 }
 
 // Book is everything one user's ledger holds: the cost engine's input.

@@ -36,14 +36,14 @@ func (db *DB) Book(ctx context.Context, userID int64) (*ledger.Book, error) {
 		if b.Charges, err = loadCharges(ctx, tx, userID); err != nil {
 			return err
 		}
-		err = loadAmounts(ctx, tx, "topups", userID, func(id int64, p string, amt ledger.Decimal, c ledger.Currency, at time.Time, _ bool) {
-			b.TopUps = append(b.TopUps, ledger.TopUp{ID: id, UserID: userID, Platform: p, Amount: amt, Currency: c, At: at})
+		err = loadAmounts(ctx, tx, "topups", userID, func(id, ref int64, p string, amt ledger.Decimal, c ledger.Currency, at time.Time, _ bool) {
+			b.TopUps = append(b.TopUps, ledger.TopUp{ID: id, UserID: userID, Platform: p, Amount: amt, Currency: c, At: at, Ref: ref})
 		})
 		if err != nil {
 			return err
 		}
-		return loadAmounts(ctx, tx, "balances", userID, func(id int64, p string, amt ledger.Decimal, c ledger.Currency, at time.Time, api bool) {
-			b.Balances = append(b.Balances, ledger.BalanceRecord{ID: id, UserID: userID, Platform: p, Amount: amt, Currency: c, At: at, API: api})
+		return loadAmounts(ctx, tx, "balances", userID, func(id, ref int64, p string, amt ledger.Decimal, c ledger.Currency, at time.Time, api bool) {
+			b.Balances = append(b.Balances, ledger.BalanceRecord{ID: id, UserID: userID, Platform: p, Amount: amt, Currency: c, At: at, API: api, Ref: ref})
 		})
 	})
 	if err != nil {

@@ -52,7 +52,7 @@ func (db *DB) AddCharge(ctx context.Context, a ledger.Action, rentalName string,
 		if c.Currency == "" {
 			return ledger.Errorc(ledger.EINVALID, "charge_currency")
 		}
-		c.UserID = j.userID
+		c.UserID, c.Ref = j.userID, j.id
 		c.At = orActionTime(c.At, j)
 		res, err := tx.ExecContext(ctx, `INSERT INTO charges (user_id, action_id, rental_id, platform, amount, currency, note, at)
 			VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
@@ -88,19 +88,19 @@ type platformAmount struct {
 	at       time.Time
 }
 
-func (db *DB) addPlatformAmount(ctx context.Context, a ledger.Action, p *platformAmount) (id, userID int64, err error) {
+func (db *DB) addPlatformAmount(ctx context.Context, a ledger.Action, p *platformAmount) (id, userID, ref int64, err error) {
 	if p.platform == "" {
-		return 0, 0, ledger.Errorc(ledger.EINVALID, "no_platform_given", p.kind)
+		return 0, 0, 0, ledger.Errorc(ledger.EINVALID, "no_platform_given", p.kind)
 	}
 	if p.currency == "" {
-		return 0, 0, ledger.Errorc(ledger.EINVALID, "no_currency_given", p.kind)
+		return 0, 0, 0, ledger.Errorc(ledger.EINVALID, "no_currency_given", p.kind)
 	}
 	err = db.withWrite(ctx, func(tx *wtx) error {
 		j, err := db.beginAction(ctx, tx, a, p.kind, p.platform, true, true)
 		if err != nil {
 			return err
 		}
-		userID = j.userID
+		userID, ref = j.userID, j.id
 		p.at = orActionTime(p.at, j)
 		res, err := tx.ExecContext(ctx, `INSERT INTO `+p.table+` (user_id, action_id, platform, amount, currency, at)
 			VALUES (?, ?, ?, ?, ?, ?)`, j.userID, j.id, p.platform, p.amount.String(), string(p.currency), unix(p.at))
@@ -113,7 +113,7 @@ func (db *DB) addPlatformAmount(ctx context.Context, a ledger.Action, p *platfor
 		}
 		return nil
 	})
-	return id, userID, err
+	return id, userID, ref, err
 }
 
 // AddTopUp records money added to a platform balance. A zero t.At means
@@ -124,11 +124,11 @@ func (db *DB) AddTopUp(ctx context.Context, a ledger.Action, t ledger.TopUp) (le
 		return ledger.TopUp{}, ledger.Errorc(ledger.EINVALID, "topup_positive", t.Amount)
 	}
 	p := platformAmount{table: "topups", kind: ledger.ActionTopUp, platform: t.Platform, amount: t.Amount, currency: t.Currency, at: t.At}
-	id, userID, err := db.addPlatformAmount(ctx, a, &p)
+	id, userID, ref, err := db.addPlatformAmount(ctx, a, &p)
 	if err != nil {
 		return ledger.TopUp{}, err
 	}
-	t.ID, t.UserID, t.At = id, userID, p.at
+	t.ID, t.UserID, t.At, t.Ref = id, userID, p.at, ref
 	return t, nil
 }
 
@@ -138,40 +138,41 @@ func (db *DB) AddTopUp(ctx context.Context, a ledger.Action, t ledger.TopUp) (le
 // (user), EDUPLICATE.
 func (db *DB) RecordBalance(ctx context.Context, a ledger.Action, b ledger.BalanceRecord) (ledger.BalanceRecord, error) {
 	p := platformAmount{table: "balances", kind: ledger.ActionBalance, platform: b.Platform, amount: b.Amount, currency: b.Currency, at: b.At}
-	id, userID, err := db.addPlatformAmount(ctx, a, &p)
+	id, userID, ref, err := db.addPlatformAmount(ctx, a, &p)
 	if err != nil {
 		return ledger.BalanceRecord{}, err
 	}
-	b.ID, b.UserID, b.At = id, userID, p.at
+	b.ID, b.UserID, b.At, b.Ref = id, userID, p.at, ref
 	return b, nil
 }
 
 // loadAmounts reads one user's top-ups or balance records in time order;
-// api is true for a balance the platform's API gave (balances.source).
-func loadAmounts(ctx context.Context, q querier, table string, userID int64, add func(id int64, platform string, amount ledger.Decimal, currency ledger.Currency, at time.Time, api bool)) error {
+// ref is the action that recorded one (0 for none); api is true for a
+// balance the platform's API gave (balances.source).
+func loadAmounts(ctx context.Context, q querier, table string, userID int64, add func(id, ref int64, platform string, amount ledger.Decimal, currency ledger.Currency, at time.Time, api bool)) error {
 	api := `0`
 	if table == "balances" {
 		api = `source = 'api'`
 	}
-	rows, err := q.QueryContext(ctx, `SELECT id, platform, amount, currency, at, `+api+` FROM `+table+` WHERE user_id = ? ORDER BY at, id`, userID)
+	rows, err := q.QueryContext(ctx, `SELECT id, COALESCE(action_id, 0), platform, amount, currency, at, `+api+` FROM `+table+` WHERE user_id = ? ORDER BY at, id`, userID)
 	if err != nil {
 		return fmt.Errorf("sqlite: load %s: %w", table, err)
 	}
 	defer rows.Close()
 	for rows.Next() {
 		var (
-			id, at                  int64
+			id, ref, at             int64
 			platform, amt, currency string
 			fromAPI                 bool
 		)
-		if err := rows.Scan(&id, &platform, &amt, &currency, &at, &fromAPI); err != nil {
+		if err := rows.Scan(&id, &ref, &platform, &amt, &currency, &at, &fromAPI); err != nil {
 			return fmt.Errorf("sqlite: load %s: %w", table, err)
 		}
 		d, err := dec(amt, table+".amount")
 		if err != nil {
 			return err
 		}
-		add(id, platform, d, ledger.Currency(currency), fromUnix(at), fromAPI)
+		add(id, ref, platform, d, ledger.Currency(currency), fromUnix(at), fromAPI)
 	}
 	if err := rows.Err(); err != nil {
 		return fmt.Errorf("sqlite: load %s: %w", table, err)
@@ -180,7 +181,7 @@ func loadAmounts(ctx context.Context, q querier, table string, userID int64, add
 }
 
 func loadCharges(ctx context.Context, q querier, userID int64) ([]ledger.Charge, error) {
-	rows, err := q.QueryContext(ctx, `SELECT id, rental_id, platform, amount, currency, note, at FROM charges
+	rows, err := q.QueryContext(ctx, `SELECT id, action_id, rental_id, platform, amount, currency, note, at FROM charges
 		WHERE user_id = ? ORDER BY at, id`, userID)
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: load charges: %w", err)
@@ -194,7 +195,7 @@ func loadCharges(ctx context.Context, q querier, userID int64) ([]ledger.Charge,
 			amt, currency string
 			at            int64
 		)
-		if err := rows.Scan(&c.ID, &rentalID, &c.Platform, &amt, &currency, &c.Note, &at); err != nil {
+		if err := rows.Scan(&c.ID, &c.Ref, &rentalID, &c.Platform, &amt, &currency, &c.Note, &at); err != nil {
 			return nil, fmt.Errorf("sqlite: load charges: %w", err)
 		}
 		if c.Amount, err = dec(amt, "charges.amount"); err != nil {
