@@ -47,6 +47,8 @@ func (r *req) callback() error {
 		return r.proposalButton(action, payload)
 	case actPlatformLog:
 		return r.platformLog(payload)
+	case actUndo, actKeep:
+		return r.undoButton(action, payload)
 	}
 	r.c.mu.RLock()
 	fn := r.c.buttons[action]

@@ -194,7 +194,14 @@ func TestConversation_Telegram(t *testing.T) {
 	}
 	c.advance(time.Hour)
 	contains(t, c.say(alice, "/spend today").Text, "compute", "storage", "by rental: box1")
-	contains(t, c.say(alice, "/undo").Text, "volume", "data1")
+	// An hour old: /undo asks first, and [Undo it] undoes it.
+	q := c.undoAsk(alice, "/undo")
+	contains(t, q.Text, "volume", "data1", "1h ago")
+	if out := c.undoPress(alice, q, 0); len(out) != 1 {
+		t.Fatalf("[Undo it]: %+v", out)
+	} else {
+		contains(t, out[0].Text, "↩ undone", "volume", "data1")
+	}
 	if n := len(c.book(alice).Volumes); n != 0 {
 		t.Fatalf("%d volumes after undo", n)
 	}

@@ -182,6 +182,7 @@ type Core struct {
 	conns     Connections
 	dash      DashboardLinks
 	links     *linkLimiter
+	turns     turns // whether each user's last message was refused, for /undo
 
 	mu      sync.RWMutex
 	buttons map[string]chat.ButtonFunc
@@ -283,6 +284,10 @@ type req struct {
 	// confirmed is set while a proposal's choice runs: the user chose it,
 	// so the checks that held it (typo.go) are not made again.
 	confirmed bool
+	// rejected is set when the message was answered as not understood
+	// (an unknown command, text the bot cannot act on): a refusal as much
+	// as a failed command, for /undo.
+	rejected bool
 	// editID, when set, is the message whose buttons were pressed: the
 	// first plain reply edits it in place instead of following it, and
 	// the press is answered "✓" just before.
@@ -336,9 +341,12 @@ func (c *Core) Handle(ctx context.Context, u chat.Update, s chat.Sender) error {
 	r.user, r.lang, r.loc = user, chat.NormLang(user.Lang), user.Location()
 	switch u.Kind {
 	case chat.KindCallback:
-		return r.fail(r.callback())
+		err := r.fail(r.callback())
+		c.turns.set(u.UserID, r.refused())
+		return err
 	case chat.KindText:
 		err := r.fail(r.text())
+		c.turns.set(u.UserID, r.refused())
 		if err == nil {
 			r.tellGroup()
 		}
@@ -395,6 +403,7 @@ func (r *req) text() error {
 			if r.u.ChatType != chat.ChatPrivate {
 				return r.mark() // perhaps another bot's: stay quiet in groups
 			}
+			r.rejected = true
 			if pe.Key == "unknown_command_near" {
 				return r.answer(r.plain(r.t("unknown_command_near", firstWord(r.u.Text), pe.Args[1]) + r.nearConnect(pe.Args[1])))
 			}
@@ -407,8 +416,19 @@ func (r *req) text() error {
 			return r.mark() // a group's talk ("status", "stopped box1") is not addressed to the bot
 		}
 	}
-	return r.dispatch(cmd)
+	if err := r.dispatch(cmd); err != nil {
+		return err
+	}
+	if !r.refused() && noUndo(cmd) {
+		r.noteNoUndo()
+	}
+	return nil
 }
+
+// refused reports whether the update was answered with a refusal: a
+// failed command, one line of several that failed, or a message not
+// understood.
+func (r *req) refused() bool { return r.failed || r.rejected }
 
 // stranger answers someone who may not use the bot: the owner's claim,
 // else one refusal and then silence.
@@ -470,9 +490,23 @@ func (r *req) stranger() error {
 
 // mark records the update's key for an update that changes nothing, so a
 // redelivery is recognised (EDUPLICATE). Without a key (the console) there
-// is nothing to record.
+// is nothing to record, except a refusal: the journal keeps that a
+// registered user's message was refused (ActionRefused), with the key
+// where there is one, so that /undo right after it asks first even after
+// a restart. That costs nothing more for a keyed update (its key is
+// recorded either way) and one row per refused line in the console.
 func (r *req) mark() error {
-	if r.u.Key == "" || r.marked {
+	if r.marked {
+		return nil
+	}
+	if r.refused() && r.user.ID != 0 && !r.inLines {
+		if err := r.c.store.Note(r.ctx, ledger.Action{UserID: r.u.UserID, At: r.now, Key: r.u.Key}, ledger.ActionRefused); err != nil {
+			return err
+		}
+		r.marked = true
+		return nil
+	}
+	if r.u.Key == "" {
 		return nil
 	}
 	if err := r.c.store.MarkHandled(r.ctx, ledger.Action{UserID: r.u.UserID, At: r.now, Key: r.u.Key}); err != nil {
@@ -483,9 +517,14 @@ func (r *req) mark() error {
 }
 
 // act is the ledger action of this update: who, when (the clock read
-// once) and the key that makes it apply once.
+// once), the key that makes it apply once, and how it came (typed or a
+// button's), which /undo weighs.
 func (r *req) act() ledger.Action {
-	return ledger.Action{UserID: r.u.UserID, At: r.now, Key: r.u.Key}
+	via := ledger.ViaCommand
+	if r.u.Kind == chat.KindCallback {
+		via = ledger.ViaButton
+	}
+	return ledger.Action{UserID: r.u.UserID, At: r.now, Key: r.u.Key, Via: via}
 }
 
 // answer sends the reply to a question: the key is recorded first, so a

@@ -114,6 +114,7 @@ func (r *req) dispatch(cmd Command) error {
 		if group {
 			return r.mark()
 		}
+		r.rejected = true
 		return r.answer(r.plain(r.t("not_a_command")))
 	case OtherBot:
 		return r.mark()
@@ -359,7 +360,7 @@ func (r *req) price(c PriceCmd) error {
 		x, err = r.c.store.AppendEvent(r.ctx, r.act(), c.Name, ev)
 	}
 	if err != nil {
-		return err
+		return r.otherAt(err, c.Name, ev.At)
 	}
 	if ev.At.Equal(x.StartedAt()) && c.At.IsZero() {
 		return r.send(r.plain(r.t("priced_from_start", x.Name, view.FormatPrice(ev.Price, x.Currency, r.lang), r.when(ev.At))))
@@ -602,63 +603,6 @@ func (r *req) rentalChanged(x *ledger.Rental) {
 	if err := r.c.watcher.RentalChanged(r.ctx, x); err != nil {
 		r.c.log.Error("bot: tell the agent hub that a rental changed", "rental", x.ID, "err", err)
 	}
-}
-
-// undo reverses the user's own last change. Only the user's changes are
-// on the undo stack: a stop or release that an agent confirmed (an
-// automatic one, or Release now) really happened to the host and is
-// skipped; the store refuses to undo a change of a rental beneath one.
-// Undoing a release makes the rental live again in the ledger, but its
-// agent token stays revoked (un-revoking a token is unsafe: it may have
-// leaked with the released host), so the reply says to issue a new one.
-// Undoing a Log or a Not mine of an announced instance makes it wait for
-// an answer again: the reply gives its /adopt line, and a fresh card of
-// it follows (Config.InstanceCards).
-func (r *req) undo() error {
-	res, err := r.c.store.Undo(r.ctx, r.act())
-	if err != nil {
-		return err
-	}
-	what := r.t(undoKindKey(res.Kind))
-	if strings.HasPrefix(what, undoKindKey("")) {
-		what = string(res.Kind)
-	}
-	if res.Name != "" {
-		what += " " + chat.Escape(res.Name)
-	}
-	text := r.t("undone", chat.RawHTML(what), r.when(res.At))
-	switch res.Kind {
-	case ledger.ActionStop, ledger.ActionResume, ledger.ActionRelease:
-		x, err := r.named(res.Name)
-		if err == nil {
-			r.rentalChanged(x)
-		} else {
-			r.c.log.Error("bot: reload after undo", "user", r.u.UserID, "err", err)
-		}
-		if res.Kind == ledger.ActionRelease && r.c.agents != nil && r.hadToken(x) {
-			text += "\n" + r.t("undo_release_token", res.Name)
-		}
-	case ledger.ActionSync:
-		// The instance is declined in the same transaction: the sync
-		// leaves it alone from now on.
-		text += "\n" + r.t("undo_sync", res.Name)
-	}
-	var card chat.Outgoing
-	show := false
-	if res.Instance != 0 && r.c.enrol != nil {
-		// The instance waits for an answer again, and its card lost its
-		// buttons to the answer: the reply gives the way back, and a
-		// fresh card follows it.
-		var line string
-		line, card, show = r.undoneInstance(res.Instance)
-		if line != "" {
-			text += "\n" + line
-		}
-	}
-	if err := r.send(r.plain(text)); err != nil || !show {
-		return err
-	}
-	return r.send(card)
 }
 
 func (r *req) settings(c SettingsCmd) error {

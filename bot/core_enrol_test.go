@@ -217,8 +217,9 @@ func TestCore_Adopt(t *testing.T) {
 	if got := he.say(alice, "/adopt 999 0.5"); !strings.Contains(got, "you have no announced instance 999") {
 		t.Errorf("/adopt of an unknown ID: %q", got)
 	}
-	// Another user cannot adopt alice's instance.
-	he.say(alice, "/undo")
+	// Another user cannot adopt alice's instance. (/undo asks: the
+	// message before it was refused.)
+	he.undoConfirmed(alice, "/undo")
 	if got := he.say(bob, "/adopt "+sid+" 0.5"); !strings.Contains(got, "you have no announced instance "+sid) {
 		t.Errorf("bob's /adopt of alice's instance: %q", got)
 	}
@@ -262,7 +263,7 @@ func TestCore_UndoAdopt_Line(t *testing.T) {
 	if got := he.say(alice, "/undo"); !strings.Contains(got, "实例 "+sid+" 恢复为已忽略（记账之前就是如此）；仍可用 <code>/adopt "+sid+" 价格</code> 记账。") {
 		t.Errorf("/undo of /adopt of an ignored instance: %q", got)
 	}
-	if got := he.say(alice, "/undo"); !strings.Contains(got, "实例 "+sid+" 重新等待你的答复：发送 <code>/adopt "+sid+" 价格</code> 记账") {
+	if got := he.undoConfirmed(alice, "/undo"); !strings.Contains(got, "实例 "+sid+" 重新等待你的答复：发送 <code>/adopt "+sid+" 价格</code> 记账") {
 		t.Errorf("/undo of Not mine: %q", got)
 	}
 	// Undoing something else says nothing of instances.

@@ -8,6 +8,7 @@ import (
 	"sync"
 
 	"github.com/gpuledger/gpuledger/chat"
+	"github.com/gpuledger/gpuledger/ledger"
 )
 
 // Multi-line messages. People paste lists of commands, one per line. A
@@ -76,6 +77,11 @@ func (r *req) lines(lines []string) error {
 	}
 	head := r.t("lines_ok", strconv.Itoa(n))
 	if len(failed) > 0 {
+		// A refusal for /undo, journaled with the message's key.
+		r.rejected = true
+		if err := r.mark(); err != nil && ledger.ErrorCode(err) != ledger.EDUPLICATE {
+			r.c.log.Error("bot: journal a refused line", "user", r.u.UserID, "err", err)
+		}
 		head = r.t("lines_failed", strconv.Itoa(n-len(failed)), strconv.Itoa(n), strings.Join(failed, ", "))
 	}
 	return r.send(r.plain(head + "\n\n" + body))

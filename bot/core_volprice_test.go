@@ -122,7 +122,8 @@ func TestCore_TrafficPriceFromTime(t *testing.T) {
 	contains(t, e.say(alice, "/traffic box1 price=0.8/GB free=5GB at 12:00"), "✗")
 	contains(t, e.say(alice, "/traffic box1 price=0.8/GB at 09:00"), "✗", "before box1 started")
 	traffic(t, "21.00")
-	contains(t, e.say(alice, "/undo"), "undone", "traffic price", "box1")
+	// The message before /undo was refused: it asks first, naming the change.
+	contains(t, e.undoConfirmed(alice, "/undo"), "undone", "traffic price", "box1")
 	traffic(t, "15.00")
 	e.say(alice, "/settings lang=zh")
 	contains(t, e.say(alice, "/traffic box1 price=0.8/GB at 09:00"), "✗", "早于 box1 的开始时间")

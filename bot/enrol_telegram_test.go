@@ -149,7 +149,8 @@ func TestConversation_UndoShowsInstance(t *testing.T) {
 			c.advance(time.Minute)
 			c.settle(c.fake.PressButton(alice, alice, card.ID, buttonOf(t, card, press)))
 			c.advance(time.Minute)
-			out := c.send(alice, func() int { return c.fake.SendText(alice, alice, "/undo") })
+			// The change was made with a button: /undo asks first.
+			out := c.undoPress(alice, c.undoAsk(alice, "/undo"), 0)
 			// The reply, then the card: the outbox may send them as one
 			// message (the card's buttons under both).
 			var all []string

@@ -207,8 +207,51 @@ var messages = chat.Catalog{
 
 	// undo
 	"undone": {
-		"↩ undone: %[1]s (%[2]s)",
-		"↩ 已撤销：%[1]s（%[2]s）"},
+		"↩ undone: %[1]s, recorded %[2]s (%[3]s)",
+		"↩ 已撤销：%[1]s（记录于 %[2]s，%[3]s）"},
+	"undo_ago_now": {"just now", "刚刚"},
+	"undo_ago_min": {"%[1]s min ago", "%[1]s分钟前"},
+	"undo_ago":     {"%[1]s ago", "%[1]s前"},
+	"undo_ask": {
+		"Undo the %[1]s, recorded %[2]s (%[3]s)?\n%[4]s",
+		"要撤销%[1]s吗？（记录于 %[2]s，%[3]s）\n%[4]s"},
+	"undo_why_refused": {
+		"Your last message was refused, so this may not be the change you mean.",
+		"你的上一条消息被拒绝了，这可能不是你想撤销的修改。"},
+	"undo_why_button": {
+		"It was made with a button, not by your last command.",
+		"它是通过按钮做的，不是你的上一条命令。"},
+	"undo_why_sync": {
+		"The platform sync made it, not your last command.",
+		"它是平台同步做的，不是你的上一条命令。"},
+	"undo_why_other": {
+		"gpuledger recorded it itself (from the platform's list, an agent's report or an automatic action), not your last command.",
+		"它是 gpuledger 自己记录的（来自平台实例列表、代理的报告或自动操作），不是你的上一条命令。"},
+	"undo_why_later": {
+		"It is not your last change: a change that /undo cannot reverse came after it.",
+		"它不是你的最后一次修改：之后还有 /undo 无法撤销的修改。"},
+	"undo_why_old": {
+		"It is more than %[1]s min old.",
+		"它已超过 %[1]s 分钟。"},
+	"undo_yes":      {"Undo it", "撤销"},
+	"undo_no":       {"Keep it", "保留"},
+	"undo_kept":     {"✓ kept: the %[1]s stays; nothing was undone.", "✓ 已保留：%[1]s不变，没有撤销任何内容。"},
+	"undo_kept_any": {"✓ kept: nothing was undone.", "✓ 已保留：没有撤销任何内容。"},
+	"undo_now_running": {
+		"Now %[1]s is running, billing %[2]s.",
+		"现在 %[1]s 运行中，按 %[2]s 计费。"},
+	"undo_now_running_unpriced": {
+		"Now %[1]s is running, without a price: <code>/price %[1]s PRICE</code> sets it.",
+		"现在 %[1]s 运行中，尚未定价：用 <code>/price %[1]s 价格</code> 设置。"},
+	"undo_now_stopped":        {"Now %[1]s is stopped: its compute is not billed.", "现在 %[1]s 已关机：算力不计费。"},
+	"undo_now_released":       {"Now %[1]s is released.", "现在 %[1]s 已释放。"},
+	"undo_now_gone":           {"Now %[1]s is no longer in the ledger.", "现在账本中已没有 %[1]s。"},
+	"undo_now_volume":         {"Now volume %[1]s is %[2]s GB.", "现在存储盘 %[1]s 为 %[2]s GB。"},
+	"undo_now_volume_deleted": {"Now volume %[1]s is deleted.", "现在存储盘 %[1]s 已删除。"},
+	"undo_now_volume_gone":    {"Now volume %[1]s is no longer in the ledger.", "现在账本中已没有存储盘 %[1]s。"},
+	"undo_now_record":         {"It no longer counts in any total.", "它不再计入任何合计。"},
+	"undo_now_settings":       {"Your settings are as they were before it.", "你的设置已恢复为修改之前的样子。"},
+	"undo_now_restored":       {"The record is as it was before it.", "该记录已恢复为修改之前的样子。"},
 	"undo_release_token": {
 		"The agent token of %[1]s was revoked at the release and stays revoked: issue a new one with <code>/agent %[1]s</code>.",
 		"%[1]s 的代理令牌已在释放时作废，不会恢复：请用 <code>/agent %[1]s</code> 重新生成。"},

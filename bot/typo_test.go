@@ -97,7 +97,7 @@ func TestCore_TypoTopup(t *testing.T) {
 	if n := len(e.book(alice).TopUps); n != 1 {
 		t.Fatalf("a second press recorded %d top-ups", n)
 	}
-	contains(t, e.say(alice, "/undo"), "top-up")
+	contains(t, e.undoConfirmed(alice, "/undo"), "top-up") // made with a button: asked first
 	if n := len(e.book(alice).TopUps); n != 0 {
 		t.Fatalf("%d top-ups after /undo", n)
 	}
@@ -164,7 +164,7 @@ func TestCore_TypoRent(t *testing.T) {
 	if x == nil || x.Platform != "autodl" || x.Currency != ledger.CNY || !x.StartedAt().Equal(sent) {
 		t.Fatalf("rental = %+v", x)
 	}
-	contains(t, e.say(alice, "/undo"), "c2")
+	contains(t, e.undoConfirmed(alice, "/undo"), "c2")
 	if n := len(e.book(alice).Rentals); n != 0 {
 		t.Fatalf("%d rentals after /undo", n)
 	}
@@ -204,7 +204,7 @@ func TestCore_TypoCharge(t *testing.T) {
 	if b := e.book(alice); len(b.Charges) != 1 || b.Charges[0].Platform != "nosuch" {
 		t.Fatalf("charges = %+v", b.Charges)
 	}
-	contains(t, e.say(alice, "/undo"), "charge")
+	contains(t, e.undoConfirmed(alice, "/undo"), "charge")
 
 	// Near a rental: Use records it on the rental.
 	m = e.ask(alice, "/charge box2 5 image fee")

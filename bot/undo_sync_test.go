@@ -29,7 +29,9 @@ func TestCore_UndoSync(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			contains(t, e.say(alice, "/undo"), c.kind, "pod-abc", c.line)
+			// The sync made it, not the user's last command: asked first.
+			contains(t, e.undoAsked(alice, "/undo").Text, c.kind, "pod-abc")
+			contains(t, e.undoConfirmed(alice, "/undo"), c.kind, "pod-abc", c.line)
 			got, err := e.db.PlatformInstance(ctx, alice, saved.ID)
 			if err != nil || got.Status != ledger.PlatformDeclined {
 				t.Fatalf("instance after /undo = %+v, %v; want declined", got, err)
@@ -57,7 +59,7 @@ func TestCore_UndoSync_Stopped(t *testing.T) {
 	if got.State() != ledger.Stopped {
 		t.Fatalf("synced rental is %s, want stopped", got.State())
 	}
-	contains(t, e.say(alice, "/undo"), "rental created from the platform's list", "pod-halt", "it will not be created again")
+	contains(t, e.undoConfirmed(alice, "/undo"), "rental created from the platform's list", "pod-halt", "it will not be created again")
 	if _, err := e.db.RentalByID(ctx, got.ID); ledger.ErrorCode(err) != ledger.ENOTFOUND {
 		t.Fatalf("the stopped synced rental survived one /undo: %v", err)
 	}

@@ -139,6 +139,7 @@ var errorTexts = map[string]string{
 	"bad_rental_ref":        "%[1]q is not a rental's address: write NAME@YYYY-MM-DD, the day it started, e.g. yolo@2026-11-02 (NAME@YYYY-MM-DD#2 for the second of that name that day)",
 	"ref_future":            "%[1]v: no rental can have started on %[2]v, a day still to come",
 	"no_rental_at":          "you have no rental %[2]v that started on %[3]v (%[1]v): /status shows the addresses of rentals that share a name",
+	"ref_other_then":        "%[2]v is before this %[1]v started; the %[1]v that ran then is %[3]v: write %[3]v in place of %[1]v to correct it",
 	"bad_traffic_direction": "unknown traffic direction %[1]q: use direction=out, in or both",
 	"traffic_positive":      "traffic of %[1]v bytes: record a positive amount, e.g. /traffic %[2]v 12GB",
 	"traffic_in_out":        "traffic direction %[1]q: use out or in, e.g. /traffic %[2]v 12GB out",
@@ -183,6 +184,8 @@ var errorTexts = map[string]string{
 	// Refusals of the undo journal, the agent hub and budgets.
 	"undo_after_agent_stop":    "cannot undo the %[1]v of %[2]v: its agent stopped %[2]v after it, and that cannot be undone; /resume %[2]v starts it again",
 	"undo_after_agent_release": "cannot undo the %[1]v of %[2]v: its agent released %[2]v after it, and that cannot be undone; record a new rental with /rent",
+	"undo_done":                "the %[1]v %[2]v is undone already: nothing more was undone",
+	"undo_stale":               "nothing was undone: another change came after the %[1]v %[2]v; send /undo again to see what it would undo now",
 	"order_nothing_to":         "%[1]v is %[2]v: nothing to %[3]v",
 	"budget_not_positive":      "budget %[1]v is not positive: use e.g. /budget 500/month",
 	"budget_no_currency":       "budget %[1]v has no currency, e.g. /budget ¥500/month",

@@ -21,7 +21,22 @@ type Action struct {
 	// (PlatformStore.AddSyncedRental, ApplyPlatformEvent); others refuse
 	// it with EINVALID.
 	Tell *Notice
+	// Via says how the action came to be (a typed command, a pressed
+	// button, or "" for anything else), so that /undo can tell the user's
+	// own last command from a change made some other way.
+	Via Via
 }
+
+// Via is how a journaled action came to be. It is stored in the journal,
+// so the values never change.
+type Via string
+
+// The ways an action comes to be.
+const (
+	ViaOther   Via = ""        // the platform sync, an agent, the scheduler, or unknown (older rows)
+	ViaCommand Via = "command" // a message the user typed
+	ViaButton  Via = "button"  // a button the user pressed
+)
 
 // ActionKind names a journaled action: what Undo reports it reversed.
 // Its text is stored in the journal and keys the bot's message for it, so
@@ -52,6 +67,12 @@ const (
 	ActionSync          ActionKind = "sync"    // PlatformStore.AddSyncedRental: a rental created from a platform's list
 	ActionUndo          ActionKind = "undo"    // not undoable itself
 	ActionHandled       ActionKind = "handled" // MarkHandled; changes nothing
+	// ActionRefused and ActionNoUndo change nothing either (Note): a
+	// message that was refused, and an accepted command whose change Undo
+	// cannot reverse (/budget, /autorelease). /undo asks before reversing
+	// a change when one of them came after it or just before the /undo.
+	ActionRefused ActionKind = "refused"
+	ActionNoUndo  ActionKind = "no_undo"
 )
 
 // UndoableKinds lists every kind Undo may report, for catalogs that must
@@ -73,6 +94,26 @@ type UndoResult struct {
 	// ActionIgnore answered (0 for other kinds): it waits for an answer
 	// again, and the reply shows it so that the user can give one.
 	Instance int64
+	// RentalID and VolumeID are the rental and the volume the undone
+	// action changed (0 for none), so the reply can say what is true of
+	// them now.
+	RentalID, VolumeID int64
+}
+
+// UndoNext is what Undo would reverse now, for /undo to name it and to
+// decide whether to ask first.
+type UndoNext struct {
+	ID   int64 // its journal entry, which UndoAction takes
+	Kind ActionKind
+	Name string    // the rental or volume it touched, if any
+	At   time.Time // when it was recorded
+	Via  Via
+	// Last is set when nothing else was journaled after it but questions,
+	// undone changes and their undos: it is the user's latest change.
+	Last bool
+	// AfterRefusal is set when the user's latest journal entry is a
+	// refused message (ActionRefused).
+	AfterRefusal bool
 }
 
 // Store keeps users' ledgers. Implementations are safe for concurrent use.
@@ -134,6 +175,18 @@ type Store interface {
 	// Undo reverses the user's most recent undoable action. ENOTFOUND if
 	// there is nothing to undo.
 	Undo(ctx context.Context, a Action) (UndoResult, error)
+	// NextUndo says what Undo would reverse now, changing nothing.
+	// ENOTFOUND if there is nothing to undo.
+	NextUndo(ctx context.Context, userID int64) (UndoNext, error)
+	// UndoAction reverses the journal entry id (an UndoNext.ID) only while
+	// it is what Undo would reverse: ECONFLICT "undo_stale" when another
+	// change came on top of it since, "undo_done" when it is undone
+	// already; both change nothing.
+	UndoAction(ctx context.Context, a Action, id int64) (UndoResult, error)
+	// Note journals a message that changed nothing Undo can reverse, as
+	// kind ActionRefused or ActionNoUndo, with a.Key when set (EDUPLICATE
+	// if recorded already).
+	Note(ctx context.Context, a Action, kind ActionKind) error
 	// MarkHandled records a.Key for an action that changed nothing (a
 	// question), so that the transport's progress is kept with it.
 	// EDUPLICATE if the key was already recorded.

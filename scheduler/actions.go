@@ -316,7 +316,8 @@ func (s *Scheduler) MarkReleased(ctx context.Context, userID, rentalID int64, ke
 		return text(lg, "t_already_released", r.Name), nil
 	}
 	now := s.now()
-	_, err = s.store.AppendEvent(ctx, ledger.Action{UserID: userID, At: now, Key: key}, r.Name, ledger.Event{Kind: ledger.EventRelease, At: now})
+	// A press of the card's button: /undo asks before reversing it.
+	_, err = s.store.AppendEvent(ctx, ledger.Action{UserID: userID, At: now, Key: key, Via: ledger.ViaButton}, r.Name, ledger.Event{Kind: ledger.EventRelease, At: now})
 	if ledger.ErrorCode(err) == ledger.EDUPLICATE {
 		return "", nil
 	}

@@ -539,7 +539,7 @@ func (s *Scheduler) pressInstance(ctx context.Context, u *ledger.User, p chat.Bu
 		}
 		return "?"
 	}
-	a := ledger.Action{UserID: u.ID, At: p.Now, Key: p.Update.Key}
+	a := ledger.Action{UserID: u.ID, At: p.Now, Key: p.Update.Key, Via: ledger.ViaButton} // a card's button: /undo asks
 	switch p.Action {
 	case ActAdopt:
 		if in.State == ledger.InstanceBound {

@@ -47,8 +47,13 @@ func (db *DB) beginAction(ctx context.Context, tx querier, a ledger.Action, kind
 	if a.Key != "" {
 		key = sql.NullString{String: a.Key, Valid: true}
 	}
-	res, err := tx.ExecContext(ctx, `INSERT INTO actions (user_id, kind, name, at, key, undoable) VALUES (?, ?, ?, ?, ?, ?)`,
-		a.UserID, string(kind), name, unix(at), key, boolInt(undoable))
+	switch a.Via {
+	case ledger.ViaOther, ledger.ViaCommand, ledger.ViaButton:
+	default:
+		return journal{}, ledger.Errorf(ledger.EINVALID, "the action came via %q, not a typed command or a button", a.Via)
+	}
+	res, err := tx.ExecContext(ctx, `INSERT INTO actions (user_id, kind, name, at, key, undoable, via) VALUES (?, ?, ?, ?, ?, ?, ?)`,
+		a.UserID, string(kind), name, unix(at), key, boolInt(undoable), string(a.Via))
 	if isUnique(err) {
 		return journal{}, ledger.Errorf(ledger.EDUPLICATE, "this action (%s) was already applied", a.Key)
 	}
@@ -99,6 +104,57 @@ func (db *DB) MarkHandled(ctx context.Context, a ledger.Action) error {
 	})
 }
 
+// Note journals a message that changed nothing Undo can reverse: kind
+// ActionRefused for a refused one, ActionNoUndo for an accepted command
+// whose change Undo cannot reverse. Unlike MarkHandled it needs no key
+// (the terminal's messages have none); with one, it records the key
+// (EDUPLICATE if recorded already). The user must exist.
+func (db *DB) Note(ctx context.Context, a ledger.Action, kind ledger.ActionKind) error {
+	if kind != ledger.ActionRefused && kind != ledger.ActionNoUndo {
+		return ledger.Errorf(ledger.EINVALID, "Note records a refused message or a change that cannot be undone, not %q", kind)
+	}
+	return db.withWrite(ctx, func(tx *wtx) error {
+		_, err := db.beginAction(ctx, tx, a, kind, "", false, true)
+		return err
+	})
+}
+
+// NextUndo says what Undo would reverse now, and how it stands among the
+// user's journal: whether anything but questions, undone changes and
+// their undos was journaled after it (Last), and whether the user's
+// latest entry is a refused message (AfterRefusal). ENOTFOUND if there is
+// nothing to undo.
+func (db *DB) NextUndo(ctx context.Context, userID int64) (ledger.UndoNext, error) {
+	var (
+		n        ledger.UndoNext
+		kind     string
+		via      string
+		at       int64
+		later    int
+		refusedK sql.NullString
+	)
+	err := db.reader.QueryRowContext(ctx, `SELECT id, kind, name, at, via FROM actions
+		WHERE user_id = ? AND undoable = 1 AND undone_by IS NULL ORDER BY id DESC LIMIT 1`, userID).
+		Scan(&n.ID, &kind, &n.Name, &at, &via)
+	if err == sql.ErrNoRows {
+		return n, ledger.Errorc(ledger.ENOTFOUND, "nothing_to_undo")
+	}
+	if err != nil {
+		return n, storeError(fmt.Errorf("sqlite: what to undo for user %d: %w", userID, err))
+	}
+	err = db.reader.QueryRowContext(ctx, `SELECT
+		(SELECT count(*) FROM actions WHERE user_id = ?1 AND id > ?2 AND undone_by IS NULL AND kind NOT IN (?3, ?4, ?5)),
+		(SELECT kind FROM actions WHERE user_id = ?1 ORDER BY id DESC LIMIT 1)`,
+		userID, n.ID, string(ledger.ActionHandled), string(ledger.ActionUndo), string(ledger.ActionRefused)).Scan(&later, &refusedK)
+	if err != nil {
+		return n, storeError(fmt.Errorf("sqlite: what came after action %d of user %d: %w", n.ID, userID, err))
+	}
+	n.Kind, n.Via, n.At = ledger.ActionKind(kind), ledger.Via(via), fromUnix(at)
+	n.Last = later == 0
+	n.AfterRefusal = refusedK.String == string(ledger.ActionRefused)
+	return n, nil
+}
+
 // undoTables lists the tables whose rows carry the action that inserted
 // them, children before parents, so deleting in this order never breaks a
 // foreign key.
@@ -129,6 +185,23 @@ var undoTables = []string{
 // same name, or if the rental was stopped or released by its agent after
 // the change; EDUPLICATE for a repeated key.
 func (db *DB) Undo(ctx context.Context, a ledger.Action) (ledger.UndoResult, error) {
+	return db.undo(ctx, a, 0)
+}
+
+// UndoAction is Undo of the journal entry id alone: it reverses id only
+// while id is what Undo would reverse. ECONFLICT "undo_done" when id was
+// undone already (a second press of the same button), "undo_stale" when
+// another change came on top of it since the user was asked; ENOTFOUND
+// when the user has no such entry. Each changes nothing.
+func (db *DB) UndoAction(ctx context.Context, a ledger.Action, id int64) (ledger.UndoResult, error) {
+	if id <= 0 {
+		return ledger.UndoResult{}, ledger.Errorf(ledger.EINVALID, "the action to undo has no ID")
+	}
+	return db.undo(ctx, a, id)
+}
+
+// undo is Undo, of the entry want only when want is not 0.
+func (db *DB) undo(ctx context.Context, a ledger.Action, want int64) (ledger.UndoResult, error) {
 	var out ledger.UndoResult
 	err := db.withWrite(ctx, func(tx *wtx) error {
 		j, err := db.beginAction(ctx, tx, a, ledger.ActionUndo, "", false, true)
@@ -146,6 +219,9 @@ func (db *DB) Undo(ctx context.Context, a ledger.Action) (ledger.UndoResult, err
 		err = tx.QueryRowContext(ctx, `SELECT id, kind, name, at, rental_id, volume_id, prev FROM actions
 			WHERE user_id = ? AND undoable = 1 AND undone_by IS NULL ORDER BY id DESC LIMIT 1`, j.userID).
 			Scan(&id, &kindText, &name, &at, &rentalID, &volumeID, &prev)
+		if want != 0 && (err == sql.ErrNoRows || err == nil && id != want) {
+			return wantedUndo(ctx, tx, j.userID, want)
+		}
 		if err == sql.ErrNoRows {
 			return ledger.Errorc(ledger.ENOTFOUND, "nothing_to_undo")
 		}
@@ -229,10 +305,29 @@ func (db *DB) Undo(ctx context.Context, a ledger.Action) (ledger.UndoResult, err
 		if _, err := tx.ExecContext(ctx, `UPDATE actions SET name = ? WHERE id = ?`, name, j.id); err != nil {
 			return fmt.Errorf("sqlite: record undo: %w", err)
 		}
-		out = ledger.UndoResult{Kind: kind, Name: name, At: fromUnix(at), Instance: instance}
+		out = ledger.UndoResult{Kind: kind, Name: name, At: fromUnix(at), Instance: instance, RentalID: rentalID.Int64, VolumeID: volumeID.Int64}
 		return nil
 	})
 	return out, err
+}
+
+// wantedUndo is the error of an UndoAction of want when want is not what
+// Undo would reverse: undone already, or beneath a later change.
+func wantedUndo(ctx context.Context, tx querier, userID, want int64) error {
+	var kind, name string
+	var undone bool
+	err := tx.QueryRowContext(ctx, `SELECT kind, name, undone_by IS NOT NULL FROM actions WHERE id = ? AND user_id = ? AND undoable = 1`, want, userID).
+		Scan(&kind, &name, &undone)
+	if err == sql.ErrNoRows {
+		return ledger.Errorf(ledger.ENOTFOUND, "there is no change %d to undo", want)
+	}
+	if err != nil {
+		return fmt.Errorf("sqlite: look up action %d to undo: %w", want, err)
+	}
+	if undone {
+		return ledger.Errorc(ledger.ECONFLICT, "undo_done", ledger.ActionKind(kind), name)
+	}
+	return ledger.Errorc(ledger.ECONFLICT, "undo_stale", ledger.ActionKind(kind), name)
 }
 
 // laterAgentAction refuses to undo action id (a rent, stop, resume or
