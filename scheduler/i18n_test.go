@@ -218,7 +218,9 @@ func TestChinese_SummaryAndMoneyAlerts(t *testing.T) {
 		t.Fatal(err)
 	}
 	m := e.chat.NewMessages()
-	wantZH(t, "deadline", m[len(m)-1].Text, "自", "起关机", "释放它并删除数据")
+	// Its times as the chat writes them, in the user's zone: stopped at
+	// 13:00 on Nov 3 in Shanghai, deleted 15 days on, tomorrow here.
+	wantZH(t, "deadline", m[len(m)-1].Text, "自", "起关机", "释放它并删除数据", "11月3日 13:00", "明天 13:00")
 
 	// The nightly summary, late, with its chart caption.
 	if err := e.s.Summaries(ctx); err != nil {
@@ -226,6 +228,9 @@ func TestChinese_SummaryAndMoneyAlerts(t *testing.T) {
 	}
 	m = e.chat.NewMessages()
 	wantZH(t, "summary", m[len(m)-1].Text, "每日总结", "迟到")
+	if strings.Contains(m[len(m)-1].Text, "2026-") {
+		t.Errorf("the late summary writes its date as an ISO stamp, not as the chat does: %s", m[len(m)-1].Text)
+	}
 }
 
 // TestCatalog: every message has both languages and the same arguments

@@ -260,8 +260,8 @@ var messages = chat.Catalog{
 
 	// the nightly summary and money alerts
 	"summary_late": {
-		"<i>(late: this summary was due at %[1]s %[2]s; the server was not running)</i>",
-		"<i>（迟到：这份总结应在 %[1]s %[2]s 发送，当时服务器没有运行）</i>"},
+		"<i>(late: this summary was due at %[1]s; the server was not running)</i>",
+		"<i>（迟到：这份总结应在 %[1]s 发送，当时服务器没有运行）</i>"},
 	"chart_caption": {"Last 14 days", "最近 14 天"},
 	"budget": {
 		"Budget: %[1]s of %[2]s spent this month (%[3]s%%).",

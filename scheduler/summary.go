@@ -69,7 +69,7 @@ func (s *Scheduler) sendSummary(ctx context.Context, u *ledger.User, day, due, n
 	lg := lang(u)
 	text := view.Summary(b, asOf, lg, s.reconciliations(ctx, u, asOf))
 	if late := now.Sub(due); late > lateAfter {
-		text = tr(lg, "summary_late", due.In(u.Location()).Format("2006-01-02"), clock(u, due)) + "\n" + text
+		text = tr(lg, "summary_late", view.FormatTime(due, u.Location(), now, lg)) + "\n" + text
 	}
 	out := chat.Outgoing{ChatID: s.cfg.ChatID(u.ID), Text: text, Silent: ledger.InQuietHours(u, now), Buttons: s.dashboardButtons(lg)}
 	if _, err := s.cfg.Sender.Send(ctx, out); err != nil {
@@ -274,8 +274,10 @@ func (s *Scheduler) deadlineAlert(ctx context.Context, u *ledger.User, b *ledger
 			continue
 		}
 		key := fmt.Sprintf("deadline:%d:%d:%d", u.ID, r.ID, r.LastEventAt().Unix())
-		text := tr(lang(u), "deadline", r.Name, r.LastEventAt().In(u.Location()).Format("2006-01-02"), view.PlatformWord(lang(u), r.Platform),
-			dl.In(u.Location()).Format("2006-01-02")+" "+clock(u, dl))
+		// Times as the chat writes them, in the user's zone.
+		lg, loc := lang(u), u.Location()
+		text := tr(lg, "deadline", r.Name, view.FormatTime(r.LastEventAt(), loc, now, lg), view.PlatformWord(lg, r.Platform),
+			view.FormatTime(dl.Truncate(time.Minute), loc, now, lg))
 		errs = append(errs, s.once(ctx, u, key, text))
 	}
 	return errors.Join(errs...)
