@@ -136,6 +136,11 @@ func mergeTokens(toks []string) []string {
 				continue
 			}
 		}
+		if p, n := unitFirstPrice(toks[i:]); n > 0 {
+			out = append(out, p)
+			i += n - 1
+			continue
+		}
 		if g, n := joinGPU(toks[i:]); n > 1 {
 			out = append(out, g)
 			i += n - 1
@@ -145,7 +150,7 @@ func mergeTokens(toks []string) []string {
 			prev := out[n-1]
 			lt, lp := strings.ToLower(t), strings.ToLower(prev)
 			switch {
-			case isBareNumber(prev) && isUnitTail(lt):
+			case isBareNumber(prev) && isUnitTail(lt) && !isGPU(prev):
 				out[n-1] = prev + t
 				continue
 			case lp == "per" && (lt == "second" || lt == "minute" || lt == "hour" || lt == "card" || lt == "gpu"):

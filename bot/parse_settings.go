@@ -42,7 +42,7 @@ func parseTZ(v string) (string, bool) {
 			h = "0"
 		}
 		n, err := strconv.Atoi(h)
-		if err != nil || n > 14 || len(h) > 2 {
+		if err != nil || !isDigits(h) || n > 14 || len(h) > 2 { // one sign: "UTC+-1" is not a zone
 			return "", false
 		}
 		if n == 0 {

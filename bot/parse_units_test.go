@@ -140,3 +140,50 @@ func TestParse_BudgetWords(t *testing.T) {
 		}
 	}
 }
+
+// TestParse_UnitWordsSiblings: the unit may come first in Chinese
+// ("每小时 1.88", "每小时1.88元"), and a price per GB reads its words the
+// same way ("0.0066 per GB per day", "price=0.8 per GB"); a GPU is never
+// taken for a price ("4090 每小时 1.88").
+func TestParse_UnitWordsSiblings(t *testing.T) {
+	h := ledger.UnitHour
+	rent := func(amount string, cur ledger.Currency) RentCmd {
+		return RentCmd{Name: "t1", Platform: "autodl", GPU: "RTX 4090", GPUCount: 1, Price: price(amount, h, cur), Currency: cur}
+	}
+	for _, tc := range []struct {
+		in   string
+		want Command
+	}{
+		{"/rent t1 autodl 4090 每小时 1.88", rent("1.88", "")},
+		{"/rent t1 autodl 4090 每小时1.88元", rent("1.88", ledger.CNY)},
+		{"/rent t1 autodl 4090 每小时 1.88 元", rent("1.88", ledger.CNY)},
+		{"/rent t1 autodl 4090 每小时 ¥1.88", rent("1.88", ledger.CNY)},
+		{"/price t1 每小时2.08元", PriceCmd{Name: "t1", Price: *price("2.08", h, ledger.CNY)}},
+		{"/storage data1 200GB 0.0066 per GB per day", StorageCreateCmd{Volume: "data1", SizeGB: dec("200"),
+			Price: &StoragePrice{Amount: dec("0.0066"), Unit: ledger.PerGBDay}}},
+		{"/storage data1 200GB 0.0066元 每GB每天", StorageCreateCmd{Volume: "data1", SizeGB: dec("200"),
+			Price: &StoragePrice{Amount: dec("0.0066"), Unit: ledger.PerGBDay, Currency: ledger.CNY}}},
+		{"/traffic box1 price=0.8 per GB", TrafficTermsCmd{Name: "box1", PricePerGB: dec("0.8")}},
+	} {
+		got, err := Parse(tc.in, testNow, shanghai)
+		if err != nil || show(got) != show(tc.want) {
+			t.Errorf("Parse(%q)\n got %s, %v\nwant %s", tc.in, show(got), err, show(tc.want))
+		}
+	}
+}
+
+// TestParseTZ_SignedOffsetOnly: an offset is one sign and whole hours;
+// "UTC+-1" or "+-8" is not a zone (it became "Etc/GMT--1", which no
+// system knows, and the settings were then refused only when applied).
+func TestParseTZ_SignedOffsetOnly(t *testing.T) {
+	for _, v := range []string{"UTC+-1", "+-8", "GMT-+3", "UTC++8", "+ 8", "UTC+8.5"} {
+		if z, ok := parseTZ(v); ok {
+			t.Errorf("parseTZ(%q) = %q, want refused", v, z)
+		}
+	}
+	for v, want := range map[string]string{"UTC+8": "Etc/GMT-8", "GMT-5": "Etc/GMT+5", "+8": "Etc/GMT-8", "UTC+08:00": "Etc/GMT-8", "utc-0": "UTC"} {
+		if z, ok := parseTZ(v); !ok || z != want {
+			t.Errorf("parseTZ(%q) = %q, %v; want %q", v, z, ok, want)
+		}
+	}
+}
