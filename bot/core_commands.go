@@ -384,6 +384,11 @@ func (r *req) charge(c ChargeCmd) error {
 		}
 		// The name as written: an address must reach the same rental.
 		rentalName, ch.Currency, ch.Platform = c.Target, x.Currency, x.Platform
+		if ref := r.olderAt(c.Target, x, ch.At); ref != "" {
+			// Dated before this one started, while an earlier one of the
+			// name ran: that one is meant, and must be named.
+			return ledger.Errorc(ledger.EINVALID, "ref_other_then", x.Name, ch.At, ref)
+		}
 	} else if p, ok := ledger.LookupProfile(c.Target); ok {
 		ch.Platform = p.Key
 		if ch.Currency == "" {
@@ -418,7 +423,7 @@ func (r *req) charge(c ChargeCmd) error {
 	}
 	got, err := r.c.store.AddCharge(r.ctx, r.act(), rentalName, ch)
 	if err != nil {
-		return err
+		return r.otherAt(err, rentalName, ch.At)
 	}
 	target, took := got.Platform, ""
 	if rentalName != "" {

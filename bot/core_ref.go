@@ -6,6 +6,8 @@ package bot
 // rental a bare name took when a change could have been meant for another.
 
 import (
+	"time"
+
 	"github.com/gpuledger/gpuledger/ledger"
 	"github.com/gpuledger/gpuledger/view"
 )
@@ -53,4 +55,44 @@ func shown(typed string, x *ledger.Rental) string {
 		return typed
 	}
 	return x.Name
+}
+
+// otherAt turns err, a refusal of a change at t to the rental a bare name
+// took, into one that names the earlier rental of that name that ran at
+// t, when t lies before the taken one's start: "before yolo started"
+// alone leaves the user to guess that another yolo is meant. Any other
+// error, or an address, is returned as it is.
+func (r *req) otherAt(err error, typed string, t time.Time) error {
+	if ledger.ErrorCode(err) != ledger.EINVALID || ledger.IsRentalRef(typed) {
+		return err
+	}
+	x, xerr := r.named(typed)
+	if xerr != nil {
+		return err
+	}
+	if ref := r.olderAt(typed, x, t); ref != "" {
+		return ledger.Errorc(ledger.EINVALID, "ref_other_then", x.Name, t, ref)
+	}
+	return err
+}
+
+// olderAt returns the address of the rental of x's name that ran at t,
+// when typed is a bare name that took x and t lies before x started; ""
+// otherwise.
+func (r *req) olderAt(typed string, x *ledger.Rental, t time.Time) string {
+	if ledger.IsRentalRef(typed) || t.IsZero() || !t.Before(x.StartedAt()) {
+		return ""
+	}
+	same := r.sameNamed(x)
+	for i := len(same) - 1; i >= 0; i-- {
+		o := same[i]
+		if o.ID == x.ID || len(o.Events) == 0 || t.Before(o.StartedAt()) {
+			continue
+		}
+		if end, ok := o.ReleasedAt(); ok && !t.Before(end) {
+			continue
+		}
+		return ledger.RefOf(same, o, r.loc)
+	}
+	return ""
 }

@@ -125,3 +125,50 @@ func TestCore_ProposalSuggestsNewName(t *testing.T) {
 	card := e.pressedProposal(alice, p, 0, 1)
 	contains(t, card.Text, "✓", "box2")
 }
+
+// TestCore_BareNameAtOlderTime: a correction through a bare name dated
+// in the life of an earlier rental of that name is refused with that
+// rental's address, not only "before yolo started".
+func TestCore_BareNameAtOlderTime(t *testing.T) {
+	e := newEnv(t, bot.Config{AllowedUsers: []int64{alice}})
+	e.say(alice, "/rent yolo autodl 4090 2/h")
+	e.now = t0.Add(3 * time.Hour)
+	e.say(alice, "/release yolo")
+	e.now = t0.Add(24 * time.Hour)
+	e.say(alice, "/rent yolo autodl 4090 3/h")
+	e.now = t0.Add(26 * time.Hour)
+	before := e.book(alice)
+	got := e.say(alice, "/price yolo 2.5/h at 2026-11-02 11:00")
+	contains(t, got, "✗", "yolo@2026-11-02")
+	got = e.say(alice, "/traffic yolo 3GB at 2026-11-02 11:00")
+	contains(t, got, "✗", "yolo@2026-11-02")
+	after := e.book(alice)
+	for i := range before.Rentals {
+		if len(after.Rentals[i].Events) != len(before.Rentals[i].Events) || len(after.Rentals[i].TrafficUsage) != 0 {
+			t.Fatalf("a refused change changed rental %d", i)
+		}
+	}
+	e.say(alice, "/lang zh")
+	contains(t, e.say(alice, "/price yolo 2.5/h at 2026-11-02 11:00"), "✗", "yolo@2026-11-02")
+}
+
+// TestCore_BareNameAtOlderTimeCharge: a charge and a traffic price dated
+// in the earlier rental's life say which rental ran then.
+func TestCore_BareNameAtOlderTimeCharge(t *testing.T) {
+	e := newEnv(t, bot.Config{AllowedUsers: []int64{alice}})
+	e.say(alice, "/rent yolo autodl 4090 2/h")
+	e.now = t0.Add(3 * time.Hour)
+	e.say(alice, "/release yolo")
+	e.now = t0.Add(24 * time.Hour)
+	e.say(alice, "/rent yolo autodl 4090 3/h")
+	e.say(alice, "/traffic yolo price=0.5/GB")
+	e.now = t0.Add(26 * time.Hour)
+	for _, in := range []string{"/charge yolo 5 image fee at 2026-11-02 11:00", "/traffic yolo price=0.8/GB at 2026-11-02 11:00"} {
+		if got := e.say(alice, in); !strings.Contains(got, "yolo@2026-11-02") {
+			t.Errorf("%s: %q, want the earlier yolo's address", in, got)
+		}
+	}
+	if b := e.book(alice); len(b.Charges) != 0 {
+		t.Fatalf("charges = %+v", b.Charges)
+	}
+}

@@ -210,7 +210,7 @@ func (r *req) trafficTerms(c TrafficTermsCmd) error {
 	if !c.At.IsZero() {
 		x, err = r.c.store.SetTrafficPriceAt(r.ctx, r.act(), c.Name, c.Currency, ledger.TrafficPrice{At: c.At, PricePerGB: c.PricePerGB})
 		if err != nil {
-			return err
+			return r.otherAt(err, c.Name, c.At)
 		}
 		return r.send(r.plain(r.t("traffic_priced_from", shown(c.Name, x), view.FormatAmount(c.PricePerGB, x.Currency), r.when(c.At)) + r.tookNote(c.Name, x)))
 	}
@@ -267,7 +267,7 @@ func (r *req) trafficUsage(c TrafficUsageCmd) error {
 	u := ledger.TrafficUsage{At: r.at(c.At), Bytes: gibBytes(c.SizeGB), Direction: dir}
 	x, err := r.c.store.AddTraffic(r.ctx, r.act(), c.Name, u)
 	if err != nil {
-		return err
+		return r.otherAt(err, c.Name, u.At)
 	}
 	text := r.t("traffic_used", x.Name, c.SizeGB.String(), string(dir), r.when(u.At))
 	if !x.Traffic.Priced {
