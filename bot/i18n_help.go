@@ -92,7 +92,7 @@ var helpItems = []helpItem{
 		[2]string{"a one-time link to the dashboard (charts of your spend and idle hours); it signs in whoever opens it, so don't forward it", "仪表盘的一次性链接（花费和空闲时间的图表）；谁打开就登录谁，请勿转发"},
 		[2]string{"/dashboard", "/dashboard"}, []string{"仪表盘", "看板"}},
 	{KindUndo, "/undo",
-		[2]string{"undo the last change", "撤销上一次修改"},
+		[2]string{"undo the last change, and say which; asks first when it may not be the one you mean (after a refused message, a button's or the sync's change, or one over 5 min old)", "撤销上一次修改，并说明撤销的是什么；可能不是你想撤销的那一次时先询问（上一条消息被拒绝、按钮或同步做的修改、超过 5 分钟的修改）"},
 		[2]string{"/undo", "/undo"}, []string{"撤销"}},
 	{KindAgent, "/agent [NAME | revoke]",
 		[2]string{"a token and install command for a rental's agent; with no name, an install line for every instance you start (each one is announced here and logged with one tap); revoke: revoke those lines",
