@@ -271,7 +271,11 @@ func (r *req) trafficUsage(c TrafficUsageCmd) error {
 	}
 	text := r.t("traffic_used", x.Name, c.SizeGB.String(), string(dir), r.when(u.At))
 	if !x.Traffic.Priced {
-		cmd, ex := view.PriceCommand(ledger.UnpricedLine{Category: ledger.CategoryTraffic, Rental: x})
+		line := ledger.UnpricedLine{Category: ledger.CategoryTraffic, Rental: x}
+		if ledger.IsRentalRef(c.Name) {
+			line.Ref = c.Name // the rental as the user reached it
+		}
+		cmd, ex := view.PriceCommand(line)
 		text += r.t("traffic_unpriced_how", x.Name, cmd, ex)
 	}
 	return r.send(r.plain(text))

@@ -128,3 +128,28 @@ func TestCore_UnpricedTotalsNameLines(t *testing.T) {
 		})
 	}
 }
+
+// TestCore_UnpricedReusedName: the UNPRICED line of a released rental
+// whose name a newer rental took is named by its address, and the command
+// offered prices that rental, not the newer one.
+func TestCore_UnpricedReusedName(t *testing.T) {
+	e := newEnv(t, bot.Config{AllowedUsers: []int64{alice}})
+	contains(t, e.say(alice, "/rent yolo autodl 4090"), "✓")
+	e.now = t0.Add(time.Hour)
+	contains(t, e.say(alice, "/release yolo"), "✓")
+	e.now = t0.Add(25 * time.Hour)
+	contains(t, e.say(alice, "/rent yolo autodl 4090 1.88/h"), "✓")
+	e.now = t0.Add(26 * time.Hour)
+	got := e.say(alice, "/spend month")
+	contains(t, got, "<code>/price yolo@2026-11-02 ")
+	cmds := offered(got)
+	if len(cmds) != 1 {
+		t.Fatalf("want one command, got %q in %s", cmds, got)
+	}
+	contains(t, e.say(alice, cmds[0]), "✓")
+	for _, rc := range e.statement(alice).Rentals {
+		if !rc.ComputePriced {
+			t.Errorf("%s is still UNPRICED after %q", rc.Label(), cmds[0])
+		}
+	}
+}

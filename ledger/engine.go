@@ -187,6 +187,11 @@ type UnpricedLine struct {
 	Category Category
 	Rental   *Rental
 	Volume   *Volume
+
+	// Ref is the rental's address (RentalRef) when another rental of the
+	// book has its name, so a command that prices the line reaches it
+	// and not the newer rental of that name; "" otherwise.
+	Ref string
 }
 
 // Total returns the totals of currency c (zero totals if there are none).
@@ -441,12 +446,12 @@ func (e *engine) statement(a, b int64, from, to time.Time) *Statement {
 			}
 		} else if m.start < b && m.end > a {
 			ts.unpriced(r.Platform, r.Currency)
-			st.Unpriced = append(st.Unpriced, UnpricedLine{Category: CategoryCompute, Rental: r})
+			st.Unpriced = append(st.Unpriced, UnpricedLine{Category: CategoryCompute, Rental: r, Ref: e.refs[r]})
 		}
 		if m.traffic != nil && !r.Traffic.Priced && m.traffic.usedIn(a, b) {
 			rc.TrafficPriced = false
 			ts.unpriced(r.Platform, r.Currency)
-			st.Unpriced = append(st.Unpriced, UnpricedLine{Category: CategoryTraffic, Rental: r})
+			st.Unpriced = append(st.Unpriced, UnpricedLine{Category: CategoryTraffic, Rental: r, Ref: e.refs[r]})
 		} else if r.Traffic.Priced && m.traffic != nil {
 			ts.add(r.Platform, CategoryTraffic, rc.Traffic)
 		}

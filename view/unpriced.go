@@ -19,6 +19,13 @@ const MaxUnpricedNamed = 3
 // traffic (/traffic … price=). The amount is an example in the line's
 // currency, never a price the ledger knows: the replies say so.
 func PriceCommand(l ledger.UnpricedLine) (cmd, example string) {
+	name := ""
+	if l.Rental != nil {
+		name = l.Rental.Name
+		if l.Ref != "" {
+			name = l.Ref // a name another rental has: its address reaches it
+		}
+	}
 	switch l.Category {
 	case ledger.CategoryStorage:
 		if l.Volume == nil {
@@ -33,7 +40,7 @@ func PriceCommand(l ledger.UnpricedLine) (cmd, example string) {
 		if l.Rental.Currency == "CNY" {
 			ex = "0.80"
 		}
-		return "/traffic " + l.Rental.Name + " price=" + ex + "/GB", ex
+		return "/traffic " + name + " price=" + ex + "/GB", ex
 	case ledger.CategoryCompute:
 		if l.Rental == nil {
 			return "", ""
@@ -42,7 +49,7 @@ func PriceCommand(l ledger.UnpricedLine) (cmd, example string) {
 		if l.Rental.Currency == "CNY" {
 			ex = "1.88"
 		}
-		return "/price " + l.Rental.Name + " " + ex + "/h", ex
+		return "/price " + name + " " + ex + "/h", ex
 	}
 	return "", ""
 }
@@ -52,6 +59,9 @@ func PriceCommand(l ledger.UnpricedLine) (cmd, example string) {
 func unpricedName(l ledger.UnpricedLine) string {
 	if l.Volume != nil {
 		return l.Volume.Name
+	}
+	if l.Ref != "" {
+		return l.Ref
 	}
 	if l.Rental != nil {
 		return l.Rental.Name
