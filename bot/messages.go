@@ -237,6 +237,12 @@ var messages = chat.Catalog{
 	"undo_no":       {"Keep it", "保留"},
 	"undo_kept":     {"✓ kept: the %[1]s stays; nothing was undone.", "✓ 已保留：%[1]s不变，没有撤销任何内容。"},
 	"undo_kept_any": {"✓ kept: nothing was undone.", "✓ 已保留：没有撤销任何内容。"},
+	"undo_done_press": {
+		"✗ the %[1]s is undone already: nothing more was undone.",
+		"✗ %[1]s已经撤销过了：没有再撤销别的。"},
+	"undo_stale_press": {
+		"✗ nothing was undone: another change came after the %[1]s since this question. Send /undo again to see what it would undo now.",
+		"✗ 没有撤销任何内容：提问之后，%[1]s之后又有了新的修改。再发送 /undo 查看现在会撤销什么。"},
 	"undo_now_running": {
 		"Now %[1]s is running, billing %[2]s.",
 		"现在 %[1]s 运行中，按 %[2]s 计费。"},

@@ -198,14 +198,17 @@ func (r *req) undoButton(action, payload string) error {
 		return r.send(r.plain(text))
 	}
 	err = r.undoNow(id)
-	if k := errorKey(err); k == "undo_done" || k == "undo_stale" {
-		r.failed = true
-		if err := r.mark(); err != nil {
-			return err
-		}
-		return r.send(r.plain(r.errorText(err)))
+	var le *ledger.Error
+	if !errors.As(err, &le) || le.Key != "undo_done" && le.Key != "undo_stale" || len(le.Args) != 2 {
+		return err
 	}
-	return err
+	r.failed = true
+	if err := r.mark(); err != nil {
+		return err
+	}
+	kind, _ := le.Args[0].(ledger.ActionKind)
+	name, _ := le.Args[1].(string)
+	return r.send(r.plain(r.t(le.Key+"_press", chat.RawHTML(r.undoWhat(kind, name)))))
 }
 
 // undoNow reverses journal entry id and says what was undone, when it
@@ -267,15 +270,6 @@ func (r *req) undoNow(id int64) error {
 		return err
 	}
 	return r.send(card)
-}
-
-// errorKey is the catalog key of a ledger error, "" for none.
-func errorKey(err error) string {
-	var le *ledger.Error
-	if errors.As(err, &le) {
-		return le.Key
-	}
-	return ""
 }
 
 // undoneNow says what is true after the undo of res: the state and rate
