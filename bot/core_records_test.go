@@ -223,6 +223,7 @@ func TestCore_RecordReplyGivesItsNumber(t *testing.T) {
 		"image fee": e.say(alice, "/charge box1 5 image fee"),
 		"¥100.00":   e.say(alice, "/topup autodl 100"),
 		"¥80.00":    e.say(alice, "/balance autodl 80"),
+		"12GB":      e.say(alice, "/traffic box1 12GB out"),
 	}
 	list := e.say(alice, "/records")
 	for what, reply := range replies {

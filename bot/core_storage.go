@@ -270,6 +270,11 @@ func (r *req) trafficUsage(c TrafficUsageCmd) error {
 		return r.otherAt(err, c.Name, u.At)
 	}
 	text := r.t("traffic_used", x.Name, c.SizeGB.String(), string(dir), r.when(u.At))
+	var ref int64 // the record just made has the newest action of the rental's traffic
+	for _, t := range x.TrafficUsage {
+		ref = max(ref, t.Ref)
+	}
+	text += r.refLine(ref)
 	if !x.Traffic.Priced {
 		line := ledger.UnpricedLine{Category: ledger.CategoryTraffic, Rental: x}
 		if ledger.IsRentalRef(c.Name) {

@@ -179,6 +179,10 @@ type TrafficUsage struct {
 	At        time.Time
 	Bytes     int64
 	Direction Direction // In or Out
+
+	// Ref is its reference in the chat (#Ref): the journal ID of the
+	// action that recorded it (Record.Ref).
+	Ref int64
 }
 
 // Interval is a half-open time interval [From, To). A zero To means still open.

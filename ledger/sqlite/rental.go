@@ -127,7 +127,7 @@ func loadRentals(ctx context.Context, q querier, where string, args ...any) ([]*
 		return nil, fmt.Errorf("sqlite: load rental events: %w", err)
 	}
 
-	rows, err = q.QueryContext(ctx, `SELECT rental_id, id, at, bytes, direction FROM traffic_usage
+	rows, err = q.QueryContext(ctx, `SELECT rental_id, id, action_id, at, bytes, direction FROM traffic_usage
 		WHERE rental_id IN (`+sub+`) ORDER BY rental_id, at, id`, args...)
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: load traffic usage: %w", err)
@@ -138,7 +138,7 @@ func loadRentals(ctx context.Context, q querier, where string, args ...any) ([]*
 			u       ledger.TrafficUsage
 			dir     string
 		)
-		if err := rows.Scan(&rid, &u.ID, &at, &u.Bytes, &dir); err != nil {
+		if err := rows.Scan(&rid, &u.ID, &u.Ref, &at, &u.Bytes, &dir); err != nil {
 			rows.Close()
 			return nil, fmt.Errorf("sqlite: load traffic usage: %w", err)
 		}
