@@ -179,6 +179,9 @@ func (r *req) propose(c ProposedRentCmd) error {
 		return err
 	}
 	out := r.plain(r.t("propose", rentCommand(rent)))
+	if note := r.modeNote(rent); note != "" {
+		out.Text = note + "\n" + out.Text
+	}
 	if c.PerCard != nil {
 		out.Text = r.perCardLine(rent, *c.PerCard) + "\n" + out.Text
 	}

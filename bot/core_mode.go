@@ -27,17 +27,17 @@ func (r *req) checkMode(c RentCmd) (bool, error) {
 	if !ok || p.Mode == "" || p.Mode == c.Mode {
 		return false, nil
 	}
-	theirs, typed := view.FormatMode(p.Mode, r.lang), view.FormatMode(c.Mode, r.lang)
+	theirs, typed, name := view.FormatMode(p.Mode, r.lang), view.FormatMode(c.Mode, r.lang), view.PlatformName(r.lang, p.Key)
 	if r.inLines {
 		r.failed = true
-		return true, r.answer(r.plain("✗ " + r.wt("mode_profile_line", p.Name, theirs, typed)))
+		return true, r.answer(r.plain("✗ " + r.wt("mode_profile_line", name, theirs, typed)))
 	}
 	shown := clip.Runes(strings.TrimSpace(r.u.Text), 200, "…")
 	asProfile, asTyped := c, c
 	asProfile.Mode = p.Mode
 	id := r.c.props.add(r.u.UserID, shown, []Command{asProfile, asTyped}, r.now)
 	var row []chat.Button
-	for i, label := range []string{r.wt("btn_mode_profile", theirs, p.Name), r.wt("btn_mode_typed", typed)} {
+	for i, label := range []string{r.wt("btn_mode_profile", theirs, name), r.wt("btn_mode_typed", typed)} {
 		d, err := r.c.ButtonData(r.u.UserID, actConfirm, choiceData(id, i))
 		if err != nil {
 			return true, err
@@ -48,7 +48,7 @@ func (r *req) checkMode(c RentCmd) (bool, error) {
 	if err != nil {
 		return true, err
 	}
-	out := r.plain(r.wt("mode_profile", p.Name, theirs, typed, r.wt("mode_means_"+string(c.Mode)), shown))
+	out := r.plain(r.wt("mode_profile", name, theirs, typed, r.wt("mode_means_"+string(c.Mode)), shown))
 	out.Buttons = [][]chat.Button{row, {{Text: r.t("btn_cancel"), Data: d}}}
 	return true, r.answer(out)
 }
@@ -89,4 +89,15 @@ func (r *req) periodEnds(from, to time.Time) (string, string) {
 		return withDay(from), view.FormatTime(to, r.loc, r.now, r.lang)
 	}
 	return withDay(from), withDay(to)
+}
+
+// modeNote is the line above a proposed rental whose mode goes against
+// its platform's profile: Confirm records it as shown, so the proposal
+// says what the mode means before it is pressed ("" when nothing to say).
+func (r *req) modeNote(c RentCmd) string {
+	p, ok := ledger.LookupProfile(c.Platform)
+	if c.Mode == "" || !ok || p.Mode == "" || p.Mode == c.Mode {
+		return ""
+	}
+	return r.wt("mode_profile_note", view.PlatformName(r.lang, p.Key), view.FormatMode(p.Mode, r.lang), view.FormatMode(c.Mode, r.lang), r.wt("mode_means_"+string(c.Mode)))
 }

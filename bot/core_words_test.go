@@ -167,3 +167,30 @@ func TestCore_BudgetAmountOwnCurrencies(t *testing.T) {
 		t.Fatalf("budgets: %+v", bs)
 	}
 }
+
+// TestCore_ProposalNamesModeAgainstProfile: a rental proposed from free
+// text with a mode against the platform's profile says so above its
+// Confirm button, in the user's language; one without a mode says nothing.
+func TestCore_ProposalNamesModeAgainstProfile(t *testing.T) {
+	e := newEnv(t, bot.Config{AllowedUsers: []int64{alice}})
+	e.say(alice, "/lang zh")
+	m := e.ask(alice, "租了一台4090 1.88元/小时 autodl 按小时")
+	contains(t, m.Text, "AutoDL", "按秒", "按小时", "每个开始的小时")
+	m = e.ask(alice, "租了一台4090 1.88元 每小时 autodl")
+	if strings.Contains(m.Text, "按小时") || strings.Contains(m.Text, "per-hour") {
+		t.Errorf("a price per hour was proposed with a mode: %q", m.Text)
+	}
+}
+
+// TestCore_ModeAgainstProfileInLines: inside a multi-line message the line
+// with a mode against the profile is refused with the question's words
+// (buttons would be cut from a numbered answer); the other lines stand.
+func TestCore_ModeAgainstProfileInLines(t *testing.T) {
+	e := newEnv(t, bot.Config{AllowedUsers: []int64{alice}})
+	got := e.say(alice, "/rent job1 autodl 4090 1.88/h per-hour\n/rent job2 autodl 4090 1.88 per hour")
+	contains(t, got, "✗", "AutoDL bills", "by itself", "✓", "job2")
+	b := e.book(alice)
+	if b.Rental("job1") != nil || b.Rental("job2") == nil || b.Rental("job2").Mode != ledger.PerSecond {
+		t.Fatalf("rentals: %+v", b.Rentals)
+	}
+}

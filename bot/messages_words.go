@@ -30,6 +30,9 @@ var wordTexts = chat.Catalog{
 	"budget_off_nothing": {
 		"There is no monthly budget to remove. Set one: <code>/budget ¥3000/month</code>",
 		"没有每月预算可取消。设置：<code>/budget ¥3000/月</code>"},
+	"mode_profile_note": {
+		"⚠️ %[1]s bills <b>%[2]s</b>; this records <b>%[3]s</b>: %[4]s",
+		"⚠️ %[1]s 是<b>%[2]s</b>计费；这样会记为<b>%[3]s</b>：%[4]s"},
 	"today_at":         {"today %[1]s", "今天 %[1]s"},
 	"btn_mode_profile": {"✓ %[1]s, as %[2]s bills", "✓ %[1]s（%[2]s 的计费方式）"},
 	"btn_mode_typed":   {"%[1]s, as I wrote", "%[1]s（按我写的）"},
