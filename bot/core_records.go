@@ -43,7 +43,7 @@ func (r *req) records(c RecordsCmd) error {
 func (r *req) recordLine(x ledger.Record) string {
 	where := x.Rental
 	if where == "" {
-		where = x.Platform
+		where = view.PlatformWord(r.lang, x.Platform) // as the other replies name it
 	}
 	parts := []string{fmt.Sprintf("#%d", x.Ref), r.when(x.At), r.rt("rec_" + string(x.Kind)), "<b>" + chat.Escape(where) + "</b>"}
 	if x.Kind == ledger.RecordTraffic {
@@ -82,9 +82,7 @@ func (r *req) fixRecord(c FixRecordCmd) error {
 		f.Amount, f.Currency = &c.Amount.Value, c.Amount.Currency
 	}
 	if c.SizeGB != nil {
-		if f.Bytes = gibBytes(*c.SizeGB); f.Bytes <= 0 {
-			return ledger.Errorc(ledger.EINVALID, "traffic_positive", f.Bytes, fmt.Sprintf("#%d", c.Ref))
-		}
+		f.Bytes = gibBytes(*c.SizeGB) // more than 0: the parser saw to it
 	}
 	old, fixed, err := r.c.store.FixRecord(r.ctx, r.act(), c.Ref, f)
 	if err != nil {

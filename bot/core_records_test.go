@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/gpuledger/gpuledger/bot"
+	"github.com/gpuledger/gpuledger/chat"
 	"github.com/gpuledger/gpuledger/ledger"
 )
 
@@ -234,4 +235,59 @@ func TestCore_RecordReplyGivesItsNumber(t *testing.T) {
 	got := e.say(alice, "/topup autodl 50")
 	ref := refOf(t, e.say(alice, "/records"), "¥50.00")
 	contains(t, got, "/fix "+ref, "更正")
+}
+
+// TestCore_RecordsInGroup: in a group, /records is answered privately
+// (its lines carry money) and /delete and /fix are not run: the group is
+// told to send them privately.
+func TestCore_RecordsInGroup(t *testing.T) {
+	const group = -500
+	e := newEnv(t, bot.Config{AllowedUsers: []int64{alice}})
+	seedRecords(t, e, alice)
+	ref := refOf(t, e.say(alice, "/records"), "¥100.00")
+	before := moneyRecords(t, e, alice)
+	inGroup := func(text string) (groupTexts, private []string) {
+		u := e.update(alice, text)
+		u.ChatID, u.ChatType, u.Username = group, chat.ChatGroup, "alice"
+		for _, s := range e.handle(u) {
+			switch s.Out.ChatID {
+			case group:
+				groupTexts = append(groupTexts, s.Out.Text)
+			case alice:
+				private = append(private, s.Out.Text)
+			}
+		}
+		return groupTexts, private
+	}
+	g, p := inGroup("/records")
+	if len(g) != 1 || strings.Contains(g[0], "¥") || len(p) != 1 || !strings.Contains(p[0], ref) {
+		t.Errorf("/records in a group: group %q, private %q", g, p)
+	}
+	for _, cmd := range []string{"/delete " + ref, "/fix " + ref + " 5"} {
+		g, p := inGroup(cmd)
+		if len(g) != 1 || !strings.Contains(g[0], "private chat") || len(p) != 0 {
+			t.Errorf("%s in a group: group %q, private %q", cmd, g, p)
+		}
+	}
+	if after := moneyRecords(t, e, alice); after != before {
+		t.Fatalf("a group's command changed the records:\n%s\nwas\n%s", after, before)
+	}
+}
+
+// TestCore_RecordsWords: a Chinese list names a platform as the other
+// Chinese replies do (恒源云, not gpushare), and a traffic size of zero is
+// refused as the input it is, before any record is looked up.
+func TestCore_RecordsWords(t *testing.T) {
+	e := newEnv(t, bot.Config{AllowedUsers: []int64{alice}})
+	contains(t, e.say(alice, "/lang zh"), "lang=zh")
+	e.say(alice, "/topup gpushare 100元")
+	contains(t, e.say(alice, "/records"), "充值 <b>恒源云</b> ¥100.00")
+	e.say(alice, "/rent box1 autodl 4090 1.88元/小时")
+	e.say(alice, "/traffic box1 12GB")
+	ref := refOf(t, e.say(alice, "/records"), "12GB")
+	got := e.say(alice, "/fix "+ref+" 0GB")
+	contains(t, got, "✗", "0GB")
+	if strings.Contains(got, "/traffic") {
+		t.Errorf("/fix %s 0GB: %q", ref, got)
+	}
 }

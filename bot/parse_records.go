@@ -156,6 +156,9 @@ func (p *parser) fixRecord(toks []string) (Command, error) {
 		if !ok {
 			return nil, p.err("bad_size", quote(sizeSrc))
 		}
+		if gibBytes(d) <= 0 {
+			return nil, p.err("amount_positive", quote(sizeSrc))
+		}
 		c.SizeGB = &d
 	}
 	if dirSrc != "" {
