@@ -133,8 +133,11 @@ type PlatformMonth struct {
 
 // RentalRow is one rental's spend in the month (RentalPage: in its life).
 type RentalRow struct {
-	ID       int64  `json:"id"`
-	Name     string `json:"name"`
+	ID   int64  `json:"id"`
+	Name string `json:"name"`
+	// Ref is the rental's address (ledger.RentalRef) when another rental
+	// has its name, so that the pages tell them apart; absent otherwise.
+	Ref      string `json:"ref,omitempty"`
 	Platform string `json:"platform"`
 	// PlatformName is the platform as the chat names it in the user's
 	// language ("AutoDL"; 恒源云 in Chinese); Platform is the key.

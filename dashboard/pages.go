@@ -129,7 +129,7 @@ func amountsOf(t *ledger.Totals, idle ledger.Money) Amounts {
 // cost of a rental no agent watched (its idle time is unknown, not none).
 func rentalRow(rc *ledger.RentalCost, asOf time.Time, hasAgent bool) RentalRow {
 	r := rc.Rental
-	row := RentalRow{ID: r.ID, Name: r.Name, Platform: r.Platform, PlatformID: r.PlatformID, GPU: r.GPU, GPUCount: r.GPUCount,
+	row := RentalRow{ID: r.ID, Name: r.Name, Ref: rc.Ref, Platform: r.Platform, PlatformID: r.PlatformID, GPU: r.GPU, GPUCount: r.GPUCount,
 		State: string(rc.State), StateAt: asOf, HasAgent: hasAgent, Currency: string(r.Currency), RunningSeconds: rc.RunningSeconds,
 		IdleSeconds: rc.IdleSeconds}
 	if now := string(r.State()); now != row.State {

@@ -402,7 +402,7 @@
         table([t('rental'), t('total')], pg.rentals.map(function (r) {
           var href = '#/rental/' + r.id;
           return h('tr', { class: 'link', test: 'rental-row-' + r.id, on: { click: function () { location.hash = href; } } },
-            h('td', null, h('a', { href: href }, r.name || ('#' + r.id)),
+            h('td', null, h('a', { href: href }, r.ref || r.name || ('#' + r.id)),
               h('div', { class: 'hint' }, plat(r) + ' · ' + gpu(r) + ' · ', h('span', { class: 'st st-' + r.state, test: 'row-state' }, stateAt(pg, r))),
               r.unpriced ? h('div', { class: 'hint' }, t('unpriced', r.unpriced)) : null),
             h('td', { class: 'num' }, h('div', { class: 'strong' }, money(r.total, r.currency)),
@@ -669,7 +669,7 @@
     var back = '#/month/' + (app.lastMonth || app.me.month);
     add(m, h('a', { class: 'back', href: back }, t('back')));
     add(m, h('section', { class: 'card', test: 'rental-' + r.id },
-      h('h1', { test: 'rental-name' }, r.name || ('#' + r.id)),
+      h('h1', { test: 'rental-name' }, r.ref || r.name || ('#' + r.id)),
       h('dl', { class: 'facts' },
         h('dt', null, t('platform')), h('dd', { test: 'rental-platform' }, plat(r) + (r.platform_id ? ' · ' + r.platform_id : '')),
         h('dt', null, t('gpu')), h('dd', null, gpu(r)),
