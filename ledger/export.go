@@ -41,8 +41,10 @@ const Unpriced = "UNPRICED"
 // min_seconds, step_seconds and floor, its traffic terms, price changes
 // and usage, its idle periods; a volume's platform and events (creation,
 // resizes, deletion); and the one-off charges with their notes, the
-// top-ups and the balance readings. Each list holds what lies before
-// as_of (events and readings at or before it), in time order.
+// top-ups and the balance readings. Each list holds what lies at or
+// before as_of (traffic usage and one-offs: before it, as they accrue),
+// in time order; the month CSV lists the one-offs, top-ups and readings
+// of its window only.
 
 type exportDoc struct {
 	AsOf     string                      `json:"as_of"`
