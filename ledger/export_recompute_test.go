@@ -129,8 +129,9 @@ type xTotals struct {
 }
 
 type xBalanceEntry struct {
-	Currency string `json:"currency"`
-	Balance  string `json:"balance"`
+	Currency  string  `json:"currency"`
+	Balance   string  `json:"balance"`
+	RunsOutAt *string `json:"runs_out_at"`
 }
 
 // rat parses a decimal string exactly.
@@ -490,6 +491,52 @@ func rentalStoppedAt(rc *recomputer, r xRental, s int64) bool {
 	return stopped
 }
 
+// burnAt returns what the platform's lines of the currency burn per
+// second at t: the running rentals' compute (always-on ones until
+// released; a prepaid package burns nothing, it is paid) and the live
+// volumes' storage at the rate of their rental's state.
+func (rc *recomputer) burnAt(plat, cur string, t int64) *big.Rat {
+	burn := new(big.Rat)
+	for _, r := range rc.doc.Rentals {
+		if r.Platform != plat || r.Currency != cur || r.Price == nil || len(r.Events) == 0 || rc.at(r.Events[0].At) > t {
+			continue
+		}
+		state, amount, unit := "running", "", ""
+		for _, e := range r.Events {
+			if rc.at(e.At) > t {
+				break
+			}
+			switch e.Kind {
+			case "start", "resume":
+				state = "running"
+			case "stop":
+				state = "stopped"
+			case "release":
+				state = "released"
+			}
+			if e.Price != nil {
+				amount, unit = *e.Price, *e.PriceUnit
+			}
+		}
+		if state == "released" || state == "stopped" && r.Mode != "always-on" {
+			continue
+		}
+		if r.Mode == "always-on" && (unit == "day" || unit == "week" || unit == "month") {
+			continue
+		}
+		burn.Add(burn, rc.perSecond(amount, unit))
+	}
+	for _, v := range rc.doc.Volumes {
+		if v.Platform != plat || v.Currency != cur || v.Price == nil {
+			continue
+		}
+		// One second's charge at t is the rate in force then.
+		x := rc.storageAt(v, t+1)
+		burn.Add(burn, x.Sub(x, rc.storageAt(v, t)))
+	}
+	return burn
+}
+
 // line is one recomputed line in minor units; priced false is UNPRICED.
 type line struct {
 	platform, currency string
@@ -681,6 +728,20 @@ func (rc *recomputer) checkBalances() {
 		got, ok := rc.doc.Balances[plat]
 		if want := fmtMinor(bal, cur); !ok || got.Balance != want || got.Currency != cur {
 			t.Errorf("balance of %s: %+v, recomputed %s %s", plat, got, want, cur)
+		}
+		// The runway: the balance over what burns at as_of, whole seconds.
+		burn := rc.burnAt(plat, cur, rc.asOf)
+		want := "null"
+		switch {
+		case bal <= 0:
+			want = time.Unix(rc.asOf, 0).In(rc.loc).Format(time.RFC3339)
+		case burn.Sign() > 0:
+			secs := new(big.Rat).Quo(new(big.Rat).SetFrac(big.NewInt(bal), big.NewInt(100)), burn)
+			q := new(big.Int).Quo(secs.Num(), secs.Denom())
+			want = time.Unix(rc.asOf+q.Int64(), 0).In(rc.loc).Format(time.RFC3339)
+		}
+		if g := ptrOr(got.RunsOutAt); g != want && !(g == "" && want == "null") {
+			t.Errorf("balance of %s runs out at %q, recomputed %s (burn %s/s)", plat, g, want, burn.FloatString(9))
 		}
 	}
 	if len(rc.doc.Balances) != len(latest) {
