@@ -379,6 +379,11 @@ func (s *Syncer) pressNew(ctx context.Context, p chat.ButtonPress, snd chat.Send
 	}
 	u := s.user(ctx, p.Update.UserID)
 	text := messages.Render(u.Lang, "new_rental", platformName(in.Platform), label(in), describe(in, u.Lang), r.Name, fmtWhen(start, p.Now, u.Location(), u.Lang), chat.RawHTML(""))
+	if b, err := s.store.Book(ctx, p.Update.UserID); err == nil {
+		if n := view.ReuseNote(r, b.Rentals, u.Location(), p.Now, u.Lang); n != "" {
+			text += "\n" + n
+		}
+	}
 	return s.answer(ctx, p, snd, text)
 }
 
