@@ -240,7 +240,7 @@ type StatusCmd struct{}
 // SpendCmd reports what was spent in [From, To) in the user's zone: /spend
 // [today|yesterday|week|month|last-month|YYYY-MM]; month when omitted.
 type SpendCmd struct {
-	Period string // "today", "yesterday", "week", "month", "last-month" or "YYYY-MM"
+	Period string // "today", "yesterday", "week", "last-week", "month", "last-month", "YYYY-MM", "YYYY-MM-DD" or "YYYY-MM-DD..YYYY-MM-DD"
 	From   time.Time
 	To     time.Time
 }

@@ -42,7 +42,7 @@ func (r *req) spend(c SpendCmd) error {
 	}
 	fromText, toText := r.periodEnds(from, to)
 	head := r.t("spend_head", r.t("period_"+period), fromText, toText)
-	if len(period) == 7 && period[4] == '-' { // YYYY-MM
+	if period[0] >= '0' && period[0] <= '9' { // YYYY-MM, a day or a range of days, as written
 		head = r.t("spend_head", period, fromText, toText)
 	}
 	text := head + "\n" + view.RenderSpend(b, from, to, r.lang)

@@ -75,3 +75,22 @@ func TestCore_SpendPeriodLabels(t *testing.T) {
 		}
 	}
 }
+
+// TestCore_SpendDays: /spend takes one day or a range of days, both ends
+// included, and its head names them as any period's.
+func TestCore_SpendDays(t *testing.T) {
+	e := newEnv(t, bot.Config{AllowedUsers: []int64{alice}})
+	e.say(alice, "/rent box1 autodl 4090 2/h at 2026-11-02 10:00") // t0: 10:00 Shanghai
+	e.now = time.Date(2026, 11, 4, 4, 30, 0, 0, time.UTC)          // Nov 4 12:30 in Shanghai
+	for _, tc := range []struct{ in, want, spent string }{
+		{"/spend 2026-11-02", "Spend: 2026-11-02</b> (Nov 2 00:00 – yesterday 00:00)", "¥28.00"},
+		{"/spend 2026-11-02..2026-11-03", "Spend: 2026-11-02..2026-11-03</b> (Nov 2 00:00 – today 00:00)", "¥76.00"},
+		{"/spend 2026-11-03~2026-11-30", "(yesterday 00:00 – today 12:30)", "¥73.00"},
+	} {
+		got := e.say(alice, tc.in)
+		contains(t, got, tc.want, tc.spent)
+	}
+	for _, bad := range []string{"/spend 2026-11-05..2026-11-01", "/spend 2026-13-01", "/spend 2026-11-01..", "/spend 2027-01-01"} {
+		contains(t, e.say(alice, bad), "✗")
+	}
+}

@@ -242,8 +242,8 @@ var catalog = chat.Catalog{
 		"%[1]s is not a direction: use out, in or both",
 		"%[1]s 不是方向：请用 out（出）、in（入）或 both（双向）"},
 	"bad_period": {
-		"%[1]s is not a period: use today, yesterday, week, month, last-month or YYYY-MM",
-		"%[1]s 不是时间段：请用 today（今天）、yesterday（昨天）、week（本周）、month（本月）、last-month（上月）或 YYYY-MM"},
+		"%[1]s is not a period: use today, yesterday, week, last-week, month, last-month, YYYY-MM, a day YYYY-MM-DD or days YYYY-MM-DD..YYYY-MM-DD",
+		"%[1]s 不是时间段：请用 today（今天）、yesterday（昨天）、week（本周）、last-week（上周）、month（本月）、last-month（上月）、YYYY-MM、某一天 YYYY-MM-DD 或几天 YYYY-MM-DD..YYYY-MM-DD"},
 	"bad_format": {
 		"%[1]s is not an export format: use csv or json",
 		"%[1]s 不是导出格式：请用 csv 或 json"},

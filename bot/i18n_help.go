@@ -79,7 +79,7 @@ var helpItems = []helpItem{
 	{KindStatus, "/status",
 		[2]string{"what is running and what it costs", "查看在租机器和费用"},
 		[2]string{"/status", "/status"}, []string{"list", "状态", "列表"}},
-	{KindSpend, "/spend [today|yesterday|week|month|last-month|YYYY-MM]",
+	{KindSpend, "/spend [today|yesterday|week|last-week|month|last-month|YYYY-MM|YYYY-MM-DD[..YYYY-MM-DD]]",
 		[2]string{"what was spent in a period", "查看某段时间的花费"},
 		[2]string{"/spend week", "/spend 本周"}, []string{"花费", "账单"}},
 	{KindSummary, "/summary",

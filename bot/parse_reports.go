@@ -71,7 +71,37 @@ func (p *parser) spend(toks []string) (Command, error) {
 			return s, nil
 		}
 	}
+	// YYYY-MM-DD, or YYYY-MM-DD..YYYY-MM-DD: whole days, both ends included
+	if from, to, ok := p.days(w); ok {
+		if from.After(p.now) {
+			return nil, p.err("future_time", quote(p.words[0]), from.Format("2006-01-02 15:04"))
+		}
+		return SpendCmd{Period: w, From: from, To: to}, nil
+	}
 	return nil, p.err("bad_period", quote(p.words[0]))
+}
+
+// days reads one day ("2026-11-02") or a range of days
+// ("2026-11-02..2026-11-05", also with "~"), both ends included, as the
+// instants [first day 00:00, the day after the last 00:00) in the user's
+// zone; ok is false for anything else, or a range that ends before it
+// starts.
+func (p *parser) days(w string) (from, to time.Time, ok bool) {
+	a, b, isRange := strings.Cut(strings.ReplaceAll(w, "~", ".."), "..")
+	if !isRange {
+		b = a
+	}
+	y1, m1, d1, ok1 := parseDate(a)
+	y2, m2, d2, ok2 := parseDate(b)
+	if !ok1 || !ok2 {
+		return time.Time{}, time.Time{}, false
+	}
+	from = time.Date(y1, time.Month(m1), d1, 0, 0, 0, 0, p.loc)
+	to = time.Date(y2, time.Month(m2), d2+1, 0, 0, 0, 0, p.loc)
+	if !from.Before(to) || from.Year() < 2000 {
+		return time.Time{}, time.Time{}, false
+	}
+	return from, to, true
 }
 
 func (p *parser) export(toks []string) (Command, error) {
