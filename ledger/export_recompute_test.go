@@ -41,21 +41,26 @@ type xDoc struct {
 }
 
 type xRental struct {
-	Name           string   `json:"name"`
-	Ref            string   `json:"ref"`
-	Platform       string   `json:"platform"`
-	Mode           string   `json:"mode"`
-	Price          *string  `json:"price"`
-	PriceUnit      *string  `json:"price_unit"`
-	Currency       string   `json:"currency"`
-	State          string   `json:"state"`
-	RunningSeconds int64    `json:"running_seconds"`
-	BilledSeconds  int64    `json:"billed_seconds"`
-	MinSeconds     int64    `json:"min_seconds"`
-	StepSeconds    int64    `json:"step_seconds"`
-	Floor          *string  `json:"floor"`
-	Events         []xEvent `json:"events"`
-	Traffic        *struct {
+	Name           string  `json:"name"`
+	Ref            string  `json:"ref"`
+	Platform       string  `json:"platform"`
+	Mode           string  `json:"mode"`
+	Price          *string `json:"price"`
+	PriceUnit      *string `json:"price_unit"`
+	Currency       string  `json:"currency"`
+	State          string  `json:"state"`
+	RunningSeconds int64   `json:"running_seconds"`
+	BilledSeconds  int64   `json:"billed_seconds"`
+	IdleSeconds    int64   `json:"idle_seconds"`
+	Idle           []struct {
+		From string  `json:"from"`
+		To   *string `json:"to"`
+	} `json:"idle_periods"`
+	MinSeconds  int64    `json:"min_seconds"`
+	StepSeconds int64    `json:"step_seconds"`
+	Floor       *string  `json:"floor"`
+	Events      []xEvent `json:"events"`
+	Traffic     *struct {
 		Priced       bool    `json:"priced"`
 		PricePerGB   *string `json:"price_per_gb"`
 		FreeGB       string  `json:"free_gb"`
@@ -331,6 +336,45 @@ func (rc *recomputer) computeAt(r xRental, t int64) (charge *big.Rat, billed, ru
 		}
 	}
 	return charge, billed, running
+}
+
+// idleAt returns the seconds before t that the agent saw the host idle
+// while the rental was billed: running (always-on: from start to
+// release).
+func (rc *recomputer) idleAt(r xRental, t int64) int64 {
+	type span struct{ s, e int64 }
+	var spans []span
+	open := int64(-1)
+	for _, e := range r.Events {
+		at := rc.at(e.At)
+		switch {
+		case e.Kind == "start" || e.Kind == "resume" && r.Mode != "always-on":
+			if open < 0 {
+				open = at
+			}
+		case e.Kind == "release" || e.Kind == "stop" && r.Mode != "always-on":
+			if open >= 0 {
+				spans = append(spans, span{open, at})
+				open = -1
+			}
+		}
+	}
+	if open >= 0 {
+		spans = append(spans, span{open, t})
+	}
+	var n int64
+	for _, iv := range r.Idle {
+		from, to := rc.at(iv.From), t
+		if iv.To != nil {
+			to = min(rc.at(*iv.To), t)
+		}
+		for _, sp := range spans {
+			if d := min(to, sp.e, t) - max(from, sp.s); d > 0 {
+				n += d
+			}
+		}
+	}
+	return n
 }
 
 // trafficAt returns a rental's exact traffic charge accrued before t and
@@ -635,6 +679,9 @@ func (rc *recomputer) check() {
 				t.Errorf("rental %s: %s %s, recomputed %s", r.Name, f.what, f.got, f.want)
 			}
 		}
+		if idle := rc.idleAt(r, rc.asOf); r.IdleSeconds != idle {
+			t.Errorf("rental %s: idle %d s, recomputed %d s", r.Name, r.IdleSeconds, idle)
+		}
 		if r.BilledSeconds != billed || r.RunningSeconds != running {
 			t.Errorf("rental %s: billed %d s, running %d s; recomputed %d s, %d s", r.Name, r.BilledSeconds, r.RunningSeconds, billed, running)
 		}
@@ -916,6 +963,19 @@ func TestExport_RecomputeEveryFigure(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// Idle periods come from an agent's heartbeats: set here on the
+	// loaded book, as the store would load them.
+	idle := func(name string, from, to time.Duration) {
+		r := book.Rental(name)
+		iv := ledger.Interval{From: r.StartedAt().Add(from)}
+		if to > 0 {
+			iv.To = r.StartedAt().Add(to)
+		}
+		r.Idle = append(r.Idle, iv)
+	}
+	idle("yolo", time.Hour, 3*time.Hour) // across its stop
+	idle("yolo", 30*time.Hour, 0)        // still idle
+	idle("pkg", 15*time.Hour, 45*time.Hour)
 	for _, at := range []time.Time{asOf, asOf.Add(-4*24*time.Hour + 17*time.Minute + 3*time.Second)} {
 		var buf bytes.Buffer
 		if err := ledger.WriteExportJSON(&buf, book, at); err != nil {
