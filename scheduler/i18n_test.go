@@ -179,7 +179,7 @@ func TestChinese_ReleaseNotConfirmed(t *testing.T) {
 		t.Fatalf("heartbeat of a released rental: %d", code)
 	}
 	e.hub.DrainEvents(context.Background())
-	wantZH(t, "unconfirmed", e.last().Text, "释放未确认", "账本记录它已于 11:00 释放")
+	wantZH(t, "unconfirmed", e.last().Text, "释放未确认", "账本记录它已于 11:00 释放", "实例仍在运行", "除非你在平台上也释放了它")
 }
 
 func TestChinese_SummaryAndMoneyAlerts(t *testing.T) {

@@ -123,8 +123,8 @@ var messages = chat.Catalog{
 		"⚠ <b>%[1]s</b>: %[2]s. Check what you are paying for.",
 		"⚠ <b>%[1]s</b>：%[2]s。请核对你付费的配置。"},
 	"unconfirmed": {
-		"⚠ <b>%[1]s</b>: release not confirmed. It was recorded as released at %[2]s, but its agent still reports. Check the platform: it may still be billing.",
-		"⚠ <b>%[1]s</b>：释放未确认。账本记录它已于 %[2]s 释放，但它的代理仍在上报。请到平台上检查：可能仍在计费。"},
+		"⚠ <b>%[1]s</b>: release not confirmed. It was recorded as released at %[2]s, but its agent still reports, so the instance is still up: unless you released it on the platform too, it may still be billing. Check the platform.",
+		"⚠ <b>%[1]s</b>：释放未确认。账本记录它已于 %[2]s 释放，但它的代理仍在上报，说明实例仍在运行：除非你在平台上也释放了它，否则可能仍在计费。请到平台上检查。"},
 	"order_started": {
 		"<b>%[1]s</b>: the agent is running the %[2]s command…",
 		"<b>%[1]s</b>：代理正在执行%[2]s命令…"},
