@@ -1089,6 +1089,54 @@ func TestExportCSVPeriod_InputsOfTheWindow(t *testing.T) {
 	if want["one_off"] == 0 || want["top_up"] == 0 {
 		t.Fatalf("the window holds no one-off or top-up: the test checks nothing (%v)", want)
 	}
+	// Each line's figures in the window are its charge at the window's
+	// end less its charge at its start, rounded each (design section 4),
+	// recomputed from the whole export's inputs.
+	var js bytes.Buffer
+	if err := ledger.WriteExportJSON(&js, book, asOf); err != nil {
+		t.Fatal(err)
+	}
+	rc := &recomputer{t: t, loc: asOf.Location(), asOf: asOf.Unix()}
+	if err := json.Unmarshal(js.Bytes(), &rc.doc); err != nil {
+		t.Fatal(err)
+	}
+	a, b := from.Unix(), asOf.Unix()
+	window := func(cur string, f func(int64) *big.Rat) string {
+		return fmtMinor(roundMinor(f(b), cur)-roundMinor(f(a), cur), cur)
+	}
+	for _, r := range rows[1:] {
+		switch get(r, "record") {
+		case "rental":
+			x := rc.rental(get(r, "ref"))
+			if x == nil {
+				t.Errorf("rental row %s is not in the export", get(r, "ref"))
+				continue
+			}
+			want := ledger.Unpriced
+			if x.Price != nil {
+				want = window(x.Currency, func(t int64) *big.Rat { c, _, _ := rc.computeAt(*x, t); return c })
+			}
+			if got := get(r, "compute"); got != want {
+				t.Errorf("%s's compute in the window: %s, recomputed %s", x.Ref, got, want)
+			}
+			if x.Traffic != nil && x.Traffic.Priced {
+				want := window(x.Currency, func(t int64) *big.Rat { c, _ := rc.trafficAt(*x, t); return c })
+				if got := get(r, "traffic"); got != want {
+					t.Errorf("%s's traffic in the window: %s, recomputed %s", x.Ref, got, want)
+				}
+			}
+		case "volume":
+			for _, v := range rc.doc.Volumes {
+				if v.Name != get(r, "name") || v.Price == nil {
+					continue
+				}
+				want := window(v.Currency, func(t int64) *big.Rat { return rc.storageAt(v, t) })
+				if got := get(r, "charge"); got != want {
+					t.Errorf("volume %s's charge in the window: %s, recomputed %s", v.Name, got, want)
+				}
+			}
+		}
+	}
 	for name := range rentals {
 		if !starts[name] {
 			t.Errorf("rental %s is in the window's CSV without its start event (the history its figures depend on)", name)
