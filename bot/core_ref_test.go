@@ -172,3 +172,21 @@ func TestCore_BareNameAtOlderTimeCharge(t *testing.T) {
 		t.Fatalf("charges = %+v", b.Charges)
 	}
 }
+
+// TestCore_TrafficUsageTookNote: traffic recorded through a bare shared
+// name says which rental took it; by address, the reply names it.
+func TestCore_TrafficUsageTookNote(t *testing.T) {
+	e := newEnv(t, bot.Config{AllowedUsers: []int64{alice}})
+	e.say(alice, "/rent yolo autodl 4090 2/h")
+	e.now = t0.Add(3 * time.Hour)
+	e.say(alice, "/release yolo")
+	e.now = t0.Add(24 * time.Hour)
+	e.say(alice, "/rent yolo autodl 4090 3/h")
+	e.now = t0.Add(26 * time.Hour)
+	contains(t, e.say(alice, "/traffic yolo 3GB"), "yolo@2026-11-03", "yolo@2026-11-02")
+	contains(t, e.say(alice, "/traffic yolo@2026-11-02 2GB at 2026-11-02 11:00"), "yolo@2026-11-02")
+	b := e.book(alice)
+	if len(b.Rentals[0].TrafficUsage) != 1 || len(b.Rentals[1].TrafficUsage) != 1 {
+		t.Fatalf("traffic = %v / %v, want one record on each", b.Rentals[0].TrafficUsage, b.Rentals[1].TrafficUsage)
+	}
+}

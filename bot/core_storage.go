@@ -269,7 +269,7 @@ func (r *req) trafficUsage(c TrafficUsageCmd) error {
 	if err != nil {
 		return r.otherAt(err, c.Name, u.At)
 	}
-	text := r.t("traffic_used", x.Name, c.SizeGB.String(), string(dir), r.when(u.At))
+	text := r.t("traffic_used", shown(c.Name, x), c.SizeGB.String(), string(dir), r.when(u.At))
 	var ref int64 // the record just made has the newest action of the rental's traffic
 	for _, t := range x.TrafficUsage {
 		ref = max(ref, t.Ref)
@@ -283,5 +283,5 @@ func (r *req) trafficUsage(c TrafficUsageCmd) error {
 		cmd, ex := view.PriceCommand(line)
 		text += r.t("traffic_unpriced_how", x.Name, cmd, ex)
 	}
-	return r.send(r.plain(text))
+	return r.send(r.plain(text + r.tookNote(c.Name, x)))
 }
