@@ -79,8 +79,8 @@ func (r *req) storageCreate(c StorageCreateCmd) error {
 	if !created.Priced {
 		// An UNPRICED volume is left out of every total: say so, with the
 		// command that prices it from its creation.
-		plat := created.Platform
-		if plat == "" {
+		plat := view.PlatformWord(r.lang, created.Platform)
+		if created.Platform == "" {
 			plat = r.t("unpriced_this_volume")
 		}
 		cmd, ex := view.PriceCommand(ledger.UnpricedLine{Category: ledger.CategoryStorage, Volume: created})
