@@ -167,6 +167,7 @@ func (r *req) propose(c ProposedRentCmd) error {
 	if c.Price != nil {
 		rent.Currency = c.Price.Currency
 	}
+	rent.modeChosen = true // the proposal says what a mode against the profile means (modeNote)
 	if rent.Platform == "" || rent.Price == nil {
 		return r.answer(r.plain(r.t("propose_incomplete", rentCommand(rent))))
 	}

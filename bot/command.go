@@ -102,6 +102,11 @@ type RentCmd struct {
 	Currency ledger.Currency // currency=CUR, or the price's own; "" if neither
 	Lease    time.Duration   // for=DUR; 0: none
 	At       time.Time       // zero: now
+
+	// modeChosen: the user has seen what Mode means against the platform's
+	// profile (pressed a choice of the mode question, or confirmed a
+	// proposal that said it), so it is not asked about again.
+	modeChosen bool
 }
 
 // StopCmd stops a rental's compute meter: /stop NAME [at TIME].

@@ -17,10 +17,11 @@ import (
 // for the price's unit would otherwise be billed started hours without
 // a word. It asks [the profile's mode] [the mode as written] [Cancel];
 // nothing is recorded until a choice is pressed, and the press records
-// its command (r.confirmed) without asking again. A mode on a platform
+// its command without asking again (modeChosen). A choice of another
+// question (the platform a typo meant) is asked about in turn. A mode on a platform
 // without a profile, or the profile's own mode, is taken as written.
 func (r *req) checkMode(c RentCmd) (bool, error) {
-	if r.confirmed || c.Mode == "" {
+	if c.modeChosen || c.Mode == "" {
 		return false, nil
 	}
 	p, ok := ledger.LookupProfile(c.Platform)
@@ -35,6 +36,7 @@ func (r *req) checkMode(c RentCmd) (bool, error) {
 	shown := clip.Runes(strings.TrimSpace(r.u.Text), 200, "…")
 	asProfile, asTyped := c, c
 	asProfile.Mode = p.Mode
+	asProfile.modeChosen, asTyped.modeChosen = true, true
 	id := r.c.props.add(r.u.UserID, shown, []Command{asProfile, asTyped}, r.now)
 	var row []chat.Button
 	for i, label := range []string{r.wt("btn_mode_profile", theirs, name), r.wt("btn_mode_typed", typed)} {

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/gpuledger/gpuledger/bot"
+	"github.com/gpuledger/gpuledger/chat"
 	"github.com/gpuledger/gpuledger/ledger"
 )
 
@@ -176,6 +177,10 @@ func TestCore_ProposalNamesModeAgainstProfile(t *testing.T) {
 	e.say(alice, "/lang zh")
 	m := e.ask(alice, "租了一台4090 1.88元/小时 autodl 按小时")
 	contains(t, m.Text, "AutoDL", "按秒", "按小时", "每个开始的小时")
+	contains(t, e.pressed(alice, button(t, m, "确认")), "✓", "按小时") // confirmed as shown, not asked again
+	if x := e.book(alice).Rental("box1"); x == nil || x.Mode != ledger.PerHour {
+		t.Fatalf("box1 after Confirm: %+v", x)
+	}
 	m = e.ask(alice, "租了一台4090 1.88元 每小时 autodl")
 	if strings.Contains(m.Text, "按小时") || strings.Contains(m.Text, "per-hour") {
 		t.Errorf("a price per hour was proposed with a mode: %q", m.Text)
@@ -192,5 +197,31 @@ func TestCore_ModeAgainstProfileInLines(t *testing.T) {
 	b := e.book(alice)
 	if b.Rental("job1") != nil || b.Rental("job2") == nil || b.Rental("job2").Mode != ledger.PerSecond {
 		t.Fatalf("rentals: %+v", b.Rentals)
+	}
+}
+
+// TestCore_ModeAskedAfterPlatformChoice: a platform typo's question comes
+// first; choosing the platform it meant then asks about a mode against
+// that platform's profile, rather than recording it silently.
+func TestCore_ModeAskedAfterPlatformChoice(t *testing.T) {
+	e := newEnv(t, bot.Config{AllowedUsers: []int64{alice}})
+	m := e.ask(alice, "/rent t1 autdl 4090 1.88/h per-hour")
+	contains(t, m.Text, "autdl", "autodl")
+	var q *chat.Outgoing
+	for _, s := range press(e, alice, alice, 7, button(t, m, "autodl")) {
+		if !s.IsAnswer && len(s.Out.Buttons) > 0 {
+			q = &s.Out
+		}
+	}
+	if q == nil {
+		t.Fatalf("no mode question after choosing autodl; rentals %+v", e.book(alice).Rentals)
+	}
+	contains(t, q.Text, "AutoDL bills", "per-hour")
+	if n := len(e.book(alice).Rentals); n != 0 {
+		t.Fatalf("%d rentals before the mode was chosen", n)
+	}
+	e.pressed(alice, button(t, *q, "per-hour"))
+	if x := e.book(alice).Rental("t1"); x == nil || x.Mode != ledger.PerHour || x.Platform != "autodl" {
+		t.Fatalf("t1: %+v", x)
 	}
 }
