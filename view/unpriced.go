@@ -37,7 +37,7 @@ func PriceCommand(l ledger.UnpricedLine) (cmd, example string) {
 			return "", ""
 		}
 		ex := "0.10"
-		if l.Rental.Currency == "CNY" {
+		if l.Rental.Currency == ledger.CNY {
 			ex = "0.80"
 		}
 		return "/traffic " + name + " price=" + ex + "/GB", ex
@@ -46,7 +46,7 @@ func PriceCommand(l ledger.UnpricedLine) (cmd, example string) {
 			return "", ""
 		}
 		ex := "0.50"
-		if l.Rental.Currency == "CNY" {
+		if l.Rental.Currency == ledger.CNY {
 			ex = "1.88"
 		}
 		return "/price " + name + " " + ex + "/h", ex
