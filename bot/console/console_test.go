@@ -164,15 +164,7 @@ func TestConsole_CoreChoice(t *testing.T) {
 		t.Fatal(err)
 	}
 	in := strings.Join([]string{"/topup autdl 100", "1", "/charge nosuch 5 fee", "5"}, "\n")
-	var out bytes.Buffer
-	c, err := console.New(console.Config{In: strings.NewReader(in), Out: &out, Handler: core, Dir: t.TempDir(), Logger: discard()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := c.Run(ctx); err != nil {
-		t.Fatal(err)
-	}
-	got := out.String()
+	got := runLines(t, core, in)
 	for _, want := range []string{
 		"Did you mean autodl?",
 		"[1] ✓ Use autodl  [2] ＋ Create autdl as a new platform  [3] ✗ Cancel",
@@ -191,6 +183,21 @@ func TestConsole_CoreChoice(t *testing.T) {
 	if len(b.TopUps) != 1 || b.TopUps[0].Platform != "autodl" || len(b.Charges) != 0 {
 		t.Errorf("top-ups %+v, charges %+v", b.TopUps, b.Charges)
 	}
+}
+
+// runLines types in, one message a line, into a terminal chat with core
+// and returns all it printed.
+func runLines(t *testing.T, core *bot.Core, in string) string {
+	t.Helper()
+	var out bytes.Buffer
+	c, err := console.New(console.Config{In: strings.NewReader(in), Out: &out, Handler: core, Dir: t.TempDir(), Logger: discard()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Run(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	return out.String()
 }
 
 // newCore opens a SQLite file in t.TempDir and the real core over it.
@@ -225,15 +232,7 @@ func TestConsole_OlderButtonsStayUsable(t *testing.T) {
 		"1", // again: that message has no buttons any more
 		"6", // the second proposal's Cancel
 	}, "\n")
-	var out bytes.Buffer
-	c, err := console.New(console.Config{In: strings.NewReader(in), Out: &out, Handler: core, Dir: t.TempDir(), Logger: discard()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := c.Run(ctx); err != nil {
-		t.Fatal(err)
-	}
-	got := out.String()
+	got := runLines(t, core, in)
 	for _, want := range []string{
 		"[1] ✓ Confirm  [2] ✎ Edit  [3] ✗ Cancel",
 		"[4] ✓ Confirm  [5] ✎ Edit  [6] ✗ Cancel",

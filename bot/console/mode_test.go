@@ -1,12 +1,10 @@
 package console_test
 
 import (
-	"bytes"
 	"context"
 	"strings"
 	"testing"
 
-	"github.com/gpuledger/gpuledger/bot/console"
 	"github.com/gpuledger/gpuledger/ledger"
 )
 
@@ -22,15 +20,7 @@ func TestConsole_ModeQuestion(t *testing.T) {
 		"1", // per-second, as AutoDL bills
 		"/rent t2 autodl 4090 1.88 per hour",
 	}, "\n")
-	var out bytes.Buffer
-	c, err := console.New(console.Config{In: strings.NewReader(in), Out: &out, Handler: core, Dir: t.TempDir(), Logger: discard()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := c.Run(ctx); err != nil {
-		t.Fatal(err)
-	}
-	got := out.String()
+	got := runLines(t, core, in)
 	for _, want := range []string{"AutoDL bills per-second", "[1] ✓ per-second, as AutoDL bills  [2] per-hour, as I wrote", "[3] ✗ Cancel"} {
 		if !strings.Contains(got, want) {
 			t.Errorf("output lacks %q:\n%s", want, got)

@@ -1,13 +1,10 @@
 package console_test
 
 import (
-	"bytes"
 	"context"
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/gpuledger/gpuledger/bot/console"
 )
 
 // TestConsole_Records: in the terminal, /records shows each record with
@@ -26,15 +23,7 @@ func TestConsole_Records(t *testing.T) {
 		"/delete #3",
 		"/records autodl",
 	}, "\n")
-	var out bytes.Buffer
-	c, err := console.New(console.Config{In: strings.NewReader(in), Out: &out, Handler: core, Dir: t.TempDir(), Logger: discard()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := c.Run(ctx); err != nil {
-		t.Fatal(err)
-	}
-	got := out.String()
+	got := runLines(t, core, in)
 	for _, want := range []string{
 		"#3 12:00 top-up autodl ¥100.00",
 		"#2 12:00 charge box1 ¥5.00 image fee",

@@ -1,14 +1,11 @@
 package console_test
 
 import (
-	"bytes"
 	"context"
 	"regexp"
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/gpuledger/gpuledger/bot/console"
 )
 
 // TestConsole_UnpricedAndZone: in the terminal, an UNPRICED volume's reply
@@ -28,15 +25,7 @@ func TestConsole_UnpricedAndZone(t *testing.T) {
 		"/settings lang=zh",
 		"/price v3 0.50/h at 2026-10-30 11:00",
 	}, "\n")
-	var out bytes.Buffer
-	c, err := console.New(console.Config{In: strings.NewReader(in), Out: &out, Handler: core, Dir: t.TempDir(), Logger: discard()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := c.Run(ctx); err != nil {
-		t.Fatal(err)
-	}
-	got := out.String()
+	got := runLines(t, core, in)
 	if n := strings.Count(got, "/storage vd3 price=0.10/GB/month"); n < 2 {
 		t.Errorf("the volume's reply and /spend should each give the pricing command (%d seen):\n%s", n, got)
 	}
