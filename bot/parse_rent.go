@@ -108,10 +108,16 @@ func (b *rentParse) setMode(v string) error {
 }
 
 // readWords sorts the positional words by shape: per-card words, a mode,
-// a GPU, a price, a known platform; the rest must be valid names.
+// a GPU, a price, a known platform; the rest must be valid names. The first
+// word is the name, whatever its shape, when the message gives its field
+// again (see nameFirst).
 func (b *rentParse) readWords() error {
 	p := b.p
-	for _, w := range p.words {
+	for i, w := range p.words {
+		if i == 0 && b.nameFirst() {
+			b.free = append(b.free, w)
+			continue
+		}
 		if perCardWord(w) {
 			b.perCard = true
 			continue
@@ -147,6 +153,60 @@ func (b *rentParse) readWords() error {
 		b.free = append(b.free, w)
 	}
 	return nil
+}
+
+// nameFirst reports whether the first word is the rental's name although
+// it is shaped like a GPU, a platform or a mode: the help says /rent NAME
+// PLATFORM GPU PRICE, and a box called t4, a10 or lambda is refused as a
+// field given twice otherwise. It is the name only when a later word or a
+// key gives that same field and it is a valid name; a word shaped like a
+// price stays a price, since a number for a name reads as a count or a
+// price as easily.
+func (b *rentParse) nameFirst() bool {
+	p := b.p
+	if len(p.words) < 2 || ledger.ValidateName(p.words[0]) != nil {
+		return false
+	}
+	if _, ok := p.kv["name"]; ok {
+		return false
+	}
+	field := rentWordField(p.words[0])
+	switch field {
+	case "gpu", "platform", "mode":
+	default:
+		return false
+	}
+	if _, ok := p.kv[field]; ok {
+		return true
+	}
+	for _, w := range p.words[1:] {
+		if rentWordField(w) == field {
+			return true
+		}
+	}
+	return false
+}
+
+// rentWordField names the field a positional word of /rent fills by its
+// shape, in readWords' order: "percard", "mode", "gpu", "price",
+// "platform", or "" for a free word.
+func rentWordField(w string) string {
+	if perCardWord(w) {
+		return "percard"
+	}
+	if _, ok := parseMode(w); ok {
+		return "mode"
+	}
+	if _, _, ok := parseGPU(w); ok {
+		return "gpu"
+	}
+	if _, ok := parseComputePrice(w); ok || looksLikePrice(w) || strings.Contains(w, "/") {
+		return "price"
+	}
+	if _, ok := knownPlatform(w); ok {
+		return "platform"
+	}
+	return ""
 }
 
 // readKeys takes gpu=, price= and mode=, which conflict with the same
