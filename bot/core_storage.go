@@ -66,14 +66,14 @@ func (r *req) storageCreate(c StorageCreateCmd) error {
 		text += r.t("volume_attached", created.RentalName)
 	}
 	if fromProfile != nil {
-		text += "\n" + r.t("volume_price_profile", fromProfile.Name, created.Name, created.SizeGB().String())
+		text += "\n" + r.t("volume_price_profile", view.PlatformName(r.lang, fromProfile.Key), created.Name, created.SizeGB().String())
 	}
 	if p, ok := ledger.LookupProfile(platform); ok && fromProfile == nil && created.Priced && !created.HasStoppedPrice &&
 		p.Storage.HasStoppedPrice && p.Currency == created.Currency {
 		// The user's own price is one rate in every state; the platform
 		// bills a stopped instance's volume at another: say so.
 		stopped := inUnit(p.Storage.StoppedPrice, p.Storage.Unit, created.PriceUnit)
-		text += r.t("volume_profile_stopped", p.Name, view.FormatStoragePrice(p.Storage.StoppedPrice, p.Storage.Unit, created.Currency, r.lang),
+		text += r.t("volume_profile_stopped", view.PlatformName(r.lang, p.Key), view.FormatStoragePrice(p.Storage.StoppedPrice, p.Storage.Unit, created.Currency, r.lang),
 			created.Name, storageCmd(created.Name, created.Price, stopped, created.PriceUnit, time.Time{}))
 	}
 	if !created.Priced {
@@ -243,7 +243,7 @@ func (r *req) trafficTerms(c TrafficTermsCmd) error {
 	}
 	text := r.t("traffic_priced", shown(c.Name, x), view.FormatAmount(terms.PricePerGB, x.Currency), terms.FreeGB.String(), string(terms.Direction))
 	if known && !freeSet && !terms.FreeGB.IsZero() {
-		text += "\n" + r.t("traffic_free_profile", prof.Name, terms.FreeGB.String())
+		text += "\n" + r.t("traffic_free_profile", view.PlatformName(r.lang, prof.Key), terms.FreeGB.String())
 	}
 	if kept {
 		text += r.t("traffic_terms_kept")
