@@ -50,7 +50,8 @@ var messages = chat.Catalog{
 	"summary_none_running": {
 		"Nothing is running.",
 		"没有在运行的机器。"},
-	"summary_running":      {"Running: %[1]s, accruing %[2]s", "运行中：%[1]s 台，每小时 %[2]s"},
+	"summary_running":      {"Running: %[1]s, accruing %[2]s", "运行中：%[1]s 台，合计 %[2]s"},
+	"summary_running_n":    {"Running: %[1]s", "运行中：%[1]s 台"},
 	"summary_running_line": {"▶ %[1]s %[2]s (%[3]s) %[4]s", "▶ %[1]s %[2]s（%[3]s）%[4]s"},
 	"per_hour":             {"/h", "/小时"},
 	"prepaid":              {"prepaid %[1]s", "已预付 %[1]s"},

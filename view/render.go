@@ -384,7 +384,12 @@ func RenderSummary(b *ledger.Book, now time.Time, lang string) string {
 			curs = append(curs, FormatMoney(m)+tr(lang, "per_hour"))
 		}
 		sort.Strings(curs)
-		sb.WriteString(tr(lang, "summary_running", strconv.Itoa(len(running)), strings.Join(curs, " + ")) + "\n")
+		if len(curs) == 0 {
+			// Every running rental is prepaid or UNPRICED: no hourly total.
+			sb.WriteString(tr(lang, "summary_running_n", strconv.Itoa(len(running))) + "\n")
+		} else {
+			sb.WriteString(tr(lang, "summary_running", strconv.Itoa(len(running)), strings.Join(curs, " + ")) + "\n")
+		}
 		sb.WriteString(strings.Join(running, "\n"))
 	}
 	if bal := Balances(b, now, lang); bal != "" {
