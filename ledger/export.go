@@ -92,6 +92,9 @@ type exportTrafficUse struct {
 	At        string    `json:"at"`
 	Bytes     int64     `json:"bytes"`
 	Direction Direction `json:"direction"`
+	// RecordRef is the record's number in the chat (#N, Record.Ref), for
+	// /fix #N and /delete #N; null for usage an agent reported.
+	RecordRef *int64 `json:"record_ref"`
 }
 
 // exportIdle is an idle period the agent saw; To is null while it lasts.
@@ -113,6 +116,9 @@ type exportOneOff struct {
 
 	// RentalRef is the rental's address (RentalRef), set with Rental.
 	RentalRef *string `json:"rental_ref"`
+	// RecordRef is the charge's number in the chat (#N, Record.Ref), for
+	// /fix #N and /delete #N; null for none.
+	RecordRef *int64 `json:"record_ref"`
 }
 
 // exportMoneyAt is a top-up: an amount as typed, added to a platform's
@@ -122,6 +128,9 @@ type exportMoneyAt struct {
 	Platform string   `json:"platform"`
 	Amount   string   `json:"amount"`
 	Currency Currency `json:"currency"`
+	// RecordRef is the record's number in the chat (#N, Record.Ref), for
+	// /fix #N and /delete #N; null for none (a balance the API gave).
+	RecordRef *int64 `json:"record_ref"`
 }
 
 // exportReading is a balance a platform showed at At: typed with
@@ -223,6 +232,14 @@ type exportBalanceRow struct {
 }
 
 func ptr(s string) *string { return &s }
+
+// recordRef is a record's number for the export, nil for 0 (none).
+func recordRef(ref int64) *int64 {
+	if ref == 0 {
+		return nil
+	}
+	return &ref
+}
 
 func priced(ok bool, m Money) string {
 	if !ok {
@@ -362,7 +379,7 @@ func buildExportOf(b *Book, st *Statement, asOf time.Time) exportDoc {
 	for _, oc := range st.Others {
 		c := oc.Charge
 		eo := exportOneOff{At: ts(c.At), Platform: oc.Platform, Amount: c.Amount.String(), Currency: c.Currency,
-			Charge: oc.Amount.String(), Note: c.Note}
+			Charge: oc.Amount.String(), Note: c.Note, RecordRef: recordRef(c.Ref)}
 		if n, ok := names[c.RentalID]; ok && c.RentalID != 0 {
 			eo.Rental, eo.RentalRef = ptr(n), ptr(refs[c.RentalID])
 		}
@@ -370,7 +387,8 @@ func buildExportOf(b *Book, st *Statement, asOf time.Time) exportDoc {
 	}
 	for _, t := range sortedByTime(b.TopUps, func(t TopUp) (time.Time, int64) { return t.At, t.ID }) {
 		if listed(t.At) {
-			doc.TopUps = append(doc.TopUps, exportMoneyAt{At: ts(t.At), Platform: t.Platform, Amount: t.Amount.String(), Currency: t.Currency})
+			doc.TopUps = append(doc.TopUps, exportMoneyAt{At: ts(t.At), Platform: t.Platform, Amount: t.Amount.String(), Currency: t.Currency,
+				RecordRef: recordRef(t.Ref)})
 		}
 	}
 	for _, r := range sortedByTime(b.Balances, func(r BalanceRecord) (time.Time, int64) { return r.At, r.ID }) {
@@ -380,7 +398,8 @@ func buildExportOf(b *Book, st *Statement, asOf time.Time) exportDoc {
 				src = "api"
 			}
 			doc.Readings = append(doc.Readings, exportReading{Source: src,
-				exportMoneyAt: exportMoneyAt{At: ts(r.At), Platform: r.Platform, Amount: r.Amount.String(), Currency: r.Currency}})
+				exportMoneyAt: exportMoneyAt{At: ts(r.At), Platform: r.Platform, Amount: r.Amount.String(), Currency: r.Currency,
+					RecordRef: recordRef(r.Ref)}})
 		}
 	}
 	for c, t := range st.Totals {
@@ -445,7 +464,7 @@ func exportRentalTraffic(r *Rental, asOf time.Time, ts func(time.Time) string) *
 		if d == "" {
 			d = Out
 		}
-		et.Usage = append(et.Usage, exportTrafficUse{At: ts(u.At), Bytes: u.Bytes, Direction: d})
+		et.Usage = append(et.Usage, exportTrafficUse{At: ts(u.At), Bytes: u.Bytes, Direction: d, RecordRef: recordRef(u.Ref)})
 	}
 	return et
 }
@@ -589,7 +608,31 @@ var ExportCSVColumns = []string{
 	"balance", "runs_out_at", "as_of", "stopped_price", "price_changes", "platform_id",
 	"time_zone", "min_seconds", "step_seconds", "floor", "traffic_price", "traffic_free_gb", "traffic_direction",
 	"kind", "at", "until", "amount", "note", "bytes", "direction", "source",
-	"ref", "rental_ref",
+	"ref", "rental_ref", "record_ref",
+}
+
+// exportCSVNumbers are the CSV columns that hold numbers only (a signed
+// amount included): they are written as they are. Every other cell is
+// text, and one that starts as a spreadsheet formula gets a quote first
+// (csvText).
+var exportCSVNumbers = map[string]bool{
+	"gpu_count": true, "price": true, "running_seconds": true, "billed_seconds": true, "idle_seconds": true,
+	"size_gb": true, "free_gb": true, "compute": true, "storage": true, "traffic": true, "other": true,
+	"total": true, "charge": true, "unpriced": true, "balance": true, "stopped_price": true,
+	"min_seconds": true, "step_seconds": true, "floor": true, "traffic_price": true, "traffic_free_gb": true,
+	"amount": true, "bytes": true, "record_ref": true,
+}
+
+// csvText returns a text cell as a spreadsheet shows it as text: one that
+// starts with =, +, -, @, a tab or a carriage return, which a spreadsheet
+// would run as a formula (a note as typed, or an instance name a
+// platform's sync gave), gets a single quote first, as OWASP advises for
+// CSV injection. The JSON export keeps every text exactly.
+func csvText(s string) string {
+	if s != "" && strings.IndexByte("=+-@\t\r", s[0]) >= 0 {
+		return "'" + s
+	}
+	return s
 }
 
 // WriteExportCSV writes the same rows as WriteExportJSON as CSV with one
@@ -615,8 +658,10 @@ func WriteExportCSVPeriod(w io.Writer, b *Book, from, to time.Time) error {
 
 func writeExportCSV(w io.Writer, doc exportDoc) error {
 	col := make(map[string]int, len(ExportCSVColumns))
+	text := make([]bool, len(ExportCSVColumns))
 	for i, c := range ExportCSVColumns {
 		col[c] = i
+		text[i] = !exportCSVNumbers[c]
 	}
 	cw := csv.NewWriter(w)
 	if err := cw.Write(ExportCSVColumns); err != nil {
@@ -628,7 +673,12 @@ func writeExportCSV(w io.Writer, doc exportDoc) error {
 	row := func(kv ...string) error {
 		clear(rec)
 		for i := 0; i+1 < len(kv); i += 2 {
-			rec[col[kv[i]]] = kv[i+1]
+			j := col[kv[i]]
+			if text[j] {
+				rec[j] = csvText(kv[i+1])
+			} else {
+				rec[j] = kv[i+1]
+			}
 		}
 		rec[col["as_of"]] = doc.AsOf
 		rec[col["time_zone"]] = doc.TimeZone
@@ -734,7 +784,7 @@ func writeExportInputs(doc exportDoc, row func(kv ...string) error, opt func(*st
 		}
 		for _, u := range r.Traffic.Usage {
 			if err := row("record", "traffic", "rental", r.Name, "rental_ref", r.Ref, "platform", r.Platform, "at", u.At,
-				"bytes", strconv.FormatInt(u.Bytes, 10), "direction", string(u.Direction)); err != nil {
+				"bytes", strconv.FormatInt(u.Bytes, 10), "direction", string(u.Direction), "record_ref", refCell(u.RecordRef)); err != nil {
 				return err
 			}
 		}
@@ -756,22 +806,30 @@ func writeExportInputs(doc exportDoc, row func(kv ...string) error, opt func(*st
 	}
 	for _, o := range doc.OneOffs {
 		if err := row("record", "one_off", "rental", opt(o.Rental), "rental_ref", opt(o.RentalRef), "platform", o.Platform, "at", o.At,
-			"amount", o.Amount, "currency", string(o.Currency), "charge", o.Charge, "note", o.Note); err != nil {
+			"amount", o.Amount, "currency", string(o.Currency), "charge", o.Charge, "note", o.Note, "record_ref", refCell(o.RecordRef)); err != nil {
 			return err
 		}
 	}
 	for _, t := range doc.TopUps {
-		if err := row("record", "top_up", "platform", t.Platform, "at", t.At, "amount", t.Amount, "currency", string(t.Currency)); err != nil {
+		if err := row("record", "top_up", "platform", t.Platform, "at", t.At, "amount", t.Amount, "currency", string(t.Currency), "record_ref", refCell(t.RecordRef)); err != nil {
 			return err
 		}
 	}
 	for _, b := range doc.Readings {
 		if err := row("record", "balance_reading", "platform", b.Platform, "at", b.At, "amount", b.Amount,
-			"currency", string(b.Currency), "source", b.Source); err != nil {
+			"currency", string(b.Currency), "source", b.Source, "record_ref", refCell(b.RecordRef)); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// refCell writes a record's number, "" for none.
+func refCell(ref *int64) string {
+	if ref == nil {
+		return ""
+	}
+	return strconv.FormatInt(*ref, 10)
 }
 
 // trafficCell returns f(t), or "" for a rental without traffic terms.
