@@ -6,8 +6,6 @@ package bot
 
 import (
 	"context"
-	"net/netip"
-	"net/url"
 	"strings"
 	"time"
 
@@ -56,37 +54,17 @@ func (r *req) agent(c AgentCmd) error {
 }
 
 // unreachableURL is the warning an install line gets when the server's
-// public URL is one no rented host can reach: loopback, localhost or an
-// unspecified address (the default GPULEDGER_PUBLIC_URL of a server
-// listening on :8477 is http://127.0.0.1:8477), or a private or
-// link-local one, reachable only inside its own network. "" when the URL
-// names a public host, or any host name but localhost (the server cannot
-// know where a name resolves from the rented host). The warning says how
-// to give one that works: GPULEDGER_PUBLIC_URL behind a tunnel or a proxy.
+// public URL is one no rented host can reach (urlReach): loopback,
+// localhost or an unspecified address (the default GPULEDGER_PUBLIC_URL
+// of a server listening on :8477 is http://127.0.0.1:8477), or a private
+// or link-local one, reachable only inside its own network. "" when the
+// URL may be reached from anywhere. The warning says how to give one that
+// works: GPULEDGER_PUBLIC_URL behind a tunnel or a proxy.
 func (r *req) unreachableURL() string {
-	u, err := url.Parse(r.c.publicURL)
-	if err != nil || u.Hostname() == "" {
-		return ""
-	}
-	host := strings.ToLower(strings.TrimSuffix(u.Hostname(), "."))
-	port := u.Port()
-	if port == "" {
-		port = "80"
-		if u.Scheme == "https" {
-			port = "443"
-		}
-	}
-	local := host == "localhost" || strings.HasSuffix(host, ".localhost")
-	private := false
-	if a, err := netip.ParseAddr(host); err == nil {
-		a = a.Unmap()
-		local = a.IsLoopback() || a.IsUnspecified()
-		private = a.IsPrivate() || a.IsLinkLocalUnicast()
-	}
-	switch {
-	case local:
+	switch reach, port := urlReach(r.c.publicURL); reach {
+	case reachLocal:
 		return r.t("agent_url_local", r.c.publicURL, port)
-	case private:
+	case reachPrivate:
 		return r.t("agent_url_private", r.c.publicURL, port)
 	}
 	return ""
@@ -106,20 +84,21 @@ func (r *req) why(c WhyCmd) error {
 			return err
 		}
 	}
-	now := r.whyNow(x)
+	name := r.shown(c.Name, x) // by its address when another rental has its name
+	now := r.whyNow(x, name)
 	if len(ds) == 0 && now == "" {
-		return r.answer(r.plain(r.t("why_none", c.Name)))
+		return r.answer(r.plain(r.t("why_none", name)))
 	}
 	var sb strings.Builder
 	sb.WriteString(now)
 	if len(ds) == 0 {
-		sb.WriteString("\n" + r.t("why_none", c.Name))
+		sb.WriteString("\n" + r.t("why_none", name))
 		return r.answer(r.plain(sb.String()))
 	}
 	if now != "" {
 		sb.WriteString("\n\n")
 	}
-	sb.WriteString(r.t("why_head", c.Name))
+	sb.WriteString(r.t("why_head", name))
 	for _, d := range ds {
 		summary, evidence := r.decisionText(d.SummaryMsg, d.Summary), r.decisionText(d.EvidenceMsg, d.Evidence)
 		sb.WriteString("\n" + chat.Escape(r.when(d.At)) + " · " + chat.Escape(summary))
@@ -160,7 +139,7 @@ func (r *req) releasedStillReports(x *ledger.Rental) string {
 		pname = r.t("its_platform")
 	}
 	ago := chat.FormatDuration(max(r.now.Sub(st.LastSeen), 0).Truncate(time.Second), r.lang)
-	text := r.t("release_agent_reports", x.Name, ago, pname)
+	text := r.t("release_agent_reports", r.label(x), ago, pname)
 	if r.c.enrol != nil {
 		text += " " + r.t("release_agent_reports_enrolled")
 	}
@@ -179,8 +158,9 @@ func (r *req) decisionText(m ledger.Message, stored string) string {
 
 // whyNow is the head of /why: the rental's automatic action and who it
 // waits for, and who its agent last saw connected, with whether that
-// holds the action. "" when there are neither policies nor agent states.
-func (r *req) whyNow(x *ledger.Rental) string {
+// holds the action, naming x as name. "" when there are neither policies
+// nor agent states.
+func (r *req) whyNow(x *ledger.Rental, name string) string {
 	var lines []string
 	pol := ledger.AutoPolicy{Action: ledger.AutoNotify}
 	if st := r.c.policies; st != nil {
@@ -192,10 +172,10 @@ func (r *req) whyNow(x *ledger.Rental) string {
 		}
 		auto := pol.Action == ledger.AutoStop || pol.Action == ledger.AutoRelease
 		if auto {
-			lines = append(lines, r.t("why_policy", x.Name, view.ActionWord(r.lang, pol.Action), chat.FormatDuration(pol.Grace(), r.lang), pol.WaitFor.String()))
+			lines = append(lines, r.t("why_policy", name, view.ActionWord(r.lang, pol.Action), chat.FormatDuration(pol.Grace(), r.lang), pol.WaitFor.String()))
 			lines = append(lines, chat.Escape(r.wayText(x, pol.Action)))
 		} else {
-			lines = append(lines, r.t("why_policy_"+string(pol.Action), x.Name))
+			lines = append(lines, r.t("why_policy_"+string(pol.Action), name))
 		}
 	}
 	if ag := r.c.states; ag != nil {
@@ -215,7 +195,7 @@ func (r *req) whyNow(x *ledger.Rental) string {
 				lines = append(lines, r.t("why_people", chat.RawHTML(view.SessionsText(r.lang, st.Sessions)), r.when(st.LastSeen)))
 			}
 			if st.PolicyRefused != "" {
-				lines = append(lines, chat.Escape(view.PolicyRefusedText(r.lang, x.Name, st.PolicyRefusedCode, st.PolicyRefused)))
+				lines = append(lines, chat.Escape(view.PolicyRefusedText(r.lang, name, st.PolicyRefusedCode, st.PolicyRefused)))
 			}
 		}
 	}

@@ -20,6 +20,7 @@ import (
 type links struct {
 	mu      sync.Mutex
 	app     string
+	base    string // the links' address; "" for https://ledger.example
 	now     func() time.Time
 	codes   []string
 	revoked []string // the links given back to Revoke
@@ -35,7 +36,11 @@ func (l *links) Link(_ context.Context, userID int64) (string, time.Time, error)
 	code := fmt.Sprintf("ONETIMEcode%d x%02d", userID, len(l.codes))
 	code = strings.ReplaceAll(code, " ", "")
 	l.codes = append(l.codes, code)
-	return "https://ledger.example/app/login?code=" + code, l.now().Add(5 * time.Minute), nil
+	base := l.base
+	if base == "" {
+		base = "https://ledger.example"
+	}
+	return base + "/app/login?code=" + code, l.now().Add(5 * time.Minute), nil
 }
 
 func (l *links) AppURL() string { return l.app }
