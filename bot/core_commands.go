@@ -14,6 +14,12 @@ import (
 // exactly one store call carrying the update's key; questions record the
 // key with MarkHandled just before answering.
 func (r *req) dispatch(cmd Command) error {
+	return r.refusalNamed(r.dispatchCmd(cmd), typedRental(cmd))
+}
+
+// dispatchCmd is dispatch before its refusal names the rental as the
+// replies do.
+func (r *req) dispatchCmd(cmd Command) error {
 	group := r.u.ChatType != chat.ChatPrivate
 	if c, ok := cmd.(ConnectCmd); ok {
 		return r.connect(c) // it places itself: a key sent in a group is deleted
@@ -261,7 +267,7 @@ func (r *req) event(name string, ev ledger.Event) error {
 	r.rentalChanged(x)
 	run, cost := r.costAt(x, ev.At)
 	key := map[ledger.EventKind]string{ledger.EventStop: "stopped", ledger.EventResume: "resumed", ledger.EventRelease: "released"}[ev.Kind]
-	text := r.t(key, shown(name, x), r.when(ev.At), run, cost)
+	text := r.t(key, r.shown(name, x), r.when(ev.At), run, cost)
 	if ev.Kind == ledger.EventStop && x.Mode == ledger.AlwaysOn {
 		text += "\n" + r.t("always_on_note")
 	}
@@ -365,7 +371,7 @@ func (r *req) price(c PriceCmd) error {
 	if ev.At.Equal(x.StartedAt()) && c.At.IsZero() {
 		return r.send(r.plain(r.t("priced_from_start", x.Name, view.FormatPrice(ev.Price, x.Currency, r.lang), r.when(ev.At))))
 	}
-	return r.send(r.plain(r.t("priced", shown(c.Name, x), view.FormatPrice(ev.Price, x.Currency, r.lang), r.when(ev.At)) + ended + r.tookNote(c.Name, x)))
+	return r.send(r.plain(r.t("priced", r.shown(c.Name, x), view.FormatPrice(ev.Price, x.Currency, r.lang), r.when(ev.At)) + ended + r.tookNote(c.Name, x)))
 }
 
 // charge records a one-off charge on a rental, or on a platform when the
@@ -427,7 +433,7 @@ func (r *req) charge(c ChargeCmd) error {
 	}
 	target, took := got.Platform, ""
 	if rentalName != "" {
-		target, took = shown(rentalName, x), r.tookNote(rentalName, x)
+		target, took = r.shown(rentalName, x), r.tookNote(rentalName, x)
 	} else if volume != "" && volume != got.Platform {
 		target = volume + " (" + got.Platform + ")"
 	}

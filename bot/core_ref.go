@@ -6,6 +6,8 @@ package bot
 // rental a bare name took when a change could have been meant for another.
 
 import (
+	"errors"
+	"slices"
 	"time"
 
 	"github.com/gpuledger/gpuledger/ledger"
@@ -49,12 +51,112 @@ func (r *req) tookNote(typed string, x *ledger.Rental) string {
 }
 
 // shown is how a reply names rental x that the user wrote as typed: the
-// address when one was written, so the reply says which rental changed.
-func shown(typed string, x *ledger.Rental) string {
+// address when one was written, else as label names it, so the reply says
+// which rental changed.
+func (r *req) shown(typed string, x *ledger.Rental) string {
 	if ledger.IsRentalRef(typed) {
 		return typed
 	}
-	return x.Name
+	return r.label(x)
+}
+
+// label is how a reply names rental x: its address when another rental
+// of the user has its name (as /status lists it), else its name. A bare
+// "yolo" in a reply leaves the user to guess which yolo it meant.
+func (r *req) label(x *ledger.Rental) string {
+	if x == nil {
+		return ""
+	}
+	return r.labelIn(r.sameNamed(x), x.ID, x.Name)
+}
+
+// labelByID is label of the user's rental id, once called name (a
+// journal entry's); name itself when id is 0 or no longer names one.
+func (r *req) labelByID(id int64, name string) string {
+	if id == 0 || name == "" {
+		return name
+	}
+	rs, err := r.c.store.RentalsNamed(r.ctx, r.u.UserID, name)
+	if err != nil {
+		r.c.log.Error("bot: rentals of a name", "rental", id, "err", err)
+		return name
+	}
+	return r.labelIn(rs, id, name)
+}
+
+// labelIn is label of rental id among same, every rental called name.
+func (r *req) labelIn(same []*ledger.Rental, id int64, name string) string {
+	n := 0
+	for _, o := range same {
+		if len(o.Events) > 0 {
+			n++
+		}
+	}
+	if n < 2 {
+		return name
+	}
+	for _, o := range same {
+		if o.ID == id && len(o.Events) > 0 {
+			return ledger.RefOf(same, o, r.loc)
+		}
+	}
+	return name
+}
+
+// refusalNamed returns err, a refusal about the rental the user wrote as
+// typed, with that rental named as shown names it: the store words its
+// refusals with the bare name ("yolo was already released"), which is
+// ambiguous once another rental has the name. Any other error, or one
+// about a rental that cannot be read, is returned as it is.
+func (r *req) refusalNamed(err error, typed string) error {
+	var le *ledger.Error
+	if typed == "" || !errors.As(err, &le) || le.Key == "" {
+		return err
+	}
+	x, xerr := r.named(typed)
+	if xerr != nil {
+		return err
+	}
+	name := r.shown(typed, x)
+	if name == x.Name {
+		return err
+	}
+	args := slices.Clone(le.Args)
+	for i, a := range args {
+		if s, ok := a.(string); ok && s == x.Name {
+			args[i] = name
+			ne := ledger.Errorc(le.Code, le.Key, args...)
+			ne.Err = le.Err
+			return ne
+		}
+	}
+	return err
+}
+
+// typedRental is the rental name or address cmd was written with, "" for
+// a command that names none.
+func typedRental(cmd Command) string {
+	switch c := cmd.(type) {
+	case StopCmd:
+		return c.Name
+	case ResumeCmd:
+		return c.Name
+	case ReleaseCmd:
+		return c.Name
+	case PriceCmd:
+		return c.Name
+	case TrafficTermsCmd:
+		return c.Name
+	case TrafficUsageCmd:
+		return c.Name
+	case ChargeCmd:
+		return c.Target
+	case WhyCmd:
+		return c.Name
+	case AutoReleaseCmd:
+		return c.Name
+	}
+	return ""
 }
 
 // otherAt turns err, a refusal of a change at t to the rental a bare name

@@ -212,7 +212,7 @@ func (r *req) trafficTerms(c TrafficTermsCmd) error {
 		if err != nil {
 			return r.otherAt(err, c.Name, c.At)
 		}
-		return r.send(r.plain(r.t("traffic_priced_from", shown(c.Name, x), view.FormatAmount(c.PricePerGB, x.Currency), r.when(c.At)) + r.tookNote(c.Name, x)))
+		return r.send(r.plain(r.t("traffic_priced_from", r.shown(c.Name, x), view.FormatAmount(c.PricePerGB, x.Currency), r.when(c.At)) + r.tookNote(c.Name, x)))
 	}
 	terms := ledger.TrafficTerms{Priced: true, PricePerGB: c.PricePerGB, FreeGB: c.FreeGB, Direction: c.Direction}
 	// A new price of traffic that has one keeps the allowance and the
@@ -241,7 +241,7 @@ func (r *req) trafficTerms(c TrafficTermsCmd) error {
 	if err != nil {
 		return err
 	}
-	text := r.t("traffic_priced", shown(c.Name, x), view.FormatAmount(terms.PricePerGB, x.Currency), terms.FreeGB.String(), string(terms.Direction))
+	text := r.t("traffic_priced", r.shown(c.Name, x), view.FormatAmount(terms.PricePerGB, x.Currency), terms.FreeGB.String(), string(terms.Direction))
 	if known && !freeSet && !terms.FreeGB.IsZero() {
 		text += "\n" + r.t("traffic_free_profile", view.PlatformName(r.lang, prof.Key), terms.FreeGB.String())
 	}
@@ -269,7 +269,7 @@ func (r *req) trafficUsage(c TrafficUsageCmd) error {
 	if err != nil {
 		return r.otherAt(err, c.Name, u.At)
 	}
-	text := r.t("traffic_used", shown(c.Name, x), c.SizeGB.String(), string(dir), r.when(u.At))
+	text := r.t("traffic_used", r.shown(c.Name, x), c.SizeGB.String(), string(dir), r.when(u.At))
 	var ref int64 // the record just made has the newest action of the rental's traffic
 	for _, t := range x.TrafficUsage {
 		ref = max(ref, t.Ref)

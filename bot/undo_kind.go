@@ -114,7 +114,7 @@ func (r *req) undo() error {
 	if err != nil {
 		return err
 	}
-	out := r.plain(r.t("undo_ask", chat.RawHTML(r.undoWhat(next.Kind, next.Name)), r.when(next.At), r.ago(next.At),
+	out := r.plain(r.t("undo_ask", chat.RawHTML(r.undoWhat(next.Kind, r.labelByID(next.RentalID, next.Name))), r.when(next.At), r.ago(next.At),
 		chat.RawHTML("· "+strings.Join(why, "\n· "))))
 	out.Buttons = [][]chat.Button{{{Text: r.t("undo_yes"), Data: yes}, {Text: r.t("undo_no"), Data: no}}}
 	return r.answer(out)
@@ -193,7 +193,7 @@ func (r *req) undoButton(action, payload string) error {
 		}
 		text := r.t("undo_kept_any")
 		if next, err := r.c.store.NextUndo(r.ctx, r.u.UserID); err == nil && next.ID == id {
-			text = r.t("undo_kept", chat.RawHTML(r.undoWhat(next.Kind, next.Name)))
+			text = r.t("undo_kept", chat.RawHTML(r.undoWhat(next.Kind, r.labelByID(next.RentalID, next.Name))))
 		}
 		return r.send(r.plain(text))
 	}
@@ -225,7 +225,6 @@ func (r *req) undoNow(id int64) error {
 	if err != nil {
 		return err
 	}
-	text := r.t("undone", chat.RawHTML(r.undoWhat(res.Kind, res.Name)), r.when(res.At), r.ago(res.At))
 	b, err := r.book()
 	if err != nil {
 		r.c.log.Error("bot: read the ledger after an undo", "user", r.u.UserID, "err", err)
@@ -238,6 +237,12 @@ func (r *req) undoNow(id int64) error {
 			}
 		}
 	}
+	// A rental whose name another has too is named by its address.
+	name := res.Name
+	if x != nil && res.Name == x.Name {
+		name = r.label(x)
+	}
+	text := r.t("undone", chat.RawHTML(r.undoWhat(res.Kind, name)), r.when(res.At), r.ago(res.At))
 	if b != nil {
 		if line := r.undoneNow(res, b, x); line != "" {
 			text += "\n" + line
@@ -247,12 +252,12 @@ func (r *req) undoNow(id int64) error {
 	case ledger.ActionStop, ledger.ActionResume, ledger.ActionRelease:
 		r.rentalChanged(x)
 		if res.Kind == ledger.ActionRelease && r.c.agents != nil && x != nil && r.hadToken(x) {
-			text += "\n" + r.t("undo_release_token", res.Name)
+			text += "\n" + r.t("undo_release_token", name)
 		}
 	case ledger.ActionSync:
 		// The instance is declined in the same transaction: the sync
 		// leaves it alone from now on.
-		text += "\n" + r.t("undo_sync", res.Name)
+		text += "\n" + r.t("undo_sync", name)
 	}
 	var card chat.Outgoing
 	show := false
@@ -300,11 +305,12 @@ func (r *req) undoneNow(res ledger.UndoResult, b *ledger.Book, x *ledger.Rental)
 		if x == nil {
 			return r.t("undo_now_gone", res.Name)
 		}
+		name := r.label(x)
 		switch x.State() {
 		case ledger.Released:
-			return r.t("undo_now_released", x.Name)
+			return r.t("undo_now_released", name)
 		case ledger.Stopped:
-			return r.t("undo_now_stopped", x.Name)
+			return r.t("undo_now_stopped", name)
 		}
 		p, priced := x.Price, x.Priced
 		for _, ev := range x.Events {
@@ -313,9 +319,9 @@ func (r *req) undoneNow(res ledger.UndoResult, b *ledger.Book, x *ledger.Rental)
 			}
 		}
 		if !priced {
-			return r.t("undo_now_running_unpriced", x.Name)
+			return r.t("undo_now_running_unpriced", name)
 		}
-		return r.t("undo_now_running", x.Name, view.FormatPrice(p, x.Currency, r.lang))
+		return r.t("undo_now_running", name, view.FormatPrice(p, x.Currency, r.lang))
 	}
 	return r.t("undo_now_restored")
 }

@@ -108,6 +108,9 @@ type UndoNext struct {
 	Name string    // the rental or volume it touched, if any
 	At   time.Time // when it was recorded
 	Via  Via
+	// RentalID is the rental it changed (0 for none), so that a reply can
+	// name it by its address when another rental has its name.
+	RentalID int64
 	// Last is set when nothing else was journaled after it but questions,
 	// undone changes and their undos: it is the user's latest change.
 	Last bool

@@ -132,10 +132,11 @@ func (db *DB) NextUndo(ctx context.Context, userID int64) (ledger.UndoNext, erro
 		at       int64
 		later    int
 		refusedK sql.NullString
+		rental   sql.NullInt64
 	)
-	err := db.reader.QueryRowContext(ctx, `SELECT id, kind, name, at, via FROM actions
+	err := db.reader.QueryRowContext(ctx, `SELECT id, kind, name, at, via, rental_id FROM actions
 		WHERE user_id = ? AND undoable = 1 AND undone_by IS NULL ORDER BY id DESC LIMIT 1`, userID).
-		Scan(&n.ID, &kind, &n.Name, &at, &via)
+		Scan(&n.ID, &kind, &n.Name, &at, &via, &rental)
 	if err == sql.ErrNoRows {
 		return n, ledger.Errorc(ledger.ENOTFOUND, "nothing_to_undo")
 	}
@@ -149,7 +150,7 @@ func (db *DB) NextUndo(ctx context.Context, userID int64) (ledger.UndoNext, erro
 	if err != nil {
 		return n, storeError(fmt.Errorf("sqlite: what came after action %d of user %d: %w", n.ID, userID, err))
 	}
-	n.Kind, n.Via, n.At = ledger.ActionKind(kind), ledger.Via(via), fromUnix(at)
+	n.Kind, n.Via, n.At, n.RentalID = ledger.ActionKind(kind), ledger.Via(via), fromUnix(at), rental.Int64
 	n.Last = later == 0
 	n.AfterRefusal = refusedK.String == string(ledger.ActionRefused)
 	return n, nil

@@ -24,7 +24,8 @@ func TestDB_NextUndo(t *testing.T) {
 	r := ledger.Rental{Name: "t1", Platform: "autodl", GPU: "RTX 4090", GPUCount: 1, Mode: ledger.PerSecond, Priced: true,
 		Price: ledger.Price{Amount: ledger.MustDecimal("1.88"), Unit: ledger.UnitHour}, Currency: ledger.CNY,
 		Events: []ledger.Event{{Kind: ledger.EventStart, At: t0}}}
-	if _, err := db.CreateRental(ctx, typed, r); err != nil {
+	created, err := db.CreateRental(ctx, typed, r)
+	if err != nil {
 		t.Fatal(err)
 	}
 	stop := typed
@@ -35,7 +36,7 @@ func TestDB_NextUndo(t *testing.T) {
 	next := func(want ledger.UndoNext) ledger.UndoNext {
 		t.Helper()
 		got, err := db.NextUndo(ctx, 1)
-		want.ID = got.ID
+		want.ID, want.RentalID = got.ID, created.ID // the rental it changed
 		if err != nil || got != want {
 			t.Fatalf("NextUndo = %+v, %v; want %+v", got, err, want)
 		}
