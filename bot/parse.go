@@ -117,6 +117,11 @@ func ParseFor(botName, text string, now time.Time, loc *time.Location) (Command,
 		// The note is the user's own text: join only "5 元"-like amounts.
 		return p.parse(mergeMoney(toks[1:]))
 	}
+	if kind != KindRent {
+		// Only /rent takes a GPU: elsewhere "t4 10GB" is a rental called
+		// t4 and an amount, not the GPU "T4 10GB".
+		return p.parse(mergeTokensNoGPU(toks[1:]))
+	}
 	return p.parse(mergeTokens(toks[1:]))
 }
 
@@ -125,7 +130,13 @@ func ParseFor(botName, text string, now time.Time, loc *time.Location) (Command,
 // mergeTokens joins tokens people split with spaces: "1.88 元/小时" →
 // "1.88元/小时", "200 GB", "2 x 4090", "rtx 4090", "per second",
 // "2026-11-01 10:00", "yesterday 23:00", "2h ago".
-func mergeTokens(toks []string) []string {
+func mergeTokens(toks []string) []string { return merge(toks, true) }
+
+// mergeTokensNoGPU is mergeTokens for a command that takes no GPU: a GPU
+// written in several tokens is not joined.
+func mergeTokensNoGPU(toks []string) []string { return merge(toks, false) }
+
+func merge(toks []string, gpu bool) []string {
 	out := make([]string, 0, len(toks))
 	for i := 0; i < len(toks); i++ {
 		t := toks[i]
@@ -141,7 +152,7 @@ func mergeTokens(toks []string) []string {
 			i += n - 1
 			continue
 		}
-		if g, n := joinGPU(toks[i:]); n > 1 {
+		if g, n := joinGPU(toks[i:]); gpu && n > 1 {
 			out = append(out, g)
 			i += n - 1
 			continue

@@ -2,6 +2,7 @@ package bot
 
 import (
 	"errors"
+	"strings"
 	"testing"
 )
 
@@ -53,6 +54,28 @@ func TestParse_RentNameShapedLikeAField(t *testing.T) {
 		var pe *ParseError
 		if !errors.As(err, &pe) || pe.Key != tt.key {
 			t.Errorf("Parse(%q) error %v, want %s", tt.in, err, tt.key)
+		}
+	}
+}
+
+// TestParse_GPUNamedRentalInOtherCommands: a rental called like a GPU is
+// a name to every command but /rent; "/traffic t4 10GB" joined "t4 10GB"
+// into one GPU ("T4 10GB", as "A100 80GB") and refused it as a traffic
+// without an amount.
+func TestParse_GPUNamedRentalInOtherCommands(t *testing.T) {
+	for _, tt := range []struct{ in, want string }{
+		{"/traffic t4 10GB", `bot.TrafficUsageCmd {"Name":"t4","SizeGB":"10","Direction":"out"`},
+		{"/traffic a100 80GB in", `bot.TrafficUsageCmd {"Name":"a100","SizeGB":"80","Direction":"in"`},
+		{"/traffic a10 price=0.8/GB free=100GB", `bot.TrafficTermsCmd {"Name":"a10","PricePerGB":"0.8"`},
+		{"/price l4 2 /h", `bot.PriceCmd {"Name":"l4","Price":{"Amount":"2","Unit":"hour"`},
+	} {
+		c, err := Parse(tt.in, testNow, shanghai)
+		if err != nil {
+			t.Errorf("Parse(%q): %v", tt.in, err)
+			continue
+		}
+		if got := show(c); !strings.HasPrefix(got, tt.want) {
+			t.Errorf("Parse(%q) = %s, want %s…", tt.in, got, tt.want)
 		}
 	}
 }
