@@ -34,6 +34,7 @@ func TestCore_ReusedNameRepliesByAddress(t *testing.T) {
 				{"/resume " + old, old},
 				{"/stop " + old, old},
 				{"/why " + old, old},
+				{"/why yolo", cur},
 				{"/stop yolo", cur},
 				{"/undo", cur},
 				{"/stop yolo", cur},
