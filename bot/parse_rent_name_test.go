@@ -22,6 +22,9 @@ func TestParse_RentNameShapedLikeAField(t *testing.T) {
 		{"/rent lambda runpod 4090 0.69/h", "lambda", "runpod", "RTX 4090", ""},
 		{"/rent vast platform=runpod 4090 0.69/h", "vast", "runpod", "RTX 4090", ""},
 		{"/rent hourly autodl 4090 1.88/h per-second", "hourly", "autodl", "RTX 4090", "per-second"},
+		{"/租 t4 autodl 4090 1.88元/小时", "t4", "autodl", "RTX 4090", ""},
+		{"/rent 阿里云 autodl 4090 每小时 1.88", "阿里云", "autodl", "RTX 4090", ""},
+		{"/租用 按秒 autodl 4090 1.88元/小时 按小时", "按秒", "autodl", "RTX 4090", "per-hour"},
 		// The forms that already worked keep their meaning.
 		{"/rent box1 autodl t4 0.5/h", "box1", "autodl", "T4", ""},
 		{"/rent autodl box1 4090 1.88/h", "box1", "autodl", "RTX 4090", ""},
