@@ -277,11 +277,12 @@ func (r *req) trafficUsage(c TrafficUsageCmd) error {
 	text += r.refLine(ref)
 	if !x.Traffic.Priced {
 		line := ledger.UnpricedLine{Category: ledger.CategoryTraffic, Rental: x}
-		if ledger.IsRentalRef(c.Name) {
-			line.Ref = c.Name // the rental as the user reached it
+		name := r.shown(c.Name, x)
+		if name != x.Name {
+			line.Ref = name // the rental as the reply names it
 		}
 		cmd, ex := view.PriceCommand(line)
-		text += r.t("traffic_unpriced_how", x.Name, cmd, ex)
+		text += r.t("traffic_unpriced_how", name, cmd, ex)
 	}
 	return r.send(r.plain(text + r.tookNote(c.Name, x)))
 }
