@@ -279,7 +279,7 @@ func (s *Scheduler) checkIdle(ctx context.Context, u *ledger.User, r *ledger.Ren
 			ask = view.WayReason(lg, r.Name, w)
 		}
 	}
-	text := s.idleText(u, r, pol, card, idleFor, idleMoney, st.Sessions, ask, now)
+	text := s.idleText(u, r, s.label(ctx, u, r), pol, card, idleFor, idleMoney, st.Sessions, ask, now)
 	if !open {
 		card = ledger.Card{UserID: u.ID, RentalID: r.ID, Kind: ledger.CardIdle, Incident: incident}
 		if err := s.sendCard(ctx, u, &card, text, idleButtons(lg, r), true, auto); err != nil {
@@ -334,10 +334,10 @@ func (s *Scheduler) checkIdle(ctx context.Context, u *ledger.User, r *ledger.Ren
 // idleText is the idle card: how long and how much, who is connected
 // (people, from the last heartbeat), and what happens next.
 // ask, when not "", is why an automatic action would ask for a tap
-// instead (view.WayReason).
-func (s *Scheduler) idleText(u *ledger.User, r *ledger.Rental, pol ledger.AutoPolicy, c ledger.Card, idleFor time.Duration, idle ledger.Money, people []ledger.Session, ask string, now time.Time) string {
+// instead (view.WayReason). name is how the card names r (label).
+func (s *Scheduler) idleText(u *ledger.User, r *ledger.Rental, name string, pol ledger.AutoPolicy, c ledger.Card, idleFor time.Duration, idle ledger.Money, people []ledger.Session, ask string, now time.Time) string {
 	lg := lang(u)
-	t := tr(lg, "idle", r.Name, chat.FormatDuration(idleFor, lg), idle.Format())
+	t := tr(lg, "idle", name, chat.FormatDuration(idleFor, lg), idle.Format())
 	if len(people) > 0 {
 		t += "\n" + tr(lg, "idle_people", chat.RawHTML(view.SessionsText(lg, people)))
 	}
@@ -354,13 +354,13 @@ func (s *Scheduler) idleText(u *ledger.User, r *ledger.Rental, pol ledger.AutoPo
 	case auto && ask != "":
 		t += "\n" + tr(lg, "idle_auto_ask", chat.RawHTML(tr(lg, "act_"+string(pol.Action))), ask)
 	case auto && len(held) > 0:
-		t += "\n" + tr(lg, "idle_auto_held", chat.RawHTML(tr(lg, "act_"+string(pol.Action))), r.Name, string(pol.Action))
+		t += "\n" + tr(lg, "idle_auto_held", chat.RawHTML(tr(lg, "act_"+string(pol.Action))), name, string(pol.Action))
 	case auto:
 		first := c.FirstAt
 		if first.IsZero() {
 			first = now
 		}
-		t += "\n" + tr(lg, "idle_auto", chat.RawHTML(tr(lg, "act_"+string(pol.Action))), clock(u, first.Add(pol.Grace())), r.Name)
+		t += "\n" + tr(lg, "idle_auto", chat.RawHTML(tr(lg, "act_"+string(pol.Action))), clock(u, first.Add(pol.Grace())), name)
 	}
 	return t
 }
@@ -665,4 +665,30 @@ func (s *Scheduler) flushPending(ctx context.Context, users map[int64]*ledger.Us
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// label is how a card names rental r: its address when another rental of
+// the user has had its name (a released one the name was free again
+// after), as /status lists it, else its name. A failed read gives the
+// name: a card is not worth failing over it.
+func (s *Scheduler) label(ctx context.Context, u *ledger.User, r *ledger.Rental) string {
+	same, err := s.store.RentalsNamed(ctx, r.UserID, r.Name)
+	if err != nil {
+		s.log.Error("scheduler: rentals of a name", "rental", r.ID, "err", err)
+		return r.Name
+	}
+	if ref, ok := ledger.RentalRefs(same, u.Location())[pick(same, r.ID)]; ok {
+		return ref
+	}
+	return r.Name
+}
+
+// pick returns the rental of rs with the given ID, or nil.
+func pick(rs []*ledger.Rental, id int64) *ledger.Rental {
+	for _, x := range rs {
+		if x.ID == id {
+			return x
+		}
+	}
+	return nil
 }

@@ -37,6 +37,9 @@ type Store interface {
 	Users(ctx context.Context) ([]ledger.User, error)
 	Book(ctx context.Context, userID int64) (*ledger.Book, error)
 	RentalByID(ctx context.Context, id int64) (*ledger.Rental, error)
+	// RentalsNamed returns every rental of the user called name, so a
+	// card can name a rental by its address when the name is shared.
+	RentalsNamed(ctx context.Context, userID int64, name string) ([]*ledger.Rental, error)
 	// LiveRentals returns every user's unreleased rentals.
 	LiveRentals(ctx context.Context) ([]*ledger.Rental, error)
 	// Changes a button or a lease end makes.
