@@ -10,8 +10,10 @@ import (
 	"github.com/gpuledger/gpuledger/scheduler"
 )
 
-// TestInstanceCard_LogReusedName: a card's Log that takes the name of a
-// released rental says so on the card, with the older one's address.
+// TestInstanceCard_LogReusedName: a card's Log of an instance whose
+// name a released rental had logs it under a name no rental has had
+// (NAME-2): the released rental keeps its bare name, and no note is
+// needed to reach it.
 func TestInstanceCard_LogReusedName(t *testing.T) {
 	e := newEnv(t, nil)
 	ctx := context.Background()
@@ -35,7 +37,10 @@ func TestInstanceCard_LogReusedName(t *testing.T) {
 	}
 	e.pressAs(1, "tg:update:reuse1", act, payload, 1)
 	edit := e.onlyNew()
-	if !strings.Contains(edit.Text, "Logged as <b>"+name+"</b>") || !strings.Contains(edit.Text, name+"@") || !strings.Contains(edit.Text, "is now") {
-		t.Fatalf("card edited to %q: want the earlier %s's address", edit.Text, name)
+	if !strings.Contains(edit.Text, "Logged as <b>"+name+"-2</b>") || strings.Contains(edit.Text, "is now") {
+		t.Fatalf("card edited to %q: want it logged as %s-2, beside the released %s", edit.Text, name, name)
+	}
+	if x, err := e.db.Rental(ctx, 1, name); err != nil || x.State() != ledger.Released {
+		t.Fatalf("Rental(%s) = %+v, %v; want the released one, still by its bare name", name, x, err)
 	}
 }

@@ -445,8 +445,12 @@ func rentalName(ctx context.Context, q querier, id int64) string {
 const maxNameTries = 1000
 
 // freeName returns base, or base with "-2", "-3"... appended (base
-// clipped so the name stays within 32 characters), whichever the user
-// has no unreleased rental called.
+// clipped so the name stays within 32 characters), whichever no rental of
+// the user has had, released ones included. The name is the program's
+// choice, not the user's: taking a released rental's name would leave
+// that rental reachable only by its address (ledger.RentalRef), for no
+// gain, so it is kept for it, as the chat's proposal offers box2 rather
+// than a released box1.
 func freeName(ctx context.Context, q querier, userID int64, base string) (string, error) {
 	for n := 1; n <= maxNameTries; n++ {
 		name := base
@@ -459,7 +463,7 @@ func freeName(ctx context.Context, q querier, userID int64, base string) (string
 			}
 			name = b + suffix
 		}
-		used, err := nameInUse(ctx, q, userID, name)
+		used, err := nameEverUsed(ctx, q, userID, name)
 		if err != nil {
 			return "", err
 		}
@@ -470,12 +474,26 @@ func freeName(ctx context.Context, q querier, userID int64, base string) (string
 	return "", ledger.Errorf(ledger.ECONFLICT, "every name from %s to %s-%d is in use: release some rentals first", base, base, maxNameTries)
 }
 
+// nameEverUsed reports whether any rental of the user, released or not,
+// is called name.
+func nameEverUsed(ctx context.Context, q querier, userID int64, name string) (bool, error) {
+	var one int
+	switch err := q.QueryRowContext(ctx, `SELECT 1 FROM rentals WHERE user_id = ? AND name = ? LIMIT 1`, userID, name).Scan(&one); err {
+	case nil:
+		return true, nil
+	case sql.ErrNoRows:
+		return false, nil
+	default:
+		return false, fmt.Errorf("sqlite: check rental name: %w", err)
+	}
+}
+
 // AdoptInstance logs the user's pending (or ignored) instance id as the
 // rental r (r.Events[0] its start; an empty r.Name gets
 // ledger.InstanceRentalName), binds the instance to it and stores
 // tokenHash as the rental's agent token, in one transaction, as the
 // user's action a (journaled as ledger.ActionAdopt, named by the
-// rental). A name in use by an unreleased rental gets "-2", "-3"...
+// rental). A name any rental of the user has had gets "-2", "-3"...
 // appended. Undo deletes the rental (and so its token, its agent's state
 // and its beats) and puts the instance back in the state it had, with its
 // card.
