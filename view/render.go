@@ -177,7 +177,7 @@ func writeSpend(sb *strings.Builder, st *ledger.Statement, lang string) {
 	if len(plats) > 0 {
 		parts := make([]string, 0, len(plats))
 		for _, p := range plats {
-			name := p
+			name := PlatformWord(lang, p) // 恒源云 in Chinese, not gpushare
 			if name == "" {
 				name = tr(lang, "no_platform")
 			}

@@ -52,3 +52,29 @@ func TestRenderSummary_RunningLineSaysUnitOnce(t *testing.T) {
 		}
 	}
 }
+
+// TestRenderSpend_PlatformInChinese: /spend's and the summary's "by
+// platform" line names a platform as the other Chinese replies do (恒源云,
+// not gpushare); in English it stays the key the user types.
+func TestRenderSpend_PlatformInChinese(t *testing.T) {
+	start := time.Date(2026, 11, 29, 1, 0, 0, 0, time.UTC)
+	now := start.Add(2 * time.Hour)
+	b := &ledger.Book{User: ledger.User{ID: 1, Lang: "zh", TZ: "Asia/Shanghai"}}
+	b.Rentals = []*ledger.Rental{{
+		ID: 1, UserID: 1, Name: "a10", Platform: "gpushare", GPU: "A100", GPUCount: 1,
+		Mode: ledger.PerSecond, Priced: true, Currency: ledger.CNY,
+		Price:  ledger.Price{Amount: ledger.MustDecimal("3.5"), Unit: ledger.UnitHour},
+		Events: []ledger.Event{{ID: 1, Kind: ledger.EventStart, At: start}},
+	}}
+	for _, tt := range []struct{ lang, want string }{
+		{"zh", "按平台：恒源云 ¥7.00"},
+		{"en", "by platform: gpushare ¥7.00"},
+	} {
+		if got := RenderSummary(b, now, tt.lang); !strings.Contains(got, tt.want) {
+			t.Errorf("%s: summary lacks %q:\n%s", tt.lang, tt.want, got)
+		}
+		if got := RenderSpend(b, start, now, tt.lang); !strings.Contains(got, tt.want) {
+			t.Errorf("%s: /spend lacks %q:\n%s", tt.lang, tt.want, got)
+		}
+	}
+}
