@@ -62,6 +62,10 @@ func (r *req) storageCreate(c StorageCreateCmd) error {
 		price = r.storagePriceText(created.Price, created.StoppedPrice, created.HasStoppedPrice, created.PriceUnit, created.Currency)
 	}
 	text := r.t("volume_created", created.Name, created.SizeGB().String(), price, created.FreeGB.String(), r.when(created.Events[0].At))
+	if created.FreeGB.Sign() == 0 {
+		// No allowance: "free 0GB" says nothing.
+		text = r.t("volume_created_nofree", created.Name, created.SizeGB().String(), price, r.when(created.Events[0].At))
+	}
 	if created.RentalName != "" {
 		text += r.t("volume_attached", created.RentalName)
 	}

@@ -114,6 +114,9 @@ var messages = chat.Catalog{
 	"volume_created": {
 		"✓ volume <b>%[1]s</b> %[2]sGB at %[3]s (free %[4]sGB) from %[5]s",
 		"✓ 存储盘 <b>%[1]s</b> %[2]sGB，%[3]s（免费 %[4]sGB），从 %[5]s 起计费"},
+	"volume_created_nofree": {
+		"✓ volume <b>%[1]s</b> %[2]sGB at %[3]s from %[4]s",
+		"✓ 存储盘 <b>%[1]s</b> %[2]sGB，%[3]s，从 %[4]s 起计费"},
 	"volume_attached":      {", attached to %[1]s", "，挂在 %[1]s 上"},
 	"volume_price_stopped": {", %[1]s while stopped", "，关机时 %[1]s"},
 	"volume_price_profile": {
