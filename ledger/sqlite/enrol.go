@@ -445,13 +445,28 @@ func rentalName(ctx context.Context, q querier, id int64) string {
 const maxNameTries = 1000
 
 // freeName returns base, or base with "-2", "-3"... appended (base
-// clipped so the name stays within 32 characters), whichever no rental of
-// the user has had, released ones included. The name is the program's
-// choice, not the user's: taking a released rental's name would leave
-// that rental reachable only by its address (ledger.RentalRef), for no
-// gain, so it is kept for it, as the chat's proposal offers box2 rather
-// than a released box1.
+// clipped so the name stays within 32 characters), whichever the user
+// has no unreleased rental called: a synced instance keeps the name the
+// user gave it on the platform, a released rental's too (the reply names
+// the earlier one's address).
 func freeName(ctx context.Context, q querier, userID int64, base string) (string, error) {
+	return suffixedName(ctx, q, userID, base, nameInUse)
+}
+
+// unusedName is freeName, but skips every name a rental of the user has
+// had, released ones included. It names an instance logged from its card
+// or /adopt: that name is the program's choice (runpod-abc123), and
+// taking a released rental's would leave that rental reachable only by
+// its address (ledger.RentalRef) for no gain, as the chat's proposal
+// offers box2 rather than a released box1.
+func unusedName(ctx context.Context, q querier, userID int64, base string) (string, error) {
+	return suffixedName(ctx, q, userID, base, nameEverUsed)
+}
+
+// suffixedName returns base, or base with "-2", "-3"... appended, the
+// first that used reports free.
+func suffixedName(ctx context.Context, q querier, userID int64, base string,
+	used func(context.Context, querier, int64, string) (bool, error)) (string, error) {
 	for n := 1; n <= maxNameTries; n++ {
 		name := base
 		if n > 1 {
@@ -463,11 +478,11 @@ func freeName(ctx context.Context, q querier, userID int64, base string) (string
 			}
 			name = b + suffix
 		}
-		used, err := nameEverUsed(ctx, q, userID, name)
+		taken, err := used(ctx, q, userID, name)
 		if err != nil {
 			return "", err
 		}
-		if !used {
+		if !taken {
 			return name, nil
 		}
 	}
@@ -525,7 +540,7 @@ func (db *DB) AdoptInstance(ctx context.Context, a ledger.Action, id int64, r le
 		if err != nil {
 			return err
 		}
-		if r.Name, err = freeName(ctx, tx, j.userID, r.Name); err != nil {
+		if r.Name, err = unusedName(ctx, tx, j.userID, r.Name); err != nil {
 			return err
 		}
 		rid, err := insertRental(ctx, tx, j, r, start,
