@@ -492,15 +492,7 @@ func suffixedName(ctx context.Context, q querier, userID int64, base string,
 // nameEverUsed reports whether any rental of the user, released or not,
 // is called name.
 func nameEverUsed(ctx context.Context, q querier, userID int64, name string) (bool, error) {
-	var one int
-	switch err := q.QueryRowContext(ctx, `SELECT 1 FROM rentals WHERE user_id = ? AND name = ? LIMIT 1`, userID, name).Scan(&one); err {
-	case nil:
-		return true, nil
-	case sql.ErrNoRows:
-		return false, nil
-	default:
-		return false, fmt.Errorf("sqlite: check rental name: %w", err)
-	}
+	return anyRow(ctx, q, `SELECT 1 FROM rentals WHERE user_id = ? AND name = ? LIMIT 1`, userID, name)
 }
 
 // AdoptInstance logs the user's pending (or ignored) instance id as the

@@ -428,9 +428,13 @@ func checkNewRental(r *ledger.Rental) (ledger.Event, error) {
 
 // nameInUse reports whether the user has an unreleased rental called name.
 func nameInUse(ctx context.Context, tx querier, userID int64, name string) (bool, error) {
+	return anyRow(ctx, tx, `SELECT 1 FROM rentals WHERE user_id = ? AND name = ? AND released = 0`, userID, name)
+}
+
+// anyRow reports whether the rental-name query (user_id, name) finds a row.
+func anyRow(ctx context.Context, q querier, query string, userID int64, name string) (bool, error) {
 	var one int
-	switch err := tx.QueryRowContext(ctx, `SELECT 1 FROM rentals WHERE user_id = ? AND name = ? AND released = 0`,
-		userID, name).Scan(&one); err {
+	switch err := q.QueryRowContext(ctx, query, userID, name).Scan(&one); err {
 	case nil:
 		return true, nil
 	case sql.ErrNoRows:
