@@ -374,33 +374,23 @@ func (db *DB) CreateRental(ctx context.Context, a ledger.Action, r ledger.Rental
 	if err != nil {
 		return nil, err
 	}
-	var out *ledger.Rental
-	err = db.withWrite(ctx, func(tx *wtx) error {
-		j, err := db.beginAction(ctx, tx, a, ledger.ActionRent, r.Name, true, true)
-		if err != nil {
-			return err
-		}
+	return journaled(ctx, db, a, ledger.ActionRent, r.Name, func(tx *wtx, j journal) (*ledger.Rental, error) {
 		conflict := fmt.Sprintf("an unreleased rental named %s already exists (release it first or choose another name)", r.Name)
 		switch used, err := nameInUse(ctx, tx, j.userID, r.Name); {
 		case err != nil:
-			return err
+			return nil, err
 		case used:
-			return ledger.Errorf(ledger.ECONFLICT, "%s", conflict)
+			return nil, ledger.Errorf(ledger.ECONFLICT, "%s", conflict)
 		}
 		id, err := insertRental(ctx, tx, j, r, start, conflict)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		if err := j.target(ctx, tx, id, 0, nil); err != nil {
-			return err
+			return nil, err
 		}
-		out, err = loadRental(ctx, tx, id)
-		return err
+		return loadRental(ctx, tx, id)
 	})
-	if err != nil {
-		return nil, err
-	}
-	return out, nil
 }
 
 // checkNewRental checks a new rental's terms and its one event, the
@@ -509,43 +499,27 @@ func (db *DB) AppendEvent(ctx context.Context, a ledger.Action, name string, ev 
 	default:
 		return nil, ledger.Errorf(ledger.EINVALID, "unknown event %q: use stop, resume, price or release", ev.Kind)
 	}
-	var out *ledger.Rental
-	err := db.withWrite(ctx, func(tx *wtx) error {
-		j, err := db.beginAction(ctx, tx, a, ledger.ActionKind(ev.Kind), name, true, true)
-		if err != nil {
-			return err
-		}
-		r, err := findRental(ctx, tx, j.userID, name)
-		if err != nil {
-			return err
-		}
+	return changeRental(ctx, db, a, ledger.ActionKind(ev.Kind), name, func(tx *wtx, j journal, r *ledger.Rental) (*ledger.Rental, any, error) {
 		if err := r.CheckEvent(ev); err != nil {
-			return err
+			return nil, nil, err
 		}
+		var err error
 		if ev.ID, err = addEvent(ctx, tx, r.ID, j.id, ev); err != nil {
-			return err
+			return nil, nil, err
 		}
 		if ev.Kind != ledger.EventPrice {
 			ev.Price = ledger.Price{} // stored only for price changes
 		}
 		if ev.Kind == ledger.EventRelease {
 			if _, err := tx.ExecContext(ctx, `UPDATE rentals SET released = 1 WHERE id = ?`, r.ID); err != nil {
-				return fmt.Errorf("sqlite: release %s: %w", name, err)
+				return nil, nil, fmt.Errorf("sqlite: release %s: %w", name, err)
 			}
-		}
-		if err := j.target(ctx, tx, r.ID, 0, nil); err != nil {
-			return err
 		}
 		// r was loaded in this transaction; the new event is all that changed.
 		ev.RecordedAt = j.at
 		r.Events = append(r.Events, ev)
-		out = r
-		return nil
+		return r, nil, nil
 	})
-	if err != nil {
-		return nil, err
-	}
-	return out, nil
 }
 
 // SetPriceAt records a price change ev at a time in the past of the
@@ -557,34 +531,18 @@ func (db *DB) AppendEvent(ctx context.Context, a ledger.Action, name string, ev 
 func (db *DB) SetPriceAt(ctx context.Context, a ledger.Action, name string, ev ledger.Event) (*ledger.Rental, error) {
 	ev.At = sec(ev.At)
 	ev.ID = 0
-	var out *ledger.Rental
-	err := db.withWrite(ctx, func(tx *wtx) error {
-		j, err := db.beginAction(ctx, tx, a, ledger.ActionPrice, name, true, true)
-		if err != nil {
-			return err
-		}
-		r, err := findRental(ctx, tx, j.userID, name)
-		if err != nil {
-			return err
-		}
+	return changeRental(ctx, db, a, ledger.ActionPrice, name, func(tx *wtx, j journal, r *ledger.Rental) (*ledger.Rental, any, error) {
 		if err := r.CheckPriceAt(ev); err != nil {
-			return err
+			return nil, nil, err
 		}
+		var err error
 		if ev.ID, err = addEvent(ctx, tx, r.ID, j.id, ev); err != nil {
-			return err
-		}
-		if err := j.target(ctx, tx, r.ID, 0, nil); err != nil {
-			return err
+			return nil, nil, err
 		}
 		ev.RecordedAt = j.at
 		r.InsertEvent(ev)
-		out = r
-		return nil
+		return r, nil, nil
 	})
-	if err != nil {
-		return nil, err
-	}
-	return out, nil
 }
 
 // SetTraffic sets the traffic terms of the user's rental called name (the
@@ -595,30 +553,14 @@ func (db *DB) SetTraffic(ctx context.Context, a ledger.Action, name string, t le
 	if err := validateTraffic(&t); err != nil {
 		return nil, err
 	}
-	var out *ledger.Rental
-	err := db.withWrite(ctx, func(tx *wtx) error {
-		j, err := db.beginAction(ctx, tx, a, ledger.ActionTraffic, name, true, true)
-		if err != nil {
-			return err
-		}
-		r, err := findRental(ctx, tx, j.userID, name)
-		if err != nil {
-			return err
-		}
+	return changeRental(ctx, db, a, ledger.ActionTraffic, name, func(tx *wtx, j journal, r *ledger.Rental) (*ledger.Rental, any, error) {
 		if err := writeTraffic(ctx, tx, r.ID, t); err != nil {
-			return err
+			return nil, nil, err
 		}
-		if err := j.target(ctx, tx, r.ID, 0, trafficPrev(r.Traffic)); err != nil {
-			return err
-		}
+		prev := trafficPrev(r.Traffic)
 		r.Traffic = t
-		out = r
-		return nil
+		return r, prev, nil
 	})
-	if err != nil {
-		return nil, err
-	}
-	return out, nil
 }
 
 // trafficPrev is TrafficTerms as journaled (Decimals marshal as text).
@@ -654,45 +596,28 @@ func restoreTraffic(ctx context.Context, tx querier, rentalID int64, prev string
 // traffic, a negative price; currency_mismatch), ENOTFOUND, EDUPLICATE.
 func (db *DB) SetTrafficPriceAt(ctx context.Context, a ledger.Action, name string, currency ledger.Currency, p ledger.TrafficPrice) (*ledger.Rental, error) {
 	p.At, p.ID = sec(p.At), 0
-	var out *ledger.Rental
-	err := db.withWrite(ctx, func(tx *wtx) error {
-		j, err := db.beginAction(ctx, tx, a, ledger.ActionTraffic, name, true, true)
-		if err != nil {
-			return err
-		}
-		r, err := findRental(ctx, tx, j.userID, name)
-		if err != nil {
-			return err
-		}
+	return changeRental(ctx, db, a, ledger.ActionTraffic, name, func(tx *wtx, j journal, r *ledger.Rental) (*ledger.Rental, any, error) {
 		if currency != "" && currency != r.Currency {
-			return ledger.Errorc(ledger.EINVALID, "currency_mismatch", r.Name, r.Currency, currency)
+			return nil, nil, ledger.Errorc(ledger.EINVALID, "currency_mismatch", r.Name, r.Currency, currency)
 		}
 		if err := r.CheckTrafficPriceAt(p, j.at); err != nil {
-			return err
+			return nil, nil, err
 		}
 		res, err := tx.ExecContext(ctx, `INSERT INTO traffic_prices (rental_id, action_id, at, price_per_gb) VALUES (?, ?, ?, ?)`,
 			r.ID, j.id, unix(p.At), p.PricePerGB.String())
 		if err != nil {
-			return fmt.Errorf("sqlite: record traffic price: %w", err)
+			return nil, nil, fmt.Errorf("sqlite: record traffic price: %w", err)
 		}
 		if p.ID, err = res.LastInsertId(); err != nil {
-			return fmt.Errorf("sqlite: record traffic price: %w", err)
-		}
-		if err := j.target(ctx, tx, r.ID, 0, nil); err != nil {
-			return err
+			return nil, nil, fmt.Errorf("sqlite: record traffic price: %w", err)
 		}
 		i := len(r.TrafficPrices)
 		for i > 0 && r.TrafficPrices[i-1].At.After(p.At) {
 			i--
 		}
 		r.TrafficPrices = append(r.TrafficPrices[:i], append([]ledger.TrafficPrice{p}, r.TrafficPrices[i:]...)...)
-		out = r
-		return nil
+		return r, nil, nil
 	})
-	if err != nil {
-		return nil, err
-	}
-	return out, nil
 }
 
 // AddTraffic records traffic usage for the user's rental called name (the
@@ -709,38 +634,22 @@ func (db *DB) AddTraffic(ctx context.Context, a ledger.Action, name string, u le
 	if u.Direction != ledger.In && u.Direction != ledger.Out {
 		return nil, ledger.Errorc(ledger.EINVALID, "traffic_in_out", u.Direction, name)
 	}
-	var out *ledger.Rental
-	err := db.withWrite(ctx, func(tx *wtx) error {
-		j, err := db.beginAction(ctx, tx, a, ledger.ActionTrafficUsage, name, true, true)
-		if err != nil {
-			return err
-		}
-		r, err := findRental(ctx, tx, j.userID, name)
-		if err != nil {
-			return err
-		}
+	return changeRental(ctx, db, a, ledger.ActionTrafficUsage, name, func(tx *wtx, j journal, r *ledger.Rental) (*ledger.Rental, any, error) {
 		at := sec(u.At)
 		if at.IsZero() {
 			at = j.at
 		}
 		if start := r.StartedAt(); at.Before(start) {
-			return ledger.Errorc(ledger.EINVALID, "traffic_before_start", at, name, start)
+			return nil, nil, ledger.Errorc(ledger.EINVALID, "traffic_before_start", at, name, start)
 		}
-		_, err = tx.ExecContext(ctx, `INSERT INTO traffic_usage (rental_id, action_id, at, bytes, direction) VALUES (?, ?, ?, ?, ?)`,
+		_, err := tx.ExecContext(ctx, `INSERT INTO traffic_usage (rental_id, action_id, at, bytes, direction) VALUES (?, ?, ?, ?, ?)`,
 			r.ID, j.id, unix(at), u.Bytes, string(u.Direction))
 		if err != nil {
-			return fmt.Errorf("sqlite: record traffic: %w", err)
+			return nil, nil, fmt.Errorf("sqlite: record traffic: %w", err)
 		}
-		if err := j.target(ctx, tx, r.ID, 0, nil); err != nil {
-			return err
-		}
-		out, err = loadRental(ctx, tx, r.ID)
-		return err
+		after, err := loadRental(ctx, tx, r.ID)
+		return after, nil, err
 	})
-	if err != nil {
-		return nil, err
-	}
-	return out, nil
 }
 
 // Rental returns the user's rental called name: the unreleased one, or

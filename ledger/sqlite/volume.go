@@ -190,17 +190,12 @@ func (db *DB) CreateVolume(ctx context.Context, a ledger.Action, v ledger.Volume
 	if err := (&ledger.Volume{Name: v.Name}).CheckEvent(create); err != nil {
 		return nil, err
 	}
-	var out *ledger.Volume
-	err := db.withWrite(ctx, func(tx *wtx) error {
-		j, err := db.beginAction(ctx, tx, a, ledger.ActionStorage, v.Name, true, true)
-		if err != nil {
-			return err
-		}
+	return journaled(ctx, db, a, ledger.ActionStorage, v.Name, func(tx *wtx, j journal) (*ledger.Volume, error) {
 		var rentalID int64
 		if v.RentalName != "" {
 			r, err := findRental(ctx, tx, j.userID, v.RentalName)
 			if err != nil {
-				return err
+				return nil, err
 			}
 			rentalID = r.ID
 			if v.Platform == "" {
@@ -211,46 +206,37 @@ func (db *DB) CreateVolume(ctx context.Context, a ledger.Action, v ledger.Volume
 			}
 		}
 		if err := v.Validate(); err != nil {
-			return err
+			return nil, err
 		}
 		conflict := fmt.Sprintf("a volume named %s already exists (delete it first or choose another name)", v.Name)
 		var one int
 		switch err := tx.QueryRowContext(ctx, `SELECT 1 FROM volumes WHERE user_id = ? AND name = ? AND deleted = 0`,
 			j.userID, v.Name).Scan(&one); err {
 		case nil:
-			return ledger.Errorf(ledger.ECONFLICT, "%s", conflict)
+			return nil, ledger.Errorf(ledger.ECONFLICT, "%s", conflict)
 		case sql.ErrNoRows:
 		default:
-			return fmt.Errorf("sqlite: check volume name: %w", err)
+			return nil, fmt.Errorf("sqlite: check volume name: %w", err)
 		}
 		res, err := tx.ExecContext(ctx, `INSERT INTO volumes (user_id, action_id, name, rental_id, platform, currency,
 			priced, price, price_unit, free_gb, stopped_price, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 			j.userID, j.id, v.Name, nullID(rentalID), v.Platform, string(v.Currency), boolInt(v.Priced),
 			v.Price.String(), string(v.PriceUnit), v.FreeGB.String(), stoppedPriceArg(v), unix(j.at))
 		if err != nil {
-			return constraintError(err, "create volume", conflict)
+			return nil, constraintError(err, "create volume", conflict)
 		}
 		id, err := res.LastInsertId()
 		if err != nil {
-			return fmt.Errorf("sqlite: create volume: %w", err)
+			return nil, fmt.Errorf("sqlite: create volume: %w", err)
 		}
 		if err := insertVolumeEvent(ctx, tx, id, j.id, create); err != nil {
-			return err
+			return nil, err
 		}
 		if err := j.target(ctx, tx, 0, id, nil); err != nil {
-			return err
+			return nil, err
 		}
-		vs, err := loadVolumes(ctx, tx, `v.id = ?`, id)
-		if err != nil {
-			return err
-		}
-		out = vs[0]
-		return nil
+		return reloadVolume(ctx, tx, id)
 	})
-	if err != nil {
-		return nil, err
-	}
-	return out, nil
 }
 
 // AppendVolumeEvent resizes or deletes the user's live volume called name
@@ -270,41 +256,21 @@ func (db *DB) AppendVolumeEvent(ctx context.Context, a ledger.Action, name strin
 	default:
 		return nil, ledger.Errorc(ledger.EINVALID, "bad_volume_event", ev.Kind)
 	}
-	var out *ledger.Volume
-	err := db.withWrite(ctx, func(tx *wtx) error {
-		j, err := db.beginAction(ctx, tx, a, kind, name, true, true)
-		if err != nil {
-			return err
-		}
-		v, err := findVolume(ctx, tx, j.userID, name)
-		if err != nil {
-			return err
-		}
+	return changeVolume(ctx, db, a, kind, name, func(tx *wtx, j journal, v *ledger.Volume) (*ledger.Volume, any, error) {
 		if err := v.CheckEvent(ev); err != nil {
-			return err
+			return nil, nil, err
 		}
 		if err := insertVolumeEvent(ctx, tx, v.ID, j.id, ev); err != nil {
-			return err
+			return nil, nil, err
 		}
 		if ev.Kind == ledger.VolumeDelete {
 			if _, err := tx.ExecContext(ctx, `UPDATE volumes SET deleted = 1 WHERE id = ?`, v.ID); err != nil {
-				return fmt.Errorf("sqlite: delete volume %s: %w", name, err)
+				return nil, nil, fmt.Errorf("sqlite: delete volume %s: %w", name, err)
 			}
 		}
-		if err := j.target(ctx, tx, 0, v.ID, nil); err != nil {
-			return err
-		}
-		vs, err := loadVolumes(ctx, tx, `v.id = ?`, v.ID)
-		if err != nil {
-			return err
-		}
-		out = vs[0]
-		return nil
+		after, err := reloadVolume(ctx, tx, v.ID)
+		return after, nil, err
 	})
-	if err != nil {
-		return nil, err
-	}
-	return out, nil
 }
 
 // Volume returns the user's volume called name: the live one, or else the
@@ -370,48 +336,31 @@ func restoreVolumePrice(ctx context.Context, tx querier, volumeID int64, prev st
 // for Undo. Errors: EINVALID (Volume.Validate's messages, a currency
 // other than an attached rental's), ENOTFOUND, EDUPLICATE.
 func (db *DB) SetVolumePrice(ctx context.Context, a ledger.Action, name string, p ledger.Volume) (*ledger.Volume, error) {
-	var out *ledger.Volume
-	err := db.withWrite(ctx, func(tx *wtx) error {
-		j, err := db.beginAction(ctx, tx, a, ledger.ActionStoragePrice, name, true, true)
-		if err != nil {
-			return err
-		}
-		v, err := findVolume(ctx, tx, j.userID, name)
-		if err != nil {
-			return err
-		}
-		out, err = setFirstVolumePrice(ctx, tx, j, v, p)
-		return err
+	return changeVolume(ctx, db, a, ledger.ActionStoragePrice, name, func(tx *wtx, _ journal, v *ledger.Volume) (*ledger.Volume, any, error) {
+		return setFirstVolumePrice(ctx, tx, v, p)
 	})
-	if err != nil {
-		return nil, err
-	}
-	return out, nil
 }
 
-// setFirstVolumePrice replaces v's terms from its creation with p's,
-// journaling the old ones on j for Undo.
-func setFirstVolumePrice(ctx context.Context, tx querier, j journal, v *ledger.Volume, p ledger.Volume) (*ledger.Volume, error) {
+// setFirstVolumePrice replaces v's terms from its creation with p's and
+// returns the old ones, for the journal to keep for Undo.
+func setFirstVolumePrice(ctx context.Context, tx querier, v *ledger.Volume, p ledger.Volume) (*ledger.Volume, any, error) {
 	next := *v
 	next.Priced, next.Price, next.PriceUnit = p.Priced, p.Price, p.PriceUnit
 	next.StoppedPrice, next.HasStoppedPrice = p.StoppedPrice, p.HasStoppedPrice
 	if p.Currency != "" && p.Currency != v.Currency {
 		if v.RentalID != 0 {
-			return nil, ledger.Errorf(ledger.EINVALID, "volume %s is billed in %s with its rental, not %s: give the price in %s",
+			return nil, nil, ledger.Errorf(ledger.EINVALID, "volume %s is billed in %s with its rental, not %s: give the price in %s",
 				v.Name, v.Currency, p.Currency, v.Currency)
 		}
 		next.Currency = p.Currency
 	}
 	if err := next.Validate(); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if err := writeVolumePrice(ctx, tx, v.ID, priceOf(&next)); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	if err := j.target(ctx, tx, 0, v.ID, priceOf(v)); err != nil {
-		return nil, err
-	}
-	return &next, nil
+	return &next, priceOf(v), nil
 }
 
 // SetVolumePriceAt records a change of the price terms of the user's
@@ -425,27 +374,17 @@ func setFirstVolumePrice(ctx context.Context, tx querier, j journal, v *ledger.V
 // or a negative price; currency_mismatch), ENOTFOUND, EDUPLICATE.
 func (db *DB) SetVolumePriceAt(ctx context.Context, a ledger.Action, name string, currency ledger.Currency, p ledger.VolumePrice) (*ledger.Volume, error) {
 	p.At, p.ID = sec(p.At), 0
-	var out *ledger.Volume
-	err := db.withWrite(ctx, func(tx *wtx) error {
-		j, err := db.beginAction(ctx, tx, a, ledger.ActionStoragePrice, name, true, true)
-		if err != nil {
-			return err
-		}
-		v, err := findVolume(ctx, tx, j.userID, name)
-		if err != nil {
-			return err
-		}
+	return changeVolume(ctx, db, a, ledger.ActionStoragePrice, name, func(tx *wtx, j journal, v *ledger.Volume) (*ledger.Volume, any, error) {
 		if currency != "" && currency != v.Currency {
-			return ledger.Errorc(ledger.EINVALID, "currency_mismatch", v.Name, v.Currency, currency)
+			return nil, nil, ledger.Errorc(ledger.EINVALID, "currency_mismatch", v.Name, v.Currency, currency)
 		}
 		if err := v.CheckPriceAt(p, j.at); err != nil {
-			return err
+			return nil, nil, err
 		}
 		if p.At.Equal(v.Events[0].At) {
 			first := ledger.Volume{Priced: true, Price: p.Price, PriceUnit: p.PriceUnit,
 				StoppedPrice: p.StoppedPrice, HasStoppedPrice: p.HasStoppedPrice}
-			out, err = setFirstVolumePrice(ctx, tx, j, v, first)
-			return err
+			return setFirstVolumePrice(ctx, tx, v, first)
 		}
 		var stopped any
 		if p.HasStoppedPrice {
@@ -453,20 +392,9 @@ func (db *DB) SetVolumePriceAt(ctx context.Context, a ledger.Action, name string
 		}
 		if _, err := tx.ExecContext(ctx, `INSERT INTO volume_prices (volume_id, action_id, at, price, price_unit, stopped_price)
 			VALUES (?, ?, ?, ?, ?, ?)`, v.ID, j.id, unix(p.At), p.Price.String(), string(p.PriceUnit), stopped); err != nil {
-			return fmt.Errorf("sqlite: record volume price: %w", err)
+			return nil, nil, fmt.Errorf("sqlite: record volume price: %w", err)
 		}
-		if err := j.target(ctx, tx, 0, v.ID, nil); err != nil {
-			return err
-		}
-		vs, err := loadVolumes(ctx, tx, `v.id = ?`, v.ID)
-		if err != nil {
-			return err
-		}
-		out = vs[0]
-		return nil
+		after, err := reloadVolume(ctx, tx, v.ID)
+		return after, nil, err
 	})
-	if err != nil {
-		return nil, err
-	}
-	return out, nil
 }
