@@ -151,17 +151,3 @@ type Handler interface {
 // there (Telegram answers 403 "bot can't initiate conversation with a
 // user").
 var ErrNoPrivateChat = errors.New("chat: the user has not opened a private chat with the bot")
-
-// ButtonPress is a button press whose data was verified against the user
-// who pressed it.
-type ButtonPress struct {
-	Update  Update    // the callback update (Key, UserID, ChatID, MessageID, CallbackID)
-	Action  string    // the action the button was signed with
-	Payload string    // its payload
-	Now     time.Time // the clock, read once for this update
-}
-
-// ButtonFunc handles the presses of one action. It must answer the
-// callback (Sender.AnswerCallback) and pass Update.Key to the one store
-// call the press causes.
-type ButtonFunc func(ctx context.Context, p ButtonPress, s Sender) error
