@@ -43,9 +43,11 @@ type ButtonPress struct {
 	Action  string    // the action the button was signed with
 	Payload string    // its payload
 	Now     time.Time // the clock, read once for this update
-	// Lang is the presser's language, for the toasts Dispatch itself
-	// gives (a forged or stale press).
+	// Lang and Loc are the presser's language and zone (nil: UTC), set
+	// by whoever dispatches (the core, which has read the user): for the
+	// toasts of stale and forged presses and of handlers' errors.
 	Lang string
+	Loc  *time.Location
 }
 
 // ButtonFunc handles the presses of one action. On success it answers the
