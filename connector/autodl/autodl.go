@@ -60,7 +60,7 @@ import (
 const Platform = "autodl"
 
 // DefaultBase is the API host "API服务端HOST地址为:https://api.autodl.com"
-// (autodl.com/docs/common_api). The wiring reads GPULEDGER_AUTODL_URL.
+// (autodl.com/docs/common_api); GPULEDGER_AUTODL_URL replaces it (Spec).
 const DefaultBase = "https://api.autodl.com"
 
 // MinInterval is the least time between two polls. AutoDL documents no
