@@ -493,10 +493,10 @@ func GPUMismatch(r *Rental, f GPUFacts) GPUDiff {
 }
 
 // The agent's side of the store comes in small sets, each the methods one
-// concern needs: a consumer names the methods it calls (agent/hub.Store,
-// scheduler.Store, the bot's Config fields), and ledger/sqlite's DB
-// implements every set. Implementations are safe for concurrent use;
-// errors are *Error values (EINVALID, ENOTFOUND, ECONFLICT, and
+// concern needs: a consumer's interface embeds the sets it uses
+// (agent/hub.Store, scheduler.Store), and each aggregate of ledger/sqlite
+// implements its sets (the DB embeds them all). Implementations are safe
+// for concurrent use; errors are *Error values (EINVALID, ENOTFOUND, ECONFLICT, and
 // EUNAVAILABLE or EFULL when the store cannot serve now) or wrapped
 // internal errors.
 
@@ -513,6 +513,9 @@ type TokenStore interface {
 	RevokeTokens(ctx context.Context, rentalID int64, at time.Time) error
 	// ValidTokens returns every token not revoked.
 	ValidTokens(ctx context.Context) ([]AgentToken, error)
+	// TokenIssued reports whether a token was ever issued for the user's
+	// rental, valid or revoked.
+	TokenIssued(ctx context.Context, userID, rentalID int64) (bool, error)
 }
 
 // BeatStore keeps what the agents report: raw beats, their hourly

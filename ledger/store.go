@@ -119,11 +119,26 @@ type UndoNext struct {
 	AfterRefusal bool
 }
 
-// Store keeps users' ledgers. Implementations are safe for concurrent use.
-// Every method checks the user: a user never reads or changes another
-// user's rows. Errors are *Error values (EINVALID, ENOTFOUND, ECONFLICT,
-// EDUPLICATE) or wrapped internal errors; a failed call changes nothing.
+// Store keeps users' ledgers: the chat's sets, each the contract of one
+// aggregate of the store, and the Book that reads them together.
+// Implementations are safe for concurrent use. Every method checks the
+// user: a user never reads or changes another user's rows. Errors are
+// *Error values (EINVALID, ENOTFOUND, ECONFLICT, EDUPLICATE) or wrapped
+// internal errors; a failed call changes nothing.
 type Store interface {
+	UserStore
+	RentalStore
+	VolumeStore
+	MoneyStore
+	JournalStore
+	MetaStore
+
+	// Book loads everything the cost engine needs for one user.
+	Book(ctx context.Context, userID int64) (*Book, error)
+}
+
+// UserStore keeps the users and their settings.
+type UserStore interface {
 	// EnsureUser returns the user with u.ID, creating it with u's fields
 	// (and DefaultSettings where u.Settings is zero) if it does not exist.
 	EnsureUser(ctx context.Context, u User) (User, error)
@@ -133,7 +148,11 @@ type Store interface {
 	Users(ctx context.Context) ([]User, error)
 	// UpdateUser replaces the user's Lang, TZ and Settings (undoable).
 	UpdateUser(ctx context.Context, a Action, u User) (User, error)
+}
 
+// RentalStore keeps the rentals, their events and their traffic. Every
+// method taking a rental's name takes an address (RentalRef) too.
+type RentalStore interface {
 	// CreateRental stores a new rental whose Events hold exactly its start.
 	// ECONFLICT if an unreleased rental of the user has the same name.
 	CreateRental(ctx context.Context, a Action, r Rental) (*Rental, error)
@@ -151,6 +170,26 @@ type Store interface {
 	// AddTraffic records traffic usage for a rental.
 	AddTraffic(ctx context.Context, a Action, name string, u TrafficUsage) (*Rental, error)
 
+	// Rental returns the user's rental called name: the unreleased one, or
+	// else the most recently created released one, without loading the
+	// rest of the ledger; name may be an address (RentalRef). ENOTFOUND if
+	// there is none.
+	Rental(ctx context.Context, userID int64, name string) (*Rental, error)
+	// RentalsNamed returns every rental of the user called name (a bare
+	// name), released or not, in creation order, for telling rentals that
+	// share a name apart by their addresses (RentalRef).
+	RentalsNamed(ctx context.Context, userID int64, name string) ([]*Rental, error)
+	// RentalsByState returns the user's rentals in any of states (all of
+	// them when none is given), in creation order.
+	RentalsByState(ctx context.Context, userID int64, states ...State) ([]*Rental, error)
+	// LiveRentals returns every user's unreleased rentals.
+	LiveRentals(ctx context.Context) ([]*Rental, error)
+	// RentalByID finds a rental by its id, whoever it belongs to.
+	RentalLookup
+}
+
+// VolumeStore keeps the storage volumes and their prices.
+type VolumeStore interface {
 	// CreateVolume stores a new volume whose Events hold exactly its
 	// creation; v.RentalName, if set, names the rental it is attached to.
 	CreateVolume(ctx context.Context, a Action, v Volume) (*Volume, error)
@@ -162,7 +201,14 @@ type Store interface {
 	SetVolumePriceAt(ctx context.Context, a Action, name string, currency Currency, p VolumePrice) (*Volume, error)
 	// AppendVolumeEvent resizes or deletes the user's live volume called name.
 	AppendVolumeEvent(ctx context.Context, a Action, name string, ev VolumeEvent) (*Volume, error)
+	// Volume returns the user's volume called name: the live one, or else
+	// the most recently created deleted one. ENOTFOUND if there is none.
+	Volume(ctx context.Context, userID int64, name string) (*Volume, error)
+}
 
+// MoneyStore keeps the money that is not a rental's or a volume's time:
+// one-off charges, top-ups and balance readings, and their corrections.
+type MoneyStore interface {
 	// AddCharge records a one-off charge; c.RentalID is resolved from
 	// rentalName when that is not empty.
 	AddCharge(ctx context.Context, a Action, rentalName string, c Charge) (Charge, error)
@@ -174,7 +220,11 @@ type Store interface {
 	// RecordStore lists, deletes and corrects past charges, top-ups,
 	// balance readings and traffic records.
 	RecordStore
+}
 
+// JournalStore is the action journal: every change is an action, and the
+// latest undoable one can be reversed.
+type JournalStore interface {
 	// Undo reverses the user's most recent undoable action. ENOTFOUND if
 	// there is nothing to undo.
 	Undo(ctx context.Context, a Action) (UndoResult, error)
@@ -194,23 +244,11 @@ type Store interface {
 	// question), so that the transport's progress is kept with it.
 	// EDUPLICATE if the key was already recorded.
 	MarkHandled(ctx context.Context, a Action) error
+}
 
-	// Rental returns the user's rental called name: the unreleased one, or
-	// else the most recently created released one, without loading the
-	// rest of the ledger; name may be an address (RentalRef), and every
-	// method taking a rental's name takes one too. ENOTFOUND if there is
-	// none.
-	Rental(ctx context.Context, userID int64, name string) (*Rental, error)
-	// RentalsNamed returns every rental of the user called name (a bare
-	// name), released or not, in creation order, for telling rentals that
-	// share a name apart by their addresses (RentalRef).
-	RentalsNamed(ctx context.Context, userID int64, name string) ([]*Rental, error)
-
-	// Book loads everything the cost engine needs for one user.
-	Book(ctx context.Context, userID int64) (*Book, error)
-
-	// Meta and SetMeta keep small process-wide values (the transport's
-	// update offset, the owner claim code).
+// MetaStore keeps small process-wide values (the transport's update
+// offset, the owner claim code).
+type MetaStore interface {
 	Meta(ctx context.Context, key string) (string, bool, error)
 	SetMeta(ctx context.Context, key, value string) error
 }

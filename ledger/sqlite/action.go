@@ -94,12 +94,12 @@ func nullID(id int64) sql.NullInt64 { return sql.NullInt64{Int64: id, Valid: id 
 // question or a message from a user who is not registered (so the user
 // need not exist). EDUPLICATE if the key was already recorded; EINVALID if
 // a has no key or no user.
-func (db *DB) MarkHandled(ctx context.Context, a ledger.Action) error {
+func (jr *Journal) MarkHandled(ctx context.Context, a ledger.Action) error {
 	if a.Key == "" {
 		return ledger.Errorf(ledger.EINVALID, "MarkHandled needs an action key, e.g. tg:42:update:1001")
 	}
-	return db.withWrite(ctx, func(tx *wtx) error {
-		_, err := db.beginAction(ctx, tx, a, ledger.ActionHandled, "", false, false)
+	return jr.db.withWrite(ctx, func(tx *wtx) error {
+		_, err := jr.db.beginAction(ctx, tx, a, ledger.ActionHandled, "", false, false)
 		return err
 	})
 }
@@ -109,12 +109,12 @@ func (db *DB) MarkHandled(ctx context.Context, a ledger.Action) error {
 // whose change Undo cannot reverse. Unlike MarkHandled it needs no key
 // (the terminal's messages have none); with one, it records the key
 // (EDUPLICATE if recorded already). The user must exist.
-func (db *DB) Note(ctx context.Context, a ledger.Action, kind ledger.ActionKind) error {
+func (jr *Journal) Note(ctx context.Context, a ledger.Action, kind ledger.ActionKind) error {
 	if kind != ledger.ActionRefused && kind != ledger.ActionNoUndo {
 		return ledger.Errorf(ledger.EINVALID, "Note records a refused message or a change that cannot be undone, not %q", kind)
 	}
-	return db.withWrite(ctx, func(tx *wtx) error {
-		_, err := db.beginAction(ctx, tx, a, kind, "", false, true)
+	return jr.db.withWrite(ctx, func(tx *wtx) error {
+		_, err := jr.db.beginAction(ctx, tx, a, kind, "", false, true)
 		return err
 	})
 }
@@ -124,7 +124,7 @@ func (db *DB) Note(ctx context.Context, a ledger.Action, kind ledger.ActionKind)
 // their undos was journaled after it (Last), and whether the user's
 // latest entry is a refused message (AfterRefusal). ENOTFOUND if there is
 // nothing to undo.
-func (db *DB) NextUndo(ctx context.Context, userID int64) (ledger.UndoNext, error) {
+func (jr *Journal) NextUndo(ctx context.Context, userID int64) (ledger.UndoNext, error) {
 	var (
 		n        ledger.UndoNext
 		kind     string
@@ -134,7 +134,7 @@ func (db *DB) NextUndo(ctx context.Context, userID int64) (ledger.UndoNext, erro
 		refusedK sql.NullString
 		rental   sql.NullInt64
 	)
-	err := db.reader.QueryRowContext(ctx, `SELECT id, kind, name, at, via, rental_id FROM actions
+	err := jr.db.reader.QueryRowContext(ctx, `SELECT id, kind, name, at, via, rental_id FROM actions
 		WHERE user_id = ? AND undoable = 1 AND undone_by IS NULL ORDER BY id DESC LIMIT 1`, userID).
 		Scan(&n.ID, &kind, &n.Name, &at, &via, &rental)
 	if err == sql.ErrNoRows {
@@ -143,7 +143,7 @@ func (db *DB) NextUndo(ctx context.Context, userID int64) (ledger.UndoNext, erro
 	if err != nil {
 		return n, storeError(fmt.Errorf("sqlite: what to undo for user %d: %w", userID, err))
 	}
-	err = db.reader.QueryRowContext(ctx, `SELECT
+	err = jr.db.reader.QueryRowContext(ctx, `SELECT
 		(SELECT count(*) FROM actions WHERE user_id = ?1 AND id > ?2 AND undone_by IS NULL AND kind NOT IN (?3, ?4, ?5)),
 		(SELECT kind FROM actions WHERE user_id = ?1 ORDER BY id DESC LIMIT 1)`,
 		userID, n.ID, string(ledger.ActionHandled), string(ledger.ActionUndo), string(ledger.ActionRefused)).Scan(&later, &refusedK)
@@ -185,8 +185,8 @@ var undoTables = []string{
 // exist; ECONFLICT if undoing a release would give two live rentals the
 // same name, or if the rental was stopped or released by its agent after
 // the change; EDUPLICATE for a repeated key.
-func (db *DB) Undo(ctx context.Context, a ledger.Action) (ledger.UndoResult, error) {
-	return db.undo(ctx, a, 0)
+func (jr *Journal) Undo(ctx context.Context, a ledger.Action) (ledger.UndoResult, error) {
+	return jr.undo(ctx, a, 0)
 }
 
 // UndoAction is Undo of the journal entry id alone: it reverses id only
@@ -194,18 +194,18 @@ func (db *DB) Undo(ctx context.Context, a ledger.Action) (ledger.UndoResult, err
 // undone already (a second press of the same button), "undo_stale" when
 // another change came on top of it since the user was asked; ENOTFOUND
 // when the user has no such entry. Each changes nothing.
-func (db *DB) UndoAction(ctx context.Context, a ledger.Action, id int64) (ledger.UndoResult, error) {
+func (jr *Journal) UndoAction(ctx context.Context, a ledger.Action, id int64) (ledger.UndoResult, error) {
 	if id <= 0 {
 		return ledger.UndoResult{}, ledger.Errorf(ledger.EINVALID, "the action to undo has no ID")
 	}
-	return db.undo(ctx, a, id)
+	return jr.undo(ctx, a, id)
 }
 
 // undo is Undo, of the entry want only when want is not 0.
-func (db *DB) undo(ctx context.Context, a ledger.Action, want int64) (ledger.UndoResult, error) {
+func (jr *Journal) undo(ctx context.Context, a ledger.Action, want int64) (ledger.UndoResult, error) {
 	var out ledger.UndoResult
-	err := db.withWrite(ctx, func(tx *wtx) error {
-		j, err := db.beginAction(ctx, tx, a, ledger.ActionUndo, "", false, true)
+	err := jr.db.withWrite(ctx, func(tx *wtx) error {
+		j, err := jr.db.beginAction(ctx, tx, a, ledger.ActionUndo, "", false, true)
 		if err != nil {
 			return err
 		}
@@ -372,11 +372,11 @@ type ActionRecord struct {
 
 // Actions returns the user's most recent journal entries, newest first, at
 // most limit of them (the undo stack's top is the first Undoable one).
-func (db *DB) Actions(ctx context.Context, userID int64, limit int) ([]ActionRecord, error) {
+func (jr *Journal) Actions(ctx context.Context, userID int64, limit int) ([]ActionRecord, error) {
 	if limit <= 0 {
 		return nil, ledger.Errorf(ledger.EINVALID, "limit must be positive, e.g. 10")
 	}
-	rows, err := db.reader.QueryContext(ctx, `SELECT id, kind, name, at, undoable = 1 AND undone_by IS NULL
+	rows, err := jr.db.reader.QueryContext(ctx, `SELECT id, kind, name, at, undoable = 1 AND undone_by IS NULL
 		FROM actions WHERE user_id = ? AND kind <> ? ORDER BY id DESC LIMIT ?`, userID, string(ledger.ActionHandled), limit)
 	if err != nil {
 		return nil, storeError(fmt.Errorf("sqlite: actions of user %d: %w", userID, err))

@@ -16,21 +16,13 @@ import (
 // heartbeats and their roll-up, idle intervals and /autorelease policies.
 // order.go has the orders and the decision log (ledger.OrderStore).
 
-var (
-	_ ledger.TokenStore   = (*DB)(nil)
-	_ ledger.BeatStore    = (*DB)(nil)
-	_ ledger.IdleStore    = (*DB)(nil)
-	_ ledger.PolicyStore  = (*DB)(nil)
-	_ ledger.RentalLookup = (*DB)(nil)
-)
-
 // IssueToken stores the hash of a new token for the user's unreleased
 // rental called name and revokes the rental's earlier tokens, in one
 // transaction. Errors: ENOTFOUND, ECONFLICT (the rental is released).
-func (db *DB) IssueToken(ctx context.Context, userID int64, name string, hash [32]byte, at time.Time) (ledger.AgentToken, error) {
+func (ags *Agents) IssueToken(ctx context.Context, userID int64, name string, hash [32]byte, at time.Time) (ledger.AgentToken, error) {
 	at = sec(at)
 	var tok ledger.AgentToken
-	err := db.withTx(ctx, func(tx *sql.Tx) error {
+	err := ags.db.withTx(ctx, func(tx *sql.Tx) error {
 		r, err := findRental(ctx, tx, userID, name)
 		if err != nil {
 			return err
@@ -82,8 +74,8 @@ func scanToken(s scanner) (ledger.AgentToken, error) {
 
 // TokenByHash returns the token with that hash; a token of a released
 // rental is returned revoked. Errors: ENOTFOUND.
-func (db *DB) TokenByHash(ctx context.Context, hash [32]byte) (ledger.AgentToken, error) {
-	t, err := scanToken(db.reader.QueryRowContext(ctx, `SELECT `+tokenCols+`
+func (ags *Agents) TokenByHash(ctx context.Context, hash [32]byte) (ledger.AgentToken, error) {
+	t, err := scanToken(ags.db.reader.QueryRowContext(ctx, `SELECT `+tokenCols+`
 		FROM agent_tokens t JOIN rentals r ON r.id = t.rental_id WHERE t.hash = ?`, hash[:]))
 	if err == sql.ErrNoRows {
 		return t, ledger.Errorf(ledger.ENOTFOUND, "unknown agent token")
@@ -95,8 +87,8 @@ func (db *DB) TokenByHash(ctx context.Context, hash [32]byte) (ledger.AgentToken
 }
 
 // RevokeTokens revokes the rental's valid tokens at at.
-func (db *DB) RevokeTokens(ctx context.Context, rentalID int64, at time.Time) error {
-	return db.withTx(ctx, func(tx *sql.Tx) error {
+func (ags *Agents) RevokeTokens(ctx context.Context, rentalID int64, at time.Time) error {
+	return ags.db.withTx(ctx, func(tx *sql.Tx) error {
 		if _, err := tx.ExecContext(ctx, `UPDATE agent_tokens SET revoked_at = ? WHERE rental_id = ? AND revoked_at IS NULL`,
 			unix(sec(at)), rentalID); err != nil {
 			return fmt.Errorf("sqlite: revoke tokens: %w", err)
@@ -106,8 +98,8 @@ func (db *DB) RevokeTokens(ctx context.Context, rentalID int64, at time.Time) er
 }
 
 // ValidTokens returns the tokens not revoked whose rental is not released.
-func (db *DB) ValidTokens(ctx context.Context) ([]ledger.AgentToken, error) {
-	rows, err := db.reader.QueryContext(ctx, `SELECT `+tokenCols+`
+func (ags *Agents) ValidTokens(ctx context.Context) ([]ledger.AgentToken, error) {
+	rows, err := ags.db.reader.QueryContext(ctx, `SELECT `+tokenCols+`
 		FROM agent_tokens t JOIN rentals r ON r.id = t.rental_id
 		WHERE t.revoked_at IS NULL AND r.released = 0 ORDER BY t.id`)
 	if err != nil {
@@ -135,7 +127,7 @@ const beatChunk = 200
 // SaveBeats appends beats, adds them to the hourly roll-up and replaces
 // the given agent states, in one transaction. Beats of a rental that no
 // longer exists (its /rent was undone) are dropped.
-func (db *DB) SaveBeats(ctx context.Context, beats []ledger.Beat, states []ledger.AgentState) error {
+func (ags *Agents) SaveBeats(ctx context.Context, beats []ledger.Beat, states []ledger.AgentState) error {
 	if len(beats) == 0 && len(states) == 0 {
 		return nil
 	}
@@ -156,7 +148,7 @@ func (db *DB) SaveBeats(ctx context.Context, beats []ledger.Beat, states []ledge
 		}
 		h.Add(b)
 	}
-	return db.withTx(ctx, func(tx *sql.Tx) error {
+	return ags.db.withTx(ctx, func(tx *sql.Tx) error {
 		live, err := liveRentalIDs(ctx, tx, beats, states)
 		if err != nil {
 			return err
@@ -383,8 +375,8 @@ func scanState(s scanner, extra ...any) (ledger.AgentState, error) {
 // idle since its from_at, with evidence up to its last_at; with none open
 // a state stored as idle is reported unknown (its streak was closed, and
 // the next heartbeat tells what the host does now).
-func (db *DB) AgentStates(ctx context.Context) ([]ledger.AgentState, error) {
-	rows, err := db.reader.QueryContext(ctx, `SELECT `+stateCols+`,
+func (ags *Agents) AgentStates(ctx context.Context) ([]ledger.AgentState, error) {
+	rows, err := ags.db.reader.QueryContext(ctx, `SELECT `+stateCols+`,
 		(SELECT i.from_at FROM idle_intervals i WHERE i.rental_id = s.rental_id AND i.to_at IS NULL ORDER BY i.from_at DESC LIMIT 1),
 		(SELECT i.last_at FROM idle_intervals i WHERE i.rental_id = s.rental_id AND i.to_at IS NULL ORDER BY i.from_at DESC LIMIT 1)
 		FROM agent_state s ORDER BY rental_id`)
@@ -420,8 +412,8 @@ func (db *DB) AgentStates(ctx context.Context) ([]ledger.AgentState, error) {
 }
 
 // Beats returns the rental's raw beats received in [from, to), oldest first.
-func (db *DB) Beats(ctx context.Context, rentalID int64, from, to time.Time) ([]ledger.Beat, error) {
-	rows, err := db.reader.QueryContext(ctx, `SELECT rental_id, at, verdict, busy_s, idle_s, unknown_s, util_mean, util_max,
+func (ags *Agents) Beats(ctx context.Context, rentalID int64, from, to time.Time) ([]ledger.Beat, error) {
+	rows, err := ags.db.reader.QueryContext(ctx, `SELECT rental_id, at, verdict, busy_s, idle_s, unknown_s, util_mean, util_max,
 		job_alive, samples FROM agent_beats WHERE rental_id = ? AND at >= ? AND at < ? ORDER BY at, rowid`,
 		rentalID, unix(from), unix(to))
 	if err != nil {
@@ -450,8 +442,8 @@ func (db *DB) Beats(ctx context.Context, rentalID int64, from, to time.Time) ([]
 
 // HourStats returns the rental's hourly roll-ups whose hour starts in
 // [from, to), oldest first.
-func (db *DB) HourStats(ctx context.Context, rentalID int64, from, to time.Time) ([]ledger.HourStat, error) {
-	rows, err := db.reader.QueryContext(ctx, `SELECT rental_id, hour, busy_s, idle_s, unknown_s, beats, util_sum, util_n, util_max
+func (ags *Agents) HourStats(ctx context.Context, rentalID int64, from, to time.Time) ([]ledger.HourStat, error) {
+	rows, err := ags.db.reader.QueryContext(ctx, `SELECT rental_id, hour, busy_s, idle_s, unknown_s, beats, util_sum, util_n, util_max
 		FROM agent_hours WHERE rental_id = ? AND hour >= ? AND hour < ? ORDER BY hour`, rentalID, unix(from), unix(to))
 	if err != nil {
 		return nil, storeError(fmt.Errorf("sqlite: hour stats: %w", err))
@@ -476,9 +468,9 @@ func (db *DB) HourStats(ctx context.Context, rentalID int64, from, to time.Time)
 }
 
 // PruneBeats deletes raw beats received before t and returns how many.
-func (db *DB) PruneBeats(ctx context.Context, before time.Time) (int64, error) {
+func (ags *Agents) PruneBeats(ctx context.Context, before time.Time) (int64, error) {
 	var n int64
-	err := db.withTx(ctx, func(tx *sql.Tx) error {
+	err := ags.db.withTx(ctx, func(tx *sql.Tx) error {
 		res, err := tx.ExecContext(ctx, `DELETE FROM agent_beats WHERE at < ?`, unix(before))
 		if err != nil {
 			return fmt.Errorf("sqlite: prune beats: %w", err)
@@ -490,8 +482,8 @@ func (db *DB) PruneBeats(ctx context.Context, before time.Time) (int64, error) {
 }
 
 // OpenIdle starts an idle interval at from unless one is open.
-func (db *DB) OpenIdle(ctx context.Context, rentalID int64, from time.Time) error {
-	return db.withTx(ctx, func(tx *sql.Tx) error {
+func (ags *Agents) OpenIdle(ctx context.Context, rentalID int64, from time.Time) error {
+	return ags.db.withTx(ctx, func(tx *sql.Tx) error {
 		var n int
 		if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM idle_intervals WHERE rental_id = ? AND to_at IS NULL`, rentalID).Scan(&n); err != nil {
 			return fmt.Errorf("sqlite: open idle: %w", err)
@@ -517,8 +509,8 @@ func (db *DB) OpenIdle(ctx context.Context, rentalID int64, from time.Time) erro
 
 // CloseIdle ends the rental's open idle interval at to (clamped to its
 // start); with none open it does nothing.
-func (db *DB) CloseIdle(ctx context.Context, rentalID int64, to time.Time) error {
-	return db.withTx(ctx, func(tx *sql.Tx) error {
+func (ags *Agents) CloseIdle(ctx context.Context, rentalID int64, to time.Time) error {
+	return ags.db.withTx(ctx, func(tx *sql.Tx) error {
 		_, err := tx.ExecContext(ctx, `UPDATE idle_intervals SET to_at = max(from_at, ?) WHERE rental_id = ? AND to_at IS NULL`,
 			unix(sec(to)), rentalID)
 		if err != nil {
@@ -534,8 +526,8 @@ func (db *DB) CloseIdle(ctx context.Context, rentalID int64, to time.Time) error
 // interval, and not when one is still open), and replaces the rental's
 // agent state with st, in one transaction: after any crash the intervals
 // and the state agree. A rental that no longer exists is skipped.
-func (db *DB) SaveIdle(ctx context.Context, st ledger.AgentState, closeAt, openAt time.Time) error {
-	return db.withTx(ctx, func(tx *sql.Tx) error {
+func (ags *Agents) SaveIdle(ctx context.Context, st ledger.AgentState, closeAt, openAt time.Time) error {
+	return ags.db.withTx(ctx, func(tx *sql.Tx) error {
 		live, err := liveRentalIDs(ctx, tx, nil, []ledger.AgentState{st})
 		if err != nil {
 			return err
@@ -575,78 +567,12 @@ func (db *DB) SaveIdle(ctx context.Context, st ledger.AgentState, closeAt, openA
 	})
 }
 
-// SetAutoPolicy replaces the policy of the user's unreleased rental called
-// name. Errors: EINVALID, ENOTFOUND, ECONFLICT (released).
-func (db *DB) SetAutoPolicy(ctx context.Context, userID int64, name string, p ledger.AutoPolicy) (ledger.AutoPolicy, error) {
-	if err := p.ValidateStored(); err != nil {
-		return p, err
-	}
-	p.SetAt = sec(p.SetAt)
-	if p.SetAt.IsZero() {
-		p.SetAt = db.now()
-	}
-	err := db.withTx(ctx, func(tx *sql.Tx) error {
-		r, err := findRental(ctx, tx, userID, name)
-		if err != nil {
-			return err
-		}
-		if r.State() == ledger.Released {
-			return ledger.Errorc(ledger.ECONFLICT, "was_released", name)
-		}
-		p.RentalID = r.ID
-		_, err = tx.ExecContext(ctx, `INSERT INTO auto_policies (rental_id, action, after_ns, set_at, wait_for, idle_people_ns) VALUES (?, ?, ?, ?, ?, ?)
-			ON CONFLICT (rental_id) DO UPDATE SET action = excluded.action, after_ns = excluded.after_ns, set_at = excluded.set_at,
-			wait_for = excluded.wait_for, idle_people_ns = excluded.idle_people_ns`,
-			r.ID, string(p.Action), int64(p.After), unix(p.SetAt), string(p.WaitFor), int64(p.IdlePeople))
-		if err != nil {
-			return fmt.Errorf("sqlite: set policy: %w", err)
-		}
-		return nil
-	})
-	return p, err
-}
-
-// AutoPolicy returns the rental's policy; a rental without one gets
-// Action notify.
-func (db *DB) AutoPolicy(ctx context.Context, rentalID int64) (ledger.AutoPolicy, error) {
-	p := ledger.AutoPolicy{RentalID: rentalID, Action: ledger.AutoNotify}
-	var (
-		action  string
-		after   int64
-		setAt   int64
-		waitFor string
-		idle    int64
-	)
-	err := db.reader.QueryRowContext(ctx, `SELECT action, after_ns, set_at, wait_for, idle_people_ns FROM auto_policies WHERE rental_id = ?`, rentalID).
-		Scan(&action, &after, &setAt, &waitFor, &idle)
-	if err == sql.ErrNoRows {
-		return p, nil
-	}
-	if err != nil {
-		return p, storeError(fmt.Errorf("sqlite: policy: %w", err))
-	}
-	p.Action, p.After, p.SetAt = ledger.AutoAction(action), time.Duration(after), fromUnix(setAt)
-	p.WaitFor, p.IdlePeople = ledger.WaitFor(waitFor), time.Duration(idle)
-	return p, nil
-}
-
-// RentalByID returns any rental by id. Errors: ENOTFOUND.
-func (db *DB) RentalByID(ctx context.Context, id int64) (*ledger.Rental, error) {
-	var r *ledger.Rental
-	err := db.withRead(ctx, func(tx *sql.Tx) error {
-		var err error
-		r, err = loadRental(ctx, tx, id)
-		return err
-	})
-	return r, err
-}
-
 // TokenIssued reports whether an agent token was ever issued for the
 // user's rental, valid or revoked: the bot mentions a revoked token only
 // when there was one.
-func (db *DB) TokenIssued(ctx context.Context, userID, rentalID int64) (bool, error) {
+func (ags *Agents) TokenIssued(ctx context.Context, userID, rentalID int64) (bool, error) {
 	var n int
-	err := db.reader.QueryRowContext(ctx,
+	err := ags.db.reader.QueryRowContext(ctx,
 		`SELECT count(*) FROM agent_tokens WHERE rental_id = ? AND user_id = ?`, rentalID, userID).Scan(&n)
 	if err != nil {
 		return false, storeError(fmt.Errorf("sqlite: token issued: %w", err))

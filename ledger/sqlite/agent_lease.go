@@ -8,13 +8,11 @@ import (
 	"github.com/gpuledger/gpuledger/ledger"
 )
 
-var _ ledger.LeaseStore = (*DB)(nil)
-
 // LeaseEnd returns the rental's stored lease end, ok false if none.
-func (db *DB) LeaseEnd(ctx context.Context, rentalID int64) (ledger.LeaseEnd, bool, error) {
+func (ags *Agents) LeaseEnd(ctx context.Context, rentalID int64) (ledger.LeaseEnd, bool, error) {
 	l := ledger.LeaseEnd{RentalID: rentalID}
 	var ends int64
-	err := db.reader.QueryRowContext(ctx, `SELECT ends_at, release_at_end FROM lease_ends WHERE rental_id = ?`, rentalID).
+	err := ags.db.reader.QueryRowContext(ctx, `SELECT ends_at, release_at_end FROM lease_ends WHERE rental_id = ?`, rentalID).
 		Scan(&ends, &l.ReleaseAtEnd)
 	if err == sql.ErrNoRows {
 		return l, false, nil
@@ -27,8 +25,8 @@ func (db *DB) LeaseEnd(ctx context.Context, rentalID int64) (ledger.LeaseEnd, bo
 }
 
 // SetLeaseEnd stores the rental's lease end. Errors: ENOTFOUND.
-func (db *DB) SetLeaseEnd(ctx context.Context, l ledger.LeaseEnd) error {
-	return db.withTx(ctx, func(tx *sql.Tx) error {
+func (ags *Agents) SetLeaseEnd(ctx context.Context, l ledger.LeaseEnd) error {
+	return ags.db.withTx(ctx, func(tx *sql.Tx) error {
 		_, err := tx.ExecContext(ctx, `INSERT INTO lease_ends (rental_id, ends_at, release_at_end) VALUES (?, ?, ?)
 			ON CONFLICT (rental_id) DO UPDATE SET ends_at = excluded.ends_at, release_at_end = excluded.release_at_end`,
 			l.RentalID, unix(sec(l.EndsAt)), boolInt(l.ReleaseAtEnd))

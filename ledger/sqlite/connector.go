@@ -11,8 +11,6 @@ import (
 	"github.com/gpuledger/gpuledger/ledger"
 )
 
-var _ ledger.ConnectorStore = (*DB)(nil)
-
 const (
 	maxKeyEnc    = 4096 // a sealed API key is well under 200 bytes
 	maxHint      = 4    // characters of the key shown back
@@ -28,7 +26,7 @@ const connectorCols = `user_id, platform, key_enc, key_hint, added_at, checked_a
 // SaveConnector stores c, replacing the user's connector for its platform
 // and clearing the replaced key's rejection, last sync, last error and
 // outage (see ledger.ConnectorStore).
-func (db *DB) SaveConnector(ctx context.Context, c ledger.Connector) error {
+func (cs *Connections) SaveConnector(ctx context.Context, c ledger.Connector) error {
 	if c.UserID == 0 {
 		return ledger.Errorf(ledger.EINVALID, "connector: no user")
 	}
@@ -42,13 +40,13 @@ func (db *DB) SaveConnector(ctx context.Context, c ledger.Connector) error {
 		// The hint's text is not echoed: it might be the whole key.
 		return ledger.Errorf(ledger.EINVALID, "connector %s: the key hint is over %d characters", c.Platform, maxHint)
 	}
-	return db.withWrite(ctx, func(tx *wtx) error {
+	return cs.db.withWrite(ctx, func(tx *wtx) error {
 		if _, err := userByID(ctx, tx, c.UserID); err != nil {
 			return err
 		}
 		added := c.AddedAt
 		if added.IsZero() {
-			added = db.Now()
+			added = cs.db.Now()
 		}
 		if _, err := tx.ExecContext(ctx, `INSERT INTO connectors (user_id, platform, key_enc, key_hint, added_at, checked_at)
 			VALUES (?, ?, ?, ?, ?, ?)
@@ -65,17 +63,17 @@ func (db *DB) SaveConnector(ctx context.Context, c ledger.Connector) error {
 }
 
 // Connectors returns the user's connectors by platform.
-func (db *DB) Connectors(ctx context.Context, userID int64) ([]ledger.Connector, error) {
-	return db.connectors(ctx, `WHERE user_id = ? ORDER BY platform`, userID)
+func (cs *Connections) Connectors(ctx context.Context, userID int64) ([]ledger.Connector, error) {
+	return cs.connectors(ctx, `WHERE user_id = ? ORDER BY platform`, userID)
 }
 
 // AllConnectors returns every connector, by user then platform.
-func (db *DB) AllConnectors(ctx context.Context) ([]ledger.Connector, error) {
-	return db.connectors(ctx, `ORDER BY user_id, platform`)
+func (cs *Connections) AllConnectors(ctx context.Context) ([]ledger.Connector, error) {
+	return cs.connectors(ctx, `ORDER BY user_id, platform`)
 }
 
-func (db *DB) connectors(ctx context.Context, where string, args ...any) ([]ledger.Connector, error) {
-	rows, err := db.reader.QueryContext(ctx, `SELECT `+connectorCols+` FROM connectors `+where, args...)
+func (cs *Connections) connectors(ctx context.Context, where string, args ...any) ([]ledger.Connector, error) {
+	rows, err := cs.db.reader.QueryContext(ctx, `SELECT `+connectorCols+` FROM connectors `+where, args...)
 	if err != nil {
 		return nil, storeError(fmt.Errorf("sqlite: read connectors: %w", err))
 	}
@@ -113,8 +111,8 @@ func scanConnector(s interface{ Scan(...any) error }) (ledger.Connector, error) 
 
 // DeleteConnector removes the user's connector for platform. Errors:
 // ENOTFOUND.
-func (db *DB) DeleteConnector(ctx context.Context, userID int64, platform string) error {
-	return db.withWrite(ctx, func(tx *wtx) error {
+func (cs *Connections) DeleteConnector(ctx context.Context, userID int64, platform string) error {
+	return cs.db.withWrite(ctx, func(tx *wtx) error {
 		res, err := tx.ExecContext(ctx, `DELETE FROM connectors WHERE user_id = ? AND platform = ?`, userID, platform)
 		if err != nil {
 			return fmt.Errorf("sqlite: delete connector %s of user %d: %w", platform, userID, err)
@@ -131,9 +129,9 @@ func (db *DB) DeleteConnector(ctx context.Context, userID int64, platform string
 // MarkRejected records the rejection of keyEnc and reports whether the
 // user was told already (see ledger.ConnectorStore). Errors: ENOTFOUND,
 // ECONFLICT (the key was replaced since the caller read it).
-func (db *DB) MarkRejected(ctx context.Context, userID int64, platform string, keyEnc []byte, at time.Time) (bool, error) {
+func (cs *Connections) MarkRejected(ctx context.Context, userID int64, platform string, keyEnc []byte, at time.Time) (bool, error) {
 	var said bool
-	err := db.withWrite(ctx, func(tx *wtx) error {
+	err := cs.db.withWrite(ctx, func(tx *wtx) error {
 		var stored []byte
 		var s int
 		err := tx.QueryRowContext(ctx, `SELECT key_enc, rejected_said FROM connectors WHERE user_id = ? AND platform = ?`, userID, platform).Scan(&stored, &s)
@@ -148,7 +146,7 @@ func (db *DB) MarkRejected(ctx context.Context, userID int64, platform string, k
 		}
 		said = s == 1
 		if _, err := tx.ExecContext(ctx, `UPDATE connectors SET rejected_at = COALESCE(rejected_at, ?), rejected_said = 1
-			WHERE user_id = ? AND platform = ?`, whenOrNow(db, at).Unix(), userID, platform); err != nil {
+			WHERE user_id = ? AND platform = ?`, whenOrNow(cs.db, at).Unix(), userID, platform); err != nil {
 			return fmt.Errorf("sqlite: mark connector %s of user %d rejected: %w", platform, userID, err)
 		}
 		return nil
@@ -158,9 +156,9 @@ func (db *DB) MarkRejected(ctx context.Context, userID int64, platform string, k
 
 // MarkSynced records the end of a sync round (see ledger.ConnectorStore).
 // Errors: ENOTFOUND.
-func (db *DB) MarkSynced(ctx context.Context, userID int64, platform string, at time.Time, errText string) error {
-	return db.withWrite(ctx, func(tx *wtx) error {
-		found, err := markSynced(ctx, tx, whenOrNow(db, at), userID, platform, errText)
+func (cs *Connections) MarkSynced(ctx context.Context, userID int64, platform string, at time.Time, errText string) error {
+	return cs.db.withWrite(ctx, func(tx *wtx) error {
+		found, err := markSynced(ctx, tx, whenOrNow(cs.db, at), userID, platform, errText)
 		if err == nil && !found {
 			err = noConnector(platform)
 		}
@@ -171,16 +169,16 @@ func (db *DB) MarkSynced(ctx context.Context, userID int64, platform string, at 
 // MarkOutage records the outage the user was told of, or with kind ""
 // that it was told over (see ledger.ConnectorStore). Errors: EINVALID,
 // ENOTFOUND.
-func (db *DB) MarkOutage(ctx context.Context, userID int64, platform, kind string, since time.Time) error {
+func (cs *Connections) MarkOutage(ctx context.Context, userID int64, platform, kind string, since time.Time) error {
 	if len(kind) > maxOutageKind {
 		return ledger.Errorf(ledger.EINVALID, "connector %s: the outage kind is over %d bytes", platform, maxOutageKind)
 	}
 	if kind == "" {
 		since = time.Time{}
 	} else {
-		since = whenOrNow(db, since)
+		since = whenOrNow(cs.db, since)
 	}
-	return db.withWrite(ctx, func(tx *wtx) error {
+	return cs.db.withWrite(ctx, func(tx *wtx) error {
 		res, err := tx.ExecContext(ctx, `UPDATE connectors SET outage_kind = ?, outage_since = ? WHERE user_id = ? AND platform = ?`,
 			kind, nullUnix(since), userID, platform)
 		if err != nil {

@@ -16,26 +16,24 @@ import (
 // instances their agents announced, and the user's answers to them
 // (AdoptInstance and IgnoreInstance are journaled, undoable actions).
 
-var _ ledger.EnrolStore = (*DB)(nil)
-
 // IssueEnrolToken stores the hash of a new enrolment token for the user.
 // When the user holds ledger.MaxEnrolTokens valid ones already, the
 // oldest is revoked in the same transaction and returned as revoked.
 // Errors: EINVALID (no user), ENOTFOUND (the user is not registered),
 // ECONFLICT (a hash collision: try again).
-func (db *DB) IssueEnrolToken(ctx context.Context, userID int64, hash [32]byte, at time.Time) (ledger.EnrolToken, *ledger.EnrolToken, error) {
+func (ens *Enrolments) IssueEnrolToken(ctx context.Context, userID int64, hash [32]byte, at time.Time) (ledger.EnrolToken, *ledger.EnrolToken, error) {
 	if userID == 0 {
 		return ledger.EnrolToken{}, nil, ledger.Errorf(ledger.EINVALID, "an enrolment token needs a user")
 	}
 	at = sec(at)
 	if at.IsZero() {
-		at = db.now()
+		at = ens.db.now()
 	}
 	var (
 		tok     ledger.EnrolToken
 		revoked *ledger.EnrolToken
 	)
-	err := db.withTx(ctx, func(tx *sql.Tx) error {
+	err := ens.db.withTx(ctx, func(tx *sql.Tx) error {
 		if _, err := userByID(ctx, tx, userID); err != nil {
 			return err
 		}
@@ -112,8 +110,8 @@ func enrolTokens(ctx context.Context, q querier, where string, args ...any) ([]l
 
 // EnrolTokenByHash returns the enrolment token with that hash, valid or
 // revoked. Errors: ENOTFOUND (key "enrol_token_unknown").
-func (db *DB) EnrolTokenByHash(ctx context.Context, hash [32]byte) (ledger.EnrolToken, error) {
-	t, err := scanEnrolToken(db.reader.QueryRowContext(ctx, `SELECT `+enrolTokenCols+` FROM enrol_tokens WHERE hash = ?`, hash[:]))
+func (ens *Enrolments) EnrolTokenByHash(ctx context.Context, hash [32]byte) (ledger.EnrolToken, error) {
+	t, err := scanEnrolToken(ens.db.reader.QueryRowContext(ctx, `SELECT `+enrolTokenCols+` FROM enrol_tokens WHERE hash = ?`, hash[:]))
 	if err == sql.ErrNoRows {
 		return t, ledger.Errorc(ledger.ENOTFOUND, "enrol_token_unknown")
 	}
@@ -124,21 +122,21 @@ func (db *DB) EnrolTokenByHash(ctx context.Context, hash [32]byte) (ledger.Enrol
 }
 
 // EnrolTokens returns the user's valid enrolment tokens, oldest first.
-func (db *DB) EnrolTokens(ctx context.Context, userID int64) ([]ledger.EnrolToken, error) {
-	out, err := enrolTokens(ctx, db.reader, `user_id = ? AND revoked_at IS NULL`, userID)
+func (ens *Enrolments) EnrolTokens(ctx context.Context, userID int64) ([]ledger.EnrolToken, error) {
+	out, err := enrolTokens(ctx, ens.db.reader, `user_id = ? AND revoked_at IS NULL`, userID)
 	return out, storeError(err)
 }
 
 // RevokeEnrolTokens revokes all the user's valid enrolment tokens at at
 // and returns how many there were. The instances they announced stay as
 // they are, and per-rental agent tokens are not touched.
-func (db *DB) RevokeEnrolTokens(ctx context.Context, userID int64, at time.Time) (int, error) {
+func (ens *Enrolments) RevokeEnrolTokens(ctx context.Context, userID int64, at time.Time) (int, error) {
 	at = sec(at)
 	if at.IsZero() {
-		at = db.now()
+		at = ens.db.now()
 	}
 	var n int64
-	err := db.withTx(ctx, func(tx *sql.Tx) error {
+	err := ens.db.withTx(ctx, func(tx *sql.Tx) error {
 		res, err := tx.ExecContext(ctx, `UPDATE enrol_tokens SET revoked_at = ? WHERE user_id = ? AND revoked_at IS NULL`,
 			unix(at), userID)
 		if err != nil {
@@ -215,7 +213,7 @@ func pendingCount(ctx context.Context, q querier, userID int64) (int, error) {
 // token was revoked: "enrol_token_revoked"), ECONFLICT
 // ("instances_pending_full": the user has ledger.MaxPendingInstances
 // pending; nothing is stored).
-func (db *DB) Announce(ctx context.Context, in ledger.Instance) (ledger.Instance, bool, error) {
+func (ens *Enrolments) Announce(ctx context.Context, in ledger.Instance) (ledger.Instance, bool, error) {
 	if in.UserID == 0 {
 		return ledger.Instance{}, false, ledger.Errorf(ledger.EINVALID, "an announcement needs a user")
 	}
@@ -224,7 +222,7 @@ func (db *DB) Announce(ctx context.Context, in ledger.Instance) (ledger.Instance
 	}
 	seen := sec(in.LastSeen)
 	if seen.IsZero() {
-		seen = db.now()
+		seen = ens.db.now()
 	}
 	if in.GPUCount < 0 {
 		in.GPUCount = 0
@@ -233,7 +231,7 @@ func (db *DB) Announce(ctx context.Context, in ledger.Instance) (ledger.Instance
 		got     ledger.Instance
 		created bool
 	)
-	err := db.withTx(ctx, func(tx *sql.Tx) error {
+	err := ens.db.withTx(ctx, func(tx *sql.Tx) error {
 		var (
 			tokUser int64
 			revoked sql.NullInt64
@@ -317,15 +315,15 @@ func (db *DB) Announce(ctx context.Context, in ledger.Instance) (ledger.Instance
 
 // Instance returns the user's instance id. Errors: ENOTFOUND
 // ("no_instance"; another user's instance too).
-func (db *DB) Instance(ctx context.Context, userID, id int64) (ledger.Instance, error) {
-	in, err := instanceByID(ctx, db.reader, userID, id)
+func (ens *Enrolments) Instance(ctx context.Context, userID, id int64) (ledger.Instance, error) {
+	in, err := instanceByID(ctx, ens.db.reader, userID, id)
 	return in, storeError(err)
 }
 
 // InstanceByRental returns the instance bound to the rental. Errors:
 // ENOTFOUND (a rental logged by hand has none).
-func (db *DB) InstanceByRental(ctx context.Context, rentalID int64) (ledger.Instance, error) {
-	in, err := scanInstance(db.reader.QueryRowContext(ctx, `SELECT `+instanceCols+` FROM instances i
+func (ens *Enrolments) InstanceByRental(ctx context.Context, rentalID int64) (ledger.Instance, error) {
+	in, err := scanInstance(ens.db.reader.QueryRowContext(ctx, `SELECT `+instanceCols+` FROM instances i
 		WHERE i.rental_id = ? AND i.state = 'bound' ORDER BY i.id DESC LIMIT 1`, rentalID))
 	if err == sql.ErrNoRows {
 		return in, ledger.Errorf(ledger.ENOTFOUND, "rental %d was not logged from an announced instance", rentalID)
@@ -337,8 +335,8 @@ func (db *DB) InstanceByRental(ctx context.Context, rentalID int64) (ledger.Inst
 }
 
 // PendingInstances returns the user's pending instances, oldest first.
-func (db *DB) PendingInstances(ctx context.Context, userID int64) ([]ledger.Instance, error) {
-	rows, err := db.reader.QueryContext(ctx, `SELECT `+instanceCols+` FROM instances i
+func (ens *Enrolments) PendingInstances(ctx context.Context, userID int64) ([]ledger.Instance, error) {
+	rows, err := ens.db.reader.QueryContext(ctx, `SELECT `+instanceCols+` FROM instances i
 		WHERE i.user_id = ? AND i.state = 'pending' ORDER BY i.id`, userID)
 	if err != nil {
 		return nil, storeError(fmt.Errorf("sqlite: pending instances: %w", err))
@@ -360,8 +358,8 @@ func (db *DB) PendingInstances(ctx context.Context, userID int64) ([]ledger.Inst
 
 // SetInstanceCard records that the user's instance id was shown on a card
 // of its own, message messageID. Errors: ENOTFOUND ("no_instance").
-func (db *DB) SetInstanceCard(ctx context.Context, userID, id int64, messageID int) error {
-	return db.withTx(ctx, func(tx *sql.Tx) error {
+func (ens *Enrolments) SetInstanceCard(ctx context.Context, userID, id int64, messageID int) error {
+	return ens.db.withTx(ctx, func(tx *sql.Tx) error {
 		res, err := tx.ExecContext(ctx, `UPDATE instances SET carded = 1, message_id = ? WHERE id = ? AND user_id = ?`,
 			messageID, id, userID)
 		if err != nil {
@@ -389,10 +387,10 @@ type instancePrev struct {
 // already ignored is returned as it is, and the action is not put on the
 // undo stack. Errors: ENOTFOUND ("no_instance"), ECONFLICT
 // ("instance_bound"), EDUPLICATE (a repeated key changes nothing).
-func (db *DB) IgnoreInstance(ctx context.Context, a ledger.Action, id int64) (ledger.Instance, error) {
+func (ens *Enrolments) IgnoreInstance(ctx context.Context, a ledger.Action, id int64) (ledger.Instance, error) {
 	var out ledger.Instance
-	err := db.withWrite(ctx, func(tx *wtx) error {
-		j, err := db.beginAction(ctx, tx, a, ledger.ActionIgnore, "", true, true)
+	err := ens.db.withWrite(ctx, func(tx *wtx) error {
+		j, err := ens.db.beginAction(ctx, tx, a, ledger.ActionIgnore, "", true, true)
 		if err != nil {
 			return err
 		}
@@ -508,13 +506,13 @@ func nameEverUsed(ctx context.Context, q querier, userID int64, name string) (bo
 // Errors: EINVALID (r's terms, as CreateRental checks them), ENOTFOUND
 // ("no_instance", "not_registered"), ECONFLICT ("instance_bound"; a token
 // collision), EDUPLICATE.
-func (db *DB) AdoptInstance(ctx context.Context, a ledger.Action, id int64, r ledger.Rental, tokenHash [32]byte) (*ledger.Rental, ledger.Instance, error) {
+func (ens *Enrolments) AdoptInstance(ctx context.Context, a ledger.Action, id int64, r ledger.Rental, tokenHash [32]byte) (*ledger.Rental, ledger.Instance, error) {
 	var (
 		out *ledger.Rental
 		got ledger.Instance
 	)
-	err := db.withWrite(ctx, func(tx *wtx) error {
-		j, err := db.beginAction(ctx, tx, a, ledger.ActionAdopt, r.Name, true, true)
+	err := ens.db.withWrite(ctx, func(tx *wtx) error {
+		j, err := ens.db.beginAction(ctx, tx, a, ledger.ActionAdopt, r.Name, true, true)
 		if err != nil {
 			return err
 		}
@@ -570,13 +568,13 @@ func (db *DB) AdoptInstance(ctx context.Context, a ledger.Action, id int64, r le
 // the user's instance id is bound to, revoking the rental's earlier
 // tokens. Errors: ENOTFOUND ("no_instance"), ECONFLICT
 // ("instance_not_bound"; "agent_released" when the rental is released).
-func (db *DB) RebindInstance(ctx context.Context, userID, id int64, tokenHash [32]byte, at time.Time) (ledger.AgentToken, error) {
+func (ens *Enrolments) RebindInstance(ctx context.Context, userID, id int64, tokenHash [32]byte, at time.Time) (ledger.AgentToken, error) {
 	at = sec(at)
 	if at.IsZero() {
-		at = db.now()
+		at = ens.db.now()
 	}
 	var tok ledger.AgentToken
-	err := db.withTx(ctx, func(tx *sql.Tx) error {
+	err := ens.db.withTx(ctx, func(tx *sql.Tx) error {
 		in, err := instanceByID(ctx, tx, userID, id)
 		if err != nil {
 			return err

@@ -18,7 +18,7 @@ const declineBatch = 200
 
 // SyncFlood returns the user's flood card of platform. Errors: EINVALID
 // (a malformed platform), ENOTFOUND.
-func (db *DB) SyncFlood(ctx context.Context, userID int64, platform string) (ledger.SyncFlood, error) {
+func (ps *Platforms) SyncFlood(ctx context.Context, userID int64, platform string) (ledger.SyncFlood, error) {
 	if err := checkPlatform(platform); err != nil {
 		return ledger.SyncFlood{}, err
 	}
@@ -27,7 +27,7 @@ func (db *DB) SyncFlood(ctx context.Context, userID int64, platform string) (led
 		state string
 		since int64
 	)
-	err := db.reader.QueryRowContext(ctx, `SELECT state, count, logged, message_id, text, since FROM sync_floods
+	err := ps.db.reader.QueryRowContext(ctx, `SELECT state, count, logged, message_id, text, since FROM sync_floods
 		WHERE user_id = ? AND platform = ?`, userID, platform).Scan(&state, &f.Count, &f.Logged, &f.MessageID, &f.Text, &since)
 	if err == sql.ErrNoRows {
 		return f, ledger.Errorf(ledger.ENOTFOUND, "no %s flood card", platform)
@@ -41,7 +41,7 @@ func (db *DB) SyncFlood(ctx context.Context, userID int64, platform string) (led
 
 // SaveSyncFlood inserts or replaces the card. Errors: EINVALID,
 // ENOTFOUND ("not_registered").
-func (db *DB) SaveSyncFlood(ctx context.Context, f ledger.SyncFlood) error {
+func (ps *Platforms) SaveSyncFlood(ctx context.Context, f ledger.SyncFlood) error {
 	if err := checkPlatform(f.Platform); err != nil {
 		return err
 	}
@@ -53,7 +53,7 @@ func (db *DB) SaveSyncFlood(ctx context.Context, f ledger.SyncFlood) error {
 	if f.Count < 0 || f.Logged < 0 || f.MessageID < 0 {
 		return ledger.Errorf(ledger.EINVALID, "a flood card's counts are not negative")
 	}
-	return db.withWrite(ctx, func(tx *wtx) error {
+	return ps.db.withWrite(ctx, func(tx *wtx) error {
 		if err := userExists(ctx, tx, f.UserID); err != nil {
 			return err
 		}
@@ -70,8 +70,8 @@ func (db *DB) SaveSyncFlood(ctx context.Context, f ledger.SyncFlood) error {
 }
 
 // DeleteSyncFlood removes the card; none is no error.
-func (db *DB) DeleteSyncFlood(ctx context.Context, userID int64, platform string) error {
-	return db.withWrite(ctx, func(tx *wtx) error {
+func (ps *Platforms) DeleteSyncFlood(ctx context.Context, userID int64, platform string) error {
+	return ps.db.withWrite(ctx, func(tx *wtx) error {
 		if _, err := tx.ExecContext(ctx, `DELETE FROM sync_floods WHERE user_id = ? AND platform = ?`, userID, platform); err != nil {
 			return fmt.Errorf("sqlite: delete sync flood: %w", err)
 		}
@@ -82,7 +82,7 @@ func (db *DB) DeleteSyncFlood(ctx context.Context, userID int64, platform string
 // DeclinePlatformInstances saves ins as declined, declineBatch rows a
 // transaction; a row the store holds already is left as it is. Every
 // instance is checked before anything is written. Errors: EINVALID.
-func (db *DB) DeclinePlatformInstances(ctx context.Context, ins []ledger.PlatformInstance) (int, error) {
+func (ps *Platforms) DeclinePlatformInstances(ctx context.Context, ins []ledger.PlatformInstance) (int, error) {
 	if len(ins) == 0 {
 		return 0, nil
 	}
@@ -99,12 +99,12 @@ func (db *DB) DeclinePlatformInstances(ctx context.Context, ins []ledger.Platfor
 	for start := 0; start < len(ins); start += declineBatch {
 		batch := ins[start:min(start+declineBatch, len(ins))]
 		k := 0
-		err := db.withWrite(ctx, func(tx *wtx) error {
+		err := ps.db.withWrite(ctx, func(tx *wtx) error {
 			k = 0
 			if err := userExists(ctx, tx, batch[0].UserID); err != nil {
 				return err
 			}
-			now := db.now()
+			now := ps.db.now()
 			for _, in := range batch {
 				fs, ls := in.FirstSeen, in.LastSeen
 				if fs.IsZero() {

@@ -10,15 +10,13 @@ import (
 	"github.com/gpuledger/gpuledger/ledger"
 )
 
-var _ ledger.InboxStore = (*DB)(nil)
-
 // InboxAdd stores the entries not stored yet and sets meta offsetKey to
 // offset in the same transaction (see ledger.InboxStore).
-func (db *DB) InboxAdd(ctx context.Context, entries []ledger.InboxEntry, offsetKey, offset string) error {
+func (ib *Inbox) InboxAdd(ctx context.Context, entries []ledger.InboxEntry, offsetKey, offset string) error {
 	if offsetKey == "" {
 		return ledger.Errorf(ledger.EINVALID, "inbox: the offset key is empty")
 	}
-	return db.withWrite(ctx, func(tx *wtx) error {
+	return ib.db.withWrite(ctx, func(tx *wtx) error {
 		for _, e := range entries {
 			if e.UserID == 0 {
 				return ledger.Errorf(ledger.EINVALID, "inbox: update %d has no user", e.ID)
@@ -41,8 +39,8 @@ func (db *DB) InboxAdd(ctx context.Context, entries []ledger.InboxEntry, offsetK
 }
 
 // InboxUsers returns the users with entries not handled yet.
-func (db *DB) InboxUsers(ctx context.Context) ([]int64, error) {
-	rows, err := db.reader.QueryContext(ctx, `SELECT DISTINCT user_id FROM inbox WHERE handled = 0 ORDER BY user_id`)
+func (ib *Inbox) InboxUsers(ctx context.Context) ([]int64, error) {
+	rows, err := ib.db.reader.QueryContext(ctx, `SELECT DISTINCT user_id FROM inbox WHERE handled = 0 ORDER BY user_id`)
 	if err != nil {
 		return nil, storeError(fmt.Errorf("sqlite: inbox users: %w", err))
 	}
@@ -60,17 +58,17 @@ func (db *DB) InboxUsers(ctx context.Context) ([]int64, error) {
 
 // InboxNext returns up to limit of the user's unhandled entries after the
 // ID after, in ID order.
-func (db *DB) InboxNext(ctx context.Context, userID, after int64, limit int) ([]ledger.InboxEntry, error) {
-	return db.inboxQuery(ctx, `WHERE handled = 0 AND user_id = ? AND update_id > ? ORDER BY update_id LIMIT ?`, userID, after, max(limit, 1))
+func (ib *Inbox) InboxNext(ctx context.Context, userID, after int64, limit int) ([]ledger.InboxEntry, error) {
+	return ib.inboxQuery(ctx, `WHERE handled = 0 AND user_id = ? AND update_id > ? ORDER BY update_id LIMIT ?`, userID, after, max(limit, 1))
 }
 
 // InboxUnsent returns the handled entries whose reply is still to send.
-func (db *DB) InboxUnsent(ctx context.Context) ([]ledger.InboxEntry, error) {
-	return db.inboxQuery(ctx, `WHERE handled = 1 ORDER BY update_id`)
+func (ib *Inbox) InboxUnsent(ctx context.Context) ([]ledger.InboxEntry, error) {
+	return ib.inboxQuery(ctx, `WHERE handled = 1 ORDER BY update_id`)
 }
 
-func (db *DB) inboxQuery(ctx context.Context, where string, args ...any) ([]ledger.InboxEntry, error) {
-	rows, err := db.reader.QueryContext(ctx, `SELECT update_id, user_id, chat_id, sent_at, payload, handled, reply FROM inbox `+where, args...)
+func (ib *Inbox) inboxQuery(ctx context.Context, where string, args ...any) ([]ledger.InboxEntry, error) {
+	rows, err := ib.db.reader.QueryContext(ctx, `SELECT update_id, user_id, chat_id, sent_at, payload, handled, reply FROM inbox `+where, args...)
 	if err != nil {
 		return nil, storeError(fmt.Errorf("sqlite: read inbox: %w", err))
 	}
@@ -97,8 +95,8 @@ func (db *DB) inboxQuery(ctx context.Context, where string, args ...any) ([]ledg
 
 // InboxHandled marks the entry handled with its reply, or deletes it when
 // reply is empty.
-func (db *DB) InboxHandled(ctx context.Context, id int64, reply string) error {
-	return db.withWrite(ctx, func(tx *wtx) error {
+func (ib *Inbox) InboxHandled(ctx context.Context, id int64, reply string) error {
+	return ib.db.withWrite(ctx, func(tx *wtx) error {
 		var err error
 		if reply == "" {
 			_, err = tx.ExecContext(ctx, `DELETE FROM inbox WHERE update_id = ?`, id)
@@ -113,11 +111,11 @@ func (db *DB) InboxHandled(ctx context.Context, id int64, reply string) error {
 }
 
 // InboxDelete deletes the entries with the given IDs.
-func (db *DB) InboxDelete(ctx context.Context, ids []int64) error {
+func (ib *Inbox) InboxDelete(ctx context.Context, ids []int64) error {
 	if len(ids) == 0 {
 		return nil
 	}
-	return db.withTx(ctx, func(tx *sql.Tx) error {
+	return ib.db.withTx(ctx, func(tx *sql.Tx) error {
 		args := make([]any, len(ids))
 		for i, id := range ids {
 			args[i] = id

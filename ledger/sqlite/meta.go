@@ -9,9 +9,9 @@ import (
 )
 
 // Meta returns the value stored under key and whether it exists.
-func (db *DB) Meta(ctx context.Context, key string) (string, bool, error) {
+func (acc *Accounts) Meta(ctx context.Context, key string) (string, bool, error) {
 	var v string
-	err := db.reader.QueryRowContext(ctx, `SELECT value FROM meta WHERE key = ?`, key).Scan(&v)
+	err := acc.db.reader.QueryRowContext(ctx, `SELECT value FROM meta WHERE key = ?`, key).Scan(&v)
 	if err == sql.ErrNoRows {
 		return "", false, nil
 	}
@@ -24,11 +24,11 @@ func (db *DB) Meta(ctx context.Context, key string) (string, bool, error) {
 // SetMeta stores value under key, replacing any earlier value. It is not
 // journaled (process state, not a user's action). Errors: EINVALID for an
 // empty key.
-func (db *DB) SetMeta(ctx context.Context, key, value string) error {
+func (acc *Accounts) SetMeta(ctx context.Context, key, value string) error {
 	if key == "" {
 		return ledger.Errorf(ledger.EINVALID, "meta key is empty")
 	}
-	return db.withWrite(ctx, func(tx *wtx) error {
+	return acc.db.withWrite(ctx, func(tx *wtx) error {
 		_, err := tx.ExecContext(ctx, `INSERT INTO meta (key, value) VALUES (?, ?)
 			ON CONFLICT (key) DO UPDATE SET value = excluded.value`, key, value)
 		if err != nil {

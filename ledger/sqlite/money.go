@@ -16,7 +16,7 @@ import (
 // or Currency is taken from it. A zero c.At means the action's time.
 // Errors: EINVALID (a zero amount, no platform or currency, a note over
 // ledger.MaxNoteRunes characters), ENOTFOUND (user or rental), EDUPLICATE.
-func (db *DB) AddCharge(ctx context.Context, a ledger.Action, rentalName string, c ledger.Charge) (ledger.Charge, error) {
+func (mon *Money) AddCharge(ctx context.Context, a ledger.Action, rentalName string, c ledger.Charge) (ledger.Charge, error) {
 	if c.Amount.IsZero() {
 		return ledger.Charge{}, ledger.Errorc(ledger.EINVALID, "charge_zero")
 	}
@@ -27,8 +27,8 @@ func (db *DB) AddCharge(ctx context.Context, a ledger.Action, rentalName string,
 	if name == "" {
 		name = c.Platform
 	}
-	err := db.withWrite(ctx, func(tx *wtx) error {
-		j, err := db.beginAction(ctx, tx, a, ledger.ActionCharge, name, true, true)
+	err := mon.db.withWrite(ctx, func(tx *wtx) error {
+		j, err := mon.db.beginAction(ctx, tx, a, ledger.ActionCharge, name, true, true)
 		if err != nil {
 			return err
 		}
@@ -88,15 +88,15 @@ type platformAmount struct {
 	at       time.Time
 }
 
-func (db *DB) addPlatformAmount(ctx context.Context, a ledger.Action, p *platformAmount) (id, userID, ref int64, err error) {
+func (mon *Money) addPlatformAmount(ctx context.Context, a ledger.Action, p *platformAmount) (id, userID, ref int64, err error) {
 	if p.platform == "" {
 		return 0, 0, 0, ledger.Errorc(ledger.EINVALID, "no_platform_given", p.kind)
 	}
 	if p.currency == "" {
 		return 0, 0, 0, ledger.Errorc(ledger.EINVALID, "no_currency_given", p.kind)
 	}
-	err = db.withWrite(ctx, func(tx *wtx) error {
-		j, err := db.beginAction(ctx, tx, a, p.kind, p.platform, true, true)
+	err = mon.db.withWrite(ctx, func(tx *wtx) error {
+		j, err := mon.db.beginAction(ctx, tx, a, p.kind, p.platform, true, true)
 		if err != nil {
 			return err
 		}
@@ -119,12 +119,12 @@ func (db *DB) addPlatformAmount(ctx context.Context, a ledger.Action, p *platfor
 // AddTopUp records money added to a platform balance. A zero t.At means
 // the action's time. Errors: EINVALID (an amount that is not positive, no
 // platform or currency), ENOTFOUND (user), EDUPLICATE.
-func (db *DB) AddTopUp(ctx context.Context, a ledger.Action, t ledger.TopUp) (ledger.TopUp, error) {
+func (mon *Money) AddTopUp(ctx context.Context, a ledger.Action, t ledger.TopUp) (ledger.TopUp, error) {
 	if t.Amount.Sign() <= 0 {
 		return ledger.TopUp{}, ledger.Errorc(ledger.EINVALID, "topup_positive", t.Amount)
 	}
 	p := platformAmount{table: "topups", kind: ledger.ActionTopUp, platform: t.Platform, amount: t.Amount, currency: t.Currency, at: t.At}
-	id, userID, ref, err := db.addPlatformAmount(ctx, a, &p)
+	id, userID, ref, err := mon.addPlatformAmount(ctx, a, &p)
 	if err != nil {
 		return ledger.TopUp{}, err
 	}
@@ -136,9 +136,9 @@ func (db *DB) AddTopUp(ctx context.Context, a ledger.Action, t ledger.TopUp) (le
 // some platforms let a balance run below zero). A zero b.At means the
 // action's time. Errors: EINVALID (no platform or currency), ENOTFOUND
 // (user), EDUPLICATE.
-func (db *DB) RecordBalance(ctx context.Context, a ledger.Action, b ledger.BalanceRecord) (ledger.BalanceRecord, error) {
+func (mon *Money) RecordBalance(ctx context.Context, a ledger.Action, b ledger.BalanceRecord) (ledger.BalanceRecord, error) {
 	p := platformAmount{table: "balances", kind: ledger.ActionBalance, platform: b.Platform, amount: b.Amount, currency: b.Currency, at: b.At}
-	id, userID, ref, err := db.addPlatformAmount(ctx, a, &p)
+	id, userID, ref, err := mon.addPlatformAmount(ctx, a, &p)
 	if err != nil {
 		return ledger.BalanceRecord{}, err
 	}

@@ -12,8 +12,6 @@ import (
 // This file implements ledger.NotifyStore: cards edited in place and
 // once-only notices.
 
-var _ ledger.NotifyStore = (*DB)(nil)
-
 const cardCols = `id, user_id, rental_id, kind, incident, message_id, text, first_at, last_at, reminders, snooze_until, kept, closed, pending`
 
 func scanCard(s scanner) (ledger.Card, error) {
@@ -35,8 +33,8 @@ func scanCard(s scanner) (ledger.Card, error) {
 }
 
 // Card returns the latest card of the rental and kind. Errors: ENOTFOUND.
-func (db *DB) Card(ctx context.Context, rentalID int64, kind ledger.CardKind) (ledger.Card, error) {
-	c, err := scanCard(db.reader.QueryRowContext(ctx, `SELECT `+cardCols+` FROM cards WHERE rental_id = ? AND kind = ?
+func (ns *Notices) Card(ctx context.Context, rentalID int64, kind ledger.CardKind) (ledger.Card, error) {
+	c, err := scanCard(ns.db.reader.QueryRowContext(ctx, `SELECT `+cardCols+` FROM cards WHERE rental_id = ? AND kind = ?
 		ORDER BY id DESC LIMIT 1`, rentalID, string(kind)))
 	if err == sql.ErrNoRows {
 		return c, ledger.Errorf(ledger.ENOTFOUND, "no %s card for rental %d", kind, rentalID)
@@ -49,8 +47,8 @@ func (db *DB) Card(ctx context.Context, rentalID int64, kind ledger.CardKind) (l
 
 // CardByMessage returns the card shown in the user's message. Errors:
 // ENOTFOUND.
-func (db *DB) CardByMessage(ctx context.Context, userID int64, messageID int) (ledger.Card, error) {
-	c, err := scanCard(db.reader.QueryRowContext(ctx, `SELECT `+cardCols+` FROM cards WHERE user_id = ? AND message_id = ?
+func (ns *Notices) CardByMessage(ctx context.Context, userID int64, messageID int) (ledger.Card, error) {
+	c, err := scanCard(ns.db.reader.QueryRowContext(ctx, `SELECT `+cardCols+` FROM cards WHERE user_id = ? AND message_id = ?
 		ORDER BY id DESC LIMIT 1`, userID, messageID))
 	if err == sql.ErrNoRows {
 		return c, ledger.Errorc(ledger.ENOTFOUND, "card_not_yours")
@@ -63,9 +61,9 @@ func (db *DB) CardByMessage(ctx context.Context, userID int64, messageID int) (l
 
 // SaveCard inserts a card (ID 0) or updates one, and returns it. A second
 // card for the same rental, kind and incident is ECONFLICT.
-func (db *DB) SaveCard(ctx context.Context, c ledger.Card) (ledger.Card, error) {
+func (ns *Notices) SaveCard(ctx context.Context, c ledger.Card) (ledger.Card, error) {
 	c.FirstAt, c.LastAt, c.SnoozeUntil = sec(c.FirstAt), sec(c.LastAt), sec(c.SnoozeUntil)
-	err := db.withTx(ctx, func(tx *sql.Tx) error {
+	err := ns.db.withTx(ctx, func(tx *sql.Tx) error {
 		if c.ID == 0 {
 			res, err := tx.ExecContext(ctx, `INSERT INTO cards (user_id, rental_id, kind, incident, message_id, text, first_at,
 				last_at, reminders, snooze_until, kept, closed, pending) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)`,
@@ -93,8 +91,8 @@ func (db *DB) SaveCard(ctx context.Context, c ledger.Card) (ledger.Card, error) 
 }
 
 // OpenCards returns the cards not closed, in id order.
-func (db *DB) OpenCards(ctx context.Context) ([]ledger.Card, error) {
-	rows, err := db.reader.QueryContext(ctx, `SELECT `+cardCols+` FROM cards WHERE closed = 0 ORDER BY id`)
+func (ns *Notices) OpenCards(ctx context.Context) ([]ledger.Card, error) {
+	rows, err := ns.db.reader.QueryContext(ctx, `SELECT `+cardCols+` FROM cards WHERE closed = 0 ORDER BY id`)
 	if err != nil {
 		return nil, storeError(fmt.Errorf("sqlite: open cards: %w", err))
 	}
@@ -114,9 +112,9 @@ func (db *DB) OpenCards(ctx context.Context) ([]ledger.Card, error) {
 }
 
 // MarkNotice records key and reports whether it is new.
-func (db *DB) MarkNotice(ctx context.Context, userID int64, key string, at time.Time) (bool, error) {
+func (ns *Notices) MarkNotice(ctx context.Context, userID int64, key string, at time.Time) (bool, error) {
 	var fresh bool
-	err := db.withTx(ctx, func(tx *sql.Tx) error {
+	err := ns.db.withTx(ctx, func(tx *sql.Tx) error {
 		res, err := tx.ExecContext(ctx, `INSERT INTO notices (key, user_id, at) VALUES (?, ?, ?) ON CONFLICT (key) DO NOTHING`,
 			key, userID, unix(sec(at)))
 		if err != nil {
@@ -130,8 +128,8 @@ func (db *DB) MarkNotice(ctx context.Context, userID int64, key string, at time.
 }
 
 // UnmarkNotice forgets key.
-func (db *DB) UnmarkNotice(ctx context.Context, key string) error {
-	return db.withTx(ctx, func(tx *sql.Tx) error {
+func (ns *Notices) UnmarkNotice(ctx context.Context, key string) error {
+	return ns.db.withTx(ctx, func(tx *sql.Tx) error {
 		if _, err := tx.ExecContext(ctx, `DELETE FROM notices WHERE key = ?`, key); err != nil {
 			return fmt.Errorf("sqlite: unmark notice: %w", err)
 		}
@@ -140,9 +138,9 @@ func (db *DB) UnmarkNotice(ctx context.Context, key string) error {
 }
 
 // HasNotice reports whether key was recorded.
-func (db *DB) HasNotice(ctx context.Context, key string) (bool, error) {
+func (ns *Notices) HasNotice(ctx context.Context, key string) (bool, error) {
 	var n int
-	if err := db.reader.QueryRowContext(ctx, `SELECT count(*) FROM notices WHERE key = ?`, key).Scan(&n); err != nil {
+	if err := ns.db.reader.QueryRowContext(ctx, `SELECT count(*) FROM notices WHERE key = ?`, key).Scan(&n); err != nil {
 		return false, storeError(fmt.Errorf("sqlite: has notice: %w", err))
 	}
 	return n > 0, nil

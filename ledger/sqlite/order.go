@@ -14,8 +14,6 @@ import (
 // This file implements ledger.OrderStore and the decision log: the
 // orders signed for agents and what the automatic policy decided.
 
-var _ ledger.OrderStore = (*DB)(nil)
-
 const orderCols = `id, rental_id, user_id, rental, action, origin, issued_at, expires_at, nonce, state, outcome, message, updated_at, boot_id, wait_for, idle_people_s`
 
 func scanOrder(s scanner) (ledger.Order, error) {
@@ -43,10 +41,10 @@ func scanOrder(s scanner) (ledger.Order, error) {
 // (the signature is made over the stored times). Errors: ECONFLICT when
 // the rental already has an order in flight, ENOTFOUND for an unknown
 // rental.
-func (db *DB) CreateOrder(ctx context.Context, o ledger.Order) (ledger.Order, error) {
+func (ords *Orders) CreateOrder(ctx context.Context, o ledger.Order) (ledger.Order, error) {
 	o.IssuedAt, o.ExpiresAt, o.UpdatedAt = sec(o.IssuedAt), sec(o.ExpiresAt), sec(o.IssuedAt)
 	o.State = ledger.OrderPending
-	err := db.withTx(ctx, func(tx *sql.Tx) error {
+	err := ords.db.withTx(ctx, func(tx *sql.Tx) error {
 		var one int
 		err := tx.QueryRowContext(ctx, `SELECT 1 FROM rentals WHERE id = ? AND released = 0`, o.RentalID).Scan(&one)
 		if err == sql.ErrNoRows {
@@ -70,8 +68,8 @@ func (db *DB) CreateOrder(ctx context.Context, o ledger.Order) (ledger.Order, er
 }
 
 // Order returns one order. Errors: ENOTFOUND.
-func (db *DB) Order(ctx context.Context, id string) (ledger.Order, error) {
-	o, err := scanOrder(db.reader.QueryRowContext(ctx, `SELECT `+orderCols+` FROM agent_orders WHERE id = ?`, id))
+func (ords *Orders) Order(ctx context.Context, id string) (ledger.Order, error) {
+	o, err := scanOrder(ords.db.reader.QueryRowContext(ctx, `SELECT `+orderCols+` FROM agent_orders WHERE id = ?`, id))
 	if err == sql.ErrNoRows {
 		return o, ledger.Errorf(ledger.ENOTFOUND, "no order %q", id)
 	}
@@ -83,14 +81,14 @@ func (db *DB) Order(ctx context.Context, id string) (ledger.Order, error) {
 
 // OpenOrders returns the orders in flight of one rental, or of all when
 // rentalID is 0, oldest first.
-func (db *DB) OpenOrders(ctx context.Context, rentalID int64) ([]ledger.Order, error) {
+func (ords *Orders) OpenOrders(ctx context.Context, rentalID int64) ([]ledger.Order, error) {
 	q := `SELECT ` + orderCols + ` FROM agent_orders WHERE state IN ('pending', 'started')`
 	var args []any
 	if rentalID != 0 {
 		q += ` AND rental_id = ?`
 		args = append(args, rentalID)
 	}
-	rows, err := db.reader.QueryContext(ctx, q+` ORDER BY issued_at, id`, args...)
+	rows, err := ords.db.reader.QueryContext(ctx, q+` ORDER BY issued_at, id`, args...)
 	if err != nil {
 		return nil, storeError(fmt.Errorf("sqlite: open orders: %w", err))
 	}
@@ -116,16 +114,16 @@ func (db *DB) OpenOrders(ctx context.Context, rentalID int64) ([]ledger.Order, e
 // the same transaction, journaled as an action of the order's user with
 // the key "order:ID" that Undo does not reverse, unless the rental is already stopped or released
 // (the user recorded it by hand); the rental is returned.
-func (db *DB) UpdateOrder(ctx context.Context, o ledger.Order, ev *ledger.Event) (ledger.Order, *ledger.Rental, error) {
+func (ords *Orders) UpdateOrder(ctx context.Context, o ledger.Order, ev *ledger.Event) (ledger.Order, *ledger.Rental, error) {
 	o.UpdatedAt = sec(o.UpdatedAt)
 	if o.UpdatedAt.IsZero() {
-		o.UpdatedAt = db.now()
+		o.UpdatedAt = ords.db.now()
 	}
 	var (
 		out ledger.Order
 		rl  *ledger.Rental
 	)
-	err := db.withTx(ctx, func(tx *sql.Tx) error {
+	err := ords.db.withTx(ctx, func(tx *sql.Tx) error {
 		cur, err := scanOrder(tx.QueryRowContext(ctx, `SELECT `+orderCols+` FROM agent_orders WHERE id = ?`, o.ID))
 		if err == sql.ErrNoRows {
 			return ledger.Errorf(ledger.ENOTFOUND, "no order %q", o.ID)
@@ -172,7 +170,7 @@ func (db *DB) UpdateOrder(ctx context.Context, o ledger.Order, ev *ledger.Event)
 		// /undo cannot bring it back (a stopped rental is started again
 		// with /resume). Undo skips it, and refuses to reverse an earlier
 		// change of the same rental beneath it.
-		j, err := db.beginAction(ctx, tx, ledger.Action{UserID: cur.UserID, At: e.At, Key: "order:" + cur.ID}, ledger.ActionKind(e.Kind), rl.Name, false, true)
+		j, err := ords.db.beginAction(ctx, tx, ledger.Action{UserID: cur.UserID, At: e.At, Key: "order:" + cur.ID}, ledger.ActionKind(e.Kind), rl.Name, false, true)
 		if err != nil {
 			return err
 		}
@@ -207,10 +205,10 @@ func (db *DB) UpdateOrder(ctx context.Context, o ledger.Order, ev *ledger.Event)
 // AddDecision records an automatic decision: its English Summary and
 // Evidence, and their messages by key with typed arguments. EINVALID if a
 // message holds an argument of a type it cannot keep.
-func (db *DB) AddDecision(ctx context.Context, d ledger.Decision) (ledger.Decision, error) {
+func (ords *Orders) AddDecision(ctx context.Context, d ledger.Decision) (ledger.Decision, error) {
 	d.At = sec(d.At)
 	if d.At.IsZero() {
-		d.At = db.now()
+		d.At = ords.db.now()
 	}
 	sArgs, err := msgJSON(d.SummaryMsg)
 	if err != nil {
@@ -220,7 +218,7 @@ func (db *DB) AddDecision(ctx context.Context, d ledger.Decision) (ledger.Decisi
 	if err != nil {
 		return d, err
 	}
-	err = db.withTx(ctx, func(tx *sql.Tx) error {
+	err = ords.db.withTx(ctx, func(tx *sql.Tx) error {
 		res, err := tx.ExecContext(ctx, `INSERT INTO decisions (user_id, rental_id, at, kind, summary, evidence,
 			summary_key, summary_args, evidence_key, evidence_args) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 			d.UserID, d.RentalID, unix(d.At), string(d.Kind), d.Summary, d.Evidence,
@@ -260,11 +258,11 @@ func msgOf(key, args string) (ledger.Message, error) {
 }
 
 // Decisions returns the rental's latest decisions, newest first.
-func (db *DB) Decisions(ctx context.Context, rentalID int64, limit int) ([]ledger.Decision, error) {
+func (ords *Orders) Decisions(ctx context.Context, rentalID int64, limit int) ([]ledger.Decision, error) {
 	if limit <= 0 {
 		limit = 20
 	}
-	rows, err := db.reader.QueryContext(ctx, `SELECT id, user_id, rental_id, at, kind, summary, evidence,
+	rows, err := ords.db.reader.QueryContext(ctx, `SELECT id, user_id, rental_id, at, kind, summary, evidence,
 		summary_key, summary_args, evidence_key, evidence_args FROM decisions
 		WHERE rental_id = ? ORDER BY id DESC LIMIT ?`, rentalID, limit)
 	if err != nil {
@@ -287,10 +285,10 @@ func (db *DB) Decisions(ctx context.Context, rentalID int64, limit int) ([]ledge
 		// A message that cannot be read back is left out: the English
 		// text is shown instead, and nothing is lost.
 		if d.SummaryMsg, err = msgOf(sKey, sArgs); err != nil {
-			db.log.Error("sqlite: decisions", "id", d.ID, "err", err)
+			ords.db.log.Error("sqlite: decisions", "id", d.ID, "err", err)
 		}
 		if d.EvidenceMsg, err = msgOf(eKey, eArgs); err != nil {
-			db.log.Error("sqlite: decisions", "id", d.ID, "err", err)
+			ords.db.log.Error("sqlite: decisions", "id", d.ID, "err", err)
 		}
 		out = append(out, d)
 	}
@@ -298,4 +296,59 @@ func (db *DB) Decisions(ctx context.Context, rentalID int64, limit int) ([]ledge
 		return nil, storeError(fmt.Errorf("sqlite: decisions: %w", err))
 	}
 	return out, nil
+}
+
+// SetAutoPolicy replaces the policy of the user's unreleased rental called
+// name. Errors: EINVALID, ENOTFOUND, ECONFLICT (released).
+func (ords *Orders) SetAutoPolicy(ctx context.Context, userID int64, name string, p ledger.AutoPolicy) (ledger.AutoPolicy, error) {
+	if err := p.ValidateStored(); err != nil {
+		return p, err
+	}
+	p.SetAt = sec(p.SetAt)
+	if p.SetAt.IsZero() {
+		p.SetAt = ords.db.now()
+	}
+	err := ords.db.withTx(ctx, func(tx *sql.Tx) error {
+		r, err := findRental(ctx, tx, userID, name)
+		if err != nil {
+			return err
+		}
+		if r.State() == ledger.Released {
+			return ledger.Errorc(ledger.ECONFLICT, "was_released", name)
+		}
+		p.RentalID = r.ID
+		_, err = tx.ExecContext(ctx, `INSERT INTO auto_policies (rental_id, action, after_ns, set_at, wait_for, idle_people_ns) VALUES (?, ?, ?, ?, ?, ?)
+			ON CONFLICT (rental_id) DO UPDATE SET action = excluded.action, after_ns = excluded.after_ns, set_at = excluded.set_at,
+			wait_for = excluded.wait_for, idle_people_ns = excluded.idle_people_ns`,
+			r.ID, string(p.Action), int64(p.After), unix(p.SetAt), string(p.WaitFor), int64(p.IdlePeople))
+		if err != nil {
+			return fmt.Errorf("sqlite: set policy: %w", err)
+		}
+		return nil
+	})
+	return p, err
+}
+
+// AutoPolicy returns the rental's policy; a rental without one gets
+// Action notify.
+func (ords *Orders) AutoPolicy(ctx context.Context, rentalID int64) (ledger.AutoPolicy, error) {
+	p := ledger.AutoPolicy{RentalID: rentalID, Action: ledger.AutoNotify}
+	var (
+		action  string
+		after   int64
+		setAt   int64
+		waitFor string
+		idle    int64
+	)
+	err := ords.db.reader.QueryRowContext(ctx, `SELECT action, after_ns, set_at, wait_for, idle_people_ns FROM auto_policies WHERE rental_id = ?`, rentalID).
+		Scan(&action, &after, &setAt, &waitFor, &idle)
+	if err == sql.ErrNoRows {
+		return p, nil
+	}
+	if err != nil {
+		return p, storeError(fmt.Errorf("sqlite: policy: %w", err))
+	}
+	p.Action, p.After, p.SetAt = ledger.AutoAction(action), time.Duration(after), fromUnix(setAt)
+	p.WaitFor, p.IdlePeople = ledger.WaitFor(waitFor), time.Duration(idle)
+	return p, nil
 }

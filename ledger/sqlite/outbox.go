@@ -12,8 +12,6 @@ import (
 // deleted once sent, so a crash between the commit and the send loses
 // nothing (migration 018).
 
-var _ ledger.OutboxStore = (*DB)(nil)
-
 // checkNotice validates n and renders it for the rental r (nil: none).
 func checkNotice(n *ledger.Notice, r *ledger.Rental) (string, error) {
 	if n.Topic == "" || len(n.Topic) > 64 {
@@ -31,12 +29,12 @@ func checkNotice(n *ledger.Notice, r *ledger.Rental) (string, error) {
 
 // writeOutbox writes n for userID in tx, rendered for r, and returns the
 // item as stored.
-func (db *DB) writeOutbox(ctx context.Context, tx querier, userID int64, n *ledger.Notice, r *ledger.Rental) (ledger.OutboxItem, error) {
+func (ns *Notices) writeOutbox(ctx context.Context, tx querier, userID int64, n *ledger.Notice, r *ledger.Rental) (ledger.OutboxItem, error) {
 	text, err := checkNotice(n, r)
 	if err != nil {
 		return ledger.OutboxItem{}, err
 	}
-	it := ledger.OutboxItem{UserID: userID, Topic: n.Topic, Text: text, Silent: n.Silent, At: db.now()}
+	it := ledger.OutboxItem{UserID: userID, Topic: n.Topic, Text: text, Silent: n.Silent, At: ns.db.now()}
 	res, err := tx.ExecContext(ctx, `INSERT INTO outbox (user_id, topic, text, silent, created_at) VALUES (?, ?, ?, ?, ?)`,
 		userID, it.Topic, it.Text, boolInt(it.Silent), unix(it.At))
 	if err != nil {
@@ -48,11 +46,11 @@ func (db *DB) writeOutbox(ctx context.Context, tx querier, userID int64, n *ledg
 
 // Outbox returns the user's pending items of topic, oldest first, at
 // most limit (1..1000; others are 100).
-func (db *DB) Outbox(ctx context.Context, userID int64, topic string, limit int) ([]ledger.OutboxItem, error) {
+func (ns *Notices) Outbox(ctx context.Context, userID int64, topic string, limit int) ([]ledger.OutboxItem, error) {
 	if limit <= 0 || limit > 1000 {
 		limit = 100
 	}
-	rows, err := db.reader.QueryContext(ctx, `SELECT id, user_id, topic, text, silent, created_at FROM outbox
+	rows, err := ns.db.reader.QueryContext(ctx, `SELECT id, user_id, topic, text, silent, created_at FROM outbox
 		WHERE user_id = ? AND topic = ? ORDER BY id LIMIT ?`, userID, topic, limit)
 	if err != nil {
 		return nil, storeError(fmt.Errorf("sqlite: outbox: %w", err))
@@ -78,8 +76,8 @@ func (db *DB) Outbox(ctx context.Context, userID int64, topic string, limit int)
 }
 
 // SentOutbox deletes item id; one already gone is no error.
-func (db *DB) SentOutbox(ctx context.Context, id int64) error {
-	return db.withWrite(ctx, func(tx *wtx) error {
+func (ns *Notices) SentOutbox(ctx context.Context, id int64) error {
+	return ns.db.withWrite(ctx, func(tx *wtx) error {
 		if _, err := tx.ExecContext(ctx, `DELETE FROM outbox WHERE id = ?`, id); err != nil {
 			return fmt.Errorf("sqlite: sent outbox %d: %w", id, err)
 		}
@@ -89,14 +87,14 @@ func (db *DB) SentOutbox(ctx context.Context, id int64) error {
 
 // Tell writes n for userID alone (its Text is called with a nil
 // rental). Errors: EINVALID (checkNotice), ENOTFOUND ("not_registered").
-func (db *DB) Tell(ctx context.Context, userID int64, n ledger.Notice) (ledger.OutboxItem, error) {
+func (ns *Notices) Tell(ctx context.Context, userID int64, n ledger.Notice) (ledger.OutboxItem, error) {
 	var it ledger.OutboxItem
-	err := db.withWrite(ctx, func(tx *wtx) error {
+	err := ns.db.withWrite(ctx, func(tx *wtx) error {
 		if err := userExists(ctx, tx, userID); err != nil {
 			return err
 		}
 		var err error
-		it, err = db.writeOutbox(ctx, tx, userID, &n, nil)
+		it, err = ns.writeOutbox(ctx, tx, userID, &n, nil)
 		return err
 	})
 	return it, err

@@ -10,8 +10,6 @@ import (
 	"github.com/gpuledger/gpuledger/ledger"
 )
 
-var _ ledger.PlatformStore = (*DB)(nil)
-
 // actionBind is the journal kind of BindPlatformRental's row, written only
 // for its key: not undoable (an answer that changes no money).
 const actionBind ledger.ActionKind = "bind"
@@ -106,18 +104,18 @@ func storedInstance(ctx context.Context, q querier, userID int64, platform, plat
 
 // PlatformInstances returns the user's instances listed on platform, by
 // PlatformID. Errors: EINVALID (a malformed platform name).
-func (db *DB) PlatformInstances(ctx context.Context, userID int64, platform string) ([]ledger.PlatformInstance, error) {
+func (ps *Platforms) PlatformInstances(ctx context.Context, userID int64, platform string) ([]ledger.PlatformInstance, error) {
 	if err := checkPlatform(platform); err != nil {
 		return nil, err
 	}
-	out, err := platformInstances(ctx, db.reader, `user_id = ? AND platform = ?`, userID, platform)
+	out, err := platformInstances(ctx, ps.db.reader, `user_id = ? AND platform = ?`, userID, platform)
 	return out, storeError(err)
 }
 
 // PlatformInstance returns the user's instance with row ID id. Errors:
 // ENOTFOUND "no_platform_instance" (another user's included).
-func (db *DB) PlatformInstance(ctx context.Context, userID, id int64) (ledger.PlatformInstance, error) {
-	ins, err := platformInstances(ctx, db.reader, `user_id = ? AND id = ?`, userID, id)
+func (ps *Platforms) PlatformInstance(ctx context.Context, userID, id int64) (ledger.PlatformInstance, error) {
+	ins, err := platformInstances(ctx, ps.db.reader, `user_id = ? AND id = ?`, userID, id)
 	if err != nil {
 		return ledger.PlatformInstance{}, storeError(err)
 	}
@@ -232,12 +230,12 @@ func writeInstance(ctx context.Context, tx querier, in ledger.PlatformInstance, 
 // and the first FirstSeen stored is kept. Errors: EINVALID
 // (PlatformInstance.Validate's keys), ENOTFOUND ("not_registered",
 // "no_rental_id"), ECONFLICT ("rental_other_instance").
-func (db *DB) SavePlatformInstance(ctx context.Context, in ledger.PlatformInstance) (ledger.PlatformInstance, error) {
+func (ps *Platforms) SavePlatformInstance(ctx context.Context, in ledger.PlatformInstance) (ledger.PlatformInstance, error) {
 	if err := checkInstance(&in, 0); err != nil {
 		return ledger.PlatformInstance{}, err
 	}
 	var out ledger.PlatformInstance
-	err := db.withWrite(ctx, func(tx *wtx) error {
+	err := ps.db.withWrite(ctx, func(tx *wtx) error {
 		if err := userExists(ctx, tx, in.UserID); err != nil {
 			return err
 		}
@@ -251,7 +249,7 @@ func (db *DB) SavePlatformInstance(ctx context.Context, in ledger.PlatformInstan
 			}
 		}
 		var err error
-		out, err = writeInstance(ctx, tx, in, db.now())
+		out, err = writeInstance(ctx, tx, in, ps.db.now())
 		return err
 	})
 	if err != nil {
@@ -265,12 +263,12 @@ func (db *DB) SavePlatformInstance(ctx context.Context, in ledger.PlatformInstan
 // rental, nil when in is not bound): a price told is stored as told
 // exactly when its notice is stored to be sent. Errors:
 // SavePlatformInstance's, and EINVALID for a bad notice.
-func (db *DB) TellPlatformInstance(ctx context.Context, in ledger.PlatformInstance, n ledger.Notice) (ledger.PlatformInstance, error) {
+func (ps *Platforms) TellPlatformInstance(ctx context.Context, in ledger.PlatformInstance, n ledger.Notice) (ledger.PlatformInstance, error) {
 	if err := checkInstance(&in, 0); err != nil {
 		return ledger.PlatformInstance{}, err
 	}
 	var out ledger.PlatformInstance
-	err := db.withWrite(ctx, func(tx *wtx) error {
+	err := ps.db.withWrite(ctx, func(tx *wtx) error {
 		if err := userExists(ctx, tx, in.UserID); err != nil {
 			return err
 		}
@@ -285,10 +283,10 @@ func (db *DB) TellPlatformInstance(ctx context.Context, in ledger.PlatformInstan
 			}
 		}
 		var err error
-		if out, err = writeInstance(ctx, tx, in, db.now()); err != nil {
+		if out, err = writeInstance(ctx, tx, in, ps.db.now()); err != nil {
 			return err
 		}
-		_, err = db.writeOutbox(ctx, tx, in.UserID, &n, r)
+		_, err = ps.db.writeOutbox(ctx, tx, in.UserID, &n, r)
 		return err
 	})
 	if err != nil {
@@ -323,7 +321,7 @@ func boundElsewhere(ctx context.Context, q querier, in ledger.PlatformInstance, 
 // ENOTFOUND, EDUPLICATE for a repeated a.Key, which changes nothing),
 // PlatformInstance.Validate's, ECONFLICT "platform_bound" if the instance
 // is bound already and "platform_id_in_use" if a live rental is it.
-func (db *DB) AddSyncedRental(ctx context.Context, a ledger.Action, in ledger.PlatformInstance, r ledger.Rental) (*ledger.Rental, ledger.PlatformInstance, error) {
+func (ps *Platforms) AddSyncedRental(ctx context.Context, a ledger.Action, in ledger.PlatformInstance, r ledger.Rental) (*ledger.Rental, ledger.PlatformInstance, error) {
 	if r.Platform == "" {
 		r.Platform = in.Platform
 	}
@@ -354,8 +352,8 @@ func (db *DB) AddSyncedRental(ctx context.Context, a ledger.Action, in ledger.Pl
 		out *ledger.Rental
 		got ledger.PlatformInstance
 	)
-	err = db.withWrite(ctx, func(tx *wtx) error {
-		j, err := db.beginAction(ctx, tx, a, ledger.ActionSync, r.Name, true, true)
+	err = ps.db.withWrite(ctx, func(tx *wtx) error {
+		j, err := ps.db.beginAction(ctx, tx, a, ledger.ActionSync, r.Name, true, true)
 		if err != nil {
 			return err
 		}
@@ -389,7 +387,7 @@ func (db *DB) AddSyncedRental(ctx context.Context, a ledger.Action, in ledger.Pl
 			return err
 		}
 		if tell != nil {
-			_, err = db.writeOutbox(ctx, tx, j.userID, tell, out)
+			_, err = ps.db.writeOutbox(ctx, tx, j.userID, tell, out)
 		}
 		return err
 	})
@@ -426,7 +424,7 @@ func syncedStop(r *ledger.Rental) (*ledger.Event, error) {
 // rental on another platform; "platform_bound": the rental is another
 // instance, or the instance another rental; "platform_id_in_use"),
 // EDUPLICATE.
-func (db *DB) BindPlatformRental(ctx context.Context, a ledger.Action, in ledger.PlatformInstance, rentalID int64) (*ledger.Rental, ledger.PlatformInstance, error) {
+func (ps *Platforms) BindPlatformRental(ctx context.Context, a ledger.Action, in ledger.PlatformInstance, rentalID int64) (*ledger.Rental, ledger.PlatformInstance, error) {
 	if err := noTell(a); err != nil {
 		return nil, ledger.PlatformInstance{}, err
 	}
@@ -438,10 +436,10 @@ func (db *DB) BindPlatformRental(ctx context.Context, a ledger.Action, in ledger
 		out *ledger.Rental
 		got ledger.PlatformInstance
 	)
-	err := db.withWrite(ctx, func(tx *wtx) error {
-		now := db.now()
+	err := ps.db.withWrite(ctx, func(tx *wtx) error {
+		now := ps.db.now()
 		if a.Key != "" {
-			j, err := db.beginAction(ctx, tx, a, actionBind, "", false, true)
+			j, err := ps.db.beginAction(ctx, tx, a, actionBind, "", false, true)
 			if err != nil {
 				return err
 			}
@@ -497,7 +495,7 @@ func (db *DB) BindPlatformRental(ctx context.Context, a ledger.Action, in ledger
 // ENOTFOUND "platform_not_bound" if the stored instance is not bound,
 // ECONFLICT "platform_bound" if in names another rental than the stored
 // binding.
-func (db *DB) ApplyPlatformEvent(ctx context.Context, a ledger.Action, in ledger.PlatformInstance, ev ledger.Event) (*ledger.Rental, ledger.PlatformInstance, error) {
+func (ps *Platforms) ApplyPlatformEvent(ctx context.Context, a ledger.Action, in ledger.PlatformInstance, ev ledger.Event) (*ledger.Rental, ledger.PlatformInstance, error) {
 	switch ev.Kind {
 	case ledger.EventStop, ledger.EventResume, ledger.EventRelease:
 	default:
@@ -518,8 +516,8 @@ func (db *DB) ApplyPlatformEvent(ctx context.Context, a ledger.Action, in ledger
 		out *ledger.Rental
 		got ledger.PlatformInstance
 	)
-	err := db.withWrite(ctx, func(tx *wtx) error {
-		j, err := db.beginAction(ctx, tx, a, ledger.ActionKind(ev.Kind), "", true, true)
+	err := ps.db.withWrite(ctx, func(tx *wtx) error {
+		j, err := ps.db.beginAction(ctx, tx, a, ledger.ActionKind(ev.Kind), "", true, true)
 		if err != nil {
 			return err
 		}
@@ -562,7 +560,7 @@ func (db *DB) ApplyPlatformEvent(ctx context.Context, a ledger.Action, in ledger
 		r.Events = append(r.Events, ev)
 		out = r
 		if tell != nil {
-			_, err = db.writeOutbox(ctx, tx, j.userID, tell, out)
+			_, err = ps.db.writeOutbox(ctx, tx, j.userID, tell, out)
 		}
 		return err
 	})
@@ -575,14 +573,14 @@ func (db *DB) ApplyPlatformEvent(ctx context.Context, a ledger.Action, in ledger
 // RentalByPlatformID returns the user's newest rental (released or not)
 // that is platform's instance platformID. Errors: EINVALID (a malformed
 // platform or ID), ENOTFOUND "no_platform_rental".
-func (db *DB) RentalByPlatformID(ctx context.Context, userID int64, platform, platformID string) (*ledger.Rental, error) {
+func (ps *Platforms) RentalByPlatformID(ctx context.Context, userID int64, platform, platformID string) (*ledger.Rental, error) {
 	if err := checkPlatform(platform); err != nil {
 		return nil, err
 	}
 	if err := ledger.CheckPlatformID(platformID); err != nil {
 		return nil, err
 	}
-	rs, err := loadRentals(ctx, db.reader, `r.id = (SELECT id FROM rentals WHERE user_id = ? AND platform = ?
+	rs, err := loadRentals(ctx, ps.db.reader, `r.id = (SELECT id FROM rentals WHERE user_id = ? AND platform = ?
 		AND platform_id = ? ORDER BY id DESC LIMIT 1)`, userID, platform, platformID)
 	if err != nil {
 		return nil, storeError(err)
@@ -603,7 +601,7 @@ func (db *DB) RentalByPlatformID(ctx context.Context, userID int64, platform, pl
 // and one row per hour otherwise. A zero b.At is the store's now.
 // Errors: EINVALID (a malformed platform, a currency that is not an
 // upper-case ISO code), ENOTFOUND ("not_registered").
-func (db *DB) RecordPlatformBalance(ctx context.Context, b ledger.BalanceRecord) (ledger.BalanceRecord, error) {
+func (ps *Platforms) RecordPlatformBalance(ctx context.Context, b ledger.BalanceRecord) (ledger.BalanceRecord, error) {
 	if err := checkPlatform(b.Platform); err != nil {
 		return ledger.BalanceRecord{}, err
 	}
@@ -614,9 +612,9 @@ func (db *DB) RecordPlatformBalance(ctx context.Context, b ledger.BalanceRecord)
 		return ledger.BalanceRecord{}, ledger.Errorf(ledger.EINVALID, "the balance has no user")
 	}
 	b.At, b.API, b.ID = sec(b.At), true, 0
-	err := db.withWrite(ctx, func(tx *wtx) error {
+	err := ps.db.withWrite(ctx, func(tx *wtx) error {
 		if b.At.IsZero() {
-			b.At = db.now()
+			b.At = ps.db.now()
 		}
 		if err := userExists(ctx, tx, b.UserID); err != nil {
 			return err

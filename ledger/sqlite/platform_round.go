@@ -31,11 +31,11 @@ func readGen(ctx context.Context, q querier, userID int64, platform string) (int
 // triggers of migration 016, so a change from an /undo's trigger or from
 // another process counts as well as the sync's own). 0: no row yet.
 // Errors: EINVALID (a malformed platform).
-func (db *DB) PlatformGeneration(ctx context.Context, userID int64, platform string) (int64, error) {
+func (ps *Platforms) PlatformGeneration(ctx context.Context, userID int64, platform string) (int64, error) {
 	if err := checkPlatform(platform); err != nil {
 		return 0, err
 	}
-	st, err := db.readStmt(ctx, genQuery)
+	st, err := ps.db.readStmt(ctx, genQuery)
 	if err != nil {
 		return 0, storeError(fmt.Errorf("sqlite: platform generation: %w", err))
 	}
@@ -50,7 +50,7 @@ func (db *DB) PlatformGeneration(ctx context.Context, userID int64, platform str
 
 // PlatformInstancesGen returns PlatformInstances and the generation they
 // are at, read in one snapshot. Errors: EINVALID (a malformed platform).
-func (db *DB) PlatformInstancesGen(ctx context.Context, userID int64, platform string) ([]ledger.PlatformInstance, int64, error) {
+func (ps *Platforms) PlatformInstancesGen(ctx context.Context, userID int64, platform string) ([]ledger.PlatformInstance, int64, error) {
 	if err := checkPlatform(platform); err != nil {
 		return nil, 0, err
 	}
@@ -58,7 +58,7 @@ func (db *DB) PlatformInstancesGen(ctx context.Context, userID int64, platform s
 		out []ledger.PlatformInstance
 		gen int64
 	)
-	err := db.withRead(ctx, func(tx *sql.Tx) error {
+	err := ps.db.withRead(ctx, func(tx *sql.Tx) error {
 		var err error
 		if gen, err = readGen(ctx, tx, userID, platform); err != nil {
 			return err
@@ -82,7 +82,7 @@ func (db *DB) PlatformInstancesGen(ctx context.Context, userID int64, platform s
 // was end.Gen, so nothing but these refreshes changed the rows since the
 // caller read them. Errors: EINVALID (a malformed platform), ENOTFOUND
 // (no connector: the refreshes are committed all the same).
-func (db *DB) FinishSyncRound(ctx context.Context, end ledger.SyncRoundEnd) (int64, bool, error) {
+func (ps *Platforms) FinishSyncRound(ctx context.Context, end ledger.SyncRoundEnd) (int64, bool, error) {
 	if err := checkPlatform(end.Platform); err != nil {
 		return 0, false, err
 	}
@@ -92,7 +92,7 @@ func (db *DB) FinishSyncRound(ctx context.Context, end ledger.SyncRoundEnd) (int
 		current bool
 		gen     int64
 	)
-	err := db.withWrite(ctx, func(tx *wtx) error {
+	err := ps.db.withWrite(ctx, func(tx *wtx) error {
 		var err error
 		if gen, err = readGen(ctx, tx, end.UserID, end.Platform); err != nil {
 			return err
@@ -110,7 +110,7 @@ func (db *DB) FinishSyncRound(ctx context.Context, end ledger.SyncRoundEnd) (int
 				return err
 			}
 		}
-		found, err = markSynced(ctx, tx, whenOrNow(db, end.SyncedAt), end.UserID, end.Platform, end.Err)
+		found, err = markSynced(ctx, tx, whenOrNow(ps.db, end.SyncedAt), end.UserID, end.Platform, end.Err)
 		return err
 	})
 	if err != nil {

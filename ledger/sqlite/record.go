@@ -55,11 +55,11 @@ type storedRecord struct {
 // Records returns the user's typed charges, top-ups, balance readings and
 // traffic records, newest first: all of them, or those of the rental or
 // platform f.Name; at most f.Limit (default 30).
-func (db *DB) Records(ctx context.Context, userID int64, f ledger.RecordFilter) ([]ledger.Record, error) {
+func (mon *Money) Records(ctx context.Context, userID int64, f ledger.RecordFilter) ([]ledger.Record, error) {
 	if f.Limit <= 0 {
 		f.Limit = 30
 	}
-	rows, err := db.reader.QueryContext(ctx, `SELECT kind, ref, id, rental_id, rental, platform, amount, currency, note, bytes, direction, at
+	rows, err := mon.db.reader.QueryContext(ctx, `SELECT kind, ref, id, rental_id, rental, platform, amount, currency, note, bytes, direction, at
 		FROM (`+recordsSQL+`) WHERE ? = '' OR rental = ? OR platform = ? ORDER BY at DESC, ref DESC LIMIT ?`,
 		userID, userID, userID, userID, f.Name, f.Name, f.Name, f.Limit)
 	if err != nil {
@@ -116,9 +116,9 @@ func findRecord(ctx context.Context, q querier, userID, ref int64) (ledger.Recor
 // beginRecordAction journals a deletion or correction of the user's record
 // ref: the journal row comes first (a retried one is EDUPLICATE, not "no
 // record"), and takes its kind once the record is found.
-func (db *DB) beginRecordAction(ctx context.Context, tx querier, a ledger.Action, ref int64, kind func(ledger.RecordKind) ledger.ActionKind) (journal, ledger.Record, storedRecord, error) {
+func (mon *Money) beginRecordAction(ctx context.Context, tx querier, a ledger.Action, ref int64, kind func(ledger.RecordKind) ledger.ActionKind) (journal, ledger.Record, storedRecord, error) {
 	name := fmt.Sprintf("#%d", ref)
-	j, err := db.beginAction(ctx, tx, a, kind(ledger.RecordCharge), name, true, true)
+	j, err := mon.db.beginAction(ctx, tx, a, kind(ledger.RecordCharge), name, true, true)
 	if err != nil {
 		return j, ledger.Record{}, storedRecord{}, err
 	}
@@ -141,10 +141,10 @@ func (db *DB) beginRecordAction(ctx context.Context, tx querier, a ledger.Action
 // balance reading or traffic record) and returns it. The journal keeps the
 // row, and Undo puts it back under the same reference. Errors: ENOTFOUND
 // (no such record of the user's), EDUPLICATE.
-func (db *DB) DeleteRecord(ctx context.Context, a ledger.Action, ref int64) (ledger.Record, error) {
+func (mon *Money) DeleteRecord(ctx context.Context, a ledger.Action, ref int64) (ledger.Record, error) {
 	var out ledger.Record
-	err := db.withWrite(ctx, func(tx *wtx) error {
-		_, r, st, err := db.beginRecordAction(ctx, tx, a, ref, ledger.RecordKind.DeleteAction)
+	err := mon.db.withWrite(ctx, func(tx *wtx) error {
+		_, r, st, err := mon.beginRecordAction(ctx, tx, a, ref, ledger.RecordKind.DeleteAction)
 		if err != nil {
 			return err
 		}
@@ -165,9 +165,9 @@ func (db *DB) DeleteRecord(ctx context.Context, a ledger.Action, ref int64) (led
 // traffic) before the rental started; the currency stays the record's.
 // Errors: ENOTFOUND, EINVALID (those rules, or a field the record's kind
 // does not have), EDUPLICATE.
-func (db *DB) FixRecord(ctx context.Context, a ledger.Action, ref int64, f ledger.RecordFix) (old, fixed ledger.Record, err error) {
-	err = db.withWrite(ctx, func(tx *wtx) error {
-		j, r, _, err := db.beginRecordAction(ctx, tx, a, ref, ledger.RecordKind.FixAction)
+func (mon *Money) FixRecord(ctx context.Context, a ledger.Action, ref int64, f ledger.RecordFix) (old, fixed ledger.Record, err error) {
+	err = mon.db.withWrite(ctx, func(tx *wtx) error {
+		j, r, _, err := mon.beginRecordAction(ctx, tx, a, ref, ledger.RecordKind.FixAction)
 		if err != nil {
 			return err
 		}

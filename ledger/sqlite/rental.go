@@ -369,12 +369,12 @@ func validateTraffic(t *ledger.TrafficTerms) error {
 // "platform_id_long", "platform_id_chars"), ENOTFOUND for an unknown user,
 // ECONFLICT if an unreleased rental of the user has the same name (or,
 // "platform_id_in_use", the same platform and PlatformID), EDUPLICATE.
-func (db *DB) CreateRental(ctx context.Context, a ledger.Action, r ledger.Rental) (*ledger.Rental, error) {
+func (rt *Rentals) CreateRental(ctx context.Context, a ledger.Action, r ledger.Rental) (*ledger.Rental, error) {
 	start, err := checkNewRental(&r)
 	if err != nil {
 		return nil, err
 	}
-	return journaled(ctx, db, a, ledger.ActionRent, r.Name, func(tx *wtx, j journal) (*ledger.Rental, error) {
+	return journaled(ctx, rt.db, a, ledger.ActionRent, r.Name, func(tx *wtx, j journal) (*ledger.Rental, error) {
 		conflict := fmt.Sprintf("an unreleased rental named %s already exists (release it first or choose another name)", r.Name)
 		switch used, err := nameInUse(ctx, tx, j.userID, r.Name); {
 		case err != nil:
@@ -491,7 +491,7 @@ func addEvent(ctx context.Context, tx querier, rentalID, actionID int64, ev ledg
 // anything after a release: a name that only a released rental has gets
 // "already released"), ENOTFOUND if the user has no rental by that name,
 // EDUPLICATE.
-func (db *DB) AppendEvent(ctx context.Context, a ledger.Action, name string, ev ledger.Event) (*ledger.Rental, error) {
+func (rt *Rentals) AppendEvent(ctx context.Context, a ledger.Action, name string, ev ledger.Event) (*ledger.Rental, error) {
 	ev.At = sec(ev.At)
 	ev.ID = 0
 	switch ev.Kind {
@@ -499,7 +499,7 @@ func (db *DB) AppendEvent(ctx context.Context, a ledger.Action, name string, ev 
 	default:
 		return nil, ledger.Errorf(ledger.EINVALID, "unknown event %q: use stop, resume, price or release", ev.Kind)
 	}
-	return changeRental(ctx, db, a, ledger.ActionKind(ev.Kind), name, func(tx *wtx, j journal, r *ledger.Rental) (*ledger.Rental, any, error) {
+	return changeRental(ctx, rt.db, a, ledger.ActionKind(ev.Kind), name, func(tx *wtx, j journal, r *ledger.Rental) (*ledger.Rental, any, error) {
 		if err := r.CheckEvent(ev); err != nil {
 			return nil, nil, err
 		}
@@ -528,10 +528,10 @@ func (db *DB) AppendEvent(ctx context.Context, a ledger.Action, name string, ev 
 // from the time it applied, before later events or after the release. It
 // is journaled as a price change; Undo removes it. Errors: EINVALID (a time
 // outside the rental's life, a bad price), ENOTFOUND, EDUPLICATE.
-func (db *DB) SetPriceAt(ctx context.Context, a ledger.Action, name string, ev ledger.Event) (*ledger.Rental, error) {
+func (rt *Rentals) SetPriceAt(ctx context.Context, a ledger.Action, name string, ev ledger.Event) (*ledger.Rental, error) {
 	ev.At = sec(ev.At)
 	ev.ID = 0
-	return changeRental(ctx, db, a, ledger.ActionPrice, name, func(tx *wtx, j journal, r *ledger.Rental) (*ledger.Rental, any, error) {
+	return changeRental(ctx, rt.db, a, ledger.ActionPrice, name, func(tx *wtx, j journal, r *ledger.Rental) (*ledger.Rental, any, error) {
 		if err := r.CheckPriceAt(ev); err != nil {
 			return nil, nil, err
 		}
@@ -549,11 +549,11 @@ func (db *DB) SetPriceAt(ctx context.Context, a ledger.Action, name string, ev l
 // unreleased one, or else the latest released one: a traffic bill may come
 // after the release). An empty direction means out. The previous terms are
 // journaled for Undo. Errors: EINVALID, ENOTFOUND, EDUPLICATE.
-func (db *DB) SetTraffic(ctx context.Context, a ledger.Action, name string, t ledger.TrafficTerms) (*ledger.Rental, error) {
+func (rt *Rentals) SetTraffic(ctx context.Context, a ledger.Action, name string, t ledger.TrafficTerms) (*ledger.Rental, error) {
 	if err := validateTraffic(&t); err != nil {
 		return nil, err
 	}
-	return changeRental(ctx, db, a, ledger.ActionTraffic, name, func(tx *wtx, j journal, r *ledger.Rental) (*ledger.Rental, any, error) {
+	return changeRental(ctx, rt.db, a, ledger.ActionTraffic, name, func(tx *wtx, j journal, r *ledger.Rental) (*ledger.Rental, any, error) {
 		if err := writeTraffic(ctx, tx, r.ID, t); err != nil {
 			return nil, nil, err
 		}
@@ -594,9 +594,9 @@ func restoreTraffic(ctx context.Context, tx querier, rentalID int64, prev string
 // rental's. Undo removes the change. Errors: EINVALID
 // (Rental.CheckTrafficPriceAt's: before the start, in the future, unpriced
 // traffic, a negative price; currency_mismatch), ENOTFOUND, EDUPLICATE.
-func (db *DB) SetTrafficPriceAt(ctx context.Context, a ledger.Action, name string, currency ledger.Currency, p ledger.TrafficPrice) (*ledger.Rental, error) {
+func (rt *Rentals) SetTrafficPriceAt(ctx context.Context, a ledger.Action, name string, currency ledger.Currency, p ledger.TrafficPrice) (*ledger.Rental, error) {
 	p.At, p.ID = sec(p.At), 0
-	return changeRental(ctx, db, a, ledger.ActionTraffic, name, func(tx *wtx, j journal, r *ledger.Rental) (*ledger.Rental, any, error) {
+	return changeRental(ctx, rt.db, a, ledger.ActionTraffic, name, func(tx *wtx, j journal, r *ledger.Rental) (*ledger.Rental, any, error) {
 		if currency != "" && currency != r.Currency {
 			return nil, nil, ledger.Errorc(ledger.EINVALID, "currency_mismatch", r.Name, r.Currency, currency)
 		}
@@ -624,7 +624,7 @@ func (db *DB) SetTrafficPriceAt(ctx context.Context, a ledger.Action, name strin
 // unreleased one, or else the latest released one). A zero u.At means the
 // action's time; an empty direction means out. Errors: EINVALID (no
 // bytes, a time before the rental started), ENOTFOUND, EDUPLICATE.
-func (db *DB) AddTraffic(ctx context.Context, a ledger.Action, name string, u ledger.TrafficUsage) (*ledger.Rental, error) {
+func (rt *Rentals) AddTraffic(ctx context.Context, a ledger.Action, name string, u ledger.TrafficUsage) (*ledger.Rental, error) {
 	if u.Bytes <= 0 {
 		return nil, ledger.Errorc(ledger.EINVALID, "traffic_positive", u.Bytes, name)
 	}
@@ -634,7 +634,7 @@ func (db *DB) AddTraffic(ctx context.Context, a ledger.Action, name string, u le
 	if u.Direction != ledger.In && u.Direction != ledger.Out {
 		return nil, ledger.Errorc(ledger.EINVALID, "traffic_in_out", u.Direction, name)
 	}
-	return changeRental(ctx, db, a, ledger.ActionTrafficUsage, name, func(tx *wtx, j journal, r *ledger.Rental) (*ledger.Rental, any, error) {
+	return changeRental(ctx, rt.db, a, ledger.ActionTrafficUsage, name, func(tx *wtx, j journal, r *ledger.Rental) (*ledger.Rental, any, error) {
 		at := sec(u.At)
 		if at.IsZero() {
 			at = j.at
@@ -654,23 +654,23 @@ func (db *DB) AddTraffic(ctx context.Context, a ledger.Action, name string, u le
 
 // Rental returns the user's rental called name: the unreleased one, or
 // else the most recently created released one. Errors: ENOTFOUND.
-func (db *DB) Rental(ctx context.Context, userID int64, name string) (*ledger.Rental, error) {
-	return findRental(ctx, db.reader, userID, name)
+func (rt *Rentals) Rental(ctx context.Context, userID int64, name string) (*ledger.Rental, error) {
+	return findRental(ctx, rt.db.reader, userID, name)
 }
 
 // RentalsNamed returns every rental of the user called name (a bare
 // name: an address is refused with EINVALID), released or not, in
 // creation order: what the chat needs to tell them apart by address.
-func (db *DB) RentalsNamed(ctx context.Context, userID int64, name string) ([]*ledger.Rental, error) {
+func (rt *Rentals) RentalsNamed(ctx context.Context, userID int64, name string) ([]*ledger.Rental, error) {
 	if ledger.IsRentalRef(name) {
 		return nil, ledger.Errorc(ledger.EINVALID, "bad_name", name)
 	}
-	return rentalsNamed(ctx, db.reader, userID, name)
+	return rentalsNamed(ctx, rt.db.reader, userID, name)
 }
 
 // RentalsByState returns the user's rentals whose current state is one
 // of states (all rentals if none is given), in creation order.
-func (db *DB) RentalsByState(ctx context.Context, userID int64, states ...ledger.State) ([]*ledger.Rental, error) {
+func (rt *Rentals) RentalsByState(ctx context.Context, userID int64, states ...ledger.State) ([]*ledger.Rental, error) {
 	where := `r.user_id = ?`
 	want := map[ledger.State]bool{}
 	for _, s := range states {
@@ -680,7 +680,7 @@ func (db *DB) RentalsByState(ctx context.Context, userID int64, states ...ledger
 		where += ` AND r.released = 0`
 	}
 	var rs []*ledger.Rental
-	err := db.withRead(ctx, func(tx *sql.Tx) error {
+	err := rt.db.withRead(ctx, func(tx *sql.Tx) error {
 		var err error
 		rs, err = loadRentals(ctx, tx, where, userID)
 		return err
@@ -702,9 +702,9 @@ func (db *DB) RentalsByState(ctx context.Context, userID int64, states ...ledger
 
 // LiveRentals returns every user's unreleased rentals, ordered by user
 // and creation, for the scheduler's idle, silent and lease checks.
-func (db *DB) LiveRentals(ctx context.Context) ([]*ledger.Rental, error) {
+func (rt *Rentals) LiveRentals(ctx context.Context) ([]*ledger.Rental, error) {
 	var rs []*ledger.Rental
-	err := db.withRead(ctx, func(tx *sql.Tx) error {
+	err := rt.db.withRead(ctx, func(tx *sql.Tx) error {
 		var err error
 		rs, err = loadRentals(ctx, tx, `r.released = 0`)
 		return err
@@ -714,4 +714,15 @@ func (db *DB) LiveRentals(ctx context.Context) ([]*ledger.Rental, error) {
 	}
 	slices.SortStableFunc(rs, func(a, b *ledger.Rental) int { return cmp.Compare(a.UserID, b.UserID) })
 	return rs, nil
+}
+
+// RentalByID returns any rental by id. Errors: ENOTFOUND.
+func (rt *Rentals) RentalByID(ctx context.Context, id int64) (*ledger.Rental, error) {
+	var r *ledger.Rental
+	err := rt.db.withRead(ctx, func(tx *sql.Tx) error {
+		var err error
+		r, err = loadRental(ctx, tx, id)
+		return err
+	})
+	return r, err
 }

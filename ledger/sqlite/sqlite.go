@@ -92,7 +92,27 @@ import (
 )
 
 // DB is the SQLite ledger store. It is safe for concurrent use.
+//
+// Its methods live on the aggregates it embeds (Rentals, Volumes, Money,
+// Agents, ...; see aggregates.go), each implementing the ledger's sets of
+// its part: the aggregates are the unit of the store's contract, and the
+// embedding keeps one handle for callers, which pass the whole DB where a
+// consumer's interface names several sets. DB itself keeps the
+// connections, the transactions and the journal's first step.
 type DB struct {
+	Accounts
+	Journal
+	Rentals
+	Volumes
+	Money
+	Agents
+	Orders
+	Enrolments
+	Connections
+	Platforms
+	Notices
+	Inbox
+
 	// Now is the store's clock, read once per transaction for the time of
 	// an action when the caller left Action.At zero, and for creation
 	// times. It defaults to time.Now; tests set it before use.
@@ -203,6 +223,7 @@ func Open(ctx context.Context, path string, opts ...Option) (*DB, error) {
 	writer.SetConnMaxIdleTime(0)
 
 	db := &DB{Now: time.Now, path: path, writer: writer, log: cfg.logger}
+	db.aggregates()
 	// Check before migrating: a damaged file is not migrated, and a file
 	// that cannot be written is refused now rather than at every write.
 	if err := db.retryBusy(ctx, db.check); err != nil {

@@ -10,15 +10,13 @@ import (
 	"github.com/gpuledger/gpuledger/ledger"
 )
 
-var _ ledger.TrustStore = (*DB)(nil)
-
 // AgentTrust returns the rental's standing answer about its agent; ok
 // false when there is none.
-func (db *DB) AgentTrust(ctx context.Context, rentalID int64) (ledger.AgentTrust, bool, error) {
+func (ags *Agents) AgentTrust(ctx context.Context, rentalID int64) (ledger.AgentTrust, bool, error) {
 	t := ledger.AgentTrust{RentalID: rentalID}
 	var state, said, listed string
 	var msg, at int64
-	err := db.reader.QueryRowContext(ctx, `SELECT user_id, state, said, listed, message_id, at FROM agent_trust WHERE rental_id = ?`,
+	err := ags.db.reader.QueryRowContext(ctx, `SELECT user_id, state, said, listed, message_id, at FROM agent_trust WHERE rental_id = ?`,
 		rentalID).Scan(&t.UserID, &state, &said, &listed, &msg, &at)
 	if errors.Is(err, sql.ErrNoRows) {
 		return t, false, nil
@@ -39,7 +37,7 @@ func (db *DB) AgentTrust(ctx context.Context, rentalID int64) (ledger.AgentTrust
 // SaveAgentTrust inserts or replaces the rental's row. Errors: EINVALID
 // (an unknown state, facts over 1 KiB), ENOTFOUND (the rental is not
 // the user's).
-func (db *DB) SaveAgentTrust(ctx context.Context, t ledger.AgentTrust) error {
+func (ags *Agents) SaveAgentTrust(ctx context.Context, t ledger.AgentTrust) error {
 	if !t.State.Valid() {
 		return ledger.Errorf(ledger.EINVALID, "unknown trust state %q", t.State)
 	}
@@ -54,7 +52,7 @@ func (db *DB) SaveAgentTrust(ctx context.Context, t ledger.AgentTrust) error {
 	if len(said) > 1024 || len(listed) > 1024 {
 		return ledger.Errorf(ledger.EINVALID, "the agent's facts are over 1 KiB")
 	}
-	return db.withTx(ctx, func(tx *sql.Tx) error {
+	return ags.db.withTx(ctx, func(tx *sql.Tx) error {
 		var owner int64
 		err := tx.QueryRowContext(ctx, `SELECT user_id FROM rentals WHERE id = ?`, t.RentalID).Scan(&owner)
 		if errors.Is(err, sql.ErrNoRows) || (err == nil && owner != t.UserID) {

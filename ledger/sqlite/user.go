@@ -104,7 +104,7 @@ func validateUser(u ledger.User) error {
 // not exist: an empty Lang becomes "en" and zero Settings become
 // ledger.DefaultSettings(). An existing user is returned unchanged. It is
 // not journaled. Errors: EINVALID for a zero ID or bad fields.
-func (db *DB) EnsureUser(ctx context.Context, u ledger.User) (ledger.User, error) {
+func (acc *Accounts) EnsureUser(ctx context.Context, u ledger.User) (ledger.User, error) {
 	if u.ID == 0 {
 		return ledger.User{}, ledger.Errorf(ledger.EINVALID, "user ID 0 is not valid")
 	}
@@ -118,12 +118,12 @@ func (db *DB) EnsureUser(ctx context.Context, u ledger.User) (ledger.User, error
 		return ledger.User{}, err
 	}
 	var out ledger.User
-	err := db.withWrite(ctx, func(tx *wtx) error {
+	err := acc.db.withWrite(ctx, func(tx *wtx) error {
 		s := u.Settings
 		res, err := tx.ExecContext(ctx, `INSERT INTO users (`+userCols+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 			ON CONFLICT (id) DO NOTHING`,
 			u.ID, u.Lang, u.TZ, s.SummaryAt, int64(s.IdleWarn), int64(s.Silent), s.QuietFrom, s.QuietTo,
-			int64(s.LongRun), unix(db.now()))
+			int64(s.LongRun), unix(acc.db.now()))
 		if err != nil {
 			return fmt.Errorf("sqlite: create user %d: %w", u.ID, err)
 		}
@@ -139,8 +139,8 @@ func (db *DB) EnsureUser(ctx context.Context, u ledger.User) (ledger.User, error
 }
 
 // User returns one user. Errors: ENOTFOUND.
-func (db *DB) User(ctx context.Context, id int64) (ledger.User, error) {
-	return userByID(ctx, db.reader, id)
+func (acc *Accounts) User(ctx context.Context, id int64) (ledger.User, error) {
+	return userByID(ctx, acc.db.reader, id)
 }
 
 type querier interface {
@@ -164,8 +164,8 @@ func userByID(ctx context.Context, q querier, id int64) (ledger.User, error) {
 }
 
 // Users returns all users in ID order.
-func (db *DB) Users(ctx context.Context) ([]ledger.User, error) {
-	rows, err := db.reader.QueryContext(ctx, `SELECT `+userCols+` FROM users ORDER BY id`)
+func (acc *Accounts) Users(ctx context.Context) ([]ledger.User, error) {
+	rows, err := acc.db.reader.QueryContext(ctx, `SELECT `+userCols+` FROM users ORDER BY id`)
 	if err != nil {
 		return nil, storeError(fmt.Errorf("sqlite: list users: %w", err))
 	}
@@ -183,7 +183,7 @@ func (db *DB) Users(ctx context.Context) ([]ledger.User, error) {
 	}
 	rows.Close() // before the budgets' queries, which may need the same connection
 	for i := range out {
-		if err := readBudgets(ctx, db.reader, &out[i]); err != nil {
+		if err := readBudgets(ctx, acc.db.reader, &out[i]); err != nil {
 			return nil, err
 		}
 	}
@@ -201,7 +201,7 @@ type userPrev struct {
 // UpdateUser replaces the user's Lang, TZ, Settings and Budgets (undoable; the
 // previous values are journaled). u.ID may be 0 (meaning a.UserID) but no
 // other user's. Errors: EINVALID, ENOTFOUND, EUNAUTHORIZED, EDUPLICATE.
-func (db *DB) UpdateUser(ctx context.Context, a ledger.Action, u ledger.User) (ledger.User, error) {
+func (acc *Accounts) UpdateUser(ctx context.Context, a ledger.Action, u ledger.User) (ledger.User, error) {
 	if u.ID != 0 && u.ID != a.UserID {
 		return ledger.User{}, ledger.Errorf(ledger.EUNAUTHORIZED, "user %d cannot change user %d's settings", a.UserID, u.ID)
 	}
@@ -209,8 +209,8 @@ func (db *DB) UpdateUser(ctx context.Context, a ledger.Action, u ledger.User) (l
 		return ledger.User{}, err
 	}
 	var out ledger.User
-	err := db.withWrite(ctx, func(tx *wtx) error {
-		j, err := db.beginAction(ctx, tx, a, ledger.ActionSettings, "", true, true)
+	err := acc.db.withWrite(ctx, func(tx *wtx) error {
+		j, err := acc.db.beginAction(ctx, tx, a, ledger.ActionSettings, "", true, true)
 		if err != nil {
 			return err
 		}

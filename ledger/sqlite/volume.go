@@ -181,7 +181,7 @@ func insertVolumeEvent(ctx context.Context, tx querier, volumeID, actionID int64
 // latest released one); an empty Platform or Currency is then taken from
 // that rental. Errors: EINVALID, ENOTFOUND (user or rental), ECONFLICT if
 // a live volume of the user has the same name, EDUPLICATE.
-func (db *DB) CreateVolume(ctx context.Context, a ledger.Action, v ledger.Volume) (*ledger.Volume, error) {
+func (vols *Volumes) CreateVolume(ctx context.Context, a ledger.Action, v ledger.Volume) (*ledger.Volume, error) {
 	if len(v.Events) != 1 || v.Events[0].Kind != ledger.VolumeCreate {
 		return nil, ledger.Errorf(ledger.EINVALID, "a new volume needs exactly one event, its creation with a size")
 	}
@@ -190,7 +190,7 @@ func (db *DB) CreateVolume(ctx context.Context, a ledger.Action, v ledger.Volume
 	if err := (&ledger.Volume{Name: v.Name}).CheckEvent(create); err != nil {
 		return nil, err
 	}
-	return journaled(ctx, db, a, ledger.ActionStorage, v.Name, func(tx *wtx, j journal) (*ledger.Volume, error) {
+	return journaled(ctx, vols.db, a, ledger.ActionStorage, v.Name, func(tx *wtx, j journal) (*ledger.Volume, error) {
 		var rentalID int64
 		if v.RentalName != "" {
 			r, err := findRental(ctx, tx, j.userID, v.RentalName)
@@ -242,7 +242,7 @@ func (db *DB) CreateVolume(ctx context.Context, a ledger.Action, v ledger.Volume
 // AppendVolumeEvent resizes or deletes the user's live volume called name
 // (time truncated to seconds), checked with Volume.CheckEvent. Errors:
 // EINVALID, ECONFLICT (a volume that was deleted), ENOTFOUND, EDUPLICATE.
-func (db *DB) AppendVolumeEvent(ctx context.Context, a ledger.Action, name string, ev ledger.VolumeEvent) (*ledger.Volume, error) {
+func (vols *Volumes) AppendVolumeEvent(ctx context.Context, a ledger.Action, name string, ev ledger.VolumeEvent) (*ledger.Volume, error) {
 	ev.At = sec(ev.At)
 	ev.ID = 0
 	var kind ledger.ActionKind
@@ -256,7 +256,7 @@ func (db *DB) AppendVolumeEvent(ctx context.Context, a ledger.Action, name strin
 	default:
 		return nil, ledger.Errorc(ledger.EINVALID, "bad_volume_event", ev.Kind)
 	}
-	return changeVolume(ctx, db, a, kind, name, func(tx *wtx, j journal, v *ledger.Volume) (*ledger.Volume, any, error) {
+	return changeVolume(ctx, vols.db, a, kind, name, func(tx *wtx, j journal, v *ledger.Volume) (*ledger.Volume, any, error) {
 		if err := v.CheckEvent(ev); err != nil {
 			return nil, nil, err
 		}
@@ -275,9 +275,9 @@ func (db *DB) AppendVolumeEvent(ctx context.Context, a ledger.Action, name strin
 
 // Volume returns the user's volume called name: the live one, or else the
 // most recently created deleted one. Errors: ENOTFOUND.
-func (db *DB) Volume(ctx context.Context, userID int64, name string) (*ledger.Volume, error) {
+func (vols *Volumes) Volume(ctx context.Context, userID int64, name string) (*ledger.Volume, error) {
 	var v *ledger.Volume
-	err := db.withRead(ctx, func(tx *sql.Tx) error {
+	err := vols.db.withRead(ctx, func(tx *sql.Tx) error {
 		var err error
 		v, err = findVolume(ctx, tx, userID, name)
 		return err
@@ -335,8 +335,8 @@ func restoreVolumePrice(ctx context.Context, tx querier, volumeID int64, prev st
 // or for its whole life if it has none. The previous terms are journaled
 // for Undo. Errors: EINVALID (Volume.Validate's messages, a currency
 // other than an attached rental's), ENOTFOUND, EDUPLICATE.
-func (db *DB) SetVolumePrice(ctx context.Context, a ledger.Action, name string, p ledger.Volume) (*ledger.Volume, error) {
-	return changeVolume(ctx, db, a, ledger.ActionStoragePrice, name, func(tx *wtx, _ journal, v *ledger.Volume) (*ledger.Volume, any, error) {
+func (vols *Volumes) SetVolumePrice(ctx context.Context, a ledger.Action, name string, p ledger.Volume) (*ledger.Volume, error) {
+	return changeVolume(ctx, vols.db, a, ledger.ActionStoragePrice, name, func(tx *wtx, _ journal, v *ledger.Volume) (*ledger.Volume, any, error) {
 		return setFirstVolumePrice(ctx, tx, v, p)
 	})
 }
@@ -372,9 +372,9 @@ func setFirstVolumePrice(ctx context.Context, tx querier, v *ledger.Volume, p le
 // change. Errors: EINVALID (Volume.CheckPriceAt's: before the creation,
 // not before the deletion, in the future, an unpriced volume; a bad unit
 // or a negative price; currency_mismatch), ENOTFOUND, EDUPLICATE.
-func (db *DB) SetVolumePriceAt(ctx context.Context, a ledger.Action, name string, currency ledger.Currency, p ledger.VolumePrice) (*ledger.Volume, error) {
+func (vols *Volumes) SetVolumePriceAt(ctx context.Context, a ledger.Action, name string, currency ledger.Currency, p ledger.VolumePrice) (*ledger.Volume, error) {
 	p.At, p.ID = sec(p.At), 0
-	return changeVolume(ctx, db, a, ledger.ActionStoragePrice, name, func(tx *wtx, j journal, v *ledger.Volume) (*ledger.Volume, any, error) {
+	return changeVolume(ctx, vols.db, a, ledger.ActionStoragePrice, name, func(tx *wtx, j journal, v *ledger.Volume) (*ledger.Volume, any, error) {
 		if currency != "" && currency != v.Currency {
 			return nil, nil, ledger.Errorc(ledger.EINVALID, "currency_mismatch", v.Name, v.Currency, currency)
 		}
