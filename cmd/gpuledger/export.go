@@ -69,7 +69,8 @@ func runExport(ctx context.Context, args []string, stdout, stderr io.Writer, get
 }
 
 // runBackup writes a consistent copy of the live database to FILE,
-// created owner-only (0600). It only reads the database, so it works
+// created owner-only (0600) and checked as the nightly backups are
+// (sqlite.VerifyBackup). It only reads the database, so it works
 // while the server runs and when the database's disk is full (the copy
 // going to another disk).
 func runBackup(ctx context.Context, args []string, stdout, stderr io.Writer, getenv func(string) string) error {
@@ -98,6 +99,10 @@ func runBackup(ctx context.Context, args []string, stdout, stderr io.Writer, get
 	}
 	defer store.Close()
 	if err := store.Backup(ctx, dst); err != nil {
+		return err
+	}
+	if err := sqlite.VerifyBackup(ctx, dst); err != nil {
+		os.Remove(dst) // never leave a damaged copy named as the user asked
 		return err
 	}
 	fmt.Fprintf(stdout, "backup written to %s\n", dst)

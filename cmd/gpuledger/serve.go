@@ -40,9 +40,9 @@ func runServe(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	if err != nil {
 		return err
 	}
-	stopBackups, err := startBackups(ctx, db, backupOpts, log)
+	stopBackups, err := sqlite.StartNightly(ctx, db, backupOpts, log)
 	if err != nil {
-		return err
+		return fmt.Errorf("GPULEDGER_BACKUP_DIR: %w", err)
 	}
 	defer stopBackups()
 

@@ -399,35 +399,6 @@ func (db *DB) Close() error {
 // Path returns the database file's path.
 func (db *DB) Path() string { return db.path }
 
-// Backup writes a consistent, compacted copy of the database to path
-// (VACUUM INTO), safe while the server runs. path must not exist yet: it
-// is created first, empty and owner-only (VACUUM INTO fills an empty file
-// and keeps its mode), so the copy is never readable by others, not even
-// while it is being written, and an existing file is never overwritten.
-// It runs on the writer connection (the query_only readers may not create
-// files), so writes wait for the copy: milliseconds per megabyte.
-func (db *DB) Backup(ctx context.Context, path string) error {
-	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_EXCL, fileMode)
-	if err != nil {
-		if errors.Is(err, fs.ErrExist) {
-			return fmt.Errorf("sqlite: backup: %s already exists: a backup never overwrites, choose a new name", path)
-		}
-		return fmt.Errorf("sqlite: backup: %w", err)
-	}
-	err = f.Chmod(fileMode)
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		_, err = db.writer.ExecContext(ctx, `VACUUM INTO ?`, path)
-	}
-	if err != nil {
-		os.Remove(path)
-		return storeError(fmt.Errorf("sqlite: backup to %s: %w", path, err))
-	}
-	return nil
-}
-
 // retryBusy runs a start-up step (the check, the migrations), retrying
 // for up to about five seconds while it fails with SQLITE_BUSY. Processes
 // opening a brand-new file at the same moment can get SQLITE_BUSY at once,

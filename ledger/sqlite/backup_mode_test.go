@@ -1,6 +1,6 @@
 //go:build unix
 
-package main
+package sqlite_test
 
 import (
 	"context"
@@ -9,17 +9,19 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/gpuledger/gpuledger/ledger/sqlite"
 )
 
-// modeSpy is a backupStore that records the mode of the copy the moment
+// modeSpy is a Backuper that records the mode of the copy the moment
 // the store's Backup returns, before the nightly's own checks and chmod.
 type modeSpy struct {
-	backupStore
+	sqlite.Backuper
 	mode os.FileMode
 }
 
 func (s *modeSpy) Backup(ctx context.Context, path string) error {
-	if err := s.backupStore.Backup(ctx, path); err != nil {
+	if err := s.Backuper.Backup(ctx, path); err != nil {
 		return err
 	}
 	fi, err := os.Stat(path)
@@ -37,15 +39,15 @@ func (s *modeSpy) Backup(ctx context.Context, path string) error {
 func TestNightly_OwnerOnlyWhileWriting(t *testing.T) {
 	for _, mask := range []int{0, 0o022} {
 		old := syscall.Umask(mask)
-		spy := &modeSpy{backupStore: openLedger(t, filepath.Join(t.TempDir(), "live.db"))}
+		spy := &modeSpy{Backuper: backupLedger(t, filepath.Join(t.TempDir(), "live.db"))}
 		dir := filepath.Join(t.TempDir(), "backups")
-		n, err := newNightly(spy, BackupOptions{Dir: dir, Keep: 3, At: "03:30", Loc: time.UTC}, discard())
+		now := func() time.Time { return time.Date(2026, 11, 2, 3, 30, 0, 0, time.UTC) }
+		n, err := sqlite.NewNightly(spy, sqlite.NightlyOptions{Dir: dir, Keep: 3, At: "03:30", Loc: time.UTC, Now: now}, discardLog())
 		if err != nil {
 			syscall.Umask(old)
 			t.Fatal(err)
 		}
-		n.now = func() time.Time { return time.Date(2026, 11, 2, 3, 30, 0, 0, time.UTC) }
-		path, err := n.once(context.Background())
+		path, err := n.Once(context.Background())
 		syscall.Umask(old)
 		if err != nil {
 			t.Fatal(err)

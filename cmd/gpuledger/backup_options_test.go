@@ -13,7 +13,6 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
-	"testing/synctest"
 	"time"
 
 	"github.com/gpuledger/gpuledger/ledger"
@@ -86,145 +85,6 @@ func TestBackupOptionsFromEnv(t *testing.T) {
 	}
 }
 
-func TestNightly_Next(t *testing.T) {
-	sh, _ := time.LoadLocation("Asia/Shanghai")
-	ny, _ := time.LoadLocation("America/New_York")
-	for _, c := range []struct {
-		name string
-		at   string
-		loc  *time.Location
-		now  time.Time
-		want time.Time
-	}{
-		{"LaterToday", "03:30", sh, time.Date(2026, 11, 2, 1, 0, 0, 0, sh), time.Date(2026, 11, 2, 3, 30, 0, 0, sh)},
-		{"Tomorrow", "03:30", sh, time.Date(2026, 11, 2, 3, 30, 0, 0, sh), time.Date(2026, 11, 3, 3, 30, 0, 0, sh)},
-		{"UTCInput", "03:30", sh, time.Date(2026, 11, 1, 18, 0, 0, 0, time.UTC), time.Date(2026, 11, 2, 3, 30, 0, 0, sh)},
-		{"UTCInputPast", "03:30", sh, time.Date(2026, 11, 1, 20, 0, 0, 0, time.UTC), time.Date(2026, 11, 3, 3, 30, 0, 0, sh)},
-		{"MonthEnd", "00:00", sh, time.Date(2026, 12, 31, 12, 0, 0, 0, sh), time.Date(2027, 1, 1, 0, 0, 0, 0, sh)},
-		// 02:30 does not exist on 8 March 2026 in New York: time.Date
-		// applies the offset after the gap (EDT), which gives 01:30 EST;
-		// the backup still runs that night, once.
-		{"DSTGap", "02:30", ny, time.Date(2026, 3, 8, 1, 0, 0, 0, ny), time.Date(2026, 3, 8, 1, 30, 0, 0, ny)},
-		{"DSTGapPassed", "02:30", ny, time.Date(2026, 3, 8, 4, 0, 0, 0, ny), time.Date(2026, 3, 9, 2, 30, 0, 0, ny)},
-	} {
-		t.Run(c.name, func(t *testing.T) {
-			n := &nightly{opts: BackupOptions{At: c.at, Loc: c.loc}}
-			if got := n.next(c.now); !got.Equal(c.want) {
-				t.Errorf("next(%s) = %s, want %s", c.now, got, c.want)
-			}
-		})
-	}
-}
-
-func TestNightly_OnceAndPrune(t *testing.T) {
-	ctx := context.Background()
-	dir := t.TempDir()
-	db := openLedger(t, filepath.Join(dir, "live.db"))
-	backups := filepath.Join(dir, "backups")
-	n, err := newNightly(db, BackupOptions{Dir: backups, Keep: 3, Loc: time.UTC}, discard())
-	if err != nil {
-		t.Fatal(err)
-	}
-	clock := time.Date(2026, 11, 1, 3, 30, 0, 0, time.UTC)
-	n.now = func() time.Time { return clock }
-	// Files that are not backups are never pruned.
-	os.WriteFile(filepath.Join(backups, "notes.txt"), []byte("mine"), 0o600)
-	os.WriteFile(filepath.Join(backups, "gpuledger-manual.db"), []byte("mine"), 0o600)
-	var paths []string
-	for i := range 5 {
-		if err := addCharge(ctx, db, i); err != nil {
-			t.Fatal(err)
-		}
-		p, err := n.once(ctx)
-		if err != nil {
-			t.Fatal(err)
-		}
-		paths = append(paths, p)
-		clock = clock.Add(24 * time.Hour)
-	}
-	if filepath.Base(paths[0]) != "gpuledger-20261101-033000.db" {
-		t.Errorf("first backup named %s", filepath.Base(paths[0]))
-	}
-	entries, _ := os.ReadDir(backups)
-	var names []string
-	for _, e := range entries {
-		names = append(names, e.Name())
-	}
-	want := []string{"gpuledger-20261103-033000.db", "gpuledger-20261104-033000.db", "gpuledger-20261105-033000.db", "gpuledger-manual.db", "notes.txt"}
-	if !slices.Equal(names, want) {
-		t.Fatalf("backup dir holds %v, want %v", names, want)
-	}
-	st, err := os.Stat(paths[4])
-	if err != nil {
-		t.Fatal(err)
-	}
-	if st.Mode().Perm() != 0o600 {
-		t.Errorf("backup mode %v, want 0600 (it holds the whole ledger)", st.Mode().Perm())
-	}
-	// Each backup holds what was written before it.
-	for i, p := range paths[2:] {
-		if got := chargesIn(t, p); len(got) != i+3 {
-			t.Errorf("%s holds %d charges, want %d", filepath.Base(p), len(got), i+3)
-		}
-	}
-
-	t.Run("ErrSameName", func(t *testing.T) {
-		clock = clock.Add(-24 * time.Hour) // the last backup's time again
-		if _, err := n.once(ctx); err == nil || !strings.Contains(err.Error(), "already exists") {
-			t.Fatalf("err = %v, want already exists", err)
-		}
-		if m, _ := filepath.Glob(filepath.Join(backups, ".*.tmp")); len(m) != 0 {
-			t.Errorf("temporary files left: %v", m)
-		}
-	})
-	t.Run("ErrCorruptCopyNeverNamedAsBackup", func(t *testing.T) {
-		clock = clock.Add(48 * time.Hour)
-		bad := corruptingStore{db}
-		n2 := *n
-		n2.db = bad
-		if _, err := n2.once(ctx); err == nil || !strings.Contains(err.Error(), "backup") {
-			t.Fatalf("err = %v, want a failed verification", err)
-		}
-		if got := n.backups(); len(got) != 3 || got[2] != "gpuledger-20261105-033000.db" {
-			t.Errorf("backups after a failed one: %v", got)
-		}
-		if m, _ := filepath.Glob(filepath.Join(backups, ".*.tmp")); len(m) != 0 {
-			t.Errorf("temporary files left: %v", m)
-		}
-	})
-}
-
-// corruptingStore writes a backup and then damages it, as a failing disk
-// would.
-type corruptingStore struct{ db *sqlite.DB }
-
-func (c corruptingStore) Backup(ctx context.Context, path string) error {
-	if err := c.db.Backup(ctx, path); err != nil {
-		return err
-	}
-	f, err := os.OpenFile(path, os.O_RDWR, 0)
-	if err != nil {
-		return err
-	}
-	defer f.Close()
-	// Overwrite the second page (a b-tree page) with garbage.
-	_, err = f.WriteAt(bytes.Repeat([]byte{0xA5}, 4096), 4096)
-	return err
-}
-
-func TestNewNightly_ErrDir(t *testing.T) {
-	file := filepath.Join(t.TempDir(), "afile")
-	os.WriteFile(file, nil, 0o600)
-	if _, err := newNightly(nil, BackupOptions{Dir: filepath.Join(file, "sub")}, discard()); err == nil || !strings.Contains(err.Error(), "GPULEDGER_BACKUP_DIR") {
-		t.Fatalf("err = %v, want one naming GPULEDGER_BACKUP_DIR", err)
-	}
-	if stop, err := startBackups(context.Background(), nil, BackupOptions{}, discard()); err != nil || stop == nil {
-		t.Fatalf("no directory: %v; want no backups and no error", err)
-	} else {
-		stop()
-	}
-}
-
 // chargesIn returns the notes of the charges in a backup file, opened as
 // a restored database would be.
 func chargesIn(t *testing.T, path string) []string {
@@ -254,30 +114,6 @@ func chargesIn(t *testing.T, path string) []string {
 	return notes
 }
 
-// TestNightly_Run runs the loop on a fake clock: a catch-up backup at
-// start (there is none yet), then one a day at 03:30, the oldest pruned.
-func TestNightly_Run(t *testing.T) {
-	dir := t.TempDir()
-	synctest.Test(t, func(t *testing.T) {
-		// synctest's clock starts at 2000-01-01 00:00 UTC.
-		db := openLedger(t, filepath.Join(dir, "live.db"))
-		backups := filepath.Join(dir, "backups")
-		stop, err := startBackups(t.Context(), db, BackupOptions{Dir: backups, Keep: 3, At: "03:30", Loc: time.UTC}, discard())
-		if err != nil {
-			t.Fatal(err)
-		}
-		time.Sleep(3*24*time.Hour + 4*time.Hour) // to 2000-01-04 04:00
-		synctest.Wait()
-		stop()
-		n := &nightly{opts: BackupOptions{Dir: backups}}
-		got := n.backups()
-		want := []string{"gpuledger-20000102-033000.db", "gpuledger-20000103-033000.db", "gpuledger-20000104-033000.db"}
-		if !slices.Equal(got, want) {
-			t.Fatalf("backups %v, want %v", got, want)
-		}
-	})
-}
-
 // TestBackup_RestoreUnderWrites backs up while charges are being written,
 // checks each copy is a consistent prefix of the writes, then restores
 // the last copy by the documented procedure (stop, copy over
@@ -288,13 +124,13 @@ func TestBackup_RestoreUnderWrites(t *testing.T) {
 	dir := t.TempDir()
 	live := filepath.Join(dir, "gpuledger.db")
 	db := openLedger(t, live)
-	n, err := newNightly(db, BackupOptions{Dir: filepath.Join(dir, "backups"), Keep: 100, Loc: time.UTC}, discard())
+	var tick atomic.Int64
+	base := time.Date(2026, 11, 2, 3, 30, 0, 0, time.UTC)
+	now := func() time.Time { return base.Add(time.Duration(tick.Add(1)) * time.Second) }
+	n, err := sqlite.NewNightly(db, sqlite.NightlyOptions{Dir: filepath.Join(dir, "backups"), Keep: 100, Loc: time.UTC, Now: now}, discard())
 	if err != nil {
 		t.Fatal(err)
 	}
-	var tick atomic.Int64
-	base := time.Date(2026, 11, 2, 3, 30, 0, 0, time.UTC)
-	n.now = func() time.Time { return base.Add(time.Duration(tick.Add(1)) * time.Second) }
 
 	var written atomic.Int64
 	stopWrites := make(chan struct{})
@@ -318,7 +154,7 @@ func TestBackup_RestoreUnderWrites(t *testing.T) {
 	var mid []string
 	for len(mid) < 3 {
 		before := written.Load()
-		p, err := n.once(ctx)
+		p, err := n.Once(ctx)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -342,7 +178,7 @@ func TestBackup_RestoreUnderWrites(t *testing.T) {
 	wg.Wait()
 	t.Logf("%d charges written during the test; %d backups taken under writes", written.Load(), len(mid))
 
-	final, err := n.once(ctx)
+	final, err := n.Once(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
