@@ -41,9 +41,7 @@ type RentalWatcher interface {
 // AutoPolicies keeps each rental's /autorelease policy and the log of
 // automatic decisions that /why shows (ledger/sqlite's DB implements it).
 type AutoPolicies interface {
-	SetAutoPolicy(ctx context.Context, userID int64, name string, p ledger.AutoPolicy) (ledger.AutoPolicy, error)
-	AutoPolicy(ctx context.Context, rentalID int64) (ledger.AutoPolicy, error)
-	Decisions(ctx context.Context, rentalID int64, limit int) ([]ledger.Decision, error)
+	ledger.PolicyStore
 }
 
 // AgentStates gives the latest state of a rental's agent as the agent hub

@@ -422,12 +422,6 @@ func (r *req) releaseCard(x *ledger.Rental, platform string, at time.Time) error
 	return r.answer(out)
 }
 
-// rentalsByID is the store's lookup of a rental by its ID
-// (ledger/sqlite's DB has it); without it the press reads the book.
-type rentalsByID interface {
-	RentalByID(ctx context.Context, id int64) (*ledger.Rental, error)
-}
-
 // platformLog handles [Only record it]: the release is recorded as
 // /release records it, at the time of the /release, keyed by the press.
 func (r *req) platformLog(payload string) error {
@@ -465,26 +459,14 @@ func (r *req) platformLog(payload string) error {
 
 // rentalByID returns the user's rental id; ENOTFOUND for another user's.
 func (r *req) rentalByID(id int64) (*ledger.Rental, error) {
-	if s, ok := r.c.store.(rentalsByID); ok {
-		x, err := s.RentalByID(r.ctx, id)
-		if err != nil {
-			return nil, err
-		}
-		if x.UserID != r.u.UserID {
-			return nil, ledger.Errorf(ledger.ENOTFOUND, "no rental %d", id)
-		}
-		return x, nil
-	}
-	b, err := r.book()
+	x, err := r.c.store.RentalByID(r.ctx, id)
 	if err != nil {
 		return nil, err
 	}
-	for _, x := range b.Rentals {
-		if x.ID == id {
-			return x, nil
-		}
+	if x.UserID != r.u.UserID {
+		return nil, ledger.Errorf(ledger.ENOTFOUND, "no rental %d", id)
 	}
-	return nil, ledger.Errorf(ledger.ENOTFOUND, "no rental %d", id)
+	return x, nil
 }
 
 // keyScrubbed is an error whose text had the key taken out; errors.Is and

@@ -37,24 +37,25 @@ var Supported = connector.Platforms
 // used at all (empty, spaces in it), before any call.
 type Factory func(platform, key string) (connector.Client, error)
 
-// Store is what the sync reads and writes: ledger/sqlite's DB implements
-// it, and tests use a real one.
+// Store is what the sync reads and writes: the ledger's sets, whose
+// contracts they state. ledger/sqlite's DB implements them all, and tests
+// use a real one.
 type Store interface {
 	ledger.ConnectorStore
 	ledger.PlatformStore
-	User(ctx context.Context, id int64) (ledger.User, error)
-	Book(ctx context.Context, userID int64) (*ledger.Book, error)
-	Rental(ctx context.Context, userID int64, name string) (*ledger.Rental, error)
-	RentalByID(ctx context.Context, id int64) (*ledger.Rental, error)
-	// InstanceByRental gives the agent's own claim of the platform ID of
-	// a rental adopted from an enrolment (ledger.EnrolStore).
-	InstanceByRental(ctx context.Context, rentalID int64) (ledger.Instance, error)
-	MarkHandled(ctx context.Context, a ledger.Action) error
-	MarkNotice(ctx context.Context, userID int64, key string, at time.Time) (bool, error)
 	// The outbox: the notices the sync writes with its changes.
 	ledger.OutboxStore
+	ledger.UserStore
+	ledger.RentalStore
+	ledger.JournalStore
+	Book(ctx context.Context, userID int64) (*ledger.Book, error)
+	// Notices sent once (MarkNotice).
+	ledger.NotifyStore
+	// The agent's own claim of the platform ID of a rental adopted from
+	// an enrolment (InstanceByRental).
+	ledger.EnrolStore
 	// Each rental's standing answer about its agent (AutoWay).
-	AgentTrust(ctx context.Context, rentalID int64) (ledger.AgentTrust, bool, error)
+	ledger.TrustStore
 }
 
 // Agents gives what a rental's agent last reported (agent/hub.Hub): the

@@ -17,15 +17,6 @@ import (
 // enrolment token (one tap logs one as a rental), and what a host's
 // shutdown or new boot does to the ledger (DecideHost).
 
-// EnrolStore is what the enrolment cards read of the store
-// (ledger.EnrolStore).
-type EnrolStore interface {
-	Instance(ctx context.Context, userID, id int64) (ledger.Instance, error)
-	PendingInstances(ctx context.Context, userID int64) ([]ledger.Instance, error)
-	SetInstanceCard(ctx context.Context, userID, id int64, messageID int) error
-	EnrolTokens(ctx context.Context, userID int64) ([]ledger.EnrolToken, error)
-}
-
 // Enrolment is what the enrolment cards' buttons ask of the agent hub
 // (agent/hub.Enrolment): log an instance, ignore it, hand it a new token,
 // revoke the user's enrolment tokens.
@@ -316,7 +307,7 @@ func (s *Scheduler) InstanceCard(ctx context.Context, userID, instanceID int64) 
 }
 
 // cardInstance sends an instance its own card and records it.
-func (s *Scheduler) cardInstance(ctx context.Context, es EnrolStore, u *ledger.User, in ledger.Instance) error {
+func (s *Scheduler) cardInstance(ctx context.Context, es ledger.EnrolStore, u *ledger.User, in ledger.Instance) error {
 	offer, err := s.offerFor(ctx, u, in)
 	if err != nil {
 		return err
@@ -332,7 +323,7 @@ func (s *Scheduler) cardInstance(ctx context.Context, es EnrolStore, u *ledger.U
 // updateMerged shows the pending instances that have no card of their own
 // on the user's one merged card, sent once and then edited in place; when
 // none is left it says so (and loses its button).
-func (s *Scheduler) updateMerged(ctx context.Context, es EnrolStore, u *ledger.User) error {
+func (s *Scheduler) updateMerged(ctx context.Context, es ledger.EnrolStore, u *ledger.User) error {
 	pending, err := es.PendingInstances(ctx, u.ID)
 	if err != nil {
 		return err
@@ -384,7 +375,7 @@ func (s *Scheduler) updateMerged(ctx context.Context, es EnrolStore, u *ledger.U
 // nextCard gives the oldest pending instance without a card of its own a
 // card (the user answered one), and updates the merged card. The caller
 // holds the user's lock.
-func (s *Scheduler) nextCard(ctx context.Context, es EnrolStore, u *ledger.User) {
+func (s *Scheduler) nextCard(ctx context.Context, es ledger.EnrolStore, u *ledger.User) {
 	pending, err := es.PendingInstances(ctx, u.ID)
 	if err != nil {
 		s.log.Error("scheduler: next instance card", "user", u.ID, "err", err)

@@ -26,41 +26,24 @@ import (
 	"github.com/gpuledger/gpuledger/ledger"
 )
 
-// Store is what the scheduler reads and writes: the methods it calls and
-// no others, so a test can stand in for any of them. ledger/sqlite's DB
-// implements it; the contracts are those of the ledger interfaces each
-// method comes from (ledger.Store, NotifyStore, LeaseStore, and the
-// agent's sets TokenStore, BeatStore, PolicyStore, RentalLookup).
+// Store is what the scheduler reads and writes: the ledger's sets, whose
+// contracts they state (ledger/sqlite's DB implements them all), so a
+// test can stand in for any method by embedding a real store.
 type Store interface {
-	// Users and rentals.
-	User(ctx context.Context, id int64) (ledger.User, error)
-	Users(ctx context.Context) ([]ledger.User, error)
+	// Users, their rentals and the changes a button or a lease end makes.
+	ledger.UserStore
+	ledger.RentalStore
+	ledger.JournalStore
 	Book(ctx context.Context, userID int64) (*ledger.Book, error)
-	RentalByID(ctx context.Context, id int64) (*ledger.Rental, error)
-	// RentalsNamed returns every rental of the user called name, so a
-	// card can name a rental by its address when the name is shared.
-	RentalsNamed(ctx context.Context, userID int64, name string) ([]*ledger.Rental, error)
-	// LiveRentals returns every user's unreleased rentals.
-	LiveRentals(ctx context.Context) ([]*ledger.Rental, error)
-	// Changes a button or a lease end makes.
-	AppendEvent(ctx context.Context, a ledger.Action, name string, ev ledger.Event) (*ledger.Rental, error)
-	MarkHandled(ctx context.Context, a ledger.Action) error
-	RevokeTokens(ctx context.Context, rentalID int64, at time.Time) error
-	LeaseEnd(ctx context.Context, rentalID int64) (l ledger.LeaseEnd, ok bool, err error)
-	SetLeaseEnd(ctx context.Context, l ledger.LeaseEnd) error
-	// Automatic actions and what the agents reported.
-	AutoPolicy(ctx context.Context, rentalID int64) (ledger.AutoPolicy, error)
-	AddDecision(ctx context.Context, d ledger.Decision) (ledger.Decision, error)
-	PruneBeats(ctx context.Context, before time.Time) (int64, error)
+	// The agents: tokens, lease ends, automatic actions, what they reported.
+	ledger.TokenStore
+	ledger.LeaseStore
+	ledger.PolicyStore
+	ledger.BeatStore
 	// Cards and notices already sent.
-	Card(ctx context.Context, rentalID int64, kind ledger.CardKind) (ledger.Card, error)
-	CardByMessage(ctx context.Context, userID int64, messageID int) (ledger.Card, error)
-	SaveCard(ctx context.Context, c ledger.Card) (ledger.Card, error)
-	OpenCards(ctx context.Context) ([]ledger.Card, error)
-	MarkNotice(ctx context.Context, userID int64, key string, at time.Time) (bool, error)
-	UnmarkNotice(ctx context.Context, key string) error
-	// Announced instances (ledger.EnrolStore).
-	EnrolStore
+	ledger.NotifyStore
+	// Announced instances.
+	ledger.EnrolStore
 	// Each rental's standing answer about an agent whose reports
 	// contradicted its platform's list (trust.go).
 	ledger.TrustStore

@@ -38,39 +38,21 @@ import (
 	"github.com/gpuledger/gpuledger/ledger"
 )
 
-// Store is what the hub reads and writes: the methods it calls and no
-// others (ledger/sqlite's DB implements it). The contracts are those of
-// the ledger's sets each comes from (ledger.TokenStore, BeatStore,
-// IdleStore, PolicyStore, OrderStore, RentalLookup, LeaseStore,
-// EnrolStore; User for the account's creation time an adopted rental
-// may not start before).
+// Store is what the hub reads and writes: the ledger's sets of the
+// agents, their orders and enrolments, whose contracts they state
+// (ledger/sqlite's DB implements them all).
 type Store interface {
-	TokenByHash(ctx context.Context, hash [32]byte) (ledger.AgentToken, error)
-	IssueToken(ctx context.Context, userID int64, rental string, hash [32]byte, at time.Time) (ledger.AgentToken, error)
-	RevokeTokens(ctx context.Context, rentalID int64, at time.Time) error
-	SaveBeats(ctx context.Context, beats []ledger.Beat, states []ledger.AgentState) error
-	AgentStates(ctx context.Context) ([]ledger.AgentState, error)
-	CloseIdle(ctx context.Context, rentalID int64, to time.Time) error
-	SaveIdle(ctx context.Context, st ledger.AgentState, closeAt, openAt time.Time) error
-	AutoPolicy(ctx context.Context, rentalID int64) (ledger.AutoPolicy, error)
-	CreateOrder(ctx context.Context, o ledger.Order) (ledger.Order, error)
-	Order(ctx context.Context, id string) (ledger.Order, error)
-	OpenOrders(ctx context.Context, rentalID int64) ([]ledger.Order, error)
-	UpdateOrder(ctx context.Context, o ledger.Order, ev *ledger.Event) (ledger.Order, *ledger.Rental, error)
-	RentalByID(ctx context.Context, id int64) (*ledger.Rental, error)
-	LeaseEnd(ctx context.Context, rentalID int64) (l ledger.LeaseEnd, ok bool, err error)
+	ledger.TokenStore
+	ledger.BeatStore
+	ledger.IdleStore
+	ledger.PolicyStore
+	ledger.OrderStore
+	ledger.RentalLookup
+	ledger.LeaseStore
+	ledger.EnrolStore
+	// User gives the account's creation time, which an adopted rental may
+	// not start before (ledger.UserStore).
 	User(ctx context.Context, id int64) (ledger.User, error)
-
-	IssueEnrolToken(ctx context.Context, userID int64, hash [32]byte, at time.Time) (ledger.EnrolToken, *ledger.EnrolToken, error)
-	EnrolTokenByHash(ctx context.Context, hash [32]byte) (ledger.EnrolToken, error)
-	EnrolTokens(ctx context.Context, userID int64) ([]ledger.EnrolToken, error)
-	RevokeEnrolTokens(ctx context.Context, userID int64, at time.Time) (int, error)
-	Announce(ctx context.Context, in ledger.Instance) (ledger.Instance, bool, error)
-	Instance(ctx context.Context, userID, id int64) (ledger.Instance, error)
-	InstanceByRental(ctx context.Context, rentalID int64) (ledger.Instance, error)
-	IgnoreInstance(ctx context.Context, a ledger.Action, id int64) (ledger.Instance, error)
-	AdoptInstance(ctx context.Context, a ledger.Action, id int64, r ledger.Rental, tokenHash [32]byte) (*ledger.Rental, ledger.Instance, error)
-	RebindInstance(ctx context.Context, userID, id int64, tokenHash [32]byte, at time.Time) (ledger.AgentToken, error)
 }
 
 // Listener is told what the user should hear about. Its methods are called
