@@ -388,45 +388,34 @@ type instancePrev struct {
 // undo stack. Errors: ENOTFOUND ("no_instance"), ECONFLICT
 // ("instance_bound"), EDUPLICATE (a repeated key changes nothing).
 func (ens *Enrolments) IgnoreInstance(ctx context.Context, a ledger.Action, id int64) (ledger.Instance, error) {
-	var out ledger.Instance
-	err := ens.db.withWrite(ctx, func(tx *wtx) error {
-		j, err := ens.db.beginAction(ctx, tx, a, ledger.ActionIgnore, "", true, true)
-		if err != nil {
-			return err
-		}
+	return journaled(ctx, ens.db, a, ledger.ActionIgnore, "", func(tx *wtx, j journal) (ledger.Instance, error) {
 		in, err := instanceByID(ctx, tx, j.userID, id)
 		if err != nil {
-			return err
+			return ledger.Instance{}, err
 		}
 		name := ledger.InstanceRentalName(in)
 		switch in.State {
 		case ledger.InstanceBound:
-			return ledger.Errorc(ledger.ECONFLICT, "instance_bound", name, rentalName(ctx, tx, in.RentalID))
+			return ledger.Instance{}, ledger.Errorc(ledger.ECONFLICT, "instance_bound", name, rentalName(ctx, tx, in.RentalID))
 		case ledger.InstanceIgnored:
 			// Nothing changes, so there is nothing to undo.
 			if _, err := tx.ExecContext(ctx, `UPDATE actions SET name = ?, undoable = 0 WHERE id = ?`, name, j.id); err != nil {
-				return fmt.Errorf("sqlite: record ignore: %w", err)
+				return ledger.Instance{}, fmt.Errorf("sqlite: record ignore: %w", err)
 			}
-			out = in
-			return nil
+			return in, nil
 		}
 		if _, err := tx.ExecContext(ctx, `UPDATE instances SET state = 'ignored' WHERE id = ?`, in.ID); err != nil {
-			return fmt.Errorf("sqlite: ignore instance: %w", err)
+			return ledger.Instance{}, fmt.Errorf("sqlite: ignore instance: %w", err)
 		}
 		if err := j.target(ctx, tx, 0, 0, instancePrev{Instance: in.ID, State: in.State}); err != nil {
-			return err
+			return ledger.Instance{}, err
 		}
 		if _, err := tx.ExecContext(ctx, `UPDATE actions SET name = ? WHERE id = ?`, name, j.id); err != nil {
-			return fmt.Errorf("sqlite: record ignore: %w", err)
+			return ledger.Instance{}, fmt.Errorf("sqlite: record ignore: %w", err)
 		}
 		in.State = ledger.InstanceIgnored
-		out = in
-		return nil
+		return in, nil
 	})
-	if err != nil {
-		return ledger.Instance{}, err
-	}
-	return out, nil
 }
 
 // rentalName returns the name of rental id for a message, or its number
@@ -507,56 +496,50 @@ func nameEverUsed(ctx context.Context, q querier, userID int64, name string) (bo
 // ("no_instance", "not_registered"), ECONFLICT ("instance_bound"; a token
 // collision), EDUPLICATE.
 func (ens *Enrolments) AdoptInstance(ctx context.Context, a ledger.Action, id int64, r ledger.Rental, tokenHash [32]byte) (*ledger.Rental, ledger.Instance, error) {
-	var (
-		out *ledger.Rental
-		got ledger.Instance
-	)
-	err := ens.db.withWrite(ctx, func(tx *wtx) error {
-		j, err := ens.db.beginAction(ctx, tx, a, ledger.ActionAdopt, r.Name, true, true)
-		if err != nil {
-			return err
-		}
+	var got ledger.Instance
+	out, err := journaled(ctx, ens.db, a, ledger.ActionAdopt, r.Name, func(tx *wtx, j journal) (*ledger.Rental, error) {
 		in, err := instanceByID(ctx, tx, j.userID, id)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		if in.State == ledger.InstanceBound {
-			return ledger.Errorc(ledger.ECONFLICT, "instance_bound", ledger.InstanceRentalName(in), rentalName(ctx, tx, in.RentalID))
+			return nil, ledger.Errorc(ledger.ECONFLICT, "instance_bound", ledger.InstanceRentalName(in), rentalName(ctx, tx, in.RentalID))
 		}
 		if r.Name == "" {
 			r.Name = ledger.InstanceRentalName(in)
 		}
 		start, err := checkNewRental(&r)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		if r.Name, err = unusedName(ctx, tx, j.userID, r.Name); err != nil {
-			return err
+			return nil, err
 		}
 		rid, err := insertRental(ctx, tx, j, r, start,
 			fmt.Sprintf("an unreleased rental named %s already exists (release it first or choose another name)", r.Name))
 		if err != nil {
-			return err
+			return nil, err
 		}
 		if err := j.target(ctx, tx, rid, 0, instancePrev{Instance: in.ID, State: in.State}); err != nil {
-			return err
+			return nil, err
 		}
 		if _, err := tx.ExecContext(ctx, `UPDATE actions SET name = ? WHERE id = ?`, r.Name, j.id); err != nil {
-			return fmt.Errorf("sqlite: record adopt: %w", err)
+			return nil, fmt.Errorf("sqlite: record adopt: %w", err)
 		}
 		if _, err := tx.ExecContext(ctx, `UPDATE instances SET state = 'bound', rental_id = ? WHERE id = ?`, rid, in.ID); err != nil {
-			return fmt.Errorf("sqlite: bind instance: %w", err)
+			return nil, fmt.Errorf("sqlite: bind instance: %w", err)
 		}
 		if _, err := tx.ExecContext(ctx, `INSERT INTO agent_tokens (rental_id, user_id, hash, issued_at) VALUES (?, ?, ?, ?)`,
 			rid, j.userID, tokenHash[:], unix(j.at)); err != nil {
-			return constraintError(err, "insert token", "token collision: try again")
+			return nil, constraintError(err, "insert token", "token collision: try again")
 		}
-		if out, err = loadRental(ctx, tx, rid); err != nil {
-			return err
+		out, err := loadRental(ctx, tx, rid)
+		if err != nil {
+			return nil, err
 		}
 		in.State, in.RentalID = ledger.InstanceBound, rid
 		got = in
-		return nil
+		return out, nil
 	})
 	if err != nil {
 		return nil, ledger.Instance{}, err

@@ -27,16 +27,12 @@ func (mon *Money) AddCharge(ctx context.Context, a ledger.Action, rentalName str
 	if name == "" {
 		name = c.Platform
 	}
-	err := mon.db.withWrite(ctx, func(tx *wtx) error {
-		j, err := mon.db.beginAction(ctx, tx, a, ledger.ActionCharge, name, true, true)
-		if err != nil {
-			return err
-		}
+	return journaled(ctx, mon.db, a, ledger.ActionCharge, name, func(tx *wtx, j journal) (ledger.Charge, error) {
 		c.RentalID = 0
 		if rentalName != "" {
 			r, err := findRental(ctx, tx, j.userID, rentalName)
 			if err != nil {
-				return err
+				return ledger.Charge{}, err
 			}
 			c.RentalID = r.ID
 			if c.Platform == "" {
@@ -47,10 +43,10 @@ func (mon *Money) AddCharge(ctx context.Context, a ledger.Action, rentalName str
 			}
 		}
 		if c.Platform == "" {
-			return ledger.Errorc(ledger.EINVALID, "charge_target")
+			return ledger.Charge{}, ledger.Errorc(ledger.EINVALID, "charge_target")
 		}
 		if c.Currency == "" {
-			return ledger.Errorc(ledger.EINVALID, "charge_currency")
+			return ledger.Charge{}, ledger.Errorc(ledger.EINVALID, "charge_currency")
 		}
 		c.UserID, c.Ref = j.userID, j.id
 		c.At = orActionTime(c.At, j)
@@ -58,17 +54,13 @@ func (mon *Money) AddCharge(ctx context.Context, a ledger.Action, rentalName str
 			VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
 			c.UserID, j.id, nullID(c.RentalID), c.Platform, c.Amount.String(), string(c.Currency), c.Note, unix(c.At))
 		if err != nil {
-			return fmt.Errorf("sqlite: record charge: %w", err)
+			return ledger.Charge{}, fmt.Errorf("sqlite: record charge: %w", err)
 		}
 		if c.ID, err = res.LastInsertId(); err != nil {
-			return fmt.Errorf("sqlite: record charge: %w", err)
+			return ledger.Charge{}, fmt.Errorf("sqlite: record charge: %w", err)
 		}
-		return j.target(ctx, tx, c.RentalID, 0, nil)
+		return c, j.target(ctx, tx, c.RentalID, 0, nil)
 	})
-	if err != nil {
-		return ledger.Charge{}, err
-	}
-	return c, nil
 }
 
 func orActionTime(t time.Time, j journal) time.Time {
@@ -95,23 +87,19 @@ func (mon *Money) addPlatformAmount(ctx context.Context, a ledger.Action, p *pla
 	if p.currency == "" {
 		return 0, 0, 0, ledger.Errorc(ledger.EINVALID, "no_currency_given", p.kind)
 	}
-	err = mon.db.withWrite(ctx, func(tx *wtx) error {
-		j, err := mon.db.beginAction(ctx, tx, a, p.kind, p.platform, true, true)
-		if err != nil {
-			return err
-		}
+	id, err = journaled(ctx, mon.db, a, p.kind, p.platform, func(tx *wtx, j journal) (int64, error) {
 		userID, ref = j.userID, j.id
 		p.at = orActionTime(p.at, j)
 		res, err := tx.ExecContext(ctx, `INSERT INTO `+p.table+` (user_id, action_id, platform, amount, currency, at)
 			VALUES (?, ?, ?, ?, ?, ?)`, j.userID, j.id, p.platform, p.amount.String(), string(p.currency), unix(p.at))
 		if err != nil {
-			return fmt.Errorf("sqlite: record %s: %w", p.kind, err)
+			return 0, fmt.Errorf("sqlite: record %s: %w", p.kind, err)
 		}
-		id, err = res.LastInsertId()
+		id, err := res.LastInsertId()
 		if err != nil {
-			return fmt.Errorf("sqlite: record %s: %w", p.kind, err)
+			return 0, fmt.Errorf("sqlite: record %s: %w", p.kind, err)
 		}
-		return nil
+		return id, nil
 	})
 	return id, userID, ref, err
 }

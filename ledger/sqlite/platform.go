@@ -348,48 +348,44 @@ func (ps *Platforms) AddSyncedRental(ctx context.Context, a ledger.Action, in le
 	}
 	tell := a.Tell
 	a.Tell = nil
-	var (
-		out *ledger.Rental
-		got ledger.PlatformInstance
-	)
-	err = ps.db.withWrite(ctx, func(tx *wtx) error {
-		j, err := ps.db.beginAction(ctx, tx, a, ledger.ActionSync, r.Name, true, true)
-		if err != nil {
-			return err
-		}
+	var got ledger.PlatformInstance
+	out, err := journaled(ctx, ps.db, a, ledger.ActionSync, r.Name, func(tx *wtx, j journal) (*ledger.Rental, error) {
 		if err := boundElsewhere(ctx, tx, in, 0); err != nil {
-			return err
+			return nil, err
 		}
-		if r.Name, err = freeName(ctx, tx, j.userID, r.Name); err != nil {
-			return err
+		name, err := freeName(ctx, tx, j.userID, r.Name)
+		if err != nil {
+			return nil, err
 		}
+		r.Name = name
 		rid, err := insertRental(ctx, tx, j, r, start,
 			fmt.Sprintf("an unreleased rental named %s already exists (release it first or choose another name)", r.Name))
 		if err != nil {
-			return err
+			return nil, err
 		}
 		if stop != nil {
 			if _, err := addEvent(ctx, tx, rid, j.id, *stop); err != nil {
-				return err
+				return nil, err
 			}
 		}
 		if err := j.target(ctx, tx, rid, 0, nil); err != nil {
-			return err
+			return nil, err
 		}
 		if _, err := tx.ExecContext(ctx, `UPDATE actions SET name = ? WHERE id = ?`, r.Name, j.id); err != nil {
-			return fmt.Errorf("sqlite: record sync: %w", err)
+			return nil, fmt.Errorf("sqlite: record sync: %w", err)
 		}
 		in.RentalID = rid
 		if got, err = writeInstance(ctx, tx, in, j.at); err != nil {
-			return err
+			return nil, err
 		}
-		if out, err = loadRental(ctx, tx, rid); err != nil {
-			return err
+		out, err := loadRental(ctx, tx, rid)
+		if err != nil {
+			return nil, err
 		}
 		if tell != nil {
 			_, err = ps.db.writeOutbox(ctx, tx, j.userID, tell, out)
 		}
-		return err
+		return out, err
 	})
 	if err != nil {
 		return nil, ledger.PlatformInstance{}, err
@@ -512,57 +508,39 @@ func (ps *Platforms) ApplyPlatformEvent(ctx context.Context, a ledger.Action, in
 	}
 	tell := a.Tell
 	a.Tell = nil
-	var (
-		out *ledger.Rental
-		got ledger.PlatformInstance
-	)
-	err := ps.db.withWrite(ctx, func(tx *wtx) error {
-		j, err := ps.db.beginAction(ctx, tx, a, ledger.ActionKind(ev.Kind), "", true, true)
-		if err != nil {
-			return err
-		}
+	var got ledger.PlatformInstance
+	out, err := journaled(ctx, ps.db, a, ledger.ActionKind(ev.Kind), "", func(tx *wtx, j journal) (*ledger.Rental, error) {
 		cur, ok, err := storedInstance(ctx, tx, in.UserID, in.Platform, in.PlatformID)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		if !ok || cur.Status != ledger.PlatformBound {
-			return ledger.Errorc(ledger.ENOTFOUND, "platform_not_bound", in.PlatformID)
+			return nil, ledger.Errorc(ledger.ENOTFOUND, "platform_not_bound", in.PlatformID)
 		}
 		if wantRental != 0 && wantRental != cur.RentalID {
-			return ledger.Errorc(ledger.ECONFLICT, "platform_bound", in.PlatformID, rentalName(ctx, tx, cur.RentalID))
+			return nil, ledger.Errorc(ledger.ECONFLICT, "platform_bound", in.PlatformID, rentalName(ctx, tx, cur.RentalID))
 		}
 		r, err := usersRental(ctx, tx, in.UserID, cur.RentalID)
 		if err != nil {
-			return err
+			return nil, err
 		}
-		if err := r.CheckEvent(ev); err != nil {
-			return err
-		}
-		if ev.ID, err = addEvent(ctx, tx, r.ID, j.id, ev); err != nil {
-			return err
-		}
-		if ev.Kind == ledger.EventRelease {
-			if _, err := tx.ExecContext(ctx, `UPDATE rentals SET released = 1 WHERE id = ?`, r.ID); err != nil {
-				return fmt.Errorf("sqlite: release %s: %w", r.Name, err)
-			}
+		if err := appendRentalEvent(ctx, tx, j, r, ev); err != nil {
+			return nil, err
 		}
 		if err := j.target(ctx, tx, r.ID, 0, nil); err != nil {
-			return err
+			return nil, err
 		}
 		if _, err := tx.ExecContext(ctx, `UPDATE actions SET name = ? WHERE id = ?`, r.Name, j.id); err != nil {
-			return fmt.Errorf("sqlite: record %s: %w", ev.Kind, err)
+			return nil, fmt.Errorf("sqlite: record %s: %w", ev.Kind, err)
 		}
 		in.RentalID = cur.RentalID
 		if got, err = writeInstance(ctx, tx, in, j.at); err != nil {
-			return err
+			return nil, err
 		}
-		ev.RecordedAt = j.at
-		r.Events = append(r.Events, ev)
-		out = r
 		if tell != nil {
-			_, err = ps.db.writeOutbox(ctx, tx, j.userID, tell, out)
+			_, err = ps.db.writeOutbox(ctx, tx, j.userID, tell, r)
 		}
-		return err
+		return r, err
 	})
 	if err != nil {
 		return nil, ledger.PlatformInstance{}, err

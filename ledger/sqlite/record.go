@@ -113,28 +113,28 @@ func findRecord(ctx context.Context, q querier, userID, ref int64) (ledger.Recor
 	return r, st, err
 }
 
-// beginRecordAction journals a deletion or correction of the user's record
-// ref: the journal row comes first (a retried one is EDUPLICATE, not "no
-// record"), and takes its kind once the record is found.
-func (mon *Money) beginRecordAction(ctx context.Context, tx querier, a ledger.Action, ref int64, kind func(ledger.RecordKind) ledger.ActionKind) (journal, ledger.Record, storedRecord, error) {
-	name := fmt.Sprintf("#%d", ref)
-	j, err := mon.db.beginAction(ctx, tx, a, kind(ledger.RecordCharge), name, true, true)
-	if err != nil {
-		return j, ledger.Record{}, storedRecord{}, err
-	}
-	r, st, err := findRecord(ctx, tx, j.userID, ref)
-	if err != nil {
-		return j, r, st, err
-	}
-	prev, err := json.Marshal(st)
-	if err != nil {
-		return j, r, st, fmt.Errorf("sqlite: encode record #%d: %w", ref, err)
-	}
-	if _, err := tx.ExecContext(ctx, `UPDATE actions SET kind = ?, rental_id = ?, prev = ? WHERE id = ?`,
-		string(kind(r.Kind)), nullID(r.RentalID), string(prev), j.id); err != nil {
-		return j, r, st, fmt.Errorf("sqlite: journal record #%d: %w", ref, err)
-	}
-	return j, r, st, nil
+// changeRecord is the journaled deletion or correction of the user's
+// record ref: the journal row comes first (a retried one is EDUPLICATE,
+// not "no record") and takes its kind and the record as it was, for Undo,
+// once the record is found; change then deletes or rewrites it and
+// returns what the caller gets.
+func changeRecord(ctx context.Context, db *DB, a ledger.Action, ref int64, kind func(ledger.RecordKind) ledger.ActionKind,
+	change func(tx *wtx, j journal, r ledger.Record, st storedRecord) (ledger.Record, error)) (ledger.Record, error) {
+	return journaled(ctx, db, a, kind(ledger.RecordCharge), fmt.Sprintf("#%d", ref), func(tx *wtx, j journal) (ledger.Record, error) {
+		r, st, err := findRecord(ctx, tx, j.userID, ref)
+		if err != nil {
+			return ledger.Record{}, err
+		}
+		prev, err := json.Marshal(st)
+		if err != nil {
+			return ledger.Record{}, fmt.Errorf("sqlite: encode record #%d: %w", ref, err)
+		}
+		if _, err := tx.ExecContext(ctx, `UPDATE actions SET kind = ?, rental_id = ?, prev = ? WHERE id = ?`,
+			string(kind(r.Kind)), nullID(r.RentalID), string(prev), j.id); err != nil {
+			return ledger.Record{}, fmt.Errorf("sqlite: journal record #%d: %w", ref, err)
+		}
+		return change(tx, j, r, st)
+	})
 }
 
 // DeleteRecord deletes the user's record ref (a charge, top-up, typed
@@ -142,19 +142,12 @@ func (mon *Money) beginRecordAction(ctx context.Context, tx querier, a ledger.Ac
 // row, and Undo puts it back under the same reference. Errors: ENOTFOUND
 // (no such record of the user's), EDUPLICATE.
 func (mon *Money) DeleteRecord(ctx context.Context, a ledger.Action, ref int64) (ledger.Record, error) {
-	var out ledger.Record
-	err := mon.db.withWrite(ctx, func(tx *wtx) error {
-		_, r, st, err := mon.beginRecordAction(ctx, tx, a, ref, ledger.RecordKind.DeleteAction)
-		if err != nil {
-			return err
-		}
+	return changeRecord(ctx, mon.db, a, ref, ledger.RecordKind.DeleteAction, func(tx *wtx, _ journal, r ledger.Record, st storedRecord) (ledger.Record, error) {
 		if _, err := tx.ExecContext(ctx, `DELETE FROM `+recordTables[r.Kind]+` WHERE id = ?`, st.ID); err != nil {
-			return fmt.Errorf("sqlite: delete record #%d: %w", ref, err)
+			return ledger.Record{}, fmt.Errorf("sqlite: delete record #%d: %w", ref, err)
 		}
-		out = r
-		return nil
+		return r, nil
 	})
-	return out, err
 }
 
 // FixRecord corrects the user's record ref with f and returns it before and
@@ -166,22 +159,21 @@ func (mon *Money) DeleteRecord(ctx context.Context, a ledger.Action, ref int64) 
 // Errors: ENOTFOUND, EINVALID (those rules, or a field the record's kind
 // does not have), EDUPLICATE.
 func (mon *Money) FixRecord(ctx context.Context, a ledger.Action, ref int64, f ledger.RecordFix) (old, fixed ledger.Record, err error) {
-	err = mon.db.withWrite(ctx, func(tx *wtx) error {
-		j, r, _, err := mon.beginRecordAction(ctx, tx, a, ref, ledger.RecordKind.FixAction)
-		if err != nil {
-			return err
-		}
+	fixed, err = changeRecord(ctx, mon.db, a, ref, ledger.RecordKind.FixAction, func(tx *wtx, j journal, r ledger.Record, _ storedRecord) (ledger.Record, error) {
 		n, err := applyFix(ctx, tx, j, r, f)
 		if err != nil {
-			return err
+			return ledger.Record{}, err
 		}
 		if err := writeRecord(ctx, tx, n.Kind, ref, n.Amount.String(), n.Note, n.Bytes, string(n.Dir), unix(n.At)); err != nil {
-			return err
+			return ledger.Record{}, err
 		}
-		old, fixed = r, n
-		return nil
+		old = r
+		return n, nil
 	})
-	return old, fixed, err
+	if err != nil {
+		return ledger.Record{}, ledger.Record{}, err
+	}
+	return old, fixed, nil
 }
 
 // applyFix returns r corrected by f, or EINVALID when f breaks a rule of

@@ -500,26 +500,32 @@ func (rt *Rentals) AppendEvent(ctx context.Context, a ledger.Action, name string
 		return nil, ledger.Errorf(ledger.EINVALID, "unknown event %q: use stop, resume, price or release", ev.Kind)
 	}
 	return changeRental(ctx, rt.db, a, ledger.ActionKind(ev.Kind), name, func(tx *wtx, j journal, r *ledger.Rental) (*ledger.Rental, any, error) {
-		if err := r.CheckEvent(ev); err != nil {
-			return nil, nil, err
-		}
-		var err error
-		if ev.ID, err = addEvent(ctx, tx, r.ID, j.id, ev); err != nil {
-			return nil, nil, err
-		}
-		if ev.Kind != ledger.EventPrice {
-			ev.Price = ledger.Price{} // stored only for price changes
-		}
-		if ev.Kind == ledger.EventRelease {
-			if _, err := tx.ExecContext(ctx, `UPDATE rentals SET released = 1 WHERE id = ?`, r.ID); err != nil {
-				return nil, nil, fmt.Errorf("sqlite: release %s: %w", name, err)
-			}
-		}
-		// r was loaded in this transaction; the new event is all that changed.
-		ev.RecordedAt = j.at
-		r.Events = append(r.Events, ev)
-		return r, nil, nil
+		return r, nil, appendRentalEvent(ctx, tx, j, r, ev)
 	})
+}
+
+// appendRentalEvent checks ev against the history of r (loaded in this
+// transaction), stores it as action j's (a release also frees r's name)
+// and appends it to r: the new event is all that changed.
+func appendRentalEvent(ctx context.Context, tx querier, j journal, r *ledger.Rental, ev ledger.Event) error {
+	if err := r.CheckEvent(ev); err != nil {
+		return err
+	}
+	var err error
+	if ev.ID, err = addEvent(ctx, tx, r.ID, j.id, ev); err != nil {
+		return err
+	}
+	if ev.Kind != ledger.EventPrice {
+		ev.Price = ledger.Price{} // stored only for price changes
+	}
+	if ev.Kind == ledger.EventRelease {
+		if _, err := tx.ExecContext(ctx, `UPDATE rentals SET released = 1 WHERE id = ?`, r.ID); err != nil {
+			return fmt.Errorf("sqlite: release %s: %w", r.Name, err)
+		}
+	}
+	ev.RecordedAt = j.at
+	r.Events = append(r.Events, ev)
+	return nil
 }
 
 // SetPriceAt records a price change ev at a time in the past of the

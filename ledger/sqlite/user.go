@@ -208,26 +208,19 @@ func (acc *Accounts) UpdateUser(ctx context.Context, a ledger.Action, u ledger.U
 	if err := validateUser(u); err != nil {
 		return ledger.User{}, err
 	}
-	var out ledger.User
-	err := acc.db.withWrite(ctx, func(tx *wtx) error {
-		j, err := acc.db.beginAction(ctx, tx, a, ledger.ActionSettings, "", true, true)
-		if err != nil {
-			return err
-		}
+	return journaled(ctx, acc.db, a, ledger.ActionSettings, "", func(tx *wtx, j journal) (ledger.User, error) {
 		old, err := userByID(ctx, tx, j.userID)
 		if err != nil {
-			return err
+			return ledger.User{}, err
 		}
 		if err := writeUser(ctx, tx, j.userID, u.Lang, u.TZ, u.Settings, u.Budgets); err != nil {
-			return err
+			return ledger.User{}, err
 		}
 		if err := j.target(ctx, tx, 0, 0, userPrev{Lang: old.Lang, TZ: old.TZ, Settings: old.Settings, Budgets: old.Budgets}); err != nil {
-			return err
+			return ledger.User{}, err
 		}
-		out, err = userByID(ctx, tx, j.userID)
-		return err
+		return userByID(ctx, tx, j.userID)
 	})
-	return out, err
 }
 
 func writeUser(ctx context.Context, tx querier, id int64, lang, tz string, s ledger.Settings, bs []ledger.MonthlyBudget) error {
