@@ -11,12 +11,13 @@ import (
 	"github.com/gpuledger/gpuledger/bot"
 	"github.com/gpuledger/gpuledger/chat"
 	"github.com/gpuledger/gpuledger/connector"
+	"github.com/gpuledger/gpuledger/connector/autodl"
+	"github.com/gpuledger/gpuledger/connector/lambda"
 	"github.com/gpuledger/gpuledger/connector/runpod"
 	"github.com/gpuledger/gpuledger/connector/runpod/runpodfake"
 	"github.com/gpuledger/gpuledger/connector/vast"
 	"github.com/gpuledger/gpuledger/connector/vast/vastfake"
 	"github.com/gpuledger/gpuledger/connector/vault"
-	"github.com/gpuledger/gpuledger/connsync"
 	"github.com/gpuledger/gpuledger/internal/testkit"
 	"github.com/gpuledger/gpuledger/ledger"
 	"github.com/gpuledger/gpuledger/ledger/sqlite"
@@ -68,7 +69,7 @@ func (c *testConns) client(platform, key string) (connector.Client, error) {
 }
 
 func (c *testConns) Connect(ctx context.Context, userID int64, platform, key string) (ledger.Connector, error) {
-	if !connsync.Supports(platform) {
+	if !connectors.Supports(platform) {
 		return ledger.Connector{}, ledger.Errorf(ledger.EINVALID, "connect: unknown platform %q", platform)
 	}
 	cl, err := c.client(platform, key)
@@ -119,6 +120,11 @@ func (c *testConns) Live(_ context.Context, r *ledger.Rental) (string, bool) {
 	p, ok := c.live[r.ID]
 	return p, ok
 }
+
+// connectors are the server's platforms, as cmd/gpuledger lists them.
+var connectors = connector.Registry{runpod.Spec, vast.Spec, lambda.Spec, autodl.Spec}
+
+func (c *testConns) Platforms() connector.Registry { return connectors }
 
 var _ bot.Connections = (*testConns)(nil)
 

@@ -11,15 +11,6 @@ import (
 	"github.com/gpuledger/gpuledger/ledger"
 )
 
-// CanStop says which platforms' APIs can stop an instance (compute
-// billing ends, the disk is kept) rather than only terminate it. Lambda
-// Cloud's API has no stop: its instances are terminated or billed.
-// The clients agree (Lambda's Stop returns ErrNotSupported), but the
-// scheduler has to decide before any call which button to show and
-// whether a "stop" policy can act at all, so the fact lives here, next
-// to Supported. A platform missing here cannot stop.
-var CanStop = map[string]bool{"runpod": true, "vast": true, "autodl": true, "lambda": false}
-
 // ErrNotLive is returned by Act for a rental that is not an instance the
 // user's connected platform still lists (no platform ID, no connector, a
 // rejected key, or the platform already reported it terminated).
@@ -62,7 +53,7 @@ func (s *Syncer) CanAct(ctx context.Context, r *ledger.Rental) (platform string,
 	if !ok {
 		return "", false, false
 	}
-	return p, CanStop[p], true
+	return p, s.cfg.Platforms.CanStop(p), true
 }
 
 // Listed returns what the platform last listed for r's instance (its ID,
@@ -80,7 +71,7 @@ func (s *Syncer) Listed(ctx context.Context, r *ledger.Rental) (ledger.PlatformI
 
 // live finds r's connector and the platform instance it is bound to.
 func (s *Syncer) live(ctx context.Context, r *ledger.Rental) (ledger.Connector, ledger.PlatformInstance, bool, error) {
-	if r == nil || r.PlatformID == "" || !Supports(r.Platform) {
+	if r == nil || r.PlatformID == "" || !s.supports(r.Platform) {
 		return ledger.Connector{}, ledger.PlatformInstance{}, false, nil
 	}
 	cs, err := s.store.Connectors(ctx, r.UserID)
@@ -137,7 +128,7 @@ func (s *Syncer) Act(ctx context.Context, r *ledger.Rental, terminate bool) (led
 		return res, ErrNotLive
 	}
 	res.Platform, res.PlatformID = r.Platform, r.PlatformID
-	if !terminate && !CanStop[r.Platform] {
+	if !terminate && !s.cfg.Platforms.CanStop(r.Platform) {
 		return res, fmt.Errorf("connsync: %s can only terminate: %w", r.Platform, connector.ErrNotSupported)
 	}
 	defer s.lockConn(r.UserID, r.Platform)()

@@ -91,7 +91,7 @@ func newActEnv(t *testing.T, confirm time.Duration) *actEnv {
 		}
 		return nil, errors.New("no fake for " + platform)
 	}
-	e.s, err = connsync.New(connsync.Config{Store: e.db, Vault: e.v, Clients: factory, Buttons: actSigner{},
+	e.s, err = connsync.New(connsync.Config{Store: e.db, Vault: e.v, Platforms: platforms, Clients: factory, Buttons: actSigner{},
 		Now: e.clk.Now, ConfirmWithin: confirm, Sleep: func(ctx context.Context, d time.Duration) error {
 			e.slept = append(e.slept, d)
 			e.clk.Add(d)

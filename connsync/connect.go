@@ -46,8 +46,8 @@ func validateKey(key string) error {
 // *connector.RateLimitedError (nothing is stored); the store's errors.
 func (s *Syncer) Connect(ctx context.Context, userID int64, platform, key string) (ledger.Connector, error) {
 	platform = strings.ToLower(strings.TrimSpace(platform))
-	if !Supports(platform) {
-		return ledger.Connector{}, ledger.Errorf(ledger.EINVALID, "%q is not a platform /connect knows: use one of %s", platform, strings.Join(Supported, ", "))
+	if !s.supports(platform) {
+		return ledger.Connector{}, ledger.Errorf(ledger.EINVALID, "%q is not a platform /connect knows: use one of %s", platform, s.cfg.Platforms)
 	}
 	if err := validateKey(key); err != nil {
 		return ledger.Connector{}, err
@@ -135,8 +135,8 @@ func (e *keyUnopened) message() string {
 // (an unsupported platform), ENOTFOUND (no connector for it).
 func (s *Syncer) Disconnect(ctx context.Context, userID int64, platform string) error {
 	platform = strings.ToLower(strings.TrimSpace(platform))
-	if !Supports(platform) {
-		return ledger.Errorf(ledger.EINVALID, "%q is not a platform /connect knows: use one of %s", platform, strings.Join(Supported, ", "))
+	if !s.supports(platform) {
+		return ledger.Errorf(ledger.EINVALID, "%q is not a platform /connect knows: use one of %s", platform, s.cfg.Platforms)
 	}
 	if err := s.store.DeleteConnector(ctx, userID, platform); err != nil {
 		return err

@@ -17,7 +17,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"slices"
 	"sync"
 	"time"
 
@@ -26,10 +25,6 @@ import (
 	"github.com/gpuledger/gpuledger/connector/vault"
 	"github.com/gpuledger/gpuledger/ledger"
 )
-
-// Supported are the platforms /connect accepts, in the order they are
-// listed (connector.Platforms).
-var Supported = connector.Platforms
 
 // Factory makes a Client for one platform account from its API key. The
 // server builds it from the GPULEDGER_*_URL variables (cmd/gpuledger);
@@ -75,13 +70,16 @@ type ButtonRegistry interface {
 	HandleButton(action string, fn chat.ButtonFunc)
 }
 
-// Config configures a Syncer. Store, Vault, Clients and Buttons are
-// required.
+// Config configures a Syncer. Store, Vault, Platforms, Clients and
+// Buttons are required.
 type Config struct {
-	Store   Store
-	Vault   *vault.Vault
-	Clients Factory
-	Buttons Buttons
+	Store Store
+	Vault *vault.Vault
+	// Platforms are the platforms /connect accepts, in the order they are
+	// listed, with what each can do (cmd/gpuledger lists them once).
+	Platforms connector.Registry
+	Clients   Factory
+	Buttons   Buttons
 	// Agents is the hub's view of the agents; nil: no agent is known.
 	Agents Agents
 	// Interval is how often each connector is polled (GPULEDGER_SYNC);
@@ -180,8 +178,8 @@ type connState struct {
 
 // New returns a Syncer for cfg.
 func New(cfg Config) (*Syncer, error) {
-	if cfg.Store == nil || cfg.Vault == nil || cfg.Clients == nil || cfg.Buttons == nil {
-		return nil, errors.New("connsync: config: Store, Vault, Clients and Buttons are required")
+	if cfg.Store == nil || cfg.Vault == nil || len(cfg.Platforms) == 0 || cfg.Clients == nil || cfg.Buttons == nil {
+		return nil, errors.New("connsync: config: Store, Vault, Platforms, Clients and Buttons are required")
 	}
 	if cfg.Interval <= 0 {
 		cfg.Interval = 60 * time.Second
@@ -208,8 +206,12 @@ func New(cfg Config) (*Syncer, error) {
 		kick: make(chan struct{}, 1), slots: make(chan struct{}, MaxParallel)}, nil
 }
 
-// Supports reports whether platform is one /connect accepts.
-func Supports(platform string) bool { return slices.Contains(Supported, platform) }
+// Platforms are the platforms /connect accepts, in the order they are
+// listed: the chat lists them and says where each one's key is made.
+func (s *Syncer) Platforms() connector.Registry { return s.cfg.Platforms }
+
+// supports reports whether platform is one /connect accepts.
+func (s *Syncer) supports(platform string) bool { return s.cfg.Platforms.Supports(platform) }
 
 // client opens the user's key for platform and makes its Client. The key
 // lives only in this call's memory; it is never logged or returned.

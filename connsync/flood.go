@@ -263,7 +263,7 @@ func (p *pass) ignoreAll(ctx context.Context, f *ledger.SyncFlood, news []connec
 func (s *Syncer) pressFlood(ctx context.Context, p chat.ButtonPress, snd chat.Sender) (st *connState, f *ledger.SyncFlood, unlock func(), ok bool, err error) {
 	lang := s.user(ctx, p.Update.UserID).Lang
 	platform := p.Payload
-	if !Supports(platform) {
+	if !s.supports(platform) {
 		return nil, nil, nil, false, snd.AnswerCallback(ctx, p.Update.CallbackID, messages.Text(lang, "gone"))
 	}
 	unlock = s.lockConn(p.Update.UserID, platform)

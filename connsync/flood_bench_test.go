@@ -83,7 +83,7 @@ func benchStatusDuringSync(b *testing.B, mode string) {
 	l.set("a", n)
 	btn := &buttons{fns: map[string]chat.ButtonFunc{}}
 	snd := &sent{}
-	s, err := connsync.New(connsync.Config{Store: e.db, Vault: e.vault, Buttons: btn, Now: e.clk.Now, Interval: time.Second, Logger: slog.New(slog.DiscardHandler),
+	s, err := connsync.New(connsync.Config{Store: e.db, Vault: e.vault, Platforms: platforms, Buttons: btn, Now: e.clk.Now, Interval: time.Second, Logger: slog.New(slog.DiscardHandler),
 		Clients: func(string, string) (connector.Client, error) { return l, nil }})
 	if err != nil {
 		b.Fatal(err)

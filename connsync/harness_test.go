@@ -13,6 +13,7 @@ import (
 
 	"github.com/gpuledger/gpuledger/chat"
 	"github.com/gpuledger/gpuledger/connector"
+	"github.com/gpuledger/gpuledger/connector/autodl"
 	"github.com/gpuledger/gpuledger/connector/lambda"
 	"github.com/gpuledger/gpuledger/connector/lambda/lambdafake"
 	"github.com/gpuledger/gpuledger/connector/runpod"
@@ -109,6 +110,9 @@ type env struct {
 	factory func(platform, key string) (connector.Client, error)
 }
 
+// platforms are the server's platforms, as cmd/gpuledger lists them.
+var platforms = connector.Registry{runpod.Spec, vast.Spec, lambda.Spec, autodl.Spec}
+
 // readCounting is the real store, counting the reads of the instances'
 // rows the sync makes at the start of a round.
 type readCounting struct {
@@ -194,7 +198,7 @@ func newEnv(t testing.TB) *env {
 // restart of the server does: whatever the loop kept in memory is gone.
 func (e *env) restart() {
 	e.t.Helper()
-	s, err := connsync.New(connsync.Config{Store: readCounting{e.db, e.reads}, Vault: e.vault, Clients: e.factory, Buttons: e.btn, Agents: e.agent,
+	s, err := connsync.New(connsync.Config{Store: readCounting{e.db, e.reads}, Vault: e.vault, Platforms: platforms, Clients: e.factory, Buttons: e.btn, Agents: e.agent,
 		Now: e.clk.Now, CallTimeout: 5 * time.Second, Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {
 		e.t.Fatal(err)

@@ -100,7 +100,7 @@ func (s *Syncer) dispatch(ctx context.Context, wait bool) error {
 		errs []error
 	)
 	for _, c := range cs {
-		if c.Rejected() || !Supports(c.Platform) {
+		if c.Rejected() || !s.supports(c.Platform) {
 			continue
 		}
 		st := s.connState(c.UserID, c.Platform)

@@ -29,7 +29,7 @@ func (s *Syncer) AutoWay(ctx context.Context, r *ledger.Rental, action ledger.Au
 	if has {
 		trust = &t
 	}
-	return ledger.PlanAuto(action, r.Platform, r.PlatformID, CanStop[r.Platform], s.corroborate(r, in, trust), trust)
+	return ledger.PlanAuto(action, r.Platform, r.PlatformID, s.cfg.Platforms.CanStop(r.Platform), s.corroborate(r, in, trust), trust)
 }
 
 // corroborate compares r's agent's last heartbeat with in.

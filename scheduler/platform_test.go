@@ -117,7 +117,7 @@ func newPlatEnvHub(t *testing.T, platform string, hubCfg func(*hub.Config)) *pla
 	}
 	agents := &lateAgents{}
 	p.agents = agents
-	p.sync, err = connsync.New(connsync.Config{Store: db, Vault: v, Buttons: signer{}, Now: clk.Now, Agents: agents,
+	p.sync, err = connsync.New(connsync.Config{Store: db, Vault: v, Platforms: connector.Registry{runpod.Spec, lambda.Spec, autodl.Spec}, Buttons: signer{}, Now: clk.Now, Agents: agents,
 		Clients: func(platform, key string) (connector.Client, error) {
 			switch platform {
 			case "lambda":

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/gpuledger/gpuledger/agent/hub"
+	"github.com/gpuledger/gpuledger/connector"
 	"github.com/gpuledger/gpuledger/dashboard"
 )
 
@@ -38,7 +39,7 @@ type Config struct {
 	// Secret encrypts the platform keys (GPULEDGER_SECRET; no flag: a flag
 	// shows in ps). Empty: the key file beside the database. Never logged.
 	Secret       string
-	PlatformURLs PlatformURLs // GPULEDGER_RUNPOD_URL, ..._GRAPHQL_URL, _VAST_URL, _LAMBDA_URL, _AUTODL_URL
+	PlatformURLs connector.BaseURLs // GPULEDGER_RUNPOD_URL and the rest, by variable (platforms)
 	// AppAuthMaxAge is how old the Telegram sign-in data of the dashboard
 	// (initData's auth_date) may be (GPULEDGER_APP_AUTH_MAX_AGE).
 	AppAuthMaxAge time.Duration
@@ -91,7 +92,7 @@ func parseConfig(name string, args []string, getenv func(string) string, stderr 
 	errs = append(errs, err)
 	c.AppAuthMaxAge = authAge
 	c.Secret = getenv("GPULEDGER_SECRET")
-	urls, err := readPlatformURLs(getenv)
+	urls, err := platforms.ReadBases(getenv)
 	errs = append(errs, err)
 	c.PlatformURLs = urls
 	users, err := parseUserIDs(getenv("GPULEDGER_ALLOWED_USERS"))

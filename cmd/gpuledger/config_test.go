@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"io"
 	"strings"
 	"testing"
@@ -77,6 +78,30 @@ func TestParseConfig_ErrPublicURL(t *testing.T) {
 		cfg, _, err := parseConfig("serve", nil, func(k string) string { return env[k] }, io.Discard)
 		if err != nil || cfg.publicURL() != want {
 			t.Errorf("good URL %q: %q, %v", in, cfg.publicURL(), err)
+		}
+	}
+}
+
+// TestParseConfig_ErrPlatformURL: a platform's API base that is not an
+// http(s) URL with a host is refused at start, naming the variable and
+// giving its documented base as the example, so a typo shows then and not
+// as a failed /connect; one that is unset is the documented base.
+func TestParseConfig_ErrPlatformURL(t *testing.T) {
+	defaults := map[string]string{
+		"GPULEDGER_RUNPOD_URL":         "https://rest.runpod.io/v1",
+		"GPULEDGER_RUNPOD_GRAPHQL_URL": "https://api.runpod.io/graphql",
+		"GPULEDGER_VAST_URL":           "https://console.vast.ai/api/v0",
+		"GPULEDGER_LAMBDA_URL":         "https://cloud.lambda.ai/api/v1",
+		"GPULEDGER_AUTODL_URL":         "https://api.autodl.com",
+	}
+	for name, def := range defaults {
+		for _, bad := range []string{"rest.runpod.io", "ftp://x", "https://", "https://u:p@x", "https://x/?a=1"} {
+			env := map[string]string{name: bad}
+			_, _, err := parseConfig("serve", nil, func(k string) string { return env[k] }, io.Discard)
+			want := fmt.Sprintf("%s: %q is not an http(s) URL with a host and no query (e.g. %s)", name, bad, def)
+			if err == nil || !strings.Contains(err.Error(), want) {
+				t.Errorf("%s=%q: err = %v, want %q", name, bad, err, want)
+			}
 		}
 	}
 }

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
-	"net/url"
 	"sync"
 	"time"
 
@@ -21,44 +20,16 @@ import (
 	"github.com/gpuledger/gpuledger/ledger/sqlite"
 )
 
-// PlatformURLs are the platforms' API bases (GPULEDGER_RUNPOD_URL and
-// the rest): the documented ones unless set, for tests and self-hosted
-// proxies.
-type PlatformURLs struct {
-	RunPod, RunPodGraphQL, Vast, Lambda, AutoDL string
-}
-
-// platformURLVars names each base's variable, in the order they are
-// checked and documented.
-var platformURLVars = []struct {
-	env string
-	get func(*PlatformURLs) *string
-	def string
-}{
-	{"GPULEDGER_RUNPOD_URL", func(p *PlatformURLs) *string { return &p.RunPod }, runpod.DefaultBaseURL},
-	{"GPULEDGER_RUNPOD_GRAPHQL_URL", func(p *PlatformURLs) *string { return &p.RunPodGraphQL }, runpod.DefaultGraphQLURL},
-	{"GPULEDGER_VAST_URL", func(p *PlatformURLs) *string { return &p.Vast }, vast.DefaultBaseURL},
-	{"GPULEDGER_LAMBDA_URL", func(p *PlatformURLs) *string { return &p.Lambda }, lambda.DefaultBaseURL},
-	{"GPULEDGER_AUTODL_URL", func(p *PlatformURLs) *string { return &p.AutoDL }, autodl.DefaultBase},
-}
-
-// readPlatformURLs reads the bases from the environment, refusing one
-// that is not an http(s) URL with a host, so a typo shows at start and
-// not as a failed /connect.
-func readPlatformURLs(getenv func(string) string) (PlatformURLs, error) {
-	var p PlatformURLs
-	for _, v := range platformURLVars {
-		s := getenv(v.env)
-		if s == "" {
-			s = v.def
-		}
-		u, err := url.Parse(s)
-		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.User != nil || u.RawQuery != "" {
-			return p, fmt.Errorf("%s: %q is not an http(s) URL with a host and no query (e.g. %s)", v.env, s, v.def)
-		}
-		*v.get(&p) = s
-	}
-	return p, nil
+// platforms are the platforms the server has a connector for, one line
+// each, in the order /connect lists them. The URL variables, the clients,
+// what /connect accepts, which platforms can stop and the key help all
+// derive from this list (docs/platforms.md, "Adding or changing a
+// platform").
+var platforms = connector.Registry{
+	runpod.Spec,
+	vast.Spec,
+	lambda.Spec,
+	autodl.Spec,
 }
 
 // platformCallTimeout bounds one call to a platform's API.
@@ -68,24 +39,12 @@ const platformCallTimeout = 30 * time.Second
 // all platforms (the proxy variables apply, as for Telegram: the
 // platforms' APIs may need one from mainland China, and AutoDL's from
 // outside it), each connector pointed at its base.
-func platformClients(urls PlatformURLs, getenv func(string) string) connsync.Factory {
+func platformClients(urls connector.BaseURLs, getenv func(string) string) connsync.Factory {
 	hc := &http.Client{
 		Timeout:   platformCallTimeout,
 		Transport: &http.Transport{Proxy: telegram.ProxyFromEnv(getenv), MaxIdleConnsPerHost: 4, IdleConnTimeout: 90 * time.Second, TLSHandshakeTimeout: 10 * time.Second, ResponseHeaderTimeout: platformCallTimeout},
 	}
-	return func(platform, key string) (connector.Client, error) {
-		switch platform {
-		case "runpod":
-			return runpod.New(runpod.Config{APIKey: key, BaseURL: urls.RunPod, GraphQLURL: urls.RunPodGraphQL, HTTPClient: hc})
-		case "vast":
-			return vast.New(vast.Config{APIKey: key, BaseURL: urls.Vast, HTTPClient: hc})
-		case "lambda":
-			return lambda.New(lambda.Config{Key: key, BaseURL: urls.Lambda, HTTPClient: hc})
-		case "autodl":
-			return autodl.New(autodl.Config{Token: key, Base: urls.AutoDL, HTTP: hc})
-		}
-		return nil, fmt.Errorf("no connector for platform %q (one of %v)", platform, connsync.Supported)
-	}
+	return platforms.Clients(urls, hc)
 }
 
 // lateButtons signs the sync's buttons with the core's key once the core
@@ -125,13 +84,14 @@ func newPlatforms(cfg Config, db *sqlite.DB, agents connsync.Agents, buttons con
 	}
 	log.Info("platform keys sealed", "secret_from", v.Source())
 	s, err := connsync.New(connsync.Config{
-		Store:    db,
-		Vault:    v,
-		Clients:  platformClients(cfg.PlatformURLs, getenv),
-		Buttons:  buttons,
-		Agents:   agents,
-		Interval: cfg.Sync,
-		Logger:   log,
+		Store:     db,
+		Vault:     v,
+		Platforms: platforms,
+		Clients:   platformClients(cfg.PlatformURLs, getenv),
+		Buttons:   buttons,
+		Agents:    agents,
+		Interval:  cfg.Sync,
+		Logger:    log,
 	})
 	return s, v, err
 }
