@@ -1,18 +1,16 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"io"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
-	"syscall"
-	"time"
+
+	"github.com/gpuledger/gpuledger/agent/install"
 )
 
 // installUsage documents `gpuledger-agent install`.
@@ -44,40 +42,16 @@ directory that survives a stop.
 See docs/deploy.md.
 `
 
-// installOpts are the install command's own flags.
-type installOpts struct {
-	dir      string
-	init     string
-	root     string
-	hook     string
-	bin      string
-	noStart  bool
-	token    string
-	server   string
-	stateDir string   // --state-dir among the run flags, if given
-	runArgs  []string // the run flags, without --token
-}
-
-// withStateDir returns the run flags with --state-dir dir added unless
-// the user gave one: the agent's replay record must outlive restarts, so
-// it goes where the service's other files survive.
-func (o installOpts) withStateDir(dir string) []string {
-	if o.stateDir != "" {
-		return o.runArgs
-	}
-	return append(append([]string(nil), o.runArgs...), "--state-dir", dir)
-}
-
 // installFlags are install's own flags, all taking a value except
 // --no-start. Every run flag takes a value, so "-name value" pairs split
 // unambiguously.
 var installFlags = map[string]bool{"dir": true, "init": true, "root": true, "hook": true, "bin": true, "no-start": false}
 
 // parseInstallArgs splits args into install's flags and run's flags.
-func parseInstallArgs(args []string, getenv func(string) string) (installOpts, error) {
-	o := installOpts{init: "auto", root: "/"}
+func parseInstallArgs(args []string, getenv func(string) string) (install.Options, error) {
+	o := install.Options{Init: "auto", Root: "/"}
 	if home := getenv("HOME"); home != "" {
-		o.dir = filepath.Join(home, ".gpuledger")
+		o.Dir = filepath.Join(home, ".gpuledger")
 	}
 	for i := 0; i < len(args); i++ {
 		a := args[i]
@@ -98,9 +72,9 @@ func parseInstallArgs(args []string, getenv func(string) string) (installOpts, e
 				if err != nil {
 					return o, fmt.Errorf("--%s=%s: want true or false", name, val)
 				}
-				o.noStart = b
+				o.NoStart = b
 			} else {
-				o.noStart = true
+				o.NoStart = true
 			}
 			continue
 		}
@@ -113,50 +87,50 @@ func parseInstallArgs(args []string, getenv func(string) string) (installOpts, e
 		}
 		switch name {
 		case "dir":
-			o.dir = val
+			o.Dir = val
 		case "init":
-			o.init = val
+			o.Init = val
 		case "root":
-			o.root = val
+			o.Root = val
 		case "hook":
-			o.hook = val
+			o.Hook = val
 		case "bin":
-			o.bin = val
+			o.Bin = val
 		case "token":
-			o.token = val
+			o.Token = val
 		default:
 			if name == "server" {
-				o.server = val
+				o.Server = val
 			}
-			o.runArgs = append(o.runArgs, "--"+name, val)
+			o.RunArgs = append(o.RunArgs, "--"+name, val)
 		}
 	}
-	if o.token == "" {
-		o.token = getenv("GPULEDGER_AGENT_TOKEN")
+	if o.Token == "" {
+		o.Token = getenv("GPULEDGER_AGENT_TOKEN")
 	}
 	var errs []error
-	switch o.init {
+	switch o.Init {
 	case "auto", "systemd", "nohup":
 	default:
-		errs = append(errs, fmt.Errorf("--init %q: want auto, systemd or nohup", o.init))
+		errs = append(errs, fmt.Errorf("--init %q: want auto, systemd or nohup", o.Init))
 	}
-	if o.server == "" {
+	if o.Server == "" {
 		errs = append(errs, errors.New("--server is required, e.g. --server https://ledger.example.com"))
 	}
-	if o.token == "" {
+	if o.Token == "" {
 		errs = append(errs, errors.New("no token: pass --token TOKEN or set GPULEDGER_AGENT_TOKEN (the install line /agent or /agent NAME shows does this)"))
-	} else if !safeToken(o.token) {
+	} else if !safeToken(o.Token) {
 		errs = append(errs, errors.New("the token has characters a gpuledger token never has: copy the install line again from /agent (or /agent NAME)"))
 	}
-	if o.dir == "" {
+	if o.Dir == "" {
 		errs = append(errs, errors.New("--dir is required when $HOME is unset"))
 	}
-	if o.root != "/" {
-		o.noStart = true
+	if o.Root != "/" {
+		o.NoStart = true
 	}
-	for i := 0; i+1 < len(o.runArgs); i += 2 {
-		if o.runArgs[i] == "--state-dir" {
-			o.stateDir = o.runArgs[i+1]
+	for i := 0; i+1 < len(o.RunArgs); i += 2 {
+		if o.RunArgs[i] == "--state-dir" {
+			o.StateDir = o.RunArgs[i+1]
 		}
 	}
 	return o, errors.Join(errs...)
@@ -179,16 +153,8 @@ func safeToken(t string) bool {
 	return true
 }
 
-// under returns path p below root.
-func under(root, p string) string { return filepath.Join(root, p) }
-
-// systemdRuns reports whether systemd is the init system below root: the
-// check sd_booted(3) makes.
-func systemdRuns(root string) bool {
-	st, err := os.Stat(under(root, "/run/systemd/system"))
-	return err == nil && st.IsDir()
-}
-
+// runInstall parses the install command's flags and installs (package
+// agent/install). It returns the exit status.
 func runInstall(ctx context.Context, args []string, stdout, stderr io.Writer, getenv func(string) string) int {
 	o, err := parseInstallArgs(args, getenv)
 	if errors.Is(err, flagHelp) {
@@ -199,359 +165,23 @@ func runInstall(ctx context.Context, args []string, stdout, stderr io.Writer, ge
 		fmt.Fprintf(stderr, "gpuledger-agent install: %v\n", err)
 		return exitUsage
 	}
-	if o.bin == "" {
-		if o.bin, err = os.Executable(); err != nil {
+	if o.Bin == "" {
+		if o.Bin, err = os.Executable(); err != nil {
 			fmt.Fprintf(stderr, "gpuledger-agent install: cannot find my own binary (pass --bin): %v\n", err)
 			return exitFailure
 		}
 	}
-	if o.bin, err = filepath.Abs(o.bin); err != nil {
+	if o.Bin, err = filepath.Abs(o.Bin); err != nil {
 		fmt.Fprintf(stderr, "gpuledger-agent install: --bin: %v\n", err)
 		return exitUsage
 	}
-	if o.dir, err = filepath.Abs(o.dir); err != nil {
+	if o.Dir, err = filepath.Abs(o.Dir); err != nil {
 		fmt.Fprintf(stderr, "gpuledger-agent install: --dir: %v\n", err)
 		return exitUsage
 	}
-	mode := o.init
-	if mode == "auto" {
-		mode = "nohup"
-		if systemdRuns(o.root) {
-			if o.root == "/" && os.Geteuid() != 0 {
-				fmt.Fprintln(stderr, "gpuledger-agent install: systemd runs here but a system unit needs root; starting with nohup instead (run the install as root to survive reboots)")
-			} else {
-				mode = "systemd"
-			}
-		}
-	}
-	if mode == "systemd" {
-		err = installSystemd(ctx, o, stdout)
-	} else {
-		err = installNohup(ctx, o, stdout, getenv)
-	}
-	if err != nil {
+	if err := install.Install(ctx, o, stdout, stderr, getenv); err != nil {
 		fmt.Fprintf(stderr, "gpuledger-agent install: %v\n", err)
 		return exitFailure
 	}
 	return exitOK
-}
-
-// writeFileAtomic writes data to path through a temporary file and a
-// rename, with the given mode, creating the directory (mode dirMode).
-func writeFileAtomic(path string, data []byte, mode, dirMode os.FileMode) error {
-	if err := os.MkdirAll(filepath.Dir(path), dirMode); err != nil {
-		return err
-	}
-	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
-	if err != nil {
-		return err
-	}
-	defer os.Remove(tmp.Name())
-	if _, err := tmp.Write(data); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Chmod(mode); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		return err
-	}
-	return os.Rename(tmp.Name(), path)
-}
-
-func envFile(token string) []byte {
-	return []byte("# gpuledger agent token: keep this file owner-only (0600).\nGPULEDGER_AGENT_TOKEN=" + token + "\n")
-}
-
-// Paths of the systemd installation, below --root.
-const (
-	unitPath       = "/etc/systemd/system/gpuledger-agent.service"
-	systemdEnvPath = "/etc/gpuledger/agent.env"
-	// systemdStateDir is what StateDirectory=gpuledger-agent makes.
-	systemdStateDir = "/var/lib/gpuledger-agent"
-)
-
-// systemdUnit returns the unit that runs bin with the run flags.
-func systemdUnit(bin, envPath string, runArgs []string) string {
-	words := []string{systemdQuote(bin), "run"}
-	for _, a := range runArgs {
-		words = append(words, systemdQuote(a))
-	}
-	return `[Unit]
-Description=gpuledger agent: reports this GPU host's activity to the gpuledger server
-Documentation=https://github.com/gpuledger/gpuledger/blob/main/docs/deploy.md
-Wants=network-online.target
-After=network-online.target
-
-[Service]
-Type=simple
-# The token lives in an owner-only file, not on the command line.
-EnvironmentFile=` + envPath + `
-ExecStart=` + strings.Join(words, " ") + `
-Restart=on-failure
-RestartSec=15s
-# The release command (e.g. shutdown -h now) needs root; the agent runs as root.
-# /var/lib/gpuledger-agent keeps the replay record of orders across restarts.
-StateDirectory=gpuledger-agent
-StateDirectoryMode=0700
-KillMode=mixed
-TimeoutStopSec=30s
-
-[Install]
-WantedBy=multi-user.target
-`
-}
-
-// systemdQuote quotes one ExecStart word: double quotes with \ and "
-// escaped, % doubled (a specifier) and $ doubled (a variable).
-func systemdQuote(s string) string {
-	s = strings.ReplaceAll(s, "%", "%%")
-	s = strings.ReplaceAll(s, "$", "$$")
-	if s != "" && !strings.ContainsAny(s, " \t\n\"'\\;") {
-		return s
-	}
-	r := strings.NewReplacer(`\`, `\\`, `"`, `\"`, "\n", `\n`, "\t", `\t`)
-	return `"` + r.Replace(s) + `"`
-}
-
-func installSystemd(ctx context.Context, o installOpts, stdout io.Writer) error {
-	env := under(o.root, systemdEnvPath)
-	if err := writeFileAtomic(env, envFile(o.token), 0o600, 0o700); err != nil {
-		return fmt.Errorf("write %s: %w", env, err)
-	}
-	unit := under(o.root, unitPath)
-	if err := writeFileAtomic(unit, []byte(systemdUnit(o.bin, systemdEnvPath, o.withStateDir(systemdStateDir))), 0o644, 0o755); err != nil {
-		return fmt.Errorf("write %s: %w", unit, err)
-	}
-	fmt.Fprintf(stdout, "wrote %s (token in %s, mode 0600)\n", unit, env)
-	if o.noStart {
-		fmt.Fprintln(stdout, "not started (--no-start); start it with: systemctl daemon-reload && systemctl enable --now gpuledger-agent")
-		return nil
-	}
-	for _, args := range [][]string{{"daemon-reload"}, {"enable", "gpuledger-agent.service"}, {"restart", "gpuledger-agent.service"}} {
-		cmd := exec.CommandContext(ctx, "systemctl", args...)
-		if out, err := cmd.CombinedOutput(); err != nil {
-			return fmt.Errorf("systemctl %s: %v: %s", strings.Join(args, " "), err, bytes.TrimSpace(out))
-		}
-	}
-	// A bad flag makes the agent exit at once: look again after a moment.
-	time.Sleep(2 * time.Second)
-	out, err := exec.CommandContext(ctx, "systemctl", "is-active", "gpuledger-agent.service").Output()
-	if err != nil || strings.TrimSpace(string(out)) != "active" {
-		logs, _ := exec.CommandContext(ctx, "journalctl", "-u", "gpuledger-agent", "-n", "20", "--no-pager").CombinedOutput()
-		return fmt.Errorf("the service did not stay up (%s):\n%s", strings.TrimSpace(string(out)), logs)
-	}
-	fmt.Fprintln(stdout, "started: systemctl status gpuledger-agent; logs: journalctl -u gpuledger-agent -f")
-	fmt.Fprintln(stdout, "it starts again at every boot.")
-	return nil
-}
-
-// shQuote quotes s for a POSIX shell.
-func shQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }
-
-// startScript returns DIR/start.sh: start the agent in the background
-// unless it already runs; safe to run at every container start.
-func startScript(dir, bin string, runArgs []string) string {
-	words := []string{shQuote(bin), "run"}
-	for _, a := range runArgs {
-		words = append(words, shQuote(a))
-	}
-	return `#!/bin/sh
-# Starts gpuledger-agent in the background unless it already runs.
-# Written by "gpuledger-agent install"; run it at every start of this
-# host or container (docs/deploy.md says where each platform runs it).
-dir=` + shQuote(dir) + `
-pid=$(cat "$dir/agent.pid" 2>/dev/null || true)
-if [ -n "$pid" ] && kill -0 "$pid" 2>/dev/null && grep -q gpuledger-agent "/proc/$pid/cmdline" 2>/dev/null; then
-	echo "gpuledger-agent already runs (pid $pid)"
-	exit 0
-fi
-# Keep one old log, at most about 10 MB each.
-if [ -f "$dir/agent.log" ] && [ "$(wc -c <"$dir/agent.log")" -gt 10000000 ]; then
-	mv -f "$dir/agent.log" "$dir/agent.log.1"
-fi
-set -a
-. "$dir/agent.env"
-set +a
-nohup ` + strings.Join(words, " ") + ` >>"$dir/agent.log" 2>&1 </dev/null &
-echo $! >"$dir/agent.pid"
-echo "gpuledger-agent started (pid $!, log $dir/agent.log)"
-`
-}
-
-// runpodStateDir is the state directory on a RunPod pod with a volume.
-const runpodStateDir = "/workspace/.gpuledger"
-
-// within reports whether path p is dir or below it.
-func within(p, dir string) bool {
-	rel, err := filepath.Rel(dir, p)
-	return err == nil && rel != ".." && !strings.HasPrefix(rel, "../")
-}
-
-func isDir(p string) bool {
-	st, err := os.Stat(p)
-	return err == nil && st.IsDir()
-}
-
-// hookLine is what --hook appends to a start-up script.
-func hookLine(dir string) string {
-	return "sh " + shQuote(filepath.Join(dir, "start.sh")) + " >/dev/null 2>&1 # gpuledger-agent"
-}
-
-func installNohup(ctx context.Context, o installOpts, stdout io.Writer, getenv func(string) string) error {
-	dir := under(o.root, o.dir)
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return fmt.Errorf("create %s: %w", dir, err)
-	}
-	env := filepath.Join(dir, "agent.env")
-	if err := writeFileAtomic(env, envFile(o.token), 0o600, 0o700); err != nil {
-		return fmt.Errorf("write %s: %w", env, err)
-	}
-	start := filepath.Join(dir, "start.sh")
-	stateDir := o.dir
-	if ws := runpodStateDir; getenv("RUNPOD_POD_ID") != "" && !within(o.dir, "/workspace") && isDir(under(o.root, "/workspace")) {
-		// Only /workspace survives a pod's stop: the replay record and
-		// an enrolment agent's rental token must too.
-		stateDir = ws
-		if o.stateDir == "" {
-			fmt.Fprintf(stdout, "state kept in %s: on RunPod only /workspace survives a stop\n", ws)
-		}
-	}
-	if err := writeFileAtomic(start, []byte(startScript(o.dir, o.bin, o.withStateDir(stateDir))), 0o700, 0o700); err != nil {
-		return fmt.Errorf("write %s: %w", start, err)
-	}
-	fmt.Fprintf(stdout, "wrote %s (token in %s, mode 0600)\n", start, env)
-	if o.hook != "" {
-		added, err := appendHook(under(o.root, o.hook), hookLine(o.dir))
-		if err != nil {
-			return fmt.Errorf("--hook %s: %w", o.hook, err)
-		}
-		if added {
-			fmt.Fprintf(stdout, "added to %s: %s\n", o.hook, hookLine(o.dir))
-		} else {
-			fmt.Fprintf(stdout, "%s already starts the agent\n", o.hook)
-		}
-	}
-	if !o.noStart {
-		stopPrevious(dir)
-		cmd := exec.CommandContext(ctx, "/bin/sh", start)
-		cmd.Stdout, cmd.Stderr = stdout, stdout
-		if err := cmd.Run(); err != nil {
-			return fmt.Errorf("%s: %w", start, err)
-		}
-		// A bad flag or an unreachable server shows in the first seconds.
-		time.Sleep(1500 * time.Millisecond)
-		if pid, ok := runningPid(dir); !ok {
-			log, _ := os.ReadFile(filepath.Join(dir, "agent.log"))
-			return fmt.Errorf("the agent exited at once (pid %d); its log:\n%s", pid, tail(log, 2000))
-		}
-	}
-	if o.hook == "" {
-		fmt.Fprint(stdout, hookAdvice(o.dir, getenv))
-	}
-	return nil
-}
-
-// appendHook appends line to the script at path unless it is there,
-// creating an executable sh script when there is none.
-func appendHook(path, line string) (bool, error) {
-	old, err := os.ReadFile(path)
-	if err != nil && !errors.Is(err, os.ErrNotExist) {
-		return false, err
-	}
-	if bytes.Contains(old, []byte(line)) {
-		return false, nil
-	}
-	var b bytes.Buffer
-	if len(old) == 0 {
-		b.WriteString("#!/bin/sh\n")
-	} else {
-		b.Write(old)
-		if old[len(old)-1] != '\n' {
-			b.WriteByte('\n')
-		}
-	}
-	b.WriteString(line + "\n")
-	mode := os.FileMode(0o755)
-	if st, err := os.Stat(path); err == nil {
-		mode = st.Mode().Perm() | 0o100
-	}
-	return true, writeFileAtomic(path, b.Bytes(), mode, 0o755)
-}
-
-// runningPid returns the pid in DIR/agent.pid and whether that process
-// is a live gpuledger-agent.
-func runningPid(dir string) (int, bool) {
-	b, err := os.ReadFile(filepath.Join(dir, "agent.pid"))
-	if err != nil {
-		return 0, false
-	}
-	pid, err := strconv.Atoi(strings.TrimSpace(string(b)))
-	if err != nil || pid <= 0 {
-		return 0, false
-	}
-	if syscall.Kill(pid, 0) != nil {
-		return pid, false
-	}
-	cmdline, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
-	if err == nil && !bytes.Contains(cmdline, []byte("gpuledger-agent")) {
-		return pid, false // the pid was reused by another program
-	}
-	if st, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid)); err == nil {
-		// A zombie (exited, not yet reaped) does not run.
-		if i := bytes.LastIndexByte(st, ')'); i > 0 && i+2 < len(st) && st[i+2] == 'Z' {
-			return pid, false
-		}
-	}
-	return pid, true
-}
-
-// stopPrevious stops an agent started earlier from dir, so a reinstall
-// runs the new binary and token.
-func stopPrevious(dir string) {
-	pid, ok := runningPid(dir)
-	if !ok {
-		return
-	}
-	syscall.Kill(pid, syscall.SIGTERM)
-	for range 50 {
-		if _, ok := runningPid(dir); !ok {
-			return
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
-	syscall.Kill(pid, syscall.SIGKILL)
-}
-
-func tail(b []byte, n int) []byte {
-	if len(b) > n {
-		return b[len(b)-n:]
-	}
-	return b
-}
-
-// hookAdvice says how to start the agent again after the host or
-// container restarts, for the platform this looks like.
-func hookAdvice(dir string, getenv func(string) string) string {
-	line := hookLine(dir)
-	var b strings.Builder
-	b.WriteString("\nNo systemd here: the agent runs until this container or host stops.\n")
-	b.WriteString("To start it again at every start, run this line from the platform's start-up hook:\n    " + line + "\n")
-	switch {
-	case getenv("RUNPOD_POD_ID") != "":
-		b.WriteString("RunPod: put it in the template's Container Start Command before the image's own start,\n" +
-			"e.g. bash -c '" + filepath.Join(dir, "start.sh") + "; /start.sh', or in /post_start.sh where the image runs it.\n" +
-			"Only /workspace survives a stop: install with GPULEDGER_AGENT_DIR=/workspace/.gpuledger.\n")
-	case getenv("VAST_CONTAINERLABEL") != "" || getenv("CONTAINER_ID") != "":
-		b.WriteString("Vast.ai: add it to the instance's on-start script (the template's On-start Script field).\n")
-	default:
-		if st, err := os.Stat("/root/autodl-tmp"); err == nil && st.IsDir() {
-			b.WriteString("AutoDL: there is no start-up hook; run it after each power-on, or add it to ~/.bashrc\n" +
-				"(or rerun install with --hook ~/.bashrc) so that it starts when you first log in.\n")
-		}
-	}
-	b.WriteString("See docs/deploy.md.\n")
-	return b.String()
 }
