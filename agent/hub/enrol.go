@@ -10,11 +10,8 @@ import (
 	"net/http"
 	"strings"
 	"time"
-	"unicode"
-	"unicode/utf8"
 
 	"github.com/gpuledger/gpuledger/agent/wire"
-	"github.com/gpuledger/gpuledger/internal/clip"
 	"github.com/gpuledger/gpuledger/ledger"
 )
 
@@ -152,7 +149,7 @@ func (h *Hub) serveEnrol(w http.ResponseWriter, r *http.Request, raw string) {
 		return
 	}
 	in.UserID, in.TokenID = et.UserID, et.ID
-	ans, res, err := h.enrol(ctx, in, clip.Bytes(hb.BootID, 64, "…"), now)
+	ans, res, err := h.enrol(ctx, in, hb.BootID, now)
 	switch errorKey(err) {
 	case "enrol_token_revoked", "enrol_token_unknown":
 		// Revoked (or gone) since it was cached.
@@ -177,96 +174,25 @@ func (h *Hub) serveEnrol(w http.ResponseWriter, r *http.Request, raw string) {
 	json.NewEncoder(w).Encode(wire.HeartbeatResponse{Enrolment: &ans})
 }
 
-// checkEnrolHeartbeat rejects an enrolment heartbeat that cannot be
-// taken: a wrong version, no instance facts, too many GPUs. Its samples
-// are not looked at: nothing of them is recorded.
-func checkEnrolHeartbeat(hb *wire.HeartbeatRequest) string {
-	if hb.Version != "" && hb.Version != wire.Version {
-		return fmt.Sprintf("unsupported protocol version %q: this server speaks %s", clip.Bytes(hb.Version, 20, "…"), wire.Version)
-	}
-	if hb.Instance == nil {
-		return msgEnrolNoFacts
-	}
-	if len(hb.GPUs) > wire.MaxGPUs || len(hb.Host.GPUs) > wire.MaxGPUs {
-		return fmt.Sprintf("more than %d GPUs", wire.MaxGPUs)
-	}
-	return ""
-}
-
-// normFacts returns the instance facts of hb as the hub keeps them:
-// strings clipped to wire.MaxStrLen, the platform only if it names a
-// known profile (its key), else "".
-func normFacts(hb *wire.HeartbeatRequest) (f wire.InstanceFacts, hostname string) {
-	f = *hb.Instance
-	f.Platform = ""
-	if k, ok := ledger.CanonicalPlatform(clip.Bytes(hb.Instance.Platform, wire.MaxStrLen, "")); ok {
-		f.Platform = k
-	}
-	f.PlatformSource = clip.Bytes(printable(f.PlatformSource), wire.MaxStrLen, "…")
-	f.ID = clip.Bytes(printable(f.ID), wire.MaxStrLen, "")
-	f.MachineID = clip.Bytes(printable(f.MachineID), wire.MaxStrLen, "")
-	return f, clip.Bytes(printable(hb.Host.Hostname), wire.MaxStrLen, "")
-}
-
-// printable returns s without the characters that are not text a person
-// reads: control characters (a newline in a host name breaks a card into
-// lines; an escape sequence is obeyed by a terminal showing the log) and
-// format characters (a right-to-left override reorders what follows it,
-// so a forged name can read as another). What an agent claims is shown
-// on cards and in logs; only its printable part is kept. It stops
-// reading after 4 KiB: what is kept is clipped far shorter.
-func printable(s string) string {
-	const most = 4 << 10
-	if len(s) > most {
-		s = clip.Bytes(s, most, "")
-	}
-	if strings.IndexFunc(s, unprintable) < 0 {
-		return s
-	}
-	return strings.Map(func(r rune) rune {
-		if unprintable(r) {
-			return -1
-		}
-		return r
-	}, s)
-}
-
-func unprintable(r rune) bool {
-	return unicode.IsControl(r) || unicode.Is(unicode.Cf, r) || r == utf8.RuneError
-}
-
-// instanceKey returns the key of the instance hb reports from ("" when
-// it carries no facts or nothing to key by), computed as for an
-// announcement, so a rental's heartbeats and its instance agree.
-func instanceKey(hb *wire.HeartbeatRequest) string {
-	if hb.Instance == nil {
-		return ""
-	}
-	f, host := normFacts(hb)
-	return f.Key(host)
-}
-
-// instanceFacts reduces an enrolment heartbeat to the instance it
-// announces (UserID and TokenID left to the caller).
-func instanceFacts(hb *wire.HeartbeatRequest, now time.Time) ledger.Instance {
-	f, host := normFacts(hb)
-	in := ledger.Instance{
-		Key: f.Key(host), Platform: f.Platform, PlatformID: f.ID, Source: f.PlatformSource,
-		Hostname: host, GPUCount: len(hb.Host.GPUs),
+// instanceFacts reduces an enrolment heartbeat, which carries Instance,
+// to the instance it announces (UserID and TokenID left to the caller).
+// Its key is computed as for a rental's heartbeats (heartbeat.key), so
+// the two agree.
+func instanceFacts(hb *heartbeat, now time.Time) ledger.Instance {
+	f := hb.Instance
+	return ledger.Instance{
+		Key: hb.key, Platform: f.Platform, PlatformID: f.ID, Source: f.PlatformSource,
+		Hostname: hb.Host.Hostname, GPUCount: hb.gpu.Count, GPUModel: hb.gpuModel,
 		BootAt:    placeBoot(hb, f.BootedAt, now),
 		FirstSeen: now, LastSeen: now,
 	}
-	if len(hb.Host.GPUs) > 0 {
-		in.GPUModel = clip.Bytes(ledger.GPUDisplayName(clip.Bytes(printable(hb.Host.GPUs[0].Name), wire.MaxStrLen, "")), 64, "")
-	}
-	return in
 }
 
 // placeBoot returns the agent's claimed time t on the server's clock (moved
 // by the offset between its sent_at and now, like placeWindow), never
 // after now and never more than ledger.MaxBootAge before it; zero stays
 // zero (unknown).
-func placeBoot(hb *wire.HeartbeatRequest, t, now time.Time) time.Time {
+func placeBoot(hb *heartbeat, t, now time.Time) time.Time {
 	if t.IsZero() {
 		return time.Time{}
 	}

@@ -5,15 +5,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
-	"math"
 	"net/http"
 	"slices"
-	"strings"
 	"time"
 
 	"github.com/gpuledger/gpuledger/agent/wire"
-	"github.com/gpuledger/gpuledger/internal/clip"
 	"github.com/gpuledger/gpuledger/ledger"
 )
 
@@ -31,27 +27,6 @@ func writeError(w http.ResponseWriter, code int, msg string) {
 	json.NewEncoder(w).Encode(map[string]string{"error": msg})
 }
 
-// decodeBody reads a JSON body of at most wire.MaxBodyBytes into v. It
-// answers 413 or 400 itself and returns false on failure.
-func decodeBody(w http.ResponseWriter, r *http.Request, v any) (bool, string) {
-	body := http.MaxBytesReader(w, r.Body, wire.MaxBodyBytes)
-	b, err := io.ReadAll(body)
-	if err != nil {
-		var mbe *http.MaxBytesError
-		if errors.As(err, &mbe) {
-			writeError(w, http.StatusRequestEntityTooLarge, fmt.Sprintf("body over %d bytes", wire.MaxBodyBytes))
-			return false, resultTooLarge
-		}
-		writeError(w, http.StatusBadRequest, "could not read the body")
-		return false, resultBadRequest
-	}
-	if err := json.Unmarshal(b, v); err != nil {
-		writeError(w, http.StatusBadRequest, "malformed JSON: "+clip.Bytes(err.Error(), 200, "…"))
-		return false, resultBadRequest
-	}
-	return true, ""
-}
-
 // writeAuthRefusal answers the refusals every agent endpoint gives alike
 // for an authResult of authLimited (429, try again in 5 s) or authError
 // (the lookup failed), and returns the result counted for it.
@@ -63,21 +38,6 @@ func writeAuthRefusal(w http.ResponseWriter, ar authResult, err error) string {
 	}
 	writeLedgerError(w, err)
 	return resultError
-}
-
-// readHeartbeat decodes the heartbeat in the body of r and checks it with
-// check (which returns why it cannot be taken, or ""). On failure it
-// answers 413 or 400 itself and returns nil and the result counted.
-func readHeartbeat(w http.ResponseWriter, r *http.Request, check func(*wire.HeartbeatRequest) string) (*wire.HeartbeatRequest, string) {
-	var hb wire.HeartbeatRequest
-	if ok, res := decodeBody(w, r, &hb); !ok {
-		return nil, res
-	}
-	if msg := check(&hb); msg != "" {
-		writeError(w, http.StatusBadRequest, msg)
-		return nil, resultBadRequest
-	}
-	return &hb, ""
 }
 
 func (h *Hub) serveHeartbeat(w http.ResponseWriter, r *http.Request) {
@@ -123,7 +83,7 @@ func (h *Hub) serveHeartbeat(w http.ResponseWriter, r *http.Request) {
 	if errors.As(err, &te) {
 		result = resultConflict
 		h.log.Warn("hub: two agents report for one rental with the same token (a copy of its instance?); the one replaced is refused",
-			"rental", tok.RentalID, "refused_run", clip.Bytes(te.boot, 64, "…"), "current_run", te.current)
+			"rental", tok.RentalID, "refused_run", te.boot, "current_run", te.current)
 		writeError(w, http.StatusConflict, msgTwin)
 		return
 	}
@@ -140,38 +100,11 @@ func (h *Hub) serveHeartbeat(w http.ResponseWriter, r *http.Request) {
 	json.NewEncoder(w).Encode(resp)
 }
 
-// checkHeartbeat rejects a heartbeat that is not one: a wrong version or
-// verdict, or counts that cannot be.
-func checkHeartbeat(hb *wire.HeartbeatRequest) string {
-	if hb.Version != "" && hb.Version != wire.Version {
-		return fmt.Sprintf("unsupported protocol version %q: this server speaks %s", clip.Bytes(hb.Version, 20, "…"), wire.Version)
-	}
-	switch hb.Verdict {
-	case wire.VerdictBusy, wire.VerdictIdle, wire.VerdictUnknown:
-	default:
-		return fmt.Sprintf("verdict %q must be busy, idle or unknown", clip.Bytes(string(hb.Verdict), 20, "…"))
-	}
-	if hb.Samples < 0 || hb.BusySamples < 0 || hb.IdleSamples < 0 || hb.UnknownSamples < 0 ||
-		hb.BusySamples+hb.IdleSamples+hb.UnknownSamples > hb.Samples || hb.Samples > 100000 {
-		return "sample counts are inconsistent"
-	}
-	if hb.IdleSeconds < 0 || hb.IdleSeconds > 366*86400 {
-		return "idle_seconds out of range"
-	}
-	if len(hb.GPUs) > wire.MaxGPUs || len(hb.Host.GPUs) > wire.MaxGPUs {
-		return fmt.Sprintf("more than %d GPUs", wire.MaxGPUs)
-	}
-	if len(hb.Sessions) > wire.MaxSessions {
-		return fmt.Sprintf("more than %d sessions", wire.MaxSessions)
-	}
-	return ""
-}
-
 // record applies a heartbeat: the agent's state in memory, a beat for the
 // next flush, the idle interval (written now when it opens or closes), and
 // the response with the rental's pending orders. peer is the address the
 // heartbeat came from ("" unknown).
-func (h *Hub) record(ctx context.Context, tok ledger.AgentToken, hb *wire.HeartbeatRequest, peer string) (wire.HeartbeatResponse, bool, error) {
+func (h *Hub) record(ctx context.Context, tok ledger.AgentToken, hb *heartbeat, peer string) (wire.HeartbeatResponse, bool, error) {
 	now := h.now().UTC()
 	resp := wire.HeartbeatResponse{Rental: tok.Rental, Policy: wire.Policy{UtilThreshold: h.cfg.UtilThreshold}}
 	re, err := h.rental(ctx, tok.RentalID, now)
@@ -179,7 +112,7 @@ func (h *Hub) record(ctx context.Context, tok ledger.AgentToken, hb *wire.Heartb
 		return resp, false, err
 	}
 	rl := re.r
-	if key := instanceKey(hb); key != "" && re.instOK && re.inst.Key != "" && key != re.inst.Key {
+	if key := hb.key; key != "" && re.instOK && re.inst.Key != "" && key != re.inst.Key {
 		// Logged from an announcement of another instance: this host is a
 		// copy of it (an image that carried its token). Nothing is recorded.
 		return resp, false, &cloneError{bound: re.inst.Key, got: key}
@@ -228,7 +161,7 @@ func (h *Hub) record(ctx context.Context, tok ledger.AgentToken, hb *wire.Heartb
 			a.orders = keep
 		}
 		h.applyLocked(a, tok, rl, hb, now)
-		a.state.Peer, a.state.InstanceSaid = peer, instanceKey(hb)
+		a.state.Peer, a.state.InstanceSaid = peer, hb.key
 	}
 	st, step := a.state, a.step
 	a.step = idleStep{}
@@ -266,22 +199,22 @@ func (h *Hub) record(ctx context.Context, tok ledger.AgentToken, hb *wire.Heartb
 }
 
 // applyLocked folds hb into a's state and queues its beat.
-func (h *Hub) applyLocked(a *agent, tok ledger.AgentToken, rl *ledger.Rental, hb *wire.HeartbeatRequest, now time.Time) {
+func (h *Hub) applyLocked(a *agent, tok ledger.AgentToken, rl *ledger.Rental, hb *heartbeat, now time.Time) {
 	prev := a.state
 	s := prev
 	s.RentalID, s.UserID = tok.RentalID, tok.UserID
 	if s.FirstSeen.IsZero() {
 		s.FirstSeen = now
 	}
-	s.LastSeen, s.BootID, s.Seq = now, clip.Bytes(hb.BootID, 64, "…"), hb.Seq
+	s.LastSeen, s.BootID, s.Seq = now, hb.BootID, hb.Seq
 	s.Verdict = ledger.Verdict(hb.Verdict)
 	s.CanRelease = hb.CanRelease
-	s.Reasons = clip.Bytes(strings.Join(hb.Reasons, "; "), 512, "…")
+	s.Reasons = hb.reasons
 	s.Work = ""
 	if hb.Verdict == wire.VerdictBusy {
-		s.Work = clip.Bytes(hb.Work, wire.MaxStrLen, "…")
+		s.Work = hb.Work
 	}
-	s.GPU = gpuFacts(hb)
+	s.GPU = hb.gpu
 	s.Sessions = sessions(hb, now)
 
 	// The window's length on the server's clock: never more than the time
@@ -299,16 +232,13 @@ func (h *Hub) applyLocked(a *agent, tok ledger.AgentToken, rl *ledger.Rental, hb
 	a.step = h.idleStepLocked(a, rl, prev, &s, hb, now)
 
 	if hb.Job != nil {
-		j := ledger.JobInfo{Command: clip.Bytes(hb.Job.Command, 200, "…"), Running: hb.Job.Running, Exited: hb.Job.Exited,
+		j := ledger.JobInfo{Command: hb.Job.Command, Running: hb.Job.Running, Exited: hb.Job.Exited,
 			StartedAt: hb.Job.StartedAt, Duration: time.Duration(hb.Job.DurationSeconds * float64(time.Second))}
 		if hb.Job.ExitCode != nil {
 			j.ExitCode = *hb.Job.ExitCode
 		}
 		if hb.Job.EndedAt != nil {
 			j.EndedAt = *hb.Job.EndedAt
-		}
-		if math.IsNaN(hb.Job.DurationSeconds) || hb.Job.DurationSeconds < 0 || hb.Job.DurationSeconds > 366*86400 {
-			j.Duration = 0
 		}
 		s.Job = j
 		if j.Exited && !j.Running {
@@ -339,7 +269,7 @@ func (h *Hub) applyLocked(a *agent, tok ledger.AgentToken, rl *ledger.Rental, hb
 	}
 	h.hostLocked(a, rl, prev, &s, hb, now)
 	if hb.PolicyRefused != a.policyRefused {
-		a.policyRefused = clip.Bytes(hb.PolicyRefused, wire.MaxStrLen, "…")
+		a.policyRefused = hb.PolicyRefused
 		if a.policyRefused != "" {
 			h.log.Warn("hub: the agent refused the server's policy and keeps its own lease and thresholds",
 				"rental", rl.ID, "agent_says", a.policyRefused)
@@ -348,7 +278,7 @@ func (h *Hub) applyLocked(a *agent, tok ledger.AgentToken, rl *ledger.Rental, hb
 	// /why says it too: the user is who can fix it (a host clock, a token).
 	s.PolicyRefused, s.PolicyRefusedCode = a.policyRefused, ""
 	if a.policyRefused != "" {
-		s.PolicyRefusedCode = printable(clip.Bytes(hb.PolicyRefusedCode, 40, ""))
+		s.PolicyRefusedCode = hb.PolicyRefusedCode
 	}
 	a.state = s
 	h.dirty[s.RentalID] = true
@@ -364,11 +294,11 @@ func (h *Hub) applyLocked(a *agent, tok ledger.AgentToken, rl *ledger.Rental, hb
 	var sum float64
 	var cnt int
 	for _, g := range hb.GPUs {
-		if g.UtilMean != nil && *g.UtilMean >= 0 && *g.UtilMean <= 100 {
+		if g.UtilMean != nil {
 			sum += *g.UtilMean
 			cnt++
 		}
-		if g.UtilMax != nil && *g.UtilMax >= 0 && *g.UtilMax <= 100 {
+		if g.UtilMax != nil {
 			b.UtilMax = max(b.UtilMax, int(*g.UtilMax*10))
 		}
 	}
@@ -416,10 +346,10 @@ func (e *cloneError) Error() string {
 // the report, and is written before the agent is answered (a.step.write,
 // as for an idle interval), so a server killed after the answer does not
 // tell them again when the agent sends the report again. h.mu is held.
-func (h *Hub) hostLocked(a *agent, rl *ledger.Rental, prev ledger.AgentState, s *ledger.AgentState, hb *wire.HeartbeatRequest, now time.Time) {
+func (h *Hub) hostLocked(a *agent, rl *ledger.Rental, prev ledger.AgentState, s *ledger.AgentState, hb *heartbeat, now time.Time) {
 	booted := false
 	if hb.Instance != nil {
-		key := instanceKey(hb)
+		key := hb.key
 		boot := placeBoot(hb, hb.Instance.BootedAt, now)
 		switch {
 		case key != "" && prev.InstanceKey != "" && key != prev.InstanceKey:
@@ -500,10 +430,9 @@ func (h *Hub) hostLocked(a *agent, rl *ledger.Rental, prev ledger.AgentState, s 
 // believed.
 const shutdownLate = 2 * time.Minute
 
-// sessions returns the people connected that hb reports, clipped; kinds
-// this server does not know (a newer agent's) are left out, so they hold
-// nothing.
-func sessions(hb *wire.HeartbeatRequest, now time.Time) []ledger.Session {
+// sessions returns the people connected that hb reports (the door left
+// out the kinds this server does not know).
+func sessions(hb *heartbeat, now time.Time) []ledger.Session {
 	// An activity time is the agent's clock: placed on the server's as
 	// the window is (shifted by now - sent_at), never after now.
 	var skew time.Duration
@@ -512,12 +441,7 @@ func sessions(hb *wire.HeartbeatRequest, now time.Time) []ledger.Session {
 	}
 	var out []ledger.Session
 	for _, s := range hb.Sessions {
-		switch s.Kind {
-		case wire.SessionSSH, wire.SessionJupyter, wire.SessionVSCode:
-		default:
-			continue
-		}
-		ls := ledger.Session{Kind: s.Kind, Client: clip.Bytes(s.Client, 64, "…"), User: clip.Bytes(s.User, 32, "…")}
+		ls := ledger.Session{Kind: s.Kind, Client: s.Client, User: s.User}
 		if s.Since != nil && !s.Since.IsZero() {
 			ls.Since = s.Since.UTC().Truncate(time.Second)
 		}
@@ -531,14 +455,6 @@ func sessions(hb *wire.HeartbeatRequest, now time.Time) []ledger.Session {
 		out = append(out, ls)
 	}
 	return out
-}
-
-func gpuFacts(hb *wire.HeartbeatRequest) ledger.GPUFacts {
-	f := ledger.GPUFacts{Source: clip.Bytes(hb.Host.GPUSource, 16, "…"), Count: len(hb.Host.GPUs)}
-	if len(hb.Host.GPUs) > 0 {
-		f.Model = clip.Bytes(printable(hb.Host.GPUs[0].Name), 64, "…")
-	}
-	return f
 }
 
 // rental returns the rental and its stored lease end, from a cache

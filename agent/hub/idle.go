@@ -4,7 +4,6 @@ import (
 	"context"
 	"time"
 
-	"github.com/gpuledger/gpuledger/agent/wire"
 	"github.com/gpuledger/gpuledger/ledger"
 )
 
@@ -44,7 +43,7 @@ const idleGapMin = 2 * time.Second
 // after a gap — ends the streak at its last idle sample, and a new one
 // starts no earlier than the window that reports it: idle time the server
 // did not hear is never counted.
-func (h *Hub) idleStepLocked(a *agent, rl *ledger.Rental, prev ledger.AgentState, s *ledger.AgentState, hb *wire.HeartbeatRequest, now time.Time) idleStep {
+func (h *Hub) idleStepLocked(a *agent, rl *ledger.Rental, prev ledger.AgentState, s *ledger.AgentState, hb *heartbeat, now time.Time) idleStep {
 	ws, we := placeWindow(hb, now)
 	if hb.Samples >= 2 && we.After(ws) {
 		a.period = we.Sub(ws) / time.Duration(hb.Samples-1)
@@ -147,7 +146,7 @@ func earlier(a, b time.Time) time.Time {
 
 // sentAt returns when the agent sent hb by its own clock: sent_at, or
 // the window's end from an agent that does not say.
-func sentAt(hb *wire.HeartbeatRequest) time.Time {
+func sentAt(hb *heartbeat) time.Time {
 	if !hb.SentAt.IsZero() {
 		return hb.SentAt
 	}
@@ -160,7 +159,7 @@ func sentAt(hb *wire.HeartbeatRequest) time.Time {
 // placeWindow returns hb's window on the server's clock: the agent's wall
 // times moved by the offset between its sent_at and now, never after now
 // and never longer than maxWindow.
-func placeWindow(hb *wire.HeartbeatRequest, now time.Time) (ws, we time.Time) {
+func placeWindow(hb *heartbeat, now time.Time) (ws, we time.Time) {
 	sent := sentAt(hb)
 	if sent.IsZero() || hb.WindowEnd.IsZero() {
 		return now, now

@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/gpuledger/gpuledger/agent/wire"
-	"github.com/gpuledger/gpuledger/internal/clip"
 	"github.com/gpuledger/gpuledger/ledger"
 )
 
@@ -129,8 +128,8 @@ func (h *Hub) serveResult(w http.ResponseWriter, r *http.Request) {
 		writeAuthRefusal(w, ar, err)
 		return
 	}
-	var res wire.OrderResult
-	if ok, _ := decodeBody(w, r, &res); !ok {
+	res := readResult(w, r)
+	if res == nil {
 		return
 	}
 	id := r.PathValue("id")
@@ -143,7 +142,7 @@ func (h *Hub) serveResult(w http.ResponseWriter, r *http.Request) {
 	}
 	state, known := outcomeState(res.Outcome)
 	if !known {
-		writeError(w, http.StatusBadRequest, fmt.Sprintf("unknown outcome %q", clip.Bytes(res.Outcome, 40, "…")))
+		writeError(w, http.StatusBadRequest, fmt.Sprintf("unknown outcome %q", res.Outcome))
 		return
 	}
 	o, err := h.store.Order(ctx, id)
@@ -172,8 +171,8 @@ func (h *Hub) serveResult(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	now := h.now().UTC()
-	o.State, o.Outcome, o.Message, o.UpdatedAt = state, res.Outcome, clip.Bytes(res.Message, 500, "…"), now
-	o.Notes = notesOf(res.Notes)
+	o.State, o.Outcome, o.Message, o.UpdatedAt = state, res.Outcome, res.Message, now
+	o.Notes = notesOf(res)
 	if state == ledger.OrderStarted {
 		if st, ok := h.AgentState(o.RentalID); ok {
 			o.BootID = st.BootID
@@ -287,22 +286,15 @@ func (h *Hub) ExpireOrders(ctx context.Context) error {
 }
 
 // notesOf keeps an agent's notes as messages (the code, then its values
-// as strings), bounded: at most wire.MaxNotes notes of at most 8 values,
-// each clipped, every string made printable.
-func notesOf(ns []wire.Note) []ledger.Message {
+// as strings), as the door bounded them.
+func notesOf(res *orderResult) []ledger.Message {
 	var out []ledger.Message
-	for i, n := range ns {
-		if i == wire.MaxNotes {
-			break
-		}
-		args := make([]any, 0, min(len(n.Args), 8))
+	for _, n := range res.Notes {
+		args := make([]any, len(n.Args))
 		for j, a := range n.Args {
-			if j == 8 {
-				break
-			}
-			args = append(args, printable(clip.Bytes(a, 200, "…")))
+			args[j] = a
 		}
-		out = append(out, ledger.Msg(printable(clip.Bytes(n.Code, 40, "")), args...))
+		out = append(out, ledger.Msg(n.Code, args...))
 	}
 	return out
 }
