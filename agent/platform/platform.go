@@ -9,6 +9,16 @@
 // guessed. The package reads plain files and environment variables, so it
 // builds and runs everywhere; off Linux the files are missing and the
 // facts unknown.
+//
+// The server's platforms are listed once, as connector.Spec values in a
+// connector.Registry (cmd/gpuledger); this package keeps its own table of
+// what names a platform from inside an instance, and does not read that
+// list. The connectors import the ledger, and the agent must not link it
+// (internal/boundary): the agent ships small to rented machines, with no
+// storage or chat of its own. The two meet only in the profile key
+// ("runpod") the agent reports and the ledger stores. Nor do they cover
+// the same platforms: AWS, Google Cloud and Azure are detected here but
+// have no connector, and Lambda has a connector but nothing to detect.
 package platform
 
 import (
