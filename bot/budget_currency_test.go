@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/gpuledger/gpuledger/bot"
-	"github.com/gpuledger/gpuledger/scheduler"
+	"github.com/gpuledger/gpuledger/view"
 )
 
 // TestCore_BudgetPerCurrency: a user spending in yuan and dollars keeps one
@@ -67,7 +67,7 @@ func TestCore_BudgetOneCurrency(t *testing.T) {
 // TestCore_SummaryChartEachCurrency: the /summary chart has one panel per
 // currency spent in, each with that currency's bars.
 func TestCore_SummaryChartEachCurrency(t *testing.T) {
-	e := newEnv(t, bot.Config{AllowedUsers: []int64{alice}, SummaryChart: scheduler.SummaryChart})
+	e := newEnv(t, bot.Config{AllowedUsers: []int64{alice}, SummaryChart: view.SummaryChart})
 	e.say(alice, "/rent box1 autodl 4090 1.88/h")
 	e.say(alice, "/rent box2 runpod a100 $1.64/h")
 	e.now = e.now.Add(5 * time.Hour)
@@ -79,16 +79,16 @@ func TestCore_SummaryChartEachCurrency(t *testing.T) {
 	if err != nil {
 		t.Fatalf("the chart is not a PNG: %v", err)
 	}
-	if b := img.Bounds(); b.Dx() != scheduler.ChartWidth || b.Dy() != 2*scheduler.ChartHeight {
-		t.Fatalf("chart is %v, want %dx%d (a panel for ¥ and one for $)", b, scheduler.ChartWidth, 2*scheduler.ChartHeight)
+	if b := img.Bounds(); b.Dx() != view.ChartWidth || b.Dy() != 2*view.ChartHeight {
+		t.Fatalf("chart is %v, want %dx%d (a panel for ¥ and one for $)", b, view.ChartWidth, 2*view.ChartHeight)
 	}
 	for p := range 2 {
-		if n := computePixels(img, p*scheduler.ChartHeight, (p+1)*scheduler.ChartHeight); n < 50 {
+		if n := computePixels(img, p*view.ChartHeight, (p+1)*view.ChartHeight); n < 50 {
 			t.Errorf("panel %d has %d compute pixels", p, n)
 		}
 	}
 	b := e.book(alice)
-	if got := scheduler.ChartCurrencies(b, e.now); len(got) != 2 || got[0] != "CNY" || got[1] != "USD" {
+	if got := view.ChartCurrencies(b, e.now); len(got) != 2 || got[0] != "CNY" || got[1] != "USD" {
 		t.Errorf("ChartCurrencies = %v, want [CNY USD]", got)
 	}
 }

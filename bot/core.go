@@ -122,8 +122,8 @@ type Config struct {
 	// works, so that it can say so when it does not. nil: not checked.
 	AgentDownloads AgentDownloads
 	// SummaryChart draws the chart sent after /summary, the nightly
-	// summary's (scheduler.SummaryChart: the scheduler draws charts, and
-	// the core does not import the scheduler). nil: /summary is text only.
+	// summary's (view.SummaryChart, which the scheduler draws with too).
+	// nil: /summary is text only.
 	SummaryChart func(b *ledger.Book, asOf time.Time) (*chat.File, error)
 	// Rentals is told when a command stopped, resumed or released a
 	// rental (the agent hub's Tokens). nil: nobody is told.

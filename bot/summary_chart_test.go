@@ -6,14 +6,14 @@ import (
 	"testing"
 
 	"github.com/gpuledger/gpuledger/bot"
-	"github.com/gpuledger/gpuledger/scheduler"
+	"github.com/gpuledger/gpuledger/view"
 )
 
 // TestCore_SummaryHasChart: /summary on demand is followed by the same
-// 14-day spend chart as the nightly summary (scheduler.SummaryChart), with
+// 14-day spend chart as the nightly summary (view.SummaryChart), with
 // its caption in the user's language.
 func TestCore_SummaryHasChart(t *testing.T) {
-	e := newEnv(t, bot.Config{AllowedUsers: []int64{alice}, SummaryChart: scheduler.SummaryChart})
+	e := newEnv(t, bot.Config{AllowedUsers: []int64{alice}, SummaryChart: view.SummaryChart})
 	e.say(alice, "/rent box1 autodl 4090 1.88/h")
 	e.now = e.now.Add(5 * 3600e9)
 	e.say(alice, "/settings lang=zh")
@@ -31,7 +31,7 @@ func TestCore_SummaryHasChart(t *testing.T) {
 	if err != nil {
 		t.Fatalf("the chart is not a PNG: %v", err)
 	}
-	if b := img.Bounds(); b.Dx() != scheduler.ChartWidth || b.Dy() != scheduler.ChartHeight {
-		t.Errorf("chart is %v, want %dx%d", b, scheduler.ChartWidth, scheduler.ChartHeight)
+	if b := img.Bounds(); b.Dx() != view.ChartWidth || b.Dy() != view.ChartHeight {
+		t.Errorf("chart is %v, want %dx%d", b, view.ChartWidth, view.ChartHeight)
 	}
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/gpuledger/gpuledger/ledger"
 	"github.com/gpuledger/gpuledger/scheduler"
+	"github.com/gpuledger/gpuledger/view"
 )
 
 // dollarsToo gives env's user a second rental, in dollars ($1/h from t0),
@@ -106,13 +107,13 @@ func TestSummaries_EachCurrency(t *testing.T) {
 	if err != nil {
 		t.Fatalf("chart is not a PNG: %v", err)
 	}
-	if r := img.Bounds(); r.Dx() != scheduler.ChartWidth || r.Dy() != 2*scheduler.ChartHeight {
-		t.Fatalf("chart is %v, want %dx%d: a panel per currency", r, scheduler.ChartWidth, 2*scheduler.ChartHeight)
+	if r := img.Bounds(); r.Dx() != view.ChartWidth || r.Dy() != 2*view.ChartHeight {
+		t.Fatalf("chart is %v, want %dx%d: a panel per currency", r, view.ChartWidth, 2*view.ChartHeight)
 	}
 	for p := range 2 {
 		n := 0
-		for y := p * scheduler.ChartHeight; y < (p+1)*scheduler.ChartHeight; y++ {
-			for x := 0; x < scheduler.ChartWidth; x++ {
+		for y := p * view.ChartHeight; y < (p+1)*view.ChartHeight; y++ {
+			for x := 0; x < view.ChartWidth; x++ {
 				r, g, b, _ := img.At(x, y).RGBA()
 				if r>>8 == 66 && g>>8 == 133 && b>>8 == 244 {
 					n++
@@ -127,7 +128,7 @@ func TestSummaries_EachCurrency(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := scheduler.ChartCurrencies(b, e.clk.Now()); len(got) != 2 || got[0] != ledger.CNY || got[1] != ledger.USD {
+	if got := view.ChartCurrencies(b, e.clk.Now()); len(got) != 2 || got[0] != ledger.CNY || got[1] != ledger.USD {
 		t.Errorf("ChartCurrencies = %v, want [CNY USD]", got)
 	}
 }

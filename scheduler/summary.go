@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"sort"
 	"time"
 
 	"github.com/gpuledger/gpuledger/chat"
@@ -81,7 +80,7 @@ func (s *Scheduler) sendSummary(ctx context.Context, u *ledger.User, day, due, n
 	if s.cfg.NoChart {
 		return nil
 	}
-	chart, err := SummaryChart(b, asOf)
+	chart, err := view.SummaryChart(b, asOf)
 	if err != nil {
 		s.log.Error("scheduler: chart", "user", u.ID, "err", err)
 		return nil
@@ -102,53 +101,6 @@ func (s *Scheduler) dashboardButtons(lg string) [][]chat.Button {
 		return nil
 	}
 	return chat.WithRow(nil, chat.DashboardRow(lg, s.cfg.DashboardURL()))
-}
-
-// SummaryChart is the chart that follows a summary: the 14 days up to
-// asOf, one panel per currency spent in (ChartCurrencies), each titled
-// with its code and its axis in its own money; amounts are never
-// converted. The nightly summary and /summary on demand
-// (bot.Config.SummaryChart) send the same one.
-func SummaryChart(b *ledger.Book, asOf time.Time) (*chat.File, error) {
-	days := ledger.DailySpend(b, 14, asOf)
-	png, err := SpendCharts(days, chartCurrencies(days))
-	if err != nil {
-		return nil, err
-	}
-	return &chat.File{Name: "spend-14d.png", Data: png}, nil
-}
-
-// ChartCurrencies returns the currencies SummaryChart draws a panel for,
-// in order from the top: each currency with spend in the 14 days up to
-// asOf, sorted by code (CNY when there is none).
-func ChartCurrencies(b *ledger.Book, asOf time.Time) []ledger.Currency {
-	return chartCurrencies(ledger.DailySpend(b, 14, asOf))
-}
-
-func sortedCurrencies[V any](m map[ledger.Currency]V) []ledger.Currency {
-	out := make([]ledger.Currency, 0, len(m))
-	for c := range m {
-		out = append(out, c)
-	}
-	sort.Slice(out, func(i, j int) bool { return out[i] < out[j] })
-	return out
-}
-
-// chartCurrencies lists the currencies with spend over the days, sorted
-// by code; CNY alone when there is none, so an empty chart still draws.
-func chartCurrencies(days []ledger.DaySpend) []ledger.Currency {
-	sum := map[ledger.Currency]int64{}
-	for _, d := range days {
-		for c, t := range d.Totals {
-			if t.Total.Minor != 0 {
-				sum[c] += t.Total.Minor
-			}
-		}
-	}
-	if len(sum) == 0 {
-		return []ledger.Currency{ledger.CNY}
-	}
-	return sortedCurrencies(sum)
 }
 
 // Budget levels alerted once per month each.

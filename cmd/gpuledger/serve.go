@@ -13,7 +13,7 @@ import (
 	"github.com/gpuledger/gpuledger/bot/console"
 	"github.com/gpuledger/gpuledger/bot/telegram"
 	"github.com/gpuledger/gpuledger/ledger/sqlite"
-	"github.com/gpuledger/gpuledger/scheduler"
+	"github.com/gpuledger/gpuledger/view"
 )
 
 // runServe runs the server until ctx ends (SIGINT, SIGTERM) or, in
@@ -70,7 +70,7 @@ func runServe(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	coreCfg.Enrolment = hub.Enrolment()
 	coreCfg.Instances = db
 	coreCfg.InstanceCards = hub
-	coreCfg.SummaryChart = scheduler.SummaryChart
+	coreCfg.SummaryChart = view.SummaryChart
 	buttons := &lateButtons{}
 	plat, keys, err := newPlatforms(cfg, db, hub.hub, buttons, getenv, log)
 	if err != nil {

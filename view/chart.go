@@ -1,4 +1,4 @@
-package scheduler
+package view
 
 import (
 	"bytes"
@@ -7,12 +7,15 @@ import (
 	"image/color"
 	"image/draw"
 	"image/png"
+	"sort"
 	"strings"
+	"time"
 
 	"golang.org/x/image/font"
 	"golang.org/x/image/font/basicfont"
 	"golang.org/x/image/math/fixed"
 
+	"github.com/gpuledger/gpuledger/chat"
 	"github.com/gpuledger/gpuledger/ledger"
 )
 
@@ -54,7 +57,7 @@ func SpendChart(days []ledger.DaySpend, cur ledger.Currency) ([]byte, error) {
 // Each panel has its own scale: currencies are never converted.
 func SpendCharts(days []ledger.DaySpend, curs []ledger.Currency) ([]byte, error) {
 	if len(curs) == 0 {
-		return nil, fmt.Errorf("scheduler: chart: no currency")
+		return nil, fmt.Errorf("view: chart: no currency")
 	}
 	img := image.NewRGBA(image.Rect(0, 0, ChartWidth, len(curs)*ChartHeight))
 	for i, c := range curs {
@@ -63,9 +66,56 @@ func SpendCharts(days []ledger.DaySpend, curs []ledger.Currency) ([]byte, error)
 	}
 	var buf bytes.Buffer
 	if err := png.Encode(&buf, img); err != nil {
-		return nil, fmt.Errorf("scheduler: encode chart: %w", err)
+		return nil, fmt.Errorf("view: encode chart: %w", err)
 	}
 	return buf.Bytes(), nil
+}
+
+// SummaryChart is the chart that follows a summary: the 14 days up to
+// asOf, one panel per currency spent in (ChartCurrencies), each titled
+// with its code and its axis in its own money; amounts are never
+// converted. The nightly summary and /summary on demand
+// (bot.Config.SummaryChart) send the same one.
+func SummaryChart(b *ledger.Book, asOf time.Time) (*chat.File, error) {
+	days := ledger.DailySpend(b, 14, asOf)
+	png, err := SpendCharts(days, chartCurrencies(days))
+	if err != nil {
+		return nil, err
+	}
+	return &chat.File{Name: "spend-14d.png", Data: png}, nil
+}
+
+// ChartCurrencies returns the currencies SummaryChart draws a panel for,
+// in order from the top: each currency with spend in the 14 days up to
+// asOf, sorted by code (CNY when there is none).
+func ChartCurrencies(b *ledger.Book, asOf time.Time) []ledger.Currency {
+	return chartCurrencies(ledger.DailySpend(b, 14, asOf))
+}
+
+func sortedCurrencies[V any](m map[ledger.Currency]V) []ledger.Currency {
+	out := make([]ledger.Currency, 0, len(m))
+	for c := range m {
+		out = append(out, c)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i] < out[j] })
+	return out
+}
+
+// chartCurrencies lists the currencies with spend over the days, sorted
+// by code; CNY alone when there is none, so an empty chart still draws.
+func chartCurrencies(days []ledger.DaySpend) []ledger.Currency {
+	sum := map[ledger.Currency]int64{}
+	for _, d := range days {
+		for c, t := range d.Totals {
+			if t.Total.Minor != 0 {
+				sum[c] += t.Total.Minor
+			}
+		}
+	}
+	if len(sum) == 0 {
+		return []ledger.Currency{ledger.CNY}
+	}
+	return sortedCurrencies(sum)
 }
 
 // spendPanel draws SpendChart's panel for one currency.
