@@ -24,29 +24,14 @@ func discardLog() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard,
 // rental, for the nightly backups to copy.
 func backupLedger(t *testing.T, path string) *sqlite.DB {
 	t.Helper()
-	ctx := context.Background()
-	db, err := sqlite.Open(ctx, path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
-	if _, err := db.EnsureUser(ctx, ledger.User{ID: 1, TZ: "UTC"}); err != nil {
-		t.Fatal(err)
-	}
-	start := time.Date(2026, 11, 1, 10, 0, 0, 0, time.UTC)
-	if _, err := db.CreateRental(ctx, ledger.Action{UserID: 1, At: start}, ledger.Rental{
-		Name: "box1", Platform: "autodl", GPU: "RTX 4090", GPUCount: 1, Mode: ledger.PerSecond,
-		Priced: true, Price: ledger.Price{Amount: ledger.MustDecimal("1.88"), Unit: ledger.UnitHour}, Currency: ledger.CNY,
-		Events: []ledger.Event{{Kind: ledger.EventStart, At: start}},
-	}); err != nil {
-		t.Fatal(err)
-	}
+	db := openPath(t, path)
+	mustUser(t, db, 1)
+	mustRent(t, db, 1, "box1", t0)
 	return db
 }
 
 func backupCharge(ctx context.Context, db *sqlite.DB, i int) error {
-	_, err := db.AddCharge(ctx, ledger.Action{UserID: 1, At: time.Date(2026, 11, 1, 11, 0, 0, 0, time.UTC)}, "box1",
-		ledger.Charge{Amount: ledger.MustDecimal("0.01"), Note: fmt.Sprintf("c%06d", i)})
+	_, err := db.AddCharge(ctx, act(1), "box1", ledger.Charge{Amount: ledger.MustDecimal("0.01"), Note: fmt.Sprintf("c%06d", i)})
 	return err
 }
 
@@ -62,17 +47,8 @@ func chargesInBackup(t *testing.T, path string) []string {
 	if err := os.WriteFile(restored, b, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	db, err := sqlite.Open(context.Background(), restored)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	book, err := db.Book(context.Background(), 1)
-	if err != nil {
-		t.Fatal(err)
-	}
 	var notes []string
-	for _, c := range book.Charges {
+	for _, c := range mustBook(t, openPath(t, restored), 1).Charges {
 		notes = append(notes, c.Note)
 	}
 	slices.Sort(notes)
