@@ -99,25 +99,9 @@ func (ags *Agents) RevokeTokens(ctx context.Context, rentalID int64, at time.Tim
 
 // ValidTokens returns the tokens not revoked whose rental is not released.
 func (ags *Agents) ValidTokens(ctx context.Context) ([]ledger.AgentToken, error) {
-	rows, err := ags.db.reader.QueryContext(ctx, `SELECT `+tokenCols+`
+	return queryAll(ctx, ags.db.reader, "valid tokens", scanToken, `SELECT `+tokenCols+`
 		FROM agent_tokens t JOIN rentals r ON r.id = t.rental_id
 		WHERE t.revoked_at IS NULL AND r.released = 0 ORDER BY t.id`)
-	if err != nil {
-		return nil, storeError(fmt.Errorf("sqlite: valid tokens: %w", err))
-	}
-	defer rows.Close()
-	var out []ledger.AgentToken
-	for rows.Next() {
-		t, err := scanToken(rows)
-		if err != nil {
-			return nil, storeError(fmt.Errorf("sqlite: valid tokens: %w", err))
-		}
-		out = append(out, t)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, storeError(fmt.Errorf("sqlite: valid tokens: %w", err))
-	}
-	return out, nil
 }
 
 // beatChunk bounds the rows of one multi-row INSERT (10 columns each, well
@@ -413,15 +397,7 @@ func (ags *Agents) AgentStates(ctx context.Context) ([]ledger.AgentState, error)
 
 // Beats returns the rental's raw beats received in [from, to), oldest first.
 func (ags *Agents) Beats(ctx context.Context, rentalID int64, from, to time.Time) ([]ledger.Beat, error) {
-	rows, err := ags.db.reader.QueryContext(ctx, `SELECT rental_id, at, verdict, busy_s, idle_s, unknown_s, util_mean, util_max,
-		job_alive, samples FROM agent_beats WHERE rental_id = ? AND at >= ? AND at < ? ORDER BY at, rowid`,
-		rentalID, unix(from), unix(to))
-	if err != nil {
-		return nil, storeError(fmt.Errorf("sqlite: beats: %w", err))
-	}
-	defer rows.Close()
-	var out []ledger.Beat
-	for rows.Next() {
+	return queryAll(ctx, ags.db.reader, "beats", func(rows scanner) (ledger.Beat, error) {
 		var (
 			b       ledger.Beat
 			at      int64
@@ -429,42 +405,30 @@ func (ags *Agents) Beats(ctx context.Context, rentalID int64, from, to time.Time
 		)
 		if err := rows.Scan(&b.RentalID, &at, &verdict, &b.BusyS, &b.IdleS, &b.UnknownS, &b.UtilMean, &b.UtilMax,
 			&b.JobAlive, &b.Samples); err != nil {
-			return nil, storeError(fmt.Errorf("sqlite: beats: %w", err))
+			return b, err
 		}
 		b.At, b.Verdict = fromUnix(at), ledger.Verdict(verdict)
-		out = append(out, b)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, storeError(fmt.Errorf("sqlite: beats: %w", err))
-	}
-	return out, nil
+		return b, nil
+	}, `SELECT rental_id, at, verdict, busy_s, idle_s, unknown_s, util_mean, util_max,
+		job_alive, samples FROM agent_beats WHERE rental_id = ? AND at >= ? AND at < ? ORDER BY at, rowid`,
+		rentalID, unix(from), unix(to))
 }
 
 // HourStats returns the rental's hourly roll-ups whose hour starts in
 // [from, to), oldest first.
 func (ags *Agents) HourStats(ctx context.Context, rentalID int64, from, to time.Time) ([]ledger.HourStat, error) {
-	rows, err := ags.db.reader.QueryContext(ctx, `SELECT rental_id, hour, busy_s, idle_s, unknown_s, beats, util_sum, util_n, util_max
-		FROM agent_hours WHERE rental_id = ? AND hour >= ? AND hour < ? ORDER BY hour`, rentalID, unix(from), unix(to))
-	if err != nil {
-		return nil, storeError(fmt.Errorf("sqlite: hour stats: %w", err))
-	}
-	defer rows.Close()
-	var out []ledger.HourStat
-	for rows.Next() {
+	return queryAll(ctx, ags.db.reader, "hour stats", func(rows scanner) (ledger.HourStat, error) {
 		var (
 			h    ledger.HourStat
 			hour int64
 		)
 		if err := rows.Scan(&h.RentalID, &hour, &h.BusyS, &h.IdleS, &h.UnknownS, &h.Beats, &h.UtilSum, &h.UtilN, &h.UtilMax); err != nil {
-			return nil, storeError(fmt.Errorf("sqlite: hour stats: %w", err))
+			return h, err
 		}
 		h.Hour = fromUnix(hour)
-		out = append(out, h)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, storeError(fmt.Errorf("sqlite: hour stats: %w", err))
-	}
-	return out, nil
+		return h, nil
+	}, `SELECT rental_id, hour, busy_s, idle_s, unknown_s, beats, util_sum, util_n, util_max
+		FROM agent_hours WHERE rental_id = ? AND hour >= ? AND hour < ? ORDER BY hour`, rentalID, unix(from), unix(to))
 }
 
 // PruneBeats deletes raw beats received before t and returns how many.

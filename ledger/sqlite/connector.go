@@ -73,26 +73,10 @@ func (cs *Connections) AllConnectors(ctx context.Context) ([]ledger.Connector, e
 }
 
 func (cs *Connections) connectors(ctx context.Context, where string, args ...any) ([]ledger.Connector, error) {
-	rows, err := cs.db.reader.QueryContext(ctx, `SELECT `+connectorCols+` FROM connectors `+where, args...)
-	if err != nil {
-		return nil, storeError(fmt.Errorf("sqlite: read connectors: %w", err))
-	}
-	defer rows.Close()
-	var out []ledger.Connector
-	for rows.Next() {
-		c, err := scanConnector(rows)
-		if err != nil {
-			return nil, storeError(fmt.Errorf("sqlite: read connectors: %w", err))
-		}
-		out = append(out, c)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, storeError(fmt.Errorf("sqlite: read connectors: %w", err))
-	}
-	return out, nil
+	return queryAll(ctx, cs.db.reader, "read connectors", scanConnector, `SELECT `+connectorCols+` FROM connectors `+where, args...)
 }
 
-func scanConnector(s interface{ Scan(...any) error }) (ledger.Connector, error) {
+func scanConnector(s scanner) (ledger.Connector, error) {
 	var c ledger.Connector
 	var added int64
 	var checked, rejected, synced, outage sql.NullInt64

@@ -336,24 +336,9 @@ func (ens *Enrolments) InstanceByRental(ctx context.Context, rentalID int64) (le
 
 // PendingInstances returns the user's pending instances, oldest first.
 func (ens *Enrolments) PendingInstances(ctx context.Context, userID int64) ([]ledger.Instance, error) {
-	rows, err := ens.db.reader.QueryContext(ctx, `SELECT `+instanceCols+` FROM instances i
+	scan := func(s scanner) (ledger.Instance, error) { return scanInstance(s) }
+	return queryAll(ctx, ens.db.reader, "pending instances", scan, `SELECT `+instanceCols+` FROM instances i
 		WHERE i.user_id = ? AND i.state = 'pending' ORDER BY i.id`, userID)
-	if err != nil {
-		return nil, storeError(fmt.Errorf("sqlite: pending instances: %w", err))
-	}
-	defer rows.Close()
-	var out []ledger.Instance
-	for rows.Next() {
-		in, err := scanInstance(rows)
-		if err != nil {
-			return nil, storeError(fmt.Errorf("sqlite: pending instances: %w", err))
-		}
-		out = append(out, in)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, storeError(fmt.Errorf("sqlite: pending instances: %w", err))
-	}
-	return out, nil
 }
 
 // SetInstanceCard records that the user's instance id was shown on a card

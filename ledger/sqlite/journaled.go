@@ -2,6 +2,7 @@ package sqlite
 
 import (
 	"context"
+	"fmt"
 
 	"github.com/gpuledger/gpuledger/ledger"
 )
@@ -40,37 +41,35 @@ func journaled[T any](ctx context.Context, db *DB, a ledger.Action, kind ledger.
 // names the rental.
 func changeRental(ctx context.Context, db *DB, a ledger.Action, kind ledger.ActionKind, name string,
 	change func(tx *wtx, j journal, r *ledger.Rental) (after *ledger.Rental, prev any, err error)) (*ledger.Rental, error) {
-	return journaled(ctx, db, a, kind, name, func(tx *wtx, j journal) (*ledger.Rental, error) {
-		r, err := findRental(ctx, tx, j.userID, name)
-		if err != nil {
-			return nil, err
-		}
-		after, prev, err := change(tx, j, r)
-		if err != nil {
-			return nil, err
-		}
-		if err := j.target(ctx, tx, r.ID, 0, prev); err != nil {
-			return nil, err
-		}
-		return after, nil
-	})
+	return changeFound(ctx, db, a, kind, name, findRental, func(r *ledger.Rental) (int64, int64) { return r.ID, 0 }, change)
 }
 
 // changeVolume is changeRental for the user's volume called name
 // (findVolume: the live one, or else the latest deleted one).
 func changeVolume(ctx context.Context, db *DB, a ledger.Action, kind ledger.ActionKind, name string,
 	change func(tx *wtx, j journal, v *ledger.Volume) (after *ledger.Volume, prev any, err error)) (*ledger.Volume, error) {
-	return journaled(ctx, db, a, kind, name, func(tx *wtx, j journal) (*ledger.Volume, error) {
-		v, err := findVolume(ctx, tx, j.userID, name)
+	return changeFound(ctx, db, a, kind, name, findVolume, func(v *ledger.Volume) (int64, int64) { return 0, v.ID }, change)
+}
+
+// changeFound is changeRental and changeVolume: find loads what the action
+// changes, target says which rental or volume the journal row names.
+func changeFound[T any](ctx context.Context, db *DB, a ledger.Action, kind ledger.ActionKind, name string,
+	find func(ctx context.Context, q querier, userID int64, name string) (T, error),
+	target func(T) (rentalID, volumeID int64),
+	change func(tx *wtx, j journal, x T) (after T, prev any, err error)) (T, error) {
+	return journaled(ctx, db, a, kind, name, func(tx *wtx, j journal) (T, error) {
+		var zero T
+		x, err := find(ctx, tx, j.userID, name)
 		if err != nil {
-			return nil, err
+			return zero, err
 		}
-		after, prev, err := change(tx, j, v)
+		after, prev, err := change(tx, j, x)
 		if err != nil {
-			return nil, err
+			return zero, err
 		}
-		if err := j.target(ctx, tx, 0, v.ID, prev); err != nil {
-			return nil, err
+		rentalID, volumeID := target(x)
+		if err := j.target(ctx, tx, rentalID, volumeID, prev); err != nil {
+			return zero, err
 		}
 		return after, nil
 	})
@@ -83,4 +82,27 @@ func reloadVolume(ctx context.Context, tx querier, id int64) (*ledger.Volume, er
 		return nil, err
 	}
 	return vs[0], nil
+}
+
+// queryAll runs a read query and scans each of its rows with scan: the
+// loop every list of the store shares. Its errors name what is read
+// ("sqlite: open cards: ...") and pass through storeError.
+func queryAll[T any](ctx context.Context, q querier, what string, scan func(scanner) (T, error), query string, args ...any) ([]T, error) {
+	rows, err := q.QueryContext(ctx, query, args...)
+	if err != nil {
+		return nil, storeError(fmt.Errorf("sqlite: %s: %w", what, err))
+	}
+	defer rows.Close()
+	var out []T
+	for rows.Next() {
+		v, err := scan(rows)
+		if err != nil {
+			return nil, storeError(fmt.Errorf("sqlite: %s: %w", what, err))
+		}
+		out = append(out, v)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, storeError(fmt.Errorf("sqlite: %s: %w", what, err))
+	}
+	return out, nil
 }

@@ -92,23 +92,7 @@ func (ns *Notices) SaveCard(ctx context.Context, c ledger.Card) (ledger.Card, er
 
 // OpenCards returns the cards not closed, in id order.
 func (ns *Notices) OpenCards(ctx context.Context) ([]ledger.Card, error) {
-	rows, err := ns.db.reader.QueryContext(ctx, `SELECT `+cardCols+` FROM cards WHERE closed = 0 ORDER BY id`)
-	if err != nil {
-		return nil, storeError(fmt.Errorf("sqlite: open cards: %w", err))
-	}
-	defer rows.Close()
-	var out []ledger.Card
-	for rows.Next() {
-		c, err := scanCard(rows)
-		if err != nil {
-			return nil, storeError(fmt.Errorf("sqlite: open cards: %w", err))
-		}
-		out = append(out, c)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, storeError(fmt.Errorf("sqlite: open cards: %w", err))
-	}
-	return out, nil
+	return queryAll(ctx, ns.db.reader, "open cards", scanCard, `SELECT `+cardCols+` FROM cards WHERE closed = 0 ORDER BY id`)
 }
 
 // MarkNotice records key and reports whether it is new.

@@ -88,23 +88,7 @@ func (ords *Orders) OpenOrders(ctx context.Context, rentalID int64) ([]ledger.Or
 		q += ` AND rental_id = ?`
 		args = append(args, rentalID)
 	}
-	rows, err := ords.db.reader.QueryContext(ctx, q+` ORDER BY issued_at, id`, args...)
-	if err != nil {
-		return nil, storeError(fmt.Errorf("sqlite: open orders: %w", err))
-	}
-	defer rows.Close()
-	var out []ledger.Order
-	for rows.Next() {
-		o, err := scanOrder(rows)
-		if err != nil {
-			return nil, storeError(fmt.Errorf("sqlite: open orders: %w", err))
-		}
-		out = append(out, o)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, storeError(fmt.Errorf("sqlite: open orders: %w", err))
-	}
-	return out, nil
+	return queryAll(ctx, ords.db.reader, "open orders", scanOrder, q+` ORDER BY issued_at, id`, args...)
 }
 
 // UpdateOrder stores o's state, outcome, message, boot id and update time.

@@ -50,29 +50,19 @@ func (ns *Notices) Outbox(ctx context.Context, userID int64, topic string, limit
 	if limit <= 0 || limit > 1000 {
 		limit = 100
 	}
-	rows, err := ns.db.reader.QueryContext(ctx, `SELECT id, user_id, topic, text, silent, created_at FROM outbox
-		WHERE user_id = ? AND topic = ? ORDER BY id LIMIT ?`, userID, topic, limit)
-	if err != nil {
-		return nil, storeError(fmt.Errorf("sqlite: outbox: %w", err))
-	}
-	defer rows.Close()
-	var out []ledger.OutboxItem
-	for rows.Next() {
+	return queryAll(ctx, ns.db.reader, "outbox", func(rows scanner) (ledger.OutboxItem, error) {
 		var (
 			it     ledger.OutboxItem
 			silent bool
 			at     int64
 		)
 		if err := rows.Scan(&it.ID, &it.UserID, &it.Topic, &it.Text, &silent, &at); err != nil {
-			return nil, storeError(fmt.Errorf("sqlite: outbox: %w", err))
+			return it, err
 		}
 		it.Silent, it.At = silent, fromUnix(at)
-		out = append(out, it)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, storeError(fmt.Errorf("sqlite: outbox: %w", err))
-	}
-	return out, nil
+		return it, nil
+	}, `SELECT id, user_id, topic, text, silent, created_at FROM outbox
+		WHERE user_id = ? AND topic = ? ORDER BY id LIMIT ?`, userID, topic, limit)
 }
 
 // SentOutbox deletes item id; one already gone is no error.

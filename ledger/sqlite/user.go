@@ -165,23 +165,12 @@ func userByID(ctx context.Context, q querier, id int64) (ledger.User, error) {
 
 // Users returns all users in ID order.
 func (acc *Accounts) Users(ctx context.Context) ([]ledger.User, error) {
-	rows, err := acc.db.reader.QueryContext(ctx, `SELECT `+userCols+` FROM users ORDER BY id`)
+	// queryAll closes its rows before the budgets' queries, which may
+	// need the same connection.
+	out, err := queryAll(ctx, acc.db.reader, "list users", scanUser, `SELECT `+userCols+` FROM users ORDER BY id`)
 	if err != nil {
-		return nil, storeError(fmt.Errorf("sqlite: list users: %w", err))
+		return nil, err
 	}
-	defer rows.Close()
-	var out []ledger.User
-	for rows.Next() {
-		u, err := scanUser(rows)
-		if err != nil {
-			return nil, storeError(fmt.Errorf("sqlite: list users: %w", err))
-		}
-		out = append(out, u)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, storeError(fmt.Errorf("sqlite: list users: %w", err))
-	}
-	rows.Close() // before the budgets' queries, which may need the same connection
 	for i := range out {
 		if err := readBudgets(ctx, acc.db.reader, &out[i]); err != nil {
 			return nil, err
