@@ -62,7 +62,7 @@ type heartbeat struct {
 	wire.HeartbeatRequest
 	reasons  string          // Reasons joined with "; " (Reasons itself is nil)
 	gpu      ledger.GPUFacts // Host's GPUs as the agent's state keeps them
-	gpuModel string          // the first GPU's display name, as an announced instance keeps it
+	gpuModel string          // with Instance, the first GPU's display name, as an announced instance keeps it
 	key      string          // the instance's key (wire.InstanceFacts.Key), "" without Instance or nothing to key by
 }
 
@@ -97,15 +97,16 @@ func decodeBody(w http.ResponseWriter, r *http.Request, v any) (bool, string) {
 // failure it answers 413 or 400 itself and returns nil and the result
 // counted.
 func readHeartbeat(w http.ResponseWriter, r *http.Request, check func(*wire.HeartbeatRequest) string) (*heartbeat, string) {
-	var hb wire.HeartbeatRequest
-	if ok, res := decodeBody(w, r, &hb); !ok {
+	hb := new(heartbeat)
+	if ok, res := decodeBody(w, r, &hb.HeartbeatRequest); !ok {
 		return nil, res
 	}
-	if msg := check(&hb); msg != "" {
+	if msg := check(&hb.HeartbeatRequest); msg != "" {
 		writeError(w, http.StatusBadRequest, msg)
 		return nil, resultBadRequest
 	}
-	return clean(hb), ""
+	hb.clean()
+	return hb, ""
 }
 
 // checkHeartbeat rejects a heartbeat that is not one: a wrong version or
@@ -163,9 +164,9 @@ func checkGPUs(hb *wire.HeartbeatRequest) string {
 	return ""
 }
 
-// clean makes a checked heartbeat one the hub can trust (see heartbeat).
-func clean(in wire.HeartbeatRequest) *heartbeat {
-	hb := &heartbeat{HeartbeatRequest: in}
+// clean makes a checked heartbeat, as decoded, one the hub can trust
+// (see heartbeat). It changes what the decoder made in place.
+func (hb *heartbeat) clean() {
 	hb.BootID = text(hb.BootID, maxBootID, "…")
 	hb.reasons, hb.Reasons = text(strings.Join(hb.Reasons, "; "), maxReasons, "…"), nil
 	hb.Work = text(hb.Work, wire.MaxStrLen, "…")
@@ -178,25 +179,25 @@ func clean(in wire.HeartbeatRequest) *heartbeat {
 	if len(hb.Host.GPUs) > 0 {
 		name := text(hb.Host.GPUs[0].Name, wire.MaxStrLen, "")
 		hb.gpu.Model = clip.Bytes(name, maxGPUModel, "…")
-		hb.gpuModel = clip.Bytes(ledger.GPUDisplayName(name), maxGPUModel, "")
+		if hb.Instance != nil {
+			hb.gpuModel = clip.Bytes(ledger.GPUDisplayName(name), maxGPUModel, "")
+		}
 	}
 	for i := range hb.GPUs {
 		g := &hb.GPUs[i]
 		g.UtilMean, g.UtilMax = percent(g.UtilMean), percent(g.UtilMax)
 	}
 
-	if hb.Job != nil {
-		j := *hb.Job
+	if j := hb.Job; j != nil {
 		j.Command = text(j.Command, maxCommand, "…")
 		if math.IsNaN(j.DurationSeconds) || j.DurationSeconds < 0 || j.DurationSeconds > maxJobSeconds {
 			j.DurationSeconds = 0
 		}
-		hb.Job = &j
 	}
 
 	// Kinds this server does not know (a newer agent's) are left out, so
 	// they hold nothing.
-	var people []wire.Session
+	people := hb.Sessions[:0]
 	for _, s := range hb.Sessions {
 		switch s.Kind {
 		case wire.SessionSSH, wire.SessionJupyter, wire.SessionVSCode:
@@ -208,17 +209,14 @@ func clean(in wire.HeartbeatRequest) *heartbeat {
 	}
 	hb.Sessions = people
 
-	if hb.Instance != nil {
-		f := *hb.Instance
+	if f := hb.Instance; f != nil {
 		// The platform only if it names a known profile (its key).
 		f.Platform, _ = ledger.CanonicalPlatform(clip.Bytes(f.Platform, wire.MaxStrLen, ""))
 		f.PlatformSource = text(f.PlatformSource, wire.MaxStrLen, "…")
 		f.ID = text(f.ID, wire.MaxStrLen, "")
 		f.MachineID = text(f.MachineID, wire.MaxStrLen, "")
-		hb.Instance = &f
 		hb.key = f.Key(hb.Host.Hostname)
 	}
-	return hb
 }
 
 // percent returns p if it is a utilisation (0 to 100), else nil: no
