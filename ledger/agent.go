@@ -148,11 +148,11 @@ type AgentState struct {
 	Sessions []Session
 	// PolicyRefused is why the agent did not take the server's policy
 	// (its lease and thresholds), in the agent's words, and
-	// PolicyRefusedCode its kind (wire.PolicyRefused*; "" from an agent
-	// too old to send one); both empty once it takes one. In memory only,
-	// until the next heartbeat.
+	// PolicyRefusedCode its kind ("" from an agent too old to send one,
+	// or a newer agent's code kept as sent); both empty once it takes one.
+	// In memory only, until the next heartbeat.
 	PolicyRefused     string
-	PolicyRefusedCode string
+	PolicyRefusedCode PolicyRefusal
 
 	// InstanceKey is the identity of the host the agent runs on
 	// (wire.InstanceFacts.Key), "" from an agent that does not say.

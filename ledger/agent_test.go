@@ -21,7 +21,7 @@ func TestAutoDecide(t *testing.T) {
 	tests := []struct {
 		name string
 		mut  func(*AutoInput)
-		want string
+		want OrderAction
 		key  string // of the reason or the evidence
 	}{
 		{"OK/stop", nil, "stop", AutoEvidence},

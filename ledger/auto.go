@@ -157,7 +157,7 @@ type Order struct {
 	RentalID int64
 	UserID   int64
 	Rental   string // the rental's name, signed into the order
-	Action   string // "stop" or "release"
+	Action   OrderAction
 	Origin   OrderOrigin
 	// WaitFor, on an automatic order, is the policy's: the agent refuses
 	// the order if its fresh sample finds one of those kinds connected
@@ -167,10 +167,10 @@ type Order struct {
 	ExpiresAt time.Time
 	Nonce     string
 	State     OrderState
-	Outcome   string // the agent's last outcome (wire.Outcome*)
-	Message   string // the agent's message with it
+	Outcome   OrderOutcome // the agent's last outcome, or the hub's own
+	Message   string       // the agent's message with it
 	// Notes are the agent's reasons with its last outcome, as codes and
-	// their values (wire.Note as Messages: the code, then string values),
+	// their values (a NoteCode as the Message's key, then string values),
 	// so they are worded in the user's language. Not stored with the
 	// order: the decision log keeps them (view.OutcomeKey).
 	Notes     []Message
@@ -182,13 +182,6 @@ type Order struct {
 	// refuse it; 0 none. Signed into the order.
 	IdlePeople time.Duration
 }
-
-// Outcomes the hub records itself on an order (the agent's own are
-// wire.Outcome*).
-const (
-	OutcomeExpired   = "expired"         // never picked up in time, or never confirmed
-	OutcomeRestarted = "agent_restarted" // the agent restarted while the command ran
-)
 
 // DecisionKind names an automatic decision.
 type DecisionKind string
@@ -280,7 +273,7 @@ func AutoKeys() []string {
 // or the reason for holding back, as a message whose times and durations
 // are typed arguments: the reader's zone and language are applied when it
 // is shown.
-func AutoDecide(in AutoInput) (action string, why Message) {
+func AutoDecide(in AutoInput) (action OrderAction, why Message) {
 	p := in.Policy
 	if p.Action != AutoStop && p.Action != AutoRelease {
 		return "", Msg(AutoNoPolicy)
@@ -334,6 +327,6 @@ func AutoDecide(in AutoInput) (action string, why Message) {
 	case len(a.Sessions) > 0:
 		people = Msg(AutoPeopleIgnored, a.Sessions, p.WaitFor)
 	}
-	return string(p.Action), Msg(AutoEvidence, a.IdleFor(in.Now).Round(time.Minute), in.Now.Sub(in.WarnedAt).Round(time.Minute),
+	return OrderAction(p.Action), Msg(AutoEvidence, a.IdleFor(in.Now).Round(time.Minute), in.Now.Sub(in.WarnedAt).Round(time.Minute),
 		in.Now.Sub(a.LastSeen).Round(time.Second), people, p.Action, p.Grace())
 }

@@ -6,7 +6,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/gpuledger/gpuledger/agent/wire"
 	"github.com/gpuledger/gpuledger/chat"
 	"github.com/gpuledger/gpuledger/internal/clip"
 	"github.com/gpuledger/gpuledger/ledger"
@@ -134,7 +133,7 @@ func (s *Scheduler) Release(ctx context.Context, userID, rentalID int64) (string
 	if !st.CanRelease {
 		return text(lg, "t_no_command", r.Name), nil
 	}
-	o, err := s.hub.IssueOrder(ctx, r.ID, wire.ActionRelease, ledger.OriginButton)
+	o, err := s.hub.IssueOrder(ctx, r.ID, ledger.OrderRelease, ledger.OriginButton)
 	if ledger.ErrorCode(err) == ledger.ECONFLICT {
 		return text(lg, "t_releasing", r.Name), nil
 	}
@@ -458,7 +457,7 @@ func (s *Scheduler) orderUpdated(ctx context.Context, o ledger.Order, r *ledger.
 		return err
 	}
 	verb := "release"
-	if o.Action == wire.ActionStop {
+	if o.Action == ledger.OrderStop {
 		verb = "stop"
 	}
 	lg := lang(&u)
@@ -482,14 +481,14 @@ func (s *Scheduler) orderUpdated(ctx context.Context, o ledger.Order, r *ledger.
 		}
 		text = tr(lg, "order_not_done", r.Name, chat.RawHTML(how), view.OutcomeNotesText(lg, o.Outcome, o.Message, o.Notes))
 	}
-	if o.Outcome == wire.OutcomeRefusedPeople {
+	if o.Outcome == ledger.OutcomeRefusedPeople {
 		s.mu.Lock()
 		s.peopleRefused[r.ID] = o.UpdatedAt
 		s.mu.Unlock()
 	}
 	if !o.State.Open() {
 		kind := ledger.DecisionOutcome
-		s.decide(ctx, &u, r, kind, ledger.Msg("d_outcome", ledger.AutoAction(verb), o.ID, o.State), ledger.Msg(view.OutcomeKey, o.Outcome, clip.Bytes(o.Message, 200, "…"), view.NotesMsg(o.Notes)))
+		s.decide(ctx, &u, r, kind, ledger.Msg("d_outcome", ledger.AutoAction(verb), o.ID, o.State), ledger.Msg(view.OutcomeKey, string(o.Outcome), clip.Bytes(o.Message, 200, "…"), view.NotesMsg(o.Notes)))
 	}
 	c := s.orderCard(ctx, &u, r)
 	if o.State == ledger.OrderDone {

@@ -420,7 +420,7 @@ func (s *Scheduler) recordHold(ctx context.Context, u *ledger.User, r *ledger.Re
 }
 
 // autoOrder issues the automatic stop or release and shows it on the card.
-func (s *Scheduler) autoOrder(ctx context.Context, u *ledger.User, r *ledger.Rental, c *ledger.Card, action string, evidence ledger.Message) error {
+func (s *Scheduler) autoOrder(ctx context.Context, u *ledger.User, r *ledger.Rental, c *ledger.Card, action ledger.OrderAction, evidence ledger.Message) error {
 	if handled, err := s.autoAPI(ctx, u, r, c, action, evidence); handled || err != nil || s.hub == nil {
 		return err
 	}
@@ -434,7 +434,7 @@ func (s *Scheduler) autoOrder(ctx context.Context, u *ledger.User, r *ledger.Ren
 	}
 	s.decide(ctx, u, r, ledger.DecisionOrder, ledger.Msg("d_ordered", ledger.AutoAction(action), o.ID), evidence)
 	lg := lang(u)
-	text := tr(lg, "auto_ordered", r.Name, chat.RawHTML(tr(lg, "act_"+action)))
+	text := tr(lg, "auto_ordered", r.Name, chat.RawHTML(tr(lg, "act_"+string(action))))
 	// People connected whose bound ran out are why it goes ahead now.
 	if st, seen := s.hub.AgentState(r.ID); seen && len(o.WaitFor) > 0 && o.IdlePeople > 0 {
 		wf, _ := ledger.ParseWaitFor(strings.Join(o.WaitFor, ","))

@@ -165,7 +165,7 @@ func (s *Scheduler) PlatformAct(ctx context.Context, userID, rentalID int64, ter
 // a tap (askInstead). A "stop" policy on a platform that can only
 // terminate does nothing and tells the user once. handled false: the
 // rental is not live on a connected platform, order through the agent.
-func (s *Scheduler) autoAPI(ctx context.Context, u *ledger.User, r *ledger.Rental, c *ledger.Card, action string, evidence ledger.Message) (handled bool, err error) {
+func (s *Scheduler) autoAPI(ctx context.Context, u *ledger.User, r *ledger.Rental, c *ledger.Card, action ledger.OrderAction, evidence ledger.Message) (handled bool, err error) {
 	w := s.autoWay(ctx, r, ledger.AutoAction(action))
 	platform := w.Platform
 	name := platformName(platform)

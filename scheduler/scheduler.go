@@ -52,7 +52,7 @@ type Store interface {
 // Hub is what the scheduler needs of the agent hub (agent/hub.Hub).
 type Hub interface {
 	AgentState(rentalID int64) (ledger.AgentState, bool)
-	IssueOrder(ctx context.Context, rentalID int64, action string, origin ledger.OrderOrigin) (ledger.Order, error)
+	IssueOrder(ctx context.Context, rentalID int64, action ledger.OrderAction, origin ledger.OrderOrigin) (ledger.Order, error)
 	OpenOrder(rentalID int64) (ledger.Order, bool)
 	ExpireOrders(ctx context.Context) error
 	CloseIdleAt(ctx context.Context, rentalID int64, t time.Time) error

@@ -37,7 +37,7 @@ func (s *Scheduler) autoWay(ctx context.Context, r *ledger.Rental, action ledger
 // askInstead is an automatic action the rule does not let through the
 // API (w is WayAsk): the idle card is sent again, with its buttons and
 // the reason, so the user can tap Release now; once per idle streak.
-func (s *Scheduler) askInstead(ctx context.Context, u *ledger.User, r *ledger.Rental, c *ledger.Card, action string, w ledger.AutoWay) error {
+func (s *Scheduler) askInstead(ctx context.Context, u *ledger.User, r *ledger.Rental, c *ledger.Card, action ledger.OrderAction, w ledger.AutoWay) error {
 	fresh, err := s.store.MarkNotice(ctx, u.ID, "pact_ask:"+strconv.FormatInt(r.ID, 10)+":"+c.Incident, s.now())
 	if err != nil || !fresh {
 		return err
@@ -47,7 +47,7 @@ func (s *Scheduler) askInstead(ctx context.Context, u *ledger.User, r *ledger.Re
 	reason := view.WayReason(lg, r.Name, w)
 	// The card says so already ("No automatic release: …"); at the moment
 	// the action would have been taken it comes again, with a sound.
-	line := tr(lg, "idle_auto_ask", chat.RawHTML(tr(lg, "act_"+action)), reason)
+	line := tr(lg, "idle_auto_ask", chat.RawHTML(tr(lg, "act_"+string(action))), reason)
 	body, found := strings.CutSuffix(c.Text, "\n"+line)
 	if !found {
 		body = c.Text

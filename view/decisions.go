@@ -193,7 +193,7 @@ func DecisionText(m ledger.Message, lang string, loc *time.Location, now time.Ti
 		outcome, _ := m.Args[0].(string)
 		message, _ := m.Args[1].(string)
 		notes, _ := m.Args[2].(ledger.Message)
-		return OutcomeNotesText(lang, outcome, message, notesIn(notes)), true
+		return OutcomeNotesText(lang, ledger.OrderOutcome(outcome), message, notesIn(notes)), true
 	}
 	for _, a := range m.Args {
 		if n, isMsg := a.(ledger.Message); isMsg {
@@ -214,7 +214,7 @@ func DecisionText(m ledger.Message, lang string, loc *time.Location, now time.Ti
 	if m.Key == OutcomeKey && len(m.Args) == 2 {
 		outcome, _ := m.Args[0].(string)
 		message, _ := m.Args[1].(string)
-		return OutcomeText(lang, outcome, message), true
+		return OutcomeText(lang, ledger.OrderOutcome(outcome), message), true
 	}
 	return decisionTexts.Text(lang, m.Key, renderArgs(m.Args, lang, loc, now)...), true
 }

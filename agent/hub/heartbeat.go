@@ -278,7 +278,7 @@ func (h *Hub) applyLocked(a *agent, tok ledger.AgentToken, rl *ledger.Rental, hb
 	// /why says it too: the user is who can fix it (a host clock, a token).
 	s.PolicyRefused, s.PolicyRefusedCode = a.policyRefused, ""
 	if a.policyRefused != "" {
-		s.PolicyRefusedCode = hb.PolicyRefusedCode
+		s.PolicyRefusedCode = ledgerPolicyRefusal(hb.PolicyRefusedCode)
 	}
 	a.state = s
 	h.dirty[s.RentalID] = true

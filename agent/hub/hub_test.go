@@ -43,7 +43,7 @@ func (r *recorder) ReportAfterRelease(_ context.Context, rl *ledger.Rental, _ ti
 	r.add("after-release:" + rl.Name)
 }
 func (r *recorder) OrderUpdated(_ context.Context, o ledger.Order, rl *ledger.Rental) {
-	r.add("order:" + string(o.State) + ":" + o.Outcome)
+	r.add("order:" + string(o.State) + ":" + string(o.Outcome))
 }
 func (r *recorder) InstanceAnnounced(_ context.Context, in ledger.Instance) {
 	r.add("announced:" + in.Key)

@@ -13,7 +13,7 @@ import (
 // signed returns the wire form of o signed with the token hash: the HMAC
 // key both ends derive from the token (wire.SigningKey).
 func signed(o ledger.Order, hash [32]byte) wire.Order {
-	w := wire.Order{ID: o.ID, Rental: o.Rental, Action: o.Action, IssuedAt: o.IssuedAt.UTC(),
+	w := wire.Order{ID: o.ID, Rental: o.Rental, Action: wireActions[o.Action], IssuedAt: o.IssuedAt.UTC(),
 		ExpiresAt: o.ExpiresAt.UTC(), Nonce: o.Nonce, WaitFor: o.WaitFor, IdlePeopleSeconds: int64(o.IdlePeople / time.Second)}
 	w.Signature = wire.SignOrderWithKey(hash[:], w)
 	return w
@@ -34,15 +34,15 @@ func signedPolicy(p wire.Policy, rental string, now time.Time, hash [32]byte) wi
 // order expires. Errors: EINVALID (unknown action), ENOTFOUND (no such
 // live rental, or no agent has reported for it), ECONFLICT (an order is
 // already in flight: two presses of Release make one order).
-func (h *Hub) IssueOrder(ctx context.Context, rentalID int64, action string, origin ledger.OrderOrigin) (ledger.Order, error) {
-	if action != wire.ActionStop && action != wire.ActionRelease {
+func (h *Hub) IssueOrder(ctx context.Context, rentalID int64, action ledger.OrderAction, origin ledger.OrderOrigin) (ledger.Order, error) {
+	if !action.Valid() {
 		return ledger.Order{}, ledger.Errorf(ledger.EINVALID, "unknown order action %q: use stop or release", action)
 	}
 	rl, err := h.store.RentalByID(ctx, rentalID)
 	if err != nil {
 		return ledger.Order{}, err
 	}
-	if rl.State() != ledger.Running && !(action == wire.ActionRelease && rl.State() == ledger.Stopped) {
+	if rl.State() != ledger.Running && !(action == ledger.OrderRelease && rl.State() == ledger.Stopped) {
 		return ledger.Order{}, ledger.Errorc(ledger.ECONFLICT, "order_nothing_to", rl.Name, rl.State(), ledger.EventKind(action))
 	}
 	if _, seen := h.AgentState(rentalID); !seen {
@@ -86,21 +86,23 @@ func (h *Hub) OpenOrder(rentalID int64) (ledger.Order, bool) {
 	return ledger.Order{}, false
 }
 
-// outcomeState maps an agent's reported outcome to the order's state.
-func outcomeState(outcome string) (ledger.OrderState, bool) {
-	switch outcome {
-	case wire.OutcomeReleaseStarted:
-		return ledger.OrderStarted, true
-	case wire.OutcomeDone:
-		return ledger.OrderDone, true
-	case wire.OutcomePreReleaseFailed, wire.OutcomeReleaseFailed:
-		return ledger.OrderFailed, true
-	case wire.OutcomeRejectedSignature, wire.OutcomeRejectedExpired, wire.OutcomeRejectedReplay,
-		wire.OutcomeRejectedRental, wire.OutcomeRejectedInvalid, wire.OutcomeRefusedNoCommand,
-		wire.OutcomeRefusedJob, wire.OutcomeRefusedBusy, wire.OutcomeRefusedUnknown, wire.OutcomeRefusedState, wire.OutcomeRefusedPeople:
-		return ledger.OrderRefused, true
+// outcomeState maps an agent's reported outcome (on the wire) to the
+// ledger's word for it and the order's state; false for one this server
+// does not know.
+func outcomeState(s string) (ledger.OrderOutcome, ledger.OrderState, bool) {
+	outcome, known := ledgerOutcome(s)
+	if !known {
+		return "", "", false
 	}
-	return "", false
+	switch outcome {
+	case ledger.OutcomeReleaseStarted:
+		return outcome, ledger.OrderStarted, true
+	case ledger.OutcomeDone:
+		return outcome, ledger.OrderDone, true
+	case ledger.OutcomePreReleaseFailed, ledger.OutcomeReleaseFailed:
+		return outcome, ledger.OrderFailed, true
+	}
+	return outcome, ledger.OrderRefused, true // every other outcome an agent sends is a refusal
 }
 
 // msgEnrolResult refuses an order result sent with an enrolment token.
@@ -140,7 +142,7 @@ func (h *Hub) serveResult(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusBadRequest, "order_id in the body differs from the path")
 		return
 	}
-	state, known := outcomeState(res.Outcome)
+	outcome, state, known := outcomeState(res.Outcome)
 	if !known {
 		writeError(w, http.StatusBadRequest, fmt.Sprintf("unknown outcome %q", res.Outcome))
 		return
@@ -171,7 +173,7 @@ func (h *Hub) serveResult(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	now := h.now().UTC()
-	o.State, o.Outcome, o.Message, o.UpdatedAt = state, res.Outcome, res.Message, now
+	o.State, o.Outcome, o.Message, o.UpdatedAt = state, outcome, res.Message, now
 	o.Notes = notesOf(res)
 	if state == ledger.OrderStarted {
 		if st, ok := h.AgentState(o.RentalID); ok {
@@ -183,7 +185,7 @@ func (h *Hub) serveResult(w http.ResponseWriter, r *http.Request) {
 		// Recorded at the moment the agent confirms it, on the server's
 		// clock.
 		kind := ledger.EventRelease
-		if o.Action == wire.ActionStop {
+		if o.Action == ledger.OrderStop {
 			kind = ledger.EventStop
 		}
 		ev = &ledger.Event{Kind: kind, At: now}
@@ -294,7 +296,7 @@ func notesOf(res *orderResult) []ledger.Message {
 		for j, a := range n.Args {
 			args[j] = a
 		}
-		out = append(out, ledger.Msg(n.Code, args...))
+		out = append(out, ledger.Msg(string(ledgerNote(n.Code)), args...))
 	}
 	return out
 }

@@ -62,6 +62,7 @@ var rules = []rule{
 	{"the platform connectors import only the standard library, the ledger and stdlib-only leaf packages (no chat, store or agent)", []string{"./connector/..."}, linuxCgo, onlyStdAnd(module+"/internal/clip", module+"/ledger")},
 	{"the binaries link no browser harness (chromedp is for tests alone)", []string{"./cmd/..."}, linuxCgo, forbid(tree("github.com/chromedp"), exactly(module+"/internal/browser"))},
 	{"the views, the scheduler, the transports and hubload do not link the parser", []string{"./view", "./scheduler", "./bot/telegram", "./bot/console", "./cmd/hubload"}, linuxCgo, forbid(exactly(module + "/bot"))},
+	{"the scheduler and the views do not import the wire protocol (the ledger has the order words; the hub maps them)", []string{"./scheduler", "./view"}, linuxCgo, forbid(exactly(module + "/agent/wire"))},
 }
 
 // TestBoundaries checks every rule against what go list says the roots

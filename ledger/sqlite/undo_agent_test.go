@@ -14,7 +14,7 @@ import (
 func confirm(t *testing.T, db *sqlite.DB, r *ledger.Rental, id, action string, when time.Time) {
 	t.Helper()
 	ctx := context.Background()
-	o := ledger.Order{ID: id, RentalID: r.ID, UserID: r.UserID, Rental: r.Name, Action: action, Origin: ledger.OriginAuto,
+	o := ledger.Order{ID: id, RentalID: r.ID, UserID: r.UserID, Rental: r.Name, Action: ledger.OrderAction(action), Origin: ledger.OriginAuto,
 		IssuedAt: when.Add(-time.Minute), ExpiresAt: when.Add(10 * time.Minute), Nonce: "n-" + id}
 	if _, err := db.CreateOrder(ctx, o); err != nil {
 		t.Fatal(err)
