@@ -21,7 +21,7 @@ type journal struct {
 // in the transaction, so that a duplicate key is reported as EDUPLICATE
 // before anything else is looked at (a retried action must not fail with
 // "already stopped"). needUser requires the user to exist.
-func (db *DB) beginAction(ctx context.Context, tx querier, a ledger.Action, kind ledger.ActionKind, name string, undoable, needUser bool) (journal, error) {
+func (jr *Journal) beginAction(ctx context.Context, tx querier, a ledger.Action, kind ledger.ActionKind, name string, undoable, needUser bool) (journal, error) {
 	if a.UserID == 0 {
 		return journal{}, ledger.Errorf(ledger.EINVALID, "the action has no user")
 	}
@@ -31,7 +31,7 @@ func (db *DB) beginAction(ctx context.Context, tx querier, a ledger.Action, kind
 	}
 	at := sec(a.At)
 	if at.IsZero() {
-		at = db.now()
+		at = jr.db.now()
 	}
 	if needUser {
 		var one int

@@ -13,7 +13,8 @@ import "github.com/gpuledger/gpuledger/ledger"
 // values (user.go, meta.go).
 type Accounts struct{ db *DB }
 
-// Journal is the action journal: undo, notes, handled keys (action.go).
+// Journal is the action journal: the row every change begins with
+// (beginAction), undo, notes, handled keys (action.go).
 type Journal struct{ db *DB }
 
 // Rentals are the rentals, their events and traffic (rental.go).
@@ -52,9 +53,9 @@ type Notices struct{ db *DB }
 // Inbox is the transport's inbox of updates (inbox.go).
 type Inbox struct{ db *DB }
 
-// aggregates points every aggregate of db at it; Open and OpenReadOnly
-// call it once, before db is handed out.
-func (db *DB) aggregates() {
+// bindAggregates points every aggregate of db at it; Open and
+// OpenReadOnly call it once, before db is handed out.
+func bindAggregates(db *DB) {
 	db.Accounts = Accounts{db}
 	db.Journal = Journal{db}
 	db.Rentals = Rentals{db}

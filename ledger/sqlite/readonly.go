@@ -80,7 +80,7 @@ func openReadOnly(ctx context.Context, path string, cfg config, readOnlyShm bool
 	reader.SetMaxOpenConns(cfg.readers)
 	reader.SetMaxIdleConns(cfg.readers)
 	db := &DB{Now: time.Now, path: path, writer: writer, reader: reader, log: cfg.logger, readOnly: true}
-	db.aggregates()
+	bindAggregates(db)
 	if err := db.checkSchema(ctx); err != nil {
 		db.Close()
 		return nil, err

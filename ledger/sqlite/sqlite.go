@@ -98,7 +98,8 @@ import (
 // its part: the aggregates are the unit of the store's contract, and the
 // embedding keeps one handle for callers, which pass the whole DB where a
 // consumer's interface names several sets. DB itself keeps the
-// connections, the transactions and the journal's first step.
+// connections and the transactions, and reads the Book, which is every
+// aggregate's.
 type DB struct {
 	Accounts
 	Journal
@@ -223,17 +224,17 @@ func Open(ctx context.Context, path string, opts ...Option) (*DB, error) {
 	writer.SetConnMaxIdleTime(0)
 
 	db := &DB{Now: time.Now, path: path, writer: writer, log: cfg.logger}
-	db.aggregates()
+	bindAggregates(db)
 	// Check before migrating: a damaged file is not migrated, and a file
 	// that cannot be written is refused now rather than at every write.
-	if err := db.retryBusy(ctx, db.check); err != nil {
+	if err := retryBusy(ctx, path, db.check); err != nil {
 		writer.Close()
 		removeCreated(path, created)
 		return nil, err
 	}
 	// Migrate before the read pool exists: the first connection creates the
 	// file and switches it to WAL.
-	if err := db.retryBusy(ctx, db.migrate); err != nil {
+	if err := retryBusy(ctx, path, db.migrate); err != nil {
 		writer.Close()
 		removeCreated(path, created)
 		return nil, err
@@ -332,7 +333,7 @@ func (db *DB) check(ctx context.Context) error {
 		rows.Close()
 	}
 	if err != nil {
-		return db.unusable(err)
+		return unusable(db.path, err)
 	}
 	if len(problems) > 0 {
 		return fmt.Errorf("sqlite: %w: %s is damaged (quick_check: %s); %s", ErrUnusable, db.path, strings.Join(problems, "; "), restoreHint)
@@ -347,28 +348,28 @@ func (db *DB) check(ctx context.Context) error {
 		return err
 	})
 	if err != nil {
-		return db.unusable(err)
+		return unusable(db.path, err)
 	}
 	return nil
 }
 
-// unusable turns an error met while checking the file at start into one
-// that says what is wrong and what to do.
-func (db *DB) unusable(err error) error {
+// unusable turns an error met while checking the file at path at start
+// into one that says what is wrong and what to do.
+func unusable(path string, err error) error {
 	switch sqliteCode(err) & 0xff {
 	case sqlite3.SQLITE_READONLY:
 		return fmt.Errorf("sqlite: %w: %s cannot be written (%w): the server needs write access to the file and to its directory "+
 			"(for the -wal and -shm files); fix the owner or permissions (in Docker the image runs as uid 10001: chown 10001:10001 the file and the directory), "+
-			"or remount the volume read-write", ErrUnusable, db.path, err)
+			"or remount the volume read-write", ErrUnusable, path, err)
 	case sqlite3.SQLITE_CANTOPEN, sqlite3.SQLITE_PERM, sqlite3.SQLITE_AUTH:
 		return fmt.Errorf("sqlite: %w: cannot open %s (%w): the server needs read and write access to the file and to its directory "+
-			"(for the -wal and -shm files); fix the path, the owner or the permissions", ErrUnusable, db.path, err)
+			"(for the -wal and -shm files); fix the path, the owner or the permissions", ErrUnusable, path, err)
 	case sqlite3.SQLITE_CORRUPT, sqlite3.SQLITE_NOTADB:
-		return fmt.Errorf("sqlite: %w: %s is damaged or is not a gpuledger database (%w); %s", ErrUnusable, db.path, err, restoreHint)
+		return fmt.Errorf("sqlite: %w: %s is damaged or is not a gpuledger database (%w); %s", ErrUnusable, path, err, restoreHint)
 	case sqlite3.SQLITE_FULL:
-		return fmt.Errorf("sqlite: %w: the disk holding %s is full (%w): free some space and start again", ErrUnusable, db.path, err)
+		return fmt.Errorf("sqlite: %w: the disk holding %s is full (%w): free some space and start again", ErrUnusable, path, err)
 	}
-	return fmt.Errorf("sqlite: open %s: %w", db.path, err)
+	return fmt.Errorf("sqlite: open %s: %w", path, err)
 }
 
 // Close closes both pools. Pending writes have committed or rolled back
@@ -399,12 +400,12 @@ func (db *DB) Close() error {
 // Path returns the database file's path.
 func (db *DB) Path() string { return db.path }
 
-// retryBusy runs a start-up step (the check, the migrations), retrying
-// for up to about five seconds while it fails with SQLITE_BUSY. Processes
-// opening a brand-new file at the same moment can get SQLITE_BUSY at once,
-// without the busy timeout, while one of them switches the file to WAL; a
-// retry then succeeds.
-func (db *DB) retryBusy(ctx context.Context, step func(context.Context) error) error {
+// retryBusy runs a start-up step (the check, the migrations) of the file
+// at path, retrying for up to about five seconds while it fails with
+// SQLITE_BUSY. Processes opening a brand-new file at the same moment can
+// get SQLITE_BUSY at once, without the busy timeout, while one of them
+// switches the file to WAL; a retry then succeeds.
+func retryBusy(ctx context.Context, path string, step func(context.Context) error) error {
 	wait := 10 * time.Millisecond
 	deadline := time.Now().Add(5 * time.Second)
 	for {
@@ -414,7 +415,7 @@ func (db *DB) retryBusy(ctx context.Context, step func(context.Context) error) e
 		}
 		select {
 		case <-ctx.Done():
-			return fmt.Errorf("sqlite: open %s: %w", db.path, ctx.Err())
+			return fmt.Errorf("sqlite: open %s: %w", path, ctx.Err())
 		case <-time.After(wait):
 		}
 		wait = min(2*wait, 500*time.Millisecond)
