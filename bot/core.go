@@ -200,6 +200,11 @@ func New(ctx context.Context, cfg Config) (*Core, error) {
 			return nil, fmt.Errorf("bot: config: TZ %q: %w", cfg.TZ, err)
 		}
 	}
+	if cfg.Connections != nil {
+		if err := checkPlatforms(cfg.Connections.Platforms()); err != nil {
+			return nil, err
+		}
+	}
 	c := &Core{
 		store:     cfg.Store,
 		now:       cfg.Now,

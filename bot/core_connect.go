@@ -3,6 +3,8 @@ package bot
 import (
 	"context"
 	"errors"
+	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -43,6 +45,10 @@ type Connections interface {
 	// Live reports whether the rental is an instance of a connected platform that the platform
 	// still lists as not terminated (so /release can offer to terminate it there).
 	Live(ctx context.Context, r *ledger.Rental) (platform string, ok bool)
+	// Platforms are the platforms Connect accepts, in the order /connect
+	// lists them, each with where its key is made (connsync.Syncer's, the
+	// server's one list).
+	Platforms() connector.Registry
 }
 
 // Button actions of /release's offer for a rental still live on its
@@ -281,14 +287,43 @@ func (r *req) connectError(platform string, err error) (string, bool) {
 	case errors.Is(err, connector.ErrBadAnswer):
 		return r.ct("conn_bad_answer", name), true
 	case ledger.ErrorCode(err) == ledger.EINVALID:
-		return r.ct("conn_invalid", platformList()), true
+		return r.ct("conn_invalid", r.c.conns.Platforms().String()), true
 	}
 	return "", false
 }
 
-// keyWhere says where a platform's key is created, capitalised.
+// checkPlatforms refuses platforms the chat cannot serve, so that a slip
+// in the server's list shows at start and not to a user: one /connect
+// does not read, one without words in the catalog for where its key is
+// made ("where_" + its key), and one whose words do not take its spec's
+// key page, or take one it has not.
+func checkPlatforms(ps connector.Registry) error {
+	var errs []error
+	for _, s := range ps {
+		if !slices.Contains(ConnectPlatforms, s.Key) {
+			errs = append(errs, fmt.Errorf("bot: config: /connect does not read %s (ConnectPlatforms)", s.Key))
+		}
+		m, ok := connectTexts["where_"+s.Key]
+		if !ok {
+			errs = append(errs, fmt.Errorf("bot: config: no words for where a %s key is made (where_%s)", s.Key, s.Key))
+			continue
+		}
+		if takes := strings.Contains(m[0], "%[1]s"); takes != (s.KeyPage != "") {
+			errs = append(errs, fmt.Errorf("bot: config: where_%s takes a key page: %v; %s's spec names %q", s.Key, takes, s.Key, s.KeyPage))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// keyWhere says where a platform's key is created, capitalised: the
+// catalog's words for the platform ("where_" + its key) around the page
+// its spec names.
 func (r *req) keyWhere(platform string) string {
-	s := r.ct("where_" + platform)
+	var args []any
+	if s, ok := r.c.conns.Platforms().Lookup(platform); ok && s.KeyPage != "" {
+		args = append(args, s.KeyPage)
+	}
+	s := r.ct("where_"+platform, args...)
 	if s == "" || s[0] < 'a' || s[0] > 'z' {
 		return s
 	}
@@ -335,7 +370,7 @@ func (r *req) listConnections() error {
 		sb.WriteString("\n" + r.ct("conn_list_none"))
 	}
 	first := true
-	for _, p := range ConnectPlatforms {
+	for _, p := range r.c.conns.Platforms().Keys() {
 		if have[p] {
 			continue
 		}

@@ -424,3 +424,18 @@ func TestCore_ConnectTypo(t *testing.T) {
 		t.Errorf("a bare mistyped command was deleted: %v", d)
 	}
 }
+
+// TestCore_ConnectListChinese: a Chinese user's /connect says in Chinese
+// where each platform's key is made, around the page its spec names
+// (connector.Spec.KeyPage) where it has one, and no placeholder is left.
+func TestCore_ConnectListChinese(t *testing.T) {
+	e := newConnEnv(t)
+	contains(t, e.say(alice, "/settings lang=zh"), "✓")
+	got := e.send(alice, alice, "/connect")
+	contains(t, got, "未连接", "在 RunPod 控制台 Settings → API Keys（runpod.io/console/user/settings）创建 key",
+		"在 Vast.ai 的 Keys 页面（cloud.vast.ai/manage-keys）创建", "在 Lambda 的 API keys 页面（cloud.lambda.ai/api-keys）创建",
+		"设置 → 开发者Token", "/connect autodl KEY")
+	if strings.Contains(got, "%!") || strings.Contains(got, "%[") {
+		t.Errorf("a placeholder is left in the listing: %s", got)
+	}
+}

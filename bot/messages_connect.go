@@ -69,14 +69,14 @@ var connectTexts = chat.Catalog{
 		"• %[1]s: %[2]s Then, in this private chat: <code>/connect %[3]s KEY</code>",
 		"• %[1]s：%[2]s 然后在私聊中发送：<code>/connect %[3]s KEY</code>"},
 	"where_runpod": {
-		"create a key in RunPod's console, Settings → API Keys (runpod.io/console/user/settings), with Read/Write permission (Read only syncs, but cannot stop a pod).",
-		"在 RunPod 控制台 Settings → API Keys（runpod.io/console/user/settings）创建 key，权限选 Read/Write（Read only 只能同步，不能关机）。"},
+		"create a key in RunPod's console, Settings → API Keys (%[1]s), with Read/Write permission (Read only syncs, but cannot stop a pod).",
+		"在 RunPod 控制台 Settings → API Keys（%[1]s）创建 key，权限选 Read/Write（Read only 只能同步，不能关机）。"},
 	"where_vast": {
-		"create an API key on Vast.ai's Keys page (cloud.vast.ai/manage-keys).",
-		"在 Vast.ai 的 Keys 页面（cloud.vast.ai/manage-keys）创建 API key。"},
+		"create an API key on Vast.ai's Keys page (%[1]s).",
+		"在 Vast.ai 的 Keys 页面（%[1]s）创建 API key。"},
 	"where_lambda": {
-		"create a Cloud API key on Lambda's API keys page (cloud.lambda.ai/api-keys); it has no scopes.",
-		"在 Lambda 的 API keys 页面（cloud.lambda.ai/api-keys）创建 Cloud API key；它没有权限范围之分。"},
+		"create a Cloud API key on Lambda's API keys page (%[1]s); it has no scopes.",
+		"在 Lambda 的 API keys 页面（%[1]s）创建 Cloud API key；它没有权限范围之分。"},
 	"where_autodl": {
 		"create a developer token in AutoDL's console, Settings → 开发者Token (it reads the wallet balance, and Pro instances of verified accounts).",
 		"在 AutoDL 控制台的 设置 → 开发者Token 创建令牌（可读取钱包余额，以及实名认证账号的 Pro 实例）。"},

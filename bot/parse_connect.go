@@ -5,7 +5,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/gpuledger/gpuledger/connector"
 	"github.com/gpuledger/gpuledger/ledger"
 )
 
@@ -18,9 +17,12 @@ import (
 // either: it is a ConnectCmd with Err set, so the core deletes the
 // message that may hold a key before it answers.
 
-// ConnectPlatforms are the platforms /connect accepts, in the order the
-// listing shows them.
-var ConnectPlatforms = connector.Platforms
+// ConnectPlatforms are the platforms /connect and /disconnect read as
+// platforms to connect, in the order their errors list them. The parser
+// is a function of the text alone, so it keeps its own copy of the
+// server's list (cmd/gpuledger's connector.Registry); New refuses
+// connectors it does not read.
+var ConnectPlatforms = []string{"runpod", "vast", "lambda", "autodl"}
 
 // Key bounds: API keys are printable ASCII without spaces; RunPod's,
 // Vast.ai's, Lambda's and AutoDL's are 32 to a few hundred characters.

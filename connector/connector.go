@@ -22,11 +22,6 @@ import (
 	"github.com/gpuledger/gpuledger/ledger"
 )
 
-// Platforms are the platforms that have a connector, by their profile
-// keys, in the order /connect lists them: the one list the chat, the sync
-// and the wiring read.
-var Platforms = []string{"runpod", "vast", "lambda", "autodl"}
-
 // State is an instance's state as the platform reports it, reduced to
 // what billing depends on.
 type State string

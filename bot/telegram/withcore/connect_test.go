@@ -16,6 +16,7 @@ import (
 	"github.com/gpuledger/gpuledger/bot"
 	"github.com/gpuledger/gpuledger/bot/telegram"
 	"github.com/gpuledger/gpuledger/bot/telegram/tgfake"
+	"github.com/gpuledger/gpuledger/connector"
 	"github.com/gpuledger/gpuledger/connector/runpod"
 	"github.com/gpuledger/gpuledger/connector/runpod/runpodfake"
 	"github.com/gpuledger/gpuledger/connector/vault"
@@ -61,6 +62,7 @@ func (c *runpodConns) Reconcile(context.Context, int64, time.Time, time.Time) ([
 	return nil, nil
 }
 func (c *runpodConns) Live(context.Context, *ledger.Rental) (string, bool) { return "", false }
+func (c *runpodConns) Platforms() connector.Registry                       { return connector.Registry{runpod.Spec} }
 
 // TestConnect_KeyLeavesNoTrace sends /connect with a RunPod key through
 // the real transport, core and store: the key's message is deleted on
