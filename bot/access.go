@@ -190,9 +190,17 @@ func (a *access) firstRefusal(ctx context.Context, id int64) (bool, error) {
 	return !seen, nil
 }
 
+// ButtonSecret returns the key of the server's button data, kept in the
+// store (created at first start): the key the core has always signed
+// with, so buttons already sent keep working across restarts and
+// upgrades. The server makes its chat.Buttons with it before the core.
+func ButtonSecret(ctx context.Context, st ledger.MetaStore) ([]byte, error) {
+	return loadSecret(ctx, st, nil)
+}
+
 // loadSecret returns the HMAC key for buttons: configured, else kept in
 // the store (created at first start), so buttons survive a restart.
-func loadSecret(ctx context.Context, st ledger.Store, configured []byte) ([]byte, error) {
+func loadSecret(ctx context.Context, st ledger.MetaStore, configured []byte) ([]byte, error) {
 	if len(configured) > 0 {
 		return configured, nil
 	}

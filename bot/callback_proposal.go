@@ -1,7 +1,8 @@
 package bot
 
 import (
-	"fmt"
+	"context"
+	"errors"
 	"strconv"
 	"strings"
 	"sync"
@@ -11,56 +12,50 @@ import (
 	"github.com/gpuledger/gpuledger/ledger"
 )
 
-// HandleButton registers fn for presses of buttons made with action (the
-// scheduler's idle card: release, snooze, keep). Actions are 1 to 4
-// characters without ':'; the core's own start with 'p'.
-func (c *Core) HandleButton(action string, fn chat.ButtonFunc) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.buttons[action] = fn
+// Button actions of the core. The scheduler and the platform sync
+// register their own with the same chat.Buttons when they are made.
+const (
+	actConfirm = "pc" // confirm a proposed rental
+	actEdit    = "pe" // show the /rent text of a proposal to change
+	actCancel  = "px" // drop a proposal
+)
+
+// handleButtons registers the core's own actions: a proposal's choices,
+// /release's "only record it", /undo's question.
+func (c *Core) handleButtons() {
+	proposal := c.pressed(func(r *req, p chat.ButtonPress) error { return r.proposalButton(p.Action, p.Payload) })
+	c.buttons.Handle(actConfirm, proposal)
+	c.buttons.Handle(actEdit, proposal)
+	c.buttons.Handle(actCancel, proposal)
+	c.buttons.Handle(actPlatformLog, c.pressed(func(r *req, p chat.ButtonPress) error { return r.platformLog(p.Payload) }))
+	undo := c.pressed(func(r *req, p chat.ButtonPress) error { return r.undoButton(p.Action, p.Payload) })
+	c.buttons.Handle(actUndo, undo)
+	c.buttons.Handle(actKeep, undo)
 }
 
-// ButtonData returns the callback data of a button for userID: only a
-// press by that user will be accepted. payload is at most 41 bytes and action at most 5
-// without ':' (a rental or order ID).
-func (c *Core) ButtonData(userID int64, action, payload string) (string, error) {
-	d, ok := c.sig.sign(userID, action, payload)
-	if !ok {
-		return "", fmt.Errorf("bot: button data for action %q, payload %q: too long or contains ':'", action, payload)
+// reqKey is the context key of the req a press is dispatched for.
+type reqKey struct{}
+
+// pressed adapts a handler of the core to a chat.ButtonFunc. A press runs
+// as part of the req Handle made for its update (the user read, the clock
+// read once), which Handle puts in the context it dispatches with; its
+// error goes through r.fail like a command's (the key recorded, a refusal
+// noted for /undo, the text in the user's language).
+func (c *Core) pressed(fn func(r *req, p chat.ButtonPress) error) chat.ButtonFunc {
+	return func(ctx context.Context, p chat.ButtonPress, _ chat.Sender) error {
+		r, ok := ctx.Value(reqKey{}).(*req)
+		if !ok {
+			return errors.New("bot: a button of the core pressed outside Core.Handle")
+		}
+		return r.fail(fn(r, p))
 	}
-	return d, nil
 }
 
-// callback handles a button press from an allowed user.
+// callback handles a button press from an allowed user: the buttons
+// verify it against the presser and route it to its action's owner.
 func (r *req) callback() error {
-	action, payload, ok := r.c.sig.verify(r.u.UserID, r.u.CallbackData)
-	if !ok {
-		// Forged, altered, or made for someone else: change nothing.
-		if err := r.mark(); err != nil {
-			return err
-		}
-		r.ack(r.t("not_yours"))
-		return nil
-	}
-	switch action {
-	case actConfirm, actEdit, actCancel:
-		return r.proposalButton(action, payload)
-	case actPlatformLog:
-		return r.platformLog(payload)
-	case actUndo, actKeep:
-		return r.undoButton(action, payload)
-	}
-	r.c.mu.RLock()
-	fn := r.c.buttons[action]
-	r.c.mu.RUnlock()
-	if fn == nil {
-		if err := r.mark(); err != nil {
-			return err
-		}
-		r.ack(r.t("button_stale"))
-		return nil
-	}
-	return fn(r.ctx, chat.ButtonPress{Update: r.u, Action: action, Payload: payload, Now: r.now}, r.s)
+	p := chat.ButtonPress{Update: r.u, Now: r.now, Lang: r.lang, Loc: r.loc}
+	return r.c.buttons.Dispatch(context.WithValue(r.ctx, reqKey{}, r), p, r.s)
 }
 
 // proposal is a command waiting for the user's choice: a /rent suggested

@@ -5,12 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"sync"
 	"time"
 
 	"github.com/gpuledger/gpuledger/chat"
 	"github.com/gpuledger/gpuledger/internal/clip"
 	"github.com/gpuledger/gpuledger/ledger"
+	"github.com/gpuledger/gpuledger/view"
 )
 
 // AgentTokens issues the token an on-instance agent uses to report for one
@@ -97,9 +97,14 @@ type Config struct {
 	// Owner is a user who is the owner without claiming: the terminal
 	// console's user. 0 for none.
 	Owner int64
-	// Secret keys the MAC of button data. Empty: a random key kept in the
-	// store (created at first start), so buttons stay valid across
-	// restarts.
+	// Buttons signs and routes the buttons of the core, the scheduler
+	// and the platform sync; New registers the core's actions with it.
+	// nil: buttons made here with Secret (ButtonSecret's key when empty)
+	// that word errors with view.ButtonErrors, for a core alone.
+	Buttons *chat.Buttons
+	// Secret keys the MAC of button data when Buttons is nil. Empty: a
+	// random key kept in the store (created at first start), so buttons
+	// stay valid across restarts.
 	Secret []byte
 	// PublicURL is the URL agents use (GPULEDGER_PUBLIC_URL), shown in the
 	// install command of /agent.
@@ -163,7 +168,7 @@ type Core struct {
 	log       *slog.Logger
 	tz        string
 	acc       *access
-	sig       signer
+	buttons   *chat.Buttons
 	publicURL string
 	agents    AgentTokens
 	enrol     Enrolment
@@ -181,9 +186,6 @@ type Core struct {
 	dash      DashboardLinks
 	links     *linkLimiter
 	turns     turns // whether each user's last message was refused, for /undo
-
-	mu      sync.RWMutex
-	buttons map[string]chat.ButtonFunc
 }
 
 var _ chat.Handler = (*Core)(nil)
@@ -225,7 +227,7 @@ func New(ctx context.Context, cfg Config) (*Core, error) {
 		conns:     cfg.Connections,
 		dash:      cfg.Dashboard,
 		links:     newLinkLimiter(),
-		buttons:   make(map[string]chat.ButtonFunc),
+		buttons:   cfg.Buttons,
 	}
 	if c.now == nil {
 		c.now = time.Now
@@ -243,11 +245,14 @@ func New(ctx context.Context, cfg Config) (*Core, error) {
 		return nil, err
 	}
 	c.acc = acc
-	key, err := loadSecret(ctx, cfg.Store, cfg.Secret)
-	if err != nil {
-		return nil, err
+	if c.buttons == nil {
+		key, err := loadSecret(ctx, cfg.Store, cfg.Secret)
+		if err != nil {
+			return nil, err
+		}
+		c.buttons = chat.NewButtons(key, view.ButtonErrors(c.log))
 	}
-	c.sig = signer{key: key}
+	c.handleButtons()
 	return c, nil
 }
 

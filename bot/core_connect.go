@@ -56,7 +56,7 @@ type Connections interface {
 const (
 	// ActPlatformTerminate terminates the rental's instance through the
 	// platform's API (payload: the rental ID). The scheduler registers its
-	// handler (Core.HandleButton); the core only makes the button.
+	// handler with the chat.Buttons; the core only makes the button.
 	ActPlatformTerminate = "pterm"
 	// actPlatformLog records the release without touching the platform
 	// (payload: "RENTALID.UNIXTIME", the release's time).
@@ -433,11 +433,11 @@ func (r *req) release(c ReleaseCmd) error {
 // releaseCard asks what to do with a rental still live on platform.
 func (r *req) releaseCard(x *ledger.Rental, platform string, at time.Time) error {
 	name := platformTitle(platform)
-	term, err := r.c.ButtonData(r.u.UserID, ActPlatformTerminate, strconv.FormatInt(x.ID, 10))
+	term, err := r.c.buttons.Sign(r.u.UserID, ActPlatformTerminate, strconv.FormatInt(x.ID, 10))
 	if err != nil {
 		return err
 	}
-	rec, err := r.c.ButtonData(r.u.UserID, actPlatformLog, strconv.FormatInt(x.ID, 10)+"."+strconv.FormatInt(at.Unix(), 10))
+	rec, err := r.c.buttons.Sign(r.u.UserID, actPlatformLog, strconv.FormatInt(x.ID, 10)+"."+strconv.FormatInt(at.Unix(), 10))
 	if err != nil {
 		return err
 	}

@@ -57,7 +57,7 @@ func (r *req) proposeChange(c ProposedChangeCmd) error {
 func (r *req) proposalButtons(id string) ([][]chat.Button, error) {
 	var row []chat.Button
 	for _, b := range []struct{ act, key string }{{actConfirm, "btn_confirm"}, {actEdit, "btn_edit"}, {actCancel, "btn_cancel"}} {
-		d, err := r.c.ButtonData(r.u.UserID, b.act, id)
+		d, err := r.c.buttons.Sign(r.u.UserID, b.act, id)
 		if err != nil {
 			return nil, err
 		}

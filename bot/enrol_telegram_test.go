@@ -26,6 +26,7 @@ func enrolChat(t *testing.T) (*convo, func()) {
 	t.Helper()
 	fwd := &struct{ *scheduler.Scheduler }{}
 	var h *hub.Hub
+	btn := testButtons()
 	c := newChatWith(t, func(cfg *bot.Config, c *convo) {
 		var err error
 		h, err = hub.New(hub.Config{Store: c.db, Now: c.clock, Listener: fwd})
@@ -33,18 +34,18 @@ func enrolChat(t *testing.T) (*convo, func()) {
 			t.Fatal(err)
 		}
 		cfg.AllowedUsers = []int64{alice}
+		cfg.Buttons = btn
 		cfg.AgentTokens = h.Tokens()
 		cfg.Enrolment = h.Enrolment()
 		cfg.InstanceCards = fwd
 		cfg.TZ = "Asia/Shanghai"
 		cfg.PublicURL = "http://hub"
 	})
-	s, err := scheduler.New(scheduler.Config{Store: c.db, Hub: h, Enrolment: h.Enrolment(), Sender: c.tr, Buttons: c.core, Now: c.clock, NoChart: true})
+	s, err := scheduler.New(scheduler.Config{Store: c.db, Hub: h, Enrolment: h.Enrolment(), Sender: c.tr, Buttons: btn, Now: c.clock, NoChart: true})
 	if err != nil {
 		t.Fatal(err)
 	}
 	fwd.Scheduler = s
-	s.RegisterButtons(c.core)
 	srv := httptest.NewServer(h.Handler())
 	t.Cleanup(srv.Close)
 

@@ -452,9 +452,6 @@ var messages = chat.Catalog{
 		"截至 %[1]s 的账本"},
 
 	// buttons and proposals
-	"not_yours": {
-		"This button is not yours (or it is no longer valid).",
-		"这个按钮不是给你的（或已失效）。"},
 	"button_stale": {
 		"This button no longer works.",
 		"这个按钮已失效。"},

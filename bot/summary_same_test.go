@@ -38,7 +38,7 @@ func TestSummary_SameLinesOnDemandAndNightly(t *testing.T) {
 			// 22:00 Shanghai, the summary's time.
 			he.now = time.Date(2026, 11, 2, 14, 0, 0, 0, time.UTC)
 			sent := &testkit.Sender{}
-			s, err := scheduler.New(scheduler.Config{Store: he.db, Sender: sent, Buttons: he.core, Now: func() time.Time { return he.now }, NoChart: true})
+			s, err := scheduler.New(scheduler.Config{Store: he.db, Sender: sent, Buttons: testButtons(), Now: func() time.Time { return he.now }, NoChart: true})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -21,7 +21,7 @@ func (e *env) ask(user int64, text string) chat.Outgoing {
 	}
 	for _, row := range out[0].Out.Buttons {
 		for _, b := range row {
-			if len(b.Data) > bot.MaxButtonData {
+			if len(b.Data) > chat.MaxButtonData {
 				e.t.Fatalf("%q: button %q has %d bytes of data", text, b.Text, len(b.Data))
 			}
 		}

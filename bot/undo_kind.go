@@ -106,11 +106,11 @@ func (r *req) undo() error {
 		return r.undoNow(next.ID)
 	}
 	id := strconv.FormatInt(next.ID, 10)
-	yes, err := r.c.ButtonData(r.u.UserID, actUndo, id)
+	yes, err := r.c.buttons.Sign(r.u.UserID, actUndo, id)
 	if err != nil {
 		return err
 	}
-	no, err := r.c.ButtonData(r.u.UserID, actKeep, id)
+	no, err := r.c.buttons.Sign(r.u.UserID, actKeep, id)
 	if err != nil {
 		return err
 	}

@@ -45,14 +45,14 @@ func newWhyEnv(t *testing.T, lang string) *whyEnv {
 		t.Fatal(err)
 	}
 	w.hub = h
-	w.env = newEnv(t, bot.Config{Store: db, AllowedUsers: []int64{alice}, AgentTokens: h.Tokens(), PublicURL: "http://hub"})
-	w.s, err = scheduler.New(scheduler.Config{Store: db, Hub: h, Sender: &testkit.Sender{}, Buttons: w.core,
+	btn := testButtons()
+	w.env = newEnv(t, bot.Config{Store: db, AllowedUsers: []int64{alice}, AgentTokens: h.Tokens(), PublicURL: "http://hub", Buttons: btn})
+	w.s, err = scheduler.New(scheduler.Config{Store: db, Hub: h, Sender: &testkit.Sender{}, Buttons: btn,
 		Now: func() time.Time { return w.now }, Tick: 30 * time.Second, NoChart: true})
 	if err != nil {
 		t.Fatal(err)
 	}
 	fwd.Scheduler = w.s
-	w.s.RegisterButtons(w.core)
 	w.srv = httptest.NewServer(h.Handler())
 	t.Cleanup(w.srv.Close)
 	if lang != "en" {

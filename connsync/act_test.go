@@ -30,13 +30,6 @@ const (
 	actVastKey   = "vastTESTKEY0123456789abcdef"
 )
 
-// actSigner makes unsigned "action:payload" button data.
-type actSigner struct{}
-
-func (actSigner) ButtonData(_ int64, action, payload string) (string, error) {
-	return action + ":" + payload, nil
-}
-
 // actEnv is one user with RunPod and Lambda connected to the fakes, a
 // real store and an injected clock that the syncer's waits advance.
 type actEnv struct {
@@ -91,7 +84,7 @@ func newActEnv(t *testing.T, confirm time.Duration) *actEnv {
 		}
 		return nil, errors.New("no fake for " + platform)
 	}
-	e.s, err = connsync.New(connsync.Config{Store: e.db, Vault: e.v, Platforms: platforms, Clients: factory, Buttons: actSigner{},
+	e.s, err = connsync.New(connsync.Config{Store: e.db, Vault: e.v, Platforms: platforms, Clients: factory, Buttons: testButtons(),
 		Now: e.clk.Now, ConfirmWithin: confirm, Sleep: func(ctx context.Context, d time.Duration) error {
 			e.slept = append(e.slept, d)
 			e.clk.Add(d)

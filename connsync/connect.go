@@ -170,6 +170,3 @@ func isCode(err error, code string) bool {
 	var le *ledger.Error
 	return errors.As(err, &le) && le.Code == code
 }
-
-// asLedger is errors.As for *ledger.Error.
-func asLedger(err error, le **ledger.Error) bool { return errors.As(err, le) }

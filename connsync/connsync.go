@@ -59,17 +59,6 @@ type Agents interface {
 	AgentState(rentalID int64) (ledger.AgentState, bool)
 }
 
-// Buttons makes signed button data (bot.Core.ButtonData).
-type Buttons interface {
-	ButtonData(userID int64, action, payload string) (string, error)
-}
-
-// ButtonRegistry is where the question's buttons are registered
-// (bot.Core.HandleButton).
-type ButtonRegistry interface {
-	HandleButton(action string, fn chat.ButtonFunc)
-}
-
 // Config configures a Syncer. Store, Vault, Platforms, Clients and
 // Buttons are required.
 type Config struct {
@@ -79,7 +68,9 @@ type Config struct {
 	// listed, with what each can do (cmd/gpuledger lists them once).
 	Platforms connector.Registry
 	Clients   Factory
-	Buttons   Buttons
+	// Buttons signs the questions' buttons; New registers their actions
+	// with it, so a press reaches the sync verified.
+	Buttons *chat.Buttons
 	// Agents is the hub's view of the agents; nil: no agent is known.
 	Agents Agents
 	// Interval is how often each connector is polled (GPULEDGER_SYNC);
@@ -202,8 +193,10 @@ func New(cfg Config) (*Syncer, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
 	}
-	return &Syncer{cfg: cfg, store: cfg.Store, now: cfg.Now, log: cfg.Logger, conns: map[connKey]*connState{},
-		kick: make(chan struct{}, 1), slots: make(chan struct{}, MaxParallel)}, nil
+	s := &Syncer{cfg: cfg, store: cfg.Store, now: cfg.Now, log: cfg.Logger, conns: map[connKey]*connState{},
+		kick: make(chan struct{}, 1), slots: make(chan struct{}, MaxParallel)}
+	s.handleButtons(cfg.Buttons)
+	return s, nil
 }
 
 // Platforms are the platforms /connect accepts, in the order they are

@@ -114,7 +114,7 @@ func (p *pass) newInstances(ctx context.Context, known []ledger.PlatformInstance
 func (s *Syncer) floodButtons(userID int64, platform, lang string) ([][]chat.Button, error) {
 	var row []chat.Button
 	for _, b := range []struct{ act, key string }{{actFloodLog, "btn_flood_log"}, {actFloodShow, "btn_flood_show"}, {actFloodIgnore, "btn_flood_ignore"}} {
-		d, err := s.cfg.Buttons.ButtonData(userID, b.act, platform)
+		d, err := s.cfg.Buttons.Sign(userID, b.act, platform)
 		if err != nil {
 			return nil, err
 		}

@@ -81,7 +81,7 @@ func benchStatusDuringSync(b *testing.B, mode string) {
 	testkit.Year(b, e.db, uid, time.Date(2025, 11, 1, 2, 0, 0, 0, time.UTC))
 	l := &listing{}
 	l.set("a", n)
-	btn := &buttons{fns: map[string]chat.ButtonFunc{}}
+	btn := testButtons()
 	snd := &sent{}
 	s, err := connsync.New(connsync.Config{Store: e.db, Vault: e.vault, Platforms: platforms, Buttons: btn, Now: e.clk.Now, Interval: time.Second, Logger: slog.New(slog.DiscardHandler),
 		Clients: func(string, string) (connector.Client, error) { return l, nil }})
@@ -89,7 +89,6 @@ func benchStatusDuringSync(b *testing.B, mode string) {
 		b.Fatal(err)
 	}
 	s.SetSender(snd)
-	s.RegisterButtons(btn)
 	if _, err := s.Connect(ctx, uid, "runpod", rpKey); err != nil {
 		b.Fatal(err)
 	}
@@ -100,11 +99,12 @@ func benchStatusDuringSync(b *testing.B, mode string) {
 		}
 	}
 	press := func(action string) {
-		p := chat.ButtonPress{Update: chat.Update{Kind: chat.KindCallback, UserID: uid, ChatID: uid, MessageID: 1, CallbackID: "cb"},
-			Action: action, Payload: "runpod", Now: e.clk.Now()}
-		if err := btn.fns[action](ctx, p, snd); err != nil {
-			b.Error(err)
+		data, err := btn.Sign(uid, action, "runpod")
+		if err != nil {
+			b.Fatal(err)
 		}
+		dispatch(b, e.db, btn, snd, chat.ButtonPress{Update: chat.Update{Kind: chat.KindCallback, UserID: uid, ChatID: uid, MessageID: 1, CallbackID: "cb", CallbackData: data},
+			Now: e.clk.Now()})
 	}
 	round() // the card
 	if mode == "ignored" {

@@ -24,6 +24,7 @@ import (
 	"github.com/gpuledger/gpuledger/connsync"
 	"github.com/gpuledger/gpuledger/ledger"
 	"github.com/gpuledger/gpuledger/ledger/sqlite"
+	"github.com/gpuledger/gpuledger/view"
 )
 
 const (
@@ -78,13 +79,26 @@ func (s *sent) take() []chat.Outgoing {
 	return m
 }
 
-// buttons signs nothing: data is "action:payload", enough for a test.
-type buttons struct{ fns map[string]chat.ButtonFunc }
-
-func (b *buttons) ButtonData(_ int64, action, payload string) (string, error) {
-	return action + ":" + payload, nil
+// testButtons returns buttons made as the server makes them, with the
+// same key each time (a restart keeps the key): the tests' presses are
+// signed, verified and routed, and a handler's error worded, as in
+// production.
+func testButtons() *chat.Buttons {
+	return chat.NewButtons([]byte("connsync-test-button-secret-32by"), view.ButtonErrors(slog.New(slog.DiscardHandler)))
 }
-func (b *buttons) HandleButton(action string, fn chat.ButtonFunc) { b.fns[action] = fn }
+
+// dispatch presses a button with data as the user does, in their
+// language and zone, as the core dispatches.
+func dispatch(t testing.TB, db *sqlite.DB, btn *chat.Buttons, snd chat.Sender, p chat.ButtonPress) {
+	t.Helper()
+	p.Lang, p.Loc = chat.LangEN, time.UTC
+	if u, err := db.User(context.Background(), p.Update.UserID); err == nil {
+		p.Lang, p.Loc = u.Lang, u.Location()
+	}
+	if err := btn.Dispatch(context.Background(), p, snd); err != nil {
+		t.Fatalf("press %s: %v", p.Update.CallbackData, err)
+	}
+}
 
 // env is one test's world: a real SQLite ledger, the fakes, the syncer.
 type env struct {
@@ -97,7 +111,7 @@ type env struct {
 	lf    *lambdafake.Server
 	clk   *clock
 	snd   *sent
-	btn   *buttons
+	btn   *chat.Buttons
 	s     *connsync.Syncer
 	agent *agents
 	// lists counts Instances calls per platform (one per round, however
@@ -164,7 +178,7 @@ func newEnv(t testing.TB) *env {
 		t.Fatal(err)
 	}
 	e := &env{t: t, lists: map[string]*atomic.Int64{"runpod": {}, "vast": {}, "lambda": {}}, ctx: ctx, db: db, path: path, rp: runpodfake.New(rpKey), vf: vastfake.New(vastKey), lf: lambdafake.New(lamKey),
-		clk: &clock{t: t0}, snd: &sent{}, reads: &atomic.Int64{}, btn: &buttons{fns: map[string]chat.ButtonFunc{}}, agent: &agents{m: map[int64]ledger.AgentState{}}}
+		clk: &clock{t: t0}, snd: &sent{}, reads: &atomic.Int64{}, agent: &agents{m: map[int64]ledger.AgentState{}}}
 	t.Cleanup(e.rp.Close)
 	t.Cleanup(e.vf.Close)
 	t.Cleanup(e.lf.Close)
@@ -198,13 +212,13 @@ func newEnv(t testing.TB) *env {
 // restart of the server does: whatever the loop kept in memory is gone.
 func (e *env) restart() {
 	e.t.Helper()
+	e.btn = testButtons()
 	s, err := connsync.New(connsync.Config{Store: readCounting{e.db, e.reads}, Vault: e.vault, Platforms: platforms, Clients: e.factory, Buttons: e.btn, Agents: e.agent,
 		Now: e.clk.Now, CallTimeout: 5 * time.Second, Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {
 		e.t.Fatal(err)
 	}
 	s.SetSender(e.snd)
-	s.RegisterButtons(e.btn)
 	e.s = s
 }
 
@@ -255,19 +269,11 @@ func (e *env) snapshot() string {
 	return b.String()
 }
 
-// press presses a button whose data is "action:payload".
+// press presses the button with data.
 func (e *env) press(data, key string) {
 	e.t.Helper()
-	action, payload, _ := strings.Cut(data, ":")
-	fn := e.btn.fns[action]
-	if fn == nil {
-		e.t.Fatalf("no button %q", action)
-	}
-	p := chat.ButtonPress{Update: chat.Update{Key: key, Kind: chat.KindCallback, UserID: uid, ChatID: uid, MessageID: 1, CallbackID: "cb"},
-		Action: action, Payload: payload, Now: e.clk.Now()}
-	if err := fn(e.ctx, p, e.snd); err != nil {
-		e.t.Fatalf("press %s: %v", data, err)
-	}
+	dispatch(e.t, e.db, e.btn, e.snd, chat.ButtonPress{Update: chat.Update{Key: key, Kind: chat.KindCallback, UserID: uid, ChatID: uid, MessageID: 1, CallbackID: "cb", CallbackData: data},
+		Now: e.clk.Now()})
 }
 
 func pod(id, name, status, price string, started time.Time) runpodfake.Pod {

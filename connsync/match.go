@@ -155,17 +155,17 @@ func (p *pass) ask(ctx context.Context, in ledger.PlatformInstance, li connector
 	id := strconv.FormatInt(saved.ID, 10)
 	var rows [][]chat.Button
 	for _, r := range cands {
-		d, err := p.s.cfg.Buttons.ButtonData(p.c.UserID, actBind, id+"."+strconv.FormatInt(r.ID, 10))
+		d, err := p.s.cfg.Buttons.Sign(p.c.UserID, actBind, id+"."+strconv.FormatInt(r.ID, 10))
 		if err != nil {
 			return err
 		}
 		rows = append(rows, []chat.Button{{Text: r.Name + " (" + r.GPU + ")", Data: d}})
 	}
-	dn, err := p.s.cfg.Buttons.ButtonData(p.c.UserID, actNew, id)
+	dn, err := p.s.cfg.Buttons.Sign(p.c.UserID, actNew, id)
 	if err != nil {
 		return err
 	}
-	ds, err := p.s.cfg.Buttons.ButtonData(p.c.UserID, actSkip, id)
+	ds, err := p.s.cfg.Buttons.Sign(p.c.UserID, actSkip, id)
 	if err != nil {
 		return err
 	}
@@ -277,17 +277,17 @@ func (p *pass) create(ctx context.Context, in ledger.PlatformInstance, li connec
 	return nil
 }
 
-// RegisterButtons registers the question's buttons with the chat core.
-// Each press runs under the connector's lock and passes the press's
-// Update.Key to its one store call, so a redelivered press changes
-// nothing; a press on a question already answered only says so.
-func (s *Syncer) RegisterButtons(reg ButtonRegistry) {
-	reg.HandleButton(actBind, s.pressBind)
-	reg.HandleButton(actNew, s.pressNew)
-	reg.HandleButton(actSkip, s.pressSkip)
-	reg.HandleButton(actFloodLog, s.pressFloodLog)
-	reg.HandleButton(actFloodShow, s.pressFloodShow)
-	reg.HandleButton(actFloodIgnore, s.pressFloodIgnore)
+// handleButtons registers the questions' buttons with the router. Each
+// press runs under the connector's lock and passes the press's Update.Key
+// to its one store call, so a redelivered press changes nothing; a press
+// on a question already answered only says so.
+func (s *Syncer) handleButtons(b *chat.Buttons) {
+	b.Handle(actBind, s.pressBind)
+	b.Handle(actNew, s.pressNew)
+	b.Handle(actSkip, s.pressSkip)
+	b.Handle(actFloodLog, s.pressFloodLog)
+	b.Handle(actFloodShow, s.pressFloodShow)
+	b.Handle(actFloodIgnore, s.pressFloodIgnore)
 }
 
 // pressed loads the asked instance a press names (payload "ID" or
@@ -331,16 +331,14 @@ func (s *Syncer) answer(ctx context.Context, p chat.ButtonPress, snd chat.Sender
 	return snd.AnswerCallback(ctx, p.Update.CallbackID, "")
 }
 
-// pressFailed answers a press the ledger refused, in words.
+// pressFailed answers a press an earlier delivery applied (the question
+// was answered) and returns any other failure, for the router to word in
+// the presser's language.
 func (s *Syncer) pressFailed(ctx context.Context, p chat.ButtonPress, snd chat.Sender, err error) error {
 	if isCode(err, ledger.EDUPLICATE) {
 		return snd.AnswerCallback(ctx, p.Update.CallbackID, messages.Text(s.user(ctx, p.Update.UserID).Lang, "answered"))
 	}
-	var le *ledger.Error
-	if asLedger(err, &le) && le.Code != ledger.EINTERNAL && le.Code != ledger.EUNAVAILABLE && le.Code != ledger.EFULL {
-		return snd.AnswerCallback(ctx, p.Update.CallbackID, ledger.ErrorMessage(err))
-	}
-	return fmt.Errorf("connsync: button: %w", err)
+	return fmt.Errorf("connsync: button %s: %w", p.Action, err)
 }
 
 // pressBind: the instance is the user's rental logged by hand.

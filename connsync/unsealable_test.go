@@ -54,7 +54,7 @@ func TestSync_WrongSecretThenRight(t *testing.T) {
 		calls++
 		return runpod.New(runpod.Config{APIKey: key, BaseURL: e.rp.RESTURL(), GraphQLURL: e.rp.GraphQLURL()})
 	}
-	s2, err := connsync.New(connsync.Config{Store: db, Vault: wrong, Platforms: platforms, Clients: factory, Buttons: e.btn,
+	s2, err := connsync.New(connsync.Config{Store: db, Vault: wrong, Platforms: platforms, Clients: factory, Buttons: testButtons(),
 		Now: e.clk.Now, CallTimeout: 5 * time.Second, Logger: quiet})
 	if err != nil {
 		t.Fatal(err)

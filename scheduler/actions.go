@@ -12,29 +12,24 @@ import (
 	"github.com/gpuledger/gpuledger/view"
 )
 
-// ButtonRegistry is where the scheduler's card buttons are registered
-// (bot.Core.HandleButton): the core verifies a press against the user who
-// pressed it before calling the handler.
-type ButtonRegistry interface {
-	HandleButton(action string, fn chat.ButtonFunc)
-}
-
-// RegisterButtons registers the card buttons with the core.
-func (s *Scheduler) RegisterButtons(reg ButtonRegistry) {
+// handleButtons registers the cards' actions with the buttons: the
+// router verifies a press against the user who pressed it before calling
+// the handler, and words a handler's error as the toast.
+func (s *Scheduler) handleButtons(b *chat.Buttons) {
 	for _, a := range []string{ActRelease, ActSnooze, ActKeep, ActExtend, ActReleaseAtEnd, ActReleased, ActPStop, ActPTerm, ActTrustOff, ActTrust, ActTrustNew} {
-		reg.HandleButton(a, s.press)
+		b.Handle(a, s.press)
 	}
 	for _, a := range []string{ActAdopt, ActOtherPrice, ActNotMine, ActReconnect, ActRevokeEnrol, ActHostStopped, ActHostBilled} {
-		reg.HandleButton(a, s.enrolPress)
+		b.Handle(a, s.enrolPress)
 	}
 }
 
 // press handles one verified button press: it runs the action and answers
-// the callback with a short toast.
+// the callback with a short toast; an error is the router's to word.
 func (s *Scheduler) press(ctx context.Context, p chat.ButtonPress, snd chat.Sender) error {
-	lg, loc := chat.LangEN, time.UTC
+	lg := chat.LangEN
 	if u, err := s.store.User(ctx, p.Update.UserID); err == nil {
-		lg, loc = lang(&u), u.Location()
+		lg = lang(&u)
 	}
 	id, err := strconv.ParseInt(p.Payload, 10, 64)
 	if err != nil || id <= 0 {
@@ -71,14 +66,7 @@ func (s *Scheduler) press(ctx context.Context, p chat.ButtonPress, snd chat.Send
 		toast, err = s.TrustAnswer(ctx, p.Update.UserID, id, p.Action)
 	}
 	if err != nil {
-		if ledger.ErrorCode(err) == ledger.EINTERNAL || ledger.Transient(err) {
-			// A store that cannot serve now is reported as before: the
-			// press is answered, not retried.
-			s.log.Error("scheduler: button", "action", p.Action, "rental", id, "err", err)
-			toast = text(lg, "t_internal")
-		} else {
-			toast = view.LedgerMessage(err, lg, loc, p.Now)
-		}
+		return err
 	}
 	return snd.AnswerCallback(ctx, p.Update.CallbackID, clip.Bytes(toast, 190, "…"))
 }

@@ -86,7 +86,7 @@ func TestBudgetAlerts_EachCurrency(t *testing.T) {
 func TestSummaries_EachCurrency(t *testing.T) {
 	e := newEnv(t, nil)
 	dollarsToo(t, e)
-	s, err := scheduler.New(scheduler.Config{Store: e.db, Sender: e.chat, Buttons: signer{}, Now: e.clk.Now, Tick: 30 * time.Second})
+	s, err := scheduler.New(scheduler.Config{Store: e.db, Sender: e.chat, Buttons: testButtons(), Now: e.clk.Now, Tick: 30 * time.Second})
 	if err != nil {
 		t.Fatal(err)
 	}

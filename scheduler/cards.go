@@ -13,8 +13,8 @@ import (
 	"github.com/gpuledger/gpuledger/view"
 )
 
-// Button actions of the scheduler's cards (registered with the core by
-// RegisterButtons). The payload is the rental ID.
+// Button actions of the scheduler's cards (registered with the buttons by
+// New). The payload is the rental ID.
 const (
 	ActRelease      = "ir" // Release now: an order to the rental's agent
 	ActSnooze       = "is" // Snooze 1h
@@ -132,7 +132,7 @@ func (s *Scheduler) sign(userID int64, rows [][]button) ([][]chat.Button, error)
 	for _, row := range rows {
 		var r []chat.Button
 		for _, b := range row {
-			d, err := s.cfg.Buttons.ButtonData(userID, b.action, strconv.FormatInt(b.rentalID, 10))
+			d, err := s.cfg.Buttons.Sign(userID, b.action, strconv.FormatInt(b.rentalID, 10))
 			if err != nil {
 				return nil, err
 			}

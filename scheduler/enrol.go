@@ -63,7 +63,7 @@ func (s *Scheduler) signE(userID int64, rows [][]ebutton) ([][]chat.Button, erro
 	for _, row := range rows {
 		var r []chat.Button
 		for _, b := range row {
-			d, err := s.cfg.Buttons.ButtonData(userID, b.action, b.payload)
+			d, err := s.cfg.Buttons.Sign(userID, b.action, b.payload)
 			if err != nil {
 				return nil, err
 			}
@@ -437,12 +437,12 @@ func (s *Scheduler) instanceReturned(ctx context.Context, in ledger.Instance, r 
 
 // enrolPress handles a verified press of an enrolment or host card button.
 func (s *Scheduler) enrolPress(ctx context.Context, p chat.ButtonPress, snd chat.Sender) error {
-	lg, loc := chat.LangEN, time.UTC
+	lg := chat.LangEN
 	u, uerr := s.store.User(ctx, p.Update.UserID)
 	if uerr == nil {
-		lg, loc = lang(&u), u.Location()
+		lg = lang(&u)
 	} else if ledger.ErrorCode(uerr) != ledger.ENOTFOUND {
-		return snd.AnswerCallback(ctx, p.Update.CallbackID, text(lg, "t_internal"))
+		return uerr
 	}
 	answer := func(t string) error {
 		return snd.AnswerCallback(ctx, p.Update.CallbackID, clip.Bytes(chat.StripHTML(t), 190, "…"))
@@ -472,15 +472,7 @@ func (s *Scheduler) enrolPress(ctx context.Context, p chat.ButtonPress, snd chat
 		toast, err = s.pressInstance(ctx, &u, p)
 	}
 	if err != nil {
-		if ledger.ErrorCode(err) == ledger.EDUPLICATE {
-			return answer("")
-		}
-		if ledger.ErrorCode(err) == ledger.EINTERNAL || ledger.Transient(err) {
-			s.log.Error("scheduler: button", "action", p.Action, "payload", p.Payload, "err", err)
-			toast = text(lg, "t_internal")
-		} else {
-			toast = view.LedgerMessage(err, lg, loc, p.Now)
-		}
+		return err // the router words it (a redelivered press: no toast)
 	}
 	return answer(toast)
 }

@@ -88,27 +88,22 @@ func (e *env) pressAs(user int64, key, action, payload string, msgID int) string
 		e.key++
 		key = "tg:update:p" + strings.Repeat("y", e.key)
 	}
-	fn := e.btn[action]
-	if fn == nil {
-		e.t.Fatalf("no handler for %s", action)
-	}
 	p := chat.ButtonPress{Update: chat.Update{Key: key, Kind: chat.KindCallback, UserID: user, ChatID: user, MessageID: msgID, CallbackID: "cb"},
 		Action: action, Payload: payload, Now: e.clk.Now()}
-	if err := fn(context.Background(), p, e.chat); err != nil {
-		e.t.Fatalf("press %s %s: %v", action, payload, err)
-	}
+	dispatch(e.t, e.db, e.btn, e.chat, p)
 	toasts := e.chat.Toasts()
 	return toasts[len(toasts)-1]
 }
 
 // buttonData returns the data of the button whose label starts with
-// label on m ("ACTION:PAYLOAD", from the test signer).
+// label on m (signed "ACTION:PAYLOAD:MAC").
 func buttonData(t *testing.T, m chat.Outgoing, label string) (action, payload string) {
 	t.Helper()
 	for _, row := range m.Buttons {
 		for _, b := range row {
 			if strings.HasPrefix(b.Text, label) {
-				a, p, _ := strings.Cut(b.Data, ":")
+				a, rest, _ := strings.Cut(b.Data, ":")
+				p, _, _ := strings.Cut(rest, ":")
 				return a, p
 			}
 		}

@@ -118,13 +118,13 @@ func (e *env) restart() {
 	if err := h.Load(context.Background()); err != nil {
 		e.t.Fatal(err)
 	}
-	s, err := scheduler.New(scheduler.Config{Store: e.db, Hub: h, Sender: e.chat, Buttons: signer{}, Now: e.clk.Now, Tick: 30 * time.Second, NoChart: true})
+	btn := testButtons()
+	s, err := scheduler.New(scheduler.Config{Store: e.db, Hub: h, Sender: e.chat, Buttons: btn, Now: e.clk.Now, Tick: 30 * time.Second, NoChart: true})
 	if err != nil {
 		e.t.Fatal(err)
 	}
 	fwd.Scheduler = s
-	e.hub, e.s, e.btn = h, s, registry{}
-	s.RegisterButtons(e.btn)
+	e.hub, e.s, e.btn = h, s, btn
 	e.srv = httptest.NewServer(h.Handler())
 	e.t.Cleanup(e.srv.Close)
 }

@@ -1,7 +1,6 @@
 package scheduler_test
 
 import (
-	"context"
 	"strings"
 	"testing"
 
@@ -17,9 +16,7 @@ func TestPress_RefusalToastInUsersLanguage(t *testing.T) {
 	for _, a := range []string{scheduler.ActRelease, scheduler.ActSnooze, scheduler.ActReleased} {
 		p := chat.ButtonPress{Update: chat.Update{Key: "tg:update:zh" + a, Kind: chat.KindCallback, UserID: 1, ChatID: 1, MessageID: 1, CallbackID: "cb"},
 			Action: a, Payload: "999", Now: e.clk.Now()}
-		if err := e.btn[a](context.Background(), p, e.chat); err != nil {
-			t.Fatalf("press %s: %v", a, err)
-		}
+		dispatch(t, e.db, e.btn, e.chat, p)
 		got := e.chat.Toasts()[len(e.chat.Toasts())-1]
 		if got == "" || strings.Contains(got, "rental") || strings.Contains(got, "yours") || !strings.Contains(got, "不是你的") {
 			t.Errorf("press %s: toast %q, want the refusal in Chinese", a, got)

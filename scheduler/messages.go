@@ -82,7 +82,6 @@ var messages = chat.Catalog{
 
 	// button toasts
 	"t_broken":           {"This button is broken: use /status.", "这个按钮坏了：请用 /status。"},
-	"t_internal":         {"Something went wrong; nothing was changed. Try again.", "出了点问题，没有做任何修改。请重试。"},
 	"t_already_released": {"%[1]s is already released.", "%[1]s 已经释放了。"},
 	"t_releasing_order": {
 		"%[1]s is already being released (order %[2]s, %[3]s).",

@@ -117,7 +117,7 @@ func newPlatEnvHub(t *testing.T, platform string, hubCfg func(*hub.Config)) *pla
 	}
 	agents := &lateAgents{}
 	p.agents = agents
-	p.sync, err = connsync.New(connsync.Config{Store: db, Vault: v, Platforms: connector.Registry{runpod.Spec, lambda.Spec, autodl.Spec}, Buttons: signer{}, Now: clk.Now, Agents: agents,
+	p.sync, err = connsync.New(connsync.Config{Store: db, Vault: v, Platforms: connector.Registry{runpod.Spec, lambda.Spec, autodl.Spec}, Buttons: testButtons(), Now: clk.Now, Agents: agents,
 		Clients: func(platform, key string) (connector.Client, error) {
 			switch platform {
 			case "lambda":
@@ -142,7 +142,7 @@ func newPlatEnvHub(t *testing.T, platform string, hubCfg func(*hub.Config)) *pla
 	if err != nil {
 		t.Fatal(err)
 	}
-	e := &env{t: t, db: db, clk: clk, chat: &testkit.Sender{}, btn: registry{}, rid: r.ID}
+	e := &env{t: t, db: db, clk: clk, chat: &testkit.Sender{}, btn: testButtons(), rid: r.ID}
 	t.Cleanup(func() { checkDecisions(t, db, r.ID) })
 	fwd := &struct{ *scheduler.Scheduler }{}
 	hc := hub.Config{Store: db, Now: clk.Now, Listener: fwd}
@@ -153,14 +153,13 @@ func newPlatEnvHub(t *testing.T, platform string, hubCfg func(*hub.Config)) *pla
 	if err != nil {
 		t.Fatal(err)
 	}
-	e.s, err = scheduler.New(scheduler.Config{Store: db, Hub: e.hub, Enrolment: e.hub.Enrolment(), Sender: e.chat, Buttons: signer{},
+	e.s, err = scheduler.New(scheduler.Config{Store: db, Hub: e.hub, Enrolment: e.hub.Enrolment(), Sender: e.chat, Buttons: e.btn,
 		Now: clk.Now, Tick: 30 * time.Second, NoChart: true, Platforms: p.sync})
 	if err != nil {
 		t.Fatal(err)
 	}
 	fwd.Scheduler = e.s
 	agents.set(e.hub)
-	e.s.RegisterButtons(e.btn)
 	e.srv = httptest.NewServer(e.hub.Handler())
 	t.Cleanup(e.srv.Close)
 	// The agent box1 has is the instance's own: it reports the pod's ID

@@ -59,12 +59,6 @@ type Hub interface {
 	Refresh(rentalID int64)
 }
 
-// Buttons makes signed button data (bot.Core.ButtonData): a press is
-// accepted only from the user the button was made for.
-type Buttons interface {
-	ButtonData(userID int64, action, payload string) (string, error)
-}
-
 // Config configures a Scheduler. Store, Sender and Buttons are required;
 // Hub may be nil (no agents: only leases, long runs, summaries, budget).
 type Config struct {
@@ -74,7 +68,9 @@ type Config struct {
 	// Not mine, Reconnect, Revoke); nil: the buttons say enrolment is off.
 	Enrolment Enrolment
 	Sender    chat.Sender // delivers to a user's private chat (chat ID = user ID)
-	Buttons   Buttons
+	// Buttons signs the cards' buttons; New registers their actions with
+	// it, so a press reaches the scheduler verified.
+	Buttons *chat.Buttons
 	// ChatID maps a user to the chat their notifications go to. Default:
 	// the user ID (a Telegram private chat).
 	ChatID   func(userID int64) int64
@@ -170,9 +166,11 @@ func New(cfg Config) (*Scheduler, error) {
 		cfg.ChatID = func(id int64) int64 { return id }
 	}
 	actCtx, actCancel := context.WithCancel(context.Background())
-	return &Scheduler{cfg: cfg, store: cfg.Store, hub: cfg.Hub, now: cfg.Now, log: cfg.Logger,
+	s := &Scheduler{cfg: cfg, store: cfg.Store, hub: cfg.Hub, now: cfg.Now, log: cfg.Logger,
 		lastHold: map[int64]string{}, peopleRefused: map[int64]time.Time{}, merged: map[int64]int{},
-		inFlight: map[int64]bool{}, actCtx: actCtx, actCancel: actCancel}, nil
+		inFlight: map[int64]bool{}, actCtx: actCtx, actCancel: actCancel}
+	s.handleButtons(cfg.Buttons)
+	return s, nil
 }
 
 // Job is one scheduled task.

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"io"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -18,23 +19,37 @@ import (
 	"github.com/gpuledger/gpuledger/ledger"
 	"github.com/gpuledger/gpuledger/ledger/sqlite"
 	"github.com/gpuledger/gpuledger/scheduler"
+	"github.com/gpuledger/gpuledger/view"
 )
 
 // t0 is 10:00 in Shanghai.
 var t0 = time.Date(2026, 11, 2, 2, 0, 0, 0, time.UTC)
 
-// signer makes unsigned "action:payload" data (the core's MAC is tested
-// in bot).
-type signer struct{}
-
-func (signer) ButtonData(_ int64, action, payload string) (string, error) {
-	return action + ":" + payload, nil
+// testButtons returns buttons made as the server makes them: the tests'
+// presses are signed, verified and routed, and a handler's error worded,
+// as in production.
+func testButtons() *chat.Buttons {
+	return chat.NewButtons([]byte("scheduler-test-button-secret-32b"), view.ButtonErrors(slog.New(slog.DiscardHandler)))
 }
 
-// registry collects the button handlers, standing in for bot.Core.
-type registry map[string]chat.ButtonFunc
-
-func (r registry) HandleButton(a string, fn chat.ButtonFunc) { r[a] = fn }
+// dispatch presses the button of p's action and payload as p's user
+// does: signed for them and dispatched in their language and zone, as the
+// core dispatches.
+func dispatch(t testing.TB, db *sqlite.DB, btn *chat.Buttons, snd chat.Sender, p chat.ButtonPress) {
+	t.Helper()
+	data, err := btn.Sign(p.Update.UserID, p.Action, p.Payload)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.Update.CallbackData, p.Action, p.Payload = data, "", ""
+	p.Lang, p.Loc = chat.LangEN, time.UTC
+	if u, err := db.User(context.Background(), p.Update.UserID); err == nil {
+		p.Lang, p.Loc = u.Lang, u.Location()
+	}
+	if err := btn.Dispatch(context.Background(), p, snd); err != nil {
+		t.Fatalf("press %s: %v", data, err)
+	}
+}
 
 type env struct {
 	t     *testing.T
@@ -44,7 +59,7 @@ type env struct {
 	srv   *httptest.Server
 	chat  *testkit.Sender
 	s     *scheduler.Scheduler
-	btn   registry
+	btn   *chat.Buttons
 	rid   int64
 	token string
 	seq   uint64
@@ -85,7 +100,7 @@ func newEnv(t *testing.T, settings func(*ledger.Settings)) *env {
 	if err != nil {
 		t.Fatal(err)
 	}
-	e := &env{t: t, db: db, clk: clk, chat: &testkit.Sender{}, btn: registry{}, rid: r.ID}
+	e := &env{t: t, db: db, clk: clk, chat: &testkit.Sender{}, btn: testButtons(), rid: r.ID}
 	t.Cleanup(func() { checkDecisions(t, db, r.ID) })
 	// The scheduler and the hub know each other: the hub is built with a
 	// listener that forwards to the scheduler built after it.
@@ -94,12 +109,11 @@ func newEnv(t *testing.T, settings func(*ledger.Settings)) *env {
 	if err != nil {
 		t.Fatal(err)
 	}
-	e.s, err = scheduler.New(scheduler.Config{Store: db, Hub: e.hub, Enrolment: e.hub.Enrolment(), Sender: e.chat, Buttons: signer{}, Now: clk.Now, Tick: 30 * time.Second, NoChart: true})
+	e.s, err = scheduler.New(scheduler.Config{Store: db, Hub: e.hub, Enrolment: e.hub.Enrolment(), Sender: e.chat, Buttons: e.btn, Now: clk.Now, Tick: 30 * time.Second, NoChart: true})
 	if err != nil {
 		t.Fatal(err)
 	}
 	fwd.Scheduler = e.s
-	e.s.RegisterButtons(e.btn)
 	e.srv = httptest.NewServer(e.hub.Handler())
 	t.Cleanup(e.srv.Close)
 	e.token, err = e.hub.Tokens().Issue(ctx, 1, "box1")
@@ -214,15 +228,9 @@ func (e *env) tick() {
 func (e *env) press(action string, msgID int) {
 	e.t.Helper()
 	e.key++
-	fn := e.btn[action]
-	if fn == nil {
-		e.t.Fatalf("no handler for %s", action)
-	}
 	p := chat.ButtonPress{Update: chat.Update{Key: "tg:update:" + strings.Repeat("x", e.key), Kind: chat.KindCallback, UserID: 1, ChatID: 1, MessageID: msgID, CallbackID: "cb"},
 		Action: action, Payload: itoa(e.rid), Now: e.clk.Now()}
-	if err := fn(context.Background(), p, e.chat); err != nil {
-		e.t.Fatalf("press %s: %v", action, err)
-	}
+	dispatch(e.t, e.db, e.btn, e.chat, p)
 }
 
 func itoa(n int64) string { return strings.TrimSpace(strings.Replace(jsonNum(n), "\n", "", -1)) }

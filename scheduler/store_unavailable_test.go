@@ -40,13 +40,12 @@ func TestPress_StoreUnavailable(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			e := newEnv(t, nil)
-			btn := registry{}
-			s, err := scheduler.New(scheduler.Config{Store: c.store(e.db), Hub: e.hub, Sender: e.chat, Buttons: signer{},
+			btn := testButtons()
+			_, err := scheduler.New(scheduler.Config{Store: c.store(e.db), Hub: e.hub, Sender: e.chat, Buttons: btn,
 				Now: e.clk.Now, Tick: 30 * time.Second, NoChart: true, Logger: slog.New(slog.DiscardHandler)})
 			if err != nil {
 				t.Fatal(err)
 			}
-			s.RegisterButtons(btn)
 			e.btn = btn
 			e.press(scheduler.ActKeep, 1)
 			toasts := e.chat.Toasts()

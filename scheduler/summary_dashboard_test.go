@@ -33,7 +33,7 @@ func TestSummaries_DashboardButton(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			s, err := scheduler.New(scheduler.Config{Store: e.db, Sender: e.chat, Buttons: signer{}, Now: e.clk.Now, NoChart: true, DashboardURL: tc.url})
+			s, err := scheduler.New(scheduler.Config{Store: e.db, Sender: e.chat, Buttons: testButtons(), Now: e.clk.Now, NoChart: true, DashboardURL: tc.url})
 			if err != nil {
 				t.Fatal(err)
 			}

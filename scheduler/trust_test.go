@@ -33,15 +33,15 @@ func (p *platEnv) restart() {
 	if err := h.Load(context.Background()); err != nil {
 		p.t.Fatal(err)
 	}
-	s, err := scheduler.New(scheduler.Config{Store: p.db, Hub: h, Enrolment: h.Enrolment(), Sender: p.chat, Buttons: signer{},
+	btn := testButtons()
+	s, err := scheduler.New(scheduler.Config{Store: p.db, Hub: h, Enrolment: h.Enrolment(), Sender: p.chat, Buttons: btn,
 		Now: p.clk.Now, Tick: 30 * time.Second, NoChart: true, Platforms: p.sync})
 	if err != nil {
 		p.t.Fatal(err)
 	}
 	fwd.Scheduler = s
 	p.s.WaitActions()
-	p.hub, p.s, p.btn = h, s, registry{}
-	p.s.RegisterButtons(p.btn)
+	p.hub, p.s, p.btn = h, s, btn
 	p.srv.Close()
 	p.srv = httptest.NewServer(h.Handler())
 	p.t.Cleanup(p.srv.Close)

@@ -22,7 +22,7 @@ func TestSummaries_NameUnpricedLines(t *testing.T) {
 	}); err != nil {
 		t.Fatal(err)
 	}
-	s, err := scheduler.New(scheduler.Config{Store: e.db, Sender: e.chat, Buttons: signer{}, Now: e.clk.Now, Tick: 30 * time.Second, NoChart: true})
+	s, err := scheduler.New(scheduler.Config{Store: e.db, Sender: e.chat, Buttons: testButtons(), Now: e.clk.Now, Tick: 30 * time.Second, NoChart: true})
 	if err != nil {
 		t.Fatal(err)
 	}

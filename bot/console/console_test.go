@@ -19,6 +19,7 @@ import (
 	"github.com/gpuledger/gpuledger/chat"
 	"github.com/gpuledger/gpuledger/ledger/sqlite"
 	"github.com/gpuledger/gpuledger/scheduler"
+	"github.com/gpuledger/gpuledger/view"
 )
 
 // scriptHandler is a small stand-in for the core: it proposes a rental
@@ -203,6 +204,15 @@ func runLines(t *testing.T, core *bot.Core, in string) string {
 // newCore opens a SQLite file in t.TempDir and the real core over it.
 func newCore(t *testing.T, now func() time.Time) (*sqlite.DB, *bot.Core) {
 	t.Helper()
+	db, core, _ := newCoreButtons(t, now)
+	return db, core
+}
+
+// newCoreButtons is newCore that also returns the buttons the core was
+// made with, for the scheduler to register its cards' actions with, as
+// the server shares them.
+func newCoreButtons(t *testing.T, now func() time.Time) (*sqlite.DB, *bot.Core, *chat.Buttons) {
+	t.Helper()
 	ctx := context.Background()
 	db, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "ledger.db"), sqlite.WithLogger(discard()))
 	if err != nil {
@@ -212,11 +222,12 @@ func newCore(t *testing.T, now func() time.Time) (*sqlite.DB, *bot.Core) {
 	if now != nil {
 		db.Now = now
 	}
-	core, err := bot.New(ctx, bot.Config{Store: db, Owner: 1, TZ: "Asia/Shanghai", Now: now, Logger: discard()})
+	btn := chat.NewButtons([]byte("console-test-button-secret-32byt"), view.ButtonErrors(discard()))
+	core, err := bot.New(ctx, bot.Config{Store: db, Owner: 1, TZ: "Asia/Shanghai", Now: now, Logger: discard(), Buttons: btn})
 	if err != nil {
 		t.Fatal(err)
 	}
-	return db, core
+	return db, core, btn
 }
 
 // TestConsole_OlderButtonsStayUsable: two proposals in a row, each with
@@ -313,7 +324,8 @@ func newCardEnv(t *testing.T) *cardEnv {
 	t.Cleanup(cancel)
 	e := &cardEnv{t: t, ctx: ctx, clk: &stepClock{t: time.Date(2026, 11, 2, 2, 0, 0, 0, time.UTC)}, out: &lockedBuffer{}, ran: make(chan error, 1)}
 	var core *bot.Core
-	e.db, core = newCore(t, e.clk.Now)
+	var btn *chat.Buttons
+	e.db, core, btn = newCoreButtons(t, e.clk.Now)
 	r, w := io.Pipe()
 	t.Cleanup(func() { w.Close() })
 	e.w = w
@@ -322,11 +334,10 @@ func newCardEnv(t *testing.T) *cardEnv {
 	if err != nil {
 		t.Fatal(err)
 	}
-	e.sch, err = scheduler.New(scheduler.Config{Store: e.db, Sender: c, Buttons: core, Now: e.clk.Now, Logger: discard(), NoChart: true})
+	e.sch, err = scheduler.New(scheduler.Config{Store: e.db, Sender: c, Buttons: btn, Now: e.clk.Now, Logger: discard(), NoChart: true})
 	if err != nil {
 		t.Fatal(err)
 	}
-	e.sch.RegisterButtons(core)
 	go func() { e.ran <- c.Run(ctx) }()
 	return e
 }

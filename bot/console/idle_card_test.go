@@ -28,7 +28,7 @@ import (
 func TestConsole_IdleCardNotReprinted(t *testing.T) {
 	ctx := context.Background()
 	clk := &stepClock{t: time.Date(2026, 11, 2, 2, 0, 0, 0, time.UTC)}
-	db, core := newCore(t, clk.Now)
+	db, core, btn := newCoreButtons(t, clk.Now)
 	var out bytes.Buffer
 	c, err := console.New(console.Config{In: strings.NewReader("/rent box1 autodl 4090 1.88/h\n"), Out: &out, Handler: core, Dir: t.TempDir(), Logger: discard(), FirstMessageID: 1})
 	if err != nil {
@@ -43,7 +43,7 @@ func TestConsole_IdleCardNotReprinted(t *testing.T) {
 	}
 	srv := httptest.NewServer(h.Handler())
 	defer srv.Close()
-	sch, err := scheduler.New(scheduler.Config{Store: db, Hub: h, Sender: c, Buttons: core, Now: clk.Now, Logger: discard(), NoChart: true})
+	sch, err := scheduler.New(scheduler.Config{Store: db, Hub: h, Sender: c, Buttons: btn, Now: clk.Now, Logger: discard(), NoChart: true})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -259,15 +259,15 @@ func (r *reminders) InstanceCard(ctx context.Context, userID, instanceID int64) 
 // downloaded; nil when downloads are off.
 func (r *reminders) Downloads() bot.AgentDownloads { return r.downloads }
 
-// Start starts the scheduler, notifying through s, with its card buttons
-// registered with the core.
-func (r *reminders) Start(ctx context.Context, core *bot.Core, s chat.Sender) error {
+// Start starts the scheduler, notifying through s; it registers its card
+// buttons with buttons as it is made.
+func (r *reminders) Start(ctx context.Context, buttons *chat.Buttons, s chat.Sender) error {
 	sch, err := scheduler.New(scheduler.Config{
 		Store:     r.db,
 		Hub:       r.hub,
 		Enrolment: r.hub.Enrolment(),
 		Sender:    s,
-		Buttons:   core,
+		Buttons:   buttons,
 		Logger:    r.log,
 		Location:  time.UTC,
 		Tick:      r.cfg.Tick,
@@ -278,8 +278,6 @@ func (r *reminders) Start(ctx context.Context, core *bot.Core, s chat.Sender) er
 	if err != nil {
 		return err
 	}
-	sch.RegisterButtons(core)
-	r.platforms.RegisterButtons(core)
 	r.tell.mu.Lock()
 	r.tell.s = sch
 	r.tell.mu.Unlock()

@@ -1,15 +1,13 @@
 package main
 
 import (
-	"errors"
 	"fmt"
 	"log/slog"
 	"net/http"
-	"sync"
 	"time"
 
-	"github.com/gpuledger/gpuledger/bot"
 	"github.com/gpuledger/gpuledger/bot/telegram"
+	"github.com/gpuledger/gpuledger/chat"
 	"github.com/gpuledger/gpuledger/connector"
 	"github.com/gpuledger/gpuledger/connector/autodl"
 	"github.com/gpuledger/gpuledger/connector/lambda"
@@ -47,37 +45,13 @@ func platformClients(urls connector.BaseURLs, getenv func(string) string) connsy
 	return platforms.Clients(urls, hc)
 }
 
-// lateButtons signs the sync's buttons with the core's key once the core
-// exists: the core takes the sync as its Connections, so the sync is made
-// first.
-type lateButtons struct {
-	mu   sync.Mutex
-	core *bot.Core
-}
-
-func (l *lateButtons) set(c *bot.Core) {
-	l.mu.Lock()
-	l.core = c
-	l.mu.Unlock()
-}
-
-func (l *lateButtons) ButtonData(userID int64, action, payload string) (string, error) {
-	l.mu.Lock()
-	c := l.core
-	l.mu.Unlock()
-	if c == nil {
-		return "", errors.New("buttons: the chat core has not started")
-	}
-	return c.ButtonData(userID, action, payload)
-}
-
 // newPlatforms opens the vault that seals the platform keys
 // (GPULEDGER_SECRET, else the key file beside the database) and makes
 // the sync of the users' platform connectors. It returns the vault too:
 // the Telegram transport seals with it the stored text of a /connect
 // waiting to be handled. It logs where the secret came from, never the
 // secret.
-func newPlatforms(cfg Config, db *sqlite.DB, agents connsync.Agents, buttons connsync.Buttons, getenv func(string) string, log *slog.Logger) (*connsync.Syncer, *vault.Vault, error) {
+func newPlatforms(cfg Config, db *sqlite.DB, agents connsync.Agents, buttons *chat.Buttons, getenv func(string) string, log *slog.Logger) (*connsync.Syncer, *vault.Vault, error) {
 	v, err := vault.Open(cfg.Secret, vault.DefaultKeyFile(cfg.DB))
 	if err != nil {
 		return nil, nil, fmt.Errorf("platform keys: %w", err)

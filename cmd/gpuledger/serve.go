@@ -12,6 +12,7 @@ import (
 	"github.com/gpuledger/gpuledger/bot"
 	"github.com/gpuledger/gpuledger/bot/console"
 	"github.com/gpuledger/gpuledger/bot/telegram"
+	"github.com/gpuledger/gpuledger/chat"
 	"github.com/gpuledger/gpuledger/ledger/sqlite"
 	"github.com/gpuledger/gpuledger/view"
 )
@@ -71,7 +72,14 @@ func runServe(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	coreCfg.Instances = db
 	coreCfg.InstanceCards = hub
 	coreCfg.SummaryChart = view.SummaryChart
-	buttons := &lateButtons{}
+	// The buttons before those who own them: the sync, the scheduler and
+	// the core register their actions as each is made.
+	buttonKey, err := bot.ButtonSecret(ctx, db)
+	if err != nil {
+		return err
+	}
+	buttons := chat.NewButtons(buttonKey, view.ButtonErrors(log))
+	coreCfg.Buttons = buttons
 	plat, keys, err := newPlatforms(cfg, db, hub.hub, buttons, getenv, log)
 	if err != nil {
 		return err
@@ -84,7 +92,6 @@ func runServe(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	if err != nil {
 		return err
 	}
-	buttons.set(core)
 	// The dashboard lets in exactly whom the chat lets in.
 	hub.dash.SetAllowed(core.Allowed)
 	if code := core.ClaimCode(); code != "" {
@@ -111,7 +118,7 @@ func runServe(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 		if err != nil {
 			return err
 		}
-		if err := hub.Start(ctx, core, c); err != nil {
+		if err := hub.Start(ctx, buttons, c); err != nil {
 			return err
 		}
 		if r, ok := stdin.(*os.File); ok && isTerminal(r) {
@@ -156,7 +163,7 @@ func runServe(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	if err != nil {
 		return err
 	}
-	if err := hub.Start(ctx, core, t); err != nil {
+	if err := hub.Start(ctx, buttons, t); err != nil {
 		return err
 	}
 	log.Info("serving Telegram", "endpoint_host", endpointHost(cfg.TelegramEndpoint))

@@ -32,6 +32,7 @@ import (
 	"github.com/gpuledger/gpuledger/ledger"
 	"github.com/gpuledger/gpuledger/ledger/sqlite"
 	"github.com/gpuledger/gpuledger/scheduler"
+	"github.com/gpuledger/gpuledger/view"
 )
 
 func main() {
@@ -45,10 +46,6 @@ type discard struct{}
 
 func (discard) Send(context.Context, chat.Outgoing) (int, error)     { return 1, nil }
 func (discard) AnswerCallback(context.Context, string, string) error { return nil }
-
-type nosign struct{}
-
-func (nosign) ButtonData(_ int64, a, p string) (string, error) { return a + ":" + p, nil }
 
 func run() error {
 	agents := flag.Int("agents", 10000, "simulated agents (one rental and token each)")
@@ -102,7 +99,7 @@ func run() error {
 	}
 	fmt.Printf("setup took %s\n", time.Since(start).Round(time.Millisecond))
 
-	sch, err := scheduler.New(scheduler.Config{Store: db, Hub: h, Sender: discard{}, Buttons: nosign{}, Logger: log, Tick: *tick, NoChart: true})
+	sch, err := scheduler.New(scheduler.Config{Store: db, Hub: h, Sender: discard{}, Buttons: chat.NewButtons([]byte("hubload-button-secret"), view.ButtonErrors(log)), Logger: log, Tick: *tick, NoChart: true})
 	if err != nil {
 		return err
 	}
