@@ -24,8 +24,8 @@ type Spec struct {
 	// CanStop says the API can stop an instance: compute billing ends
 	// and the disk stays. False where it can only terminate (Lambda).
 	// The client agrees (its Stop returns ErrNotSupported), but the sync
-	// asks here first, so it offers a terminate instead of a stop that
-	// would fail.
+	// and the scheduler ask here before any call, to know which button
+	// to show and whether a "stop" policy can act at all.
 	CanStop bool
 	// Bases are the API bases the client calls, each with the variable
 	// that replaces it (for tests and self-hosted proxies), in the order
