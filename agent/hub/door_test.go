@@ -392,8 +392,10 @@ func TestDoor_OnlyTheDoorCleans(t *testing.T) {
 				if s, ok := n.Fun.(*ast.SelectorExpr); ok && isIdent(s.X, "clip") {
 					t.Errorf("%s: clip.%s after the door: clean the field in door.go", fset.Position(n.Pos()), s.Sel.Name)
 				}
-				if isIdent(n.Fun, "printable") {
-					t.Errorf("%s: printable after the door: clean the field in door.go", fset.Position(n.Pos()))
+				for _, f := range []string{"printable", "text", "percent"} {
+					if isIdent(n.Fun, f) {
+						t.Errorf("%s: %s after the door: clean the field in door.go", fset.Position(n.Pos()), f)
+					}
 				}
 			}
 			return true
