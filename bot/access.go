@@ -33,8 +33,12 @@ const (
 	maxClaimTries = 5
 )
 
-// access holds the allow list and the owner. Safe for concurrent use.
-type access struct {
+// Access decides who may use the ledger: the allow list, the owner, the
+// claim. The server makes one before the chat core, the dashboard and the
+// Telegram transport and hands it to each, so that all three let in the
+// same people and a claim in the chat lets its owner into the dashboard
+// at once. Safe for concurrent use.
+type Access struct {
 	store   ledger.Store
 	allowed map[int64]bool
 
@@ -46,10 +50,12 @@ type access struct {
 	claimCode string         // the code generated at this start, to print
 }
 
-// loadAccess reads the owner and the claim code's hash, generating a new
-// code when the bot has no owner, no allow list and no code yet.
-func loadAccess(ctx context.Context, st ledger.Store, allowed []int64, owner int64) (*access, error) {
-	a := &access{
+// LoadAccess reads the owner and the claim code's hash, generating a new
+// code when the bot has no owner, no allow list and no code yet. allowed
+// is GPULEDGER_ALLOWED_USERS; owner a user who is the owner without
+// claiming (the terminal console's), 0 for none.
+func LoadAccess(ctx context.Context, st ledger.Store, allowed []int64, owner int64) (*Access, error) {
+	a := &Access{
 		store:   st,
 		allowed: make(map[int64]bool, len(allowed)),
 		owner:   owner,
@@ -117,8 +123,20 @@ func hashCode(code string) string {
 	return hex.EncodeToString(s[:])
 }
 
-// allowedUser reports whether id may use the ledger.
-func (a *access) allowedUser(id int64) bool {
+// ClaimCode returns the one-time owner claim code generated at this start,
+// for the server to print, or "" when none was generated: the bot has an
+// owner or an allow list, or a code was generated at an earlier start (it
+// is kept only hashed; it stays valid until the bot is claimed).
+func (a *Access) ClaimCode() string { return a.claimCode }
+
+// WaitingForClaim reports whether the bot has no owner and no allow list
+// yet, so the server can remind that the code printed at first start is
+// still needed.
+func (a *Access) WaitingForClaim() bool { return a.claimable() }
+
+// Allowed reports whether id may use the ledger (the allow list, the
+// owner); the dashboard and the Telegram transport ask it too.
+func (a *Access) Allowed(id int64) bool {
 	if id == 0 {
 		return false
 	}
@@ -128,7 +146,7 @@ func (a *access) allowedUser(id int64) bool {
 }
 
 // claimable reports whether the bot still waits for its owner's code.
-func (a *access) claimable() bool {
+func (a *Access) claimable() bool {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	return a.claimHash != "" && a.owner == 0
@@ -146,7 +164,7 @@ const (
 
 // claim makes id the owner if code is right. The owner is persisted before
 // it takes effect, so a crash cannot leave an owner in memory only.
-func (a *access) claim(ctx context.Context, id int64, code string) (claimResult, error) {
+func (a *Access) claim(ctx context.Context, id int64, code string) (claimResult, error) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	if a.claimHash == "" || a.owner != 0 {
@@ -170,7 +188,7 @@ func (a *access) claim(ctx context.Context, id int64, code string) (claimResult,
 // firstRefusal reports whether id has not been refused before, and records
 // that it now has (in memory and in the store, so a restart keeps the
 // silence).
-func (a *access) firstRefusal(ctx context.Context, id int64) (bool, error) {
+func (a *Access) firstRefusal(ctx context.Context, id int64) (bool, error) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	if a.refused[id] {

@@ -98,6 +98,10 @@ type Config struct {
 	// console's user. 0 for none.
 	Owner int64
 	// Buttons signs and routes the buttons of the core, the scheduler
+	// Access decides who may use the bot (LoadAccess), shared with the
+	// dashboard and the transport; nil: New loads one from AllowedUsers
+	// and Owner.
+	Access *Access
 	// and the platform sync; New registers the core's actions with it.
 	// nil: buttons made here with Secret (ButtonSecret's key when empty)
 	// that word errors with view.ButtonErrors, for a core alone.
@@ -167,7 +171,7 @@ type Core struct {
 	now       func() time.Time
 	log       *slog.Logger
 	tz        string
-	acc       *access
+	acc       *Access
 	buttons   *chat.Buttons
 	publicURL string
 	agents    AgentTokens
@@ -240,11 +244,14 @@ func New(ctx context.Context, cfg Config) (*Core, error) {
 		ttl = time.Hour
 	}
 	c.props = newProposals(ttl)
-	acc, err := loadAccess(ctx, cfg.Store, cfg.AllowedUsers, cfg.Owner)
-	if err != nil {
-		return nil, err
+	c.acc = cfg.Access
+	if c.acc == nil {
+		acc, err := LoadAccess(ctx, cfg.Store, cfg.AllowedUsers, cfg.Owner)
+		if err != nil {
+			return nil, err
+		}
+		c.acc = acc
 	}
-	c.acc = acc
 	if c.buttons == nil {
 		key, err := loadSecret(ctx, cfg.Store, cfg.Secret)
 		if err != nil {
@@ -256,16 +263,11 @@ func New(ctx context.Context, cfg Config) (*Core, error) {
 	return c, nil
 }
 
-// ClaimCode returns the one-time owner claim code generated at this start,
-// for the server to print, or "" when none was generated: the bot has an
-// owner or an allow list, or a code was generated at an earlier start (it
-// is kept only hashed; it stays valid until the bot is claimed).
-func (c *Core) ClaimCode() string { return c.acc.claimCode }
+// ClaimCode is the core's Access's ClaimCode.
+func (c *Core) ClaimCode() string { return c.acc.ClaimCode() }
 
-// WaitingForClaim reports whether the bot has no owner and no allow list
-// yet, so the server can remind that the code printed at first start is
-// still needed.
-func (c *Core) WaitingForClaim() bool { return c.acc.claimable() }
+// WaitingForClaim is the core's Access's WaitingForClaim.
+func (c *Core) WaitingForClaim() bool { return c.acc.WaitingForClaim() }
 
 // req is one update being handled: the clock read once, the user and
 // their language and zone.
@@ -321,7 +323,7 @@ func commandTime(now time.Time, u chat.Update) time.Time {
 // Allowed reports whether userID may use the ledger (the allow list, the
 // owner), so a transport can store allowed users' updates and treat
 // others as strangers. It reads no store.
-func (c *Core) Allowed(userID int64) bool { return c.acc.allowedUser(userID) }
+func (c *Core) Allowed(userID int64) bool { return c.acc.Allowed(userID) }
 
 // Handle processes one update. It returns an error only when the update
 // should be delivered again later (the database is unavailable); bad input
@@ -339,7 +341,7 @@ func (c *Core) Handle(ctx context.Context, u chat.Update, s chat.Sender) error {
 		}
 		return r.fail(r.mark()) // the original was handled; a change is not re-run
 	}
-	if !c.acc.allowedUser(u.UserID) {
+	if !c.acc.Allowed(u.UserID) {
 		return r.fail(r.stranger())
 	}
 	user, err := c.ensureUser(ctx, u)

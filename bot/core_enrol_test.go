@@ -68,7 +68,6 @@ func (he *hubEnv) announce(tok, platform, id, gpu string) (int, *wire.EnrolmentA
 	defer res.Body.Close()
 	var resp wire.HeartbeatResponse
 	json.NewDecoder(res.Body).Decode(&resp)
-	he.hub.DrainEvents(context.Background())
 	return res.StatusCode, resp.Enrolment
 }
 

@@ -14,22 +14,29 @@ import (
 	"github.com/gpuledger/gpuledger/agent/wire"
 	"github.com/gpuledger/gpuledger/bot"
 	"github.com/gpuledger/gpuledger/bot/telegram/tgfake"
+	"github.com/gpuledger/gpuledger/events"
 	"github.com/gpuledger/gpuledger/ledger"
 	"github.com/gpuledger/gpuledger/scheduler"
 )
 
 // enrolChat is a conversation through the real Telegram library whose
 // core, agent hub and scheduler are wired as cmd/gpuledger wires them
-// (the scheduler, built after the core, reached through a forwarder), and
-// an announcement of a RunPod instance with alice's enrolment token.
+// (the hub publishes on the bus the scheduler, made before the core,
+// subscribes to; the scheduler runs with the transport), and an
+// announcement of a RunPod instance with alice's enrolment token.
 func enrolChat(t *testing.T) (*convo, func()) {
 	t.Helper()
-	fwd := &struct{ *scheduler.Scheduler }{}
+	bus := events.New(events.Config{})
 	var h *hub.Hub
+	var s *scheduler.Scheduler
 	btn := testButtons()
 	c := newChatWith(t, func(cfg *bot.Config, c *convo) {
 		var err error
-		h, err = hub.New(hub.Config{Store: c.db, Now: c.clock, Listener: fwd})
+		h, err = hub.New(hub.Config{Store: c.db, Now: c.clock, Events: bus})
+		if err != nil {
+			t.Fatal(err)
+		}
+		s, err = scheduler.New(scheduler.Config{Events: bus, Store: c.db, Hub: h, Enrolment: h.Enrolment(), Buttons: btn, Now: c.clock, NoChart: true})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -37,15 +44,19 @@ func enrolChat(t *testing.T) (*convo, func()) {
 		cfg.Buttons = btn
 		cfg.AgentTokens = h.Tokens()
 		cfg.Enrolment = h.Enrolment()
-		cfg.InstanceCards = fwd
+		cfg.InstanceCards = s
 		cfg.TZ = "Asia/Shanghai"
 		cfg.PublicURL = "http://hub"
 	})
-	s, err := scheduler.New(scheduler.Config{Store: c.db, Hub: h, Enrolment: h.Enrolment(), Sender: c.tr, Buttons: btn, Now: c.clock, NoChart: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	fwd.Scheduler = s
+	ctx, cancel := context.WithCancel(c.ctx)
+	ran := make(chan error, 1)
+	go func() { ran <- s.Run(ctx, c.tr) }()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-ran; err != nil {
+			t.Errorf("scheduler: %v", err)
+		}
+	})
 	srv := httptest.NewServer(h.Handler())
 	t.Cleanup(srv.Close)
 
@@ -55,6 +66,7 @@ func enrolChat(t *testing.T) (*convo, func()) {
 	}
 	announce := func() {
 		t.Helper()
+		before := len(c.fake.Messages(alice))
 		now := c.clock()
 		hb := wire.HeartbeatRequest{Version: wire.Version, Seq: 1, BootID: "b", Verdict: wire.VerdictBusy, Samples: 6, BusySamples: 6,
 			WindowStart: now.Add(-30 * time.Second), WindowEnd: now, SentAt: now,
@@ -71,7 +83,12 @@ func enrolChat(t *testing.T) (*convo, func()) {
 		if res.StatusCode != http.StatusOK {
 			t.Fatalf("announce: %d", res.StatusCode)
 		}
-		h.DrainEvents(context.Background())
+		// The scheduler's Run handles the announcement: its card comes.
+		wctx, cancel := context.WithTimeout(c.ctx, 10*time.Second)
+		defer cancel()
+		if err := c.fake.WaitFor(wctx, func() bool { return len(c.fake.Messages(alice)) > before }); err != nil {
+			t.Fatalf("no card for the announced instance: %v", err)
+		}
 	}
 	return c, announce
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/gpuledger/gpuledger/agent/hub"
 	"github.com/gpuledger/gpuledger/agent/wire"
 	"github.com/gpuledger/gpuledger/bot"
+	"github.com/gpuledger/gpuledger/events"
 	"github.com/gpuledger/gpuledger/internal/testkit"
 	"github.com/gpuledger/gpuledger/ledger"
 	"github.com/gpuledger/gpuledger/scheduler"
@@ -39,20 +40,19 @@ func newWhyEnv(t *testing.T, lang string) *whyEnv {
 	ctx := context.Background()
 	db := openStore(t)
 	w := &whyEnv{}
-	fwd := &struct{ *scheduler.Scheduler }{}
-	h, err := hub.New(hub.Config{Store: db, Now: func() time.Time { return w.now }, Listener: fwd})
+	bus := events.New(events.Config{})
+	h, err := hub.New(hub.Config{Store: db, Now: func() time.Time { return w.now }, Events: bus})
 	if err != nil {
 		t.Fatal(err)
 	}
 	w.hub = h
 	btn := testButtons()
 	w.env = newEnv(t, bot.Config{Store: db, AllowedUsers: []int64{alice}, AgentTokens: h.Tokens(), PublicURL: "http://hub", Buttons: btn})
-	w.s, err = scheduler.New(scheduler.Config{Store: db, Hub: h, Sender: &testkit.Sender{}, Buttons: btn,
+	w.s, err = scheduler.New(scheduler.Config{Events: bus, Store: db, Hub: h, Sender: &testkit.Sender{}, Buttons: btn,
 		Now: func() time.Time { return w.now }, Tick: 30 * time.Second, NoChart: true})
 	if err != nil {
 		t.Fatal(err)
 	}
-	fwd.Scheduler = w.s
 	w.srv = httptest.NewServer(h.Handler())
 	t.Cleanup(w.srv.Close)
 	if lang != "en" {
@@ -107,7 +107,7 @@ func (w *whyEnv) beatIdle() {
 		}
 		ws = we
 	}
-	w.hub.DrainEvents(context.Background())
+	w.s.DrainEvents(context.Background())
 }
 
 func (w *whyEnv) tick() {
@@ -142,7 +142,7 @@ func (w *whyEnv) live() {
 	}
 	w.now = w.now.Add(20 * time.Minute) // nothing heard
 	w.tick()
-	w.hub.DrainEvents(context.Background()) // the order's expiry
+	w.s.DrainEvents(context.Background()) // the order's expiry
 }
 
 // latin finds English words of three letters or more.

@@ -44,7 +44,7 @@ func (w *whyEnv) post(path string, body any, status int) {
 	if res.StatusCode != status {
 		w.t.Fatalf("POST %s: %d, want %d", path, res.StatusCode, status)
 	}
-	w.hub.DrainEvents(context.Background())
+	w.s.DrainEvents(context.Background())
 }
 
 // TestCore_WhyAgentRefusal: /why shows why the agent refused an order

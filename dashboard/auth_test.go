@@ -9,6 +9,7 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -127,18 +128,18 @@ func TestServer_Session(t *testing.T) {
 		}
 	})
 	t.Run("ErrNoLongerAllowed", func(t *testing.T) {
-		e := newEnv(t, nil)
+		// The decision is asked at each request: the chat's owner
+		// removing a user refuses their session at once.
+		var removed atomic.Bool
+		e := newEnv(t, func(c *dashboard.Config) { c.Allowed = func(id int64) bool { return id == 1 && !removed.Load() } })
 		e.fill(1)
 		tok := e.signIn(1)
-		e.srv.SetAllowed(func(id int64) bool { return id == 2 })
+		removed.Store(true)
 		refusal(t, e.get(tok, dashboard.PathMonth, nil), 403, "not_allowed", "may not use")
 	})
-	t.Run("NobodyUntilSetAllowed", func(t *testing.T) {
+	t.Run("NobodyWithoutAllowed", func(t *testing.T) {
 		e := newEnv(t, func(c *dashboard.Config) { c.Allowed = nil })
 		refusal(t, e.do(http.MethodPost, dashboard.PathSession, dashtest.InitData(botToken, 1, e.now)), 403, "not_allowed", "may not use")
-		e.srv.SetAllowed(func(int64) bool { return true })
-		e.fill(1)
-		e.signIn(1)
 	})
 }
 

@@ -13,7 +13,6 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/gpuledger/gpuledger/chat"
@@ -43,9 +42,10 @@ type Config struct {
 	// paths the browser is given (the login's redirect, the cookie's Path,
 	// a month's export_url) then start with it.
 	PublicURL string
-	// Allowed says whether a user may use the dashboard; nil refuses
-	// everyone until SetAllowed (the chat core, which knows, is built
-	// after the hub).
+	// Allowed says whether a user may use the dashboard, asked at every
+	// request (bot.Access.Allowed, the chat's own decision, so that a
+	// user the chat lets in or no longer does is let in or refused here
+	// at once); nil refuses everyone.
 	Allowed func(userID int64) bool
 	// MaxAuthAge is how old initData's auth_date may be
 	// (GPULEDGER_APP_AUTH_MAX_AGE). Default DefaultMaxAuthAge.
@@ -80,7 +80,7 @@ type Server struct {
 	maxAge     time.Duration
 	now        func() time.Time
 	log        *slog.Logger
-	allowed    atomic.Pointer[func(int64) bool]
+	allowed    func(int64) bool
 	files      map[string]*staticFile
 	mu         sync.Mutex // guards the three maps below
 	links      map[[32]byte]*grant
@@ -129,9 +129,7 @@ func New(cfg Config) (*Server, error) {
 	if s.log == nil {
 		s.log = slog.Default()
 	}
-	if cfg.Allowed != nil {
-		s.SetAllowed(cfg.Allowed)
-	}
+	s.allowed = cfg.Allowed
 	files, err := loadStatic()
 	if err != nil {
 		return nil, err
@@ -141,19 +139,11 @@ func New(cfg Config) (*Server, error) {
 	return s, nil
 }
 
-// SetAllowed sets who may use the dashboard; a user no longer allowed is
-// refused from their next request on, session or not.
-func (s *Server) SetAllowed(f func(userID int64) bool) {
-	if f == nil {
-		s.allowed.Store(nil)
-		return
-	}
-	s.allowed.Store(&f)
-}
-
+// isAllowed reports whether userID may use the dashboard: asked at each
+// request, so a user no longer allowed is refused from their next request
+// on, session or not.
 func (s *Server) isAllowed(userID int64) bool {
-	f := s.allowed.Load()
-	return f != nil && (*f)(userID)
+	return s.allowed != nil && s.allowed(userID)
 }
 
 // AppURL is the Mini App's URL for web-app buttons (bot.DashboardLinks):

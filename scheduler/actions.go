@@ -332,15 +332,9 @@ func (s *Scheduler) MarkReleased(ctx context.Context, userID, rentalID int64, ke
 	return text(lg, "t_released", r.Name, clock(u, now)), nil
 }
 
-// The hub's Listener: what the agents report that the user should hear.
+// The agents' events (Handle): what the agents report that the user should hear.
 
-// JobFinished sends "training finished (exit 0, 3h12m, ¥6.20). Release?".
-func (s *Scheduler) JobFinished(ctx context.Context, r *ledger.Rental, j ledger.JobInfo) {
-	if err := s.jobFinished(ctx, r, j); err != nil {
-		s.log.Error("scheduler: job finished", "rental", r.ID, "err", err)
-	}
-}
-
+// jobFinished sends "training finished (exit 0, 3h12m, ¥6.20). Release?".
 func (s *Scheduler) jobFinished(ctx context.Context, r *ledger.Rental, j ledger.JobInfo) error {
 	defer s.lockRental(r.ID)()
 	u, err := s.store.User(ctx, r.UserID)
@@ -371,9 +365,9 @@ func (s *Scheduler) jobFinished(ctx context.Context, r *ledger.Rental, j ledger.
 	return s.sendCard(ctx, &u, &c, msg, jobButtons(lg, r), true, false)
 }
 
-// GPUMismatch tells the user once that the agent sees other GPUs than
+// onGPUMismatch tells the user once that the agent sees other GPUs than
 // the rental as logged.
-func (s *Scheduler) GPUMismatch(ctx context.Context, r *ledger.Rental, d ledger.GPUDiff) {
+func (s *Scheduler) onGPUMismatch(ctx context.Context, r *ledger.Rental, d ledger.GPUDiff) {
 	u, err := s.store.User(ctx, r.UserID)
 	if err != nil {
 		s.log.Error("scheduler: gpu mismatch", "rental", r.ID, "err", err)
@@ -413,8 +407,8 @@ func gpuDiffMsg(d ledger.GPUDiff) ledger.Message {
 	return ledger.Msg("e_both", parts[0], parts[1])
 }
 
-// ReportAfterRelease flags a released rental whose agent keeps reporting.
-func (s *Scheduler) ReportAfterRelease(ctx context.Context, r *ledger.Rental, at time.Time) {
+// onReportAfterRelease flags a released rental whose agent keeps reporting.
+func (s *Scheduler) onReportAfterRelease(ctx context.Context, r *ledger.Rental, at time.Time) {
 	u, err := s.store.User(ctx, r.UserID)
 	if err != nil {
 		return
@@ -430,14 +424,8 @@ func (s *Scheduler) ReportAfterRelease(ctx context.Context, r *ledger.Rental, at
 	}
 }
 
-// OrderUpdated shows an order's progress on its card and records the
+// orderUpdated shows an order's progress on its card and records the
 // outcome for /why.
-func (s *Scheduler) OrderUpdated(ctx context.Context, o ledger.Order, r *ledger.Rental) {
-	if err := s.orderUpdated(ctx, o, r); err != nil {
-		s.log.Error("scheduler: order update", "order", o.ID, "err", err)
-	}
-}
-
 func (s *Scheduler) orderUpdated(ctx context.Context, o ledger.Order, r *ledger.Rental) error {
 	defer s.lockRental(r.ID)()
 	u, err := s.store.User(ctx, r.UserID)

@@ -76,7 +76,7 @@ func (s *Scheduler) sendCard(ctx context.Context, u *ledger.User, c *ledger.Card
 		}
 		m.Buttons = rows
 	}
-	id, err := s.cfg.Sender.Send(ctx, m)
+	id, err := s.send(ctx, m)
 	if err != nil {
 		return fmt.Errorf("send %s card: %w", c.Kind, err)
 	}
@@ -145,7 +145,7 @@ func (s *Scheduler) sign(userID int64, rows [][]button) ([][]chat.Button, error)
 
 // notifyText sends a plain message (no card), silently in quiet hours.
 func (s *Scheduler) notifyText(ctx context.Context, u *ledger.User, text string) error {
-	_, err := s.cfg.Sender.Send(ctx, chat.Outgoing{ChatID: s.cfg.ChatID(u.ID), Text: text, Silent: ledger.InQuietHours(u, s.now())})
+	_, err := s.send(ctx, chat.Outgoing{ChatID: s.cfg.ChatID(u.ID), Text: text, Silent: ledger.InQuietHours(u, s.now())})
 	return err
 }
 
@@ -311,9 +311,9 @@ func (s *Scheduler) checkIdle(ctx context.Context, u *ledger.User, r *ledger.Ren
 	}
 	if !card.Kept && !now.Before(card.SnoozeUntil) && !now.Before(card.LastAt.Add(ledger.ReminderDelay(card.Reminders+1))) {
 		card.Reminders++
-		if s.cfg.Sender != nil && card.MessageID != 0 {
+		if card.MessageID != 0 {
 			// The old message loses its buttons; the reminder carries them.
-			s.cfg.Sender.Send(ctx, chat.Outgoing{ChatID: s.cfg.ChatID(u.ID), EditMessageID: card.MessageID, Text: card.Text + "\n" + tr(lg, "reminder_below")})
+			s.send(ctx, chat.Outgoing{ChatID: s.cfg.ChatID(u.ID), EditMessageID: card.MessageID, Text: card.Text + "\n" + tr(lg, "reminder_below")})
 		}
 		if err := s.sendCard(ctx, u, &card, text, idleButtons(lg, r), true, auto); err != nil {
 			return err

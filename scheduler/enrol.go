@@ -85,7 +85,7 @@ func (s *Scheduler) sendE(ctx context.Context, u *ledger.User, edit int, msg str
 		}
 		m.Buttons = b
 	}
-	id, err := s.cfg.Sender.Send(ctx, m)
+	id, err := s.send(ctx, m)
 	if err != nil {
 		return 0, fmt.Errorf("send: %w", err)
 	}
@@ -232,12 +232,12 @@ func instanceID(lg string, in ledger.Instance) string {
 	return text(lg, "inst_id", in.PlatformID)
 }
 
-// InstanceAnnounced shows the user a new instance an enrolment token
+// onInstanceAnnounced shows the user a new instance an enrolment token
 // announced: a card of its own while its token has brought fewer than
 // ledger.MaxCardsPerHour cards in the last hour, else a line in the one
 // merged card, edited in place. A new instance is not urgent: in quiet
 // hours its card comes silently, not held.
-func (s *Scheduler) InstanceAnnounced(ctx context.Context, in ledger.Instance) {
+func (s *Scheduler) onInstanceAnnounced(ctx context.Context, in ledger.Instance) {
 	if err := s.instanceAnnounced(ctx, in); err != nil {
 		s.log.Error("scheduler: instance announced", "user", in.UserID, "instance", in.ID, "err", err)
 	}
@@ -400,10 +400,10 @@ func (s *Scheduler) nextCard(ctx context.Context, es ledger.EnrolStore, u *ledge
 // negative side of the same map.
 func (s *Scheduler) lockUser(id int64) func() { return s.lockRental(-id - 1) }
 
-// InstanceReturned tells the user that an instance logged as r reports
+// onInstanceReturned tells the user that an instance logged as r reports
 // again without its own token: [Reconnect it to NAME] [Not mine]. Once per
 // boot of the instance.
-func (s *Scheduler) InstanceReturned(ctx context.Context, in ledger.Instance, r *ledger.Rental) {
+func (s *Scheduler) onInstanceReturned(ctx context.Context, in ledger.Instance, r *ledger.Rental) {
 	if err := s.instanceReturned(ctx, in, r); err != nil {
 		s.log.Error("scheduler: instance returned", "rental", r.ID, "instance", in.ID, "err", err)
 	}

@@ -51,7 +51,7 @@ func (e *env) announce(tok string, in instance) wire.EnrolmentAnswer {
 		Host:     wire.HostFacts{Hostname: in.host, GPUSource: "simulate", GPUs: gpus},
 		Instance: &wire.InstanceFacts{Platform: in.platform, PlatformSource: "env test", ID: in.id, BootedAt: in.boot}}
 	resp := e.sendWith(tok, h)
-	e.hub.DrainEvents(context.Background())
+	e.s.DrainEvents(context.Background())
 	if resp.Enrolment == nil {
 		e.t.Fatalf("enrolment heartbeat answered without an enrolment answer: %+v", resp)
 	}
@@ -407,7 +407,7 @@ func (e *env) returned() (tok string, in instance, card chat.Outgoing, r *ledger
 		WindowStart: now.Add(-30 * time.Second), WindowEnd: now, SentAt: now,
 		Host:     wire.HostFacts{Hostname: "rp", GPUSource: "simulate", GPUs: []wire.GPUFact{{Name: "NVIDIA A40"}}},
 		Instance: &wire.InstanceFacts{Platform: "runpod", ID: "podR", BootedAt: in.boot}})
-	e.hub.DrainEvents(context.Background())
+	e.s.DrainEvents(context.Background())
 	e.chat.Take()
 	// ...then a new container of it comes with the enrolment token.
 	e.clk.Add(time.Minute)

@@ -38,7 +38,7 @@ func TestForgedHeartbeatFlood(t *testing.T) {
 		if res.StatusCode != http.StatusOK {
 			t.Fatalf("heartbeat %d: status %d", i, res.StatusCode)
 		}
-		e.hub.DrainEvents(context.Background())
+		e.s.DrainEvents(context.Background())
 	}
 	// One hour, one forged heartbeat a second: every one a different
 	// job (its own start and end), a restarted agent, other GPUs.

@@ -49,7 +49,7 @@ func TestForgedHostCycles(t *testing.T) {
 		if res.StatusCode != http.StatusOK {
 			t.Fatalf("heartbeat %d: status %d", seq, res.StatusCode)
 		}
-		e.hub.DrainEvents(ctx)
+		e.s.DrainEvents(ctx)
 	}
 	const day = 24 * time.Hour
 	start := e.clk.Now()

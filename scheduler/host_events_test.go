@@ -36,8 +36,8 @@ func (e *env) reload(r *ledger.Rental) *ledger.Rental {
 	return got
 }
 
-// events is a rental's history as "kind@HH:MM" in Shanghai.
-func events(r *ledger.Rental) string {
+// history is a rental's history as "kind@HH:MM" in Shanghai.
+func history(r *ledger.Rental) string {
 	var parts []string
 	sh, _ := time.LoadLocation("Asia/Shanghai")
 	for _, ev := range r.Events {
@@ -91,9 +91,9 @@ func TestHostShutdown(t *testing.T) {
 			}
 			e.chat.Take()
 			e.clk.Set(down.Add(5 * time.Second))
-			e.s.HostShutdown(context.Background(), r, down, tt.host)
+			e.s.Handle(context.Background(), ledger.HostShutdown{Rental: r, At: down, Host: tt.host})
 			got := e.reload(r)
-			if ev := events(got); ev != tt.events {
+			if ev := history(got); ev != tt.events {
 				t.Errorf("events %q, want %q", ev, tt.events)
 			}
 			msgs := messages(e)
@@ -115,8 +115,8 @@ func TestHostShutdown(t *testing.T) {
 				}
 			}
 			// The same report again changes nothing and says nothing.
-			e.s.HostShutdown(context.Background(), got, down, tt.host)
-			if ev := events(e.reload(r)); ev != tt.events {
+			e.s.Handle(context.Background(), ledger.HostShutdown{Rental: got, At: down, Host: tt.host})
+			if ev := history(e.reload(r)); ev != tt.events {
 				t.Errorf("after the report again: events %q, want %q", ev, tt.events)
 			}
 			if msgs := messages(e); len(msgs) != 0 {
@@ -135,7 +135,7 @@ func TestHostShutdown_Buttons(t *testing.T) {
 	r := e.hostRental("lam1", "lambda")
 	e.chat.Take()
 	e.clk.Set(down.Add(time.Minute))
-	e.s.HostShutdown(context.Background(), r, down, true)
+	e.s.Handle(context.Background(), ledger.HostShutdown{Rental: r, At: down, Host: true})
 	card := messages(e)[0]
 	id := e.msgID(card)
 	act, payload := buttonData(t, card, "Stopped at")
@@ -150,7 +150,7 @@ func TestHostShutdown_Buttons(t *testing.T) {
 	if toast := e.pressAs(1, key, act, payload, id); toast != "Recorded. /undo takes it back." {
 		t.Errorf("toast %q", toast)
 	}
-	if ev := events(e.reload(r)); ev != "stop@18:02" {
+	if ev := history(e.reload(r)); ev != "stop@18:02" {
 		t.Errorf("events %q", ev)
 	}
 	if m := messages(e); len(m) != 1 || m[0].EditMessageID != id || m[0].Text != "✓ <b>lam1</b>: stop recorded at 18:02. /undo takes it back." {
@@ -158,7 +158,7 @@ func TestHostShutdown_Buttons(t *testing.T) {
 	}
 	// Redelivered: nothing changes.
 	e.pressAs(1, key, act, payload, id)
-	if ev := events(e.reload(r)); ev != "stop@18:02" {
+	if ev := history(e.reload(r)); ev != "stop@18:02" {
 		t.Errorf("events after a redelivered press %q", ev)
 	}
 	// A new press re-checks: the rental is stopped already.
@@ -168,8 +168,8 @@ func TestHostShutdown_Buttons(t *testing.T) {
 	// Its host boots again: the stopped rental resumes by itself.
 	boot := down.Add(14 * time.Hour)
 	e.clk.Set(boot.Add(time.Minute))
-	e.s.HostBooted(context.Background(), e.reload(r), ledger.Boot{BootAt: boot, LastSeen: down, ShutdownAt: down, ShutdownHost: true})
-	if ev := events(e.reload(r)); ev != "stop@18:02 resume@08:02" {
+	e.s.Handle(context.Background(), ledger.HostBooted{Rental: e.reload(r), Boot: ledger.Boot{BootAt: boot, LastSeen: down, ShutdownAt: down, ShutdownHost: true}})
+	if ev := history(e.reload(r)); ev != "stop@18:02 resume@08:02" {
 		t.Errorf("events after the boot %q", ev)
 	}
 	if m := messages(e); len(m) != 1 || !m[0].Silent || m[0].Text != "<b>lam1</b> started again at 08:02: resume recorded. /undo takes it back." {
@@ -207,8 +207,8 @@ func TestHostBooted(t *testing.T) {
 			r := e.hostRental("x", tt.platform)
 			e.chat.Take()
 			e.clk.Set(tt.boot.BootAt.Add(20 * time.Second))
-			e.s.HostBooted(context.Background(), r, tt.boot)
-			if ev := events(e.reload(r)); ev != tt.events {
+			e.s.Handle(context.Background(), ledger.HostBooted{Rental: r, Boot: tt.boot})
+			if ev := history(e.reload(r)); ev != tt.events {
 				t.Errorf("events %q, want %q", ev, tt.events)
 			}
 			msgs := messages(e)
@@ -230,8 +230,8 @@ func TestHostBooted(t *testing.T) {
 				}
 			}
 			// The same boot told again changes nothing.
-			e.s.HostBooted(context.Background(), e.reload(r), tt.boot)
-			if ev := events(e.reload(r)); ev != tt.events {
+			e.s.Handle(context.Background(), ledger.HostBooted{Rental: e.reload(r), Boot: tt.boot})
+			if ev := history(e.reload(r)); ev != tt.events {
 				t.Errorf("after the boot again: events %q", ev)
 			}
 			if m := messages(e); len(m) != 0 {
@@ -244,7 +244,7 @@ func TestHostBooted(t *testing.T) {
 			key := "tg:update:range"
 			e.pressAs(1, key, act, payload, e.msgID(msgs[0]))
 			e.pressAs(1, key, act, payload, e.msgID(msgs[0]))
-			if ev := events(e.reload(r)); ev != tt.pressed {
+			if ev := history(e.reload(r)); ev != tt.pressed {
 				t.Errorf("after Stopped: events %q, want %q", ev, tt.pressed)
 			}
 		})
@@ -258,13 +258,13 @@ func TestHostBooted_ItBilled(t *testing.T) {
 	e.chat.Take()
 	boot := ledger.Boot{BootAt: seen.Add(time.Hour), LastSeen: seen, ShutdownAt: seen, ShutdownHost: true}
 	e.clk.Set(boot.BootAt)
-	e.s.HostBooted(context.Background(), r, boot)
+	e.s.Handle(context.Background(), ledger.HostBooted{Rental: r, Boot: boot})
 	card := messages(e)[0]
 	act, payload := buttonData(t, card, "It billed")
 	if toast := e.pressAs(1, "", act, payload, e.msgID(card)); toast != "Nothing recorded: it billed." {
 		t.Errorf("toast %q", toast)
 	}
-	if ev := events(e.reload(r)); ev != "" {
+	if ev := history(e.reload(r)); ev != "" {
 		t.Errorf("It billed recorded %q", ev)
 	}
 	if m := messages(e); len(m) != 1 || m[0].Text != "<b>x</b>: it billed, nothing recorded." || len(m[0].Buttons) != 0 {
@@ -290,13 +290,13 @@ func TestHost_ThroughTheHub(t *testing.T) {
 			WindowStart: now.Add(-30 * time.Second), WindowEnd: now, SentAt: now,
 			Host:     wire.HostFacts{Hostname: "ip-10-0-0-1", GPUSource: "simulate", GPUs: []wire.GPUFact{{Name: "NVIDIA A100-SXM4-40GB"}}},
 			Instance: &wire.InstanceFacts{Platform: "aws", ID: "i-0abc", BootedAt: booted}, Shutdown: sd})
-		e.hub.DrainEvents(context.Background())
+		e.s.DrainEvents(context.Background())
 	}
 	e.clk.Set(t0.Add(8 * time.Hour))
 	beat(boot, nil)
 	e.clk.Add(time.Minute) // 18:01
 	beat(boot, &wire.Shutdown{At: e.clk.Now(), Host: true})
-	if ev := events(e.reload(r)); ev != "stop@18:01" {
+	if ev := history(e.reload(r)); ev != "stop@18:01" {
 		t.Fatalf("after the shutdown report: %q", ev)
 	}
 	if m := messages(e); len(m) != 1 || !strings.HasPrefix(m[0].Text, "<b>aws1</b> shut down at 18:01: stop recorded") || !m[0].Silent {
@@ -304,7 +304,7 @@ func TestHost_ThroughTheHub(t *testing.T) {
 	}
 	e.clk.Add(14 * time.Hour) // 08:01 the next day
 	beat(e.clk.Now().Add(-time.Minute), nil)
-	if ev := events(e.reload(r)); ev != "stop@18:01 resume@08:00" {
+	if ev := history(e.reload(r)); ev != "stop@18:01 resume@08:00" {
 		t.Fatalf("after the new boot: %q", ev)
 	}
 	if m := messages(e); len(m) != 1 || !strings.Contains(m[0].Text, "started again at") {
@@ -332,10 +332,10 @@ func TestHost_BootAnswersShutdownCard(t *testing.T) {
 	r := e.hostRental("lam", "lambda")
 	e.chat.Take()
 	e.clk.Set(down)
-	e.s.HostShutdown(context.Background(), r, down, true)
+	e.s.Handle(context.Background(), ledger.HostShutdown{Rental: r, At: down, Host: true})
 	first := messages(e)[0]
 	e.clk.Set(down.Add(time.Hour))
-	e.s.HostBooted(context.Background(), e.reload(r), ledger.Boot{BootAt: down.Add(time.Hour), LastSeen: down, ShutdownAt: down, ShutdownHost: true})
+	e.s.Handle(context.Background(), ledger.HostBooted{Rental: e.reload(r), Boot: ledger.Boot{BootAt: down.Add(time.Hour), LastSeen: down, ShutdownAt: down, ShutdownHost: true}})
 	m := messages(e)
 	if len(m) != 2 || m[0].EditMessageID != e.msgID(first) || len(m[0].Buttons) != 0 || m[0].Text != first.Text {
 		t.Fatalf("the shutdown card was not closed: %+v", m)
@@ -356,7 +356,7 @@ func TestHostBooted_SameMinute(t *testing.T) {
 		r := e.hostRental("x", "gcp")
 		e.chat.Take()
 		e.clk.Set(boot.BootAt.Add(5 * time.Second))
-		e.s.HostBooted(context.Background(), r, boot)
+		e.s.Handle(context.Background(), ledger.HostBooted{Rental: r, Boot: boot})
 		want := "<b>x</b> was down 18:02:10–18:02:40: stop and resume recorded"
 		if m := messages(e); len(m) != 1 || !strings.HasPrefix(m[0].Text, want) {
 			t.Errorf("want the line %q…, got %+v", want, m)
@@ -381,7 +381,7 @@ func TestHostBooted_SameMinute(t *testing.T) {
 			r := e.hostRental("x", "lambda")
 			e.chat.Take()
 			e.clk.Set(boot.BootAt.Add(5 * time.Second))
-			e.s.HostBooted(ctx, r, boot)
+			e.s.Handle(ctx, ledger.HostBooted{Rental: r, Boot: boot})
 			m := messages(e)
 			if len(m) != 1 || !strings.HasPrefix(m[0].Text, tt.card) {
 				t.Fatalf("want the card %q…, got %+v", tt.card, m)

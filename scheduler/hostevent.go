@@ -10,21 +10,6 @@ import (
 	"github.com/gpuledger/gpuledger/ledger"
 )
 
-// HostShutdown handles an agent's shutdown report (DecideHost).
-func (s *Scheduler) HostShutdown(ctx context.Context, r *ledger.Rental, at time.Time, host bool) {
-	if err := s.hostEvent(ctx, r, HostEvent{ShutdownAt: at, Host: host}); err != nil {
-		s.log.Error("scheduler: host shutdown", "rental", r.ID, "err", err)
-	}
-}
-
-// HostBooted handles a new boot of a rental's host (DecideHost).
-func (s *Scheduler) HostBooted(ctx context.Context, r *ledger.Rental, b ledger.Boot) {
-	ev := HostEvent{Boot: true, LastSeen: b.LastSeen, BootAt: b.BootAt, ShutdownAt: b.ShutdownAt, Host: b.ShutdownHost}
-	if err := s.hostEvent(ctx, r, ev); err != nil {
-		s.log.Error("scheduler: host booted", "rental", r.ID, "err", err)
-	}
-}
-
 // profileRule is what a shutdown from inside does to billing on the
 // rental's platform.
 func profileRule(r *ledger.Rental) ledger.ShutdownRule {
@@ -156,7 +141,7 @@ func ruleText(lg string, rule ledger.ShutdownRule, pname string) string {
 
 // quietLine sends one line without a sound.
 func (s *Scheduler) quietLine(ctx context.Context, u *ledger.User, msg string) error {
-	_, err := s.cfg.Sender.Send(ctx, chat.Outgoing{ChatID: s.cfg.ChatID(u.ID), Text: msg, Silent: true})
+	_, err := s.send(ctx, chat.Outgoing{ChatID: s.cfg.ChatID(u.ID), Text: msg, Silent: true})
 	return err
 }
 

@@ -178,7 +178,7 @@ func TestChinese_ReleaseNotConfirmed(t *testing.T) {
 	if code := e.beatStatus(); code != 401 {
 		t.Fatalf("heartbeat of a released rental: %d", code)
 	}
-	e.hub.DrainEvents(context.Background())
+	e.s.DrainEvents(context.Background())
 	wantZH(t, "unconfirmed", e.last().Text, "释放未确认", "账本记录它已于 11:00 释放", "实例仍在运行", "除非你在平台上也释放了它")
 }
 
@@ -251,7 +251,7 @@ func TestChinese_GPUMismatch(t *testing.T) {
 		Host: wire.HostFacts{GPUSource: "nvml", GPUs: []wire.GPUFact{{Name: "NVIDIA GeForce RTX 3090"}}}}
 	// Logged: one RTX 4090. The agent sees a 3090.
 	e.send(h)
-	e.hub.DrainEvents(context.Background())
+	e.s.DrainEvents(context.Background())
 	got := e.last().Text
 	wantZH(t, "gpu mismatch", got, "代理看到的是 NVIDIA GeForce RTX 3090", "你记录的是 RTX 4090")
 	for _, w := range []string{"sees", "logged", "pay for"} {
@@ -281,7 +281,7 @@ func TestGPUMismatch_CountShort(t *testing.T) {
 	e.send(wire.HeartbeatRequest{Version: wire.Version, Seq: 1, BootID: "b2", Verdict: wire.VerdictBusy, Samples: 6, BusySamples: 6,
 		WindowStart: e.clk.Now().Add(-30 * time.Second), WindowEnd: e.clk.Now(), SentAt: e.clk.Now(), CanRelease: true,
 		Host: wire.HostFacts{GPUSource: "nvml", GPUs: []wire.GPUFact{{Name: "NVIDIA GeForce RTX 4090"}}}})
-	e.hub.DrainEvents(ctx)
+	e.s.DrainEvents(ctx)
 	if got := e.last().Text; !strings.Contains(got, "the agent sees only 1 of the 2 GPUs you pay for") {
 		t.Errorf("count mismatch: %q", got)
 	}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/gpuledger/gpuledger/agent/hub"
 	"github.com/gpuledger/gpuledger/agent/wire"
+	"github.com/gpuledger/gpuledger/events"
 	"github.com/gpuledger/gpuledger/ledger"
 	"github.com/gpuledger/gpuledger/scheduler"
 )
@@ -50,7 +51,7 @@ func TestIdleCard_AgentSilence(t *testing.T) {
 	e.seq += 84
 	now := e.clk.Now()
 	e.post(wire.VerdictIdle, now.Add(-30*time.Second), now, 50*time.Minute+30*time.Second, nil)
-	e.hub.DrainEvents(ctx)
+	e.s.DrainEvents(ctx)
 	e.lastV, e.lastAt = wire.VerdictIdle, now
 	e.tick()
 	st, _ := e.hub.AgentState(e.rid)
@@ -110,8 +111,8 @@ func (e *env) restart() {
 		e.t.Fatal(err)
 	}
 	e.srv.Close()
-	fwd := &struct{ *scheduler.Scheduler }{}
-	h, err := hub.New(hub.Config{Store: e.db, Now: e.clk.Now, Listener: fwd})
+	bus := events.New(events.Config{})
+	h, err := hub.New(hub.Config{Store: e.db, Now: e.clk.Now, Events: bus})
 	if err != nil {
 		e.t.Fatal(err)
 	}
@@ -119,11 +120,10 @@ func (e *env) restart() {
 		e.t.Fatal(err)
 	}
 	btn := testButtons()
-	s, err := scheduler.New(scheduler.Config{Store: e.db, Hub: h, Sender: e.chat, Buttons: btn, Now: e.clk.Now, Tick: 30 * time.Second, NoChart: true})
+	s, err := scheduler.New(scheduler.Config{Events: bus, Store: e.db, Hub: h, Sender: e.chat, Buttons: btn, Now: e.clk.Now, Tick: 30 * time.Second, NoChart: true})
 	if err != nil {
 		e.t.Fatal(err)
 	}
-	fwd.Scheduler = s
 	e.hub, e.s, e.btn = h, s, btn
 	e.srv = httptest.NewServer(h.Handler())
 	e.t.Cleanup(e.srv.Close)

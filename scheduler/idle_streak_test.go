@@ -100,7 +100,7 @@ func (a *agentSim) cut(now time.Time) {
 	}
 	a.window = a.window[:0]
 	a.e.send(h)
-	a.e.hub.DrainEvents(context.Background())
+	a.e.s.DrainEvents(context.Background())
 }
 
 func earliest(ts ...time.Time) time.Time {

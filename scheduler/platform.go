@@ -236,7 +236,7 @@ func (s *Scheduler) startAct(ctx context.Context, u *ledger.User, r *ledger.Rent
 		err = s.sendCard(ctx, u, card, msg, nil, card.MessageID == 0 || kind == ledger.DecisionOrder, true)
 		tgt.kind = card.Kind
 	case tgt.messageID != 0:
-		_, err = s.cfg.Sender.Send(ctx, chat.Outgoing{ChatID: s.cfg.ChatID(u.ID), EditMessageID: tgt.messageID, Text: msg})
+		_, err = s.send(ctx, chat.Outgoing{ChatID: s.cfg.ChatID(u.ID), EditMessageID: tgt.messageID, Text: msg})
 	}
 	if err != nil {
 		s.log.Error("scheduler: show the action", "rental", r.ID, "err", err)
@@ -360,7 +360,7 @@ func (s *Scheduler) showOutcome(ctx context.Context, u *ledger.User, r *ledger.R
 	if tgt.messageID != 0 {
 		m.EditMessageID = tgt.messageID
 	}
-	_, err := s.cfg.Sender.Send(ctx, m)
+	_, err := s.send(ctx, m)
 	return err
 }
 

@@ -21,6 +21,7 @@ import (
 	"github.com/gpuledger/gpuledger/connector/runpod/runpodfake"
 	"github.com/gpuledger/gpuledger/connector/vault"
 	"github.com/gpuledger/gpuledger/connsync"
+	"github.com/gpuledger/gpuledger/events"
 	"github.com/gpuledger/gpuledger/internal/testkit"
 	"github.com/gpuledger/gpuledger/ledger"
 	"github.com/gpuledger/gpuledger/scheduler"
@@ -144,8 +145,8 @@ func newPlatEnvHub(t *testing.T, platform string, hubCfg func(*hub.Config)) *pla
 	}
 	e := &env{t: t, db: db, clk: clk, chat: &testkit.Sender{}, btn: testButtons(), rid: r.ID}
 	t.Cleanup(func() { checkDecisions(t, db, r.ID) })
-	fwd := &struct{ *scheduler.Scheduler }{}
-	hc := hub.Config{Store: db, Now: clk.Now, Listener: fwd}
+	bus := events.New(events.Config{})
+	hc := hub.Config{Store: db, Now: clk.Now, Events: bus}
 	if hubCfg != nil {
 		hubCfg(&hc)
 	}
@@ -153,12 +154,11 @@ func newPlatEnvHub(t *testing.T, platform string, hubCfg func(*hub.Config)) *pla
 	if err != nil {
 		t.Fatal(err)
 	}
-	e.s, err = scheduler.New(scheduler.Config{Store: db, Hub: e.hub, Enrolment: e.hub.Enrolment(), Sender: e.chat, Buttons: e.btn,
+	e.s, err = scheduler.New(scheduler.Config{Events: bus, Store: db, Hub: e.hub, Enrolment: e.hub.Enrolment(), Sender: e.chat, Buttons: e.btn,
 		Now: clk.Now, Tick: 30 * time.Second, NoChart: true, Platforms: p.sync})
 	if err != nil {
 		t.Fatal(err)
 	}
-	fwd.Scheduler = e.s
 	agents.set(e.hub)
 	e.srv = httptest.NewServer(e.hub.Handler())
 	t.Cleanup(e.srv.Close)
@@ -544,7 +544,7 @@ func TestRun_ShutdownEndsActions(t *testing.T) {
 	started := make(chan struct{})
 	go func() {
 		close(started)
-		done <- p.s.Run(ctx)
+		done <- p.s.Run(ctx, nil) // the Config's Sender
 	}()
 	<-started
 	p.pressAs(1, "", scheduler.ActRelease, itoa(p.rid), 0)

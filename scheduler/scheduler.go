@@ -59,7 +59,7 @@ type Hub interface {
 	Refresh(rentalID int64)
 }
 
-// Config configures a Scheduler. Store, Sender and Buttons are required;
+// Config configures a Scheduler. Store and Buttons are required;
 // Hub may be nil (no agents: only leases, long runs, summaries, budget).
 type Config struct {
 	Store Store
@@ -67,7 +67,10 @@ type Config struct {
 	// Enrolment is the hub's side of the enrolment cards' buttons (Log,
 	// Not mine, Reconnect, Revoke); nil: the buttons say enrolment is off.
 	Enrolment Enrolment
-	Sender    chat.Sender // delivers to a user's private chat (chat ID = user ID)
+	// Sender delivers to a user's private chat (chat ID = user ID) when
+	// the jobs are driven without Run (tests); a server gives Run the
+	// chat transport instead, which is built after the scheduler.
+	Sender chat.Sender
 	// Buttons signs the cards' buttons; New registers their actions with
 	// it, so a press reaches the scheduler verified.
 	Buttons *chat.Buttons
@@ -101,6 +104,9 @@ type Config struct {
 	// the automatic actions, the silent alert's way out) and reconciles
 	// them in the nightly summary (connsync.Syncer); nil: none.
 	Platforms Platforms
+	// Events brings the agents' events (events.Bus): New subscribes, Run
+	// handles them in order (events.go); nil: none come.
+	Events ledger.Subscriber
 }
 
 // Scheduler runs the jobs. It is safe for concurrent use; its button
@@ -131,12 +137,19 @@ type Scheduler struct {
 	acts      sync.WaitGroup
 	actCtx    context.Context
 	actCancel context.CancelFunc
+
+	// events is the subscription to Config.Events, read by Run.
+	events ledger.Subscription
+	// snd is the chat sender, set once (useSender) before sndReady closes.
+	snd      chat.Sender
+	sndOnce  sync.Once
+	sndReady chan struct{}
 }
 
 // New returns a Scheduler for cfg.
 func New(cfg Config) (*Scheduler, error) {
-	if cfg.Store == nil || cfg.Sender == nil || cfg.Buttons == nil {
-		return nil, errors.New("scheduler: config: Store, Sender and Buttons are required")
+	if cfg.Store == nil || cfg.Buttons == nil {
+		return nil, errors.New("scheduler: config: Store and Buttons are required")
 	}
 	if cfg.Now == nil {
 		cfg.Now = time.Now
@@ -170,6 +183,15 @@ func New(cfg Config) (*Scheduler, error) {
 		lastHold: map[int64]string{}, peopleRefused: map[int64]time.Time{}, merged: map[int64]int{},
 		inFlight: map[int64]bool{}, actCtx: actCtx, actCancel: actCancel}
 	s.handleButtons(cfg.Buttons)
+	s.sndReady = make(chan struct{})
+	if cfg.Sender != nil {
+		s.useSender(cfg.Sender)
+	}
+	if cfg.Events != nil {
+		// Subscribed now, not in Run: what the hub publishes before Run
+		// starts is kept for it.
+		s.events = cfg.Events.Subscribe()
+	}
 	return s, nil
 }
 
@@ -207,10 +229,23 @@ const (
 	specHousek  = "15 7 * * * *"   // hourly: prune raw heartbeats
 )
 
-// Run starts the jobs and blocks until ctx ends, then waits for running
-// jobs to finish. At start it catches up on summaries missed while the
-// server was down.
-func (s *Scheduler) Run(ctx context.Context) error {
+// Run starts the jobs, notifying through snd (the chat transport; nil
+// when Config.Sender was given), and handles the agents' events on its
+// own goroutine, in order, until ctx ends; then it waits for running jobs
+// to finish. At start it catches up on summaries missed while the server
+// was down.
+func (s *Scheduler) Run(ctx context.Context, snd chat.Sender) error {
+	if s.events != nil {
+		defer s.events.Close()
+	}
+	switch {
+	case snd != nil && s.cfg.Sender != nil:
+		return errors.New("scheduler: Run: a sender was given in Config already")
+	case snd == nil && s.cfg.Sender == nil:
+		return errNoSender
+	case snd != nil:
+		s.useSender(snd)
+	}
 	l := cronLogger{s.log}
 	c := cron.New(cron.WithSeconds(), cron.WithLocation(s.cfg.Location),
 		cron.WithChain(cron.Recover(l), cron.SkipIfStillRunning(l)), cron.WithLogger(l))
@@ -236,7 +271,7 @@ func (s *Scheduler) Run(ctx context.Context) error {
 		s.log.Error("scheduler: summary catch-up", "err", err)
 	}
 	c.Start()
-	<-ctx.Done()
+	s.consume(ctx)
 	<-c.Stop().Done()
 	// Actions through a platform's API end with the scheduler: each is
 	// cancelled, says so on its card, and is waited for.

@@ -15,6 +15,7 @@ import (
 	"github.com/gpuledger/gpuledger/agent/hub"
 	"github.com/gpuledger/gpuledger/agent/wire"
 	"github.com/gpuledger/gpuledger/chat"
+	"github.com/gpuledger/gpuledger/events"
 	"github.com/gpuledger/gpuledger/internal/testkit"
 	"github.com/gpuledger/gpuledger/ledger"
 	"github.com/gpuledger/gpuledger/ledger/sqlite"
@@ -102,18 +103,17 @@ func newEnv(t *testing.T, settings func(*ledger.Settings)) *env {
 	}
 	e := &env{t: t, db: db, clk: clk, chat: &testkit.Sender{}, btn: testButtons(), rid: r.ID}
 	t.Cleanup(func() { checkDecisions(t, db, r.ID) })
-	// The scheduler and the hub know each other: the hub is built with a
-	// listener that forwards to the scheduler built after it.
-	fwd := &struct{ *scheduler.Scheduler }{}
-	e.hub, err = hub.New(hub.Config{Store: db, Now: clk.Now, Listener: fwd})
+	// The hub publishes what the agents report on the bus the scheduler
+	// subscribes to: neither is handed the other after it is built.
+	bus := events.New(events.Config{})
+	e.hub, err = hub.New(hub.Config{Store: db, Now: clk.Now, Events: bus})
 	if err != nil {
 		t.Fatal(err)
 	}
-	e.s, err = scheduler.New(scheduler.Config{Store: db, Hub: e.hub, Enrolment: e.hub.Enrolment(), Sender: e.chat, Buttons: e.btn, Now: clk.Now, Tick: 30 * time.Second, NoChart: true})
+	e.s, err = scheduler.New(scheduler.Config{Events: bus, Store: db, Hub: e.hub, Enrolment: e.hub.Enrolment(), Sender: e.chat, Buttons: e.btn, Now: clk.Now, Tick: 30 * time.Second, NoChart: true})
 	if err != nil {
 		t.Fatal(err)
 	}
-	fwd.Scheduler = e.s
 	e.srv = httptest.NewServer(e.hub.Handler())
 	t.Cleanup(e.srv.Close)
 	e.token, err = e.hub.Tokens().Issue(ctx, 1, "box1")
@@ -153,7 +153,7 @@ func (e *env) beat(v wire.Verdict, idle time.Duration, job *wire.JobState) wire.
 		}
 		ws = we
 	}
-	e.hub.DrainEvents(context.Background())
+	e.s.DrainEvents(context.Background())
 	return resp
 }
 
@@ -214,7 +214,7 @@ func (e *env) result(id, outcome string) {
 		e.t.Fatal(err)
 	}
 	res.Body.Close()
-	e.hub.DrainEvents(context.Background())
+	e.s.DrainEvents(context.Background())
 }
 
 func (e *env) tick() {

@@ -71,7 +71,7 @@ func (s *Scheduler) sendSummary(ctx context.Context, u *ledger.User, day, due, n
 		text = tr(lg, "summary_late", view.FormatTime(due, u.Location(), now, lg)) + "\n" + text
 	}
 	out := chat.Outgoing{ChatID: s.cfg.ChatID(u.ID), Text: text, Silent: ledger.InQuietHours(u, now), Buttons: s.dashboardButtons(lg)}
-	if _, err := s.cfg.Sender.Send(ctx, out); err != nil {
+	if _, err := s.send(ctx, out); err != nil {
 		if uerr := s.store.UnmarkNotice(ctx, key); uerr != nil {
 			s.log.Error("scheduler: unmark summary", "user", u.ID, "err", uerr)
 		}
@@ -85,7 +85,7 @@ func (s *Scheduler) sendSummary(ctx context.Context, u *ledger.User, day, due, n
 		s.log.Error("scheduler: chart", "user", u.ID, "err", err)
 		return nil
 	}
-	_, err = s.cfg.Sender.Send(ctx, chat.Outgoing{ChatID: s.cfg.ChatID(u.ID), Text: tr(lg, "chart_caption"),
+	_, err = s.send(ctx, chat.Outgoing{ChatID: s.cfg.ChatID(u.ID), Text: tr(lg, "chart_caption"),
 		Photo: chart, Silent: true})
 	if err != nil {
 		s.log.Error("scheduler: send chart", "user", u.ID, "err", err)

@@ -16,6 +16,7 @@ import (
 	"github.com/gpuledger/gpuledger/agent/hub"
 	"github.com/gpuledger/gpuledger/agent/wire"
 	"github.com/gpuledger/gpuledger/chat"
+	"github.com/gpuledger/gpuledger/events"
 	"github.com/gpuledger/gpuledger/ledger"
 	"github.com/gpuledger/gpuledger/scheduler"
 	"github.com/gpuledger/gpuledger/view"
@@ -25,8 +26,8 @@ import (
 // as a restarted server would (what they kept in memory is gone).
 func (p *platEnv) restart() {
 	p.t.Helper()
-	fwd := &struct{ *scheduler.Scheduler }{}
-	h, err := hub.New(hub.Config{Store: p.db, Now: p.clk.Now, Listener: fwd})
+	bus := events.New(events.Config{})
+	h, err := hub.New(hub.Config{Store: p.db, Now: p.clk.Now, Events: bus})
 	if err != nil {
 		p.t.Fatal(err)
 	}
@@ -34,12 +35,11 @@ func (p *platEnv) restart() {
 		p.t.Fatal(err)
 	}
 	btn := testButtons()
-	s, err := scheduler.New(scheduler.Config{Store: p.db, Hub: h, Enrolment: h.Enrolment(), Sender: p.chat, Buttons: btn,
+	s, err := scheduler.New(scheduler.Config{Events: bus, Store: p.db, Hub: h, Enrolment: h.Enrolment(), Sender: p.chat, Buttons: btn,
 		Now: p.clk.Now, Tick: 30 * time.Second, NoChart: true, Platforms: p.sync})
 	if err != nil {
 		p.t.Fatal(err)
 	}
-	fwd.Scheduler = s
 	p.s.WaitActions()
 	p.hub, p.s, p.btn = h, s, btn
 	p.srv.Close()

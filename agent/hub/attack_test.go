@@ -25,7 +25,7 @@ import (
 // rate bucket most of the burst is refused before anything is read.
 func TestAttack_EnrolFlood(t *testing.T) {
 	e := newEnrolEnv(t)
-	h, err := hub.New(hub.Config{Store: e.store, Now: e.clk.Now, Listener: e.rec, RateBurst: 5000})
+	h, err := hub.New(hub.Config{Store: e.store, Now: e.clk.Now, Events: e.rec, RateBurst: 5000})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -235,7 +235,7 @@ func (s revokingStore) Announce(ctx context.Context, in ledger.Instance) (ledger
 func TestAttack_Revocation(t *testing.T) {
 	e := newEnrolEnv(t)
 	var from int
-	h, err := hub.New(hub.Config{Store: revokingStore{e.db}, Now: e.clk.Now, Listener: e.rec})
+	h, err := hub.New(hub.Config{Store: revokingStore{e.db}, Now: e.clk.Now, Events: e.rec})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -329,7 +329,7 @@ func TestAttack_EnrolBodies(t *testing.T) {
 // flushing what the old one held in memory: the server was killed.
 func (e *enrolEnv) kill() {
 	e.t.Helper()
-	h, err := hub.New(hub.Config{Store: e.store, Now: e.clk.Now, Listener: e.rec})
+	h, err := hub.New(hub.Config{Store: e.store, Now: e.clk.Now, Events: e.rec})
 	if err != nil {
 		e.t.Fatal(err)
 	}

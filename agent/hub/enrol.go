@@ -150,6 +150,7 @@ func (h *Hub) serveEnrol(w http.ResponseWriter, r *http.Request, raw string) {
 	}
 	in.UserID, in.TokenID = et.UserID, et.ID
 	ans, res, err := h.enrol(ctx, in, hb.BootID, now)
+	h.publish(ctx)
 	switch errorKey(err) {
 	case "enrol_token_revoked", "enrol_token_unknown":
 		// Revoked (or gone) since it was cached.
@@ -260,7 +261,7 @@ func (h *Hub) enrol(ctx context.Context, in ledger.Instance, run string, now tim
 			if created {
 				result = enrolAnnounced
 				a := got
-				h.emit(func(ctx context.Context, l Listener) { l.InstanceAnnounced(ctx, a) })
+				h.emit(ledger.InstanceAnnounced{Instance: a})
 			}
 		}
 		if got.State != ledger.InstanceBound {
@@ -344,7 +345,7 @@ func (h *Hub) releasedStillUp(ctx context.Context, in ledger.Instance, run strin
 // the rental's token while it waits in memory; with a fresh one when the
 // rental's agent never reported (the server restarted before the hand-
 // over); else the instance came back without its own token (a new
-// container, or a copy), which the listener is told once per boot (at
+// container, or a copy), which is published once per boot (at
 // most once an hour, within the rental's budget of messages) —
 // unless the heartbeat comes from the agent run that reports for the
 // rental with its own token right now: sent before that run switched
@@ -393,7 +394,7 @@ func (h *Hub) answerBound(ctx context.Context, in ledger.Instance, r *ledger.Ren
 	h.mu.Unlock()
 	if tell {
 		i, rl := in, r
-		h.emit(func(ctx context.Context, l Listener) { l.InstanceReturned(ctx, i, rl) })
+		h.emit(ledger.InstanceReturned{Instance: i, Rental: rl})
 	}
 	return wire.EnrolmentAnswer{State: wire.EnrolWaiting,
 		Message: fmt.Sprintf("this instance is logged as %s, whose own token was used already: the user is asked whether to reconnect it", r.Name)}, enrolReturned, nil

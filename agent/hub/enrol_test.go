@@ -62,7 +62,7 @@ func (e *enrolEnv) restart() {
 	if err := e.hub.Flush(ctx); err != nil {
 		e.t.Fatal(err)
 	}
-	h, err := hub.New(hub.Config{Store: e.store, Now: e.clk.Now, Listener: e.rec})
+	h, err := hub.New(hub.Config{Store: e.store, Now: e.clk.Now, Events: e.rec})
 	if err != nil {
 		e.t.Fatal(err)
 	}
@@ -121,10 +121,8 @@ func (e *enrolEnv) answer(h wire.HeartbeatRequest) wire.EnrolmentAnswer {
 	return *resp.Enrolment
 }
 
-// events delivers the queued listener events and returns those since the
-// last call.
+// events returns the events published since the last call.
 func (e *enrolEnv) events(from *int) []string {
-	e.hub.DrainEvents(context.Background())
 	all := e.rec.list()
 	out := all[*from:]
 	*from = len(all)
@@ -247,7 +245,7 @@ func TestEnrol_Refused(t *testing.T) {
 	t.Run("ErrRateLimited", func(t *testing.T) {
 		e := newEnrolEnv(t)
 		e.store = &counting{Store: e.db}
-		h, err := hub.New(hub.Config{Store: e.store, Now: e.clk.Now, Listener: e.rec, RateBurst: 2, RateEvery: time.Minute})
+		h, err := hub.New(hub.Config{Store: e.store, Now: e.clk.Now, Events: e.rec, RateBurst: 2, RateEvery: time.Minute})
 		if err != nil {
 			t.Fatal(err)
 		}

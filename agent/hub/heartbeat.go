@@ -59,6 +59,7 @@ func (h *Hub) serveHeartbeat(w http.ResponseWriter, r *http.Request) {
 	case authRevoked:
 		result = resultUnauthorized
 		h.noteAfterRelease(ctx, tok)
+		h.publish(ctx)
 		writeError(w, http.StatusUnauthorized, "agent token revoked (the rental was released or a new token was issued)")
 		return
 	case authLimited, authError:
@@ -71,6 +72,7 @@ func (h *Hub) serveHeartbeat(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	resp, dup, err := h.record(ctx, tok, hb, h.peerAddr(r))
+	h.publish(ctx)
 	var ce *cloneError
 	if errors.As(err, &ce) {
 		result = resultConflict
@@ -250,7 +252,7 @@ func (h *Hub) applyLocked(a *agent, tok ledger.AgentToken, rl *ledger.Rental, hb
 				a.jobEndReported = end
 				if h.jobNoteLocked(a, rl, j, now) {
 					r := rl
-					h.emit(func(ctx context.Context, l Listener) { l.JobFinished(ctx, r, j) })
+					h.emit(ledger.JobFinished{Rental: r, Job: j})
 				}
 			}
 		}
@@ -264,7 +266,7 @@ func (h *Hub) applyLocked(a *agent, tok ledger.AgentToken, rl *ledger.Rental, hb
 		a.mismatchSaid = d
 		if h.noteLocked(a, rl, "gpu mismatch", now) {
 			r := rl
-			h.emit(func(ctx context.Context, l Listener) { l.GPUMismatch(ctx, r, d) })
+			h.emit(ledger.GPUMismatched{Rental: r, Diff: d})
 		}
 	}
 	h.hostLocked(a, rl, prev, &s, hb, now)
@@ -338,9 +340,9 @@ func (e *cloneError) Error() string {
 }
 
 // hostLocked keeps what hb says of the host in s (its instance key, its
-// boot, the agent's shutdown report) and tells the listener of a shutdown
+// boot, the agent's shutdown report) and publishes a shutdown
 // report (once per boot of the host; a report that the operating system
-// is going down after one that only the agent stopped is told too) and of
+// is going down after one that only the agent stopped is told too) and
 // a new boot (a boot more than newBootAfter after the one stored), both
 // within the token's budget of messages. The state carries the boot and
 // the report, and is written before the agent is answered (a.step.write,
@@ -380,7 +382,7 @@ func (h *Hub) hostLocked(a *agent, rl *ledger.Rental, prev ledger.AgentState, s 
 			a.step.write = true
 			if h.noteLocked(a, rl, "host booted", now) {
 				r := rl
-				h.emit(func(ctx context.Context, l Listener) { l.HostBooted(ctx, r, b) })
+				h.emit(ledger.HostBooted{Rental: r, Boot: b})
 			}
 		default:
 			if key != "" {
@@ -420,7 +422,7 @@ func (h *Hub) hostLocked(a *agent, rl *ledger.Rental, prev ledger.AgentState, s 
 	a.step.write = true
 	if h.noteLocked(a, rl, "host shutdown", now) {
 		r, host := rl, sd.Host
-		h.emit(func(ctx context.Context, l Listener) { l.HostShutdown(ctx, r, at, host) })
+		h.emit(ledger.HostShutdown{Rental: r, At: at, Host: host})
 	}
 }
 
@@ -507,7 +509,7 @@ func (h *Hub) forgetRental(id int64) {
 	h.mu.Unlock()
 }
 
-// noteAfterRelease tells the listener, at most once an hour per rental,
+// noteAfterRelease publishes, at most once an hour per rental,
 // that a released rental's agent still reports.
 func (h *Hub) noteAfterRelease(ctx context.Context, tok ledger.AgentToken) {
 	now := h.now()
@@ -538,7 +540,7 @@ func (h *Hub) noteAfterRelease(ctx context.Context, tok ledger.AgentToken) {
 	ok := h.noteLocked(a, rl, "reports after release", now)
 	h.mu.Unlock()
 	if ok {
-		h.emit(func(ctx context.Context, l Listener) { l.ReportAfterRelease(ctx, rl, now) })
+		h.emit(ledger.ReportedAfterRelease{Rental: rl, At: now})
 	}
 }
 

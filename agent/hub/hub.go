@@ -55,47 +55,19 @@ type Store interface {
 	User(ctx context.Context, id int64) (ledger.User, error)
 }
 
-// Listener is told what the user should hear about. Its methods are called
-// one at a time, in order, from Run's goroutine (never from a request), so
-// a slow chat transport does not slow heartbeats down.
-type Listener interface {
-	// JobFinished: the wrapped job of a rental exited.
-	JobFinished(ctx context.Context, r *ledger.Rental, job ledger.JobInfo)
-	// GPUMismatch: the agent sees other GPUs than the rental as logged
-	// (reported once per rental and agent start).
-	GPUMismatch(ctx context.Context, r *ledger.Rental, d ledger.GPUDiff)
-	// ReportAfterRelease: the agent of a released rental still reports:
-	// the release may not have happened.
-	ReportAfterRelease(ctx context.Context, r *ledger.Rental, at time.Time)
-	// OrderUpdated: an order changed state (picked up, done, refused,
-	// failed, expired); r is the rental after the change.
-	OrderUpdated(ctx context.Context, o ledger.Order, r *ledger.Rental)
-
-	// InstanceAnnounced: an enrolment token announced an instance the
-	// user has not seen before (in is stored pending). Told once per
-	// instance; the listener decides whether it gets a card of its own
-	// or joins the merged one (ledger.MaxCardsPerHour).
-	InstanceAnnounced(ctx context.Context, in ledger.Instance)
-	// InstanceReturned: an instance bound to rental r reports with the
-	// enrolment token after its own token was used: a new container that
-	// lost the token, or a copy of the instance. Told at most once per
-	// boot of it, once an hour, and within the rental's budget of
-	// agent-triggered messages; the user may reconnect it
-	// (Enrolment.Reconnect).
-	InstanceReturned(ctx context.Context, in ledger.Instance, r *ledger.Rental)
-	// HostShutdown: rental r's agent said it is stopping at at (server
-	// clock); host is true when the operating system is going down.
-	HostShutdown(ctx context.Context, r *ledger.Rental, at time.Time, host bool)
-	// HostBooted: rental r's agent reports a new boot of its host.
-	HostBooted(ctx context.Context, r *ledger.Rental, b ledger.Boot)
-}
-
 // Config configures a Hub. Store is required.
 type Config struct {
-	Store    Store
-	Listener Listener         // nil: nobody is told
-	Now      func() time.Time // default time.Now
-	Logger   *slog.Logger     // default slog.Default()
+	Store Store
+	// Events takes what the user should hear about (ledger.AgentEvent:
+	// a job finished, a host booted, an order's progress, …) for the
+	// scheduler (events.Bus); nil: nobody is told. The hub publishes an
+	// event after the request that made it has let go of the hub's locks
+	// and before it is answered, so a consumer may call the hub back; a
+	// consumer that is behind slows those requests down (the bus's
+	// back-pressure) rather than losing what they tell.
+	Events ledger.Publisher
+	Now    func() time.Time // default time.Now
+	Logger *slog.Logger     // default slog.Default()
 	// Registry receives the hub's metrics; nil means a new registry
 	// (served by Handler's /metrics either way).
 	Registry *prometheus.Registry
@@ -127,13 +99,13 @@ type Config struct {
 
 // Hub serves the agent endpoints. It is safe for concurrent use.
 type Hub struct {
-	store    Store
-	listener Listener
-	now      func() time.Time
-	log      *slog.Logger
-	reg      *prometheus.Registry
-	m        *metrics
-	cfg      Config
+	store  Store
+	events ledger.Publisher
+	now    func() time.Time
+	log    *slog.Logger
+	reg    *prometheus.Registry
+	m      *metrics
+	cfg    Config
 
 	mu       sync.Mutex
 	tokens   *tokenCache[ledger.AgentToken] // rentals' agent tokens
@@ -141,8 +113,14 @@ type Hub struct {
 	beats    []ledger.Beat                  // waiting for the next flush
 	dirty    map[int64]bool                 // rentals whose state changed since the flush
 	rentals  map[int64]*rentalEntry         // cached rentals
-	events   chan func(context.Context, Listener)
 	flushNow chan struct{}
+
+	// The events made under mu, waiting to be published (emit, publish):
+	// queuedMu is taken inside mu, never around it; pubTurn lets one
+	// publish at a time take them, so they leave in the order they came.
+	queuedMu sync.Mutex
+	queued   []ledger.AgentEvent
+	pubTurn  chan struct{}
 
 	// Enrolment (enrol.go), under mu.
 	enrolTokens *tokenCache[ledger.EnrolToken] // users' enrolment tokens
@@ -231,7 +209,7 @@ func New(cfg Config) (*Hub, error) {
 	}
 	h := &Hub{
 		store:    cfg.Store,
-		listener: cfg.Listener,
+		events:   cfg.Events,
 		now:      cfg.Now,
 		log:      cfg.Logger,
 		reg:      cfg.Registry,
@@ -240,8 +218,8 @@ func New(cfg Config) (*Hub, error) {
 		agents:   map[int64]*agent{},
 		dirty:    map[int64]bool{},
 		rentals:  map[int64]*rentalEntry{},
-		events:   make(chan func(context.Context, Listener), 1024),
 		flushNow: make(chan struct{}, 1),
+		pubTurn:  make(chan struct{}, 1),
 
 		enrolTokens: newTokenCache("enrolment token", cfg.Store.EnrolTokenByHash, (*ledger.EnrolToken).Valid),
 		instances:   map[instanceRef]*instanceEntry{},
@@ -313,69 +291,74 @@ func (h *Hub) Handler() http.Handler {
 	return mux
 }
 
-// Run flushes buffered heartbeats every FlushEvery and delivers events to
-// the listener until ctx ends; then it flushes once more and returns.
+// Run flushes buffered heartbeats every FlushEvery, and publishes the
+// events a request could not (its client left while the consumer was
+// behind), until ctx ends; then it does both once more and returns.
 func (h *Hub) Run(ctx context.Context) error {
 	t := time.NewTicker(h.cfg.FlushEvery)
 	defer t.Stop()
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		for {
-			select {
-			case <-ctx.Done():
-				return
-			case ev := <-h.events:
-				h.deliver(ctx, ev)
-			}
-		}
-	}()
 	for {
 		select {
 		case <-ctx.Done():
-			<-done
 			fctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
 			defer cancel()
+			h.publish(fctx)
 			return h.Flush(fctx)
 		case <-t.C:
 		case <-h.flushNow:
 		}
+		h.publish(ctx)
 		if err := h.Flush(ctx); err != nil && ctx.Err() == nil {
 			h.log.Error("hub: flush heartbeats", "err", err)
 		}
 	}
 }
 
-func (h *Hub) deliver(ctx context.Context, ev func(context.Context, Listener)) {
-	if h.listener == nil {
+// emit queues ev for publish. It never waits, so it may be called with
+// mu held.
+func (h *Hub) emit(ev ledger.AgentEvent) {
+	if h.events == nil {
 		return
 	}
-	defer func() {
-		if p := recover(); p != nil {
-			h.log.Error("hub: listener panicked", "panic", p)
-		}
-	}()
-	ev(ctx, h.listener)
+	h.queuedMu.Lock()
+	h.queued = append(h.queued, ev)
+	h.queuedMu.Unlock()
 }
 
-// DrainEvents delivers the queued listener events now, on the caller's
-// goroutine (for tests and for a server without Run).
-func (h *Hub) DrainEvents(ctx context.Context) {
+// publish hands the queued events to Events, oldest first, waiting (on
+// ctx) while the consumer is behind. It is called with no lock held, at
+// the end of each request that may have emitted, before the answer. An
+// event the consumer no longer takes (it stopped) is logged and dropped;
+// when ctx ends first, the rest stay queued for the next publish (Run's
+// tick at the latest).
+func (h *Hub) publish(ctx context.Context) {
+	if h.events == nil {
+		return
+	}
+	select {
+	case h.pubTurn <- struct{}{}:
+	case <-ctx.Done():
+		return
+	}
+	defer func() { <-h.pubTurn }()
 	for {
-		select {
-		case ev := <-h.events:
-			h.deliver(ctx, ev)
-		default:
+		h.queuedMu.Lock()
+		if len(h.queued) == 0 {
+			h.queuedMu.Unlock()
 			return
 		}
-	}
-}
-
-func (h *Hub) emit(ev func(context.Context, Listener)) {
-	select {
-	case h.events <- ev:
-	default:
-		h.log.Warn("hub: listener queue full; dropping an event")
+		ev := h.queued[0]
+		h.queuedMu.Unlock()
+		err := h.events.Publish(ctx, ev)
+		if err != nil && ctx.Err() != nil {
+			return
+		}
+		if err != nil {
+			h.log.Error("hub: an event was not delivered", "event", fmt.Sprintf("%T", ev), "err", err)
+		}
+		h.queuedMu.Lock()
+		h.queued = h.queued[1:]
+		h.queuedMu.Unlock()
 	}
 }
 

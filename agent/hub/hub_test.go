@@ -24,7 +24,8 @@ import (
 
 var t0 = time.Date(2026, 11, 1, 2, 0, 0, 0, time.UTC)
 
-// recorder is a Listener that records what it is told.
+// recorder is the hub's Events: it records what is published, when it is
+// (the hub publishes before it answers the request that made the event).
 type recorder struct {
 	mu     sync.Mutex
 	events []string
@@ -32,36 +33,34 @@ type recorder struct {
 	shuts  []time.Time   // HostShutdown's times, in order
 }
 
-func (r *recorder) add(s string) { r.mu.Lock(); r.events = append(r.events, s); r.mu.Unlock() }
-func (r *recorder) JobFinished(_ context.Context, rl *ledger.Rental, j ledger.JobInfo) {
-	r.add("job:" + rl.Name)
-}
-func (r *recorder) GPUMismatch(_ context.Context, rl *ledger.Rental, _ ledger.GPUDiff) {
-	r.add("mismatch:" + rl.Name)
-}
-func (r *recorder) ReportAfterRelease(_ context.Context, rl *ledger.Rental, _ time.Time) {
-	r.add("after-release:" + rl.Name)
-}
-func (r *recorder) OrderUpdated(_ context.Context, o ledger.Order, rl *ledger.Rental) {
-	r.add("order:" + string(o.State) + ":" + string(o.Outcome))
-}
-func (r *recorder) InstanceAnnounced(_ context.Context, in ledger.Instance) {
-	r.add("announced:" + in.Key)
-}
-func (r *recorder) InstanceReturned(_ context.Context, in ledger.Instance, rl *ledger.Rental) {
-	r.add("returned:" + in.Key + ":" + rl.Name)
-}
-func (r *recorder) HostShutdown(_ context.Context, rl *ledger.Rental, at time.Time, host bool) {
+func (r *recorder) Publish(_ context.Context, ev ledger.AgentEvent) error {
 	r.mu.Lock()
-	r.shuts = append(r.shuts, at)
-	r.mu.Unlock()
-	r.add(fmt.Sprintf("shutdown:%s:%v", rl.Name, host))
-}
-func (r *recorder) HostBooted(_ context.Context, rl *ledger.Rental, b ledger.Boot) {
-	r.mu.Lock()
-	r.boots = append(r.boots, b)
-	r.mu.Unlock()
-	r.add(fmt.Sprintf("booted:%s:%v", rl.Name, !b.ShutdownAt.IsZero()))
+	defer r.mu.Unlock()
+	var s string
+	switch e := ev.(type) {
+	case ledger.JobFinished:
+		s = "job:" + e.Rental.Name
+	case ledger.GPUMismatched:
+		s = "mismatch:" + e.Rental.Name
+	case ledger.ReportedAfterRelease:
+		s = "after-release:" + e.Rental.Name
+	case ledger.OrderUpdated:
+		s = "order:" + string(e.Order.State) + ":" + string(e.Order.Outcome)
+	case ledger.InstanceAnnounced:
+		s = "announced:" + e.Instance.Key
+	case ledger.InstanceReturned:
+		s = "returned:" + e.Instance.Key + ":" + e.Rental.Name
+	case ledger.HostShutdown:
+		r.shuts = append(r.shuts, e.At)
+		s = fmt.Sprintf("shutdown:%s:%v", e.Rental.Name, e.Host)
+	case ledger.HostBooted:
+		r.boots = append(r.boots, e.Boot)
+		s = fmt.Sprintf("booted:%s:%v", e.Rental.Name, !e.Boot.ShutdownAt.IsZero())
+	default:
+		return fmt.Errorf("recorder: unknown event %T", ev)
+	}
+	r.events = append(r.events, s)
+	return nil
 }
 func (r *recorder) list() []string {
 	r.mu.Lock()
@@ -108,7 +107,7 @@ func newEnv(t *testing.T, cfg hub.Config) *env {
 }
 
 func (e *env) start(cfg hub.Config) {
-	cfg.Store, cfg.Now, cfg.Listener = e.db, e.clk.Now, e.rec
+	cfg.Store, cfg.Now, cfg.Events = e.db, e.clk.Now, e.rec
 	h, err := hub.New(cfg)
 	if err != nil {
 		e.t.Fatal(err)
@@ -420,7 +419,6 @@ func TestOrders_ReleaseFlow(t *testing.T) {
 	if code, _ := e.beat(e.token, hb(wire.VerdictIdle, 0)); code != http.StatusUnauthorized {
 		t.Fatalf("heartbeat after release: %d, want 401", code)
 	}
-	e.hub.DrainEvents(ctx)
 	got := strings.Join(e.rec.list(), ",")
 	for _, want := range []string{"order:started:release_started", "order:done:done", "after-release:box1"} {
 		if !strings.Contains(got, want) {
@@ -497,7 +495,6 @@ func TestOrders_AgentRestartMidRelease(t *testing.T) {
 	if e.rental().State() != ledger.Running {
 		t.Fatal("an unconfirmed release was recorded")
 	}
-	e.hub.DrainEvents(ctx)
 	if !strings.Contains(strings.Join(e.rec.list(), ","), "order:failed:agent_restarted") {
 		t.Fatalf("user not told: %v", e.rec.list())
 	}
@@ -505,7 +502,6 @@ func TestOrders_AgentRestartMidRelease(t *testing.T) {
 
 func TestHeartbeat_JobAndMismatch(t *testing.T) {
 	e := newEnv(t, hub.Config{})
-	ctx := context.Background()
 	code0 := 0
 	end := t0.Add(3 * time.Hour)
 	for range 3 {
@@ -515,7 +511,6 @@ func TestHeartbeat_JobAndMismatch(t *testing.T) {
 		e.beat(e.token, h)
 		e.clk.Add(30 * time.Second)
 	}
-	e.hub.DrainEvents(ctx)
 	got := e.rec.list()
 	if strings.Join(got, ",") != "job:box1,mismatch:box1" {
 		t.Fatalf("listener heard %v; want one job and one mismatch", got)
@@ -550,7 +545,6 @@ func TestMetricsAndHealth(t *testing.T) {
 func TestHeartbeat_NoteBudget(t *testing.T) {
 	var logs syncBuf
 	e := newEnv(t, hub.Config{Logger: slog.New(slog.NewTextHandler(&logs, nil))})
-	ctx := context.Background()
 	code0 := 0
 	job := func(start time.Time, end time.Time) *wire.JobState {
 		return &wire.JobState{Command: "python train.py", Exited: true, ExitCode: &code0, StartedAt: start, EndedAt: &end, DurationSeconds: end.Sub(start).Seconds()}
@@ -571,7 +565,6 @@ func TestHeartbeat_NoteBudget(t *testing.T) {
 			e.beat(e.token, h)
 			e.clk.Add(15 * time.Minute) // past the 10-minute spacing every time
 		}
-		e.hub.DrainEvents(ctx)
 		if n := count("job:"); n != 1 {
 			t.Fatalf("one job with 30 claimed ends told %d times", n)
 		}
@@ -592,7 +585,6 @@ func TestHeartbeat_NoteBudget(t *testing.T) {
 			}
 			e.clk.Add(time.Second)
 		}
-		e.hub.DrainEvents(ctx)
 		told := len(e.rec.list()) - before
 		if told > 2*6 || count("job:") < 2 {
 			t.Fatalf("7200 forged heartbeats made %d messages (%v)", told, e.rec.list()[before:])

@@ -190,7 +190,9 @@ func (h *Hub) serveResult(w http.ResponseWriter, r *http.Request) {
 		}
 		ev = &ledger.Event{Kind: kind, At: now}
 	}
-	if err := h.finishOrder(ctx, o, ev); err != nil {
+	err = h.finishOrder(ctx, o, ev)
+	h.publish(ctx)
+	if err != nil {
 		h.log.Error("hub: order result", "order", o.ID, "err", err)
 		writeLedgerError(w, err)
 		return
@@ -199,7 +201,7 @@ func (h *Hub) serveResult(w http.ResponseWriter, r *http.Request) {
 }
 
 // finishOrder stores an order's new state (and the confirmed event),
-// updates the hub's memory and tells the listener.
+// updates the hub's memory and publishes the change (OrderUpdated).
 func (h *Hub) finishOrder(ctx context.Context, o ledger.Order, ev *ledger.Event) error {
 	saved, rl, err := h.store.UpdateOrder(ctx, o, ev)
 	if ledger.ErrorCode(err) == ledger.ECONFLICT && !saved.State.Open() && saved.ID != "" {
@@ -211,7 +213,7 @@ func (h *Hub) finishOrder(ctx context.Context, o ledger.Order, ev *ledger.Event)
 		return err
 	}
 	if saved.ID == o.ID && saved.Outcome == o.Outcome {
-		saved.Notes = o.Notes // not stored: the listener words them
+		saved.Notes = o.Notes // not stored: the scheduler words them
 	}
 	h.mu.Lock()
 	a := h.agentLocked(saved.RentalID)
@@ -237,7 +239,7 @@ func (h *Hub) finishOrder(ctx context.Context, o ledger.Order, ev *ledger.Event)
 		}
 	}
 	h.log.Info("hub: order updated", "order", saved.ID, "state", saved.State, "outcome", saved.Outcome)
-	h.emit(func(ctx context.Context, l Listener) { l.OrderUpdated(ctx, saved, rl) })
+	h.emit(ledger.OrderUpdated{Order: saved, Rental: rl})
 	return nil
 }
 
@@ -284,6 +286,7 @@ func (h *Hub) ExpireOrders(ctx context.Context) error {
 			firstErr = err
 		}
 	}
+	h.publish(ctx)
 	return firstErr
 }
 

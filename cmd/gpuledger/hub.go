@@ -7,160 +7,59 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
-	"sync"
 	"syscall"
 	"time"
-
-	"github.com/gpuledger/gpuledger/agent/hub"
-	"github.com/gpuledger/gpuledger/bot"
-	"github.com/gpuledger/gpuledger/chat"
-	"github.com/gpuledger/gpuledger/connsync"
-	"github.com/gpuledger/gpuledger/dashboard"
-	"github.com/gpuledger/gpuledger/ledger"
-	"github.com/gpuledger/gpuledger/ledger/sqlite"
-	"github.com/gpuledger/gpuledger/scheduler"
 )
 
-// reminders is the agent hub and the scheduler, as serve sees them.
-type reminders struct {
-	cfg  Config
-	db   *sqlite.DB
-	log  *slog.Logger
-	hub  *hub.Hub
-	srv  *http.Server
-	ln   net.Listener
-	tell listener
-	// downloads tells /agent whether the agent binary can be downloaded.
-	downloads bot.AgentDownloads
-	// platforms syncs the users' platform connectors; started with the
-	// scheduler, which acts through it.
-	platforms *connsync.Syncer
-	// dash serves the dashboard under /app/ and makes /dashboard's links;
-	// it refuses everyone until the core tells it who is allowed.
-	dash *dashboard.Server
-
-	rctx   context.Context // cancelled by Close
-	cancel context.CancelFunc
-	wg     sync.WaitGroup
+// agentServer is the HTTP server of the agent hub and the dashboard. Its
+// listener is opened before the parts that print the URL agents are told
+// (PublicURL: the dashboard's links, /agent's install command), and it
+// serves before the chat transport starts, so /agent works at once.
+type agentServer struct {
+	cfg Config // Listen as the listener has it (port 0 and a moved default resolved)
+	ln  net.Listener
+	srv *http.Server
+	// done is closed when Serve returns; nil before serve.
+	done chan struct{}
 
 	// movedFrom is the console's default address when another program
 	// held it and the hub took a free port instead (listenHub).
 	movedFrom string
 }
 
-// listener forwards the hub's events to the scheduler once it exists
-// (the hub starts first, so /agent works before the transport is up).
-type listener struct {
-	mu sync.Mutex
-	s  *scheduler.Scheduler
-}
-
-func (l *listener) get() *scheduler.Scheduler {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.s
-}
-
-func (l *listener) JobFinished(ctx context.Context, r *ledger.Rental, j ledger.JobInfo) {
-	if s := l.get(); s != nil {
-		s.JobFinished(ctx, r, j)
-	}
-}
-
-func (l *listener) GPUMismatch(ctx context.Context, r *ledger.Rental, d ledger.GPUDiff) {
-	if s := l.get(); s != nil {
-		s.GPUMismatch(ctx, r, d)
-	}
-}
-
-func (l *listener) ReportAfterRelease(ctx context.Context, r *ledger.Rental, at time.Time) {
-	if s := l.get(); s != nil {
-		s.ReportAfterRelease(ctx, r, at)
-	}
-}
-
-func (l *listener) OrderUpdated(ctx context.Context, o ledger.Order, r *ledger.Rental) {
-	if s := l.get(); s != nil {
-		s.OrderUpdated(ctx, o, r)
-	}
-}
-
-func (l *listener) InstanceAnnounced(ctx context.Context, in ledger.Instance) {
-	if s := l.get(); s != nil {
-		s.InstanceAnnounced(ctx, in)
-	}
-}
-
-func (l *listener) InstanceReturned(ctx context.Context, in ledger.Instance, r *ledger.Rental) {
-	if s := l.get(); s != nil {
-		s.InstanceReturned(ctx, in, r)
-	}
-}
-
-func (l *listener) HostShutdown(ctx context.Context, r *ledger.Rental, at time.Time, host bool) {
-	if s := l.get(); s != nil {
-		s.HostShutdown(ctx, r, at, host)
-	}
-}
-
-func (l *listener) HostBooted(ctx context.Context, r *ledger.Rental, b ledger.Boot) {
-	if s := l.get(); s != nil {
-		s.HostBooted(ctx, r, b)
-	}
-}
-
 // hubWriteTimeout is the hub server's write timeout, and how long the agent
 // download waits on a client that reads nothing.
 const hubWriteTimeout = 30 * time.Second
 
-// startHub opens the agent hub's listener on cfg.Listen and starts serving
-// it (heartbeats are buffered and flushed by the hub's Run). Start begins
-// the scheduler once the chat transport exists to notify through.
-func startHub(ctx context.Context, cfg Config, db *sqlite.DB, log *slog.Logger) (*reminders, error) {
-	r := &reminders{cfg: cfg, db: db, log: log}
-	h, err := hub.New(hub.Config{Store: db, Listener: &r.tell, Logger: log, TrustedProxies: cfg.TrustedProxies})
-	if err != nil {
-		return nil, err
-	}
-	if err := h.Load(ctx); err != nil {
-		return nil, err
-	}
-	r.hub = h
+// listenAgents opens the hub's listener on cfg.Listen (listenHub) and logs
+// the address and the URL agents will be told.
+func listenAgents(cfg Config, log *slog.Logger) (*agentServer, error) {
 	ln, err := listenHub(cfg, log)
 	if err != nil {
 		return nil, err
 	}
-	r.ln = ln
+	a := &agentServer{cfg: cfg, ln: ln}
 	if got := ln.Addr().String(); cfg.ListenDefault && got != cfg.Listen {
 		// The console's default was taken: agents and the install
 		// command must be told the port the hub really has.
-		r.movedFrom = cfg.Listen
-		cfg.Listen = got
-		r.cfg = cfg
+		a.movedFrom = cfg.Listen
+		a.cfg.Listen = got
 	}
-	if host, port, err := net.SplitHostPort(cfg.Listen); err == nil && port == "0" {
+	if host, port, err := net.SplitHostPort(a.cfg.Listen); err == nil && port == "0" {
 		// Port 0 asks the system for a free port: agents must be told the
 		// one it gave, not ":0".
 		if _, got, err := net.SplitHostPort(ln.Addr().String()); err == nil {
-			cfg.Listen = net.JoinHostPort(host, got)
-			r.cfg = cfg
+			a.cfg.Listen = net.JoinHostPort(host, got)
 		}
 	}
-	dash, err := dashboard.New(dashboard.Config{
-		Store:      db,
-		BotToken:   cfg.TelegramToken,
-		PublicURL:  r.PublicURL(),
-		MaxAuthAge: cfg.AppAuthMaxAge,
-		Logger:     log,
-	})
-	if err != nil {
-		ln.Close()
-		return nil, fmt.Errorf("dashboard: %w", err)
-	}
-	r.dash = dash
-	handler, downloads := agentHandler(h, dash.Handler(), cfg.AgentBinary, r.PublicURL(), log)
-	r.downloads = downloads
-	r.srv = &http.Server{
+	log.Info("agent hub listening", "addr", ln.Addr().String(), "public_url", a.PublicURL())
+	return a, nil
+}
+
+// serve serves handler (the hub's endpoints and the dashboard) until
+// Shutdown.
+func (a *agentServer) serve(handler http.Handler, log *slog.Logger) {
+	a.srv = &http.Server{
 		Handler:           handler,
 		ReadHeaderTimeout: 10 * time.Second,
 		ReadTimeout:       30 * time.Second,
@@ -172,24 +71,28 @@ func startHub(ctx context.Context, cfg Config, db *sqlite.DB, log *slog.Logger) 
 		MaxHeaderBytes: 16 << 10,
 		ErrorLog:       slog.NewLogLogger(log.Handler(), slog.LevelWarn),
 	}
-	rctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
-	r.rctx, r.cancel = rctx, cancel
-	r.wg.Add(2)
+	a.done = make(chan struct{})
 	go func() {
-		defer r.wg.Done()
-		if err := r.srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+		defer close(a.done)
+		if err := a.srv.Serve(a.ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
 			log.Error("agent hub stopped", "err", err)
 		}
 	}()
-	go func() {
-		defer r.wg.Done()
-		if err := h.Run(rctx); err != nil {
-			log.Error("agent hub flush", "err", err)
-		}
-	}()
-	log.Info("agent hub listening", "addr", ln.Addr().String(), "public_url", r.PublicURL())
-	return r, nil
 }
+
+// Shutdown stops accepting and waits, until ctx ends, for the requests in
+// progress to complete.
+func (a *agentServer) Shutdown(ctx context.Context) error {
+	if a.srv == nil {
+		return a.ln.Close()
+	}
+	err := a.srv.Shutdown(ctx)
+	<-a.done
+	return err
+}
+
+// Close closes the listener of a server that never served.
+func (a *agentServer) Close() error { return a.Shutdown(context.Background()) }
 
 // listenHub opens the hub's listener on cfg.Listen. In the terminal
 // console, when the address is the default (neither GPULEDGER_LISTEN nor
@@ -225,97 +128,12 @@ func listenHub(cfg Config, log *slog.Logger) (net.Listener, error) {
 // MovedFrom returns the default address the console's hub could not take
 // because another program held it, or "" when the hub listens where it was
 // asked to.
-func (r *reminders) MovedFrom() string { return r.movedFrom }
+func (a *agentServer) MovedFrom() string { return a.movedFrom }
 
 // Addr returns the address the hub listens on.
-func (r *reminders) Addr() string { return r.ln.Addr().String() }
+func (a *agentServer) Addr() string { return a.ln.Addr().String() }
 
 // PublicURL returns the URL agents are told to use: GPULEDGER_PUBLIC_URL,
 // or else the address the hub listens on, with the port the system gave
 // when it was asked for port 0.
-func (r *reminders) PublicURL() string { return r.cfg.publicURL() }
-
-// Tokens returns the hub's token service: it issues /agent's tokens, is
-// told of rentals that chat commands stop or release, and gives /why the
-// agents' states.
-func (r *reminders) Tokens() *hub.Tokens { return r.hub.Tokens() }
-
-// Enrolment returns the hub's enrolment service: /agent's enrolment
-// tokens, /agent revoke, /adopt, and the enrolment cards' buttons.
-func (r *reminders) Enrolment() *hub.Enrolment { return r.hub.Enrolment() }
-
-// InstanceCard gives /undo the card of an instance that waits for an
-// answer again (bot.InstanceCards), from the scheduler; none while the
-// scheduler has not started (the reply's /adopt line still logs it).
-func (r *reminders) InstanceCard(ctx context.Context, userID, instanceID int64) (chat.Outgoing, bool, error) {
-	s := r.tell.get()
-	if s == nil {
-		return chat.Outgoing{}, false, nil
-	}
-	return s.InstanceCard(ctx, userID, instanceID)
-}
-
-// Downloads returns what tells /agent whether the agent binary can be
-// downloaded; nil when downloads are off.
-func (r *reminders) Downloads() bot.AgentDownloads { return r.downloads }
-
-// Start starts the scheduler, notifying through s; it registers its card
-// buttons with buttons as it is made.
-func (r *reminders) Start(ctx context.Context, buttons *chat.Buttons, s chat.Sender) error {
-	sch, err := scheduler.New(scheduler.Config{
-		Store:     r.db,
-		Hub:       r.hub,
-		Enrolment: r.hub.Enrolment(),
-		Sender:    s,
-		Buttons:   buttons,
-		Logger:    r.log,
-		Location:  time.UTC,
-		Tick:      r.cfg.Tick,
-		Platforms: r.platforms,
-		// The nightly summary's Open dashboard button.
-		DashboardURL: r.dash.AppURL,
-	})
-	if err != nil {
-		return err
-	}
-	r.tell.mu.Lock()
-	r.tell.s = sch
-	r.tell.mu.Unlock()
-	sctx, cancel := context.WithCancel(ctx)
-	stop := context.AfterFunc(r.rctx, cancel) // Close stops it too
-	r.wg.Add(2)
-	go func() {
-		// A platform that is down or slow is the sync's own business: its
-		// calls run here, never in the chat's or the hub's goroutines.
-		defer r.wg.Done()
-		if err := r.platforms.Run(sctx, s); err != nil && !errors.Is(err, context.Canceled) {
-			r.log.Error("platform sync stopped", "err", err)
-		}
-	}()
-	go func() {
-		defer r.wg.Done()
-		defer stop()
-		defer cancel()
-		if err := sch.Run(sctx); err != nil {
-			r.log.Error("scheduler stopped", "err", err)
-		}
-	}()
-	return nil
-}
-
-// Close stops the hub and the scheduler, finishing work in flight: the
-// listener stops accepting, requests in progress complete, buffered
-// heartbeats are written.
-func (r *reminders) Close() error {
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	err := r.srv.Shutdown(ctx)
-	r.cancel()
-	done := make(chan struct{})
-	go func() { r.wg.Wait(); close(done) }()
-	select {
-	case <-done:
-	case <-ctx.Done():
-	}
-	return err
-}
+func (a *agentServer) PublicURL() string { return a.cfg.publicURL() }

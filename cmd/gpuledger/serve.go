@@ -12,9 +12,7 @@ import (
 	"github.com/gpuledger/gpuledger/bot"
 	"github.com/gpuledger/gpuledger/bot/console"
 	"github.com/gpuledger/gpuledger/bot/telegram"
-	"github.com/gpuledger/gpuledger/chat"
 	"github.com/gpuledger/gpuledger/ledger/sqlite"
-	"github.com/gpuledger/gpuledger/view"
 )
 
 // runServe runs the server until ctx ends (SIGINT, SIGTERM) or, in
@@ -47,58 +45,20 @@ func runServe(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	}
 	defer stopBackups()
 
-	coreCfg := bot.Config{
-		Store:        db,
-		Logger:       log,
-		TZ:           cfg.TZ,
-		AllowedUsers: cfg.AllowedUsers,
-		AutoPolicies: db,
-		TokenRecords: db,
-	}
+	var owner int64 // the terminal's user owns the ledger without claiming it
 	if terminal {
-		coreCfg.Owner = cfg.ConsoleUser
+		owner = cfg.ConsoleUser
 	}
-	hub, err := startHub(ctx, cfg, db, log)
+	srv, err := newServer(ctx, cfg, db, owner, getenv, log)
 	if err != nil {
 		return err
 	}
-	defer hub.Close()
-	coreCfg.PublicURL = hub.PublicURL()
-	coreCfg.AgentTokens = hub.Tokens()
-	coreCfg.Rentals = hub.Tokens()
-	coreCfg.AgentStates = hub.Tokens()
-	coreCfg.AgentDownloads = hub.Downloads()
-	coreCfg.Enrolment = hub.Enrolment()
-	coreCfg.Instances = db
-	coreCfg.InstanceCards = hub
-	coreCfg.SummaryChart = view.SummaryChart
-	// The buttons before those who own them: the sync, the scheduler and
-	// the core register their actions as each is made.
-	buttonKey, err := bot.ButtonSecret(ctx, db)
-	if err != nil {
-		return err
-	}
-	buttons := chat.NewButtons(buttonKey, view.ButtonErrors(log))
-	coreCfg.Buttons = buttons
-	plat, keys, err := newPlatforms(cfg, db, hub.hub, buttons, getenv, log)
-	if err != nil {
-		return err
-	}
-	coreCfg.Connections = plat
-	hub.platforms = plat
-	coreCfg.Dashboard = hub.dash
-
-	core, err := bot.New(ctx, coreCfg)
-	if err != nil {
-		return err
-	}
-	// The dashboard lets in exactly whom the chat lets in.
-	hub.dash.SetAllowed(core.Allowed)
-	if code := core.ClaimCode(); code != "" {
+	defer srv.close()
+	if code := srv.access.ClaimCode(); code != "" {
 		// The one place a secret is logged: it is useless once claimed,
 		// and the owner needs to read it here.
 		log.Warn("no owner yet: send this to the bot to claim it", "command", "/start "+code)
-	} else if !terminal && core.WaitingForClaim() {
+	} else if !terminal && srv.access.WaitingForClaim() {
 		log.Warn("no owner yet: send /start CODE with the code printed at first start, or set GPULEDGER_ALLOWED_USERS")
 	}
 
@@ -110,7 +70,7 @@ func runServe(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 		c, err := console.New(console.Config{
 			In:      stdin,
 			Out:     stdout,
-			Handler: core,
+			Handler: srv.core,
 			UserID:  cfg.ConsoleUser,
 			Dir:     files,
 			Logger:  log,
@@ -118,17 +78,15 @@ func runServe(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 		if err != nil {
 			return err
 		}
-		if err := hub.Start(ctx, buttons, c); err != nil {
-			return err
-		}
+		srv.start(ctx, c)
 		if r, ok := stdin.(*os.File); ok && isTerminal(r) {
 			// Only a person at a terminal is greeted: a script piped in
 			// gets nothing but the replies.
 			fmt.Fprintf(stdout, "gpuledger %s — your GPU rental ledger (database %s; exports and charts go to %s).\n"+
 				"Type /help for the commands, e.g. /rent box1 autodl 4090 1.88/h; 输入 /help 查看命令。Ctrl-D quits.\n", version, cfg.DB, files)
-			if from := hub.MovedFrom(); from != "" {
+			if from := srv.agents.MovedFrom(); from != "" {
 				fmt.Fprintf(stdout, "The agent hub listens on %s: %s is in use by another program (set GPULEDGER_LISTEN to choose). 代理服务改用 %s。\n",
-					hub.Addr(), from, hub.Addr())
+					srv.agents.Addr(), from, srv.agents.Addr())
 			}
 		}
 		return c.Run(ctx)
@@ -148,24 +106,22 @@ func runServe(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 		Token:    cfg.TelegramToken,
 		Endpoint: cfg.TelegramEndpoint,
 		Client:   telegram.NewHTTPClient(60*time.Second, telegram.ProxyFromEnv(getenv)),
-		Handler:  core,
+		Handler:  srv.core,
 		Store:    db,
 		// A /connect waiting to be handled is stored sealed, never in
 		// the clear, and still finishes after a restart.
-		Sealer:   keys,
-		Allowed:  core.Allowed,
+		Sealer:   srv.keys,
+		Allowed:  srv.access.Allowed,
 		Logger:   log,
 		Commands: commands,
 		// The bot's menu button opens the dashboard where Telegram can
 		// (an https public URL); otherwise it is reset to the commands.
-		MenuApp: telegram.MenuApp{URL: hub.dash.AppURL()},
+		MenuApp: telegram.MenuApp{URL: srv.dash.AppURL()},
 	})
 	if err != nil {
 		return err
 	}
-	if err := hub.Start(ctx, buttons, t); err != nil {
-		return err
-	}
+	srv.start(ctx, t)
 	log.Info("serving Telegram", "endpoint_host", endpointHost(cfg.TelegramEndpoint))
 	return t.Run(ctx)
 }
