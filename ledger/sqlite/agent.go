@@ -23,12 +23,9 @@ func (ags *Agents) IssueToken(ctx context.Context, userID int64, name string, ha
 	at = sec(at)
 	var tok ledger.AgentToken
 	err := ags.db.withTx(ctx, func(tx *sql.Tx) error {
-		r, err := findRental(ctx, tx, userID, name)
+		r, err := liveRental(ctx, tx, userID, name, "agent_released")
 		if err != nil {
 			return err
-		}
-		if r.State() == ledger.Released {
-			return ledger.Errorc(ledger.ECONFLICT, "agent_released", name)
 		}
 		if _, err := tx.ExecContext(ctx, `UPDATE agent_tokens SET revoked_at = ? WHERE rental_id = ? AND revoked_at IS NULL`,
 			unix(at), r.ID); err != nil {

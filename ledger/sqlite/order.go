@@ -293,12 +293,9 @@ func (ords *Orders) SetAutoPolicy(ctx context.Context, userID int64, name string
 		p.SetAt = ords.db.now()
 	}
 	err := ords.db.withTx(ctx, func(tx *sql.Tx) error {
-		r, err := findRental(ctx, tx, userID, name)
+		r, err := liveRental(ctx, tx, userID, name, "was_released")
 		if err != nil {
 			return err
-		}
-		if r.State() == ledger.Released {
-			return ledger.Errorc(ledger.ECONFLICT, "was_released", name)
 		}
 		p.RentalID = r.ID
 		_, err = tx.ExecContext(ctx, `INSERT INTO auto_policies (rental_id, action, after_ns, set_at, wait_for, idle_people_ns) VALUES (?, ?, ?, ?, ?, ?)

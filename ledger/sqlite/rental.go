@@ -416,6 +416,20 @@ func checkNewRental(r *ledger.Rental) (ledger.Event, error) {
 	return start, nil
 }
 
+// liveRental is findRental for a change only an unreleased rental takes:
+// the latest released one of that name is ECONFLICT with the message
+// released (its key in the ledger's catalog).
+func liveRental(ctx context.Context, q querier, userID int64, name, released string) (*ledger.Rental, error) {
+	r, err := findRental(ctx, q, userID, name)
+	if err != nil {
+		return nil, err
+	}
+	if r.State() == ledger.Released {
+		return nil, ledger.Errorc(ledger.ECONFLICT, released, name)
+	}
+	return r, nil
+}
+
 // nameInUse reports whether the user has an unreleased rental called name.
 func nameInUse(ctx context.Context, tx querier, userID int64, name string) (bool, error) {
 	return anyRow(ctx, tx, `SELECT 1 FROM rentals WHERE user_id = ? AND name = ? AND released = 0`, userID, name)
