@@ -8,6 +8,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/gpuledger/gpuledger/bot/command"
 	"github.com/gpuledger/gpuledger/chat"
 	"github.com/gpuledger/gpuledger/ledger"
 )
@@ -64,7 +65,7 @@ func (r *req) callback() error {
 // what the i-th choice button records; shown is the command as the user
 // sees it, for Edit and Cancel.
 type proposal struct {
-	choices []Command
+	choices []command.Command
 	shown   string
 	expires time.Time
 }
@@ -90,7 +91,7 @@ func newProposals(ttl time.Duration) *proposals {
 func propKey(user int64, id string) string { return strconv.FormatInt(user, 10) + ":" + id }
 
 // add keeps a proposal of choices and returns its ID.
-func (p *proposals) add(user int64, shown string, choices []Command, now time.Time) string {
+func (p *proposals) add(user int64, shown string, choices []command.Command, now time.Time) string {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	for k, v := range p.m {
@@ -152,24 +153,24 @@ func parseChoice(payload string) (id string, i int, ok bool) {
 // would record and the buttons Confirm / Edit / Cancel. Without a
 // platform or a price there is nothing to confirm: the reply shows the
 // command to complete instead.
-func (r *req) propose(c ProposedRentCmd) error {
+func (r *req) propose(c command.ProposedRentCmd) error {
 	b, err := r.book()
 	if err != nil {
 		return err
 	}
 	// The rental starts when the user said it did, not when they confirm.
-	rent := RentCmd{Name: freeName(b), Platform: c.Platform, GPU: c.GPU, GPUCount: c.GPUCount, Price: c.Price, Mode: c.Mode, At: r.at(c.At).In(r.loc)}
+	rent := command.RentCmd{Name: freeName(b), Platform: c.Platform, GPU: c.GPU, GPUCount: c.GPUCount, Price: c.Price, Mode: c.Mode, At: r.at(c.At).In(r.loc)}
 	if c.Price != nil {
 		rent.Currency = c.Price.Currency
 	}
-	rent.modeChosen = true // the proposal says what a mode against the profile means (modeNote)
+	rent.ModeChosen = true // the proposal says what a mode against the profile means (modeNote)
 	if rent.Platform == "" || rent.Price == nil {
 		return r.answer(r.plain(r.t("propose_incomplete", rentCommand(rent))))
 	}
 	if err := r.mark(); err != nil {
 		return err
 	}
-	id := r.c.props.add(r.u.UserID, rentCommand(rent), []Command{rent}, r.now)
+	id := r.c.props.add(r.u.UserID, rentCommand(rent), []command.Command{rent}, r.now)
 	buttons, err := r.proposalButtons(id)
 	if err != nil {
 		return err
@@ -228,7 +229,7 @@ func gpuWord(model string) string {
 
 func isDigit(c byte) bool { return '0' <= c && c <= '9' }
 
-func rentCommand(c RentCmd) string {
+func rentCommand(c command.RentCmd) string {
 	parts := []string{"/rent", c.Name}
 	plat := c.Platform
 	if plat == "" {

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/gpuledger/gpuledger/bot/command"
 	"github.com/gpuledger/gpuledger/chat"
 	"github.com/gpuledger/gpuledger/internal/clip"
 	"github.com/gpuledger/gpuledger/ledger"
@@ -406,9 +407,9 @@ func (r *req) text() error {
 	if len(lines) > 1 {
 		return r.lines(lines)
 	}
-	cmd, err := ParseFor(r.c.botName, r.u.Text, r.now, r.loc)
+	cmd, err := command.ParseFor(r.c.botName, r.u.Text, r.now, r.loc)
 	if err != nil {
-		var pe *ParseError
+		var pe *command.ParseError
 		if errors.As(err, &pe) && (pe.Key == "unknown_command" || pe.Key == "unknown_command_near") {
 			if r.u.ChatType != chat.ChatPrivate {
 				return r.mark() // perhaps another bot's: stay quiet in groups
@@ -422,7 +423,7 @@ func (r *req) text() error {
 		return err
 	}
 	if r.u.ChatType != chat.ChatPrivate && !isCommand(r.u.Text) {
-		if _, ok := cmd.(HelpCmd); !ok {
+		if _, ok := cmd.(command.HelpCmd); !ok {
 			return r.mark() // a group's talk ("status", "stopped box1") is not addressed to the bot
 		}
 	}
@@ -451,10 +452,10 @@ func (r *req) stranger() error {
 		r.deleteSecret()
 	}
 	if r.u.Kind == chat.KindText && !r.u.Forwarded {
-		if cmd, err := Parse(r.u.Text, r.now, time.UTC); err == nil {
+		if cmd, err := command.Parse(r.u.Text, r.now, time.UTC); err == nil {
 			// Claims only in private: the code is not for a group to read,
 			// and the owner's private chat is where the bot answers.
-			if st, ok := cmd.(StartCmd); ok && st.Code != "" && c.acc.claimable() && r.u.ChatType == chat.ChatPrivate {
+			if st, ok := cmd.(command.StartCmd); ok && st.Code != "" && c.acc.claimable() && r.u.ChatType == chat.ChatPrivate {
 				if err := r.mark(); err != nil {
 					return err
 				}
@@ -653,9 +654,9 @@ func (r *req) alreadyApplied() error {
 
 // errorText renders an error for the user in their language.
 func (r *req) errorText(err error) string {
-	var pe *ParseError
+	var pe *command.ParseError
 	if errors.As(err, &pe) {
-		return "✗ " + chat.Escape(pe.Text(r.lang))
+		return "✗ " + chat.Escape(parseErrorText(pe, r.lang))
 	}
 	code := ledger.ErrorCode(err)
 	if code == ledger.EINTERNAL {

@@ -9,12 +9,13 @@ import (
 	"strings"
 	"time"
 
+	"github.com/gpuledger/gpuledger/bot/command"
 	"github.com/gpuledger/gpuledger/chat"
 	"github.com/gpuledger/gpuledger/ledger"
 	"github.com/gpuledger/gpuledger/view"
 )
 
-func (r *req) agent(c AgentCmd) error {
+func (r *req) agent(c command.AgentCmd) error {
 	if r.c.agents == nil {
 		return r.answer(r.plain(r.t("agent_off")))
 	}
@@ -70,7 +71,7 @@ func (r *req) unreachableURL() string {
 	return ""
 }
 
-func (r *req) why(c WhyCmd) error {
+func (r *req) why(c command.WhyCmd) error {
 	x, err := r.named(c.Name)
 	if ledger.ErrorCode(err) == ledger.ENOTFOUND {
 		return ledger.Errorc(ledger.ENOTFOUND, "no_rental_called", c.Name)
@@ -213,7 +214,7 @@ func lastActive(ss []ledger.Session) time.Time {
 	return t
 }
 
-func (r *req) autoRelease(c AutoReleaseCmd) error {
+func (r *req) autoRelease(c command.AutoReleaseCmd) error {
 	st := r.c.policies
 	if st == nil {
 		return r.answer(r.plain(r.t("autorelease_off")))

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/gpuledger/gpuledger/bot/command"
 	"github.com/gpuledger/gpuledger/chat"
 	"github.com/gpuledger/gpuledger/ledger"
 	"github.com/gpuledger/gpuledger/view"
@@ -13,15 +14,15 @@ import (
 // dispatch runs one parsed command. Commands that change the ledger make
 // exactly one store call carrying the update's key; questions record the
 // key with MarkHandled just before answering.
-func (r *req) dispatch(cmd Command) error {
+func (r *req) dispatch(cmd command.Command) error {
 	return r.refusalNamed(r.dispatchCmd(cmd), typedRental(cmd))
 }
 
 // dispatchCmd is dispatch before its refusal names the rental as the
 // replies do.
-func (r *req) dispatchCmd(cmd Command) error {
+func (r *req) dispatchCmd(cmd command.Command) error {
 	group := r.u.ChatType != chat.ChatPrivate
-	if c, ok := cmd.(ConnectCmd); ok {
+	if c, ok := cmd.(command.ConnectCmd); ok {
 		return r.connect(c) // it places itself: a key sent in a group is deleted
 	}
 	if group {
@@ -33,96 +34,96 @@ func (r *req) dispatchCmd(cmd Command) error {
 		}
 	}
 	switch c := cmd.(type) {
-	case RentCmd:
+	case command.RentCmd:
 		return r.rent(c)
-	case StopCmd:
+	case command.StopCmd:
 		return r.event(c.Name, ledger.Event{Kind: ledger.EventStop, At: r.at(c.At)})
-	case ResumeCmd:
+	case command.ResumeCmd:
 		return r.event(c.Name, ledger.Event{Kind: ledger.EventResume, At: r.at(c.At)})
-	case ReleaseCmd:
+	case command.ReleaseCmd:
 		return r.release(c)
-	case DisconnectCmd:
+	case command.DisconnectCmd:
 		return r.disconnect(c)
-	case ReconcileCmd:
+	case command.ReconcileCmd:
 		return r.reconcile(c)
-	case PriceCmd:
+	case command.PriceCmd:
 		return r.price(c)
-	case StorageCreateCmd:
+	case command.StorageCreateCmd:
 		return r.storageCreate(c)
-	case StorageResizeCmd:
+	case command.StorageResizeCmd:
 		return r.volumeEvent(c.Volume, ledger.VolumeEvent{Kind: ledger.VolumeResize, At: r.at(c.At), SizeGB: c.SizeGB})
-	case StorageSetPriceCmd:
+	case command.StorageSetPriceCmd:
 		return r.storagePrice(c)
-	case StorageDeleteCmd:
+	case command.StorageDeleteCmd:
 		return r.volumeEvent(c.Volume, ledger.VolumeEvent{Kind: ledger.VolumeDelete, At: r.at(c.At)})
-	case TrafficTermsCmd:
+	case command.TrafficTermsCmd:
 		return r.trafficTerms(c)
-	case TrafficUsageCmd:
+	case command.TrafficUsageCmd:
 		return r.trafficUsage(c)
-	case ChargeCmd:
+	case command.ChargeCmd:
 		return r.charge(c)
-	case TopupCmd:
+	case command.TopupCmd:
 		return r.topup(c)
-	case BalanceCmd:
+	case command.BalanceCmd:
 		if !c.Set {
 			return r.showBalances()
 		}
 		return r.recordBalance(c)
-	case BudgetCmd:
+	case command.BudgetCmd:
 		return r.budget(c)
-	case RecordsCmd:
+	case command.RecordsCmd:
 		return r.records(c)
-	case DeleteRecordCmd:
+	case command.DeleteRecordCmd:
 		return r.deleteRecord(c)
-	case FixRecordCmd:
+	case command.FixRecordCmd:
 		return r.fixRecord(c)
-	case StatusCmd:
+	case command.StatusCmd:
 		return r.status()
-	case SpendCmd:
+	case command.SpendCmd:
 		return r.spend(c)
-	case SummaryCmd:
+	case command.SummaryCmd:
 		return r.summary()
-	case ExportCmd:
+	case command.ExportCmd:
 		return r.export(c)
-	case UndoCmd:
+	case command.UndoCmd:
 		return r.undo()
-	case DashboardCmd:
+	case command.DashboardCmd:
 		return r.dashboard()
-	case AgentCmd:
+	case command.AgentCmd:
 		return r.agent(c)
-	case AgentEnrolCmd:
+	case command.AgentEnrolCmd:
 		return r.agentEnrol()
-	case AgentRevokeCmd:
+	case command.AgentRevokeCmd:
 		return r.agentRevoke()
-	case AdoptCmd:
+	case command.AdoptCmd:
 		return r.adopt(c)
-	case AutoReleaseCmd:
+	case command.AutoReleaseCmd:
 		return r.autoRelease(c)
-	case SettingsCmd:
+	case command.SettingsCmd:
 		return r.settings(c)
-	case WhyCmd:
+	case command.WhyCmd:
 		return r.why(c)
-	case HelpCmd:
+	case command.HelpCmd:
 		return r.answer(r.plain(chat.Escape(HelpText(r.lang, c.Topic))))
-	case StartCmd:
+	case command.StartCmd:
 		return r.answer(r.plain(r.t("welcome") + "\n\n" + chat.Escape(HelpText(r.lang, ""))))
-	case ProposedRentCmd:
+	case command.ProposedRentCmd:
 		if group {
 			return r.mark() // chatter in a group is not addressed to the bot
 		}
 		return r.propose(c)
-	case ProposedChangeCmd:
+	case command.ProposedChangeCmd:
 		if group {
 			return r.mark()
 		}
 		return r.proposeChange(c)
-	case NotACommand:
+	case command.NotACommand:
 		if group {
 			return r.mark()
 		}
 		r.rejected = true
 		return r.answer(r.plain(r.t("not_a_command")))
-	case OtherBot:
+	case command.OtherBot:
 		return r.mark()
 	}
 	return fmt.Errorf("bot: no handler for command %T", cmd)
@@ -168,7 +169,7 @@ func (r *req) defaultCurrency(b *ledger.Book) ledger.Currency {
 // rental builds the ledger rental of a /rent: the user's values, then the
 // platform profile's defaults for what they left out. assumed is true when
 // the currency came from defaultCurrency.
-func (r *req) rental(c RentCmd) (rent ledger.Rental, assumed bool) {
+func (r *req) rental(c command.RentCmd) (rent ledger.Rental, assumed bool) {
 	rent = ledger.Rental{
 		UserID:   r.u.UserID,
 		Name:     c.Name,
@@ -207,9 +208,9 @@ func (r *req) rental(c RentCmd) (rent ledger.Rental, assumed bool) {
 	return rent, assumed
 }
 
-func (r *req) rent(c RentCmd) error {
+func (r *req) rent(c command.RentCmd) error {
 	c.At = r.at(c.At) // a choice made later starts it when it was sent
-	if asked, err := r.checkPlatform(c.Platform, func(p string) Command { d := c; d.Platform = p; return d }); asked || err != nil {
+	if asked, err := r.checkPlatform(c.Platform, func(p string) command.Command { d := c; d.Platform = p; return d }); asked || err != nil {
 		return err
 	}
 	if asked, err := r.checkMode(c); asked || err != nil {
@@ -341,7 +342,7 @@ func sameCurrency(given, have ledger.Currency, what string) error {
 // price changes a rental's rate from a time on. A time before the
 // rental's last change, or any time on a released rental, corrects the
 // rate from when it applied (the store checks it lies inside the life).
-func (r *req) price(c PriceCmd) error {
+func (r *req) price(c command.PriceCmd) error {
 	x, err := r.named(c.Name)
 	if err != nil {
 		return err
@@ -377,7 +378,7 @@ func (r *req) price(c PriceCmd) error {
 // charge records a one-off charge on a rental, or on a platform when the
 // user has no rental of that name: a volume's charge on the volume's
 // platform. A name that is none of the user's is held (typo.go).
-func (r *req) charge(c ChargeCmd) error {
+func (r *req) charge(c command.ChargeCmd) error {
 	x, err := r.named(c.Target)
 	if err != nil && ledger.ErrorCode(err) != ledger.ENOTFOUND {
 		return err
@@ -418,7 +419,7 @@ func (r *req) charge(c ChargeCmd) error {
 			}
 		} else {
 			c.At = ch.At
-			if asked, err := r.checkTarget(b, c.Target, func(t string) Command { d := c; d.Target = t; return d }); asked || err != nil {
+			if asked, err := r.checkTarget(b, c.Target, func(t string) command.Command { d := c; d.Target = t; return d }); asked || err != nil {
 				return err
 			}
 		}
@@ -477,7 +478,7 @@ func (r *req) platformCurrency(platform string, given ledger.Currency) (string, 
 
 // platformMoney records money on a platform (a top-up or a balance) in
 // the platform's currency and answers with what write says.
-func (r *req) platformMoney(platform string, amount Amount, write func(plat string, cur ledger.Currency) (string, error)) error {
+func (r *req) platformMoney(platform string, amount command.Amount, write func(plat string, cur ledger.Currency) (string, error)) error {
 	plat, cur, assumed, err := r.platformCurrency(platform, amount.Currency)
 	if err != nil {
 		return err
@@ -489,9 +490,9 @@ func (r *req) platformMoney(platform string, amount Amount, write func(plat stri
 	return r.send(r.plain(r.assumedNote(text, assumed, cur)))
 }
 
-func (r *req) topup(c TopupCmd) error {
+func (r *req) topup(c command.TopupCmd) error {
 	c.At = r.at(c.At)
-	if asked, err := r.checkPlatform(c.Platform, func(p string) Command { d := c; d.Platform = p; return d }); asked || err != nil {
+	if asked, err := r.checkPlatform(c.Platform, func(p string) command.Command { d := c; d.Platform = p; return d }); asked || err != nil {
 		return err
 	}
 	return r.platformMoney(c.Platform, c.Amount, func(plat string, cur ledger.Currency) (string, error) {
@@ -503,9 +504,9 @@ func (r *req) topup(c TopupCmd) error {
 	})
 }
 
-func (r *req) recordBalance(c BalanceCmd) error {
+func (r *req) recordBalance(c command.BalanceCmd) error {
 	c.At = r.at(c.At)
-	if asked, err := r.checkPlatform(c.Platform, func(p string) Command { d := c; d.Platform = p; return d }); asked || err != nil {
+	if asked, err := r.checkPlatform(c.Platform, func(p string) command.Command { d := c; d.Platform = p; return d }); asked || err != nil {
 		return err
 	}
 	return r.platformMoney(c.Platform, c.Amount, func(plat string, cur ledger.Currency) (string, error) {
@@ -529,7 +530,7 @@ func (r *req) assumedNote(text string, assumed bool, cur ledger.Currency) string
 // An amount without a currency is in the one currency the user spends in;
 // when they spend in several the reply asks which and nothing changes, and
 // when they spend in none the language's currency is assumed and said.
-func (r *req) budget(c BudgetCmd) error {
+func (r *req) budget(c command.BudgetCmd) error {
 	if !c.Set {
 		b, err := r.book()
 		if err != nil {
@@ -616,7 +617,7 @@ func (r *req) rentalChanged(x *ledger.Rental) {
 	}
 }
 
-func (r *req) settings(c SettingsCmd) error {
+func (r *req) settings(c command.SettingsCmd) error {
 	if c.Empty() {
 		return r.answer(r.plain(r.settingsText(r.user)))
 	}

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/gpuledger/gpuledger/bot/command"
 	"github.com/gpuledger/gpuledger/chat"
 	"github.com/gpuledger/gpuledger/connector"
 	"github.com/gpuledger/gpuledger/internal/clip"
@@ -119,12 +120,12 @@ func platformTitle(key string) string {
 // connectWord reports whether line is a /connect command (any alias,
 // "/connect@bot" too).
 func connectWord(line string) bool {
-	f := strings.Fields(normalize(line))
+	f := strings.Fields(command.Normalize(line))
 	if len(f) == 0 || !strings.HasPrefix(f[0], "/") {
 		return false
 	}
 	head, _, _ := strings.Cut(f[0][1:], "@")
-	return commandNames[strings.ToLower(head)] == KindConnect
+	return command.KindOf(strings.ToLower(head)) == command.KindConnect
 }
 
 // holdsConnect reports whether any line of text is a /connect command.
@@ -145,15 +146,15 @@ func holdsConnect(text string) bool {
 func (c *Core) HoldsSecret(text string) bool { return holdsSecret(text) }
 
 func holdsSecret(text string) bool {
-	f := strings.Fields(normalize(text))
+	f := strings.Fields(command.Normalize(text))
 	for _, w := range f {
 		if !strings.HasPrefix(w, "/") || len(w) < 2 {
 			continue
 		}
 		head, _, _ := strings.Cut(w[1:], "@")
 		head = strings.ToLower(head)
-		if kind, ok := commandNames[head]; ok {
-			if kind == KindConnect {
+		if kind := command.KindOf(head); kind != "" {
+			if kind == command.KindConnect {
 				return true
 			}
 			continue
@@ -161,8 +162,8 @@ func holdsSecret(text string) bool {
 		if len(f) < 2 {
 			continue
 		}
-		for _, near := range nearCommands(head) {
-			if commandNames[near] == KindConnect {
+		for _, near := range command.NearCommands(head) {
+			if command.KindOf(near) == command.KindConnect {
 				return true
 			}
 		}
@@ -179,10 +180,10 @@ func redactSecrets(text string) string {
 		if !connectWord(line) {
 			continue
 		}
-		f := strings.Fields(normalize(line))
+		f := strings.Fields(command.Normalize(line))
 		out, removed := f[:1], false
 		for _, w := range f[1:] {
-			if _, _, known := connectPlatform(w); known {
+			if _, _, known := command.ConnectPlatform(w); known {
 				out = append(out, w) // a platform's name is no secret
 			} else if !removed {
 				out, removed = append(out, "<key removed>"), true
@@ -209,7 +210,7 @@ func (r *req) connectNotRun(key string) error {
 // suggestion names /connect) that has words after the command, since they
 // may be a key, and returns the note to add to the reply ("" otherwise).
 func (r *req) nearConnect(suggestion string) string {
-	if !strings.Contains(suggestion, "/"+string(KindConnect)) || len(strings.Fields(r.u.Text)) < 2 {
+	if !strings.Contains(suggestion, "/"+string(command.KindConnect)) || len(strings.Fields(r.u.Text)) < 2 {
 		return ""
 	}
 	return "\n" + r.deletionNote(r.deleteSecret())
@@ -234,7 +235,7 @@ func (r *req) groupExposed(platform string, d deletion) string {
 // connect handles /connect: the message is deleted first when it may hold
 // a key; in a group nothing is stored (the group saw the key). The key is
 // passed to Connections.Connect and dropped; the reply shows its hint.
-func (r *req) connect(c ConnectCmd) error {
+func (r *req) connect(c command.ConnectCmd) error {
 	group := r.u.ChatType != chat.ChatPrivate
 	d := delNone
 	if c.Secret {
@@ -251,7 +252,7 @@ func (r *req) connect(c ConnectCmd) error {
 		note = "\n" + r.deletionNote(d)
 	}
 	if c.Err != nil {
-		return r.answer(r.plain("✗ " + chat.Escape(c.Err.Text(r.lang)) + note))
+		return r.answer(r.plain("✗ " + chat.Escape(parseErrorText(c.Err, r.lang)) + note))
 	}
 	if r.c.conns == nil {
 		return r.answer(r.plain(r.ct("conn_off") + note))
@@ -300,7 +301,7 @@ func (r *req) connectError(platform string, err error) (string, bool) {
 func checkPlatforms(ps connector.Registry) error {
 	var errs []error
 	for _, s := range ps {
-		if !slices.Contains(ConnectPlatforms, s.Key) {
+		if !slices.Contains(command.ConnectPlatforms, s.Key) {
 			errs = append(errs, fmt.Errorf("bot: config: /connect does not read %s (ConnectPlatforms)", s.Key))
 		}
 		m, ok := connectTexts["where_"+s.Key]
@@ -384,7 +385,7 @@ func (r *req) listConnections() error {
 }
 
 // disconnect handles /disconnect PLATFORM.
-func (r *req) disconnect(c DisconnectCmd) error {
+func (r *req) disconnect(c command.DisconnectCmd) error {
 	if r.c.conns == nil {
 		return r.answer(r.plain(r.ct("conn_off")))
 	}
@@ -399,7 +400,7 @@ func (r *req) disconnect(c DisconnectCmd) error {
 }
 
 // reconcile handles /reconcile [YYYY-MM].
-func (r *req) reconcile(c ReconcileCmd) error {
+func (r *req) reconcile(c command.ReconcileCmd) error {
 	if r.c.conns == nil {
 		return r.answer(r.plain(r.ct("conn_off")))
 	}
@@ -415,7 +416,7 @@ func (r *req) reconcile(c ReconcileCmd) error {
 // release handles /release NAME: a rental its platform still lists as
 // live gets a card (terminate there, or only record it) instead of a
 // release that the platform would keep billing.
-func (r *req) release(c ReleaseCmd) error {
+func (r *req) release(c command.ReleaseCmd) error {
 	at := r.at(c.At)
 	if r.c.conns != nil {
 		if x, err := r.named(c.Name); err == nil && x.State() != ledger.Released {

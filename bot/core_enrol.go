@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/gpuledger/gpuledger/bot/command"
 	"github.com/gpuledger/gpuledger/chat"
 	"github.com/gpuledger/gpuledger/ledger"
 	"github.com/gpuledger/gpuledger/view"
@@ -203,7 +204,7 @@ func (c *Core) instances() Instances {
 // does: at the price given (its currency from a symbol, else the
 // instance's platform profile, else the user's usual one) or at the price
 // the card offers.
-func (r *req) adopt(c AdoptCmd) error {
+func (r *req) adopt(c command.AdoptCmd) error {
 	if r.c.enrol == nil {
 		return r.answer(r.plain(r.t("agent_off")))
 	}

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/gpuledger/gpuledger/bot/command"
 	"github.com/gpuledger/gpuledger/chat"
 	"github.com/gpuledger/gpuledger/ledger"
 )
@@ -89,7 +90,7 @@ func (r *req) lines(lines []string) error {
 
 // line parses and runs one line of a multi-line message.
 func (r *req) line() error {
-	cmd, err := ParseFor(r.c.botName, r.u.Text, r.now, r.loc)
+	cmd, err := command.ParseFor(r.c.botName, r.u.Text, r.now, r.loc)
 	if err != nil {
 		return err
 	}

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/gpuledger/gpuledger/bot/command"
 	"github.com/gpuledger/gpuledger/chat"
 	"github.com/gpuledger/gpuledger/internal/clip"
 	"github.com/gpuledger/gpuledger/ledger"
@@ -20,8 +21,8 @@ import (
 // its command without asking again (modeChosen). A choice of another
 // question (the platform a typo meant) is asked about in turn. A mode on a platform
 // without a profile, or the profile's own mode, is taken as written.
-func (r *req) checkMode(c RentCmd) (bool, error) {
-	if c.modeChosen || c.Mode == "" {
+func (r *req) checkMode(c command.RentCmd) (bool, error) {
+	if c.ModeChosen || c.Mode == "" {
 		return false, nil
 	}
 	p, ok := ledger.LookupProfile(c.Platform)
@@ -36,8 +37,8 @@ func (r *req) checkMode(c RentCmd) (bool, error) {
 	shown := clip.Runes(strings.TrimSpace(r.u.Text), 200, "…")
 	asProfile, asTyped := c, c
 	asProfile.Mode = p.Mode
-	asProfile.modeChosen, asTyped.modeChosen = true, true
-	id := r.c.props.add(r.u.UserID, shown, []Command{asProfile, asTyped}, r.now)
+	asProfile.ModeChosen, asTyped.ModeChosen = true, true
+	id := r.c.props.add(r.u.UserID, shown, []command.Command{asProfile, asTyped}, r.now)
 	var row []chat.Button
 	for i, label := range []string{r.wt("btn_mode_profile", theirs, name), r.wt("btn_mode_typed", typed)} {
 		d, err := r.c.buttons.Sign(r.u.UserID, actConfirm, choiceData(id, i))
@@ -96,7 +97,7 @@ func (r *req) periodEnds(from, to time.Time) (string, string) {
 // modeNote is the line above a proposed rental whose mode goes against
 // its platform's profile: Confirm records it as shown, so the proposal
 // says what the mode means before it is pressed ("" when nothing to say).
-func (r *req) modeNote(c RentCmd) string {
+func (r *req) modeNote(c command.RentCmd) string {
 	p, ok := ledger.LookupProfile(c.Platform)
 	if c.Mode == "" || !ok || p.Mode == "" || p.Mode == c.Mode {
 		return ""

@@ -1,6 +1,7 @@
 package bot
 
 import (
+	"github.com/gpuledger/gpuledger/bot/command"
 	"github.com/gpuledger/gpuledger/chat"
 	"github.com/gpuledger/gpuledger/ledger"
 	"github.com/gpuledger/gpuledger/view"
@@ -19,7 +20,7 @@ const commandTimeLayout = "2006-01-02 15:04"
 // is in a state the event fits, the time is after its last event), so a
 // refusal comes at once rather than after a tap, then proposes it. The
 // change happens when the user said it did, not when they confirm.
-func (r *req) proposeChange(c ProposedChangeCmd) error {
+func (r *req) proposeChange(c command.ProposedChangeCmd) error {
 	x, err := r.named(c.Name)
 	if ledger.ErrorCode(err) == ledger.ENOTFOUND {
 		return r.answer(r.plain(r.t("change_no_rental", chat.Escape(c.Name))))
@@ -31,19 +32,19 @@ func (r *req) proposeChange(c ProposedChangeCmd) error {
 	if err := x.CheckEvent(ledger.Event{Kind: c.Event, At: at}); err != nil {
 		return err
 	}
-	var cmd Command
+	var cmd command.Command
 	switch c.Event {
 	case ledger.EventStop:
-		cmd = StopCmd{Name: x.Name, At: at}
+		cmd = command.StopCmd{Name: x.Name, At: at}
 	case ledger.EventResume:
-		cmd = ResumeCmd{Name: x.Name, At: at}
+		cmd = command.ResumeCmd{Name: x.Name, At: at}
 	default:
-		cmd = ReleaseCmd{Name: x.Name, At: at}
+		cmd = command.ReleaseCmd{Name: x.Name, At: at}
 	}
 	if err := r.mark(); err != nil {
 		return err
 	}
-	id := r.c.props.add(r.u.UserID, proposalCommand(cmd), []Command{cmd}, r.now)
+	id := r.c.props.add(r.u.UserID, proposalCommand(cmd), []command.Command{cmd}, r.now)
 	buttons, err := r.proposalButtons(id)
 	if err != nil {
 		return err
@@ -68,15 +69,15 @@ func (r *req) proposalButtons(id string) ([][]chat.Button, error) {
 
 // proposalCommand writes a proposed command as the command the user could
 // send instead.
-func proposalCommand(cmd Command) string {
+func proposalCommand(cmd command.Command) string {
 	switch c := cmd.(type) {
-	case RentCmd:
+	case command.RentCmd:
 		return rentCommand(c)
-	case StopCmd:
+	case command.StopCmd:
 		return "/stop " + c.Name + " at " + c.At.Format(commandTimeLayout)
-	case ResumeCmd:
+	case command.ResumeCmd:
 		return "/resume " + c.Name + " at " + c.At.Format(commandTimeLayout)
-	case ReleaseCmd:
+	case command.ReleaseCmd:
 		return "/release " + c.Name + " at " + c.At.Format(commandTimeLayout)
 	}
 	return "/" + string(cmd.Kind())
@@ -84,7 +85,7 @@ func proposalCommand(cmd Command) string {
 
 // perCardLine says how a per-card price became the rental's: "2×A100 at
 // $1.64/h each = $3.28/h", in the currency the rental will have.
-func (r *req) perCardLine(rent RentCmd, each PriceSpec) string {
+func (r *req) perCardLine(rent command.RentCmd, each command.PriceSpec) string {
 	x, _ := r.rental(rent)
 	return r.t("propose_per_card", chat.Escape(view.GPUText(&x)), view.FormatPrice(each.Price(), x.Currency, r.lang), view.FormatPrice(x.Price, x.Currency, r.lang))
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"time"
 
+	"github.com/gpuledger/gpuledger/bot/command"
 	"github.com/gpuledger/gpuledger/chat"
 	"github.com/gpuledger/gpuledger/ledger"
 	"github.com/gpuledger/gpuledger/view"
@@ -21,7 +22,7 @@ func (r *req) status() error {
 	return r.answer(r.withDashboard(r.plain(view.RenderStatus(b, r.now, r.lang))))
 }
 
-func (r *req) spend(c SpendCmd) error {
+func (r *req) spend(c command.SpendCmd) error {
 	b, err := r.book()
 	if err != nil {
 		return err
@@ -103,7 +104,7 @@ func (r *req) showBalances() error {
 }
 
 // export sends the ledger as of now as a CSV or JSON document.
-func (r *req) export(c ExportCmd) error {
+func (r *req) export(c command.ExportCmd) error {
 	b, err := r.book()
 	if err != nil {
 		return err

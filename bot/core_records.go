@@ -5,6 +5,7 @@ import (
 	"math/big"
 	"strings"
 
+	"github.com/gpuledger/gpuledger/bot/command"
 	"github.com/gpuledger/gpuledger/chat"
 	"github.com/gpuledger/gpuledger/ledger"
 	"github.com/gpuledger/gpuledger/view"
@@ -16,7 +17,7 @@ const recordsShown = 30
 
 // records lists the user's charges, top-ups, balance readings and traffic
 // records, newest first, each with the reference /fix and /delete take.
-func (r *req) records(c RecordsCmd) error {
+func (r *req) records(c command.RecordsCmd) error {
 	recs, err := r.c.store.Records(r.ctx, r.u.UserID, ledger.RecordFilter{Name: c.Name, Limit: recordsShown})
 	if err != nil {
 		return err
@@ -66,7 +67,7 @@ func gbText(bytes int64) string {
 }
 
 // deleteRecord deletes one of the user's records; /undo puts it back.
-func (r *req) deleteRecord(c DeleteRecordCmd) error {
+func (r *req) deleteRecord(c command.DeleteRecordCmd) error {
 	x, err := r.c.store.DeleteRecord(r.ctx, r.act(), c.Ref)
 	if err != nil {
 		return err
@@ -76,13 +77,13 @@ func (r *req) deleteRecord(c DeleteRecordCmd) error {
 
 // fixRecord corrects one of the user's records and shows it before and
 // after; /undo puts it back as it was.
-func (r *req) fixRecord(c FixRecordCmd) error {
+func (r *req) fixRecord(c command.FixRecordCmd) error {
 	f := ledger.RecordFix{Note: c.Note, At: c.At, Dir: c.Direction}
 	if c.Amount != nil {
 		f.Amount, f.Currency = &c.Amount.Value, c.Amount.Currency
 	}
 	if c.SizeGB != nil {
-		f.Bytes = gibBytes(*c.SizeGB) // more than 0: the parser saw to it
+		f.Bytes = command.GibBytes(*c.SizeGB) // more than 0: the parser saw to it
 	}
 	old, fixed, err := r.c.store.FixRecord(r.ctx, r.act(), c.Ref, f)
 	if err != nil {

@@ -10,6 +10,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/gpuledger/gpuledger/bot/command"
 	"github.com/gpuledger/gpuledger/ledger"
 	"github.com/gpuledger/gpuledger/view"
 )
@@ -135,25 +136,25 @@ func (r *req) refusalNamed(err error, typed string) error {
 
 // typedRental is the rental name or address cmd was written with, "" for
 // a command that names none.
-func typedRental(cmd Command) string {
+func typedRental(cmd command.Command) string {
 	switch c := cmd.(type) {
-	case StopCmd:
+	case command.StopCmd:
 		return c.Name
-	case ResumeCmd:
+	case command.ResumeCmd:
 		return c.Name
-	case ReleaseCmd:
+	case command.ReleaseCmd:
 		return c.Name
-	case PriceCmd:
+	case command.PriceCmd:
 		return c.Name
-	case TrafficTermsCmd:
+	case command.TrafficTermsCmd:
 		return c.Name
-	case TrafficUsageCmd:
+	case command.TrafficUsageCmd:
 		return c.Name
-	case ChargeCmd:
+	case command.ChargeCmd:
 		return c.Target
-	case WhyCmd:
+	case command.WhyCmd:
 		return c.Name
-	case AutoReleaseCmd:
+	case command.AutoReleaseCmd:
 		return c.Name
 	}
 	return ""

@@ -9,11 +9,12 @@ import (
 	"strings"
 	"time"
 
+	"github.com/gpuledger/gpuledger/bot/command"
 	"github.com/gpuledger/gpuledger/ledger"
 	"github.com/gpuledger/gpuledger/view"
 )
 
-func (r *req) storageCreate(c StorageCreateCmd) error {
+func (r *req) storageCreate(c command.StorageCreateCmd) error {
 	v := ledger.Volume{
 		UserID:     r.u.UserID,
 		Name:       c.Volume,
@@ -98,7 +99,7 @@ func (r *req) storageCreate(c StorageCreateCmd) error {
 // terms change from that time on (the old price bills before it); without,
 // the price from its creation is corrected (up to its first later change).
 // /undo restores the old terms.
-func (r *req) storagePrice(c StorageSetPriceCmd) error {
+func (r *req) storagePrice(c command.StorageSetPriceCmd) error {
 	if !c.At.IsZero() {
 		p := ledger.VolumePrice{At: c.At, Price: c.Price.Amount, PriceUnit: c.Price.Unit}
 		if c.Stopped != nil {
@@ -203,7 +204,7 @@ func (r *req) volumeEvent(name string, ev ledger.VolumeEvent) error {
 // trafficTerms sets a rental's traffic price, released or not: the
 // traffic bill often comes after the release. With at, only the price
 // changes, from that time on.
-func (r *req) trafficTerms(c TrafficTermsCmd) error {
+func (r *req) trafficTerms(c command.TrafficTermsCmd) error {
 	x, err := r.named(c.Name)
 	if err != nil {
 		return err
@@ -255,20 +256,12 @@ func (r *req) trafficTerms(c TrafficTermsCmd) error {
 	return r.send(r.plain(text + r.tookNote(c.Name, x)))
 }
 
-// gibBytes converts GB as written (the ledger counts GiB, 2^30 bytes) to
-// bytes, rounding down to a whole byte.
-func gibBytes(gb ledger.Decimal) int64 {
-	q := gb.Rat()
-	q.Mul(q, new(big.Rat).SetInt64(1<<30))
-	return new(big.Int).Quo(q.Num(), q.Denom()).Int64()
-}
-
-func (r *req) trafficUsage(c TrafficUsageCmd) error {
+func (r *req) trafficUsage(c command.TrafficUsageCmd) error {
 	dir := c.Direction
 	if dir == "" {
 		dir = ledger.Out
 	}
-	u := ledger.TrafficUsage{At: r.at(c.At), Bytes: gibBytes(c.SizeGB), Direction: dir}
+	u := ledger.TrafficUsage{At: r.at(c.At), Bytes: command.GibBytes(c.SizeGB), Direction: dir}
 	x, err := r.c.store.AddTraffic(r.ctx, r.act(), c.Name, u)
 	if err != nil {
 		return r.otherAt(err, c.Name, u.At)

@@ -1,5 +1,7 @@
 package bot
 
+import "github.com/gpuledger/gpuledger/bot/command"
+
 // What the bot does in group chats, until it has a mode for teams.
 //
 // A ledger here is one person's: what they rent, what it costs, their agent
@@ -39,21 +41,21 @@ const (
 
 // placeInGroup classifies cmd for a group. Anything not listed writes (or
 // may): a new command is kept out of groups until it is placed here.
-func placeInGroup(cmd Command) groupPlace {
+func placeInGroup(cmd command.Command) groupPlace {
 	switch c := cmd.(type) {
-	case HelpCmd, StartCmd, NotACommand, ProposedRentCmd, ProposedChangeCmd, OtherBot:
+	case command.HelpCmd, command.StartCmd, command.NotACommand, command.ProposedRentCmd, command.ProposedChangeCmd, command.OtherBot:
 		return inGroup
-	case StatusCmd, SpendCmd, SummaryCmd, ExportCmd, WhyCmd, AgentCmd, AgentEnrolCmd, AgentRevokeCmd, ReconcileCmd, DashboardCmd, RecordsCmd:
+	case command.StatusCmd, command.SpendCmd, command.SummaryCmd, command.ExportCmd, command.WhyCmd, command.AgentCmd, command.AgentEnrolCmd, command.AgentRevokeCmd, command.ReconcileCmd, command.DashboardCmd, command.RecordsCmd:
 		return privately
-	case BalanceCmd:
+	case command.BalanceCmd:
 		if !c.Set {
 			return privately
 		}
-	case BudgetCmd:
+	case command.BudgetCmd:
 		if !c.Set {
 			return privately
 		}
-	case SettingsCmd:
+	case command.SettingsCmd:
 		if c.Empty() {
 			return privately
 		}

@@ -5,41 +5,16 @@ import (
 	"strconv"
 	"strings"
 	"time"
-	"unicode/utf8"
 
+	"github.com/gpuledger/gpuledger/bot/command"
 	"github.com/gpuledger/gpuledger/chat"
 	"github.com/gpuledger/gpuledger/ledger"
 	"github.com/gpuledger/gpuledger/view"
 )
 
-// ParseError is the error Parse returns: a catalog key and arguments, so the
-// core can render it in the user's language with Text, plus the English
-// rendering as a *ledger.Error with code EINVALID (reached through Unwrap, so
-// ledger.ErrorCode and ledger.ErrorMessage work on it unchanged). Every
-// message names what was wrong and ends with a correct example of the
-// command concerned.
-type ParseError struct {
-	Key  string   // catalog key, e.g. "bad_price"
-	Args []string // inserted into the message in order; user tokens already quoted
-	Cmd  Kind     // the command whose example is shown; "" shows /help
-	en   *ledger.Error
-}
-
-func newParseError(cmd Kind, key string, args ...string) *ParseError {
-	e := &ParseError{Key: key, Args: args, Cmd: cmd}
-	e.en = &ledger.Error{Code: ledger.EINVALID, Message: e.Text(chat.LangEN)}
-	return e
-}
-
-// Error returns the English message with the ledger's prefix and code.
-func (e *ParseError) Error() string { return e.en.Error() }
-
-// Unwrap returns the English *ledger.Error (code EINVALID).
-func (e *ParseError) Unwrap() error { return e.en }
-
-// Text renders the error in lang ("en" or "zh"): what was wrong, then an
-// example of the command.
-func (e *ParseError) Text(lang string) string {
+// parseErrorText renders a parser's error in lang ("en" or "zh"): what was
+// wrong, then an example of the command.
+func parseErrorText(e *command.ParseError, lang string) string {
 	lang = chat.NormLang(lang)
 	msg := catalogText(lang, e.Key, e.Args)
 	ex := "/help"
@@ -60,9 +35,9 @@ func ErrorText(err error, lang string) string {
 	if err == nil {
 		return ""
 	}
-	var pe *ParseError
+	var pe *command.ParseError
 	if errors.As(err, &pe) {
-		return pe.Text(lang)
+		return parseErrorText(pe, lang)
 	}
 	if ledger.ErrorCode(err) == ledger.EINTERNAL {
 		if chat.NormLang(lang) == chat.LangZH {
@@ -71,17 +46,6 @@ func ErrorText(err error, lang string) string {
 		return "internal error, logged; please try again later"
 	}
 	return view.LedgerMessage(err, lang, time.UTC, time.Time{})
-}
-
-// quote shows a user's token inside a message: quoted, control and
-// direction-changing characters escaped, invalid UTF-8 escaped, at most 40
-// characters.
-func quote(s string) string {
-	if utf8.RuneCountInString(s) > 40 {
-		r := []rune(s)
-		s = string(r[:40]) + "…"
-	}
-	return strconv.Quote(s)
 }
 
 // catalog holds the parser's messages: key → {en, zh}, plain text (the
@@ -304,9 +268,9 @@ func catalogText(lang, key string, args []string) string {
 	}
 	a := make([]any, len(args))
 	for i, s := range args {
-		if r, ok := strings.CutPrefix(s, rangeMark); ok {
+		if r, ok := strings.CutPrefix(s, command.RangeMark); ok {
 			s = rangeText(r, lang)
-		} else if k, ok := strings.CutPrefix(s, nounMark); ok {
+		} else if k, ok := strings.CutPrefix(s, command.NounMark); ok {
 			if n, found := nouns[k]; found {
 				s = n[0]
 				if lang == chat.LangZH {
@@ -319,21 +283,6 @@ func catalogText(lang, key string, args []string) string {
 		a[i] = s
 	}
 	return catalog.Text(lang, key, a...)
-}
-
-// nounMark marks an argument that is a word to translate (a field or unit
-// name) rather than the user's own text, which is always quoted.
-const nounMark = "§"
-
-func noun(k string) string { return nounMark + k }
-
-// rangeMark marks an argument that is a range of durations, written in
-// the reader's language when the error is shown ("1m..7d", "1分钟..7天").
-const rangeMark = nounMark + "range "
-
-// durRange is the argument for the range lo..hi (whole seconds).
-func durRange(lo, hi time.Duration) string {
-	return rangeMark + strconv.FormatInt(int64(lo/time.Second), 10) + ".." + strconv.FormatInt(int64(hi/time.Second), 10)
 }
 
 func rangeText(r, lang string) string {

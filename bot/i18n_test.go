@@ -8,6 +8,7 @@ import (
 	"testing"
 	"unicode/utf8"
 
+	"github.com/gpuledger/gpuledger/bot/command"
 	"github.com/gpuledger/gpuledger/chat"
 	"github.com/gpuledger/gpuledger/ledger"
 )
@@ -31,7 +32,7 @@ func TestCommandList(t *testing.T) {
 			if n := utf8.RuneCountInString(c.Description); n == 0 || n > 256 {
 				t.Errorf("%s: /%s description has %d characters", lang, c.Command, n)
 			}
-			if k, ok := commandNames[c.Command]; !ok || string(k) != c.Command {
+			if k := command.KindOf(c.Command); string(k) != c.Command {
 				t.Errorf("%s: /%s is not parsed as itself", lang, c.Command)
 			}
 		}
@@ -46,7 +47,7 @@ func TestCommandList(t *testing.T) {
 func TestHelpItems_ExamplesParse(t *testing.T) {
 	for _, h := range helpItems {
 		for i, ex := range h.ex {
-			c, err := Parse(ex, testNow, shanghai)
+			c, err := command.Parse(ex, testNow, shanghai)
 			if err != nil {
 				t.Errorf("/%s example %d %q: %v", h.kind, i, ex, err)
 				continue
@@ -72,7 +73,7 @@ func TestHelpText(t *testing.T) {
 		if n := utf8.RuneCountInString(all); n > 4096 {
 			t.Errorf("%s help is %d characters, over Telegram's 4096", lang, n)
 		}
-		one := HelpText(lang, KindRent)
+		one := HelpText(lang, command.KindRent)
 		if !strings.Contains(one, "/rent NAME PLATFORM GPU PRICE") || strings.Contains(one, "/storage") {
 			t.Errorf("%s /help rent:\n%s", lang, one)
 		}
@@ -120,21 +121,22 @@ func uniq(s []string) []string {
 }
 
 func TestParseError_Text(t *testing.T) {
-	_, err := Parse("/rent box1 autodl 4090 abc/h", testNow, shanghai)
-	var pe *ParseError
+	_, err := command.Parse("/rent box1 autodl 4090 abc/h", testNow, shanghai)
+	var pe *command.ParseError
 	if !errors.As(err, &pe) {
 		t.Fatalf("error %v is not a *ParseError", err)
 	}
 	wantEN := `price "abc/h" is not a price: write it like 1.88/h or ¥1.88/小时. Example: /rent box1 autodl 4090 1.88/h`
-	if got := pe.Text("en"); got != wantEN {
+	if got := parseErrorText(pe, "en"); got != wantEN {
 		t.Errorf("en:\n got %q\nwant %q", got, wantEN)
 	}
 	wantZH := `价格 "abc/h" 看不懂：请写成 1.88/h 或 1.88元/小时。例如：/rent box1 autodl 4090 1.88元/小时 按秒`
-	if got := pe.Text("zh-CN"); got != wantZH {
+	if got := parseErrorText(pe, "zh-CN"); got != wantZH {
 		t.Errorf("zh:\n got %q\nwant %q", got, wantZH)
 	}
-	if got := err.Error(); got != "ledger: invalid: "+wantEN {
-		t.Errorf("Error() = %q", got)
+	// Error is for logs: the key and the arguments, no user's text.
+	if got, want := err.Error(), `ledger: invalid: bad_price "abc/h"`; got != want {
+		t.Errorf("Error() = %q, want %q", got, want)
 	}
 }
 
@@ -147,27 +149,11 @@ func TestErrorText(t *testing.T) {
 		{ledger.Errorf(ledger.ENOTFOUND, "no rental box9"), "zh", "no rental box9"},
 		{errors.New("disk on fire"), "en", "internal error, logged; please try again later"},
 		{fmt.Errorf("wrapped: %w", errors.New("disk on fire")), "zh", "内部错误，已记录。请稍后再试"},
-		{fmt.Errorf("wrapped: %w", newParseError(KindStop, "missing_name", "stop")), "zh", "/stop 需要一个名字，比如 box1。例如：/stop box1 at 10分钟前"},
+		{fmt.Errorf("wrapped: %w", &command.ParseError{Cmd: command.KindStop, Key: "missing_name", Args: []string{"stop"}}), "zh", "/stop 需要一个名字，比如 box1。例如：/stop box1 at 10分钟前"},
 	}
 	for _, tt := range tests {
 		if got := ErrorText(tt.err, tt.lang); got != tt.want {
 			t.Errorf("ErrorText(%v, %s) = %q, want %q", tt.err, tt.lang, got, tt.want)
-		}
-	}
-}
-
-func TestQuote_Hostile(t *testing.T) {
-	tests := []struct{ in, want string }{
-		{"abc", `"abc"`},
-		{"镜像", `"镜像"`},
-		{"a\u202eb", `"a\u202eb"`},
-		{"\xff", `"\xff"`},
-		{"\x1b[31m", `"\x1b[31m"`},
-		{strings.Repeat("x", 50), `"` + strings.Repeat("x", 40) + `…"`},
-	}
-	for _, tt := range tests {
-		if got := quote(tt.in); got != tt.want {
-			t.Errorf("quote(%q) = %s, want %s", tt.in, got, tt.want)
 		}
 	}
 }

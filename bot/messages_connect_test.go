@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/gpuledger/gpuledger/bot/command"
 	"github.com/gpuledger/gpuledger/connector"
 	"github.com/gpuledger/gpuledger/connector/autodl"
 	"github.com/gpuledger/gpuledger/connector/lambda"
@@ -18,7 +19,7 @@ func TestConnectTexts_Catalog(t *testing.T) {
 	for _, err := range connectTexts.Check() {
 		t.Error(err)
 	}
-	for _, p := range ConnectPlatforms {
+	for _, p := range command.ConnectPlatforms {
 		if _, ok := connectTexts["where_"+p]; !ok {
 			t.Errorf("no where_%s: /connect cannot say where a %s key is created", p, p)
 		}

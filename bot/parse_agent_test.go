@@ -5,34 +5,35 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/gpuledger/gpuledger/bot/command"
 	"github.com/gpuledger/gpuledger/ledger"
 )
 
 func TestParse_AgentAdopt(t *testing.T) {
-	usd := &PriceSpec{Amount: ledger.MustDecimal("0.85"), Unit: ledger.UnitHour, Currency: ledger.USD}
+	usd := &command.PriceSpec{Amount: ledger.MustDecimal("0.85"), Unit: ledger.UnitHour, Currency: ledger.USD}
 	tests := []struct {
 		in   string
-		want Command
+		want command.Command
 	}{
-		{"/agent", AgentEnrolCmd{}},
-		{"/agent revoke", AgentRevokeCmd{}},
-		{"/agent REVOKE", AgentRevokeCmd{}},
-		{"/agent 作废", AgentRevokeCmd{}},
-		{"/agent box1", AgentCmd{Name: "box1"}},
-		{"/agent name=revoke", AgentCmd{Name: "revoke"}},
-		{"/adopt 7", AdoptCmd{ID: 7}},
-		{"/adopt #7", AdoptCmd{ID: 7}},
-		{"/adopt 7 $0.85", AdoptCmd{ID: 7, Price: usd}},
-		{"/adopt 7 $0.85/h", AdoptCmd{ID: 7, Price: usd}},
-		{"/adopt $0.85 7", AdoptCmd{ID: 7, Price: usd}},
-		{"/adopt id=7 price=$0.85", AdoptCmd{ID: 7, Price: usd}},
-		{"/adopt 7 0.85", AdoptCmd{ID: 7, Price: &PriceSpec{Amount: ledger.MustDecimal("0.85"), Unit: ledger.UnitHour}}},
-		{"/adopt 12 1.2元/小时", AdoptCmd{ID: 12, Price: &PriceSpec{Amount: ledger.MustDecimal("1.2"), Unit: ledger.UnitHour, Currency: ledger.CNY}}},
-		{"/adopt 7 7", AdoptCmd{ID: 7, Price: &PriceSpec{Amount: ledger.MustDecimal("7"), Unit: ledger.UnitHour}}},
+		{"/agent", command.AgentEnrolCmd{}},
+		{"/agent revoke", command.AgentRevokeCmd{}},
+		{"/agent REVOKE", command.AgentRevokeCmd{}},
+		{"/agent 作废", command.AgentRevokeCmd{}},
+		{"/agent box1", command.AgentCmd{Name: "box1"}},
+		{"/agent name=revoke", command.AgentCmd{Name: "revoke"}},
+		{"/adopt 7", command.AdoptCmd{ID: 7}},
+		{"/adopt #7", command.AdoptCmd{ID: 7}},
+		{"/adopt 7 $0.85", command.AdoptCmd{ID: 7, Price: usd}},
+		{"/adopt 7 $0.85/h", command.AdoptCmd{ID: 7, Price: usd}},
+		{"/adopt $0.85 7", command.AdoptCmd{ID: 7, Price: usd}},
+		{"/adopt id=7 price=$0.85", command.AdoptCmd{ID: 7, Price: usd}},
+		{"/adopt 7 0.85", command.AdoptCmd{ID: 7, Price: &command.PriceSpec{Amount: ledger.MustDecimal("0.85"), Unit: ledger.UnitHour}}},
+		{"/adopt 12 1.2元/小时", command.AdoptCmd{ID: 12, Price: &command.PriceSpec{Amount: ledger.MustDecimal("1.2"), Unit: ledger.UnitHour, Currency: ledger.CNY}}},
+		{"/adopt 7 7", command.AdoptCmd{ID: 7, Price: &command.PriceSpec{Amount: ledger.MustDecimal("7"), Unit: ledger.UnitHour}}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.in, func(t *testing.T) {
-			got, err := Parse(tt.in, testNow, shanghai)
+			got, err := command.Parse(tt.in, testNow, shanghai)
 			if err != nil {
 				t.Fatalf("Parse(%q): %v", tt.in, err)
 			}
@@ -61,8 +62,8 @@ func TestParse_AgentAdoptErr(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.in, func(t *testing.T) {
-			c, err := Parse(tt.in, testNow, shanghai)
-			var pe *ParseError
+			c, err := command.Parse(tt.in, testNow, shanghai)
+			var pe *command.ParseError
 			if !errors.As(err, &pe) {
 				t.Fatalf("Parse(%q) = %s, %v; want a *ParseError %s", tt.in, show(c), err, tt.key)
 			}

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/gpuledger/gpuledger/bot/command"
 	"github.com/gpuledger/gpuledger/ledger"
 )
 
@@ -12,13 +13,16 @@ import (
 // time is taken out of the note, and "at" before words that are no time
 // stays part of it.
 func TestParse_ChargeAt(t *testing.T) {
-	box1 := func(note string) ChargeCmd {
-		return ChargeCmd{Target: "box1", Amount: Amount{Value: dec("5")}, Note: note}
+	box1 := func(note string) command.ChargeCmd {
+		return command.ChargeCmd{Target: "box1", Amount: command.Amount{Value: dec("5")}, Note: note}
 	}
-	with := func(c ChargeCmd, y, mo, d, h, mi int) ChargeCmd { c.At = at(y, mo, d, h, mi, 0); return c }
+	with := func(c command.ChargeCmd, y, mo, d, h, mi int) command.ChargeCmd {
+		c.At = at(y, mo, d, h, mi, 0)
+		return c
+	}
 	tests := []struct {
 		in   string
-		want ChargeCmd
+		want command.ChargeCmd
 	}{
 		{"/charge box1 5 image fee at 2026-11-01 10:05", with(box1("image fee"), 2026, 11, 1, 10, 5)},
 		{"/charge box1 5 image fee at 10:05", with(box1("image fee"), 2026, 11, 1, 10, 5)},
@@ -35,7 +39,7 @@ func TestParse_ChargeAt(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.in, func(t *testing.T) {
-			got, err := Parse(tt.in, testNow, shanghai)
+			got, err := command.Parse(tt.in, testNow, shanghai)
 			if err != nil {
 				t.Fatalf("Parse(%q): %v", tt.in, err)
 			}
@@ -56,8 +60,8 @@ func TestParse_ChargeAtErr(t *testing.T) {
 		{"/charge box1 5 fee at 10:00 at=11:00", "twice", `"10:00"`},
 	} {
 		t.Run(tt.in, func(t *testing.T) {
-			c, err := Parse(tt.in, testNow, shanghai)
-			var pe *ParseError
+			c, err := command.Parse(tt.in, testNow, shanghai)
+			var pe *command.ParseError
 			if !errors.As(err, &pe) {
 				t.Fatalf("Parse(%q) = %s, %v; want error %s", tt.in, show(c), err, tt.key)
 			}
@@ -80,17 +84,17 @@ func TestParse_ChargeAtErr(t *testing.T) {
 // languages, with an example that parses to a dated charge.
 func TestHelp_ChargeAt(t *testing.T) {
 	for _, lang := range []string{"en", "zh"} {
-		h := HelpText(lang, KindCharge)
+		h := HelpText(lang, command.KindCharge)
 		if !strings.Contains(h, "/charge NAME AMOUNT NOTE... [at TIME]") {
 			t.Errorf("%s help for /charge = %q", lang, h)
 		}
 	}
 	for _, in := range []string{"/charge box1 5 image fee at 2026-11-01 10:05", "/charge box1 5元 镜像费 at 昨天 10:05"} {
-		if !strings.Contains(HelpText("en", KindCharge)+HelpText("zh", KindCharge), in) {
+		if !strings.Contains(HelpText("en", command.KindCharge)+HelpText("zh", command.KindCharge), in) {
 			t.Errorf("help shows no example %q", in)
 		}
-		c, err := Parse(in, testNow, shanghai)
-		if ch, ok := c.(ChargeCmd); err != nil || !ok || ch.At.IsZero() || strings.Contains(ch.Note, "at") {
+		c, err := command.Parse(in, testNow, shanghai)
+		if ch, ok := c.(command.ChargeCmd); err != nil || !ok || ch.At.IsZero() || strings.Contains(ch.Note, "at") {
 			t.Errorf("help example %q parses to %s, %v", in, show(c), err)
 		}
 	}

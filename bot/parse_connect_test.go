@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gpuledger/gpuledger/bot/command"
 	"github.com/gpuledger/gpuledger/chat"
 )
 
@@ -34,12 +35,12 @@ func TestParse_Connect(t *testing.T) {
 		{"/connect runpod short", "runpod", "", true, "connect_key_length"},
 		{"/connect runpod " + testKey + "é", "runpod", "", true, "connect_key_chars"},
 	} {
-		cmd, err := Parse(tc.in, testNow, shanghai)
+		cmd, err := command.Parse(tc.in, testNow, shanghai)
 		if err != nil {
 			t.Errorf("Parse(%q): %v; a /connect is never a parse error", tc.in, err)
 			continue
 		}
-		c, ok := cmd.(ConnectCmd)
+		c, ok := cmd.(command.ConnectCmd)
 		if !ok {
 			t.Errorf("Parse(%q) = %T", tc.in, cmd)
 			continue
@@ -55,7 +56,7 @@ func TestParse_Connect(t *testing.T) {
 		}
 		if c.Err != nil {
 			for _, lang := range []string{chat.LangEN, chat.LangZH} {
-				if msg := c.Err.Text(lang) + c.Err.Error(); strings.Contains(msg, "AbCdEf") {
+				if msg := parseErrorText(c.Err, lang) + c.Err.Error(); strings.Contains(msg, "AbCdEf") {
 					t.Errorf("Parse(%q): the error shows the key: %s", tc.in, msg)
 				}
 			}
@@ -72,15 +73,15 @@ func TestParse_Disconnect(t *testing.T) {
 		{"/disconnect aws", "", "connect_unsupported"},
 		{"/disconnect runpod vast", "", "unexpected"},
 	} {
-		cmd, err := Parse(tc.in, testNow, shanghai)
+		cmd, err := command.Parse(tc.in, testNow, shanghai)
 		if tc.errKey != "" {
-			pe, ok := err.(*ParseError)
+			pe, ok := err.(*command.ParseError)
 			if !ok || pe.Key != tc.errKey {
 				t.Errorf("Parse(%q) = %v, %v; want error %s", tc.in, cmd, err, tc.errKey)
 			}
 			continue
 		}
-		if c, ok := cmd.(DisconnectCmd); err != nil || !ok || c.Platform != tc.platform {
+		if c, ok := cmd.(command.DisconnectCmd); err != nil || !ok || c.Platform != tc.platform {
 			t.Errorf("Parse(%q) = %#v, %v", tc.in, cmd, err)
 		}
 	}
@@ -105,15 +106,15 @@ func TestParse_Reconcile(t *testing.T) {
 		{"/reconcile nov", shanghai, "", "bad_month"},
 		{"/reconcile 2026-11 x", shanghai, "", "unexpected"},
 	} {
-		cmd, err := Parse(tc.in, now, tc.loc)
+		cmd, err := command.Parse(tc.in, now, tc.loc)
 		if tc.errKey != "" {
-			pe, ok := err.(*ParseError)
+			pe, ok := err.(*command.ParseError)
 			if !ok || pe.Key != tc.errKey {
 				t.Errorf("Parse(%q) = %v, %v; want error %s", tc.in, cmd, err, tc.errKey)
 			}
 			continue
 		}
-		c, ok := cmd.(ReconcileCmd)
+		c, ok := cmd.(command.ReconcileCmd)
 		if err != nil || !ok || c.Month != tc.month {
 			t.Errorf("Parse(%q in %s) = %#v, %v; want month %s", tc.in, tc.loc, cmd, err, tc.month)
 			continue

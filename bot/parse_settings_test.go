@@ -2,6 +2,7 @@ package bot
 
 import (
 	"errors"
+	"github.com/gpuledger/gpuledger/bot/command"
 	"strings"
 	"testing"
 	"time"
@@ -11,23 +12,23 @@ import (
 // new user tries first; they set that one setting.
 func TestParse_SettingShortcuts(t *testing.T) {
 	now := time.Date(2026, 11, 2, 2, 0, 0, 0, time.UTC)
-	c, err := Parse("/lang zh", now, time.UTC)
-	if s, ok := c.(SettingsCmd); err != nil || !ok || s.Lang == nil || *s.Lang != "zh" {
+	c, err := command.Parse("/lang zh", now, time.UTC)
+	if s, ok := c.(command.SettingsCmd); err != nil || !ok || s.Lang == nil || *s.Lang != "zh" {
 		t.Errorf("/lang zh = %#v, %v; want settings lang=zh", c, err)
 	}
-	c, err = Parse("/language English", now, time.UTC)
-	if s, ok := c.(SettingsCmd); err != nil || !ok || s.Lang == nil || *s.Lang != "en" {
+	c, err = command.Parse("/language English", now, time.UTC)
+	if s, ok := c.(command.SettingsCmd); err != nil || !ok || s.Lang == nil || *s.Lang != "en" {
 		t.Errorf("/language English = %#v, %v; want settings lang=en", c, err)
 	}
-	c, err = Parse("/tz Asia/Shanghai", now, time.UTC)
-	if s, ok := c.(SettingsCmd); err != nil || !ok || s.TZ == nil {
+	c, err = command.Parse("/tz Asia/Shanghai", now, time.UTC)
+	if s, ok := c.(command.SettingsCmd); err != nil || !ok || s.TZ == nil {
 		t.Errorf("/tz Asia/Shanghai = %#v, %v; want settings tz=", c, err)
 	}
-	if _, err := Parse("/lang klingon", now, time.UTC); err == nil {
+	if _, err := command.Parse("/lang klingon", now, time.UTC); err == nil {
 		t.Error("/lang klingon: no error")
 	}
-	c, err = Parse("/lang", now, time.UTC)
-	if s, ok := c.(SettingsCmd); err != nil || !ok || s.Lang != nil {
+	c, err = command.Parse("/lang", now, time.UTC)
+	if s, ok := c.(command.SettingsCmd); err != nil || !ok || s.Lang != nil {
 		t.Errorf("/lang alone = %#v, %v; want settings shown", c, err)
 	}
 }
@@ -36,15 +37,15 @@ func TestParse_SettingShortcuts(t *testing.T) {
 // written as the reader's replies write durations.
 func TestParseError_RangeInReadersLanguage(t *testing.T) {
 	now := time.Date(2026, 11, 2, 2, 0, 0, 0, time.UTC)
-	_, err := Parse("/settings idle_warn=8d", now, time.UTC)
-	var pe *ParseError
+	_, err := command.Parse("/settings idle_warn=8d", now, time.UTC)
+	var pe *command.ParseError
 	if !errors.As(err, &pe) {
 		t.Fatalf("idle_warn=8d: %v, want a parse error", err)
 	}
-	if en := pe.Text("en"); !strings.Contains(en, "1m..7d") {
+	if en := parseErrorText(pe, "en"); !strings.Contains(en, "1m..7d") {
 		t.Errorf("English %q lacks 1m..7d", en)
 	}
-	zh := pe.Text("zh")
+	zh := parseErrorText(pe, "zh")
 	if !strings.Contains(zh, "1分钟..7天") || strings.Contains(zh, "1m") {
 		t.Errorf("Chinese %q: want 1分钟..7天", zh)
 	}

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gpuledger/gpuledger/bot/command"
 	"github.com/gpuledger/gpuledger/chat"
 	"github.com/gpuledger/gpuledger/ledger"
 )
@@ -23,12 +24,12 @@ type boundCase struct {
 func checkBounds(t *testing.T, cases []boundCase) {
 	t.Helper()
 	for _, c := range cases {
-		_, perr := Parse(c.in, testNow, shanghai)
+		_, perr := command.Parse(c.in, testNow, shanghai)
 		if (perr == nil) != (c.ledger == nil) {
 			t.Errorf("%s: parser says %v, ledger says %v", c.in, perr, c.ledger)
 			continue
 		}
-		var pe *ParseError
+		var pe *command.ParseError
 		if perr == nil {
 			continue
 		}
@@ -37,7 +38,7 @@ func checkBounds(t *testing.T, cases []boundCase) {
 			continue
 		}
 		for _, lang := range []string{chat.LangEN, chat.LangZH} {
-			msg := pe.Text(lang)
+			msg := parseErrorText(pe, lang)
 			for _, bound := range []any{c.lo, c.hi} {
 				b, _ := bound.(string)
 				if d, ok := bound.(time.Duration); ok {

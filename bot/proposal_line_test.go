@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gpuledger/gpuledger/bot/command"
 	"github.com/gpuledger/gpuledger/ledger"
 )
 
@@ -15,13 +16,11 @@ import (
 func TestRentCommand_ReadableAndParsesBack(t *testing.T) {
 	now := time.Date(2026, 11, 2, 2, 0, 0, 0, time.UTC)
 	gpus := []string{"A100 80GB", "RTX 4090 24GB"}
-	for _, name := range gpuModels {
-		gpus = append(gpus, name)
-	}
+	gpus = append(gpus, command.KnownGPUs()...)
 	for _, gpu := range gpus {
 		for _, n := range []int{1, 2, 8} {
-			c := RentCmd{Name: "box1", Platform: "runpod", GPU: gpu, GPUCount: n,
-				Price: &PriceSpec{Amount: ledger.MustDecimal("1.64"), Unit: ledger.UnitHour}, Currency: ledger.USD}
+			c := command.RentCmd{Name: "box1", Platform: "runpod", GPU: gpu, GPUCount: n,
+				Price: &command.PriceSpec{Amount: ledger.MustDecimal("1.64"), Unit: ledger.UnitHour}, Currency: ledger.USD}
 			line := rentCommand(c)
 			if gpu == "A100 80GB" && !strings.Contains(line, "A100-80GB") {
 				t.Errorf("%d×%s: line %q lacks A100-80GB", n, gpu, line)
@@ -29,12 +28,12 @@ func TestRentCommand_ReadableAndParsesBack(t *testing.T) {
 			if gpu == "RTX 4090" && !strings.Contains(line, "RTX4090") {
 				t.Errorf("%d×%s: line %q lacks RTX4090", n, gpu, line)
 			}
-			got, err := Parse(line, now, time.UTC)
+			got, err := command.Parse(line, now, time.UTC)
 			if err != nil {
 				t.Errorf("%q: %v", line, err)
 				continue
 			}
-			r, ok := got.(RentCmd)
+			r, ok := got.(command.RentCmd)
 			if !ok || r.GPU != gpu || r.GPUCount != n {
 				t.Errorf("%q parsed to %#v, want %d×%s", line, got, n, gpu)
 			}

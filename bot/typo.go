@@ -1,8 +1,10 @@
 package bot
 
 import (
+	"slices"
 	"strings"
 
+	"github.com/gpuledger/gpuledger/bot/command"
 	"github.com/gpuledger/gpuledger/chat"
 	"github.com/gpuledger/gpuledger/internal/clip"
 	"github.com/gpuledger/gpuledger/ledger"
@@ -29,7 +31,7 @@ const (
 // checkPlatform holds a command on an unknown platform near a known one.
 // It reports whether it answered (a question, or an error for a line of a
 // multi-line message); with is the command on another platform.
-func (r *req) checkPlatform(platform string, with func(string) Command) (bool, error) {
+func (r *req) checkPlatform(platform string, with func(string) command.Command) (bool, error) {
 	if r.confirmed {
 		return false, nil
 	}
@@ -40,11 +42,11 @@ func (r *req) checkPlatform(platform string, with func(string) Command) (bool, e
 	if err != nil {
 		return false, err
 	}
-	mine := userPlatforms(b)
-	if contains(mine, platform) {
+	mine := command.UserPlatforms(b)
+	if slices.Contains(mine, platform) {
 		return false, nil
 	}
-	near := nearPlatforms(platform, mine)
+	near := command.NearPlatforms(platform, mine)
 	if len(near) == 0 {
 		return false, nil
 	}
@@ -55,12 +57,12 @@ func (r *req) checkPlatform(platform string, with func(string) Command) (bool, e
 // caller looked), a volume, nor a platform the user has or the ledger
 // knows; b is the user's ledger. Unlike a platform, an unknown target is
 // asked about even with no near candidate.
-func (r *req) checkTarget(b *ledger.Book, target string, with func(string) Command) (bool, error) {
+func (r *req) checkTarget(b *ledger.Book, target string, with func(string) command.Command) (bool, error) {
 	if r.confirmed {
 		return false, nil
 	}
-	mine := userPlatforms(b)
-	if contains(mine, target) {
+	mine := command.UserPlatforms(b)
+	if slices.Contains(mine, target) {
 		return false, nil
 	}
 	var cands []string
@@ -71,9 +73,9 @@ func (r *req) checkTarget(b *ledger.Book, target string, with func(string) Comma
 		cands = append(cands, v.Name)
 	}
 	cands = append(cands, mine...)
-	near := nearest(target, append(cands, knownPlatformNames()...))
+	near := command.Nearest(target, append(cands, command.KnownPlatformNames()...))
 	for i, n := range near {
-		if p, ok := ledger.LookupProfile(n); ok && !contains(cands, n) {
+		if p, ok := ledger.LookupProfile(n); ok && !slices.Contains(cands, n) {
 			near[i] = p.Key
 		}
 	}
@@ -85,7 +87,7 @@ func (r *req) checkTarget(b *ledger.Book, target string, with func(string) Comma
 // its command, recorded by the press. Inside a multi-line message a line
 // gets no buttons (they would be cut from its numbered answer): it fails
 // with the suggestion, and the line sent alone asks.
-func (r *req) askNear(what nearWhat, typed string, near []string, with func(string) Command) error {
+func (r *req) askNear(what nearWhat, typed string, near []string, with func(string) command.Command) error {
 	names := make([]string, len(near))
 	for i, n := range near {
 		names[i] = "<b>" + chat.Escape(n) + "</b>"
@@ -106,7 +108,7 @@ func (r *req) askNear(what nearWhat, typed string, near []string, with func(stri
 		r.failed = true
 		return r.answer(r.plain("✗ " + r.t(key+"_line", typed, list)))
 	}
-	choices := make([]Command, 0, len(near)+1)
+	choices := make([]command.Command, 0, len(near)+1)
 	for _, n := range near {
 		choices = append(choices, with(n))
 	}

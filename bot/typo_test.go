@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/gpuledger/gpuledger/bot"
+	"github.com/gpuledger/gpuledger/bot/command"
 	"github.com/gpuledger/gpuledger/chat"
 	"github.com/gpuledger/gpuledger/ledger"
 )
@@ -265,13 +266,13 @@ func TestCore_TypoInLines(t *testing.T) {
 }
 
 func TestParse_UnknownCommandNear(t *testing.T) {
-	_, err := bot.Parse("/stauts", t0, time.UTC)
-	var pe *bot.ParseError
+	_, err := command.Parse("/stauts", t0, time.UTC)
+	var pe *command.ParseError
 	if !errors.As(err, &pe) {
 		t.Fatalf("Parse(/stauts) = %v, want a ParseError", err)
 	}
-	contains(t, pe.Text(chat.LangEN), "/stauts", "/status")
-	contains(t, pe.Text(chat.LangZH), "/status")
+	contains(t, bot.ErrorText(err, chat.LangEN), "/stauts", "/status")
+	contains(t, bot.ErrorText(err, chat.LangZH), "/status")
 }
 
 func TestConversation_TypoButtons(t *testing.T) {

@@ -7,6 +7,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/gpuledger/gpuledger/bot/command"
 	"github.com/gpuledger/gpuledger/chat"
 	"github.com/gpuledger/gpuledger/ledger"
 	"github.com/gpuledger/gpuledger/view"
@@ -69,9 +70,9 @@ func (t *turns) get(user int64) (refused, known bool) {
 // agent tokens): the journal is told, so that /undo asks before reversing
 // a change beneath it. Questions and journaled changes (a budget is a
 // settings change) are not such commands.
-func noUndo(cmd Command) bool {
+func noUndo(cmd command.Command) bool {
 	switch cmd.(type) {
-	case AutoReleaseCmd, ConnectCmd, DisconnectCmd, AgentCmd, AgentEnrolCmd, AgentRevokeCmd:
+	case command.AutoReleaseCmd, command.ConnectCmd, command.DisconnectCmd, command.AgentCmd, command.AgentEnrolCmd, command.AgentRevokeCmd:
 		return true
 	}
 	return false
