@@ -98,11 +98,11 @@ type Config struct {
 	// Owner is a user who is the owner without claiming: the terminal
 	// console's user. 0 for none.
 	Owner int64
-	// Buttons signs and routes the buttons of the core, the scheduler
 	// Access decides who may use the bot (LoadAccess), shared with the
 	// dashboard and the transport; nil: New loads one from AllowedUsers
 	// and Owner.
 	Access *Access
+	// Buttons signs and routes the buttons of the core, the scheduler
 	// and the platform sync; New registers the core's actions with it.
 	// nil: buttons made here with Secret (ButtonSecret's key when empty)
 	// that word errors with view.ButtonErrors, for a core alone.
