@@ -61,7 +61,9 @@ var rules = []rule{
 	{"the chat vocabulary imports only the standard library and stdlib-only leaf packages", []string{"./chat"}, linuxCgo, onlyStdAnd(module + "/internal/clip")},
 	{"the platform connectors import only the standard library, the ledger and stdlib-only leaf packages (no chat, store or agent)", []string{"./connector/..."}, linuxCgo, onlyStdAnd(module+"/internal/clip", module+"/ledger")},
 	{"the binaries link no browser harness (chromedp is for tests alone)", []string{"./cmd/..."}, linuxCgo, forbid(tree("github.com/chromedp"), exactly(module+"/internal/browser"))},
-	{"the views, the scheduler, the transports and hubload do not link the parser", []string{"./view", "./scheduler", "./bot/telegram", "./bot/console", "./cmd/hubload"}, linuxCgo, forbid(exactly(module + "/bot"))},
+	{"the views, the scheduler, the transports and hubload do not link the core or the parser", []string{"./view", "./scheduler", "./bot/telegram", "./bot/console", "./cmd/hubload"}, linuxCgo, forbid(exactly(module+"/bot"), exactly(module+"/bot/command"))},
+	{"the parser imports only the standard library, the ledger, the chat vocabulary and stdlib-only leaf packages (no store, core, scheduler, hub or transport)", []string{"./bot/command"}, linuxCgo, onlyStdAnd(module+"/internal/clip", module+"/ledger", module+"/chat")},
+	{"the core links no store, scheduler, hub, platform sync or transport: they meet it through its Config and the chat's types", []string{"./bot"}, linuxCgo, forbid(tree(module+"/ledger/sqlite"), exactly(module+"/scheduler"), exactly(module+"/agent/hub"), exactly(module+"/connsync"), tree(module+"/bot/telegram"), tree(module+"/bot/console"))},
 	{"the scheduler and the views do not import the wire protocol (the ledger has the order words; the hub maps them)", []string{"./scheduler", "./view"}, linuxCgo, forbid(exactly(module + "/agent/wire"))},
 }
 
