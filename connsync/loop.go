@@ -10,6 +10,7 @@ import (
 	"github.com/gpuledger/gpuledger/chat"
 	"github.com/gpuledger/gpuledger/connector"
 	"github.com/gpuledger/gpuledger/ledger"
+	"github.com/gpuledger/gpuledger/view"
 )
 
 // The loop's fixed policy. They are constants, not settings: they follow
@@ -200,7 +201,8 @@ func (s *Syncer) roundOne(ctx context.Context, c ledger.Connector, st *connState
 	s.recovered(ctx, c, st, poll, interval)
 	text := ""
 	if applyErr != nil {
-		text = "applying the list: " + ledger.ErrorMessage(applyErr)
+		// Shown under /connect (conn_last_error), in English as before.
+		text = "applying the list: " + view.LedgerMessage(applyErr, chat.LangEN, time.UTC, s.now())
 	}
 	// The round's one write when nothing changed: the stale last-seen
 	// refreshes and the sync mark together.

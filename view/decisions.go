@@ -171,13 +171,14 @@ func notesIn(m ledger.Message) []ledger.Message {
 const LedgerErrorKey = "e_error"
 
 // ErrorEvidence is the decision-log message for err: LedgerErrorKey for a
-// keyed ledger error, else the error's user text as it is.
+// keyed ledger error, else the error's English user text as it is
+// (LedgerMessage: an Errorf's message, or "internal error").
 func ErrorEvidence(err error) ledger.Message {
 	var le *ledger.Error
 	if errors.As(err, &le) && le.Key != "" {
 		return ledger.Msg(LedgerErrorKey, append([]any{le.Key}, le.Args...)...)
 	}
-	return ledger.Msg("e_text", ledger.ErrorMessage(err))
+	return ledger.Msg("e_text", LedgerMessage(err, chat.LangEN, time.UTC, time.Time{}))
 }
 
 // DecisionText renders a decision-log message in lang, with its times in

@@ -8,10 +8,11 @@ import (
 	"github.com/gpuledger/gpuledger/ledger"
 )
 
-// ledgerErrors renders keyed ledger errors (ledger.Error.Key): key →
-// {en, zh}, with the ledger's arguments in the order of its English text.
-// Every key of ledger.ErrorTexts has an entry here; the catalog test checks
-// that both texts use the same arguments.
+// ledgerErrors words keyed ledger errors (ledger.Error.Key): key →
+// {en, zh}, with the ledger's arguments in its order. These are the only
+// words of the ledger's refusals: the ledger keeps the key and the
+// arguments (ledger.ErrorKeys), and the catalog test checks that every key
+// has both texts showing every argument.
 var ledgerErrors = chat.Catalog{
 	"not_number":   {"%[1]q is not a number: %[2]v (write it like 1.88)", "%[1]q 不是数字：%[2]v（请写成 1.88 这样）"},
 	"bad_currency": {"%[1]q is not a currency: use a code like CNY or USD", "%[1]q 不是货币：请用 CNY 或 USD 这样的代码"},
@@ -236,16 +237,23 @@ var stateWords = map[ledger.State][2]string{
 
 // LedgerMessage renders the message of a ledger error in lang: a keyed
 // *ledger.Error from the catalog above, with times in loc in the bot's
-// usual format (relative to now) and durations as the bot writes them;
-// any other ledger error by its English message. It is the one place the
-// bot and the scheduler turn ledger errors into user text.
+// usual format (relative to now) and durations as the bot writes them; a
+// ledger error without a key (ledger.Errorf) by its English message; any
+// other error as "internal error", its details being for the log. It is
+// the one place the bot, the scheduler, the platform sync and the button
+// router (chat.Buttons' ErrorText, ButtonErrors) turn ledger errors into
+// user text: its signature is theirs. An error's own text (err.Error())
+// stays for logs and operators: the code, the key and the arguments.
 func LedgerMessage(err error, lang string, loc *time.Location, now time.Time) string {
 	var le *ledger.Error
 	if !errors.As(err, &le) {
-		return ledger.ErrorMessage(err)
+		return "internal error"
 	}
-	if _, ok := ledgerErrors[le.Key]; le.Key == "" || !ok {
+	if le.Key == "" {
 		return le.Message
+	}
+	if _, ok := ledgerErrors[le.Key]; !ok {
+		return le.Error() // a key without words: the catalog test fails on it
 	}
 	return ledgerErrors.Text(lang, le.Key, renderArgs(le.Args, lang, loc, now)...)
 }

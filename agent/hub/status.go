@@ -4,8 +4,11 @@ import (
 	"context"
 	"errors"
 	"net/http"
+	"time"
 
+	"github.com/gpuledger/gpuledger/chat"
 	"github.com/gpuledger/gpuledger/ledger"
+	"github.com/gpuledger/gpuledger/view"
 )
 
 // codeStatus is the one table from ledger error codes to the HTTP status
@@ -39,8 +42,8 @@ func StatusOf(err error) int {
 	return http.StatusInternalServerError
 }
 
-// statusText is what the hub tells an agent about err: the ledger's
-// English message for a refusal, a retry hint for a store that cannot
+// statusText is what the hub tells an agent about err: the English words
+// for a refusal (view.LedgerMessage, times in UTC), a retry hint for a store that cannot
 // serve now, and nothing of an internal error's details (those are
 // logged).
 func statusText(err error) string {
@@ -50,7 +53,7 @@ func statusText(err error) string {
 	case http.StatusInternalServerError:
 		return "internal error; retry later"
 	}
-	return ledger.ErrorMessage(err)
+	return view.LedgerMessage(err, chat.LangEN, time.UTC, time.Time{})
 }
 
 // writeLedgerError answers a request with err's status (StatusOf) and

@@ -12,8 +12,10 @@ import (
 	"strings"
 	"time"
 
+	"github.com/gpuledger/gpuledger/chat"
 	"github.com/gpuledger/gpuledger/ledger"
 	"github.com/gpuledger/gpuledger/ledger/sqlite"
+	"github.com/gpuledger/gpuledger/view"
 )
 
 // runExport prints one user's ledger with computed charges (DESIGN.md
@@ -130,7 +132,7 @@ func pickUser(ctx context.Context, store *sqlite.DB, text string) (ledger.User, 
 		}
 		u, err := store.User(ctx, id)
 		if err != nil {
-			return ledger.User{}, fmt.Errorf("--user %d: %s", id, ledger.ErrorMessage(err))
+			return ledger.User{}, fmt.Errorf("--user %d: %s", id, view.LedgerMessage(err, chat.LangEN, time.UTC, time.Time{}))
 		}
 		return u, nil
 	}

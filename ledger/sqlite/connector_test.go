@@ -229,8 +229,8 @@ func TestDB_DeleteConnector(t *testing.T) {
 	}
 	err := db.DeleteConnector(ctx, 1, "runpod")
 	wantCodeOf(t, "second delete", err, ledger.ENOTFOUND)
-	if !strings.Contains(ledger.ErrorMessage(err), "/connect") {
-		t.Errorf("ENOTFOUND says %q", ledger.ErrorMessage(err))
+	if !strings.Contains(userText(err), "/connect") {
+		t.Errorf("ENOTFOUND says %q", userText(err))
 	}
 }
 

@@ -45,7 +45,7 @@ func TestDB_DiskFull(t *testing.T) {
 		ferr = db.SetMeta(ctx, fmt.Sprintf("ballast:%d", i%5), randomText(40<<10))
 	}
 	wantCode(t, ferr, ledger.EFULL)
-	if msg := ledger.ErrorMessage(ferr); !strings.Contains(msg, "disk") || !strings.Contains(msg, "full") {
+	if msg := userText(ferr); !strings.Contains(msg, "disk") || !strings.Contains(msg, "full") {
 		t.Errorf("the full disk's message %q does not say the disk is full", msg)
 	}
 

@@ -106,8 +106,8 @@ func TestDB_CreateRental(t *testing.T) {
 			t.Run(tc.name, func(t *testing.T) {
 				unchanged(t, db, tc.code, func() error {
 					_, err := db.CreateRental(ctx, tc.a, tc.r)
-					if err != nil && !strings.Contains(ledger.ErrorMessage(err), tc.msg) {
-						t.Errorf("message %q does not mention %q", ledger.ErrorMessage(err), tc.msg)
+					if err != nil && !strings.Contains(userText(err), tc.msg) {
+						t.Errorf("message %q does not mention %q", userText(err), tc.msg)
 					}
 					return err
 				})
@@ -233,8 +233,8 @@ func TestDB_AppendEvent(t *testing.T) {
 			t.Run(tc.name, func(t *testing.T) {
 				unchanged(t, db, tc.code, func() error {
 					_, err := db.AppendEvent(ctx, tc.a, tc.rent, tc.ev)
-					if err != nil && !strings.Contains(ledger.ErrorMessage(err), tc.msg) {
-						t.Errorf("message %q does not mention %q", ledger.ErrorMessage(err), tc.msg)
+					if err != nil && !strings.Contains(userText(err), tc.msg) {
+						t.Errorf("message %q does not mention %q", userText(err), tc.msg)
 					}
 					return err
 				})

@@ -723,7 +723,7 @@ func sec(t time.Time) time.Time {
 func dec(s, column string) (ledger.Decimal, error) {
 	d, err := ledger.ParseDecimal(s)
 	if err != nil {
-		return ledger.Decimal{}, fmt.Errorf("sqlite: column %s holds %q, not a decimal: %s", column, s, ledger.ErrorMessage(err))
+		return ledger.Decimal{}, fmt.Errorf("sqlite: column %s holds %q, not a decimal: %v", column, s, err) // %v: a corrupt column is internal, not the caller's invalid input
 	}
 	return d, nil
 }

@@ -79,8 +79,8 @@ func TestDB_CreateVolume(t *testing.T) {
 			t.Run(tc.name, func(t *testing.T) {
 				unchanged(t, db, tc.code, func() error {
 					_, err := db.CreateVolume(ctx, tc.a, tc.v)
-					if err != nil && !strings.Contains(ledger.ErrorMessage(err), tc.msg) {
-						t.Errorf("message %q does not mention %q", ledger.ErrorMessage(err), tc.msg)
+					if err != nil && !strings.Contains(userText(err), tc.msg) {
+						t.Errorf("message %q does not mention %q", userText(err), tc.msg)
 					}
 					return err
 				})
