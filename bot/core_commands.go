@@ -104,9 +104,9 @@ func (r *req) dispatchCmd(cmd command.Command) error {
 	case command.WhyCmd:
 		return r.why(c)
 	case command.HelpCmd:
-		return r.answer(r.plain(chat.Escape(HelpText(r.lang, c.Topic))))
+		return r.answer(r.plain(chat.Escape(helpText(r.lang, c.Topic))))
 	case command.StartCmd:
-		return r.answer(r.plain(r.t("welcome") + "\n\n" + chat.Escape(HelpText(r.lang, ""))))
+		return r.answer(r.plain(r.t("welcome") + "\n\n" + chat.Escape(helpText(r.lang, ""))))
 	case command.ProposedRentCmd:
 		if group {
 			return r.mark() // chatter in a group is not addressed to the bot

@@ -55,10 +55,10 @@ type Connections interface {
 // Button actions of /release's offer for a rental still live on its
 // platform.
 const (
-	// ActPlatformTerminate terminates the rental's instance through the
+	// actPlatformTerminate terminates the rental's instance through the
 	// platform's API (payload: the rental ID). The scheduler registers its
 	// handler with the chat.Buttons; the core only makes the button.
-	ActPlatformTerminate = "pterm"
+	actPlatformTerminate = "pterm"
 	// actPlatformLog records the release without touching the platform
 	// (payload: "RENTALID.UNIXTIME", the release's time).
 	actPlatformLog = "plog"
@@ -434,7 +434,7 @@ func (r *req) release(c command.ReleaseCmd) error {
 // releaseCard asks what to do with a rental still live on platform.
 func (r *req) releaseCard(x *ledger.Rental, platform string, at time.Time) error {
 	name := platformTitle(platform)
-	term, err := r.c.buttons.Sign(r.u.UserID, ActPlatformTerminate, strconv.FormatInt(x.ID, 10))
+	term, err := r.c.buttons.Sign(r.u.UserID, actPlatformTerminate, strconv.FormatInt(x.ID, 10))
 	if err != nil {
 		return err
 	}

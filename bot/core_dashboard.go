@@ -17,7 +17,7 @@ import (
 // stolen phone) from minting codes as fast as they can type.
 const (
 	DashboardLinksPerWindow = 5
-	DashboardLinkWindow     = 10 * time.Minute
+	dashboardLinkWindow     = 10 * time.Minute
 )
 
 // dashboardTexts are the replies of /dashboard. No template is ever
@@ -64,13 +64,13 @@ func (l *linkLimiter) take(user int64, now time.Time) (retryAt time.Time, ok boo
 	defer l.mu.Unlock()
 	var live []time.Time
 	for _, t := range l.given[user] {
-		if now.Sub(t) < DashboardLinkWindow {
+		if now.Sub(t) < dashboardLinkWindow {
 			live = append(live, t)
 		}
 	}
 	if len(live) >= DashboardLinksPerWindow {
 		l.given[user] = live
-		return live[0].Add(DashboardLinkWindow), false
+		return live[0].Add(dashboardLinkWindow), false
 	}
 	l.given[user] = append(live, now)
 	return time.Time{}, true
@@ -162,7 +162,7 @@ func (r *req) dashboard() error {
 	if at, ok := r.c.links.take(r.u.UserID, r.now); !ok {
 		wait := (at.Sub(r.now) + time.Minute - 1).Truncate(time.Minute)
 		return r.send(r.plain(r.dt("dash_rate", DashboardLinksPerWindow,
-			chat.FormatDuration(DashboardLinkWindow, r.lang), r.when(at), chat.FormatDuration(wait, r.lang))))
+			chat.FormatDuration(dashboardLinkWindow, r.lang), r.when(at), chat.FormatDuration(wait, r.lang))))
 	}
 	link, expires, err := d.Link(r.ctx, r.u.UserID)
 	if err != nil {

@@ -156,10 +156,10 @@ func CommandList(lang string) []CommandInfo {
 	return out
 }
 
-// HelpText returns /help's reply in lang: every command with its usage, a
+// helpText returns /help's reply in lang: every command with its usage, a
 // description and an example. With a topic it returns that command's entry
 // only, with the shapes its arguments may take.
-func HelpText(lang string, topic command.Kind) string {
+func helpText(lang string, topic command.Kind) string {
 	lang = chat.NormLang(lang)
 	var b strings.Builder
 	if topic != "" {

@@ -61,7 +61,7 @@ func TestHelpItems_ExamplesParse(t *testing.T) {
 
 func TestHelpText(t *testing.T) {
 	for _, lang := range []string{chat.LangEN, chat.LangZH} {
-		all := HelpText(lang, "")
+		all := helpText(lang, "")
 		for _, h := range helpItems {
 			if !strings.Contains(all, "/"+string(h.kind)+" ") {
 				t.Errorf("%s help does not list /%s", lang, h.kind)
@@ -73,12 +73,12 @@ func TestHelpText(t *testing.T) {
 		if n := utf8.RuneCountInString(all); n > 4096 {
 			t.Errorf("%s help is %d characters, over Telegram's 4096", lang, n)
 		}
-		one := HelpText(lang, command.KindRent)
+		one := helpText(lang, command.KindRent)
 		if !strings.Contains(one, "/rent NAME PLATFORM GPU PRICE") || strings.Contains(one, "/storage") {
 			t.Errorf("%s /help rent:\n%s", lang, one)
 		}
 	}
-	if !strings.Contains(HelpText("zh", ""), "例如") || strings.Contains(HelpText("en", ""), "例如") {
+	if !strings.Contains(helpText("zh", ""), "例如") || strings.Contains(helpText("en", ""), "例如") {
 		t.Error("help is not in the asked language")
 	}
 }

@@ -84,13 +84,13 @@ func TestParse_ChargeAtErr(t *testing.T) {
 // languages, with an example that parses to a dated charge.
 func TestHelp_ChargeAt(t *testing.T) {
 	for _, lang := range []string{"en", "zh"} {
-		h := HelpText(lang, command.KindCharge)
+		h := helpText(lang, command.KindCharge)
 		if !strings.Contains(h, "/charge NAME AMOUNT NOTE... [at TIME]") {
 			t.Errorf("%s help for /charge = %q", lang, h)
 		}
 	}
 	for _, in := range []string{"/charge box1 5 image fee at 2026-11-01 10:05", "/charge box1 5元 镜像费 at 昨天 10:05"} {
-		if !strings.Contains(HelpText("en", command.KindCharge)+HelpText("zh", command.KindCharge), in) {
+		if !strings.Contains(helpText("en", command.KindCharge)+helpText("zh", command.KindCharge), in) {
 			t.Errorf("help shows no example %q", in)
 		}
 		c, err := command.Parse(in, testNow, shanghai)

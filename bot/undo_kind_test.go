@@ -29,7 +29,7 @@ func TestUndoKinds_Catalog(t *testing.T) {
 func TestUndoHelp_SaysTheBound(t *testing.T) {
 	n := strconv.Itoa(int(UndoAskAfter / time.Minute))
 	for _, lang := range []string{"en", "zh"} {
-		if h := HelpText(lang, "undo"); !strings.Contains(h, n+" min") && !strings.Contains(h, n+" 分钟") {
+		if h := helpText(lang, "undo"); !strings.Contains(h, n+" min") && !strings.Contains(h, n+" 分钟") {
 			t.Errorf("the %s help of /undo does not name %s minutes: %q", lang, n, h)
 		}
 	}
