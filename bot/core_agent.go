@@ -119,7 +119,7 @@ const agentReportsWithin = 2 * time.Minute
 // rental's agent reported a moment ago: the instance is still up, and
 // billing on the platform unless it was released there too. The release
 // revoked the agent's token; an agent that runs on is told of once
-// (hub.Listener.ReportAfterRelease, the "release not confirmed" card),
+// (ledger.ReportedAfterRelease, the "release not confirmed" card),
 // and an enrolled one, back on its enrolment token, is not offered as a
 // new instance until it starts again (hub.releasedStillUp). "" when the
 // agent was not heard lately.

@@ -96,9 +96,8 @@ type Config struct {
 	// there by default).
 	NoChart bool
 	// DashboardURL returns the dashboard's Mini App URL for the nightly
-	// summary's [Open dashboard] web-app button (bot.DashboardLinks'
+	// summary's [Open dashboard] web-app button (dashboard.Server's
 	// AppURL: "" when the public URL is not https); nil or "": no button.
-	// A func, so the dashboard server can be built after the scheduler.
 	DashboardURL func() string
 	// Platforms acts through the connected platforms' APIs (Release now,
 	// the automatic actions, the silent alert's way out) and reconciles

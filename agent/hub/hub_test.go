@@ -107,7 +107,10 @@ func newEnv(t *testing.T, cfg hub.Config) *env {
 }
 
 func (e *env) start(cfg hub.Config) {
-	cfg.Store, cfg.Now, cfg.Events = e.db, e.clk.Now, e.rec
+	cfg.Store, cfg.Now = e.db, e.clk.Now
+	if cfg.Events == nil {
+		cfg.Events = e.rec
+	}
 	h, err := hub.New(cfg)
 	if err != nil {
 		e.t.Fatal(err)
