@@ -41,14 +41,20 @@ type reqKey struct{}
 // as part of the req Handle made for its update (the user read, the clock
 // read once), which Handle puts in the context it dispatches with; its
 // error goes through r.fail like a command's (the key recorded, a refusal
-// noted for /undo, the text in the user's language).
+// noted for /undo, the text in the user's language), except a store that
+// cannot serve now: a press is not delivered again, so that one goes back
+// to the router, which answers "try again" as it does for every button.
 func (c *Core) pressed(fn func(r *req, p chat.ButtonPress) error) chat.ButtonFunc {
 	return func(ctx context.Context, p chat.ButtonPress, _ chat.Sender) error {
 		r, ok := ctx.Value(reqKey{}).(*req)
 		if !ok {
 			return errors.New("bot: a button of the core pressed outside Core.Handle")
 		}
-		return r.fail(fn(r, p))
+		err := fn(r, p)
+		if ledger.Transient(err) {
+			return err
+		}
+		return r.fail(err)
 	}
 }
 
