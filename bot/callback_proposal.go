@@ -159,7 +159,10 @@ func parseChoice(payload string) (id string, i int, ok bool) {
 // would record and the buttons Confirm / Edit / Cancel. Without a
 // platform or a price there is nothing to confirm: the reply shows the
 // command to complete instead.
-func (r *req) propose(c command.ProposedRentCmd) error {
+func (r talk) propose(c command.ProposedRentCmd) error {
+	if r.inGroup() {
+		return r.mark() // chatter in a group is not addressed to the bot
+	}
 	b, err := r.book()
 	if err != nil {
 		return err

@@ -19,13 +19,11 @@ func (r *req) dispatch(cmd command.Command) error {
 }
 
 // dispatchCmd is dispatch before its refusal names the rental as the
-// replies do.
+// replies do: what holds for every command (a /connect places itself, the
+// group's placement), then the command's handler from the table.
 func (r *req) dispatchCmd(cmd command.Command) error {
-	group := r.u.ChatType != chat.ChatPrivate
-	if c, ok := cmd.(command.ConnectCmd); ok {
-		return r.connect(c) // it places itself: a key sent in a group is deleted
-	}
-	if group {
+	_, connect := cmd.(command.ConnectCmd) // it places itself: a key sent in a group is deleted
+	if r.inGroup() && !connect {
 		switch placeInGroup(cmd) {
 		case privately:
 			r.priv.on = true
@@ -33,100 +31,11 @@ func (r *req) dispatchCmd(cmd command.Command) error {
 			return r.answer(r.plain(r.t("group_write", r.mention())))
 		}
 	}
-	switch c := cmd.(type) {
-	case command.RentCmd:
-		return r.rent(c)
-	case command.StopCmd:
-		return r.event(c.Name, ledger.Event{Kind: ledger.EventStop, At: r.at(c.At)})
-	case command.ResumeCmd:
-		return r.event(c.Name, ledger.Event{Kind: ledger.EventResume, At: r.at(c.At)})
-	case command.ReleaseCmd:
-		return r.release(c)
-	case command.DisconnectCmd:
-		return r.disconnect(c)
-	case command.ReconcileCmd:
-		return r.reconcile(c)
-	case command.PriceCmd:
-		return r.price(c)
-	case command.StorageCreateCmd:
-		return r.storageCreate(c)
-	case command.StorageResizeCmd:
-		return r.volumeEvent(c.Volume, ledger.VolumeEvent{Kind: ledger.VolumeResize, At: r.at(c.At), SizeGB: c.SizeGB})
-	case command.StorageSetPriceCmd:
-		return r.storagePrice(c)
-	case command.StorageDeleteCmd:
-		return r.volumeEvent(c.Volume, ledger.VolumeEvent{Kind: ledger.VolumeDelete, At: r.at(c.At)})
-	case command.TrafficTermsCmd:
-		return r.trafficTerms(c)
-	case command.TrafficUsageCmd:
-		return r.trafficUsage(c)
-	case command.ChargeCmd:
-		return r.charge(c)
-	case command.TopupCmd:
-		return r.topup(c)
-	case command.BalanceCmd:
-		if !c.Set {
-			return r.showBalances()
-		}
-		return r.recordBalance(c)
-	case command.BudgetCmd:
-		return r.budget(c)
-	case command.RecordsCmd:
-		return r.records(c)
-	case command.DeleteRecordCmd:
-		return r.deleteRecord(c)
-	case command.FixRecordCmd:
-		return r.fixRecord(c)
-	case command.StatusCmd:
-		return r.status()
-	case command.SpendCmd:
-		return r.spend(c)
-	case command.SummaryCmd:
-		return r.summary()
-	case command.ExportCmd:
-		return r.export(c)
-	case command.UndoCmd:
-		return r.undo()
-	case command.DashboardCmd:
-		return r.dashboard()
-	case command.AgentCmd:
-		return r.agent(c)
-	case command.AgentEnrolCmd:
-		return r.agentEnrol()
-	case command.AgentRevokeCmd:
-		return r.agentRevoke()
-	case command.AdoptCmd:
-		return r.adopt(c)
-	case command.AutoReleaseCmd:
-		return r.autoRelease(c)
-	case command.SettingsCmd:
-		return r.settings(c)
-	case command.WhyCmd:
-		return r.why(c)
-	case command.HelpCmd:
-		return r.answer(r.plain(chat.Escape(helpText(r.lang, c.Topic))))
-	case command.StartCmd:
-		return r.answer(r.plain(r.t("welcome") + "\n\n" + chat.Escape(helpText(r.lang, ""))))
-	case command.ProposedRentCmd:
-		if group {
-			return r.mark() // chatter in a group is not addressed to the bot
-		}
-		return r.propose(c)
-	case command.ProposedChangeCmd:
-		if group {
-			return r.mark()
-		}
-		return r.proposeChange(c)
-	case command.NotACommand:
-		if group {
-			return r.mark()
-		}
-		r.rejected = true
-		return r.answer(r.plain(r.t("not_a_command")))
-	case command.OtherBot:
-		return r.mark()
+	h, ok := handlers.lookup(cmd)
+	if !ok {
+		return fmt.Errorf("bot: no handler for command %T", cmd)
 	}
-	return fmt.Errorf("bot: no handler for command %T", cmd)
+	return h(r, cmd)
 }
 
 // at returns the time a command gave, or the moment of the update.

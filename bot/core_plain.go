@@ -20,7 +20,10 @@ const commandTimeLayout = "2006-01-02 15:04"
 // is in a state the event fits, the time is after its last event), so a
 // refusal comes at once rather than after a tap, then proposes it. The
 // change happens when the user said it did, not when they confirm.
-func (r *req) proposeChange(c command.ProposedChangeCmd) error {
+func (r talk) proposeChange(c command.ProposedChangeCmd) error {
+	if r.inGroup() {
+		return r.mark()
+	}
 	x, err := r.named(c.Name)
 	if ledger.ErrorCode(err) == ledger.ENOTFOUND {
 		return r.answer(r.plain(r.t("change_no_rental", chat.Escape(c.Name))))
@@ -55,7 +58,7 @@ func (r *req) proposeChange(c command.ProposedChangeCmd) error {
 }
 
 // proposalButtons are Confirm / Edit / Cancel for proposal id.
-func (r *req) proposalButtons(id string) ([][]chat.Button, error) {
+func (r talk) proposalButtons(id string) ([][]chat.Button, error) {
 	var row []chat.Button
 	for _, b := range []struct{ act, key string }{{actConfirm, "btn_confirm"}, {actEdit, "btn_edit"}, {actCancel, "btn_cancel"}} {
 		d, err := r.c.buttons.Sign(r.u.UserID, b.act, id)
@@ -85,7 +88,7 @@ func proposalCommand(cmd command.Command) string {
 
 // perCardLine says how a per-card price became the rental's: "2×A100 at
 // $1.64/h each = $3.28/h", in the currency the rental will have.
-func (r *req) perCardLine(rent command.RentCmd, each command.PriceSpec) string {
+func (r talk) perCardLine(rent command.RentCmd, each command.PriceSpec) string {
 	x, _ := r.rental(rent)
 	return r.t("propose_per_card", chat.Escape(view.GPUText(&x)), view.FormatPrice(each.Price(), x.Currency, r.lang), view.FormatPrice(x.Price, x.Currency, r.lang))
 }

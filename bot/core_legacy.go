@@ -1,0 +1,59 @@
+package bot
+
+import (
+	"github.com/gpuledger/gpuledger/bot/command"
+	"github.com/gpuledger/gpuledger/ledger"
+)
+
+// legacy holds the commands whose family has not moved off req yet.
+type legacy struct{ *req }
+
+func (legacy) register(t *table) {
+	on(t, func(r legacy, c command.RentCmd) error { return r.rent(c) })
+	on(t, func(r legacy, c command.StopCmd) error {
+		return r.event(c.Name, ledger.Event{Kind: ledger.EventStop, At: r.at(c.At)})
+	})
+	on(t, func(r legacy, c command.ResumeCmd) error {
+		return r.event(c.Name, ledger.Event{Kind: ledger.EventResume, At: r.at(c.At)})
+	})
+	on(t, func(r legacy, c command.ReleaseCmd) error { return r.release(c) })
+	on(t, func(r legacy, c command.ConnectCmd) error { return r.connect(c) })
+	on(t, func(r legacy, c command.DisconnectCmd) error { return r.disconnect(c) })
+	on(t, func(r legacy, c command.ReconcileCmd) error { return r.reconcile(c) })
+	on(t, func(r legacy, c command.PriceCmd) error { return r.price(c) })
+	on(t, func(r legacy, c command.StorageCreateCmd) error { return r.storageCreate(c) })
+	on(t, func(r legacy, c command.StorageResizeCmd) error {
+		return r.volumeEvent(c.Volume, ledger.VolumeEvent{Kind: ledger.VolumeResize, At: r.at(c.At), SizeGB: c.SizeGB})
+	})
+	on(t, func(r legacy, c command.StorageSetPriceCmd) error { return r.storagePrice(c) })
+	on(t, func(r legacy, c command.StorageDeleteCmd) error {
+		return r.volumeEvent(c.Volume, ledger.VolumeEvent{Kind: ledger.VolumeDelete, At: r.at(c.At)})
+	})
+	on(t, func(r legacy, c command.TrafficTermsCmd) error { return r.trafficTerms(c) })
+	on(t, func(r legacy, c command.TrafficUsageCmd) error { return r.trafficUsage(c) })
+	on(t, func(r legacy, c command.ChargeCmd) error { return r.charge(c) })
+	on(t, func(r legacy, c command.TopupCmd) error { return r.topup(c) })
+	on(t, func(r legacy, c command.BalanceCmd) error {
+		if !c.Set {
+			return r.showBalances()
+		}
+		return r.recordBalance(c)
+	})
+	on(t, func(r legacy, c command.BudgetCmd) error { return r.budget(c) })
+	on(t, func(r legacy, c command.RecordsCmd) error { return r.records(c) })
+	on(t, func(r legacy, c command.DeleteRecordCmd) error { return r.deleteRecord(c) })
+	on(t, func(r legacy, c command.FixRecordCmd) error { return r.fixRecord(c) })
+	on(t, func(r legacy, c command.StatusCmd) error { return r.status() })
+	on(t, func(r legacy, c command.SpendCmd) error { return r.spend(c) })
+	on(t, func(r legacy, c command.SummaryCmd) error { return r.summary() })
+	on(t, func(r legacy, c command.ExportCmd) error { return r.export(c) })
+	on(t, func(r legacy, c command.UndoCmd) error { return r.undo() })
+	on(t, func(r legacy, c command.DashboardCmd) error { return r.dashboard() })
+	on(t, func(r legacy, c command.AgentCmd) error { return r.agent(c) })
+	on(t, func(r legacy, c command.AgentEnrolCmd) error { return r.agentEnrol() })
+	on(t, func(r legacy, c command.AgentRevokeCmd) error { return r.agentRevoke() })
+	on(t, func(r legacy, c command.AdoptCmd) error { return r.adopt(c) })
+	on(t, func(r legacy, c command.AutoReleaseCmd) error { return r.autoRelease(c) })
+	on(t, func(r legacy, c command.SettingsCmd) error { return r.settings(c) })
+	on(t, func(r legacy, c command.WhyCmd) error { return r.why(c) })
+}
