@@ -21,16 +21,6 @@ func (legacy) register(t *table) {
 	on(t, func(r legacy, c command.DisconnectCmd) error { return r.disconnect(c) })
 	on(t, func(r legacy, c command.ReconcileCmd) error { return r.reconcile(c) })
 	on(t, func(r legacy, c command.PriceCmd) error { return r.price(c) })
-	on(t, func(r legacy, c command.StorageCreateCmd) error { return r.storageCreate(c) })
-	on(t, func(r legacy, c command.StorageResizeCmd) error {
-		return r.volumeEvent(c.Volume, ledger.VolumeEvent{Kind: ledger.VolumeResize, At: r.at(c.At), SizeGB: c.SizeGB})
-	})
-	on(t, func(r legacy, c command.StorageSetPriceCmd) error { return r.storagePrice(c) })
-	on(t, func(r legacy, c command.StorageDeleteCmd) error {
-		return r.volumeEvent(c.Volume, ledger.VolumeEvent{Kind: ledger.VolumeDelete, At: r.at(c.At)})
-	})
-	on(t, func(r legacy, c command.TrafficTermsCmd) error { return r.trafficTerms(c) })
-	on(t, func(r legacy, c command.TrafficUsageCmd) error { return r.trafficUsage(c) })
 	on(t, func(r legacy, c command.ChargeCmd) error { return r.charge(c) })
 	on(t, func(r legacy, c command.TopupCmd) error { return r.topup(c) })
 	on(t, func(r legacy, c command.BalanceCmd) error {

@@ -14,7 +14,28 @@ import (
 	"github.com/gpuledger/gpuledger/view"
 )
 
-func (r *req) storageCreate(c command.StorageCreateCmd) error {
+// storage is the family of what a rental bills besides compute: /storage
+// and /traffic.
+type storage struct{ *req }
+
+func (storage) register(t *table) {
+	on(t, storage.storageCreate)
+	on(t, storage.storageResize)
+	on(t, storage.storagePrice)
+	on(t, storage.storageDelete)
+	on(t, storage.trafficTerms)
+	on(t, storage.trafficUsage)
+}
+
+func (r storage) storageResize(c command.StorageResizeCmd) error {
+	return r.volumeEvent(c.Volume, ledger.VolumeEvent{Kind: ledger.VolumeResize, At: r.at(c.At), SizeGB: c.SizeGB})
+}
+
+func (r storage) storageDelete(c command.StorageDeleteCmd) error {
+	return r.volumeEvent(c.Volume, ledger.VolumeEvent{Kind: ledger.VolumeDelete, At: r.at(c.At)})
+}
+
+func (r storage) storageCreate(c command.StorageCreateCmd) error {
 	v := ledger.Volume{
 		UserID:     r.u.UserID,
 		Name:       c.Volume,
@@ -99,7 +120,7 @@ func (r *req) storageCreate(c command.StorageCreateCmd) error {
 // terms change from that time on (the old price bills before it); without,
 // the price from its creation is corrected (up to its first later change).
 // /undo restores the old terms.
-func (r *req) storagePrice(c command.StorageSetPriceCmd) error {
+func (r storage) storagePrice(c command.StorageSetPriceCmd) error {
 	if !c.At.IsZero() {
 		p := ledger.VolumePrice{At: c.At, Price: c.Price.Amount, PriceUnit: c.Price.Unit}
 		if c.Stopped != nil {
@@ -182,7 +203,7 @@ func inUnit(d ledger.Decimal, from, to ledger.StorageUnit) ledger.Decimal {
 
 // storagePriceText writes a storage price, with its stopped rate if it
 // has one.
-func (r *req) storagePriceText(price, stopped ledger.Decimal, hasStopped bool, unit ledger.StorageUnit, cur ledger.Currency) string {
+func (r storage) storagePriceText(price, stopped ledger.Decimal, hasStopped bool, unit ledger.StorageUnit, cur ledger.Currency) string {
 	text := view.FormatStoragePrice(price, unit, cur, r.lang)
 	if hasStopped {
 		text += r.t("volume_price_stopped", view.FormatStoragePrice(stopped, unit, cur, r.lang))
@@ -190,7 +211,7 @@ func (r *req) storagePriceText(price, stopped ledger.Decimal, hasStopped bool, u
 	return text
 }
 
-func (r *req) volumeEvent(name string, ev ledger.VolumeEvent) error {
+func (r storage) volumeEvent(name string, ev ledger.VolumeEvent) error {
 	v, err := r.c.store.AppendVolumeEvent(r.ctx, r.act(), name, ev)
 	if err != nil {
 		return err
@@ -204,7 +225,7 @@ func (r *req) volumeEvent(name string, ev ledger.VolumeEvent) error {
 // trafficTerms sets a rental's traffic price, released or not: the
 // traffic bill often comes after the release. With at, only the price
 // changes, from that time on.
-func (r *req) trafficTerms(c command.TrafficTermsCmd) error {
+func (r storage) trafficTerms(c command.TrafficTermsCmd) error {
 	x, err := r.named(c.Name)
 	if err != nil {
 		return err
@@ -256,7 +277,7 @@ func (r *req) trafficTerms(c command.TrafficTermsCmd) error {
 	return r.send(r.plain(text + r.tookNote(c.Name, x)))
 }
 
-func (r *req) trafficUsage(c command.TrafficUsageCmd) error {
+func (r storage) trafficUsage(c command.TrafficUsageCmd) error {
 	dir := c.Direction
 	if dir == "" {
 		dir = ledger.Out

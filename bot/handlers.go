@@ -44,6 +44,7 @@ var handlers = newTable()
 func newTable() *table {
 	t := &table{by: map[reflect.Type]handler{}}
 	talk{}.register(t)
+	storage{}.register(t)
 	legacy{}.register(t)
 	return t
 }
