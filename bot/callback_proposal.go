@@ -29,7 +29,7 @@ func (c *Core) handleButtons() {
 	c.buttons.Handle(actEdit, proposal)
 	c.buttons.Handle(actCancel, proposal)
 	c.buttons.Handle(actPlatformLog, c.pressed(func(r *req, p chat.ButtonPress) error { return r.platformLog(p.Payload) }))
-	undo := c.pressed(func(r *req, p chat.ButtonPress) error { return r.undoButton(p.Action, p.Payload) })
+	undo := c.pressed(func(r *req, p chat.ButtonPress) error { return records{r}.undoButton(p.Action, p.Payload) })
 	c.buttons.Handle(actUndo, undo)
 	c.buttons.Handle(actKeep, undo)
 }

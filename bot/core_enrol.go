@@ -47,7 +47,7 @@ type InstanceCards interface {
 // and how to give one, and the instance's fresh card to send after the
 // reply (ok false: none). The /adopt line is there either way: it needs
 // no card.
-func (r *req) undoneInstance(id int64) (line string, card chat.Outgoing, ok bool) {
+func (r records) undoneInstance(id int64) (line string, card chat.Outgoing, ok bool) {
 	sid := strconv.FormatInt(id, 10)
 	if r.c.cards != nil {
 		var err error

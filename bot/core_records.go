@@ -17,7 +17,18 @@ const recordsShown = 30
 
 // records lists the user's charges, top-ups, balance readings and traffic
 // records, newest first, each with the reference /fix and /delete take.
-func (r *req) records(c command.RecordsCmd) error {
+// records is the family of the ledger's records as the user sees and
+// corrects them: /records, /fix, /delete and /undo.
+type records struct{ *req }
+
+func (records) register(t *table) {
+	on(t, records.records)
+	on(t, records.deleteRecord)
+	on(t, records.fixRecord)
+	on(t, records.undo)
+}
+
+func (r records) records(c command.RecordsCmd) error {
 	recs, err := r.c.store.Records(r.ctx, r.u.UserID, ledger.RecordFilter{Name: c.Name, Limit: recordsShown})
 	if err != nil {
 		return err
@@ -41,7 +52,7 @@ func (r *req) records(c command.RecordsCmd) error {
 // recordLine is one record as the chat shows it: "#57 11:00 charge box1
 // ¥5.00 image fee", in the user's zone and language. It is HTML (the
 // user's words escaped): a template takes it as chat.RawHTML.
-func (r *req) recordLine(x ledger.Record) string {
+func (r records) recordLine(x ledger.Record) string {
 	where := x.Rental
 	if where == "" {
 		where = view.PlatformWord(r.lang, x.Platform) // as the other replies name it
@@ -67,7 +78,7 @@ func gbText(bytes int64) string {
 }
 
 // deleteRecord deletes one of the user's records; /undo puts it back.
-func (r *req) deleteRecord(c command.DeleteRecordCmd) error {
+func (r records) deleteRecord(c command.DeleteRecordCmd) error {
 	x, err := r.c.store.DeleteRecord(r.ctx, r.act(), c.Ref)
 	if err != nil {
 		return err
@@ -77,7 +88,7 @@ func (r *req) deleteRecord(c command.DeleteRecordCmd) error {
 
 // fixRecord corrects one of the user's records and shows it before and
 // after; /undo puts it back as it was.
-func (r *req) fixRecord(c command.FixRecordCmd) error {
+func (r records) fixRecord(c command.FixRecordCmd) error {
 	f := ledger.RecordFix{Note: c.Note, At: c.At, Dir: c.Direction}
 	if c.Amount != nil {
 		f.Amount, f.Currency = &c.Amount.Value, c.Amount.Currency

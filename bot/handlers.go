@@ -45,6 +45,7 @@ func newTable() *table {
 	t := &table{by: map[reflect.Type]handler{}}
 	talk{}.register(t)
 	storage{}.register(t)
+	records{}.register(t)
 	legacy{}.register(t)
 	return t
 }

@@ -97,7 +97,7 @@ func (r *req) noteNoUndo() {
 // before was not refused. Otherwise it names the change and asks, with
 // [Undo it] [Keep it] buttons that carry the change's journal entry.
 // Either way the reply says what was (or would be) undone and when.
-func (r *req) undo() error {
+func (r records) undo(command.UndoCmd) error {
 	next, err := r.c.store.NextUndo(r.ctx, r.u.UserID)
 	if err != nil {
 		return err
@@ -123,7 +123,7 @@ func (r *req) undo() error {
 
 // undoReasons are the lines that say why /undo asks before reversing
 // next; none when it need not ask.
-func (r *req) undoReasons(next ledger.UndoNext) []string {
+func (r records) undoReasons(next ledger.UndoNext) []string {
 	var why []string
 	refused, known := r.c.turns.get(r.u.UserID)
 	if !known {
@@ -150,7 +150,7 @@ func (r *req) undoReasons(next ledger.UndoNext) []string {
 
 // undoWhat names an action for a reply: its kind's words and the rental
 // or volume it touched ("stop t1").
-func (r *req) undoWhat(k ledger.ActionKind, name string) string {
+func (r records) undoWhat(k ledger.ActionKind, name string) string {
 	what := r.t(undoKindKey(k))
 	if strings.HasPrefix(what, undoKindKey("")) {
 		what = string(k)
@@ -163,7 +163,7 @@ func (r *req) undoWhat(k ledger.ActionKind, name string) string {
 
 // ago says how long before the request t was: "just now", "12 min ago",
 // "2h05m ago".
-func (r *req) ago(t time.Time) string {
+func (r records) ago(t time.Time) string {
 	d := r.now.Sub(t)
 	switch {
 	case d < time.Minute:
@@ -178,7 +178,7 @@ func (r *req) ago(t time.Time) string {
 // question is edited into the outcome. [Undo it] undoes the entry it
 // carries only while that is still what /undo would reverse: a stale
 // button, or a second press, undoes nothing and says so.
-func (r *req) undoButton(action, payload string) error {
+func (r records) undoButton(action, payload string) error {
 	id, err := strconv.ParseInt(payload, 10, 64)
 	if err != nil || id <= 0 {
 		if err := r.mark(); err != nil {
@@ -221,7 +221,7 @@ func (r *req) undoButton(action, payload string) error {
 // Undoing a Log or a Not mine of an announced instance makes it wait for
 // an answer again: the reply gives its /adopt line, and a fresh card of
 // it follows (Config.InstanceCards).
-func (r *req) undoNow(id int64) error {
+func (r records) undoNow(id int64) error {
 	res, err := r.c.store.UndoAction(r.ctx, r.act(), id)
 	if err != nil {
 		return err
@@ -281,7 +281,7 @@ func (r *req) undoNow(id int64) error {
 // undoneNow says what is true after the undo of res: the state and rate
 // of the rental it touched (x, nil when it is gone), the size of the
 // volume, or that a record no longer counts.
-func (r *req) undoneNow(res ledger.UndoResult, b *ledger.Book, x *ledger.Rental) string {
+func (r records) undoneNow(res ledger.UndoResult, b *ledger.Book, x *ledger.Rental) string {
 	switch res.Kind {
 	case ledger.ActionSettings:
 		return r.t("undo_now_settings")
