@@ -8,6 +8,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/gpuledger/gpuledger/bot/command"
 	"github.com/gpuledger/gpuledger/chat"
 	"github.com/gpuledger/gpuledger/ledger"
 )
@@ -44,7 +45,7 @@ var dashboardTexts = chat.Catalog{
 }
 
 // dt renders one of dashboardTexts in the user's language.
-func (r *req) dt(key string, args ...any) string { return dashboardTexts.Render(r.lang, key, args...) }
+func (r reports) dt(key string, args ...any) string { return dashboardTexts.Render(r.lang, key, args...) }
 
 // linkLimiter counts the dashboard links each user was given in the last
 // window. It is safe for concurrent use; it keeps at most
@@ -91,14 +92,14 @@ func (l *linkLimiter) giveBack(user int64, now time.Time) {
 // device than the server: a Telegram chat, opened on a phone. The
 // terminal console's updates carry no Key (chat.Update): its user reads
 // the replies on the server's own machine, where a loopback link opens.
-func (r *req) remote() bool { return r.u.Key != "" }
+func (r reports) remote() bool { return r.u.Key != "" }
 
 // linkNotes are what a dashboard link read on another device needs said
 // (see remote): that the phone cannot open it, at a loopback or private
 // address (urlReach), and, with no https Mini App, why no button opens it
 // inside Telegram. "" in the terminal, or for an https link with its
 // button.
-func (r *req) linkNotes(link string) string {
+func (r reports) linkNotes(link string) string {
 	if !r.remote() {
 		return ""
 	}
@@ -122,14 +123,14 @@ func (r *req) linkNotes(link string) string {
 
 // toPrivate reports whether this update's replies land in a private chat:
 // sent from one, or asked in a group and answered privately.
-func (r *req) toPrivate() bool { return r.u.ChatType == chat.ChatPrivate || r.priv.on }
+func (r reports) toPrivate() bool { return r.u.ChatType == chat.ChatPrivate || r.priv.on }
 
 // appURL is the Mini App's URL for a web-app button on a reply to this
 // update, or "" when there must be none: no dashboard, no https URL, a
 // reply that lands in a group (Telegram refuses web-app buttons there),
 // or a line of a multi-line message (its replies are merged into one
 // answer, which a message with buttons would leave).
-func (r *req) appURL() string {
+func (r reports) appURL() string {
 	if r.c.dash == nil || !r.toPrivate() || r.inLines {
 		return ""
 	}
@@ -138,7 +139,7 @@ func (r *req) appURL() string {
 
 // withDashboard adds the "Open dashboard" row to a reply that shows
 // money, where it may have one (see appURL).
-func (r *req) withDashboard(out chat.Outgoing) chat.Outgoing {
+func (r reports) withDashboard(out chat.Outgoing) chat.Outgoing {
 	out.Buttons = chat.WithRow(out.Buttons, chat.DashboardRow(r.lang, r.appURL()))
 	return out
 }
@@ -149,7 +150,7 @@ func (r *req) withDashboard(out chat.Outgoing) chat.Outgoing {
 // a group, the answer goes to the private chat (group.go). The key is
 // recorded before the link is made, so a redelivered update makes no
 // second link unless the first answer may be lost.
-func (r *req) dashboard() error {
+func (r reports) dashboard(command.DashboardCmd) error {
 	d := r.c.dash
 	if d == nil {
 		return r.answer(r.plain(r.dt("dash_off")))

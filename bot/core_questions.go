@@ -14,7 +14,19 @@ import (
 // then records the update's key (answer) so a redelivery is not answered
 // twice, then replies.
 
-func (r *req) status() error {
+// reports is the family of the questions about the ledger: /status,
+// /spend, /summary, /export and /dashboard (core_dashboard.go).
+type reports struct{ *req }
+
+func (reports) register(t *table) {
+	on(t, reports.status)
+	on(t, reports.spend)
+	on(t, reports.summary)
+	on(t, reports.export)
+	on(t, reports.dashboard)
+}
+
+func (r reports) status(command.StatusCmd) error {
 	b, err := r.book()
 	if err != nil {
 		return err
@@ -22,7 +34,7 @@ func (r *req) status() error {
 	return r.answer(r.withDashboard(r.plain(view.RenderStatus(b, r.now, r.lang))))
 }
 
-func (r *req) spend(c command.SpendCmd) error {
+func (r reports) spend(c command.SpendCmd) error {
 	b, err := r.book()
 	if err != nil {
 		return err
@@ -53,7 +65,7 @@ func (r *req) spend(c command.SpendCmd) error {
 	return r.answer(r.withDashboard(r.plain(text)))
 }
 
-func (r *req) summary() error {
+func (r reports) summary(command.SummaryCmd) error {
 	b, err := r.book()
 	if err != nil {
 		return err
@@ -75,7 +87,7 @@ func (r *req) summary() error {
 // platform for the month so far, as the nightly summary has them; nil
 // when none is connected or they cannot be read (logged: the summary
 // stands without them).
-func (r *req) reconciliations() []ledger.Reconciliation {
+func (r reports) reconciliations() []ledger.Reconciliation {
 	if r.c.conns == nil {
 		return nil
 	}
@@ -104,7 +116,7 @@ func (r *req) showBalances() error {
 }
 
 // export sends the ledger as of now as a CSV or JSON document.
-func (r *req) export(c command.ExportCmd) error {
+func (r reports) export(c command.ExportCmd) error {
 	b, err := r.book()
 	if err != nil {
 		return err

@@ -46,6 +46,7 @@ func newTable() *table {
 	talk{}.register(t)
 	storage{}.register(t)
 	records{}.register(t)
+	reports{}.register(t)
 	legacy{}.register(t)
 	return t
 }
