@@ -45,7 +45,9 @@ var dashboardTexts = chat.Catalog{
 }
 
 // dt renders one of dashboardTexts in the user's language.
-func (r reports) dt(key string, args ...any) string { return dashboardTexts.Render(r.lang, key, args...) }
+func (r reports) dt(key string, args ...any) string {
+	return dashboardTexts.Render(r.lang, key, args...)
+}
 
 // linkLimiter counts the dashboard links each user was given in the last
 // window. It is safe for concurrent use; it keeps at most
