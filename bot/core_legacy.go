@@ -21,14 +21,6 @@ func (legacy) register(t *table) {
 	on(t, func(r legacy, c command.DisconnectCmd) error { return r.disconnect(c) })
 	on(t, func(r legacy, c command.ReconcileCmd) error { return r.reconcile(c) })
 	on(t, func(r legacy, c command.PriceCmd) error { return r.price(c) })
-	on(t, func(r legacy, c command.ChargeCmd) error { return r.charge(c) })
-	on(t, func(r legacy, c command.TopupCmd) error { return r.topup(c) })
-	on(t, func(r legacy, c command.BalanceCmd) error {
-		if !c.Set {
-			return r.showBalances()
-		}
-		return r.recordBalance(c)
-	})
 	on(t, func(r legacy, c command.BudgetCmd) error { return r.budget(c) })
 	on(t, func(r legacy, c command.AgentCmd) error { return r.agent(c) })
 	on(t, func(r legacy, c command.AgentEnrolCmd) error { return r.agentEnrol() })

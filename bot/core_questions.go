@@ -103,18 +103,6 @@ func (r reports) reconciliations() []ledger.Reconciliation {
 	return rs
 }
 
-func (r *req) showBalances() error {
-	b, err := r.book()
-	if err != nil {
-		return err
-	}
-	text := view.Balances(b, r.now, r.lang)
-	if text == "" {
-		text = r.t("balances_none")
-	}
-	return r.answer(r.plain(text))
-}
-
 // export sends the ledger as of now as a CSV or JSON document.
 func (r reports) export(c command.ExportCmd) error {
 	b, err := r.book()

@@ -47,6 +47,7 @@ func newTable() *table {
 	storage{}.register(t)
 	records{}.register(t)
 	reports{}.register(t)
+	money{}.register(t)
 	legacy{}.register(t)
 	return t
 }
