@@ -48,6 +48,7 @@ func newTable() *table {
 	records{}.register(t)
 	reports{}.register(t)
 	money{}.register(t)
+	settings{}.register(t)
 	legacy{}.register(t)
 	return t
 }
