@@ -15,7 +15,21 @@ import (
 	"github.com/gpuledger/gpuledger/view"
 )
 
-func (r *req) agent(c command.AgentCmd) error {
+// agents is the family of the rentals' agents: /agent (a rental's token,
+// an enrolment, its revocation), /adopt (core_enrol.go), /why and
+// /autorelease.
+type agents struct{ *req }
+
+func (agents) register(t *table) {
+	on(t, agents.agent)
+	on(t, agents.agentEnrol)
+	on(t, agents.agentRevoke)
+	on(t, agents.adopt)
+	on(t, agents.why)
+	on(t, agents.autoRelease)
+}
+
+func (r agents) agent(c command.AgentCmd) error {
 	if r.c.agents == nil {
 		return r.answer(r.plain(r.t("agent_off")))
 	}
@@ -61,7 +75,7 @@ func (r *req) agent(c command.AgentCmd) error {
 // or link-local one, reachable only inside its own network. "" when the
 // URL may be reached from anywhere. The warning says how to give one that
 // works: GPULEDGER_PUBLIC_URL behind a tunnel or a proxy.
-func (r *req) unreachableURL() string {
+func (r agents) unreachableURL() string {
 	switch reach, port := urlReach(r.c.publicURL); reach {
 	case reachLocal:
 		return r.t("agent_url_local", r.c.publicURL, port)
@@ -71,7 +85,7 @@ func (r *req) unreachableURL() string {
 	return ""
 }
 
-func (r *req) why(c command.WhyCmd) error {
+func (r agents) why(c command.WhyCmd) error {
 	x, err := r.named(c.Name)
 	if ledger.ErrorCode(err) == ledger.ENOTFOUND {
 		return ledger.Errorc(ledger.ENOTFOUND, "no_rental_called", c.Name)
@@ -123,7 +137,7 @@ const agentReportsWithin = 2 * time.Minute
 // and an enrolled one, back on its enrolment token, is not offered as a
 // new instance until it starts again (hub.releasedStillUp). "" when the
 // agent was not heard lately.
-func (r *req) releasedStillReports(x *ledger.Rental) string {
+func (r agents) releasedStillReports(x *ledger.Rental) string {
 	ag := r.c.states
 	if ag == nil || x == nil {
 		return ""
@@ -150,7 +164,7 @@ func (r *req) releasedStillReports(x *ledger.Rental) string {
 // decisionText is a decision-log message in the reader's language, with
 // its times in their zone now; a decision recorded without one (before
 // messages were kept) shows its stored English text as it is.
-func (r *req) decisionText(m ledger.Message, stored string) string {
+func (r agents) decisionText(m ledger.Message, stored string) string {
 	if t, ok := view.DecisionText(m, r.lang, r.loc, r.now); ok {
 		return t
 	}
@@ -161,7 +175,7 @@ func (r *req) decisionText(m ledger.Message, stored string) string {
 // waits for, and who its agent last saw connected, with whether that
 // holds the action, naming x as name. "" when there are neither policies
 // nor agent states.
-func (r *req) whyNow(x *ledger.Rental, name string) string {
+func (r agents) whyNow(x *ledger.Rental, name string) string {
 	var lines []string
 	pol := ledger.AutoPolicy{Action: ledger.AutoNotify}
 	if st := r.c.policies; st != nil {
@@ -214,7 +228,7 @@ func lastActive(ss []ledger.Session) time.Time {
 	return t
 }
 
-func (r *req) autoRelease(c command.AutoReleaseCmd) error {
+func (r agents) autoRelease(c command.AutoReleaseCmd) error {
 	st := r.c.policies
 	if st == nil {
 		return r.answer(r.plain(r.t("autorelease_off")))
@@ -266,7 +280,7 @@ func (r *req) autoRelease(c command.AutoReleaseCmd) error {
 // platform's API, and only as far as the rental's agent has shown it runs
 // on the instance (ledger.PlanAuto): the reply says which, or that the
 // idle card will ask first and why.
-func (r *req) autoActionText(name string, p ledger.AutoPolicy) string {
+func (r agents) autoActionText(name string, p ledger.AutoPolicy) string {
 	warn := r.user.Settings.IdleWarnAfter()
 	grace, after := chat.FormatDuration(p.Grace(), r.lang), chat.FormatDuration(warn, r.lang)
 	x, err := r.named(name)
@@ -312,7 +326,7 @@ type AutoWays interface {
 }
 
 // autoWay is how an automatic action of x would be carried out.
-func (r *req) autoWay(x *ledger.Rental, action ledger.AutoAction) ledger.AutoWay {
+func (r agents) autoWay(x *ledger.Rental, action ledger.AutoAction) ledger.AutoWay {
 	if w, ok := r.c.conns.(AutoWays); ok && x != nil {
 		return w.AutoWay(r.ctx, x, action)
 	}
@@ -322,7 +336,7 @@ func (r *req) autoWay(x *ledger.Rental, action ledger.AutoAction) ledger.AutoWay
 // wayText is /why's line on how the automatic action will be carried
 // out: through the platform's API, a question first and why, or the
 // agent's own release command.
-func (r *req) wayText(x *ledger.Rental, action ledger.AutoAction) string {
+func (r agents) wayText(x *ledger.Rental, action ledger.AutoAction) string {
 	canRelease := false
 	if ag := r.c.states; ag != nil {
 		st, seen := ag.AgentState(x.ID)
@@ -335,7 +349,7 @@ func (r *req) wayText(x *ledger.Rental, action ledger.AutoAction) string {
 // read) ever had an agent token. When the store cannot tell, it answers
 // true: saying a token stays revoked is harmless, missing it when there
 // was one is not.
-func (r *req) hadToken(x *ledger.Rental) bool {
+func (r agents) hadToken(x *ledger.Rental) bool {
 	st := r.c.tokens
 	if st == nil || x == nil {
 		return true

@@ -182,7 +182,7 @@ func (r *req) event(name string, ev ledger.Event) error {
 		text += "\n" + r.t("always_on_note")
 	}
 	if ev.Kind == ledger.EventRelease {
-		if line := r.releasedStillReports(x); line != "" {
+		if line := (agents{r}).releasedStillReports(x); line != "" {
 			text += "\n" + line
 		}
 	}

@@ -75,7 +75,7 @@ func (r records) undoneInstance(id int64) (line string, card chat.Outgoing, ok b
 }
 
 // installLine is the command that installs the agent with token.
-func (r *req) installLine(tok string) string {
+func (r agents) installLine(tok string) string {
 	url := r.c.publicURL
 	if url == "" {
 		url = "http://SERVER:8477"
@@ -86,7 +86,7 @@ func (r *req) installLine(tok string) string {
 // agentEnrol answers /agent with no name: a new enrolment token in its
 // install line, where to put it per platform, and the user's valid
 // enrolment tokens.
-func (r *req) agentEnrol() error {
+func (r agents) agentEnrol(command.AgentEnrolCmd) error {
 	if r.c.enrol == nil {
 		return r.answer(r.plain(r.t("agent_off")))
 	}
@@ -135,7 +135,7 @@ func (r *req) agentEnrol() error {
 // enrolTokenList lists the valid enrolment tokens, newest last: when each
 // was issued (issued formats it) and last used, and how many instances
 // it announced.
-func (r *req) enrolTokenList(toks []ledger.EnrolToken, issued func(time.Time) string) string {
+func (r agents) enrolTokenList(toks []ledger.EnrolToken, issued func(time.Time) string) string {
 	var sb strings.Builder
 	sb.WriteString(r.t("agent_enrol_tokens", len(toks), ledger.MaxEnrolTokens))
 	for i, t := range toks {
@@ -153,7 +153,7 @@ func (r *req) enrolTokenList(toks []ledger.EnrolToken, issued func(time.Time) st
 // bot's other replies show times, but to the second where two of them
 // share a minute. Tokens are never shown again: they are told apart by
 // their issue time alone.
-func (r *req) issuedTimes(toks []ledger.EnrolToken, revoked *ledger.EnrolToken) func(time.Time) string {
+func (r agents) issuedTimes(toks []ledger.EnrolToken, revoked *ledger.EnrolToken) func(time.Time) string {
 	perMinute := map[time.Time]int{}
 	for _, t := range toks {
 		perMinute[t.IssuedAt.Truncate(time.Minute)]++
@@ -171,7 +171,7 @@ func (r *req) issuedTimes(toks []ledger.EnrolToken, revoked *ledger.EnrolToken) 
 
 // agentRevoke answers /agent revoke: every enrolment token of the user is
 // revoked (their per-rental agent tokens are not touched).
-func (r *req) agentRevoke() error {
+func (r agents) agentRevoke(command.AgentRevokeCmd) error {
 	if r.c.enrol == nil {
 		return r.answer(r.plain(r.t("agent_off")))
 	}
@@ -204,7 +204,7 @@ func (c *Core) instances() Instances {
 // does: at the price given (its currency from a symbol, else the
 // instance's platform profile, else the user's usual one) or at the price
 // the card offers.
-func (r *req) adopt(c command.AdoptCmd) error {
+func (r agents) adopt(c command.AdoptCmd) error {
 	if r.c.enrol == nil {
 		return r.answer(r.plain(r.t("agent_off")))
 	}
@@ -259,7 +259,7 @@ func (r *req) adopt(c command.AdoptCmd) error {
 
 // adoptedText is "✓ Logged as runpod-abc123 from 10:02 at $0.79/h. /undo
 // takes it back." (or, unpriced, how to set the price).
-func (r *req) adoptedText(x *ledger.Rental) string {
+func (r agents) adoptedText(x *ledger.Rental) string {
 	from := view.FormatTime(x.StartedAt().Truncate(time.Minute), r.loc, r.now, r.lang)
 	if !x.Priced {
 		return r.t("adopt_done_unpriced", x.Name, from)

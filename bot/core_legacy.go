@@ -21,10 +21,4 @@ func (legacy) register(t *table) {
 	on(t, func(r legacy, c command.DisconnectCmd) error { return r.disconnect(c) })
 	on(t, func(r legacy, c command.ReconcileCmd) error { return r.reconcile(c) })
 	on(t, func(r legacy, c command.PriceCmd) error { return r.price(c) })
-	on(t, func(r legacy, c command.AgentCmd) error { return r.agent(c) })
-	on(t, func(r legacy, c command.AgentEnrolCmd) error { return r.agentEnrol() })
-	on(t, func(r legacy, c command.AgentRevokeCmd) error { return r.agentRevoke() })
-	on(t, func(r legacy, c command.AdoptCmd) error { return r.adopt(c) })
-	on(t, func(r legacy, c command.AutoReleaseCmd) error { return r.autoRelease(c) })
-	on(t, func(r legacy, c command.WhyCmd) error { return r.why(c) })
 }

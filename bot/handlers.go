@@ -49,6 +49,7 @@ func newTable() *table {
 	reports{}.register(t)
 	money{}.register(t)
 	settings{}.register(t)
+	agents{}.register(t)
 	legacy{}.register(t)
 	return t
 }

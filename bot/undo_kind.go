@@ -252,7 +252,7 @@ func (r records) undoNow(id int64) error {
 	switch res.Kind {
 	case ledger.ActionStop, ledger.ActionResume, ledger.ActionRelease:
 		r.rentalChanged(x)
-		if res.Kind == ledger.ActionRelease && r.c.agents != nil && x != nil && r.hadToken(x) {
+		if res.Kind == ledger.ActionRelease && r.c.agents != nil && x != nil && (agents{r.req}).hadToken(x) {
 			text += "\n" + r.t("undo_release_token", name)
 		}
 	case ledger.ActionSync:
