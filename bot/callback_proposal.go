@@ -28,7 +28,7 @@ func (c *Core) handleButtons() {
 	c.buttons.Handle(actConfirm, proposal)
 	c.buttons.Handle(actEdit, proposal)
 	c.buttons.Handle(actCancel, proposal)
-	c.buttons.Handle(actPlatformLog, c.pressed(func(r *req, p chat.ButtonPress) error { return r.platformLog(p.Payload) }))
+	c.buttons.Handle(actPlatformLog, c.pressed(func(r *req, p chat.ButtonPress) error { return platforms{r}.platformLog(p.Payload) }))
 	undo := c.pressed(func(r *req, p chat.ButtonPress) error { return records{r}.undoButton(p.Action, p.Payload) })
 	c.buttons.Handle(actUndo, undo)
 	c.buttons.Handle(actKeep, undo)

@@ -392,7 +392,7 @@ func (c *Core) ensureUser(ctx context.Context, u chat.Update) (ledger.User, erro
 // text handles a text message from an allowed user.
 func (r *req) text() error {
 	if r.u.Forwarded && holdsConnect(r.u.Text) {
-		return r.connectNotRun("conn_forwarded")
+		return platforms{r}.connectNotRun("conn_forwarded")
 	}
 	if r.u.Forwarded {
 		if r.u.ChatType != chat.ChatPrivate {
@@ -402,7 +402,7 @@ func (r *req) text() error {
 	}
 	lines := commandLines(r.u.Text)
 	if len(lines) > 1 && holdsConnect(r.u.Text) {
-		return r.connectNotRun("conn_alone")
+		return platforms{r}.connectNotRun("conn_alone")
 	}
 	if len(lines) > 1 {
 		return r.lines(lines)
@@ -416,7 +416,7 @@ func (r *req) text() error {
 			}
 			r.rejected = true
 			if pe.Key == "unknown_command_near" {
-				return r.answer(r.plain(r.t("unknown_command_near", firstWord(r.u.Text), pe.Args[1]) + r.nearConnect(pe.Args[1])))
+				return r.answer(r.plain(r.t("unknown_command_near", firstWord(r.u.Text), pe.Args[1]) + platforms{r}.nearConnect(pe.Args[1])))
 			}
 			return r.answer(r.plain(r.t("unknown_command", firstWord(r.u.Text))))
 		}

@@ -198,7 +198,7 @@ func redactSecrets(text string) string {
 // one of several lines (a key must come alone, so that its message can be
 // deleted without losing other commands' text: key "conn_alone"), or a
 // forwarded one ("conn_forwarded"). The message is deleted all the same.
-func (r *req) connectNotRun(key string) error {
+func (r platforms) connectNotRun(key string) error {
 	d := r.deleteSecret()
 	if r.u.ChatType != chat.ChatPrivate {
 		return r.answer(r.plain(r.groupExposed("", d)))
@@ -209,7 +209,7 @@ func (r *req) connectNotRun(key string) error {
 // nearConnect deletes a mistyped /connect ("/conect runpod KEY": the
 // suggestion names /connect) that has words after the command, since they
 // may be a key, and returns the note to add to the reply ("" otherwise).
-func (r *req) nearConnect(suggestion string) string {
+func (r platforms) nearConnect(suggestion string) string {
 	if !strings.Contains(suggestion, "/"+string(command.KindConnect)) || len(strings.Fields(r.u.Text)) < 2 {
 		return ""
 	}
@@ -217,7 +217,7 @@ func (r *req) nearConnect(suggestion string) string {
 }
 
 // groupExposed is the reply to a key sent in a group.
-func (r *req) groupExposed(platform string, d deletion) string {
+func (r platforms) groupExposed(platform string, d deletion) string {
 	what := r.ct("conn_group_deleted")
 	if d != delDone {
 		what = r.ct("conn_group_delete_failed")
@@ -232,10 +232,22 @@ func (r *req) groupExposed(platform string, d deletion) string {
 	return r.ct("conn_group", r.mention(), chat.RawHTML(what), name, cmd)
 }
 
+// platforms is the family of the platform accounts the sync reads:
+// /connect, /disconnect, /reconcile and the platform's "only record it"
+// button. A /connect places itself in a group (dispatchCmd skips the
+// group's placement for it): a key sent there is deleted.
+type platforms struct{ *req }
+
+func (platforms) register(t *table) {
+	on(t, platforms.connect)
+	on(t, platforms.disconnect)
+	on(t, platforms.reconcile)
+}
+
 // connect handles /connect: the message is deleted first when it may hold
 // a key; in a group nothing is stored (the group saw the key). The key is
 // passed to Connections.Connect and dropped; the reply shows its hint.
-func (r *req) connect(c command.ConnectCmd) error {
+func (r platforms) connect(c command.ConnectCmd) error {
 	group := r.u.ChatType != chat.ChatPrivate
 	d := delNone
 	if c.Secret {
@@ -275,7 +287,7 @@ func (r *req) connect(c command.ConnectCmd) error {
 // connectError renders what kept a key from being stored; ok is false for
 // errors that are not about the key or the platform (the store's), which
 // the caller returns.
-func (r *req) connectError(platform string, err error) (string, bool) {
+func (r platforms) connectError(platform string, err error) (string, bool) {
 	name := platformTitle(platform)
 	var rl *connector.RateLimitedError
 	switch {
@@ -319,7 +331,7 @@ func checkPlatforms(ps connector.Registry) error {
 // keyWhere says where a platform's key is created, capitalised: the
 // catalog's words for the platform ("where_" + its key) around the page
 // its spec names.
-func (r *req) keyWhere(platform string) string {
+func (r platforms) keyWhere(platform string) string {
 	var args []any
 	if s, ok := r.c.conns.Platforms().Lookup(platform); ok && s.KeyPage != "" {
 		args = append(args, s.KeyPage)
@@ -333,7 +345,7 @@ func (r *req) keyWhere(platform string) string {
 
 // hint shows a key's hint: "…abcd", or "hidden" for a key too short to
 // show any of.
-func (r *req) hint(h string) string {
+func (r platforms) hint(h string) string {
 	if h == "" {
 		return r.ct("conn_no_hint")
 	}
@@ -342,7 +354,7 @@ func (r *req) hint(h string) string {
 
 // listConnections answers /connect alone: each connector with its state,
 // then the platforms not connected and where to create their keys.
-func (r *req) listConnections() error {
+func (r platforms) listConnections() error {
 	cs, err := r.c.conns.Connectors(r.ctx, r.u.UserID)
 	if err != nil {
 		return err
@@ -385,7 +397,7 @@ func (r *req) listConnections() error {
 }
 
 // disconnect handles /disconnect PLATFORM.
-func (r *req) disconnect(c command.DisconnectCmd) error {
+func (r platforms) disconnect(c command.DisconnectCmd) error {
 	if r.c.conns == nil {
 		return r.answer(r.plain(r.ct("conn_off")))
 	}
@@ -400,7 +412,7 @@ func (r *req) disconnect(c command.DisconnectCmd) error {
 }
 
 // reconcile handles /reconcile [YYYY-MM].
-func (r *req) reconcile(c command.ReconcileCmd) error {
+func (r platforms) reconcile(c command.ReconcileCmd) error {
 	if r.c.conns == nil {
 		return r.answer(r.plain(r.ct("conn_off")))
 	}
@@ -460,7 +472,7 @@ func (r *req) releaseCard(x *ledger.Rental, platform string, at time.Time) error
 
 // platformLog handles [Only record it]: the release is recorded as
 // /release records it, at the time of the /release, keyed by the press.
-func (r *req) platformLog(payload string) error {
+func (r platforms) platformLog(payload string) error {
 	idS, atS, _ := strings.Cut(payload, ".")
 	id, err1 := strconv.ParseInt(idS, 10, 64)
 	sec, err2 := strconv.ParseInt(atS, 10, 64)
@@ -494,7 +506,7 @@ func (r *req) platformLog(payload string) error {
 }
 
 // rentalByID returns the user's rental id; ENOTFOUND for another user's.
-func (r *req) rentalByID(id int64) (*ledger.Rental, error) {
+func (r platforms) rentalByID(id int64) (*ledger.Rental, error) {
 	x, err := r.c.store.RentalByID(r.ctx, id)
 	if err != nil {
 		return nil, err

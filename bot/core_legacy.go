@@ -17,8 +17,5 @@ func (legacy) register(t *table) {
 		return r.event(c.Name, ledger.Event{Kind: ledger.EventResume, At: r.at(c.At)})
 	})
 	on(t, func(r legacy, c command.ReleaseCmd) error { return r.release(c) })
-	on(t, func(r legacy, c command.ConnectCmd) error { return r.connect(c) })
-	on(t, func(r legacy, c command.DisconnectCmd) error { return r.disconnect(c) })
-	on(t, func(r legacy, c command.ReconcileCmd) error { return r.reconcile(c) })
 	on(t, func(r legacy, c command.PriceCmd) error { return r.price(c) })
 }

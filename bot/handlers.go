@@ -50,6 +50,7 @@ func newTable() *table {
 	money{}.register(t)
 	settings{}.register(t)
 	agents{}.register(t)
+	platforms{}.register(t)
 	legacy{}.register(t)
 	return t
 }
