@@ -1,7 +1,9 @@
 package bot
 
 import (
+	"context"
 	"fmt"
+	"strconv"
 	"strings"
 	"time"
 
@@ -78,7 +80,7 @@ func (r *req) defaultCurrency(b *ledger.Book) ledger.Currency {
 // rental builds the ledger rental of a /rent: the user's values, then the
 // platform profile's defaults for what they left out. assumed is true when
 // the currency came from defaultCurrency.
-func (r *req) rental(c command.RentCmd) (rent ledger.Rental, assumed bool) {
+func (r rentals) rental(c command.RentCmd) (rent ledger.Rental, assumed bool) {
 	rent = ledger.Rental{
 		UserID:   r.u.UserID,
 		Name:     c.Name,
@@ -117,7 +119,27 @@ func (r *req) rental(c command.RentCmd) (rent ledger.Rental, assumed bool) {
 	return rent, assumed
 }
 
-func (r *req) rent(c command.RentCmd) error {
+// rentals is the family of a rental's life: /rent, /stop, /resume,
+// /release and /price.
+type rentals struct{ *req }
+
+func (rentals) register(t *table) {
+	on(t, rentals.rent)
+	on(t, rentals.stop)
+	on(t, rentals.resume)
+	on(t, rentals.release)
+	on(t, rentals.price)
+}
+
+func (r rentals) stop(c command.StopCmd) error {
+	return r.event(c.Name, ledger.Event{Kind: ledger.EventStop, At: r.at(c.At)})
+}
+
+func (r rentals) resume(c command.ResumeCmd) error {
+	return r.event(c.Name, ledger.Event{Kind: ledger.EventResume, At: r.at(c.At)})
+}
+
+func (r rentals) rent(c command.RentCmd) error {
 	c.At = r.at(c.At) // a choice made later starts it when it was sent
 	if asked, err := r.checkPlatform(c.Platform, func(p string) command.Command { d := c; d.Platform = p; return d }); asked || err != nil {
 		return err
@@ -135,7 +157,7 @@ func (r *req) rent(c command.RentCmd) error {
 
 // rentedText is the reply to a new rental: "✓ box1 started 10:00 — autodl
 // RTX 4090, ¥1.88/h per-second".
-func (r *req) rentedText(x *ledger.Rental, assumed bool) string {
+func (r rentals) rentedText(x *ledger.Rental, assumed bool) string {
 	var b strings.Builder
 	b.WriteString(r.t("rented", x.Name, r.when(x.StartedAt()), view.GPUText(x), view.PlatformWord(r.lang, x.Platform), r.priceText(x, x.Price), view.FormatMode(x.Mode, r.lang)))
 	if x.Min > 0 {
@@ -159,7 +181,7 @@ func (r *req) rentedText(x *ledger.Rental, assumed bool) string {
 	return b.String()
 }
 
-func (r *req) priceText(x *ledger.Rental, p ledger.Price) string {
+func (r rentals) priceText(x *ledger.Rental, p ledger.Price) string {
 	if !x.Priced {
 		return "UNPRICED"
 	}
@@ -169,7 +191,7 @@ func (r *req) priceText(x *ledger.Rental, p ledger.Price) string {
 // event stops, resumes or releases a rental and says what it had cost at
 // the time of the event: a backdated /resume reports the running time
 // before that resume, not everything since.
-func (r *req) event(name string, ev ledger.Event) error {
+func (r rentals) event(name string, ev ledger.Event) error {
 	x, err := r.c.store.AppendEvent(r.ctx, r.act(), name, ev)
 	if err != nil {
 		return err
@@ -182,7 +204,7 @@ func (r *req) event(name string, ev ledger.Event) error {
 		text += "\n" + r.t("always_on_note")
 	}
 	if ev.Kind == ledger.EventRelease {
-		if line := (agents{r}).releasedStillReports(x); line != "" {
+		if line := (agents{r.req}).releasedStillReports(x); line != "" {
 			text += "\n" + line
 		}
 	}
@@ -194,7 +216,7 @@ func (r *req) event(name string, ev ledger.Event) error {
 // as of the next second it has run nothing, and its compute is what the
 // statement says then (a minimum per start, if the rental has one). It
 // never returns a blank.
-func (r *req) costAt(x *ledger.Rental, t time.Time) (run, cost string) {
+func (r rentals) costAt(x *ledger.Rental, t time.Time) (run, cost string) {
 	b := &ledger.Book{User: r.user, Rentals: []*ledger.Rental{x}}
 	st := ledger.StatementAsOf(b, t)
 	if len(st.Rentals) == 0 && x.State() != ledger.Running {
@@ -251,7 +273,7 @@ func sameCurrency(given, have ledger.Currency, what string) error {
 // price changes a rental's rate from a time on. A time before the
 // rental's last change, or any time on a released rental, corrects the
 // rate from when it applied (the store checks it lies inside the life).
-func (r *req) price(c command.PriceCmd) error {
+func (r rentals) price(c command.PriceCmd) error {
 	x, err := r.named(c.Name)
 	if err != nil {
 		return err
@@ -305,3 +327,48 @@ func (r *req) rentalChanged(x *ledger.Rental) {
 }
 
 func hhmm(m int) string { return fmt.Sprintf("%02d:%02d", m/60, m%60) }
+
+// release handles /release NAME: a rental its platform still lists as
+// live gets a card (terminate there, or only record it) instead of a
+// release that the platform would keep billing.
+func (r rentals) release(c command.ReleaseCmd) error {
+	at := r.at(c.At)
+	if r.c.conns != nil {
+		if x, err := r.named(c.Name); err == nil && x.State() != ledger.Released {
+			ctx, cancel := context.WithTimeout(r.ctx, liveTimeout)
+			platform, live := r.c.conns.Live(ctx, x)
+			cancel()
+			if live {
+				return r.releaseCard(x, platform, at)
+			}
+		}
+	}
+	return r.event(c.Name, ledger.Event{Kind: ledger.EventRelease, At: at})
+}
+
+// releaseCard asks what to do with a rental still live on platform.
+func (r rentals) releaseCard(x *ledger.Rental, platform string, at time.Time) error {
+	name := platformTitle(platform)
+	term, err := r.c.buttons.Sign(r.u.UserID, actPlatformTerminate, strconv.FormatInt(x.ID, 10))
+	if err != nil {
+		return err
+	}
+	rec, err := r.c.buttons.Sign(r.u.UserID, actPlatformLog, strconv.FormatInt(x.ID, 10)+"."+strconv.FormatInt(at.Unix(), 10))
+	if err != nil {
+		return err
+	}
+	text := r.ct("release_live_noid", x.Name, name)
+	if x.PlatformID != "" {
+		word := r.ct("word_instance")
+		if platform == "runpod" {
+			word = r.ct("word_pod")
+		}
+		text = r.ct("release_live", x.Name, name, chat.RawHTML(word), x.PlatformID)
+	}
+	out := r.plain(text)
+	out.Buttons = [][]chat.Button{{
+		{Text: connectTexts.Text(r.lang, "btn_pterm", name), Data: term},
+		{Text: connectTexts.Text(r.lang, "btn_plog"), Data: rec},
+	}}
+	return r.answer(out)
+}

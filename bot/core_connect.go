@@ -425,51 +425,6 @@ func (r platforms) reconcile(c command.ReconcileCmd) error {
 	return r.answer(r.plain(view.ReconcileText(r.lang, r.loc, rs)))
 }
 
-// release handles /release NAME: a rental its platform still lists as
-// live gets a card (terminate there, or only record it) instead of a
-// release that the platform would keep billing.
-func (r *req) release(c command.ReleaseCmd) error {
-	at := r.at(c.At)
-	if r.c.conns != nil {
-		if x, err := r.named(c.Name); err == nil && x.State() != ledger.Released {
-			ctx, cancel := context.WithTimeout(r.ctx, liveTimeout)
-			platform, live := r.c.conns.Live(ctx, x)
-			cancel()
-			if live {
-				return r.releaseCard(x, platform, at)
-			}
-		}
-	}
-	return r.event(c.Name, ledger.Event{Kind: ledger.EventRelease, At: at})
-}
-
-// releaseCard asks what to do with a rental still live on platform.
-func (r *req) releaseCard(x *ledger.Rental, platform string, at time.Time) error {
-	name := platformTitle(platform)
-	term, err := r.c.buttons.Sign(r.u.UserID, actPlatformTerminate, strconv.FormatInt(x.ID, 10))
-	if err != nil {
-		return err
-	}
-	rec, err := r.c.buttons.Sign(r.u.UserID, actPlatformLog, strconv.FormatInt(x.ID, 10)+"."+strconv.FormatInt(at.Unix(), 10))
-	if err != nil {
-		return err
-	}
-	text := r.ct("release_live_noid", x.Name, name)
-	if x.PlatformID != "" {
-		word := r.ct("word_instance")
-		if platform == "runpod" {
-			word = r.ct("word_pod")
-		}
-		text = r.ct("release_live", x.Name, name, chat.RawHTML(word), x.PlatformID)
-	}
-	out := r.plain(text)
-	out.Buttons = [][]chat.Button{{
-		{Text: connectTexts.Text(r.lang, "btn_pterm", name), Data: term},
-		{Text: connectTexts.Text(r.lang, "btn_plog"), Data: rec},
-	}}
-	return r.answer(out)
-}
-
 // platformLog handles [Only record it]: the release is recorded as
 // /release records it, at the time of the /release, keyed by the press.
 func (r platforms) platformLog(payload string) error {
@@ -495,7 +450,7 @@ func (r platforms) platformLog(payload string) error {
 		return nil
 	}
 	r.editID = r.u.MessageID
-	if err := r.event(x.Name, ledger.Event{Kind: ledger.EventRelease, At: time.Unix(sec, 0).UTC()}); err != nil {
+	if err := (rentals{r.req}).event(x.Name, ledger.Event{Kind: ledger.EventRelease, At: time.Unix(sec, 0).UTC()}); err != nil {
 		r.editID = 0
 		return err
 	}

@@ -21,7 +21,7 @@ import (
 // its command without asking again (modeChosen). A choice of another
 // question (the platform a typo meant) is asked about in turn. A mode on a platform
 // without a profile, or the profile's own mode, is taken as written.
-func (r *req) checkMode(c command.RentCmd) (bool, error) {
+func (r rentals) checkMode(c command.RentCmd) (bool, error) {
 	if c.ModeChosen || c.Mode == "" {
 		return false, nil
 	}

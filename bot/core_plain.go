@@ -89,6 +89,6 @@ func proposalCommand(cmd command.Command) string {
 // perCardLine says how a per-card price became the rental's: "2×A100 at
 // $1.64/h each = $3.28/h", in the currency the rental will have.
 func (r talk) perCardLine(rent command.RentCmd, each command.PriceSpec) string {
-	x, _ := r.rental(rent)
+	x, _ := rentals{r.req}.rental(rent)
 	return r.t("propose_per_card", chat.Escape(view.GPUText(&x)), view.FormatPrice(each.Price(), x.Currency, r.lang), view.FormatPrice(x.Price, x.Currency, r.lang))
 }

@@ -16,7 +16,7 @@ import (
 // user pays for two periods where they may have expected the new price
 // from the next one. "" when the change ends no period part-way. x is
 // the rental before the change.
-func (r *req) packageEnded(x *ledger.Rental, at time.Time) string {
+func (r rentals) packageEnded(x *ledger.Rental, at time.Time) string {
 	if !x.Priced || x.Mode != ledger.AlwaysOn || len(x.Events) == 0 {
 		return ""
 	}

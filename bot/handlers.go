@@ -43,6 +43,7 @@ var handlers = newTable()
 
 func newTable() *table {
 	t := &table{by: map[reflect.Type]handler{}}
+	rentals{}.register(t)
 	talk{}.register(t)
 	storage{}.register(t)
 	records{}.register(t)
@@ -51,7 +52,6 @@ func newTable() *table {
 	settings{}.register(t)
 	agents{}.register(t)
 	platforms{}.register(t)
-	legacy{}.register(t)
 	return t
 }
 
