@@ -5,7 +5,7 @@
 // the user's language.
 //
 // This file holds the typed commands that Parse produces. Each command is
-// its own struct; the core dispatches on them with a type switch. A zero
+// its own struct; the core looks its handler up by the type. A zero
 // time.Time in an At field means "not given": the core uses the moment of
 // the action (its own clock, read once per action), so a retried message is
 // not shifted in time.
