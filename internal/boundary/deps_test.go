@@ -65,6 +65,30 @@ var rules = []rule{
 	{"the parser imports only the standard library, the ledger, the chat vocabulary and stdlib-only leaf packages (no store, core, scheduler, hub or transport)", []string{"./bot/command"}, linuxCgo, onlyStdAnd(module+"/internal/clip", module+"/ledger", module+"/chat")},
 	{"the core links no store, scheduler, hub, platform sync or transport: they meet it through its Config and the chat's types", []string{"./bot"}, linuxCgo, forbid(tree(module+"/ledger/sqlite"), exactly(module+"/scheduler"), exactly(module+"/agent/hub"), exactly(module+"/connsync"), tree(module+"/bot/telegram"), tree(module+"/bot/console"))},
 	{"the scheduler and the views do not import the wire protocol (the ledger has the order words; the hub maps them)", []string{"./scheduler", "./view"}, linuxCgo, forbid(exactly(module + "/agent/wire"))},
+	{"only the binaries link the event bus: the actors publish and subscribe through the ledger's interfaces, and main makes the one bus", []string{"./agent/...", "./bot/...", "./chat", "./connector/...", "./connsync", "./dashboard/...", "./ledger/...", "./scheduler", "./view"}, linuxCgo, forbid(exactly(module + "/events"))},
+	actorRule("./agent/hub"),
+	actorRule("./scheduler"),
+	actorRule("./connsync"),
+	actorRule("./dashboard"),
+	actorRule("./bot"),
+}
+
+// actors are the server's parts that main builds in one pass (the hub, the
+// scheduler, the platform sync, the dashboard, the chat core).
+var actors = []string{"./agent/hub", "./scheduler", "./connsync", "./dashboard", "./bot"}
+
+// actorRule is the rule that keeps the corridors straight for one actor: it
+// links none of the others, so none can call another but through what main
+// hands it at construction (an interface in its Config), and no forwarder
+// or late setter can be needed to close a cycle.
+func actorRule(self string) rule {
+	var others []func(string) bool
+	for _, a := range actors {
+		if a != self {
+			others = append(others, exactly(module+strings.TrimPrefix(a, ".")))
+		}
+	}
+	return rule{"the actor " + strings.TrimPrefix(self, "./") + " links no other actor (hub, scheduler, sync, dashboard, core): they meet only in main", []string{self}, linuxCgo, forbid(others...)}
 }
 
 // TestBoundaries checks every rule against what go list says the roots
