@@ -160,11 +160,6 @@ var buttonTexts = Catalog{
 		"这个按钮已失效。"},
 }
 
-// StaleButtonText is the toast of a press on a button that no longer
-// does anything, in lang: Dispatch's for an action nobody handles, and a
-// handler's for a button whose question has gone.
-func StaleButtonText(lang string) string { return buttonTexts.Text(lang, "button_stale") }
-
 // maxToast is how much of a toast is shown: Telegram allows 200
 // characters.
 const maxToast = 190
@@ -185,7 +180,7 @@ func (b *Buttons) Dispatch(ctx context.Context, p ButtonPress, s Sender) error {
 	fn := b.fns[action]
 	b.mu.RUnlock()
 	if fn == nil {
-		return b.answer(ctx, s, p, StaleButtonText(p.Lang))
+		return b.answer(ctx, s, p, buttonTexts.Text(p.Lang, "button_stale"))
 	}
 	p.Action, p.Payload = action, payload
 	if err := fn(ctx, p, s); err != nil {
