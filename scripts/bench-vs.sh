@@ -5,7 +5,9 @@
 # both see the same machine load, then compared with benchstat (medians,
 # with the ratio NEW/BASE). The test binaries are built first, so no
 # compilation runs between the timed runs. Needs benchstat on PATH
-# (go install golang.org/x/perf/cmd/benchstat@latest).
+# (go install golang.org/x/perf/cmd/benchstat@latest). The load generator's
+# figures (cmd/hubload: heartbeats/s, latency) go to standard error per round;
+# HUBLOAD_DURATION sets each run's length (10s).
 set -euo pipefail
 base=$(cd "$1" && pwd)
 new=$(cd "$2" && pwd)
@@ -48,7 +50,8 @@ for ((i = 1; i <= rounds; i++)); do
 				grep -E '^(Benchmark|goos|goarch|pkg|cpu)' >>"$work/$side.txt" || true
 		done
 		echo "round $i $side hubload:" >&2
-		"$work/$side.hubload" -agents 10000 -duration 10s -conc 32 2>&1 | tail -3 | sed "s/^/  $side: /" >&2
+		"$work/$side.hubload" -agents 10000 -duration "${HUBLOAD_DURATION:-10s}" -conc 32 2>&1 |
+			grep -E '^(heartbeats|latency|CPU)' | sed "s/^/  $side: /" >&2
 	done
 done
 # The packages may have moved between the trees: compare by benchmark name.
