@@ -3,7 +3,6 @@ package console_test
 import (
 	"bytes"
 	"context"
-	"fmt"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -14,16 +13,9 @@ import (
 	"github.com/gpuledger/gpuledger/ledger/sqlite"
 )
 
-// loopLinks is a bot.DashboardLinks of a server at its default public
-// URL, http://127.0.0.1:8477, without an https Mini App.
-type loopLinks struct{ n int }
-
-func (l *loopLinks) Link(_ context.Context, userID int64) (string, time.Time, error) {
-	l.n++
-	return fmt.Sprintf("http://127.0.0.1:8477/app/login?code=CODE%d-%d", userID, l.n), time.Date(2026, 11, 2, 2, 5, 0, 0, time.UTC), nil
-}
-
-func (l *loopLinks) AppURL() string { return "" }
+// loopLinks is a server at its default public URL, http://127.0.0.1:8477
+// (only text here: nothing listens or dials), without an https Mini App.
+func loopLinks() *links { return &links{base: "http://127.0.0.1:8477"} }
 
 // TestConsole_DashboardLoopbackNoWarning: in the terminal the link opens
 // on the server's own machine, so a loopback link gets no warning that a
@@ -38,7 +30,7 @@ func TestConsole_DashboardLoopbackNoWarning(t *testing.T) {
 		}
 		now := func() time.Time { return time.Date(2026, 11, 2, 2, 0, 0, 0, time.UTC) }
 		db.Now = now
-		core, err := bot.New(ctx, bot.Config{Store: db, Owner: 1, TZ: "Asia/Shanghai", Now: now, Logger: discard(), Dashboard: &loopLinks{},
+		core, err := bot.New(ctx, bot.Config{Store: db, Owner: 1, TZ: "Asia/Shanghai", Now: now, Logger: discard(), Dashboard: loopLinks(),
 			PublicURL: "http://127.0.0.1:8477"})
 		if err != nil {
 			t.Fatal(err)

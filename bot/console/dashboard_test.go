@@ -15,15 +15,25 @@ import (
 	"github.com/gpuledger/gpuledger/ledger/sqlite"
 )
 
-// appLinks is a hand-made bot.DashboardLinks with an https Mini App.
-type appLinks struct{ n int }
-
-func (l *appLinks) Link(_ context.Context, userID int64) (string, time.Time, error) {
-	l.n++
-	return fmt.Sprintf("https://ledger.example/app/login?code=CODE%d-%d&x=1", userID, l.n), time.Date(2026, 11, 2, 2, 5, 0, 0, time.UTC), nil
+// links is a hand-made bot.DashboardLinks: login links under base (the
+// query after the code, if any, is extra), and app as its Mini App URL
+// ("" for none, a server without https).
+type links struct {
+	base, extra, app string
+	n                int
 }
 
-func (l *appLinks) AppURL() string { return "https://ledger.example/app/" }
+func (l *links) Link(_ context.Context, userID int64) (string, time.Time, error) {
+	l.n++
+	return fmt.Sprintf("%s/app/login?code=CODE%d-%d%s", l.base, userID, l.n, l.extra), time.Date(2026, 11, 2, 2, 5, 0, 0, time.UTC), nil
+}
+
+func (l *links) AppURL() string { return l.app }
+
+// appLinks is a server with an https Mini App.
+func appLinks() *links {
+	return &links{base: "https://ledger.example", extra: "&x=1", app: "https://ledger.example/app/"}
+}
 
 // TestConsole_Dashboard: /dashboard prints its link whole; the web-app
 // buttons under it and under /status are left out, the others kept.
@@ -36,7 +46,7 @@ func TestConsole_Dashboard(t *testing.T) {
 	defer db.Close()
 	now := func() time.Time { return time.Date(2026, 11, 2, 2, 0, 0, 0, time.UTC) }
 	db.Now = now
-	core, err := bot.New(ctx, bot.Config{Store: db, Owner: 1, TZ: "Asia/Shanghai", Now: now, Logger: discard(), Dashboard: &appLinks{}})
+	core, err := bot.New(ctx, bot.Config{Store: db, Owner: 1, TZ: "Asia/Shanghai", Now: now, Logger: discard(), Dashboard: appLinks()})
 	if err != nil {
 		t.Fatal(err)
 	}
