@@ -7,8 +7,8 @@ import (
 
 // AgentEvent is something an agent reported that the user should hear
 // about: one of JobFinished, GPUMismatched, ReportedAfterRelease,
-// OrderUpdated, InstanceAnnounced, InstanceReturned, HostShutdown and
-// HostBooted. The agent hub publishes them; the scheduler acts on them,
+// OrderUpdated, InstanceAnnounced, InstanceReturned, HostShutdown,
+// HostBooted, BenchReported and WorkStarted (bench.go). The agent hub publishes them; the scheduler acts on them,
 // one at a time and in the order they were published (events.Bus carries
 // them between the two, so neither holds the other).
 //

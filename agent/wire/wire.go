@@ -232,7 +232,11 @@ type WatchState struct {
 
 // JobState is the state of the job the agent wraps (run ... -- COMMAND).
 type JobState struct {
-	Command         string     `json:"command"`
+	Command string `json:"command"`
+	// Label is the name the user gave the job (run --label yolo-epoch):
+	// runs with the same label are the user's own benchmark (/compare).
+	// "" unlabelled. At most MaxLabelLen bytes of [A-Za-z0-9._-].
+	Label           string     `json:"label,omitempty"`
 	Running         bool       `json:"running"`
 	PID             int        `json:"pid,omitempty"`
 	StartedAt       time.Time  `json:"started_at"`
@@ -251,6 +255,13 @@ type HeartbeatResponse struct {
 	// Enrolment answers a heartbeat sent with an enrolment token (and only
 	// such a heartbeat): Orders and Policy are then empty.
 	Enrolment *EnrolmentAnswer `json:"enrolment,omitempty"`
+	// BenchWanted asks the agent for its bench (POST PathBench): the
+	// server has none for this rental and the user has not turned
+	// receipts off. Never set on an enrolment heartbeat's answer, so an
+	// agent benches only once it reports for a rental. An agent run with
+	// --no-bench ignores it. Unsigned on purpose: the worst a forged
+	// answer can do is make an agent bench once more or not at all.
+	BenchWanted bool `json:"bench_wanted,omitempty"`
 }
 
 // Policy is what the server wants the agent to apply locally. Zero fields

@@ -54,15 +54,16 @@ var agentForbids = forbid(named("sqlite"), tree("github.com/go-telegram-bot-api"
 
 // rules are the module's dependency boundaries, one line each.
 var rules = []rule{
-	{"the ledger imports only the standard library and stdlib-only leaf packages", []string{"./ledger"}, linuxCgo, onlyStdAnd(module + "/internal/clip")},
+	{"the ledger imports only the standard library and stdlib-only leaf packages", []string{"./ledger"}, linuxCgo, onlyStdAnd(module+"/internal/clip", module+"/perf")},
+	{"perf, the bench's figures and references, is a leaf: only the standard library", []string{"./perf"}, linuxCgo, onlyStdAnd()},
 	{"the agent links no SQLite, Telegram, Prometheus, ledger, bot or scheduler", []string{"./cmd/gpuledger-agent"}, linuxCgo, agentForbids},
 	{"the agent without cgo links no SQLite, Telegram, Prometheus, ledger, bot or scheduler", []string{"./cmd/gpuledger-agent"}, linuxNoCgo, agentForbids},
 	{"the server has no cgo code outside the standard library", []string{"./cmd/gpuledger"}, linuxCgo, noCgoOutsideStd},
 	{"the chat vocabulary imports only the standard library and stdlib-only leaf packages", []string{"./chat"}, linuxCgo, onlyStdAnd(module + "/internal/clip")},
-	{"the platform connectors import only the standard library, the ledger and stdlib-only leaf packages (no chat, store or agent)", []string{"./connector/..."}, linuxCgo, onlyStdAnd(module+"/internal/clip", module+"/ledger")},
+	{"the platform connectors import only the standard library, the ledger and stdlib-only leaf packages (no chat, store or agent)", []string{"./connector/..."}, linuxCgo, onlyStdAnd(module+"/internal/clip", module+"/perf", module+"/ledger")},
 	{"the binaries link no browser harness (chromedp is for tests alone)", []string{"./cmd/..."}, linuxCgo, forbid(tree("github.com/chromedp"), exactly(module+"/internal/browser"))},
 	{"the views, the scheduler, the transports and hubload do not link the core or the parser", []string{"./view", "./scheduler", "./bot/telegram", "./bot/console", "./cmd/hubload"}, linuxCgo, forbid(exactly(module+"/bot"), exactly(module+"/bot/command"))},
-	{"the parser imports only the standard library, the ledger, the chat vocabulary and stdlib-only leaf packages (no store, core, scheduler, hub or transport)", []string{"./bot/command"}, linuxCgo, onlyStdAnd(module+"/internal/clip", module+"/ledger", module+"/chat")},
+	{"the parser imports only the standard library, the ledger, the chat vocabulary and stdlib-only leaf packages (no store, core, scheduler, hub or transport)", []string{"./bot/command"}, linuxCgo, onlyStdAnd(module+"/internal/clip", module+"/perf", module+"/ledger", module+"/chat")},
 	{"the core links no store, scheduler, hub, platform sync or transport: they meet it through its Config and the chat's types", []string{"./bot"}, linuxCgo, forbid(tree(module+"/ledger/sqlite"), exactly(module+"/scheduler"), exactly(module+"/agent/hub"), exactly(module+"/connsync"), tree(module+"/bot/telegram"), tree(module+"/bot/console"))},
 	{"the scheduler and the views do not import the wire protocol (the ledger has the order words; the hub maps them)", []string{"./scheduler", "./view"}, linuxCgo, forbid(exactly(module + "/agent/wire"))},
 	{"only the binaries link the event bus: the actors publish and subscribe through the ledger's interfaces, and main makes the one bus", []string{"./agent/...", "./bot/...", "./chat", "./connector/...", "./connsync", "./dashboard/...", "./ledger/...", "./scheduler", "./view"}, linuxCgo, forbid(exactly(module + "/events"))},
