@@ -225,6 +225,7 @@ var errorArgs = map[string]int{
 	"rental_other_instance":      2,
 	"rental_unpriced_at":         1,
 	"setting_range":              4,
+	"span_backwards":             2,
 	"stopped_negative":           1,
 	"storage_negative":           1,
 	"store_unavailable":          0,

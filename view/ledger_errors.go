@@ -79,6 +79,8 @@ var ledgerErrors = chat.Catalog{
 		"%[1]v 还没有价格：请先从开始时定价（/price %[1]v 价格，不带 at），再从某个时间起改价"},
 	"period_empty": {"the period %[1]v to %[2]v is empty: give a start before its end",
 		"时间段 %[1]v 到 %[2]v 是空的：开始时间要早于结束时间"},
+	"span_backwards": {"the span %[1]v to %[2]v ends before it starts: give the start first",
+		"时间段 %[1]v 到 %[2]v 的结束早于开始：请先写开始时间"},
 	"period_future": {"the period starts %[1]v, in the future: give one that has begun",
 		"时间段从 %[1]v 开始，还没到：请给一个已经开始的时间段"},
 	"bad_wait_for": {"wait_for=%[1]v: %[2]q is not ssh, jupyter, vscode or none, e.g. wait_for=ssh,jupyter",
