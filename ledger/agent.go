@@ -103,6 +103,7 @@ func (h *HourStat) Add(b Beat) {
 // JobInfo is the wrapped job as the agent last reported it.
 type JobInfo struct {
 	Command   string
+	Label     string // run --label, a ValidLabel; "" none
 	Running   bool
 	Exited    bool
 	ExitCode  int // valid when Exited

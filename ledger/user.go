@@ -17,6 +17,10 @@ type Settings struct {
 	QuietFrom int           // quiet hours start, minutes after midnight; -1 none
 	QuietTo   int           // quiet hours end, minutes after midnight
 	LongRun   time.Duration // reminder for rentals without an agent; default 12h
+	// BenchOff: the user turned receipts off: agents are not asked to
+	// bench (HeartbeatResponse.BenchWanted stays false) and no receipt
+	// card is sent. A bench an agent sends anyway is still stored.
+	BenchOff bool
 }
 
 // The bounds of the duration settings a user may give in chat

@@ -132,6 +132,12 @@ var ledgerErrors = chat.Catalog{
 	"store_unavailable":     {"the ledger cannot be reached right now: it will be retried", "账本暂时无法访问：稍后会自动重试"},
 	"disk_full":             {"the disk holding the ledger is full: it will be retried once there is room", "账本所在的磁盘已满：腾出空间后会自动重试"},
 
+	// Refusals of the benches and job runs (ledger.BenchStore).
+	"job_label": {"label %[1]q may use only letters, digits, '.', '_' and '-', at most 64 of them, e.g. yolo-epoch",
+		"标签 %[1]q 只能用字母、数字、'.'、'_' 和 '-'，最多 64 个，比如 yolo-epoch"},
+	"job_span":        {"a job cannot end (%[2]v) before it starts (%[1]v)", "任务的结束时间（%[2]v）不能早于开始时间（%[1]v）"},
+	"bench_report_id": {"a bench report needs an ID of 1 to 64 characters", "测速报告需要 1 到 64 个字符的 ID"},
+
 	// Refusals of the undo journal, the agent hub and budgets.
 	"undo_after_agent_stop": {"cannot undo the %[1]v of %[2]v: its agent stopped %[2]v after it, and that cannot be undone; /resume %[2]v starts it again",
 		"无法撤销 %[2]v 的%[1]v：之后代理已将 %[2]v 关机，这无法撤销；/resume %[2]v 可重新开机"},

@@ -53,6 +53,10 @@ type Notices struct{ db *DB }
 // Inbox is the transport's inbox of updates (inbox.go).
 type Inbox struct{ db *DB }
 
+// Benchmarks are what each rental delivered: its agent's benches, the
+// user's job runs on it and its first sustained work (benches.go).
+type Benchmarks struct{ db *DB }
+
 // bindAggregates points every aggregate of db at it; Open and
 // OpenReadOnly call it once, before db is handed out.
 func bindAggregates(db *DB) {
@@ -68,6 +72,7 @@ func bindAggregates(db *DB) {
 	db.Platforms = Platforms{db}
 	db.Notices = Notices{db}
 	db.Inbox = Inbox{db}
+	db.Benchmarks = Benchmarks{db}
 }
 
 var (
@@ -90,4 +95,5 @@ var (
 	_ ledger.NotifyStore    = (*Notices)(nil)
 	_ ledger.OutboxStore    = (*Notices)(nil)
 	_ ledger.InboxStore     = (*Inbox)(nil)
+	_ ledger.BenchStore     = (*Benchmarks)(nil)
 )

@@ -113,6 +113,7 @@ type DB struct {
 	Platforms
 	Notices
 	Inbox
+	Benchmarks
 
 	// Now is the store's clock, read once per transaction for the time of
 	// an action when the caller left Action.At zero, and for creation

@@ -10,7 +10,7 @@ import (
 	"github.com/gpuledger/gpuledger/ledger"
 )
 
-const userCols = `id, lang, tz, summary_at, idle_warn_ns, silent_ns, quiet_from, quiet_to, long_run_ns, created_at`
+const userCols = `id, lang, tz, summary_at, idle_warn_ns, silent_ns, quiet_from, quiet_to, long_run_ns, created_at, bench_off`
 
 type scanner interface{ Scan(dest ...any) error }
 
@@ -20,7 +20,7 @@ func scanUser(s scanner) (ledger.User, error) {
 		idleWarn, silent, longRun, create int64
 	)
 	err := s.Scan(&u.ID, &u.Lang, &u.TZ, &u.Settings.SummaryAt, &idleWarn, &silent,
-		&u.Settings.QuietFrom, &u.Settings.QuietTo, &longRun, &create)
+		&u.Settings.QuietFrom, &u.Settings.QuietTo, &longRun, &create, &u.Settings.BenchOff)
 	if err != nil {
 		return u, err
 	}
@@ -120,10 +120,10 @@ func (acc *Accounts) EnsureUser(ctx context.Context, u ledger.User) (ledger.User
 	var out ledger.User
 	err := acc.db.withWrite(ctx, func(tx *wtx) error {
 		s := u.Settings
-		res, err := tx.ExecContext(ctx, `INSERT INTO users (`+userCols+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+		res, err := tx.ExecContext(ctx, `INSERT INTO users (`+userCols+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 			ON CONFLICT (id) DO NOTHING`,
 			u.ID, u.Lang, u.TZ, s.SummaryAt, int64(s.IdleWarn), int64(s.Silent), s.QuietFrom, s.QuietTo,
-			int64(s.LongRun), unix(acc.db.now()))
+			int64(s.LongRun), unix(acc.db.now()), boolInt(s.BenchOff))
 		if err != nil {
 			return fmt.Errorf("sqlite: create user %d: %w", u.ID, err)
 		}
@@ -214,8 +214,9 @@ func (acc *Accounts) UpdateUser(ctx context.Context, a ledger.Action, u ledger.U
 
 func writeUser(ctx context.Context, tx querier, id int64, lang, tz string, s ledger.Settings, bs []ledger.MonthlyBudget) error {
 	_, err := tx.ExecContext(ctx, `UPDATE users SET lang = ?, tz = ?, summary_at = ?, idle_warn_ns = ?, silent_ns = ?,
-		quiet_from = ?, quiet_to = ?, long_run_ns = ? WHERE id = ?`,
-		lang, tz, s.SummaryAt, int64(s.IdleWarn), int64(s.Silent), s.QuietFrom, s.QuietTo, int64(s.LongRun), id)
+		quiet_from = ?, quiet_to = ?, long_run_ns = ?, bench_off = ? WHERE id = ?`,
+		lang, tz, s.SummaryAt, int64(s.IdleWarn), int64(s.Silent), s.QuietFrom, s.QuietTo, int64(s.LongRun),
+		boolInt(s.BenchOff), id)
 	if err != nil {
 		return fmt.Errorf("sqlite: update user %d: %w", id, err)
 	}
