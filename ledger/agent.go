@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/gpuledger/gpuledger/perf"
 )
 
 // The agent side of the ledger: tokens that tie an on-instance agent to a
@@ -420,37 +422,13 @@ func (s *AgentState) IdleFor(now time.Time) time.Duration {
 }
 
 // GPUDisplayName is a GPU name as NVML reports it, as a person writes
-// it: the vendor and brand words dropped ("NVIDIA GeForce RTX 4090" is
-// "RTX 4090", "NVIDIA H100 80GB HBM3" is "H100 80GB HBM3"), spaces
-// collapsed. It is what a rental logged from an announcement shows;
-// NormalizeGPUName compares it with others.
-func GPUDisplayName(s string) string {
-	f := strings.Fields(s)
-	out := f[:0]
-	for _, w := range f {
-		switch strings.ToLower(w) {
-		case "nvidia", "geforce", "tesla", "quadro":
-			continue
-		}
-		out = append(out, w)
-	}
-	return strings.Join(out, " ")
-}
+// it ("NVIDIA GeForce RTX 4090" is "RTX 4090"): perf.DisplayName, kept
+// here for the ledger's callers.
+func GPUDisplayName(s string) string { return perf.DisplayName(s) }
 
-// NormalizeGPUName reduces a GPU name as NVML reports it ("NVIDIA GeForce
-// RTX 4090", "NVIDIA H100 80GB HBM3") to a comparable key ("4090",
-// "h100"): lower case, vendor and marketing words dropped.
-func NormalizeGPUName(s string) string {
-	s = strings.ToLower(s)
-	for _, w := range []string{"nvidia", "geforce", "tesla", "quadro", "rtx", "gtx", "-", "_"} {
-		s = strings.ReplaceAll(s, w, " ")
-	}
-	f := strings.Fields(s)
-	if len(f) == 0 {
-		return ""
-	}
-	return f[0]
-}
+// NormalizeGPUName reduces a GPU name to a coarse comparable key
+// ("4090", "h100"): perf.ModelKey, kept here for the ledger's callers.
+func NormalizeGPUName(s string) string { return perf.ModelKey(s) }
 
 // GPUDiff is how the GPUs an agent sees differ from the rental as
 // logged. It holds the facts only: each edge words them in its user's
