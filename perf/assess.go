@@ -105,8 +105,13 @@ type Warning struct {
 	// Cause is the likely cause of a slow_* warning, when the facts show
 	// one (e.g. WarnPowerCap behind WarnSlowTensor); "" unknown.
 	Cause WarnCode
+}
 
-	loss float64 // the share of the card likely lost, for the order
+// scored is a warning with the share of the card it likely loses, for
+// the order of Assessment.Warnings.
+type scored struct {
+	w    Warning
+	loss float64
 }
 
 // The bands: a ratio to the healthy figure below these warns. Compute and
@@ -148,24 +153,28 @@ const badClockReasons uint64 = 0x8 | 0x20 | 0x40 | 0x80
 // a ratio. It only reads b.
 func Assess(b Bench) Assessment {
 	var a Assessment
+	var all []scored
 	for _, g := range b.GPUs {
 		c, ws := assessGPU(g)
 		a.GPUs = append(a.GPUs, c)
-		a.Warnings = append(a.Warnings, ws...)
+		all = append(all, ws...)
 	}
-	slices.SortStableFunc(a.Warnings, func(x, y Warning) int {
+	slices.SortStableFunc(all, func(x, y scored) int {
 		if c := cmp.Compare(y.loss, x.loss); c != 0 {
 			return c
 		}
-		if c := cmp.Compare(x.GPU, y.GPU); c != 0 {
+		if c := cmp.Compare(x.w.GPU, y.w.GPU); c != 0 {
 			return c
 		}
-		return cmp.Compare(x.Code, y.Code)
+		return cmp.Compare(x.w.Code, y.w.Code)
 	})
+	for _, s := range all {
+		a.Warnings = append(a.Warnings, s.w)
+	}
 	return a
 }
 
-func assessGPU(g GPU) (GPUCheck, []Warning) {
+func assessGPU(g GPU) (GPUCheck, []scored) {
 	c := GPUCheck{Index: g.Index, Model: g.Model}
 	if c.Model == "" {
 		c.Model = DisplayName(g.Name)
@@ -175,18 +184,18 @@ func assessGPU(g GPU) (GPUCheck, []Warning) {
 		ref = &r
 		c.Ref = ref
 	}
-	var ws []Warning
-	add := func(w Warning) { w.GPU = g.Index; ws = append(ws, w) }
+	var ws []scored
+	add := func(w Warning, loss float64) { w.GPU = g.Index; ws = append(ws, scored{w, loss}) }
 
 	// Facts first: they stand on their own and are the causes of slow
 	// figures.
 	neighbour := g.OtherProcs > 0 || g.MemoryUsedMiB > neighbourMemMiB || g.UtilPercent > 0
 	if neighbour {
-		add(Warning{Code: WarnNeighbour, Value: float64(g.MemoryUsedMiB), Expected: neighbourMemMiB, loss: 0.5})
+		add(Warning{Code: WarnNeighbour, Value: float64(g.MemoryUsedMiB), Expected: neighbourMemMiB}, 0.5)
 	}
 	powerCap := g.PowerDefaultW > 0 && g.PowerLimitW > 0 && g.PowerLimitW < g.PowerDefaultW*0.98
 	if powerCap {
-		add(Warning{Code: WarnPowerCap, Value: g.PowerLimitW, Expected: g.PowerDefaultW, loss: 1 - g.PowerLimitW/g.PowerDefaultW})
+		add(Warning{Code: WarnPowerCap, Value: g.PowerLimitW, Expected: g.PowerDefaultW}, 1-g.PowerLimitW/g.PowerDefaultW)
 	}
 	clocksHeld := g.ClockReasons&badClockReasons != 0
 	var boost float64
@@ -197,28 +206,28 @@ func assessGPU(g GPU) (GPUCheck, []Warning) {
 		clocksHeld = true
 	}
 	if clocksHeld {
-		w := Warning{Code: WarnClocksHeld, loss: 0.05}
+		w, loss := Warning{Code: WarnClocksHeld}, 0.05
 		if boost > 0 && g.SMClockMaxMHz > 0 && float64(g.SMClockMaxMHz) < boost*0.95 {
-			w.Value, w.Expected, w.loss = float64(g.SMClockMaxMHz), boost, 1-float64(g.SMClockMaxMHz)/boost
+			w.Value, w.Expected, loss = float64(g.SMClockMaxMHz), boost, 1-float64(g.SMClockMaxMHz)/boost
 		}
-		add(w)
+		add(w, loss)
 	}
 	narrow := g.PCIeWidth > 0 && g.PCIeWidthMax > 0 && g.PCIeWidth < g.PCIeWidthMax
 	if narrow {
-		add(Warning{Code: WarnPCIeNarrow, Value: float64(g.PCIeWidth), Expected: float64(g.PCIeWidthMax), loss: 0.5 * (1 - float64(g.PCIeWidth)/float64(g.PCIeWidthMax))})
+		add(Warning{Code: WarnPCIeNarrow, Value: float64(g.PCIeWidth), Expected: float64(g.PCIeWidthMax)}, 0.5*(1-float64(g.PCIeWidth)/float64(g.PCIeWidthMax)))
 	}
 	// A slot older than the card: NVML's maximum is the card's and the
 	// slot's together, so a maximum below the card's generation is the
 	// slot's, whatever the link does at idle.
 	oldSlot := ref != nil && ref.PCIeGen > 0 && g.PCIeGenMax > 0 && g.PCIeGenMax < ref.PCIeGen
 	if oldSlot {
-		add(Warning{Code: WarnPCIeSlow, Value: float64(g.PCIeGenMax), Expected: float64(ref.PCIeGen), loss: 0.5 * (1 - float64(g.PCIeGenMax)/float64(ref.PCIeGen))})
+		add(Warning{Code: WarnPCIeSlow, Value: float64(g.PCIeGenMax), Expected: float64(ref.PCIeGen)}, 0.5*(1-float64(g.PCIeGenMax)/float64(ref.PCIeGen)))
 	}
 	if g.ECCUncorrected > 0 {
-		add(Warning{Code: WarnECCErrors, Value: float64(g.ECCUncorrected), loss: 0.3})
+		add(Warning{Code: WarnECCErrors, Value: float64(g.ECCUncorrected)}, 0.3)
 	}
 	if g.RetiredPages > 0 {
-		add(Warning{Code: WarnRetiredPages, Value: float64(g.RetiredPages), loss: 0.1})
+		add(Warning{Code: WarnRetiredPages, Value: float64(g.RetiredPages)}, 0.1)
 	}
 
 	figs := []struct {
@@ -248,11 +257,11 @@ func assessGPU(g GPU) (GPUCheck, []Warning) {
 	}
 
 	if g.MIG {
-		add(Warning{Code: WarnMIG})
+		add(Warning{Code: WarnMIG}, 0)
 		return c, ws
 	}
 	if ref == nil {
-		add(Warning{Code: WarnUnknownCard})
+		add(Warning{Code: WarnUnknownCard}, 0)
 		return c, ws
 	}
 
@@ -273,7 +282,7 @@ func assessGPU(g GPU) (GPUCheck, []Warning) {
 		if f == nil {
 			continue
 		}
-		w := Warning{Code: code, Value: f.Value, Expected: f.Healthy, loss: weight(code) * (1 - f.Ratio)}
+		w := Warning{Code: code, Value: f.Value, Expected: f.Healthy}
 		switch code {
 		case WarnSlowTensor, WarnSlowFP32:
 			w.Cause = firstCause(neighbour, WarnNeighbour, powerCap, WarnPowerCap, clocksHeld, WarnClocksHeld)
@@ -286,7 +295,7 @@ func assessGPU(g GPU) (GPUCheck, []Warning) {
 			genLow := ref.PCIeGen > 0 && g.PCIeGen > 0 && g.PCIeGen < ref.PCIeGen
 			w.Cause = firstCause(narrow, WarnPCIeNarrow, oldSlot || genLow, WarnPCIeSlow, neighbour, WarnNeighbour)
 		}
-		add(w)
+		add(w, weight(code)*(1-f.Ratio))
 	}
 	return c, ws
 }
