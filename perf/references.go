@@ -82,6 +82,17 @@ var references = []Reference{
 		names:  []string{"NVIDIA H100 NVL"},
 	},
 	{
+		// The H800 is the H100 SXM's silicon with NVLink cut to 400 GB/s
+		// and FP64 to about 1 TFLOPS; its low-precision tensor rate and
+		// memory are the H100 SXM's. No source found gives its FP32 rate
+		// on its own: left 0.
+		Model: "H800", Arch: "Hopper",
+		BF16TFLOPS: 989.5, FP16TFLOPS: 989.5, TensorSparseTFLOPS: 1979,
+		MemGBps: 3350, MemoryGB: 80, PCIeGen: 5, PCIeWidth: 16, PowerW: 700,
+		Source: "https://www.philisun.com/technical-analysis/nvidia-h800-vs-h100-a-technical-deep-dive-into-politically-defined-ai-chips/ (H800 against H100: same die, NVLink and FP64 cut) with the H100 SXM figures of https://www.nvidia.com/en-us/data-center/h100/",
+		names:  []string{"NVIDIA H800", "NVIDIA H800 80GB HBM3", "H800 SXM", "H800 SXM5"},
+	},
+	{
 		Model: "A100 SXM4 80GB", Arch: "Ampere",
 		FP32TFLOPS: 19.5, BF16TFLOPS: 312, FP16TFLOPS: 312, TensorSparseTFLOPS: 624,
 		MemGBps: 2039, MemoryGB: 80, PCIeGen: 4, PCIeWidth: 16, PowerW: 400, BoostMHz: 1410,
@@ -108,6 +119,22 @@ var references = []Reference{
 		MemGBps: 1555, MemoryGB: 40, PCIeGen: 4, PCIeWidth: 16, PowerW: 250, BoostMHz: 1410,
 		Source: "https://www.nvidia.com/content/dam/en-zz/Solutions/Data-Center/a100/pdf/a100-80gb-datasheet-update-nvidia-us-1521051-r2-web.pdf and the A100 40GB PCIe product brief",
 		names:  []string{"NVIDIA A100-PCIE-40GB", "A100 PCIe 40GB", "A100 40GB PCIe"},
+	},
+	{
+		// The A800 is the A100 with NVLink cut to 400 GB/s; NVIDIA lists
+		// the A100's figures and power for it.
+		Model: "A800 SXM4 80GB", Arch: "Ampere",
+		FP32TFLOPS: 19.5, BF16TFLOPS: 312, FP16TFLOPS: 312, TensorSparseTFLOPS: 624,
+		MemGBps: 2039, MemoryGB: 80, PCIeGen: 4, PCIeWidth: 16, PowerW: 400, BoostMHz: 1410,
+		Source: "https://tweakers.net/nieuws/203182/nvidia-introduceert-a800-gpu-voor-china-die-niet-onder-exportrestricties-vs-valt.html (A800: the A100's figures, NVLink 400 GB/s, 400 W SXM) with the A100 80GB SXM figures of https://www.nvidia.com/content/dam/en-zz/Solutions/Data-Center/a100/pdf/nvidia-a100-datasheet-us-nvidia-1758950-r4-web.pdf",
+		names:  []string{"NVIDIA A800-SXM4-80GB", "A800 SXM 80GB", "A800 80GB SXM", "A800 80GB SXM4"},
+	},
+	{
+		Model: "A800 PCIe 80GB", Arch: "Ampere",
+		FP32TFLOPS: 19.5, BF16TFLOPS: 312, FP16TFLOPS: 312, TensorSparseTFLOPS: 624,
+		MemGBps: 1935, MemoryGB: 80, PCIeGen: 4, PCIeWidth: 16, PowerW: 300, BoostMHz: 1410,
+		Source: "https://tweakers.net/nieuws/203182/nvidia-introduceert-a800-gpu-voor-china-die-niet-onder-exportrestricties-vs-valt.html (A800: the A100's figures, 300 W PCIe) with the A100 80GB PCIe figures of https://www.nvidia.com/content/dam/en-zz/Solutions/Data-Center/a100/pdf/nvidia-a100-datasheet-us-nvidia-1758950-r4-web.pdf",
+		names:  []string{"NVIDIA A800 80GB PCIe", "A800 PCIe 80GB", "A800-PCIE-80GB"},
 	},
 	{
 		Model: "L40S", Arch: "Ada",
@@ -166,6 +193,15 @@ var references = []Reference{
 		names:  []string{"NVIDIA GeForce RTX 4090", "4090"},
 	},
 	{
+		// The China-market 4090 D: 114 of the 4090's 128 SMs at the same
+		// clocks.
+		Model: "RTX 4090 D", Arch: "Ada",
+		FP32TFLOPS: 73.54, BF16TFLOPS: 147.09, FP16TFLOPS: 147.09, TensorSparseTFLOPS: 294.17,
+		MemGBps: 1008, MemoryGB: 24, PCIeGen: 4, PCIeWidth: 16, PowerW: 425, BoostMHz: 2520,
+		Source: "https://www.nvidia.cn/geforce/graphics-cards/40-series/rtx-4090-d/ (14,592 CUDA cores, 2.52 GHz boost, 425 W); dense figures with FP32 accumulate as listed by https://hmc-tech.com/gpu/nvidia-geforce-rtx-4090-d",
+		names:  []string{"NVIDIA GeForce RTX 4090 D", "4090 D", "4090D", "RTX 4090D"},
+	},
+	{
 		Model: "RTX 4080", Arch: "Ada",
 		FP32TFLOPS: 48.7, BF16TFLOPS: 97.5, FP16TFLOPS: 97.5, TensorSparseTFLOPS: 194.9,
 		MemGBps: 716.8, MemoryGB: 16, PCIeGen: 4, PCIeWidth: 16, PowerW: 320, BoostMHz: 2505,
@@ -185,6 +221,17 @@ var references = []Reference{
 		MemGBps: 760, MemoryGB: 10, PCIeGen: 4, PCIeWidth: 16, PowerW: 320, BoostMHz: 1710,
 		Source: "NVIDIA Ampere GA102 GPU Architecture whitepaper v2.1, appendix A (GeForce RTX 3080 10GB column)",
 		names:  []string{"NVIDIA GeForce RTX 3080", "3080"},
+	},
+	{
+		// Tensor figures: NVIDIA gives only sparse ones without saying the
+		// accumulate, and a cuBLAS bf16 run has been reported at 254
+		// TFLOPS, above what a half-rate FP32 accumulate would allow: left
+		// 0 rather than guessed. FP32 is 21,760 cores x 2 x 2.407 GHz.
+		Model: "RTX 5090", Arch: "Blackwell",
+		FP32TFLOPS: 104.8,
+		MemGBps:    1792, MemoryGB: 32, PCIeGen: 5, PCIeWidth: 16, PowerW: 575, BoostMHz: 2407,
+		Source: "https://www.nvidia.com/en-us/geforce/graphics-cards/50-series/rtx-5090/ (21,760 CUDA cores, 2.41 GHz boost, 32 GB GDDR7 on 512 bits at 28 Gbps, PCIe 5.0, 575 W)",
+		names:  []string{"NVIDIA GeForce RTX 5090", "5090"},
 	},
 	{
 		Model: "T4", Arch: "Turing",
