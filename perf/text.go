@@ -32,7 +32,10 @@ func FigureLabel(name string) (label, unit string) {
 func (f Figure) String() string {
 	label, unit := FigureLabel(f.Name)
 	var sb strings.Builder
-	fmt.Fprintf(&sb, "%s %s %s", label, num(f.Value), unit)
+	fmt.Fprintf(&sb, "%s %s", label, num(f.Value))
+	if unit != "" {
+		sb.WriteString(" " + unit)
+	}
 	switch {
 	case f.Ratio > 0:
 		of := "a healthy card"
