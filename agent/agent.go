@@ -63,6 +63,18 @@ type Config struct {
 	// MetadataURL replaces the clouds' metadata address
 	// (GPULEDGER_AGENT_METADATA_URL, for tests); "" uses the real one.
 	MetadataURL string
+	// JobLabel names the wrapped job (run --label): runs with the same
+	// label are the user's own benchmark. "" none; else ValidLabel.
+	JobLabel string
+	// NoBench ignores the server's ask for a bench (--no-bench).
+	NoBench bool
+	// BenchURL is the bench's download URL (--bench-url,
+	// $GPULEDGER_BENCH_URL); "" none.
+	BenchURL string
+	// BenchCmd is the bench's command before its flags; nil runs this
+	// binary's "bench" (os.Executable()). Tests put a script there.
+	BenchCmd []string
+
 	// InstanceEnv, when set, is what the instance facts are read from
 	// (tests pose as a platform); nil reads this process's environment
 	// and the root file system.
@@ -93,10 +105,37 @@ func (c *Config) Validate() error {
 	if c.Thresholds.UtilPercent < 0 || c.Thresholds.UtilPercent >= 100 {
 		return fmt.Errorf("agent: --util-threshold %v: want 0 to 100", c.Thresholds.UtilPercent)
 	}
+	if c.BenchURL != "" {
+		if u, err := url.Parse(c.BenchURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			return errors.New("agent: --bench-url (or $GPULEDGER_BENCH_URL): want an http:// or https:// URL with a host")
+		}
+	}
+	if c.JobLabel != "" && len(c.Job) == 0 {
+		return errors.New("agent: --label names a wrapped job: put the command after --")
+	}
+	if c.JobLabel != "" && !ValidLabel(c.JobLabel) {
+		return fmt.Errorf("agent: --label %q: want 1 to %d of letters, digits, '.', '_' or '-' (at most %[2]d bytes)", c.JobLabel, wire.MaxLabelLen)
+	}
 	if c.Thresholds.DiskBytesPerS < 0 {
 		return fmt.Errorf("agent: --disk-io-threshold %v: want 0 (off) or more", c.Thresholds.DiskBytesPerS)
 	}
 	return nil
+}
+
+// ValidLabel reports whether s is a usable job label: 1 to
+// wire.MaxLabelLen bytes of [A-Za-z0-9._-] (the ledger's rule).
+func ValidLabel(s string) bool {
+	if s == "" || len(s) > wire.MaxLabelLen {
+		return false
+	}
+	for _, c := range []byte(s) {
+		switch {
+		case c >= 'a' && c <= 'z', c >= 'A' && c <= 'Z', c >= '0' && c <= '9', c == '.', c == '_', c == '-':
+		default:
+			return false
+		}
+	}
+	return true
 }
 
 // OpenGPU returns the GPU source the configuration asks for: the simulate

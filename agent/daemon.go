@@ -53,6 +53,7 @@ type daemon struct {
 	enrol    *enroller   // nil unless the token is an enrolment token
 	reporter *Reporter
 	executor *Executor
+	bench    *benchRunner // nil with --no-bench
 
 	// orders carries the orders of heartbeat responses to handleOrders;
 	// leaseReq asks it for the local lease's release. Both drop rather
@@ -128,7 +129,26 @@ func newDaemon(ctx context.Context, cfg Config) *daemon {
 		d.startEnrolment()
 	}
 	d.reporter.OnResponse = d.onResponse
+	if !cfg.NoBench {
+		d.bench = d.newBenchRunner(ctx)
+	}
 	return d
+}
+
+// newBenchRunner wires the bench to the daemon's samples, token and
+// reporter; it runs nothing until the server asks.
+func (d *daemon) newBenchRunner(ctx context.Context) *benchRunner {
+	return &benchRunner{ctx: ctx, argv: d.cfg.BenchCmd, simulate: d.cfg.Simulate, url: d.cfg.BenchURL,
+		busy: func() (bool, bool) {
+			s := d.sampler.Last()
+			if s == nil {
+				return false, false
+			}
+			return s.Verdict == wire.VerdictBusy, true
+		},
+		post: d.reporter.PostBench, token: d.tok.Get, bootID: d.bootID, log: d.log,
+		busyWait: benchBusyWait, watchdog: benchWatchdog, poll: d.cfg.Sample, tokenPoll: d.cfg.Interval,
+	}
 }
 
 // openSources opens the GPU source, starts the wrapped job and makes the
@@ -157,8 +177,9 @@ func (d *daemon) openSources(ctx context.Context) {
 		if err != nil {
 			d.log.Error("wrapped job did not start", "err", err)
 		} else {
-			d.log.Info("wrapped job started", "pid", d.job.State().PID)
+			d.log.Info("wrapped job started", "pid", d.job.State().PID, "label", d.cfg.JobLabel)
 		}
+		d.job.setLabel(d.cfg.JobLabel)
 	}
 	d.host = HostReader{DiskPath: d.cfg.DiskPath}.Cached()
 	d.presence = &Presence{}
@@ -311,6 +332,11 @@ func (d *daemon) onResponse(resp wire.HeartbeatResponse) {
 		d.sampler.SetUtilThreshold(eff.threshold)
 		d.lease.setServer(eff.lease)
 	}
+	// The bench: only once the agent reports for a rental (never on an
+	// enrolment answer), once per rental, on its own goroutine.
+	if resp.BenchWanted && resp.Enrolment == nil && d.bench != nil {
+		d.bench.want(cmpOr(resp.Rental, d.currentRental()))
+	}
 	if resp.Rental != "" {
 		if cur := d.currentRental(); cur == "" {
 			d.rental.Store(resp.Rental)
@@ -349,6 +375,10 @@ func (d *daemon) run(ctx context.Context) error {
 	wg.Go(func() { d.handleOrders(ctx) })
 	d.sample(ctx)
 	wg.Wait()
+	// Only the reporter starts a bench, and it has stopped.
+	if d.bench != nil {
+		d.bench.wait()
+	}
 	if d.job != nil && d.job.Alive() {
 		<-d.job.Done()
 	}

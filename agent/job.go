@@ -99,5 +99,12 @@ func (j *Job) Alive() bool {
 	return j.state.Running
 }
 
+// setLabel names the job (run --label) in every later State.
+func (j *Job) setLabel(label string) {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	j.state.Label = label
+}
+
 // Done is closed when the job has exited (or failed to start).
 func (j *Job) Done() <-chan struct{} { return j.done }

@@ -267,6 +267,13 @@ func (r *Reporter) Send(ctx context.Context, hb wire.HeartbeatRequest) (wire.Hea
 	return resp, err
 }
 
+// PostBench posts a bench report once, with the current token.
+func (r *Reporter) PostBench(ctx context.Context, rep wire.BenchReport) (wire.BenchResponse, error) {
+	var resp wire.BenchResponse
+	err := r.post(ctx, wire.PathBench, rep, &resp)
+	return resp, err
+}
+
 // PostResult posts an order result, trying up to three times.
 func (r *Reporter) PostResult(ctx context.Context, res wire.OrderResult) error {
 	var err error

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/gpuledger/gpuledger/agent/wire"
+	"github.com/gpuledger/gpuledger/perf"
 )
 
 // SimFile is the --simulate file (DESIGN.md section 2), re-read at every
@@ -28,6 +29,10 @@ type SimFile struct {
 	// HostStopping says the operating system is going down: the
 	// shutdown report of the last heartbeat says host true.
 	HostStopping bool `json:"host_stopping"`
+	// Bench is what "gpuledger-agent bench --simulate FILE" returns (its
+	// Source set to "simulate", StartedAt to now), so tests and demos
+	// get a receipt without a GPU. Nil: that bench measures nothing.
+	Bench *perf.Bench `json:"bench"`
 }
 
 // SimGPU is one simulated GPU. A missing utilization makes that GPU unknown,
@@ -147,8 +152,12 @@ func (s *SimulateSource) load() (SimFile, error) {
 	return s.file, s.err
 }
 
-func (s *SimulateSource) readFile() (SimFile, error) {
-	fh, err := os.Open(s.Path)
+func (s *SimulateSource) readFile() (SimFile, error) { return ReadSimFile(s.Path) }
+
+// ReadSimFile reads and decodes the simulate file at path (at most
+// 1 MiB).
+func ReadSimFile(path string) (SimFile, error) {
+	fh, err := os.Open(path)
 	if err != nil {
 		return SimFile{}, fmt.Errorf("agent: simulate: %w", err)
 	}
@@ -158,7 +167,7 @@ func (s *SimulateSource) readFile() (SimFile, error) {
 		return SimFile{}, fmt.Errorf("agent: simulate: %w", err)
 	}
 	if len(b) > maxSimFile {
-		return SimFile{}, fmt.Errorf("agent: simulate: %s is over %d bytes", s.Path, maxSimFile)
+		return SimFile{}, fmt.Errorf("agent: simulate: %s is over %d bytes", path, maxSimFile)
 	}
 	return ParseSimFile(b)
 }

@@ -42,6 +42,16 @@ type Hub struct {
 	tokens     []string // the bearer token of each recorded heartbeat
 	enrol      *wire.EnrolmentAnswer
 	refuse     int // when set, Token is answered with this status
+
+	// The bench: wantBench asks for one in heartbeat answers until one is
+	// stored; benchPosts are every POST that reached the handler with a
+	// decodable body, benchIDs the IDs stored; benchFail answers the next
+	// posts benchFailCode.
+	wantBench     bool
+	benchPosts    []wire.BenchReport
+	benchIDs      map[string]bool
+	benchFail     int
+	benchFailCode int
 }
 
 // New returns a hub that accepts token for rental.
@@ -61,6 +71,7 @@ func (h *Hub) Handler() http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST "+wire.PathHeartbeat, h.heartbeat)
 	mux.HandleFunc(wire.PathOrderResultPattern, h.result)
+	mux.HandleFunc("POST "+wire.PathBench, h.bench)
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) { io.WriteString(w, "ok\n") })
 	return mux
 }
@@ -119,7 +130,7 @@ func (h *Hub) heartbeat(w http.ResponseWriter, r *http.Request) {
 	}
 	h.heartbeats = append(h.heartbeats, hb)
 	h.tokens = append(h.tokens, h.Token)
-	resp := wire.HeartbeatResponse{Rental: h.Rental, Orders: h.pending, Policy: h.policy}
+	resp := wire.HeartbeatResponse{Rental: h.Rental, Orders: h.pending, Policy: h.policy, BenchWanted: h.wantBench && len(h.benchIDs) == 0}
 	h.pending = nil
 	raw := h.raw
 	h.mu.Unlock()
@@ -198,6 +209,85 @@ func (h *Hub) result(w http.ResponseWriter, r *http.Request) {
 	h.mu.Unlock()
 	h.poke()
 	w.WriteHeader(http.StatusNoContent)
+}
+
+// bench stores a bench report as the real hub does (once per ID): 401
+// for an unknown token, 409 for the enrolment token, 413 over
+// wire.MaxBenchBodyBytes, 400 for a body that is not a report.
+func (h *Hub) bench(w http.ResponseWriter, r *http.Request) {
+	if tok := h.bearer(r); h.EnrolToken != "" && tok == h.EnrolToken {
+		http.Error(w, "an enrolment token has no rental yet: send the bench with the rental's token", http.StatusConflict)
+		return
+	}
+	if !h.auth(r) {
+		http.Error(w, "unknown token", http.StatusUnauthorized)
+		return
+	}
+	var rep wire.BenchReport
+	r.Body = http.MaxBytesReader(w, r.Body, wire.MaxBenchBodyBytes)
+	if err := json.NewDecoder(r.Body).Decode(&rep); err != nil {
+		code := http.StatusBadRequest
+		var mbe *http.MaxBytesError
+		if errors.As(err, &mbe) {
+			code = http.StatusRequestEntityTooLarge
+		}
+		http.Error(w, "bad body: "+err.Error(), code)
+		return
+	}
+	if rep.ID == "" || len(rep.ID) > 64 {
+		http.Error(w, "a bench report needs an id of at most 64 bytes", http.StatusBadRequest)
+		return
+	}
+	h.mu.Lock()
+	h.benchPosts = append(h.benchPosts, rep)
+	if h.benchFail > 0 {
+		h.benchFail--
+		code := h.benchFailCode
+		h.mu.Unlock()
+		h.poke()
+		http.Error(w, "injected failure", code)
+		return
+	}
+	stored := !h.benchIDs[rep.ID]
+	if h.benchIDs == nil {
+		h.benchIDs = map[string]bool{}
+	}
+	h.benchIDs[rep.ID] = true
+	h.mu.Unlock()
+	h.poke()
+	w.Header().Set("Content-Type", "application/json")
+	json.NewEncoder(w).Encode(wire.BenchResponse{Rental: h.Rental, Stored: stored})
+}
+
+// WantBench makes heartbeat answers ask for a bench (BenchWanted) until
+// one is stored.
+func (h *Hub) WantBench(on bool) {
+	h.mu.Lock()
+	h.wantBench = on
+	h.mu.Unlock()
+}
+
+// FailBench makes the next n bench posts fail with status code (they
+// are still recorded in BenchPosts).
+func (h *Hub) FailBench(n, code int) {
+	h.mu.Lock()
+	h.benchFail, h.benchFailCode = n, code
+	h.mu.Unlock()
+}
+
+// BenchPosts returns every bench report posted with the rental's token
+// and a decodable body, retries included.
+func (h *Hub) BenchPosts() []wire.BenchReport {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return append([]wire.BenchReport(nil), h.benchPosts...)
+}
+
+// BenchesStored returns how many distinct bench reports are stored.
+func (h *Hub) BenchesStored() int {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return len(h.benchIDs)
 }
 
 func (h *Hub) poke() {

@@ -1,0 +1,419 @@
+package agent
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/gpuledger/gpuledger/agent/hubtest"
+	"github.com/gpuledger/gpuledger/agent/wire"
+	"github.com/gpuledger/gpuledger/perf"
+)
+
+// benchJSON is what a fake bench child prints.
+const benchJSON = `{"started_at":"2026-12-03T10:00:00Z","wall_s":1.2,"gpu_s":0.8,"source":"cuda","gpus":[{"index":0,"name":"NVIDIA H200","model":"H200","bf16_tflops":640.5,"mem_gbps":4280}],"host":{"cpu_cores":16,"disk_write_mbps":1800}}`
+
+// fakeBench writes a shell script that appends its arguments to a log
+// (one line per run) and then runs body; it returns the command and the
+// log's path.
+func fakeBench(t *testing.T, body string) ([]string, string) {
+	t.Helper()
+	dir := t.TempDir()
+	runs := filepath.Join(dir, "runs")
+	script := filepath.Join(dir, "bench.sh")
+	src := "#!/bin/sh\necho \"$*\" >> " + runs + "\n" + body + "\n"
+	if err := os.WriteFile(script, []byte(src), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	return []string{script, "bench"}, runs
+}
+
+func readRuns(t *testing.T, path string) []string {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	return strings.Split(strings.TrimSpace(string(b)), "\n")
+}
+
+// TestRun_BenchWanted: a hub that asks for a bench gets exactly one: the
+// daemon runs its bench command once as a child, with --json and the
+// simulate file, and posts what it printed with the rental's token; the
+// hub then stops asking and nothing runs again.
+func TestRun_BenchWanted(t *testing.T) {
+	hub := hubtest.New("tok-b", "box1")
+	hub.WantBench(true)
+	argv, runs := fakeBench(t, "echo '"+benchJSON+"'")
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	var simPath string
+	_, wait := runAgent(t, ctx, hub, simIdleHost, func(c *Config) {
+		c.BenchCmd = argv
+		c.BenchURL = "https://example.com/1GB.bin"
+		simPath = c.Simulate
+	})
+	waitUntil(t, hub, "a stored bench", func() bool { return hub.BenchesStored() == 1 })
+	n := len(hub.Heartbeats())
+	waitUntil(t, hub, "three more heartbeats", func() bool { return len(hub.Heartbeats()) >= n+3 })
+	cancel()
+	logs := wait()
+	got := readRuns(t, runs)
+	if len(got) != 1 {
+		t.Fatalf("bench child ran %d times, want once: %q\n%s", len(got), got, logs)
+	}
+	want := "bench --json --simulate " + simPath + " --download-url https://example.com/1GB.bin"
+	if got[0] != want {
+		t.Errorf("child args %q, want %q", got[0], want)
+	}
+	posts := hub.BenchPosts()
+	if len(posts) != 1 {
+		t.Fatalf("%d bench posts, want 1", len(posts))
+	}
+	p := posts[0]
+	if len(p.ID) != 32 || strings.Trim(p.ID, "0123456789abcdef") != "" || p.Version != wire.Version || p.AgentVersion != Version || p.BootID == "" || p.SentAt.IsZero() {
+		t.Errorf("report envelope %+v", p)
+	}
+	if p.Bench.Source != "cuda" || len(p.Bench.GPUs) != 1 || p.Bench.GPUs[0].BF16TFLOPS != 640.5 || p.Bench.Host.DiskWriteMBps != 1800 {
+		t.Errorf("bench %+v, want the child's", p.Bench)
+	}
+	for _, hb := range hub.Heartbeats() {
+		if hb.Seq > 0 && len(hb.Host.GPUs) == 0 {
+			t.Fatalf("heartbeat %d lost its GPUs while the bench ran", hb.Seq)
+		}
+	}
+}
+
+// TestRun_NoBench: with --no-bench the daemon has no bench runner, and a
+// heartbeat answer asking for one starts nothing.
+func TestRun_NoBench(t *testing.T) {
+	hub := hubtest.New("tok-n", "box1")
+	hub.WantBench(true)
+	argv, runs := fakeBench(t, "echo '"+benchJSON+"'")
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	_, wait := runAgent(t, ctx, hub, simIdleHost, func(c *Config) { c.BenchCmd, c.NoBench = argv, true })
+	waitHeartbeats(t, hub, 4)
+	cancel()
+	logs := wait()
+	if got := readRuns(t, runs); len(got) != 0 || len(hub.BenchPosts()) != 0 {
+		t.Fatalf("--no-bench ran the bench %d times and posted %d\n%s", len(got), len(hub.BenchPosts()), logs)
+	}
+	// The same, deterministically: the daemon made no runner.
+	d := newDaemon(t.Context(), Config{Server: "http://x", Token: "t", Interval: time.Second, Sample: time.Second, Simulate: "none.json", NoBench: true})
+	defer d.close()
+	if d.bench != nil {
+		t.Fatal("a daemon with --no-bench has a bench runner")
+	}
+	d.onResponse(wire.HeartbeatResponse{Rental: "box1", BenchWanted: true})
+}
+
+// testRunner is a benchRunner with fast timings, a hub behind the
+// reporter's PostBench and a switchable token.
+type testRunner struct {
+	*benchRunner
+	hub   *hubtest.Hub
+	tok   *Token
+	mu    sync.Mutex
+	busyN int // busy answers left; -1 busy for ever
+	asked int // busy() calls
+}
+
+func newTestRunner(t *testing.T, ctx context.Context, argv []string) *testRunner {
+	hub := hubtest.New("tok-r", "box1")
+	hub.EnrolToken = "enrol-x"
+	tok := NewToken("tok-r")
+	rep := &Reporter{Server: "http://hub.test", Current: tok, Client: &http.Client{Transport: handlerTransport{hub.Handler()}, Timeout: 5 * time.Second}}
+	tr := &testRunner{hub: hub, tok: tok}
+	tr.benchRunner = &benchRunner{ctx: ctx, argv: argv, post: rep.PostBench, token: tok.Get, bootID: "boot1",
+		log: slog.New(slog.DiscardHandler), busyWait: time.Hour, poll: time.Millisecond, watchdog: 30 * time.Second, tokenPoll: 10 * time.Millisecond,
+		busy: func() (bool, bool) {
+			tr.mu.Lock()
+			defer tr.mu.Unlock()
+			tr.asked++
+			if tr.busyN == 0 {
+				return false, true
+			}
+			if tr.busyN > 0 {
+				tr.busyN--
+			}
+			return true, true
+		}}
+	return tr
+}
+
+// TestBench_BusyPostpones: while the latest sample is busy the bench
+// waits; it runs in full once a sample is not busy.
+func TestBench_BusyPostpones(t *testing.T) {
+	argv, runs := fakeBench(t, "echo '"+benchJSON+"'")
+	r := newTestRunner(t, t.Context(), argv)
+	r.busyN = 5
+	r.want("box1")
+	r.wait()
+	if r.asked != 6 {
+		t.Errorf("asked busy %d times, want 6 (5 busy, then free)", r.asked)
+	}
+	got := readRuns(t, runs)
+	if len(got) != 1 || strings.Contains(got[0], "--facts-only") {
+		t.Fatalf("runs %q, want one full run", got)
+	}
+	if r.hub.BenchesStored() != 1 {
+		t.Fatal("not sent")
+	}
+	// Asked again for the same rental: nothing runs.
+	r.want("box1")
+	r.wait()
+	if got := readRuns(t, runs); len(got) != 1 {
+		t.Fatalf("a second ask for the same rental ran it again: %q", got)
+	}
+}
+
+// TestBench_BusyTooLongFactsOnly: a GPU busy for the whole wait gets a
+// facts-only bench that says why.
+func TestBench_BusyTooLongFactsOnly(t *testing.T) {
+	argv, runs := fakeBench(t, "echo '"+benchJSON+"'")
+	r := newTestRunner(t, t.Context(), argv)
+	r.busyN, r.busyWait = -1, 20*time.Millisecond
+	r.want("box1")
+	r.wait()
+	got := readRuns(t, runs)
+	if len(got) != 1 || !strings.Contains(got[0], "--facts-only") {
+		t.Fatalf("runs %q, want one --facts-only run", got)
+	}
+	posts := r.hub.BenchPosts()
+	if len(posts) != 1 || !hasSkip(posts[0].Bench, "stayed busy") {
+		t.Fatalf("posts %+v, want one saying the GPU stayed busy", posts)
+	}
+}
+
+func hasSkip(b perf.Bench, substr string) bool {
+	for _, s := range b.Skipped {
+		if strings.Contains(s.Why, substr) {
+			return true
+		}
+	}
+	return false
+}
+
+// TestBench_HungChildKilled: a child that does not finish is killed
+// with its whole process group when the watchdog ends, and a bench that
+// measured nothing is sent saying so.
+func TestBench_HungChildKilled(t *testing.T) {
+	dir := t.TempDir()
+	pidFile := filepath.Join(dir, "pid")
+	argv, _ := fakeBench(t, "sleep 60 & echo $! > "+pidFile+"\nwait")
+	r := newTestRunner(t, t.Context(), argv)
+	r.watchdog = 300 * time.Millisecond
+	start := time.Now()
+	r.want("box1")
+	r.wait()
+	if el := time.Since(start); el > 10*time.Second {
+		t.Fatalf("took %s: the watchdog did not end the child", el)
+	}
+	posts := r.hub.BenchPosts()
+	if len(posts) != 1 || posts[0].Bench.Source != "none" || !hasSkip(posts[0].Bench, "did not finish") {
+		t.Fatalf("posts %+v, want one none bench saying it did not finish", posts)
+	}
+	b, err := os.ReadFile(pidFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pid, _ := strconv.Atoi(strings.TrimSpace(string(b)))
+	// The grandchild is gone (or a zombie about to be reaped by init).
+	deadline := time.Now().Add(5 * time.Second)
+	for syscall.Kill(pid, 0) == nil && !isZombie(pid) {
+		if time.Now().After(deadline) {
+			t.Fatalf("the child's child %d still runs after the watchdog", pid)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+func isZombie(pid int) bool {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return true
+	}
+	_, rest, _ := strings.Cut(string(b), ") ")
+	return strings.HasPrefix(rest, "Z")
+}
+
+// TestBench_BadOutput: output that is not a bench, or too much of it, and
+// a child that cannot start each give a bench that measured nothing and
+// says why; a child that exits 1 with a bench is believed.
+func TestBench_BadOutput(t *testing.T) {
+	for _, c := range []struct {
+		name, body string
+		want       string // in a Skip; "" the bench is the child's
+	}{
+		{"garbage", "echo 'Segmentation fault'", "not a bench"},
+		{"huge", "head -c 200000 /dev/zero | tr '\\0' 'x'", "more than"},
+		{"empty, exit 3", "exit 3", "failed"},
+		{"nothing measured, exit 1", "echo '{\"source\":\"none\",\"gpus\":[],\"host\":{},\"skipped\":[{\"what\":\"gpu\",\"gpu\":-1,\"why\":\"no CUDA driver: libcuda.so.1 not found\"}]}'; exit 1", "libcuda.so.1 not found"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			argv, _ := fakeBench(t, c.body)
+			r := newTestRunner(t, t.Context(), argv)
+			r.want("box1")
+			r.wait()
+			posts := r.hub.BenchPosts()
+			if len(posts) != 1 || posts[0].Bench.Source != "none" || !hasSkip(posts[0].Bench, c.want) {
+				t.Fatalf("posts %+v, want one none bench with %q", posts, c.want)
+			}
+			if posts[0].Bench.StartedAt.IsZero() || posts[0].Bench.GPUs == nil {
+				t.Errorf("bench %+v: want a start time and an empty GPU list", posts[0].Bench)
+			}
+			if b, _ := json.Marshal(posts[0]); len(b) > wire.MaxBenchBodyBytes {
+				t.Errorf("report of %d bytes", len(b))
+			}
+		})
+	}
+	r := newTestRunner(t, t.Context(), []string{filepath.Join(t.TempDir(), "missing"), "bench"})
+	r.want("box1")
+	r.wait()
+	if posts := r.hub.BenchPosts(); len(posts) != 1 || !hasSkip(posts[0].Bench, "cannot run the bench") {
+		t.Fatalf("missing binary: posts %+v", posts)
+	}
+}
+
+// TestBench_NoTokenForTheChild: the child is not handed the agent's
+// token through the environment.
+func TestBench_NoTokenForTheChild(t *testing.T) {
+	t.Setenv("GPULEDGER_AGENT_TOKEN", "secret-token")
+	argv, runs := fakeBench(t, "echo \"token=$GPULEDGER_AGENT_TOKEN\" >> $(dirname $0)/runs; echo '"+benchJSON+"'")
+	r := newTestRunner(t, t.Context(), argv)
+	r.want("box1")
+	r.wait()
+	got := readRuns(t, runs)
+	if len(got) != 2 || got[1] != "token=" {
+		t.Fatalf("child saw %q, want an empty token", got)
+	}
+}
+
+// TestBench_SendRetries: network errors and 5xx are retried with
+// backoff and the same ID; 409 (the enrolment token) keeps the report
+// until the token changes; 400 drops it.
+func TestBench_SendRetries(t *testing.T) {
+	rep := wire.BenchReport{Version: wire.Version, ID: "abc123", Bench: perf.Bench{Source: "none", GPUs: []perf.GPU{}}}
+	t.Run("5xx then 200", func(t *testing.T) {
+		synctest.Test(t, func(t *testing.T) {
+			r := newTestRunner(t, t.Context(), nil)
+			r.hub.FailBench(3, http.StatusServiceUnavailable)
+			if !r.send(t.Context(), rep) {
+				t.Fatal("send did not finish")
+			}
+			posts := r.hub.BenchPosts()
+			if len(posts) != 4 || r.hub.BenchesStored() != 1 {
+				t.Fatalf("%d posts, %d stored; want 4 and 1", len(posts), r.hub.BenchesStored())
+			}
+			for _, p := range posts {
+				if p.ID != "abc123" {
+					t.Fatalf("a retry changed the ID: %q", p.ID)
+				}
+			}
+		})
+	})
+	t.Run("network error then 200", func(t *testing.T) {
+		synctest.Test(t, func(t *testing.T) {
+			r := newTestRunner(t, t.Context(), nil)
+			var calls int
+			post := r.post
+			r.post = func(ctx context.Context, b wire.BenchReport) (wire.BenchResponse, error) {
+				if calls++; calls <= 2 {
+					return wire.BenchResponse{}, errors.New("dial tcp: connection refused")
+				}
+				return post(ctx, b)
+			}
+			start := time.Now()
+			if !r.send(t.Context(), rep) || calls != 3 || r.hub.BenchesStored() != 1 {
+				t.Fatalf("calls %d stored %d", calls, r.hub.BenchesStored())
+			}
+			if el := time.Since(start); el < time.Second {
+				t.Errorf("retried after %s: want a backoff", el)
+			}
+		})
+	})
+	t.Run("enrolment token then rental token", func(t *testing.T) {
+		synctest.Test(t, func(t *testing.T) {
+			r := newTestRunner(t, t.Context(), nil)
+			r.tok.Set("enrol-x")
+			done := make(chan bool)
+			go func() { done <- r.send(t.Context(), rep) }()
+			time.Sleep(time.Second)
+			synctest.Wait()
+			if n := len(r.hub.BenchPosts()); n != 0 {
+				t.Fatalf("%d posts with the enrolment token", n)
+			}
+			r.tok.Set("tok-r")
+			if !<-done || r.hub.BenchesStored() != 1 {
+				t.Fatal("not sent once the rental token came")
+			}
+		})
+	})
+	t.Run("409 then 200", func(t *testing.T) {
+		synctest.Test(t, func(t *testing.T) {
+			r := newTestRunner(t, t.Context(), nil)
+			r.hub.FailBench(1, http.StatusConflict)
+			done := make(chan bool)
+			go func() { done <- r.send(t.Context(), rep) }()
+			time.Sleep(time.Second)
+			synctest.Wait()
+			if n := len(r.hub.BenchPosts()); n != 1 || r.hub.BenchesStored() != 0 {
+				t.Fatalf("%d posts, want 1 refused and kept", n)
+			}
+			// The hub hands the agent another token (re-enrolled).
+			r.hub.Token = "tok-2"
+			r.tok.Set("tok-2")
+			if !<-done || r.hub.BenchesStored() != 1 {
+				t.Fatal("not sent with the new token")
+			}
+			if posts := r.hub.BenchPosts(); posts[1].ID != rep.ID {
+				t.Fatal("the ID changed")
+			}
+		})
+	})
+	t.Run("400 drops", func(t *testing.T) {
+		synctest.Test(t, func(t *testing.T) {
+			r := newTestRunner(t, t.Context(), nil)
+			r.hub.FailBench(5, http.StatusBadRequest)
+			if !r.send(t.Context(), rep) {
+				t.Fatal("send did not finish")
+			}
+			if n := len(r.hub.BenchPosts()); n != 1 {
+				t.Fatalf("%d posts after a 400, want 1", n)
+			}
+		})
+	})
+	t.Run("stopped", func(t *testing.T) {
+		synctest.Test(t, func(t *testing.T) {
+			r := newTestRunner(t, t.Context(), nil)
+			r.hub.FailBench(1000, http.StatusBadGateway)
+			ctx, cancel := context.WithCancel(t.Context())
+			done := make(chan bool)
+			go func() { done <- r.send(ctx, rep) }()
+			time.Sleep(10 * time.Minute)
+			cancel()
+			if <-done {
+				t.Fatal("send said finished after its context ended")
+			}
+			if n := len(r.hub.BenchPosts()); n < 3 || n > 20 {
+				t.Fatalf("%d posts in 10 minutes: want a few, backing off", n)
+			}
+		})
+	})
+}
