@@ -14,6 +14,7 @@ import (
 	"github.com/gpuledger/gpuledger/agent/wire"
 	"github.com/gpuledger/gpuledger/internal/clip"
 	"github.com/gpuledger/gpuledger/ledger"
+	"github.com/gpuledger/gpuledger/perf"
 )
 
 // The door: a body an agent sends is read, decoded, checked and cleaned
@@ -74,12 +75,17 @@ type orderResult struct{ wire.OrderResult }
 // decodeBody reads a JSON body of at most wire.MaxBodyBytes into v. It
 // answers 413 or 400 itself and returns false on failure.
 func decodeBody(w http.ResponseWriter, r *http.Request, v any) (bool, string) {
-	body := http.MaxBytesReader(w, r.Body, wire.MaxBodyBytes)
+	return decodeBodyMax(w, r, v, wire.MaxBodyBytes)
+}
+
+// decodeBodyMax is decodeBody for a body of at most most bytes.
+func decodeBodyMax(w http.ResponseWriter, r *http.Request, v any, most int64) (bool, string) {
+	body := http.MaxBytesReader(w, r.Body, most)
 	b, err := io.ReadAll(body)
 	if err != nil {
 		var mbe *http.MaxBytesError
 		if errors.As(err, &mbe) {
-			writeError(w, http.StatusRequestEntityTooLarge, fmt.Sprintf("body over %d bytes", wire.MaxBodyBytes))
+			writeError(w, http.StatusRequestEntityTooLarge, fmt.Sprintf("body over %d bytes", most))
 			return false, resultTooLarge
 		}
 		writeError(w, http.StatusBadRequest, "could not read the body")
@@ -190,6 +196,9 @@ func (hb *heartbeat) clean() {
 
 	if j := hb.Job; j != nil {
 		j.Command = text(j.Command, maxCommand, "…")
+		if !ledger.ValidLabel(j.Label) {
+			j.Label = "" // an invalid label is dropped, not stored
+		}
 		if math.IsNaN(j.DurationSeconds) || j.DurationSeconds < 0 || j.DurationSeconds > maxJobSeconds {
 			j.DurationSeconds = 0
 		}
@@ -286,4 +295,90 @@ func printable(s string) string {
 
 func unprintable(r rune) bool {
 	return unicode.IsControl(r) || unicode.Is(unicode.Cf, r) || r == utf8.RuneError
+}
+
+// benchReport is a wire.BenchReport that passed the door (readBench):
+// its ID usable as a key, its bench bounded by perf.Bound (a figure out
+// of any card's range is zeroed, as not measured, and named in bounded),
+// its text printable and clipped, each GPU's Model filled from its name
+// where the agent left it empty. The rest of the hub stores it as it is.
+type benchReport struct {
+	wire.BenchReport
+	bounded []string
+}
+
+// Bounds of a bench report's text the hub keeps, in bytes.
+const (
+	maxReportID   = 64
+	maxBenchShort = 64  // versions, a compute capability, a model, a skip's name
+	maxBenchName  = 128 // a GPU's name and UUID, a CPU model
+	maxBenchPath  = 256 // the disk path, the download URL, a skip's why
+)
+
+// readBench decodes the bench report in the body of r (at most
+// wire.MaxBenchBodyBytes), checks that it is one and cleans it. On
+// failure it answers 413 or 400 itself (with what was wrong) and returns
+// nil and the result counted.
+func readBench(w http.ResponseWriter, r *http.Request) (*benchReport, string) {
+	var in wire.BenchReport
+	if ok, res := decodeBodyMax(w, r, &in, wire.MaxBenchBodyBytes); !ok {
+		return nil, res
+	}
+	if msg := checkBench(&in); msg != "" {
+		writeError(w, http.StatusBadRequest, msg)
+		return nil, resultBadRequest
+	}
+	rep := &benchReport{BenchReport: in}
+	rep.clean()
+	return rep, ""
+}
+
+// checkBench rejects a body that is not a bench report: a wrong version,
+// no usable ID (the key a retry is recognised by), an unknown source.
+// Unknown fields were ignored by the decoder: a newer agent's are fine.
+func checkBench(in *wire.BenchReport) string {
+	if in.Version != "" && in.Version != wire.Version {
+		return fmt.Sprintf("unsupported protocol version %q: this server speaks %s", clip.Bytes(in.Version, maxVersionShown, "…"), wire.Version)
+	}
+	if in.ID == "" || len(in.ID) > maxReportID || printable(in.ID) != in.ID || strings.ContainsRune(in.ID, ' ') {
+		return fmt.Sprintf("a bench report needs an id of 1 to %d printable bytes without spaces", maxReportID)
+	}
+	switch in.Bench.Source {
+	case "cuda", "simulate", "none":
+	default:
+		return fmt.Sprintf("bench source %q must be cuda, simulate or none", clip.Bytes(printable(in.Bench.Source), maxVersionShown, "…"))
+	}
+	return ""
+}
+
+// clean bounds the report's figures (perf.Bound) and makes its text
+// printable and clipped, in place.
+func (rep *benchReport) clean() {
+	rep.AgentVersion = text(rep.AgentVersion, maxBenchShort, "…")
+	rep.BootID = text(rep.BootID, maxBootID, "…")
+	b, bounded := perf.Bound(rep.Bench)
+	b.DriverVersion = text(b.DriverVersion, maxBenchShort, "…")
+	b.CUDADriver = text(b.CUDADriver, maxBenchShort, "…")
+	for i := range b.GPUs {
+		g := &b.GPUs[i]
+		g.Name = text(g.Name, maxBenchName, "…")
+		g.UUID = text(g.UUID, maxBenchName, "")
+		g.ComputeCap = text(g.ComputeCap, maxBenchShort, "")
+		g.Model = text(g.Model, maxBenchShort, "…")
+		if g.Model == "" {
+			g.Model = clip.Bytes(perf.DisplayName(g.Name), maxBenchShort, "…")
+		}
+	}
+	b.Host.CPUModel = text(b.Host.CPUModel, maxBenchName, "…")
+	b.Host.DiskPath = text(b.Host.DiskPath, maxBenchPath, "…")
+	b.Host.DownloadURL = text(b.Host.DownloadURL, maxBenchPath, "…")
+	for i := range b.Skipped {
+		s := &b.Skipped[i]
+		s.What = text(s.What, maxBenchShort, "…")
+		s.Why = text(s.Why, maxBenchPath, "…")
+	}
+	if b.Torch != nil {
+		b.Torch.Version = text(b.Torch.Version, maxBenchShort, "…")
+	}
+	rep.Bench, rep.bounded = b, bounded
 }

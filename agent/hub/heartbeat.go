@@ -167,6 +167,8 @@ func (h *Hub) record(ctx context.Context, tok ledger.AgentToken, hb *heartbeat, 
 	}
 	st, step := a.state, a.step
 	a.step = idleStep{}
+	run, work := a.runPending, a.workPending
+	a.runPending, a.workPending = nil, time.Time{}
 	for _, o := range a.orders {
 		if o.State == ledger.OrderPending && now.Before(o.ExpiresAt) {
 			resp.Orders = append(resp.Orders, signed(o, tok.Hash))
@@ -180,6 +182,7 @@ func (h *Hub) record(ctx context.Context, tok ledger.AgentToken, hb *heartbeat, 
 		o.Message, o.UpdatedAt = "the agent restarted while the release command ran; the release was not confirmed", now
 		h.finishOrder(ctx, o, nil)
 	}
+	resp.BenchWanted = h.benchWanted(ctx, tok, rl, now)
 	if dup {
 		return resp, true, nil
 	}
@@ -197,6 +200,7 @@ func (h *Hub) record(ctx context.Context, tok ledger.AgentToken, hb *heartbeat, 
 			return resp, false, err
 		}
 	}
+	h.storeDelivered(ctx, rl, run, work)
 	return resp, false, nil
 }
 
@@ -234,7 +238,7 @@ func (h *Hub) applyLocked(a *agent, tok ledger.AgentToken, rl *ledger.Rental, hb
 	a.step = h.idleStepLocked(a, rl, prev, &s, hb, now)
 
 	if hb.Job != nil {
-		j := ledger.JobInfo{Command: hb.Job.Command, Running: hb.Job.Running, Exited: hb.Job.Exited,
+		j := ledger.JobInfo{Command: hb.Job.Command, Label: hb.Job.Label, Running: hb.Job.Running, Exited: hb.Job.Exited,
 			StartedAt: hb.Job.StartedAt, Duration: time.Duration(hb.Job.DurationSeconds * float64(time.Second))}
 		if hb.Job.ExitCode != nil {
 			j.ExitCode = *hb.Job.ExitCode
@@ -250,6 +254,7 @@ func (h *Hub) applyLocked(a *agent, tok ledger.AgentToken, rl *ledger.Rental, hb
 			}
 			if !end.Equal(a.jobEndReported) {
 				a.jobEndReported = end
+				h.jobRunLocked(a, tok, j, end, hb.Job.ExitCode != nil)
 				if h.jobNoteLocked(a, rl, j, now) {
 					r := rl
 					h.emit(ledger.JobFinished{Rental: r, Job: j})
@@ -307,6 +312,7 @@ func (h *Hub) applyLocked(a *agent, tok ledger.AgentToken, rl *ledger.Rental, hb
 	if cnt > 0 {
 		b.UtilMean = int(sum / float64(cnt) * 10)
 	}
+	h.workLocked(a, rl, hb, b.BusyS, win, prev.LastSeen, now)
 	h.beats = append(h.beats, b)
 	if len(h.beats) >= 2000 {
 		select {

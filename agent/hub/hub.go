@@ -50,6 +50,9 @@ type Store interface {
 	ledger.RentalLookup
 	ledger.LeaseStore
 	ledger.EnrolStore
+	// BenchStore keeps what the agents' benches, wrapped jobs and first
+	// work say each rental delivered (bench.go).
+	ledger.BenchStore
 	// User gives the account's creation time, which an adopted rental may
 	// not start before (ledger.UserStore).
 	User(ctx context.Context, id int64) (ledger.User, error)
@@ -132,6 +135,13 @@ type Hub struct {
 	// two heartbeats of one instance neither announce it twice nor issue
 	// two hand-over tokens. Taken before mu, never inside it.
 	enrolMu sync.Mutex
+
+	// Benches (bench.go). benchMu serialises the store work of bench
+	// reports, so that two reports of one rental are never both its
+	// first; taken before mu, never inside it. benchOff caches each
+	// user's Settings.BenchOff, under mu.
+	benchMu  sync.Mutex
+	benchOff map[int64]userBenchOff
 }
 
 type rentalEntry struct {
@@ -170,6 +180,17 @@ type agent struct {
 	notesDroppedSaid time.Time   // when dropping was last logged
 	jobToldAt        time.Time   // the last job-finished card
 	jobsTold         []string    // jobs (start and command) told, oldest first
+
+	// What the rental delivered (bench.go).
+	bench      benchKnown     // whether the store holds a bench for the rental
+	runPending *ledger.JobRun // a finished job's run to store after the lock
+	// First sustained work: the streak of work windows so far (its start
+	// on the server's clock and its busy seconds), the start to record
+	// once the lock is let go, and whether the store has one.
+	workFrom      time.Time
+	workBusyS     int64
+	workPending   time.Time
+	firstWorkDone bool
 }
 
 // New returns a hub for cfg. Call Load before serving and run Run.
@@ -226,6 +247,7 @@ func New(cfg Config) (*Hub, error) {
 		handovers:   map[int64]*handover{},
 		handoverBy:  map[[32]byte]int64{},
 		returned:    map[int64]returnedNote{},
+		benchOff:    map[int64]userBenchOff{},
 	}
 	m, err := newMetrics(cfg.Registry, h.agentsSeen)
 	if err != nil {
@@ -283,6 +305,7 @@ func (h *Hub) Handler() http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST "+wire.PathHeartbeat, h.serveHeartbeat)
 	mux.HandleFunc(wire.PathOrderResultPattern, h.serveResult)
+	mux.HandleFunc("POST "+wire.PathBench, h.serveBench)
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 		w.Write([]byte("ok\n"))

@@ -31,6 +31,10 @@ type recorder struct {
 	events []string
 	boots  []ledger.Boot // HostBooted's, in order
 	shuts  []time.Time   // HostShutdown's times, in order
+	// BenchReported's and WorkStarted's, in order, kept apart from
+	// events so the tests of other events see none of them.
+	benches []ledger.BenchReported
+	works   []ledger.WorkStarted
 }
 
 func (r *recorder) Publish(_ context.Context, ev ledger.AgentEvent) error {
@@ -56,6 +60,12 @@ func (r *recorder) Publish(_ context.Context, ev ledger.AgentEvent) error {
 	case ledger.HostBooted:
 		r.boots = append(r.boots, e.Boot)
 		s = fmt.Sprintf("booted:%s:%v", e.Rental.Name, !e.Boot.ShutdownAt.IsZero())
+	case ledger.BenchReported:
+		r.benches = append(r.benches, e)
+		return nil
+	case ledger.WorkStarted:
+		r.works = append(r.works, e)
+		return nil
 	default:
 		return fmt.Errorf("recorder: unknown event %T", ev)
 	}
