@@ -35,8 +35,8 @@ const (
 	WarnClocksHeld WarnCode = "clocks_held"
 	// WarnNeighbour: before the bench, other processes ran on the GPU, or
 	// memory was in use, or it was busy. Value the memory in use (MiB),
-	// Expected the memory a fresh card shows at most (MiB); the bench's GPU
-	// has the process count and utilisation.
+	// Expected the most a fresh card shows (MiB: 1 GiB or 2 % of the
+	// card); the bench's GPU has the process count and utilisation.
 	WarnNeighbour WarnCode = "neighbour"
 	// WarnSlowTensor, WarnSlowFP32, WarnSlowMemory, WarnSlowCopy: a figure
 	// below the band of what a healthy card of the model gives with this
@@ -137,10 +137,12 @@ const (
 	derivedCopyFraction = 0.82
 )
 
-// neighbourMemMiB is the memory a fresh card may show in use before
-// anything runs (the driver's own reservations); above it something else
-// holds memory.
-const neighbourMemMiB = 512
+// neighbourMiB is the most memory a fresh card may show in use before
+// anything runs: NVML's v1 memory reading counts the driver's own
+// reservation (hundreds of MiB on a data-centre card), so a neighbour is
+// said from memory only above 1 GiB or 2 % of the card, whichever is
+// more; a small neighbour shows by its process or its utilisation.
+func neighbourMiB(totalMiB uint64) uint64 { return max(1024, totalMiB/50) }
 
 // Clock-event reason bits (nvmlClocksEventReason*) that mean trouble: a
 // hardware slowdown, thermal throttling (software or hardware), the
@@ -189,9 +191,10 @@ func assessGPU(g GPU) (GPUCheck, []scored) {
 
 	// Facts first: they stand on their own and are the causes of slow
 	// figures.
-	neighbour := g.OtherProcs > 0 || g.MemoryUsedMiB > neighbourMemMiB || g.UtilPercent > 0
+	memLimit := neighbourMiB(g.MemoryTotalMiB)
+	neighbour := g.OtherProcs > 0 || g.MemoryUsedMiB > memLimit || g.UtilPercent > 0
 	if neighbour {
-		add(Warning{Code: WarnNeighbour, Value: float64(g.MemoryUsedMiB), Expected: neighbourMemMiB}, 0.5)
+		add(Warning{Code: WarnNeighbour, Value: float64(g.MemoryUsedMiB), Expected: float64(memLimit)}, 0.5)
 	}
 	powerCap := g.PowerDefaultW > 0 && g.PowerLimitW > 0 && g.PowerLimitW < g.PowerDefaultW*0.98
 	if powerCap {

@@ -135,11 +135,23 @@ func TestAssess_Neighbour(t *testing.T) {
 	if a.Warnings[0].Value != 6144 || a.Warnings[1].Cause != WarnNeighbour {
 		t.Errorf("warnings %+v", a.Warnings)
 	}
-	// A fresh card's few MiB of driver memory is no neighbour.
+	if a.Warnings[0].Expected != 1024 {
+		t.Errorf("neighbour's limit %v, want 1 GiB on a 24 GiB card", a.Warnings[0].Expected)
+	}
+	// A fresh card's driver reservation is no neighbour: 600 MiB on a 4090,
+	// 2 GiB on an H200 (2 % of 141 GiB is 2.8).
 	g = healthy4090()
-	g.MemoryUsedMiB = 300
+	g.MemoryUsedMiB = 600
 	if a := Assess(Bench{GPUs: []GPU{g}}); len(a.Warnings) != 0 {
-		t.Errorf("warnings %v on a fresh card", a.Warnings)
+		t.Errorf("warnings %v on a fresh 4090", a.Warnings)
+	}
+	h := GPU{Name: "NVIDIA H200", MemoryTotalMiB: 143771, MemoryUsedMiB: 2048}
+	if a := Assess(Bench{GPUs: []GPU{h}}); len(a.Warnings) != 0 {
+		t.Errorf("warnings %v on a fresh H200", a.Warnings)
+	}
+	h.MemoryUsedMiB = 3000
+	if a := Assess(Bench{GPUs: []GPU{h}}); len(a.Warnings) != 1 || a.Warnings[0].Code != WarnNeighbour || a.Warnings[0].Expected != 143771/50 {
+		t.Errorf("warnings %v on an H200 with 3000 MiB in use", a.Warnings)
 	}
 }
 
