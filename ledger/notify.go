@@ -21,6 +21,7 @@ const (
 	CardLongRun     CardKind = "longrun"     // a rental without an agent has run long
 	CardUnconfirmed CardKind = "unconfirmed" // released, but the agent still reports
 	CardOrder       CardKind = "order"       // an automatic or requested release in flight
+	CardReceipt     CardKind = "receipt"     // the rental's first bench: Keep / Release now
 )
 
 // Card is one message about one situation of one rental (one incident):

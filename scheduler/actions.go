@@ -16,7 +16,7 @@ import (
 // router verifies a press against the user who pressed it before calling
 // the handler, and words a handler's error as the toast.
 func (s *Scheduler) handleButtons(b *chat.Buttons) {
-	for _, a := range []string{ActRelease, ActSnooze, ActKeep, ActExtend, ActReleaseAtEnd, ActReleased, ActPStop, ActPTerm, ActTrustOff, ActTrust, ActTrustNew} {
+	for _, a := range []string{ActRelease, ActSnooze, ActKeep, ActExtend, ActReleaseAtEnd, ActReleased, ActPStop, ActPTerm, ActTrustOff, ActTrust, ActTrustNew, ActReceiptKeep} {
 		b.Handle(a, s.press)
 	}
 	for _, a := range []string{ActAdopt, ActOtherPrice, ActNotMine, ActReconnect, ActRevokeEnrol, ActHostStopped, ActHostBilled} {
@@ -64,6 +64,8 @@ func (s *Scheduler) press(ctx context.Context, p chat.ButtonPress, snd chat.Send
 		toast, err = s.PlatformAct(ctx, p.Update.UserID, id, p.Action == ActPTerm, p.Update.MessageID)
 	case ActTrustOff, ActTrust, ActTrustNew:
 		toast, err = s.TrustAnswer(ctx, p.Update.UserID, id, p.Action)
+	case ActReceiptKeep:
+		toast, err = s.KeepReceipt(ctx, p.Update.UserID, id, p.Update.MessageID)
 	}
 	if err != nil {
 		return err

@@ -658,6 +658,8 @@ func (s *Scheduler) flushPending(ctx context.Context, users map[int64]*ledger.Us
 			btns = s.silentButtons(ctx, lang(u), r)
 		case ledger.CardLongRun:
 			btns = releasedButtons(lang(u), r)
+		case ledger.CardReceipt:
+			btns = s.receiptButtonsNow(ctx, lang(u), r)
 		}
 		c := c
 		if err := s.sendCard(ctx, u, &c, c.Text, btns, true, false); err != nil {

@@ -44,6 +44,10 @@ func (s *Scheduler) Handle(ctx context.Context, ev ledger.AgentEvent) {
 		s.onInstanceReturned(ctx, e.Instance, e.Rental)
 	case ledger.HostShutdown:
 		rental, err = e.Rental.ID, s.hostEvent(ctx, e.Rental, HostEvent{ShutdownAt: e.At, Host: e.Host})
+	case ledger.BenchReported:
+		rental, err = e.Rental.ID, s.benchReported(ctx, e.Rental, e.Bench)
+	case ledger.WorkStarted:
+		rental, err = e.Rental.ID, s.workStarted(ctx, e.Rental, e.At)
 	case ledger.HostBooted:
 		b := e.Boot
 		rental, err = e.Rental.ID, s.hostEvent(ctx, e.Rental,

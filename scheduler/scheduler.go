@@ -47,6 +47,9 @@ type Store interface {
 	// Each rental's standing answer about an agent whose reports
 	// contradicted its platform's list (trust.go).
 	ledger.TrustStore
+	// What each rental delivered: its benches and first work, for the
+	// receipt card (receipt.go).
+	ledger.BenchStore
 }
 
 // Hub is what the scheduler needs of the agent hub (agent/hub.Hub).

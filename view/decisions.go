@@ -130,6 +130,7 @@ var cardWords = map[ledger.CardKind][2]string{
 	ledger.CardIdle: {"idle", "空闲"}, ledger.CardSilent: {"silent-agent", "代理失联"}, ledger.CardJob: {"job", "任务"},
 	ledger.CardLease: {"lease", "租期"}, ledger.CardLongRun: {"long-run", "长时间运行"},
 	ledger.CardUnconfirmed: {"unconfirmed-release", "释放未确认"}, ledger.CardOrder: {"order", "指令"},
+	ledger.CardReceipt: {"receipt", "测速收据"},
 }
 
 // OutcomeKey is the evidence of an order's outcome: its arguments are the
