@@ -62,6 +62,9 @@ func TestLookup(t *testing.T) {
 		{"NVIDIA GH200 480GB", ""},
 		{"NVIDIA A10G", ""}, // AWS's: no datasheet found
 		{"Tesla V100S-PCIE-32GB", ""},
+		{"NVIDIA A100-SXM4-40GB MIG 1g.5gb", ""}, // a slice is never a whole card's reference
+		{"NVIDIA GeForce RTX 4090\x1b[31m\u202e", ""},
+		{"NVIDIA GeForce GTX ", ""},
 		{"", ""},
 		{"NVIDIA", ""},
 	} {
