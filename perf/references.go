@@ -228,8 +228,7 @@ var references = []Reference{
 		// TFLOPS, above what a half-rate FP32 accumulate would allow: left
 		// 0 rather than guessed. FP32 is 21,760 cores x 2 x 2.407 GHz.
 		Model: "RTX 5090", Arch: "Blackwell",
-		FP32TFLOPS: 104.8,
-		MemGBps:    1792, MemoryGB: 32, PCIeGen: 5, PCIeWidth: 16, PowerW: 575, BoostMHz: 2407,
+		FP32TFLOPS: 104.8, MemGBps: 1792, MemoryGB: 32, PCIeGen: 5, PCIeWidth: 16, PowerW: 575, BoostMHz: 2407,
 		Source: "https://www.nvidia.com/en-us/geforce/graphics-cards/50-series/rtx-5090/ (21,760 CUDA cores, 2.41 GHz boost, 32 GB GDDR7 on 512 bits at 28 Gbps, PCIe 5.0, 575 W)",
 		names:  []string{"NVIDIA GeForce RTX 5090", "5090"},
 	},
