@@ -549,6 +549,12 @@ type Book struct {
 	Charges  []Charge
 	TopUps   []TopUp
 	Balances []BalanceRecord
+	// What the rentals delivered, read with the rest for the export and
+	// the receipts: the benches of the user's rentals and the user's job
+	// runs, oldest first. The cost engine reads neither: a bench is the
+	// agent's claim and never moves money.
+	Benches []BenchRecord
+	JobRuns []JobRun
 }
 
 // Rental returns the unreleased rental with the given name, or else the

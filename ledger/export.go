@@ -10,6 +10,8 @@ import (
 	"slices"
 	"strconv"
 	"time"
+
+	"github.com/gpuledger/gpuledger/perf"
 )
 
 // Unpriced is how exports show a line that has no price: never as 0.
@@ -42,6 +44,13 @@ const Unpriced = "UNPRICED"
 // before as_of (traffic usage and one-offs: before it, as they accrue),
 // in time order; the month CSV lists the one-offs, top-ups and readings
 // of its window only.
+//
+// What a rental delivered is in the JSON too, additively (absent for a
+// rental without it, so such a rental reads as before; the CSV gains
+// nothing): "bench", its first bench received at or before as_of, the
+// perf.Bench as stored with when and as which report it came, what the
+// hub bounded, and "claimed_by": "agent"; "jobs", its runs started at or
+// before as_of. No figure of either enters a charge.
 
 type exportDoc struct {
 	AsOf     string                      `json:"as_of"`
@@ -168,6 +177,34 @@ type exportRental struct {
 	Events      []exportEvent  `json:"events"`
 	Traffic     *exportTraffic `json:"traffic,omitempty"`
 	Idle        []exportIdle   `json:"idle_periods,omitempty"`
+	// Bench is the rental's first bench received at or before as_of,
+	// Jobs its job runs started at or before it; both absent when none.
+	Bench *exportBench `json:"bench,omitempty"`
+	Jobs  []exportJob  `json:"jobs,omitempty"`
+}
+
+// exportBench is a rental's bench: the perf.Bench as its agent sent it
+// and the hub stored it (its own JSON names, its times as the agent
+// stamped them), with when the server received it, the agent's ID of
+// the run, the figures the hub did not believe and kept as not measured,
+// and who claims it: always the agent, never the ledger.
+type exportBench struct {
+	perf.Bench
+	ReportID   string   `json:"report_id"`
+	ReceivedAt string   `json:"received_at"`
+	Bounded    []string `json:"bounded"`
+	ClaimedBy  string   `json:"claimed_by"`
+}
+
+// exportJob is one run of the user's own work on a rental: its label
+// ("" unlabelled), its span, its exit code (null for a span named in
+// chat) and where it came from ("agent" or "chat").
+type exportJob struct {
+	Label     string    `json:"label"`
+	StartedAt string    `json:"started_at"`
+	EndedAt   string    `json:"ended_at"`
+	ExitCode  *int      `json:"exit_code"`
+	Source    JobSource `json:"source"`
 }
 
 type exportCharges struct {
@@ -287,6 +324,7 @@ func buildExportOf(b *Book, st *Statement, asOf time.Time) exportDoc {
 		// ledger of 10,000 rentals stays linear (BenchmarkExport).
 		refs[r.ID] = RefOf(byName[r.Name], r, loc)
 	}
+	benches, jobs := exportDelivered(b, upTo, ts)
 	for _, rc := range st.Rentals {
 		r := rc.Rental
 		er := exportRental{
@@ -325,6 +363,7 @@ func buildExportOf(b *Book, st *Statement, asOf time.Time) exportDoc {
 			}
 			er.Idle = append(er.Idle, ei)
 		}
+		er.Bench, er.Jobs = benches[r.ID], jobs[r.ID]
 		doc.Rentals = append(doc.Rentals, er)
 	}
 	for _, vc := range st.Volumes {
@@ -411,6 +450,37 @@ func buildExportOf(b *Book, st *Statement, asOf time.Time) exportDoc {
 		doc.Balances[p] = row
 	}
 	return doc
+}
+
+// exportDelivered returns, by rental ID, each rental's first bench
+// received and its job runs started where keep says (at or before
+// as_of).
+func exportDelivered(b *Book, keep func(time.Time) bool, ts func(time.Time) string) (map[int64]*exportBench, map[int64][]exportJob) {
+	benches := map[int64]*exportBench{}
+	for _, rec := range b.Benches {
+		if _, ok := benches[rec.RentalID]; ok || !keep(rec.At) {
+			continue
+		}
+		bounded := rec.Bounded
+		if bounded == nil {
+			bounded = []string{}
+		}
+		benches[rec.RentalID] = &exportBench{Bench: rec.Bench, ReportID: rec.ReportID, ReceivedAt: ts(rec.At),
+			Bounded: bounded, ClaimedBy: "agent"}
+	}
+	jobs := map[int64][]exportJob{}
+	for _, j := range b.JobRuns {
+		if !keep(j.StartedAt) {
+			continue
+		}
+		ej := exportJob{Label: j.Label, StartedAt: ts(j.StartedAt), EndedAt: ts(j.EndedAt), Source: j.Source}
+		if j.Source == JobFromAgent {
+			code := j.ExitCode
+			ej.ExitCode = &code
+		}
+		jobs[j.RentalID] = append(jobs[j.RentalID], ej)
+	}
+	return benches, jobs
 }
 
 // exportRentalEvents returns r's events for which keep is true, each

@@ -3,6 +3,7 @@
 //
 //	gpuledger-agent [run] --server URL --token TOKEN [flags] [-- COMMAND ARGS...]
 //	gpuledger-agent check [--simulate FILE] [--json] [--strict]
+//	gpuledger-agent bench [--json] [--simulate FILE] [--download-url URL] [--timeout 10s]
 //	gpuledger-agent version
 //
 // See docs/agent.md.
@@ -65,6 +66,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, getenv fu
 		return runAgent(ctx, args, stderr, getenv)
 	case "check":
 		return runCheck(ctx, args, stdout, stderr)
+	case "bench":
+		return runBench(ctx, args, stdout, stderr, getenv)
 	case "install":
 		return runInstall(ctx, args, stdout, stderr, getenv)
 	case "version", "--version":
@@ -86,6 +89,9 @@ Commands:
              e.g. gpuledger-agent run --server https://ledger.example.com --release-cmd "shutdown -h now"
   check    read the GPUs once and say what the agent would see, without a server
              e.g. gpuledger-agent check --json
+  bench    measure the GPUs and the host in about 10 s: tensor and FP32 speed, memory and PCIe
+           bandwidth, power and clocks, disk and cores, against a healthy card of the model
+             e.g. gpuledger-agent bench
   install  install the agent as a service that starts at boot (systemd, else nohup)
              e.g. gpuledger-agent install --server https://ledger.example.com --token TOKEN
   version  print the version, the Go version and whether NVML is linked
@@ -157,6 +163,9 @@ func runAgent(ctx context.Context, args []string, stderr io.Writer, getenv func(
 	fs.StringVar(&cfg.StateDir, "state-dir", "", "where the agent keeps what refuses replayed orders, and an enrolment agent its rental token, across restarts (default $GPULEDGER_AGENT_STATE_DIR, else systemd's $STATE_DIRECTORY, else $HOME/.gpuledger)")
 	fs.StringVar(&logFormat, "log-format", "text", "text or json")
 	fs.StringVar(&logLevel, "log-level", "info", "debug, info, warn or error")
+	fs.StringVar(&cfg.JobLabel, "label", "", "name the job wrapped after -- (letters, digits, '.', '_', '-'; at most 64): runs with one label are your own benchmark (/compare)")
+	fs.BoolVar(&cfg.NoBench, "no-bench", false, "never run the bench, even when the server asks for one (once per rental)")
+	fs.StringVar(&cfg.BenchURL, "bench-url", getenv("GPULEDGER_BENCH_URL"), "the bench's download URL, http(s) (default $GPULEDGER_BENCH_URL; none when unset)")
 	fs.StringVar(&cpuProfile, "cpuprofile", "", "write a CPU profile of the whole run to this file (for footprint work)")
 	dashdash := slices.Index(args, "--")
 	var job []string

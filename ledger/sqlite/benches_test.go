@@ -357,3 +357,32 @@ func rawTables(t *testing.T, path string) map[string][]string {
 	}
 	return out
 }
+
+// TestBook_CarriesDelivered: the user's book carries the benches and job
+// runs of their rentals (for the export), none of another user's.
+func TestBook_CarriesDelivered(t *testing.T) {
+	ctx := context.Background()
+	db := openDB(t)
+	mustUser(t, db, 1)
+	mustUser(t, db, 2)
+	r := mustRent(t, db, 1, "box1", at(0))
+	other := mustRent(t, db, 2, "box9", at(0))
+	for _, id := range []int64{r.ID, other.ID} {
+		if _, _, err := db.AddBench(ctx, ledger.BenchRecord{RentalID: id, ReportID: "a", At: at(time.Minute), Bench: aBench()}); err != nil {
+			t.Fatal(err)
+		}
+		if _, _, err := db.AddJobRun(ctx, ledger.JobRun{RentalID: id, Label: "yolo", StartedAt: at(time.Minute), EndedAt: at(2 * time.Minute), Source: ledger.JobFromAgent}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	b, err := db.Book(ctx, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(b.Benches) != 1 || b.Benches[0].RentalID != r.ID || !reflect.DeepEqual(b.Benches[0].Bench, aBench()) {
+		t.Fatalf("book's benches = %+v", b.Benches)
+	}
+	if len(b.JobRuns) != 1 || b.JobRuns[0].RentalID != r.ID || b.JobRuns[0].Label != "yolo" {
+		t.Fatalf("book's job runs = %+v", b.JobRuns)
+	}
+}

@@ -1,0 +1,115 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/gpuledger/gpuledger/perf"
+)
+
+const simBench = `{"gpus": [], "bench": {"wall_s": 1.1, "gpu_s": 0.7, "source": "cuda", "driver_version": "550.54",
+  "gpus": [{"index": 0, "name": "NVIDIA GeForce RTX 4090", "model": "RTX 4090", "bf16_tflops": 152.5, "mem_gbps": 950,
+            "pcie_gen": 4, "pcie_gen_max": 4, "pcie_width": 8, "pcie_width_max": 16, "power_limit_w": 300, "power_default_w": 450}],
+  "host": {"cpu_cores": 16, "memory_mib": 64000, "disk_path": "/workspace", "disk_write_mbps": 1800, "disk_read_mbps": 2500},
+  "skipped": [{"what": "download_mbps", "gpu": -1, "why": "no download URL set"}]}}`
+
+func writeSim(t *testing.T, body string) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), "sim.json")
+	if err := os.WriteFile(p, []byte(body), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// TestBench_Flags: the help lists the bench; its flags' errors are usage
+// errors (exit 2) that say what is wanted.
+func TestBench_Flags(t *testing.T) {
+	env := func(string) string { return "" }
+	var out, errb bytes.Buffer
+	if code := run(t.Context(), []string{"--help"}, &out, &errb, env); code != exitOK || !strings.Contains(out.String(), "e.g. gpuledger-agent bench") {
+		t.Errorf("--help: exit %d, lacks the bench:\n%s", code, out.String())
+	}
+	out.Reset()
+	errb.Reset()
+	if code := run(t.Context(), []string{"bench", "--help"}, &out, &errb, env); code != exitOK || !strings.Contains(errb.String(), "-download-url") || !strings.Contains(errb.String(), "-facts-only") {
+		t.Errorf("bench --help: exit %d\n%s", code, errb.String())
+	}
+	for _, c := range []struct {
+		args []string
+		env  string
+		want string
+	}{
+		{[]string{"bench", "--nosuch"}, "", "--help"},
+		{[]string{"bench", "extra"}, "", "unexpected argument"},
+		{[]string{"bench", "--timeout", "0s"}, "", "--timeout"},
+		{[]string{"bench", "--timeout", "1h"}, "", "at most"},
+		{[]string{"bench", "--download-url", "ftp://x/y"}, "", "http://"},
+		{[]string{"bench"}, "file:///etc/passwd", "GPULEDGER_BENCH_URL"},
+		{[]string{"run", "--server", "http://x", "--token", "t", "--label", "yolo"}, "", "after --"},
+		{[]string{"run", "--server", "http://x", "--token", "t", "--label", "bad label", "--", "true"}, "", "letters, digits"},
+		{[]string{"run", "--server", "http://x", "--token", "t", "--bench-url", "file:///x"}, "", "http://"},
+	} {
+		out.Reset()
+		errb.Reset()
+		getenv := func(k string) string {
+			if k == "GPULEDGER_BENCH_URL" {
+				return c.env
+			}
+			return ""
+		}
+		if code := run(t.Context(), c.args, &out, &errb, getenv); code != exitUsage || !strings.Contains(errb.String(), c.want) {
+			t.Errorf("%v: exit %d stderr %q, want 2 and %q", c.args, code, errb.String(), c.want)
+		}
+	}
+}
+
+// TestBench_SimulateJSON: bench --simulate --json prints the file's
+// bench as perf.Bench JSON with source "simulate"; a file without one
+// prints a bench that says why and exits 1.
+func TestBench_SimulateJSON(t *testing.T) {
+	env := func(string) string { return "" }
+	var out, errb bytes.Buffer
+	if code := run(t.Context(), []string{"bench", "--json", "--simulate", writeSim(t, simBench)}, &out, &errb, env); code != exitOK {
+		t.Fatalf("exit %d stderr %q", code, errb.String())
+	}
+	var b perf.Bench
+	dec := json.NewDecoder(&out)
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&b); err != nil {
+		t.Fatalf("not a perf.Bench: %v\n%s", err, out.String())
+	}
+	if b.Source != "simulate" || b.StartedAt.IsZero() || len(b.GPUs) != 1 || b.GPUs[0].BF16TFLOPS != 152.5 || b.Host.DiskReadMBps != 2500 {
+		t.Errorf("bench %+v", b)
+	}
+
+	out.Reset()
+	errb.Reset()
+	if code := run(t.Context(), []string{"bench", "--json", "--simulate", writeSim(t, `{"gpus": []}`)}, &out, &errb, env); code != exitFailure {
+		t.Fatalf("no bench: exit %d, want 1", code)
+	}
+	if !strings.Contains(out.String(), `no \"bench\"`) || !strings.Contains(out.String(), `"source": "none"`) {
+		t.Errorf("no bench: %s", out.String())
+	}
+}
+
+// TestBench_Human: the text lists every figure, the facts, the host,
+// the warnings and what was skipped.
+func TestBench_Human(t *testing.T) {
+	var out, errb bytes.Buffer
+	if code := run(t.Context(), []string{"bench", "--simulate", writeSim(t, simBench)}, &out, &errb, func(string) string { return "" }); code != exitOK {
+		t.Fatalf("exit %d stderr %q", code, errb.String())
+	}
+	s := out.String()
+	for _, want := range []string{"GPU 0: NVIDIA GeForce RTX 4090", "bf16 tensor 152 TFLOPS", "memory 950 GB/s", "% of a healthy card",
+		"PCIe gen 4 of 4, x8 of x16", "power limit 300 of 450 W", "host: 16 cores", "disk /workspace: write 1800 MB/s, read 2500 MB/s",
+		"warnings:", "power limit 300 W, below the card's default 450 W", "PCIe link x8", "skipped:", "download_mbps: no download URL set"} {
+		if !strings.Contains(s, want) {
+			t.Errorf("the text lacks %q:\n%s", want, s)
+		}
+	}
+}
