@@ -56,6 +56,7 @@ type benchRunner struct {
 	argv     []string
 	simulate string // passed on as --simulate
 	url      string // passed on as --download-url
+	dir      string // passed on as --dir: the disk the agent reports (--disk-path)
 	// busy reports whether the latest sample's verdict is busy, and
 	// whether there is a sample at all.
 	busy   func() (busy, seen bool)
@@ -175,6 +176,9 @@ func (r *benchRunner) runChild(ctx context.Context, factsOnly bool) (perf.Bench,
 	}
 	if r.url != "" {
 		args = append(args, "--download-url", r.url)
+	}
+	if r.dir != "" {
+		args = append(args, "--dir", r.dir)
 	}
 	cctx, cancel := context.WithTimeout(ctx, r.watchdog)
 	defer cancel()

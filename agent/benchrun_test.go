@@ -66,6 +66,7 @@ func TestRun_BenchWanted(t *testing.T) {
 	_, wait := runAgent(t, ctx, hub, simIdleHost, func(c *Config) {
 		c.BenchCmd = argv
 		c.BenchURL = "https://example.com/1GB.bin"
+		c.DiskPath = "/workspace"
 		simPath = c.Simulate
 	})
 	waitUntil(t, hub, "a stored bench", func() bool { return hub.BenchesStored() == 1 })
@@ -77,7 +78,7 @@ func TestRun_BenchWanted(t *testing.T) {
 	if len(got) != 1 {
 		t.Fatalf("bench child ran %d times, want once: %q\n%s", len(got), got, logs)
 	}
-	want := "bench --json --simulate " + simPath + " --download-url https://example.com/1GB.bin"
+	want := "bench --json --simulate " + simPath + " --download-url https://example.com/1GB.bin --dir /workspace"
 	if got[0] != want {
 		t.Errorf("child args %q, want %q", got[0], want)
 	}

@@ -138,7 +138,7 @@ func newDaemon(ctx context.Context, cfg Config) *daemon {
 // newBenchRunner wires the bench to the daemon's samples, token and
 // reporter; it runs nothing until the server asks.
 func (d *daemon) newBenchRunner(ctx context.Context) *benchRunner {
-	return &benchRunner{ctx: ctx, argv: d.cfg.BenchCmd, simulate: d.cfg.Simulate, url: d.cfg.BenchURL,
+	return &benchRunner{ctx: ctx, argv: d.cfg.BenchCmd, simulate: d.cfg.Simulate, url: d.cfg.BenchURL, dir: d.cfg.DiskPath,
 		busy: func() (bool, bool) {
 			s := d.sampler.Last()
 			if s == nil {
