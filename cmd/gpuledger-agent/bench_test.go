@@ -2,12 +2,18 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
+	"net/http/httptest"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
+	"github.com/gpuledger/gpuledger/agent/hubtest"
 	"github.com/gpuledger/gpuledger/perf"
 )
 
@@ -111,5 +117,63 @@ func TestBench_Human(t *testing.T) {
 		if !strings.Contains(s, want) {
 			t.Errorf("the text lacks %q:\n%s", want, s)
 		}
+	}
+}
+
+// testE2EBench runs the real binary as a daemon against a hub that asks
+// for a bench: the daemon waits while its labelled job keeps the host
+// busy, then runs its own binary's bench (--simulate passed on) as a
+// child once and posts it; every heartbeat's job carries the label.
+func testE2EBench(t *testing.T, bin string) {
+	dir := t.TempDir()
+	sim := filepath.Join(dir, "sim.json")
+	writeFile(t, sim, strings.Replace(simBench, `{"gpus": []`, `{"gpus": [{"name": "NVIDIA GeForce RTX 4090", "uuid": "GPU-1", "memory_total_mib": 24564, "memory_used_mib": 0, "utilization": 0, "power_w": 20, "temperature_c": 35}], "host": {"cpu_percent": 1, "net_bytes_per_s": 0}`, 1))
+	hub := hubtest.New("e2e-bench", "box1")
+	hub.WantBench(true)
+	srv := httptest.NewServer(hub.Handler())
+	defer srv.Close()
+	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, bin, "run", "--server", srv.URL, "--simulate", sim, "--sample", "100ms", "--interval", "300ms",
+		"--label", "yolo-epoch", "--", "sh", "-c", "sleep 1")
+	cmd.Env = append(os.Environ(), "GPULEDGER_AGENT_TOKEN=e2e-bench", "HOME="+dir)
+	var logs bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &logs, &logs
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		if t.Failed() {
+			t.Logf("agent log:\n%s", logs.String())
+		}
+	}()
+	waitFor(t, hub, "a stored bench", func() bool { return hub.BenchesStored() == 1 })
+	var jobStarted time.Time
+	for _, hb := range hub.Heartbeats() {
+		if hb.Job != nil && hb.Job.Label != "yolo-epoch" {
+			t.Fatalf("heartbeat %d: job label %q", hb.Seq, hb.Job.Label)
+		}
+		if hb.Job != nil {
+			jobStarted = hb.Job.StartedAt
+		}
+	}
+	posts := hub.BenchPosts()
+	if len(posts) != 1 {
+		t.Fatalf("%d bench posts", len(posts))
+	}
+	b := posts[0].Bench
+	if b.Source != "simulate" || len(b.GPUs) != 1 || b.GPUs[0].BF16TFLOPS != 152.5 || b.Host.DiskWriteMBps != 1800 {
+		t.Fatalf("bench %+v", b)
+	}
+	// The job (sleep 1) keeps the host busy: the bench waits for its end.
+	if jobStarted.IsZero() || b.StartedAt.Before(jobStarted.Add(900*time.Millisecond)) {
+		t.Errorf("the bench started %s, the busy job at %s and ran 1 s: it must wait", b.StartedAt, jobStarted)
+	}
+	cmd.Process.Signal(syscall.SIGTERM)
+	if err := cmd.Wait(); err != nil {
+		t.Fatalf("agent exit: %v", err)
+	}
+	if n := len(hub.BenchPosts()); n != 1 {
+		t.Fatalf("%d bench posts after the stop, want 1", n)
 	}
 }

@@ -87,6 +87,7 @@ func TestE2E_Binary(t *testing.T) {
 			t.Fatalf("check with nothing readable: %v", err)
 		}
 	})
+	t.Run("Bench", func(t *testing.T) { testE2EBench(t, bin) })
 	t.Run("Run", func(t *testing.T) {
 		hub := hubtest.New("e2e-token", "box1")
 		srv := httptest.NewServer(hub.Handler())
