@@ -39,7 +39,7 @@ const (
 	PathSession = "/app/api/session" // POST initData (text/plain, ≤ 8 KiB): a session token
 	PathMe      = "/app/api/me"      // GET: who is signed in, their language, zone and months
 	PathMonth   = "/app/api/month"   // GET ?month=YYYY-MM (default: this month)
-	PathRental  = "/app/api/rental"  // GET ?id=N: one rental's page
+	PathRental  = "/app/api/rental"  // GET ?id=N: one rental's page, with its receipt
 	PathExport  = "/app/api/export.csv"
 	// PathExport: GET ?month=YYYY-MM: the CSV export's columns, with each
 	// line's charges inside that month (text/csv, as an attachment).
@@ -249,6 +249,11 @@ type RentalPage struct {
 	HasAgent   bool          `json:"has_agent"`
 	Timeline   []Segment     `json:"timeline"` // oldest first, adjacent, merged; at most MaxSegments
 	Days       []DayActivity `json:"days"`     // oldest first; at most the last 400 days
+	// Receipt is what the rental delivered by its agent's first bench
+	// (Receipt); null when it has none, and NoReceipt then says why and
+	// how to get one.
+	Receipt   *Receipt `json:"receipt"`
+	NoReceipt string   `json:"no_receipt,omitempty"`
 }
 
 // MaxSegments bounds a timeline: beyond it, stretches are merged into

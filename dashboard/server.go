@@ -31,6 +31,10 @@ type Store interface {
 // Config configures a Server. Store is required.
 type Config struct {
 	Store Store
+	// Benches is where the receipts and the compare table are read; nil
+	// uses Store when it implements BenchReader (ledger/sqlite's DB does),
+	// else the pages show no receipt and an empty table.
+	Benches BenchReader
 	// BotToken is the Telegram bot's token, the key initData is signed
 	// with; "" turns Telegram sign-in off (initData is then refused with
 	// a message saying to use /dashboard's link).
@@ -73,6 +77,7 @@ const (
 // Server serves the dashboard. It is safe for concurrent use.
 type Server struct {
 	store      Store
+	benches    BenchReader
 	botToken   string
 	publicURL  string
 	prefix     string // PublicURL's path ("" or "/ledger"): what the browser sees before PathApp
@@ -130,6 +135,10 @@ func New(cfg Config) (*Server, error) {
 		s.log = slog.Default()
 	}
 	s.allowed = cfg.Allowed
+	s.benches = cfg.Benches
+	if s.benches == nil {
+		s.benches, _ = cfg.Store.(BenchReader)
+	}
 	files, err := loadStatic()
 	if err != nil {
 		return nil, err

@@ -52,7 +52,19 @@ func (s *Server) handleRental(w http.ResponseWriter, r *http.Request, g *grant, 
 		s.internal(w, r, err)
 		return
 	}
-	s.writeJSON(w, r, http.StatusOK, rentalPage(b, rental, stats, issued || stats.len() > 0, now, g.lang))
+	page := rentalPage(b, rental, stats, issued || stats.len() > 0, now, g.lang)
+	label := rental.Name
+	if page.Rental.Ref != "" {
+		label = page.Rental.Ref
+	}
+	if page.Receipt, err = s.receipt(ctx, g.user, b, rental, label, now, g.lang); err != nil {
+		s.internal(w, r, err)
+		return
+	}
+	if page.Receipt == nil {
+		page.NoReceipt = receiptText.Text(g.lang, "no_receipt")
+	}
+	s.writeJSON(w, r, http.StatusOK, page)
 }
 
 // rentalPage computes one rental's page as of now; its names (platform,

@@ -35,7 +35,9 @@
       balFromRead: 'Computed for {0}: the platform\'s reading at {2} ({1}){3}, minus spend since',
       balFromTyped: 'Computed for {0}: the balance typed in at {2} ({1}){3}, minus spend since',
       balFromTopups: 'Computed for {0}: top-ups since {2}{3}, minus spend since', plusTopups: ', plus {0} top-up(s)',
-      balancesEnd: 'Balances at month end', moneyAsOf: 'Money over its life, as of {0}', lastPrice: 'Last price'
+      balancesEnd: 'Balances at month end', moneyAsOf: 'Money over its life, as of {0}', lastPrice: 'Last price',
+      receipt: 'Receipt', compare: 'Compare', compareTitle: 'Your own price/performance', warnings: 'Warnings',
+      notMeasured: 'Not measured', host: 'Host', jobs: 'Your jobs on it', job: 'Job', setupTax: 'Setup tax', allLabels: 'All jobs'
     },
     zh: {
       loading: '加载中…', month: '月份', spent: '已花费', budget: '预算', ofBudget: '已用 {0}%',
@@ -63,7 +65,9 @@
       balFromRead: '按 {0} 计算：{2} 的平台读数（{1}）{3}，减去此后花费',
       balFromTyped: '按 {0} 计算：{2} 录入的余额（{1}）{3}，减去此后花费',
       balFromTopups: '按 {0} 计算：{2} 以来的充值{3}，减去此后花费', plusTopups: '，加上 {0} 笔充值',
-      balancesEnd: '月末余额', moneyAsOf: '整个租期的费用，截至 {0}', lastPrice: '最后价格'
+      balancesEnd: '月末余额', moneyAsOf: '整个租期的费用，截至 {0}', lastPrice: '最后价格',
+      receipt: '收据', compare: '对比', compareTitle: '你自己的性价比', warnings: '警告',
+      notMeasured: '未测得', host: '主机', jobs: '在其上的任务', job: '任务', setupTax: '启动成本', allLabels: '全部任务'
     }
   };
 
@@ -279,6 +283,8 @@
   var main = function () { return document.getElementById('main'); };
 
   function route() {
+    var c = /^#\/compare(?:\/([A-Za-z0-9._-]{1,64}))?$/.exec(location.hash);
+    if (c) return { page: 'compare', label: c[1] || '' };
     var m = /^#\/(month|rental)\/([^/]+)$/.exec(location.hash);
     if (m && m[1] === 'month' && /^\d{4}-\d{2}$/.test(m[2])) return { page: 'month', month: m[2] };
     if (m && m[1] === 'rental' && /^\d{1,18}$/.test(m[2])) return { page: 'rental', id: m[2] };
@@ -288,6 +294,7 @@
   // fetchFor asks for a route's data; without a month the server answers
   // this month, so the first page need not wait for api/me.
   function fetchFor(r) {
+    if (r.page === 'compare') return api('api/compare' + (r.label ? '?label=' + encodeURIComponent(r.label) : ''));
     return r.page === 'rental' ? api('api/rental?id=' + r.id) : api('api/month' + (r.month ? '?month=' + r.month : ''));
   }
 
@@ -309,7 +316,7 @@
     var p = (data || fetchFor(r)).then(function (pg) {
       // A page returns { rest }, not the promise itself, which would make
       // this wait for it.
-      return current() ? (r.page === 'rental' ? renderRental : renderMonth)(pg) : { rest: null };
+      return current() ? ({ rental: renderRental, compare: renderCompare }[r.page] || renderMonth)(pg) : { rest: null };
     });
     return p.then(function (drawn) {
       if (first && current()) setTimeout(function () { performance.mark('gpuledger-rendered'); }, 0);
@@ -381,6 +388,7 @@
     add(m, h('div', { class: 'bar' }, h('h1', null, monthName(pg.month)),
       h('p', { class: 'hint asof', test: 'as-of' }, pg.current ? t('asOfNow', fmt(pg.as_of)) : t('asOfEnd', fmt(pg.as_of))), pick,
       h('button', { type: 'button', class: 'csv', test: 'csv', on: { click: function () { download(pg.month, pg.export_url); } } }, t('csv')),
+      h('a', { class: 'csv', href: '#/compare', test: 'compare-link' }, t('compare')),
       h('p', { class: 'hint', id: 'csv-note', test: 'csv-note', role: 'status' })));
 
     if (!pg.currencies || !pg.currencies.length) add(m, h('p', { class: 'card note', test: 'empty' }, t('nothing', monthName(pg.month))));
@@ -661,6 +669,83 @@
 
   var STATES = ['busy', 'idle', 'unknown', 'silent', 'running', 'stopped'];
 
+  // receiptFigure is one figure of a receipt, as the server labelled it:
+  // the value with its unit, and beneath it the reference and ratio.
+  function receiptFigure(f, prefix) {
+    var extra = f.ratio_text || (f.measured ? '' : null);
+    return h('div', { class: 'fig' + (f.low ? ' low' : ''), test: prefix + f.name },
+      h('div', { class: 'label' }, f.label),
+      h('div', { class: 'value words' }, f.text), extra ? h('div', { class: 'hint' }, extra) : null);
+  }
+
+  // receiptCard is the rental's receipt: what its agent's first bench
+  // measured (the agent's claim, said so), warnings first.
+  function receiptCard(pg, cur) {
+    var rc = pg.receipt;
+    if (!rc) return h('section', { class: 'card' }, h('h2', null, t('receipt')), h('p', { class: 'note', test: 'no-receipt' }, pg.no_receipt || ''));
+    return h('section', { class: 'card', test: 'receipt' },
+      h('h2', null, t('receipt')),
+      h('p', { class: 'strong', test: 'receipt-head' }, rc.headline),
+      rc.warnings.length ? h('ul', { class: 'warnings', test: 'receipt-warnings' }, rc.warnings.map(function (w) { return h('li', null, w.text); })) : null,
+      h('p', { test: 'receipt-per-unit' }, (rc.price_text ? rc.price_text + ' → ' : '') + rc.price_per_tflop_hour_text),
+      rc.setup_tax ? h('p', { test: 'receipt-setup' }, t('setupTax') + ': ' + rc.setup_tax.text) : null,
+      rc.gpus.map(function (g) {
+        return h('div', { test: 'receipt-gpu-' + g.index }, h('h3', null, 'GPU ' + g.index + ' · ' + g.model),
+          h('p', { class: 'hint' }, g.reference_text),
+          h('div', { class: 'figs' }, g.figures.map(function (f) { return receiptFigure(f, 'fig-' + g.index + '-'); })));
+      }),
+      h('h3', null, t('host')),
+      h('div', { class: 'figs' }, rc.host.map(function (f) { return receiptFigure(f, 'fig-host-'); })),
+      rc.skipped.length ? [h('h3', null, t('notMeasured')),
+        h('ul', { class: 'hint', test: 'receipt-skipped' }, rc.skipped.map(function (x) { return h('li', null, x.text); }))] : null,
+      rc.jobs.length ? [h('h3', null, t('jobs')), table([t('job'), t('money')], rc.jobs.map(function (j) {
+        return h('tr', null, h('td', null, (j.label || '—') + ' · ' + duration(j.seconds) + (j.succeeded ? '' : ' (' + j.exit_code + ')')),
+          h('td', { class: 'num' }, money(j.money, cur)));
+      }))] : null,
+      h('p', { class: 'hint', test: 'receipt-claim' }, rc.claim));
+  }
+
+  // renderCompare is the user's own price/performance table: the cards
+  // they rented, the setup tax per platform, and each label's runs.
+  function renderCompare(pg) {
+    var m = clear(), col = pg.columns || {};
+    app.redraw = function () { renderCompare(pg); };
+    postEvent('web_app_setup_back_button', { is_visible: true });
+    add(m, h('a', { class: 'back', href: '#/month/' + (app.lastMonth || app.me.month) }, t('back')));
+    var pick = h('select', { test: 'label-picker', 'aria-label': col.label, on: {
+      change: function (e) { location.hash = '#/compare' + (e.target.value ? '/' + e.target.value : ''); } } },
+    [h('option', { value: '' }, t('allLabels'))].concat((pg.labels || []).map(function (l) {
+      return h('option', { value: l, selected: l === pg.label ? 'selected' : null }, l);
+    })));
+    add(m, h('div', { class: 'bar' }, h('h1', null, t('compareTitle')), pick));
+    if (pg.empty) add(m, h('p', { class: 'card note', test: 'compare-empty' }, pg.empty));
+    if (pg.cards.length) {
+      add(m, h('section', { class: 'card' }, h('h2', null, t('gpu')),
+        table([col.platform, col.per_tflop_hour, col.tensor_tflops, col.hour_per_gpu, col.mem_gbps, col.pcie, col.rentals],
+          pg.cards.map(function (c) {
+            return h('tr', { test: 'card-' + c.platform + '-' + c.gpu }, h('td', null, plat(c) + ' · ' + c.gpu),
+              h('td', { class: 'num strong' }, c.per_tflop_hour_text), h('td', { class: 'num' }, c.tensor_tflops ? String(c.tensor_tflops) : '—'),
+              h('td', { class: 'num' }, c.hour_per_gpu_text), h('td', { class: 'num wide' }, c.mem_gbps ? String(c.mem_gbps) : '—'),
+              h('td', { class: 'num wide' }, c.pcie || '—'), h('td', { class: 'num wide' }, c.rentals + ' (' + c.benched + ')'));
+          }), '', 4)));
+    }
+    if (pg.setup.length) {
+      add(m, h('section', { class: 'card' }, h('h2', null, col.setup),
+        table([col.platform, col.setup], pg.setup.map(function (x) {
+          return h('tr', { test: 'setup-' + x.platform + '-' + x.currency }, h('td', null, plat(x)), h('td', { class: 'num' }, x.text));
+        }))));
+    }
+    pg.tables.forEach(function (lt) {
+      add(m, h('section', { class: 'card', test: 'label-' + lt.label }, h('h2', null, col.label + ': ' + lt.label),
+        table([col.platform, col.money, col.time, col.runs], lt.rows.map(function (r) {
+          return h('tr', null, h('td', null, plat(r) + ' · ' + r.gpu), h('td', { class: 'num strong' }, r.money_text),
+            h('td', { class: 'num' }, r.time_text), h('td', { class: 'num' }, h('span', { class: 'hint' }, r.rests_on)));
+        }))));
+    });
+    add(m, h('p', { class: 'hint', test: 'compare-claim' }, pg.claim));
+    return { rest: null };
+  }
+
   function renderRental(pg) {
     var m = clear(), r = pg.rental, cur = r.currency;
     app.redraw = function () { renderRental(pg); };
@@ -686,6 +771,7 @@
         }),
         figure(t('idle'), idleMoney(r, cur, pg.has_agent), 'rental-idle', pg.has_agent ? duration(r.idle_seconds) + ' / ' + duration(r.running_seconds) : null)),
       r.unpriced ? h('p', { class: 'hint' }, t('unpriced', r.unpriced)) : null));
+    add(m, receiptCard(pg, cur));
     add(m, h('section', { class: 'card' }, h('h2', null, t('timeline')), strip(pg.timeline || []), legend(STATES, stateName),
       h('h3', null, t('hoursPerDay')),
       h('div', { class: 'chart', test: 'chart-hours', id: 'hours', 'aria-label': t('hoursPerDay') })));

@@ -594,6 +594,30 @@ func TestDashboard_Browser(t *testing.T) {
 			if got := p.Text(`[data-test="rental-started"]`); !strings.Contains(got, "1 Dec 2026") || !strings.Contains(got, "00:00") {
 				t.Errorf("started reads %q, want 1 Dec 2026, 00:00 in %s", got, f.me.TZ)
 			}
+			// The receipt: its head, the price per unit of work, every
+			// figure with its label and text as the server wrote them, and
+			// that it is the agent's claim.
+			rc := r.Receipt
+			expectText(t, p, `[data-test="receipt-head"]`, rc.Headline)
+			if got := p.Text(`[data-test="receipt-per-unit"]`); !strings.Contains(got, rc.PricePerTFLOPHourText) || !strings.Contains(got, rc.PriceText) {
+				t.Errorf("per unit reads %q, want %s → %s", got, rc.PriceText, rc.PricePerTFLOPHourText)
+			}
+			for _, g := range rc.GPUs {
+				for _, fg := range g.Figures {
+					sel := fmt.Sprintf(`[data-test="fig-%d-%s"]`, g.Index, fg.Name)
+					if got := p.Text(sel + ` .label`); got != fg.Label {
+						t.Errorf("%s is labelled %q, want %q", fg.Name, got, fg.Label)
+					}
+					expectText(t, p, sel+` .value`, fg.Text)
+				}
+			}
+			for _, fg := range rc.Host {
+				expectText(t, p, `[data-test="fig-host-`+fg.Name+`"] .label`, fg.Label)
+			}
+			if got := p.Text(`[data-test="receipt-warnings"]`); len(rc.Warnings) == 0 || !strings.Contains(got, rc.Warnings[0].Text) {
+				t.Errorf("warnings read %q, want %+v", got, rc.Warnings)
+			}
+			expectText(t, p, `[data-test="receipt-claim"]`, rc.Claim)
 			shot(t, p, "rental-"+vp.Name)
 			p.CheckClean(nil)
 		}
