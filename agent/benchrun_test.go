@@ -418,3 +418,40 @@ func TestBench_SendRetries(t *testing.T) {
 		})
 	})
 }
+
+// TestGPUWorkBusy: the bench waits for someone's GPU work (a busy GPU,
+// the wrapped job, a growing watched file), not for a busy CPU, network
+// or disk alone.
+func TestGPUWorkBusy(t *testing.T) {
+	for _, c := range []struct {
+		s    Sample
+		want bool
+	}{
+		{Sample{Verdict: wire.VerdictIdle}, false},
+		{Sample{Verdict: wire.VerdictUnknown}, false},
+		{Sample{Verdict: wire.VerdictBusy, Notes: []wire.Note{{Code: wire.NoteCPU}, {Code: wire.NoteNet}, {Code: wire.NoteDisk}}}, false},
+		{Sample{Verdict: wire.VerdictBusy, Notes: []wire.Note{{Code: wire.NoteCPU}, {Code: wire.NoteGPUUtil}}}, true},
+		{Sample{Verdict: wire.VerdictBusy, Notes: []wire.Note{{Code: wire.NoteGPUUtilMean}}}, true},
+		{Sample{Verdict: wire.VerdictBusy, Notes: []wire.Note{{Code: wire.NoteJob}}}, true},
+		{Sample{Verdict: wire.VerdictBusy, Notes: []wire.Note{{Code: wire.NoteWatchGrew}}}, true},
+	} {
+		if got := gpuWorkBusy(&c.s); got != c.want {
+			t.Errorf("%+v: %v, want %v", c.s, got, c.want)
+		}
+	}
+	// Through Decide: a GPU at 90 % holds the bench back, a busy CPU does not.
+	util := func(u float64) Sample {
+		return Sample{CPUOK: true, GPUs: []GPUReading{{Index: 0, UtilOK: true, UtilMax: u, UtilMean: u}}}
+	}
+	s := util(90)
+	s.Verdict, _ = Decide(&s, DefaultThresholds)
+	if !gpuWorkBusy(&s) {
+		t.Errorf("GPU at 90 %%: not busy for the bench (%v %+v)", s.Verdict, s.Notes)
+	}
+	s = util(0)
+	s.CPUPercent = 400
+	s.Verdict, _ = Decide(&s, DefaultThresholds)
+	if s.Verdict != wire.VerdictBusy || gpuWorkBusy(&s) {
+		t.Errorf("CPU at 400 %%: verdict %v, busy for the bench %v; want busy, not for the bench", s.Verdict, gpuWorkBusy(&s))
+	}
+}

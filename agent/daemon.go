@@ -135,6 +135,24 @@ func newDaemon(ctx context.Context, cfg Config) *daemon {
 	return d
 }
 
+// gpuWorkBusy reports whether s is busy with someone's work on the GPU:
+// a GPU above the threshold, the wrapped job running or a watched file
+// growing (training). A busy CPU, network or disk alone does not hold
+// the bench back: it would turn the receipt into facts only for a
+// download, while the GPU it measures is free.
+func gpuWorkBusy(s *Sample) bool {
+	if s.Verdict != wire.VerdictBusy {
+		return false
+	}
+	for _, n := range s.Notes {
+		switch n.Code {
+		case wire.NoteGPUUtil, wire.NoteGPUUtilMean, wire.NoteJob, wire.NoteWatchGrew:
+			return true
+		}
+	}
+	return false
+}
+
 // newBenchRunner wires the bench to the daemon's samples, token and
 // reporter; it runs nothing until the server asks.
 func (d *daemon) newBenchRunner(ctx context.Context) *benchRunner {
@@ -144,7 +162,7 @@ func (d *daemon) newBenchRunner(ctx context.Context) *benchRunner {
 			if s == nil {
 				return false, false
 			}
-			return s.Verdict == wire.VerdictBusy, true
+			return gpuWorkBusy(s), true
 		},
 		post: d.reporter.PostBench, token: d.tok.Get, bootID: d.bootID, log: d.log,
 		busyWait: benchBusyWait, watchdog: benchWatchdog, poll: d.cfg.Sample, tokenPoll: d.cfg.Interval,
