@@ -3,7 +3,11 @@
 // per heartbeat to --log, with the time it arrived and the fields a person
 // reads in a verdict timeline. It is not the server.
 //
-//	hubstub --listen 127.0.0.1:18477 --token T --log heartbeats.jsonl
+//	hubstub --listen 127.0.0.1:18477 --token T --log heartbeats.jsonl [--bench]
+//
+// With --bench it asks the agent for its bench (BenchWanted) until one
+// arrives, and logs the bench as a line of its own ({"received", "bench_id",
+// "bench"}).
 package main
 
 import (
@@ -20,6 +24,7 @@ import (
 
 	"github.com/gpuledger/gpuledger/agent/hubtest"
 	"github.com/gpuledger/gpuledger/agent/wire"
+	"github.com/gpuledger/gpuledger/perf"
 )
 
 func main() {
@@ -27,6 +32,7 @@ func main() {
 	token := flag.String("token", "", "the agent token to accept (required)")
 	rental := flag.String("rental", "proof", "rental name given to the agent")
 	logPath := flag.String("log", "heartbeats.jsonl", "file to append one JSON line per heartbeat to")
+	bench := flag.Bool("bench", false, "ask the agent for its bench until one arrives, and log it")
 	flag.Parse()
 	if *token == "" {
 		fmt.Fprintln(os.Stderr, "hubstub: --token is required")
@@ -34,7 +40,7 @@ func main() {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	if err := run(ctx, *listen, *token, *rental, *logPath); err != nil {
+	if err := run(ctx, *listen, *token, *rental, *logPath, *bench); err != nil {
 		fmt.Fprintln(os.Stderr, "hubstub:", err)
 		os.Exit(1)
 	}
@@ -56,17 +62,32 @@ type line struct {
 	Bytes       int               `json:"bytes"`
 }
 
-func run(ctx context.Context, listen, token, rental, logPath string) error {
+// benchLine is a bench the agent sent.
+type benchLine struct {
+	Received time.Time  `json:"received"`
+	ID       string     `json:"bench_id"`
+	Bench    perf.Bench `json:"bench"`
+}
+
+func run(ctx context.Context, listen, token, rental, logPath string, wantBench bool) error {
 	f, err := os.OpenFile(logPath, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
 	if err != nil {
 		return fmt.Errorf("open log: %w", err)
 	}
 	defer f.Close()
 	hub := hubtest.New(token, rental)
+	hub.WantBench(wantBench)
 	inner := hub.Handler()
 	enc := json.NewEncoder(f)
 	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		inner.ServeHTTP(w, r)
+		if r.URL.Path == wire.PathBench {
+			if bs := hub.BenchPosts(); len(bs) > 0 {
+				b := bs[len(bs)-1]
+				enc.Encode(benchLine{Received: time.Now().UTC(), ID: b.ID, Bench: b.Bench})
+			}
+			return
+		}
 		if r.URL.Path != wire.PathHeartbeat {
 			return
 		}
