@@ -162,6 +162,10 @@ type Config struct {
 	// for the "Open dashboard" buttons. nil: /dashboard answers that the
 	// dashboard is off, and no button is shown.
 	Dashboard DashboardLinks
+	// Jobs keeps the job runs of /job and reads what /compare is made
+	// of (the benches, job runs and first works of ledger.BenchStore).
+	// nil: the Store, when it keeps them; else both say they are off.
+	Jobs JobStore
 }
 
 // Core is the conversation core: it turns Updates into ledger operations
@@ -191,6 +195,7 @@ type Core struct {
 	dash      DashboardLinks
 	links     *linkLimiter
 	turns     turns // whether each user's last message was refused, for /undo
+	jobs      JobStore
 }
 
 var _ chat.Handler = (*Core)(nil)
@@ -233,6 +238,7 @@ func New(ctx context.Context, cfg Config) (*Core, error) {
 		dash:      cfg.Dashboard,
 		links:     newLinkLimiter(),
 		buttons:   cfg.Buttons,
+		jobs:      cfg.Jobs,
 	}
 	if c.now == nil {
 		c.now = time.Now

@@ -260,6 +260,19 @@ var catalog = chat.Catalog{
 	"future_month": {
 		"%[1]s has not begun yet: reconcile this month (%[2]s) or an earlier one",
 		"%[1]s 还没开始：请对账本月（%[2]s）或更早的月份"},
+	// /job and /compare
+	"job_bad_label": {
+		"%[1]s is not a job label: letters, digits, '.', '_' and '-', at most %[2]s of them, e.g. yolo-epoch",
+		"%[1]s 不是任务标签：只能用字母、数字、'.'、'_' 和 '-'，最多 %[2]s 个，比如 yolo-epoch"},
+	"job_one_time": {
+		"/job needs both the start and the end of the run, e.g. /job %[1]s %[2]s 14:05 15:10, or neither to name the last job its agent ran",
+		"/job 需要同时给出任务的开始和结束时间，比如 /job %[1]s %[2]s 14:05 15:10；都不写则给代理最近运行的任务加上标签"},
+	"job_span_order": {
+		"%[1]s to %[2]s (%[3]s to %[4]s) ends before it starts: give the start first",
+		"%[1]s 到 %[2]s（%[3]s 到 %[4]s）的结束早于开始：请先写开始时间"},
+	"job_span_long": {
+		"%[1]s to %[2]s is longer than %[3]s days: check the dates",
+		"%[1]s 到 %[2]s 超过了 %[3]s 天：请检查日期"},
 }
 
 func catalogText(lang, key string, args []string) string {

@@ -49,6 +49,8 @@ var kinds = []struct {
 	{KindAutoRelease, []string{"自动释放"}},
 	{KindSettings, []string{"设置"}},
 	{KindWhy, []string{"原因"}},
+	{KindJob, []string{"任务"}},
+	{KindCompare, []string{"对比", "比较"}},
 	{KindConnect, []string{"连接"}},
 	{KindDisconnect, []string{"断开"}},
 	{KindReconcile, []string{"对账"}},
@@ -637,6 +639,10 @@ func (p *parser) parse(toks []string) (Command, error) {
 		return p.autoRelease(toks)
 	case KindSettings:
 		return p.settings(toks)
+	case KindJob:
+		return p.job(toks)
+	case KindCompare:
+		return p.compare(toks)
 	case KindHelp:
 		return p.help(toks)
 	case KindStart:
