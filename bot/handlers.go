@@ -8,7 +8,7 @@ import (
 
 // This file holds the core's one table of commands. Each family of
 // commands (rentals, money, storage, agents, platforms, reports, settings,
-// records, talk) is a small type over the request and registers its own
+// records, jobs, talk) is a small type over the request and registers its own
 // handlers in register; dispatchCmd does what holds for every command once
 // (the group's placement) and then looks the command's type up here. A
 // command type nobody registered is an error, and TestHandlers_OnePerCommand
