@@ -617,7 +617,9 @@ func (r *run) sample(nv factReader, gi, idx int, stop <-chan struct{}) {
 		if !r.abandoned {
 			g := &r.gpus[gi]
 			g.SMClockBenchMHz = max(g.SMClockBenchMHz, s.SMClockMHz)
-			g.ClockReasons |= s.Reasons
+			// "GPU idle" (0x1) is the gap between two tests, not
+			// something that held the card back.
+			g.ClockReasons |= s.Reasons &^ reasonGPUIdle
 			g.TemperatureC = max(g.TemperatureC, s.TempC)
 			// The link trains down when idle: the bench's copies show
 			// what it does under load.
@@ -936,6 +938,9 @@ func gbps(bytes, ms float64) float64 {
 func formatUUID(b [16]byte) string {
 	return fmt.Sprintf("GPU-%x-%x-%x-%x-%x", b[0:4], b[4:6], b[6:8], b[8:10], b[10:16])
 }
+
+// reasonGPUIdle is NVML's clock-event reason "GPU idle".
+const reasonGPUIdle = 0x1
 
 // nvSample is what NVML says of a GPU while the bench runs it.
 type nvSample struct {

@@ -37,7 +37,7 @@ func gpuFactsFor(names ...string) *fakeFacts {
 			PowerLimitW: 700, PowerDefaultW: 700, SMClockMaxMHz: 1980, TemperatureC: 30,
 		})
 	}
-	f.sample = nvSample{SMClockMHz: 1755, Reasons: 0x4, TempC: 41, PCIeGen: 5, PCIeWidth: 16}
+	f.sample = nvSample{SMClockMHz: 1755, Reasons: 0x4 | reasonGPUIdle, TempC: 41, PCIeGen: 5, PCIeWidth: 16}
 	return f
 }
 
@@ -88,7 +88,7 @@ func TestMeasureGPUs_Figures(t *testing.T) {
 		t.Errorf("identity: %+v", g)
 	}
 	// What NVML saw under load: the link trained up, the clocks and
-	// reasons of the run.
+	// reasons of the run (idle, between tests, is no reason).
 	if g.PCIeGen != 5 || g.SMClockBenchMHz != 1755 || g.ClockReasons != 0x4 || g.TemperatureC != 41 {
 		t.Errorf("samples not kept: gen %d clock %d reasons %#x temp %d", g.PCIeGen, g.SMClockBenchMHz, g.ClockReasons, g.TemperatureC)
 	}

@@ -33,7 +33,7 @@ type nvmlFacts struct {
 // has: go-nvml resolves symbols lazily and a call to a missing one aborts
 // the process, so newer ones are looked up first (as the agent does).
 type nvmlSymbols struct {
-	eventReasons, throttleReasons, remappedRows, processes, migMode, cudaVersion bool
+	eventReasons, throttleReasons, remappedRows, processes, migMode, cudaVersion, memoryV2 bool
 }
 
 func newNVMLFacts(lib nvml.Interface) (*nvmlFacts, error) {
@@ -50,6 +50,7 @@ func newNVMLFacts(lib nvml.Interface) (*nvmlFacts, error) {
 		processes:       f.lookup("nvmlDeviceGetComputeRunningProcesses"),
 		migMode:         f.lookup("nvmlDeviceGetMigMode"),
 		cudaVersion:     f.lookup("nvmlSystemGetCudaDriverVersion"),
+		memoryV2:        f.lookup("nvmlDeviceGetMemoryInfo_v2"),
 	}
 	n := 0
 	guard(func() {
@@ -146,11 +147,24 @@ func (f *nvmlFacts) Static(i int, g *perf.GPU) {
 			g.UUID = s
 		}
 	})
-	guard(func() {
-		if m, r := d.GetMemoryInfo(); r == nvml.SUCCESS && m.Used <= m.Total {
-			g.MemoryTotalMiB, g.MemoryUsedMiB = m.Total>>20, m.Used>>20
-		}
-	})
+	// The v2 query leaves out what the driver reserves (615 MiB of an
+	// idle H200 on driver 580), which v1 counts as used: only v2's used
+	// is memory some process holds.
+	memOK := false
+	if f.has.memoryV2 {
+		guard(func() {
+			if m, r := d.GetMemoryInfo_v2(); r == nvml.SUCCESS && m.Total > 0 && m.Used <= m.Total {
+				g.MemoryTotalMiB, g.MemoryUsedMiB, memOK = m.Total>>20, m.Used>>20, true
+			}
+		})
+	}
+	if !memOK {
+		guard(func() {
+			if m, r := d.GetMemoryInfo(); r == nvml.SUCCESS && m.Used <= m.Total {
+				g.MemoryTotalMiB, g.MemoryUsedMiB = m.Total>>20, m.Used>>20
+			}
+		})
+	}
 	guard(func() {
 		if u, r := d.GetUtilizationRates(); r == nvml.SUCCESS && u.Gpu <= maxUtilPct {
 			g.UtilPercent = float64(u.Gpu)

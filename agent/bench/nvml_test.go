@@ -133,6 +133,25 @@ func TestNVMLFacts_OldDriver(t *testing.T) {
 	}
 }
 
+// Memory in use leaves out what the driver reserves where NVML can say.
+func TestNVMLFacts_MemoryV2(t *testing.T) {
+	srv := dgxa100.New()
+	d := srv.Devices[0].(*dgxa100.Device)
+	h200Facts(d)
+	d.GetMemoryInfo_v2Func = func() (nvml.Memory_v2, nvml.Return) {
+		return nvml.Memory_v2{Total: 143771 << 20, Reserved: 612 << 20, Used: 3 << 20}, nvml.SUCCESS
+	}
+	f, err := newNVMLFacts(srv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var g perf.GPU
+	f.Static(0, &g)
+	if g.MemoryUsedMiB != 3 || g.MemoryTotalMiB != 143771 {
+		t.Errorf("memory %d of %d MiB", g.MemoryUsedMiB, g.MemoryTotalMiB)
+	}
+}
+
 func TestNVMLFacts_InitFails(t *testing.T) {
 	srv := dgxa100.New()
 	srv.InitFunc = func() nvml.Return { return nvml.ERROR_LIBRARY_NOT_FOUND }
