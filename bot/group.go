@@ -47,6 +47,8 @@ func placeInGroup(cmd command.Command) groupPlace {
 		return inGroup
 	case command.StatusCmd, command.SpendCmd, command.SummaryCmd, command.ExportCmd, command.WhyCmd, command.AgentCmd, command.AgentEnrolCmd, command.AgentRevokeCmd, command.ReconcileCmd, command.DashboardCmd, command.RecordsCmd:
 		return privately
+	case command.QuoteCmd: // reads the ledger's prices
+		return privately
 	case command.BalanceCmd:
 		if !c.Set {
 			return privately

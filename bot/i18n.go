@@ -260,6 +260,22 @@ var catalog = chat.Catalog{
 	"future_month": {
 		"%[1]s has not begun yet: reconcile this month (%[2]s) or an earlier one",
 		"%[1]s 还没开始：请对账本月（%[2]s）或更早的月份"},
+	// /quote
+	"quote_missing_gpu": {
+		"/quote needs a GPU and how many hours it would run, e.g. /quote 4090 10",
+		"/quote 需要显卡和运行的小时数，比如 /quote 4090 10"},
+	"quote_missing_hours": {
+		"/quote needs how many hours it would run after the GPU, e.g. /quote %[1]s 10 (or 2.5, 90m, 3d)",
+		"/quote 需要在显卡后面写运行的小时数，比如 /quote %[1]s 10（也可以写 2.5、90m、3天）"},
+	"quote_bad_hours": {
+		"%[1]s is not a number of hours: write it like 10, 2.5, 90m or 3d",
+		"%[1]s 不是小时数：请写成 10、2.5、90m 或 3天"},
+	"quote_hours_range": {
+		"%[1]s hours is out of range: more than 0 and at most 8760 (a year); stopped= may be 0",
+		"%[1]s 小时超出范围：要大于 0、最多 8760（一年）；stopped= 可以是 0"},
+	"quote_needs_price": {
+		"%[1]s says how a price is billed: give the price too, e.g. price=70/day",
+		"%[1]s 说明价格怎么计费：请同时给出价格，比如 price=70/天"},
 	// /job and /compare
 	"job_bad_label": {
 		"%[1]s is not a job label: letters, digits, '.', '_' and '-', at most %[2]s of them, e.g. yolo-epoch",

@@ -49,6 +49,7 @@ var kinds = []struct {
 	{KindAutoRelease, []string{"自动释放"}},
 	{KindSettings, []string{"设置"}},
 	{KindWhy, []string{"原因"}},
+	{KindQuote, []string{"报价", "估价"}},
 	{KindJob, []string{"任务"}},
 	{KindCompare, []string{"对比", "比较"}},
 	{KindConnect, []string{"连接"}},
@@ -172,8 +173,8 @@ func ParseFor(botName, text string, now time.Time, loc *time.Location) (Command,
 		// The note is the user's own text: join only "5 元"-like amounts.
 		return p.parse(mergeMoney(toks[1:]))
 	}
-	if kind != KindRent {
-		// Only /rent takes a GPU: elsewhere "t4 10GB" is a rental called
+	if kind != KindRent && kind != KindQuote {
+		// Only /rent and /quote take a GPU: elsewhere "t4 10GB" is a rental called
 		// t4 and an amount, not the GPU "T4 10GB".
 		return p.parse(mergeTokensNoGPU(toks[1:]))
 	}
@@ -643,6 +644,8 @@ func (p *parser) parse(toks []string) (Command, error) {
 		return p.job(toks)
 	case KindCompare:
 		return p.compare(toks)
+	case KindQuote:
+		return p.quote(toks)
 	case KindHelp:
 		return p.help(toks)
 	case KindStart:
