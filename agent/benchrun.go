@@ -57,8 +57,8 @@ type benchRunner struct {
 	simulate string // passed on as --simulate
 	url      string // passed on as --download-url
 	dir      string // passed on as --dir: the disk the agent reports (--disk-path)
-	// busy reports whether the latest sample's verdict is busy, and
-	// whether there is a sample at all.
+	// busy reports whether the latest sample is busy with someone's
+	// GPU work (gpuWorkBusy), and whether there is a sample at all.
 	busy   func() (busy, seen bool)
 	post   func(context.Context, wire.BenchReport) (wire.BenchResponse, error)
 	token  func() string
@@ -71,8 +71,6 @@ type benchRunner struct {
 	running bool
 	done    map[string]bool // rentals benched (sent or given up) in this run
 	wg      sync.WaitGroup
-	// runs counts child runs (tests).
-	runs int
 }
 
 // want asks for the bench of rental. It never blocks: the bench runs on
@@ -125,7 +123,7 @@ func (r *benchRunner) run(rental string) bool {
 	return r.send(ctx, rep)
 }
 
-// waitNotBusy waits for a sample whose verdict is not busy; after
+// waitNotBusy waits for a sample not busy with someone's GPU work; after
 // busyWait it gives up and asks for facts only. ok is false when ctx
 // ended.
 func (r *benchRunner) waitNotBusy(ctx context.Context) (factsOnly, ok bool) {
@@ -192,9 +190,6 @@ func (r *benchRunner) runChild(ctx context.Context, factsOnly bool) (perf.Bench,
 	stdout := &cappedBuffer{max: benchMaxOut}
 	stderr := &cappedBuffer{max: benchMaxErr}
 	cmd.Stdout, cmd.Stderr = stdout, stderr
-	r.mu.Lock()
-	r.runs++
-	r.mu.Unlock()
 	err := cmd.Run()
 	switch {
 	case ctx.Err() != nil:

@@ -96,6 +96,7 @@ func Run(ctx context.Context, o Options) perf.Bench {
 	if o.Simulate != "" {
 		return simulated(o.Simulate, start)
 	}
+	parent := ctx
 	ctx, cancel := context.WithTimeout(ctx, o.timeout())
 	defer cancel()
 	t0 := time.Now() // monotonic: the budget is measured on it
@@ -124,8 +125,9 @@ func Run(ctx context.Context, o Options) perf.Bench {
 	b.WallSeconds = time.Since(t0).Seconds()
 
 	if o.Torch {
-		// Beside the bench, never instead, and after its wall time.
-		tr, skip := probeTorch(context.WithoutCancel(ctx), o)
+		// Beside the bench, never instead, after its wall time and
+		// beyond its timeout (TorchTimeout bounds it).
+		tr, skip := probeTorch(parent, o)
 		b.Torch = tr
 		if skip != nil {
 			b.Skipped = append(b.Skipped, *skip)
