@@ -128,9 +128,19 @@ func (r settings) settings(c command.SettingsCmd) error {
 			u.Settings.QuietFrom, u.Settings.QuietTo = -1, -1
 		}
 	}
+	if c.BenchOff != nil {
+		u.Settings.BenchOff = *c.BenchOff
+	}
 	got, err := r.c.store.UpdateUser(r.ctx, r.act(), u)
 	if err != nil {
 		return err
+	}
+	if c.BenchOff != nil {
+		// The hub asks agents for benches by this setting and caches it:
+		// tell it, so bench=off holds from the next heartbeat.
+		if w, ok := r.c.watcher.(userWatcher); ok {
+			w.UserChanged(got.ID)
+		}
 	}
 	r.user, r.lang, r.loc = got, chat.NormLang(got.Lang), got.Location()
 	return r.send(r.plain(r.t("settings_saved") + "\n" + r.settingsText(got)))
@@ -158,6 +168,16 @@ func (r settings) settingsText(u ledger.User) string {
 	if s.SummaryAt >= 0 {
 		summary = hhmm(s.SummaryAt)
 	}
+	bench := r.t("on")
+	if s.BenchOff {
+		bench = r.t("off")
+	}
 	return r.t("settings", chat.NormLang(u.Lang), tz, summary, chat.FormatDuration(s.IdleWarn, r.lang),
-		chat.FormatDuration(s.Silent, r.lang), quiet, chat.FormatDuration(s.LongRun, r.lang), budget)
+		chat.FormatDuration(s.Silent, r.lang), quiet, chat.FormatDuration(s.LongRun, r.lang), budget, bench)
+}
+
+// userWatcher is told that a user's settings changed (agent/hub.Tokens:
+// the hub caches whether the user wants benches).
+type userWatcher interface {
+	UserChanged(userID int64)
 }

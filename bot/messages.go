@@ -308,9 +308,10 @@ var messages = chat.Catalog{
 	// settings
 	"settings_saved": {"✓ settings saved", "✓ 设置已保存"},
 	"settings": {
-		"<b>Settings</b>\nlang=%[1]s tz=%[2]s summary=%[3]s\nidle_warn=%[4]s silent=%[5]s quiet=%[6]s long_run=%[7]s\nbudget: %[8]s",
-		"<b>设置</b>\nlang=%[1]s tz=%[2]s summary=%[3]s\nidle_warn=%[4]s silent=%[5]s quiet=%[6]s long_run=%[7]s\n预算：%[8]s"},
+		"<b>Settings</b>\nlang=%[1]s tz=%[2]s summary=%[3]s\nidle_warn=%[4]s silent=%[5]s quiet=%[6]s long_run=%[7]s bench=%[9]s\nbudget: %[8]s",
+		"<b>设置</b>\nlang=%[1]s tz=%[2]s summary=%[3]s\nidle_warn=%[4]s silent=%[5]s quiet=%[6]s long_run=%[7]s bench=%[9]s\n预算：%[8]s"},
 	"off": {"off", "关闭"},
+	"on":  {"on", "开启"},
 
 	// agent and automatic decisions
 	"agent_off": {

@@ -114,12 +114,18 @@ var receiptTexts = chat.Catalog{
 	"rcp_job_chat":       {"named in the chat", "聊天中命名"},
 	"rcp_nolabel":        {"(no label)", "（无标签）"},
 	"rcp_unpriced_money": {"UNPRICED", "未定价"},
+	"rcp_off": {
+		"Receipts are off on this server: its store keeps no benches.",
+		"本服务器没有开启测速收据：其存储不保存测速结果。"},
 	"rcp_no_bench_off": {
 		"<b>%[1]s</b> has no receipt: benches are off for you. Turn them on with <code>/settings bench=on</code>; its agent then runs one.",
 		"<b>%[1]s</b> 没有测速收据：你关闭了测速。用 <code>/settings bench=on</code> 打开后，代理会测一次。"},
 	"rcp_no_bench_agent": {
 		"<b>%[1]s</b> has no receipt: no agent reports for it. Install one on the host (<code>/agent %[1]s</code>), or run <code>gpuledger-agent bench</code> there to see the figures.",
 		"<b>%[1]s</b> 没有测速收据：没有代理为它上报。在主机上装一个代理（<code>/agent %[1]s</code>），或在主机上运行 <code>gpuledger-agent bench</code> 查看数字。"},
+	"rcp_no_bench_released": {
+		"<b>%[1]s</b> was released without a receipt: no agent sent a bench for it. A receipt comes from the bench an agent runs in a rental's first minutes.",
+		"<b>%[1]s</b> 释放前没有测速收据：没有代理为它上报测速。收据来自代理在租用开始几分钟内做的测速。"},
 	"rcp_no_bench_yet": {
 		"<b>%[1]s</b> has no receipt yet: its agent has not reported a bench. It runs one when the GPU is not busy; an agent older than the bench, or one started with --no-bench, never does: update it, or run <code>gpuledger-agent bench</code> on the host.",
 		"<b>%[1]s</b> 还没有测速收据：它的代理尚未上报测速。GPU 不忙时代理会测一次；旧版代理或带 --no-bench 启动的代理不会测：请更新代理，或在主机上运行 <code>gpuledger-agent bench</code>。"},
@@ -180,7 +186,11 @@ const (
 	NoReceiptYet     NoReceipt = iota // an agent reports, no bench came (older agent, --no-bench, GPU busy)
 	NoReceiptOff                      // the user turned benches off
 	NoReceiptNoAgent                  // no agent reports for the rental
+	NoReceiptReleased                 // released without one
 )
+
+// ReceiptsOffText is /receipt's answer where the store keeps no benches.
+func ReceiptsOffText(lang string) string { return rt(lang, "rcp_off") }
 
 // NoReceiptText is /receipt's answer for a rental without a bench.
 func NoReceiptText(lang, name string, why NoReceipt) string {
@@ -189,6 +199,8 @@ func NoReceiptText(lang, name string, why NoReceipt) string {
 		return rt(lang, "rcp_no_bench_off", name)
 	case NoReceiptNoAgent:
 		return rt(lang, "rcp_no_bench_agent", name)
+	case NoReceiptReleased:
+		return rt(lang, "rcp_no_bench_released", name)
 	}
 	return rt(lang, "rcp_no_bench_yet", name)
 }

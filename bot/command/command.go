@@ -316,12 +316,13 @@ type SettingsCmd struct {
 	Silent    *time.Duration
 	Quiet     *QuietHours
 	LongRun   *time.Duration
+	BenchOff  *bool // bench=off|on: whether agents bench and receipt cards come
 }
 
 // Empty reports whether s changes nothing (a request to show settings).
 func (s SettingsCmd) Empty() bool {
 	return s.TZ == nil && s.Lang == nil && s.SummaryAt == nil && s.IdleWarn == nil &&
-		s.Silent == nil && s.Quiet == nil && s.LongRun == nil
+		s.Silent == nil && s.Quiet == nil && s.LongRun == nil && s.BenchOff == nil
 }
 
 // WhyCmd shows the log of automatic decisions for a rental: /why NAME.

@@ -12,7 +12,7 @@ import (
 
 // --- /settings ---------------------------------------------------------------
 
-var settingKeys = []string{"tz", "lang", "summary", "idle_warn", "silent", "quiet", "long_run"}
+var settingKeys = []string{"tz", "lang", "summary", "idle_warn", "silent", "quiet", "long_run", "bench"}
 
 var tzAliases = map[string]string{
 	"beijing": "Asia/Shanghai", "shanghai": "Asia/Shanghai", "china": "Asia/Shanghai", "北京": "Asia/Shanghai",
@@ -119,6 +119,16 @@ func (p *parser) settings(toks []string) (Command, error) {
 				q = QuietHours{From: from, To: to}
 			}
 			s.Quiet = &q
+		case "bench":
+			var off bool
+			switch {
+			case isOff(v):
+				off = true
+			case isOn(v):
+			default:
+				return nil, p.err("bad_on_off", k, quote(v))
+			}
+			s.BenchOff = &off
 		case "idle_warn", "silent", "long_run":
 			lo, hi, _ := ledger.SettingBounds(k)
 			d, err := p.durKV(k, lo, hi, durBoundsText(lo, hi))
@@ -136,6 +146,15 @@ func (p *parser) settings(toks []string) (Command, error) {
 		}
 	}
 	return s, nil
+}
+
+// isOn is isOff's opposite: the words that turn a setting on.
+func isOn(v string) bool {
+	switch strings.ToLower(v) {
+	case "on", "yes", "开启", "开", "打开":
+		return true
+	}
+	return false
 }
 
 func isOff(v string) bool {
