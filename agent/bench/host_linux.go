@@ -53,9 +53,10 @@ func diskTest(ctx context.Context, dir string, deadline time.Time, o diskOptions
 		return skipBoth("cannot test the disk of %s: %v", dir, err)
 	}
 	// A quarter of the free space at most: the test must never fill the
-	// user's disk.
+	// user's disk; under diskMin the figure would be the cache's.
+	least := max(min(diskMin, size), int64(chunk))
 	size = min(size, int64(avail/4)) / int64(chunk) * int64(chunk)
-	if size < min(diskMin, int64(chunk)) || size == 0 {
+	if size < least {
 		return skipBoth("%s has only %d MiB free: too little to test its disk", dir, avail>>20)
 	}
 	left := time.Until(deadline)

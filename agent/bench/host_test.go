@@ -310,3 +310,30 @@ func ExampleMeasured() {
 		Measured(perf.Bench{GPUs: []perf.GPU{{Name: "NVIDIA H200"}}}))
 	// Output: false true true
 }
+
+// TestDisk_Size: the test writes at most a quarter of the free space,
+// and none at all when that is under 16 MiB.
+func TestDisk_Size(t *testing.T) {
+	dir, keep := t.TempDir(), filepath.Join(t.TempDir(), "kept")
+	o := diskOptions{chunk: 1 << 20, free: func(string) (uint64, error) { return 40 << 20, nil },
+		// The test's file goes to keep, which the test does not remove,
+		// so its size can be read after.
+		open: func(_ string, flag int, perm os.FileMode) (*os.File, error) { return os.OpenFile(keep, flag, perm) }}
+	w, r, skips := diskTest(t.Context(), dir, time.Now().Add(5*time.Second), o)
+	if w != 0 || r != 0 || !strings.Contains(skipOf(skips, "disk_write_mbps"), "only 40 MiB free") {
+		t.Errorf("40 MiB free (10 to write, under 16): %v %v %+v", w, r, skips)
+	}
+	if _, err := os.Stat(keep); err == nil {
+		t.Error("a file was written with too little free space")
+	}
+	o.free = func(string) (uint64, error) { return 80 << 20, nil }
+	w, r, skips = diskTest(t.Context(), dir, time.Now().Add(5*time.Second), o)
+	if w <= 0 || r <= 0 {
+		t.Fatalf("80 MiB free: %v %v %+v", w, r, skips)
+	}
+	if fi, err := os.Stat(keep); err != nil {
+		t.Error(err)
+	} else if fi.Size() != 20<<20 {
+		t.Errorf("80 MiB free: wrote %d bytes, want a quarter, 20 MiB", fi.Size())
+	}
+}
