@@ -71,11 +71,6 @@ func (r jobs) name(c command.JobNameCmd) error {
 			mine = append(mine, j)
 		}
 	}
-	named := func(from, to time.Time, label string) bool {
-		return slices.ContainsFunc(mine, func(j ledger.JobRun) bool {
-			return j.Source == ledger.JobFromChat && j.StartedAt.Equal(from) && j.EndedAt.Equal(to) && (label == "" || j.Label == label)
-		})
-	}
 	from, to, agentCmd := c.From, c.To, ""
 	if from.IsZero() {
 		var last *ledger.JobRun
@@ -106,7 +101,9 @@ func (r jobs) name(c command.JobNameCmd) error {
 	if err := ledger.CheckJobSpan(x, from, to, r.now); err != nil {
 		return err
 	}
-	if named(from, to, c.Label) {
+	if slices.ContainsFunc(mine, func(j ledger.JobRun) bool {
+		return j.Source == ledger.JobFromChat && j.Label == c.Label && j.StartedAt.Equal(from) && j.EndedAt.Equal(to)
+	}) {
 		f, t := view.FormatSpan(from, to, r.loc, r.now, r.lang)
 		return r.answer(r.plain(view.JobText(r.lang, "job_already", c.Label, name, f, t)))
 	}
