@@ -102,15 +102,14 @@ func printBench(w io.Writer, b perf.Bench) {
 			fmt.Fprint(w, ", a MIG slice (figures are the slice's)")
 		}
 		fmt.Fprintln(w)
+		// A card not in perf's table, or a MIG slice, gets its figures
+		// without ratios; the warnings below say why.
 		var check *perf.GPUCheck
 		for j := range a.GPUs {
 			if a.GPUs[j].Index == g.Index {
 				check = &a.GPUs[j]
 				break
 			}
-		}
-		if check != nil && check.Ref == nil && !g.MIG {
-			fmt.Fprintln(w, "  not in the reference table: figures without ratios")
 		}
 		for _, f := range figuresOf(g, check) {
 			fmt.Fprintf(w, "  %s\n", f)

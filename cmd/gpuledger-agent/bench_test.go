@@ -177,3 +177,24 @@ func testE2EBench(t *testing.T, bin string) {
 		t.Fatalf("%d bench posts after the stop, want 1", n)
 	}
 }
+
+// TestBench_HumanUnknownCard: a card not in perf's table gets its
+// figures without ratios, and the warning says why; a MIG slice is not
+// compared.
+func TestBench_HumanUnknownCard(t *testing.T) {
+	sim := writeSim(t, `{"gpus": [], "bench": {"source": "cuda", "gpus": [{"index": 0, "name": "NVIDIA Frobnicator 9000", "bf16_tflops": 100, "mem_gbps": 900},
+	  {"index": 1, "name": "NVIDIA H200", "mig": true, "bf16_tflops": 90}], "host": {"cpu_cores": 16}}}`)
+	var out, errb bytes.Buffer
+	if code := run(t.Context(), []string{"bench", "--simulate", sim}, &out, &errb, func(string) string { return "" }); code != exitOK {
+		t.Fatalf("exit %d stderr %q", code, errb.String())
+	}
+	s := out.String()
+	for _, want := range []string{"bf16 tensor 100 TFLOPS\n", "memory 900 GB/s\n", "GPU 0: this card is not in the reference table", "GPU 1: NVIDIA H200, a MIG slice", "GPU 1: a MIG slice"} {
+		if !strings.Contains(s, want) {
+			t.Errorf("the text lacks %q:\n%s", want, s)
+		}
+	}
+	if strings.Contains(s, "% of") {
+		t.Errorf("a ratio for a card without a reference:\n%s", s)
+	}
+}
