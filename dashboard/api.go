@@ -40,6 +40,7 @@ const (
 	PathMe      = "/app/api/me"      // GET: who is signed in, their language, zone and months
 	PathMonth   = "/app/api/month"   // GET ?month=YYYY-MM (default: this month)
 	PathRental  = "/app/api/rental"  // GET ?id=N: one rental's page, with its receipt
+	PathCompare = "/app/api/compare" // GET [?label=L]: the user's own price/performance table
 	PathExport  = "/app/api/export.csv"
 	// PathExport: GET ?month=YYYY-MM: the CSV export's columns, with each
 	// line's charges inside that month (text/csv, as an attachment).

@@ -177,6 +177,7 @@ func (s *Server) routes() http.Handler {
 	mux.HandleFunc(PathMonth, s.method(s.api(s.handleMonth), http.MethodGet, http.MethodHead))
 	mux.HandleFunc(PathRental, s.method(s.api(s.handleRental), http.MethodGet, http.MethodHead))
 	mux.HandleFunc(PathExport, s.method(s.api(s.handleExport), http.MethodGet, http.MethodHead))
+	mux.HandleFunc(PathCompare, s.method(s.api(s.handleCompare), http.MethodGet, http.MethodHead))
 	mux.HandleFunc(PathApp+"api/", func(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, http.StatusNotFound, "not_found", "err_no_endpoint", r.URL.Path)
 	})

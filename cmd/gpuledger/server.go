@@ -119,6 +119,7 @@ func newHub(ctx context.Context, cfg Config, db *sqlite.DB, bus *events.Bus, log
 func newDashboard(cfg Config, db *sqlite.DB, publicURL string, access *bot.Access, log *slog.Logger) (*dashboard.Server, error) {
 	dash, err := dashboard.New(dashboard.Config{
 		Store:      db,
+		Benches:    db,
 		BotToken:   cfg.TelegramToken,
 		PublicURL:  publicURL,
 		Allowed:    access.Allowed,

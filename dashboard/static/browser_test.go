@@ -623,6 +623,31 @@ func TestDashboard_Browser(t *testing.T) {
 		}
 	})
 
+	t.Run("Compare", func(t *testing.T) {
+		hub := &fakeHub{t: t, f: f}
+		srv := hub.serve()
+		p := b.Open(t, srv.URL+dashboard.PathLogin+"?code="+code, browser.Options{Viewport: browser.Phone})
+		p.WaitState()
+		browser.Eval[bool](p, `(document.querySelector('[data-test="compare-link"]').click(), true)`)
+		browser.Eval[bool](p, `new Promise(function (r) { (function w() { document.querySelector('[data-test="compare-claim"]') && document.body.dataset.state === 'ready' ? r(true) : setTimeout(w, 10) })() })`)
+		for _, c := range f.cmp.Cards {
+			got := p.Text(`[data-test="card-` + c.Platform + `-` + c.GPU + `"]`)
+			if !strings.Contains(got, c.PerTFLOPHourText) || !strings.Contains(got, c.PlatformName) {
+				t.Errorf("card row reads %q, want %s and %s", got, c.PlatformName, c.PerTFLOPHourText)
+			}
+		}
+		for _, lt := range f.cmp.Tables {
+			got := p.Text(`[data-test="label-` + lt.Label + `"]`)
+			for _, want := range []string{f.cmp.Columns["money"], f.cmp.Columns["time"], lt.Rows[0].MoneyText, lt.Rows[0].TimeText, lt.Rows[0].RestsOn} {
+				if !strings.Contains(got, want) {
+					t.Errorf("label %s reads %q, want %q", lt.Label, got, want)
+				}
+			}
+		}
+		shot(t, p, "compare-phone")
+		p.CheckClean(nil)
+	})
+
 	t.Run("TelegramWebFrame", func(t *testing.T) {
 		hub := &fakeHub{t: t, f: f}
 		srv := hub.serve()

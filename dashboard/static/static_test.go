@@ -36,12 +36,13 @@ type fixtures struct {
 	me     dashboard.Me
 	month  dashboard.MonthPage
 	rental dashboard.RentalPage
+	cmp    dashboard.ComparePage
 }
 
 func load(t *testing.T) fixtures {
 	t.Helper()
 	var f fixtures
-	for name, v := range map[string]any{"me.json": &f.me, "month.json": &f.month, "rental-7.json": &f.rental} {
+	for name, v := range map[string]any{"me.json": &f.me, "month.json": &f.month, "rental-7.json": &f.rental, "compare.json": &f.cmp} {
 		raw, err := os.ReadFile(filepath.Join("testdata", name))
 		if err != nil {
 			t.Fatal(err)
@@ -185,6 +186,9 @@ func (h *fakeHub) serve() *httptest.Server {
 			return
 		}
 		answer(w, h.f.rental)
+	}))
+	mux.HandleFunc("GET "+dashboard.PathCompare, api(func(w http.ResponseWriter, r *http.Request) {
+		answer(w, h.f.cmp)
 	}))
 	mux.HandleFunc("GET "+dashboard.PathExport, api(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/csv")
