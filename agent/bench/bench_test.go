@@ -2,8 +2,10 @@ package bench
 
 import (
 	"context"
+	"encoding/json"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -135,4 +137,47 @@ func TestRun_Timeout(t *testing.T) {
 
 func noGPU(context.Context, GPUOptions) ([]perf.GPU, []perf.Skip, GPUInfo) {
 	return nil, nil, GPUInfo{}
+}
+
+// fullBench sets every figure and fact of perf.Bench (TestRun_SimulateEveryFigure
+// checks that none is left zero, so a field added to perf.Bench must be
+// added here).
+const fullBench = `{"started_at": "2020-01-01T00:00:00Z", "wall_s": 1.25, "gpu_s": 0.75, "source": "cuda",
+ "driver_version": "580.159.04", "cuda_driver_version": "13.0",
+ "gpus": [{"index": 2, "name": "NVIDIA H200", "model": "H200", "uuid": "GPU-1", "compute_capability": "9.0", "mig": true,
+   "fp32_tflops": 64.1, "bf16_tflops": 646.2, "fp16_tflops": 650.3, "mem_gbps": 4287, "h2d_gbps": 55.4, "d2h_gbps": 55.1,
+   "memory_total_mib": 143771, "memory_used_mib": 512, "util_percent": 3, "other_processes": 1,
+   "pcie_gen": 5, "pcie_gen_max": 5, "pcie_width": 16, "pcie_width_max": 16, "power_limit_w": 700, "power_default_w": 700,
+   "sm_clock_max_mhz": 1980, "sm_clock_bench_mhz": 1965, "clock_event_reasons": 4, "ecc": true, "ecc_uncorrected": 2,
+   "retired_pages": 3, "temperature_c": 61}],
+ "host": {"cpu_cores": 15.5, "cpu_model": "AMD EPYC 9654", "memory_mib": 262144, "disk_path": "/workspace",
+   "disk_write_mbps": 1800, "disk_read_mbps": 2500, "download_url": "https://example.com/f", "download_mbps": 95},
+ "skipped": [{"what": "fp16_tflops", "gpu": 0, "why": "refused"}],
+ "torch": {"version": "2.9.1", "bf16_tflops": 779}}`
+
+// TestRun_SimulateEveryFigure: every figure and fact of a bench in the
+// simulate file comes out of Run as it went in; only the start and the
+// source are the run's own.
+func TestRun_SimulateEveryFigure(t *testing.T) {
+	var want perf.Bench
+	dec := json.NewDecoder(strings.NewReader(fullBench))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&want); err != nil {
+		t.Fatal(err)
+	}
+	for _, v := range []any{want, want.GPUs[0], want.Host, *want.Torch} {
+		rv := reflect.ValueOf(v)
+		for i := range rv.NumField() {
+			if rv.Field(i).IsZero() && rv.Type().Field(i).Name != "Source" {
+				t.Errorf("fullBench leaves %s.%s zero: set it", rv.Type().Name(), rv.Type().Field(i).Name)
+			}
+		}
+	}
+	path := filepath.Join(t.TempDir(), "sim.json")
+	os.WriteFile(path, []byte(`{"gpus": [], "bench": `+fullBench+`}`), 0o600)
+	got := Run(t.Context(), Options{Simulate: path, Now: func() time.Time { return fixedNow }, measureGPUs: noGPU})
+	want.StartedAt, want.Source = fixedNow, SourceSimulate
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("simulated bench\n got %+v\nwant %+v", got, want)
+	}
 }
