@@ -332,4 +332,5 @@ var nouns = map[string][2]string{
 	"at":     {"time", "时间"},
 	"second": {"second", "秒"}, "minute": {"minute", "分钟"}, "hour": {"hour", "小时"},
 	"day": {"day", "天"}, "week": {"week", "周"}, "month": {"month", "月"},
+	"label": {"label", "标签"}, "from": {"start", "开始时间"}, "to": {"end", "结束时间"},
 }
