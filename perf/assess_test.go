@@ -267,3 +267,52 @@ func TestTensorTFLOPS(t *testing.T) {
 		}
 	}
 }
+
+// healthyH200 is the H200 as this bench measured it on the device
+// (BENCHMARKS.md), with its NVML facts.
+func healthyH200() GPU {
+	return GPU{
+		Index: 0, Name: "NVIDIA H200", Model: "H200", ComputeCap: "9.0",
+		FP32TFLOPS: 62.8, BF16TFLOPS: 648.6, FP16TFLOPS: 653.4, MemGBps: 4267.6, H2DGBps: 55.4, D2HGBps: 55.3,
+		MemoryTotalMiB: 143771, PCIeGen: 5, PCIeGenMax: 5, PCIeWidth: 16, PCIeWidthMax: 16,
+		PowerLimitW: 700, PowerDefaultW: 700, SMClockMaxMHz: 1980, SMClockBenchMHz: 1980, ClockReasons: 0x4,
+	}
+}
+
+func TestAssess_HealthyH200(t *testing.T) {
+	a := Assess(Bench{Source: "cuda", GPUs: []GPU{healthyH200()}})
+	if len(a.Warnings) != 0 {
+		t.Fatalf("warnings on the measured card: %v", a.Warnings)
+	}
+	c := a.GPUs[0]
+	if c.Ref == nil || c.Ref.Model != "H200" || len(c.Figures) != 6 {
+		t.Fatalf("check %+v", c)
+	}
+	for _, f := range c.Figures {
+		if f.Derived || f.Healthy <= 0 || math.Abs(f.Ratio-1) > 0.001 || f.Low {
+			t.Errorf("%s: %+v, want a ratio of 1 to the measured card", f.Name, f)
+		}
+	}
+	if bf := figure(t, c, "bf16_tflops"); bf.Datasheet != 989.5 {
+		t.Errorf("bf16 datasheet %v", bf.Datasheet)
+	}
+	// A second H200 that gives 80 % of the tensor rate with its clocks
+	// held by heat: slow_tensor, the cause named, said first.
+	g := healthyH200()
+	g.Index = 1
+	g.BF16TFLOPS, g.FP16TFLOPS = 520, 530
+	g.ClockReasons |= 0x40
+	a = Assess(Bench{GPUs: []GPU{healthyH200(), g}})
+	if len(a.Warnings) != 2 || a.Warnings[0].Code != WarnSlowTensor || a.Warnings[0].GPU != 1 || a.Warnings[0].Cause != WarnClocksHeld || a.Warnings[1].Code != WarnClocksHeld {
+		t.Fatalf("warnings %v", a.Warnings)
+	}
+	if w := a.Warnings[0]; w.Value != 520 || w.Expected != 648.6 {
+		t.Errorf("slow tensor %+v: the lower of bf16 and fp16, against its own healthy figure", w)
+	}
+	if got := Weakest(Bench{GPUs: []GPU{healthyH200(), g}}); got != 1 {
+		t.Errorf("Weakest = %d", got)
+	}
+	if got := TensorTFLOPS(Bench{GPUs: []GPU{healthyH200(), g}}); math.Abs(got-(653.4+530)) > 1e-9 {
+		t.Errorf("TensorTFLOPS = %v", got)
+	}
+}

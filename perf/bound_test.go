@@ -15,9 +15,11 @@ func TestBound_KeepsAnHonestBench(t *testing.T) {
 	e := true
 	g := healthy4090()
 	g.ECC = &e
+	h := healthyH200()
+	h.Index = 1
 	b := Bench{
 		StartedAt: time.Date(2026, 12, 3, 10, 0, 0, 0, time.UTC), WallSeconds: 1.2, GPUSeconds: 0.9,
-		Source: "cuda", DriverVersion: "580.159.04", CUDADriver: "13.0", GPUs: []GPU{g},
+		Source: "cuda", DriverVersion: "580.159.04", CUDADriver: "13.0", GPUs: []GPU{g, h},
 		Host:    Host{CPUCores: 16, CPUModel: "AMD EPYC 7763 64-Core Processor", MemoryMiB: 64000, DiskPath: "/root", DiskWriteMBps: 1800, DiskReadMBps: 2500},
 		Skipped: []Skip{{What: "download_mbps", GPU: -1, Why: "no download URL set"}},
 		Torch:   &TorchRun{Version: "2.11", BF16TFLOPS: 160},
