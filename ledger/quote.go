@@ -158,11 +158,10 @@ type QuoteRuns struct {
 //
 // A rate scaled from the rental's GPU count to the one quoted is exact
 // unless the division does not end within 9 decimals, where it is
-// rounded there (less than a billionth of the currency an hour).
+// rounded there (less than a billionth of the currency an hour). A price
+// that would reach a billion a unit for the GPUs asked gets no line.
 func Quote(in QuoteInput) []QuoteLine {
-	if in.GPUCount <= 0 {
-		in.GPUCount = 1
-	}
+	in.GPUCount = min(max(in.GPUCount, 1), MaxGPUCount)
 	// The engine counts whole seconds.
 	in.At = in.At.Truncate(time.Second)
 	in.Running = max(in.Running.Round(time.Second), time.Second)
@@ -171,7 +170,8 @@ func Quote(in QuoteInput) []QuoteLine {
 	var rentals []*Rental
 	if in.Book != nil && key != "" {
 		for _, r := range in.Book.Rentals {
-			if len(r.Events) > 0 && r.Priced && NormalizeGPUName(r.GPU) == key {
+			if len(r.Events) > 0 && r.Priced && NormalizeGPUName(r.GPU) == key &&
+				fits(r.rateAt(lastEventAt(r)), in.GPUCount, r.GPUCount) {
 				rentals = append(rentals, r)
 			}
 		}
@@ -206,7 +206,7 @@ func Quote(in QuoteInput) []QuoteLine {
 		in.addEvidence(&l, key, rentals)
 		out = append(out, l)
 	}
-	if in.Price != nil {
+	if in.Price != nil && fits(in.Price.Price, in.GPUCount, 1) {
 		l := in.lineGiven(*in.Price, key)
 		in.addEvidence(&l, key, rentals)
 		out = append(out, l)
@@ -235,6 +235,18 @@ func isPackage(r *Rental) bool {
 }
 
 func lastEventAt(r *Rental) time.Time { return r.Events[len(r.Events)-1].At }
+
+// fits reports whether p for count GPUs, when it was the price of had,
+// stays below a billion a unit, the bound of every price the ledger
+// takes: beyond it the engine's money would overflow.
+func fits(p Price, count, had int) bool {
+	if had <= 0 {
+		had = 1
+	}
+	q := p.Amount.Rat()
+	q.Mul(q, big.NewRat(int64(count), int64(had)))
+	return q.Cmp(new(big.Rat).SetInt64(maxDecimalCoef)) < 0
+}
 
 // scaled returns p for count GPUs when it was the price of had.
 func scaled(p Price, count, had int) Price {
@@ -341,9 +353,6 @@ func (in QuoteInput) lineGiven(qp QuotePrice, key string) QuoteLine {
 		}
 	}
 	if h.Mode == "" {
-		h.Mode = PerSecond
-	}
-	if h.Mode == AlwaysOn && !h.Price.Unit.IsPackage() && h.Price.Unit.Seconds() > 3600 {
 		h.Mode = PerSecond
 	}
 	vol, from := profileVolume(qp.Platform, h.Currency)

@@ -176,6 +176,14 @@ func TestQuote_GivenPrice(t *testing.T) {
 		money(t, ls[0].Total, "3.00")
 		money(t, ls[1].Total, "3.76")
 	})
+	t.Run("a day package given: 30 h running are 2 started days", func(t *testing.T) {
+		l := quoteOne(t, QuoteInput{GPU: "4090", Running: 30 * time.Hour, At: qNow,
+			Price: &QuotePrice{Platform: "featurize", Price: Price{Amount: MustDecimal("70"), Unit: UnitDay}, Currency: "CNY", Mode: AlwaysOn}})
+		if l.Mode != AlwaysOn || l.BilledSeconds != 2*86400 {
+			t.Errorf("mode %s billed %d s, want always-on, 2 days", l.Mode, l.BilledSeconds)
+		}
+		money(t, l.Total, "140.00")
+	})
 	t.Run("storage on a platform without a storage price is unpriced, not zero", func(t *testing.T) {
 		size := MustDecimal("100")
 		l := quoteOne(t, QuoteInput{GPU: "4090", Running: time.Hour, StorageGB: &size, TrafficGB: MustDecimal("10"), At: qNow,
@@ -230,5 +238,29 @@ func TestQuote_OwnRunsAndBench(t *testing.T) {
 		if x.Platform == "autodl" && (x.PerTFLOPHour != nil || len(x.Runs) != 1 || x.Runs[0].Median != time.Hour) {
 			t.Errorf("autodl line %+v: no bench there, its own run only", x)
 		}
+	}
+}
+
+// TestQuote_Extremes: the largest input the parser lets through gives
+// sums, never a panic or an overflowed amount; a price beyond the
+// ledger's bound once scaled gets no line.
+func TestQuote_Extremes(t *testing.T) {
+	big1 := past("big", "runpod", "H100", 1, PerSecond, "999999999", UnitMonth, "USD", 1)
+	size := MaxSizeGB
+	ls := Quote(QuoteInput{GPU: "h100", GPUCount: 1, Running: MaxQuoteHours * time.Hour, Stopped: MaxQuoteHours * time.Hour,
+		StorageGB: &size, TrafficGB: MaxSizeGB, Book: bookOf(big1), At: qNow,
+		Price: &QuotePrice{Platform: "aws", Price: Price{Amount: MustDecimal("999999999"), Unit: UnitSecond}, Currency: "USD"}})
+	if len(ls) != 2 {
+		t.Fatalf("lines %+v, want 2", ls)
+	}
+	for _, l := range ls {
+		if l.Compute.Minor <= 0 || l.Total.Minor < l.Compute.Minor {
+			t.Errorf("%s: compute %s total %s", l.Source, l.Compute, l.Total)
+		}
+	}
+	// A year of 999999999 a month: 365 days are 73/6 months.
+	money(t, ls[0].Compute, "12166666654.50") // 1e9 × 73/6 − 73/6
+	if ls := Quote(QuoteInput{GPU: "h100", GPUCount: 64, Running: time.Hour, Book: bookOf(big1), At: qNow}); len(ls) != 0 {
+		t.Errorf("64 GPUs at a billion each: %+v, want no line", ls)
 	}
 }
