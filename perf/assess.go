@@ -124,14 +124,18 @@ const (
 	CopyBand    = 0.80
 )
 
-// The bench's known fractions of the datasheet, used for a model without
-// a measured healthy figure (Figure.Derived). A device-to-device copy
-// reaches 85-93 % of the datasheet bandwidth on every architecture (H200:
-// 4287 of 4800 GB/s, FACTS.md); pinned copies 76-88 % of the PCIe link's
-// theoretical rate (H200, PCIe 5.0 x16: 55.4 of 63.0 GB/s). Tensor and
-// FP32 loops have no such fraction (mma.sync reaches about 81 % of
-// cuBLAS on Hopper, whose full rate needs wgmma), so they get no derived
-// figure and no ratio.
+// The bench's fractions of the datasheet, used for a model without a
+// measured healthy figure (Figure.Derived). A device-to-device copy is
+// bound by memory on every architecture and reaches a stable share of
+// the datasheet bandwidth: 0.889 on the H200 (4267.6 of 4800 GB/s,
+// BENCHMARKS.md), 85-93 % across cards. Pinned copies are bound by the
+// PCIe link: 0.879 of PCIe 5.0 x16's 63.0 GB/s on the H200; 0.82 is
+// taken lower for older hosts, so that with CopyBand a copy warns below
+// 0.66 of the link, where a link of half the lanes or of an older
+// generation (0.5) falls and a healthy host does not. Tensor and FP32
+// loops have no such share (mma.sync reaches 82 % of cuBLAS on Hopper,
+// whose full rate needs wgmma; other architectures differ), so they get
+// the datasheet figure and no ratio.
 const (
 	derivedMemFraction  = 0.89
 	derivedCopyFraction = 0.82
