@@ -183,7 +183,7 @@ var references = []Reference{
 		Model: "RTX A6000", Arch: "Ampere",
 		FP32TFLOPS: 38.7, BF16TFLOPS: 154.8, FP16TFLOPS: 154.8, TensorSparseTFLOPS: 309.7,
 		MemGBps: 768, MemoryGB: 48, PCIeGen: 4, PCIeWidth: 16, PowerW: 300, BoostMHz: 1800,
-		Source: "https://www.nvidia.com/en-us/design-visualization/rtx-a6000/ (RTX A6000 datasheet); NVIDIA Ampere GA102 GPU Architecture whitepaper (RTX A6000 column)",
+		Source: "https://www.nvidia.com/en-us/design-visualization/rtx-a6000/ (RTX A6000 datasheet); NVIDIA Ampere GA102 GPU Architecture whitepaper V2.0, appendix C (RTX A6000)",
 		names:  []string{"NVIDIA RTX A6000", "A6000"},
 	},
 	{
@@ -220,14 +220,14 @@ var references = []Reference{
 		Model: "RTX 3090", Arch: "Ampere",
 		FP32TFLOPS: 35.6, BF16TFLOPS: 71, FP16TFLOPS: 71, TensorSparseTFLOPS: 142,
 		MemGBps: 936, MemoryGB: 24, PCIeGen: 4, PCIeWidth: 16, PowerW: 350, BoostMHz: 1695,
-		Source: "NVIDIA Ampere GA102 GPU Architecture whitepaper v2.1, appendix A (GeForce RTX 3090 column: FP16 and BF16 tensor with FP32 accumulate 71/142)",
+		Source: "NVIDIA Ampere GA102 GPU Architecture whitepaper V2.0, appendix A (GeForce RTX 3090 column: FP16 and BF16 tensor with FP32 accumulate 71/142)",
 		names:  []string{"NVIDIA GeForce RTX 3090", "3090"},
 	},
 	{
 		Model: "RTX 3080", Arch: "Ampere",
 		FP32TFLOPS: 29.8, BF16TFLOPS: 59.5, FP16TFLOPS: 59.5, TensorSparseTFLOPS: 119,
 		MemGBps: 760, MemoryGB: 10, PCIeGen: 4, PCIeWidth: 16, PowerW: 320, BoostMHz: 1710,
-		Source: "NVIDIA Ampere GA102 GPU Architecture whitepaper v2.1, appendix A (GeForce RTX 3080 10GB column)",
+		Source: "NVIDIA Ampere GA102 GPU Architecture whitepaper V2.0, appendix A (GeForce RTX 3080 10GB column)",
 		names:  []string{"NVIDIA GeForce RTX 3080", "3080"},
 	},
 	{
