@@ -227,7 +227,7 @@ var references = []Reference{
 		Model: "RTX 3080", Arch: "Ampere",
 		FP32TFLOPS: 29.8, BF16TFLOPS: 59.5, FP16TFLOPS: 59.5, TensorSparseTFLOPS: 119,
 		MemGBps: 760, MemoryGB: 10, PCIeGen: 4, PCIeWidth: 16, PowerW: 320, BoostMHz: 1710,
-		Source: "NVIDIA Ampere GA102 GPU Architecture whitepaper V2.0, appendix A (GeForce RTX 3080 10GB column)",
+		Source: "NVIDIA Ampere GA102 GPU Architecture whitepaper V2.0, the GeForce RTX 3080 against RTX 2080 Super specification table (RTX 3080 10GB column; appendix A holds only the 3090 and 3070)",
 		names:  []string{"NVIDIA GeForce RTX 3080", "3080"},
 	},
 	{
