@@ -43,7 +43,7 @@ var receiptTexts = chat.Catalog{
 	"rc_claim":       {"<i>Measured by the agent on the host: its claim.</i>", "<i>由主机上的代理测得：仅为代理的声明。</i>"},
 	"rc_skipped":     {"Not measured: %[1]s", "未测：%[1]s"},
 	"rc_skip_one":    {"%[1]s (%[2]s)", "%[1]s（%[2]s）"},
-	"rc_bounded":     {"Not believed (beyond any card): %[1]s", "不可信（超出任何显卡）：%[1]s"},
+	"rc_bounded":     {"Not believed, shown as not measured: %[1]s", "不可信，按未测处理：%[1]s"},
 	"rc_btn_release": {"Release now (%[1]s so far)", "立即释放（已花 %[1]s）"},
 	"rc_kept":        {"Kept.", "已保留。"},
 
@@ -533,11 +533,30 @@ func skippedText(lang string, rc ledger.Receipt) string {
 	if len(rc.Bench.Bounded) > 0 {
 		var names []string
 		for _, n := range rc.Bench.Bounded {
-			names = append(names, figureLabel(lang, n))
+			names = append(names, boundedLabel(lang, n, len(rc.Bench.Bench.GPUs) > 1))
 		}
 		lines = append(lines, rt(lang, "rc_bounded", chat.RawHTML(strings.Join(names, ", "))))
 	}
 	return strings.Join(lines, "\n")
+}
+
+// boundedLabel words a path perf.Bound names ("gpus[1].bf16_tflops",
+// "host.disk_write_mbps", "wall_s"): the figure's word, with its GPU
+// when the bench has several.
+func boundedLabel(lang, path string, gpus bool) string {
+	if rest, ok := strings.CutPrefix(path, "host."); ok {
+		return figureLabel(lang, rest)
+	}
+	if rest, ok := strings.CutPrefix(path, "gpus["); ok {
+		if i := strings.Index(rest, "]."); i > 0 {
+			w := figureLabel(lang, rest[i+2:])
+			if gpus {
+				w = "GPU " + chat.Escape(rest[:i]) + " " + w
+			}
+			return w
+		}
+	}
+	return figureLabel(lang, path)
 }
 
 // figureNames are the words for the bench's JSON names.

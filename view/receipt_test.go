@@ -126,7 +126,7 @@ func TestReceiptCard_NothingMeasured(t *testing.T) {
 
 func TestReceiptText(t *testing.T) {
 	rc := card4090(152, 450)
-	rc.Bench.Bounded = []string{"fp16_tflops"}
+	rc.Bench.Bounded = []string{"gpus[0].fp16_tflops"}
 	rc.SetupTax = &ledger.SetupTax{From: time.Date(2026, 12, 3, 6, 0, 0, 0, time.UTC), To: time.Date(2026, 12, 3, 6, 31, 0, 0, time.UTC),
 		Money: ledger.Money{Currency: ledger.CNY, Minor: 97}, Priced: true}
 	rc.Jobs = []ledger.ReceiptJob{{Run: ledger.JobRun{Label: "yolo-epoch", Source: ledger.JobFromAgent, ExitCode: 0,
@@ -139,7 +139,7 @@ func TestReceiptText(t *testing.T) {
 		"tensor bf16 152 TFLOPS · healthy 165 TFLOPS · datasheet 165 TFLOPS · 92 %",
 		"memory 0.95 TB/s · healthy 0.897 TB/s · datasheet 1.01 TB/s · 106 %",
 		"disk write 1.8 GB/s, read 2.1 GB/s",
-		"Not believed (beyond any card): tensor fp16",
+		"Not believed, shown as not measured: tensor fp16",
 		"Price: ¥1.88/h → ¥0.0124 per tensor-TFLOP-hour",
 		"So far: ¥0.03",
 		"Setup tax: ¥0.97 before work started: 31m",
