@@ -183,10 +183,10 @@ type NoReceipt int
 
 // Why a rental has no receipt.
 const (
-	NoReceiptYet     NoReceipt = iota // an agent reports, no bench came (older agent, --no-bench, GPU busy)
-	NoReceiptOff                      // the user turned benches off
-	NoReceiptNoAgent                  // no agent reports for the rental
-	NoReceiptReleased                 // released without one
+	NoReceiptYet      NoReceipt = iota // an agent reports, no bench came (older agent, --no-bench, GPU busy)
+	NoReceiptOff                       // the user turned benches off
+	NoReceiptNoAgent                   // no agent reports for the rental
+	NoReceiptReleased                  // released without one
 )
 
 // ReceiptsOffText is /receipt's answer where the store keeps no benches.
