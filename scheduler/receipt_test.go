@@ -95,7 +95,7 @@ func TestReceiptCard(t *testing.T) {
 	e.sendBench("r1", bench4090())
 	card, _ := receiptCard(t, e)
 	for _, w := range []string{
-		"RTX 4090 on AutoDL (<b>box1</b>): tensor 152 TFLOPS",
+		"RTX 4090 on AutoDL (box1): tensor 152 TFLOPS",
 		"memory 0.95 TB/s", "PCIe 4.0 x16 24 GB/s", "power 450/450 W", "disk 1.8 GB/s", "16 cores",
 		"¥1.88/h → ¥0.0124 per tensor-TFLOP-hour", "Measured by the agent",
 	} {

@@ -21,11 +21,11 @@ import (
 // receiptTexts is the receipt's catalog: key → {English, Chinese}.
 var receiptTexts = chat.Catalog{
 	"rc_head": {
-		"%[1]s on %[2]s (<b>%[3]s</b>): %[4]s",
-		"%[2]s 上的 %[1]s（<b>%[3]s</b>）：%[4]s"},
+		"%[1]s on %[2]s (%[3]s): %[4]s",
+		"%[2]s 上的 %[1]s（%[3]s）：%[4]s"},
 	"rc_head_none": {
-		"%[1]s on %[2]s (<b>%[3]s</b>): the bench could measure no GPU.",
-		"%[2]s 上的 %[1]s（<b>%[3]s</b>）：测速未能测到任何 GPU。"},
+		"%[1]s on %[2]s (%[3]s): the bench could measure no GPU.",
+		"%[2]s 上的 %[1]s（%[3]s）：测速未能测到任何 GPU。"},
 	"rc_sep":         {", ", "，"},
 	"rc_tensor":      {"tensor %[1]s TFLOPS", "张量 %[1]s TFLOPS"},
 	"rc_of_healthy":  {" (%[1]s %% of a healthy %[2]s)", "（健康 %[2]s 的 %[1]s%%）"},

@@ -64,7 +64,7 @@ func card4090(bf16, limit float64) ledger.Receipt {
 func TestReceiptCard(t *testing.T) {
 	rc := card4090(152, 450)
 	got := ReceiptCard(chat.LangEN, rc, "box1")
-	want := "RTX 4090 on AutoDL (<b>box1</b>): tensor 152 TFLOPS (92 % of a healthy RTX 4090), memory 0.95 TB/s, PCIe 4.0 x16 24 GB/s, power 450/450 W, disk 1.8 GB/s, 16 cores · ¥1.88/h → ¥0.0124 per tensor-TFLOP-hour"
+	want := "RTX 4090 on AutoDL (box1): tensor 152 TFLOPS (92 % of a healthy RTX 4090), memory 0.95 TB/s, PCIe 4.0 x16 24 GB/s, power 450/450 W, disk 1.8 GB/s, 16 cores · ¥1.88/h → ¥0.0124 per tensor-TFLOP-hour"
 	if first := strings.Split(got, "\n")[0]; first != want {
 		t.Errorf("card's line\n got %q\nwant %q", first, want)
 	}
