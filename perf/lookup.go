@@ -26,7 +26,8 @@ func lookupGPU(g GPU) (Reference, bool) {
 }
 
 // lookupKey is a name reduced for the table: lower case, vendor and
-// brand words dropped, "-", "_" and "/" as spaces, spaces collapsed.
+// brand words dropped, "-", "_" and "/" as spaces, "rtx" parted from a
+// number glued to it, spaces collapsed.
 func lookupKey(s string) string {
 	s = strings.ToLower(s)
 	s = strings.NewReplacer("-", " ", "_", " ", "/", " ", "(tm)", " ", "(r)", " ").Replace(s)
@@ -35,6 +36,12 @@ func lookupKey(s string) string {
 	for _, w := range f {
 		switch w {
 		case "nvidia", "geforce", "tesla", "quadro":
+			continue
+		}
+		// "RTX4090" is how many write "RTX 4090": the brand glued to
+		// the number is the same spelling, not a guess.
+		if rest, ok := strings.CutPrefix(w, "rtx"); ok && rest != "" {
+			out = append(out, "rtx", rest)
 			continue
 		}
 		out = append(out, w)

@@ -47,7 +47,11 @@ func TestLookup(t *testing.T) {
 		{"h100 sxm", "H100 SXM"},
 		{"RTX 4090", "RTX 4090"},
 		{"4090", "RTX 4090"},
-		{"rtx4090", ""}, // not a spelling of the table: no guess
+		{"rtx4090", "RTX 4090"},
+		{"RTX4090D", "RTX 4090 D"},
+		{"RTXA6000", "RTX A6000"},
+		{"rtx6000", ""}, // still ambiguous
+		{"h100sxm", ""}, // not a spelling of the table: no guess
 		{"A100 SXM4 80GB", "A100 SXM4 80GB"},
 		// Ambiguous or absent: never the nearest row.
 		{"H100", ""},
