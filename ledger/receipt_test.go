@@ -175,3 +175,31 @@ func TestReceiptWarnings(t *testing.T) {
 		}
 	})
 }
+
+// TestBuildReceipt_PowerCappedH200: through perf's own assessment, a
+// power-capped H200 at three quarters of a healthy one's tensor figure
+// (486.45 of 648.6 bf16, 490.05 of 653.4 fp16) on a $3.60/h rental: one
+// warning, the slow tensor with the power cap as its cause, and $3.60 ×
+// 0.25 = $0.90/h of it buying nothing. The price per unit divides by the
+// better of the two: $3.60 ÷ 490.05.
+func TestBuildReceipt_PowerCappedH200(t *testing.T) {
+	r := newRental("h1", PerSecond, "3.6", UnitHour, USD, ev(EventStart, 0))
+	r.GPU = "H200"
+	g := perf.GPU{Index: 0, Name: "NVIDIA H200", Model: "H200", BF16TFLOPS: 486.45, FP16TFLOPS: 490.05, FP32TFLOPS: 62.8,
+		MemGBps: 4267.6, H2DGBps: 55.4, D2HGBps: 55.3, PCIeGen: 5, PCIeGenMax: 5, PCIeWidth: 16, PCIeWidthMax: 16,
+		PowerLimitW: 500, PowerDefaultW: 700, SMClockMaxMHz: 1980}
+	rc := BuildReceipt(ReceiptInput{Book: bookOf(r), Rental: r, Now: off(hour),
+		Benches: []BenchRecord{{Bench: perf.Bench{Source: "simulate", GPUs: []perf.GPU{g}}}}})
+	if len(rc.Warnings) != 1 {
+		t.Fatalf("warnings %+v, want the slow tensor alone (its power cap folded in)", rc.Warnings)
+	}
+	w := rc.Warnings[0]
+	if w.Code != perf.WarnSlowTensor || w.Because == nil || w.Because.Code != perf.WarnPowerCap || w.Because.Value != 500 || w.Because.Expected != 700 {
+		t.Fatalf("warning %+v (because %+v), want slow_tensor because of a 500 of 700 W cap", w, w.Because)
+	}
+	money(t, w.Share, "3.60")
+	money(t, w.Waste, "0.90")
+	if want := new(big.Rat).Quo(big.NewRat(36, 10), new(big.Rat).SetFloat64(490.05)); rc.PerTFLOPHour == nil || rc.PerTFLOPHour.Cmp(want) != 0 {
+		t.Errorf("per unit %v, want 3.6 ÷ 490.05", rc.PerTFLOPHour)
+	}
+}
