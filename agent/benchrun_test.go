@@ -219,7 +219,8 @@ func TestBench_HungChildKilled(t *testing.T) {
 	pidFile := filepath.Join(dir, "pid")
 	argv, _ := fakeBench(t, "sleep 60 & echo $! > "+pidFile+"\nwait")
 	r := newTestRunner(t, t.Context(), argv)
-	r.watchdog = 300 * time.Millisecond
+	// Long enough for the script to start its own child first.
+	r.watchdog = 2 * time.Second
 	start := time.Now()
 	r.want("box1")
 	r.wait()

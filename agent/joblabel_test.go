@@ -2,6 +2,8 @@ package agent
 
 import (
 	"context"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -15,9 +17,18 @@ func TestRun_JobLabel(t *testing.T) {
 	hub := hubtest.New("tok-l", "box1")
 	ctx, cancel := context.WithCancel(t.Context())
 	defer cancel()
+	// The job runs until the test lets it end.
+	end := filepath.Join(t.TempDir(), "end")
 	_, wait := runAgent(t, ctx, hub, simIdleHost, func(c *Config) {
-		c.Job, c.JobLabel = []string{"sh", "-c", "sleep 0.3"}, "yolo-epoch.v2"
+		c.Job, c.JobLabel = []string{"sh", "-c", "while [ ! -e " + end + " ]; do sleep 0.05; done"}, "yolo-epoch.v2"
 	})
+	waitUntil(t, hub, "a heartbeat with the job running", func() bool {
+		hbs := hub.Heartbeats()
+		return len(hbs) > 0 && hbs[len(hbs)-1].Job != nil && hbs[len(hbs)-1].Job.Running
+	})
+	if err := os.WriteFile(end, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
 	waitUntil(t, hub, "a heartbeat after the job ended", func() bool {
 		hbs := hub.Heartbeats()
 		return len(hbs) > 0 && hbs[len(hbs)-1].Job != nil && hbs[len(hbs)-1].Job.Exited
