@@ -37,10 +37,15 @@ func TestTorch(t *testing.T) {
 		{"hang", `sleep 30 & wait`, 0, "did not finish"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			o := Options{Python: fakePython(t, c.body), TorchTimeout: 300 * time.Millisecond}
+			// Seconds for a script to answer on a loaded machine; one for the
+			// one that hangs.
+			o := Options{Python: fakePython(t, c.body), TorchTimeout: 10 * time.Second}
+			if c.name == "hang" {
+				o.TorchTimeout = time.Second
+			}
 			start := time.Now()
 			tr, skip := probeTorch(t.Context(), o)
-			if el := time.Since(start); el > 5*time.Second {
+			if el := time.Since(start); el > o.TorchTimeout+3*time.Second {
 				t.Fatalf("took %s", el)
 			}
 			if c.tflops > 0 {
