@@ -4,6 +4,7 @@ import (
 	"context"
 	"math"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/gpuledger/gpuledger/chat"
@@ -338,7 +339,8 @@ func buildReceipt(rc ledger.Receipt, label string, lang string) *Receipt {
 		out.Skipped = append(out.Skipped, ReceiptNote{Code: s.What, GPU: s.GPU, Text: s.Why})
 	}
 	for _, name := range rec.Bounded {
-		out.Skipped = append(out.Skipped, ReceiptNote{Code: name, GPU: -1, Text: t("bounded", name)})
+		gpu, label := boundedLabel(name, lang)
+		out.Skipped = append(out.Skipped, ReceiptNote{Code: name, GPU: gpu, Text: t("bounded", label)})
 	}
 	out.TensorTFLOPS = rc.TensorTFLOPS
 	switch {
@@ -376,6 +378,34 @@ func buildReceipt(rc ledger.Receipt, label string, lang string) *Receipt {
 		out.Jobs = append(out.Jobs, rj)
 	}
 	return out
+}
+
+// boundedLabel names a figure the hub bounded ("gpus[0].bf16_tflops",
+// "host.disk_write_mbps") as the page labels it, with its GPU (-1: the
+// host or unknown); a name it does not know is shown as it is.
+func boundedLabel(name, lang string) (int, string) {
+	gpu := -1
+	field := name
+	if rest, ok := strings.CutPrefix(name, "gpus["); ok {
+		if i := strings.Index(rest, "]."); i > 0 {
+			if n, err := strconv.Atoi(rest[:i]); err == nil {
+				gpu, field = n, rest[i+2:]
+			}
+		}
+	} else if rest, ok := strings.CutPrefix(name, "host."); ok {
+		field = rest
+	}
+	for _, spec := range figureSpecs {
+		if spec.name == field {
+			return gpu, receiptText.Text(lang, spec.key)
+		}
+	}
+	for key, f := range map[string]string{"disk_write_mbps": "fig_disk_write", "disk_read_mbps": "fig_disk_read", "cpu_cores": "fig_cores", "download_mbps": "fig_download"} {
+		if key == field {
+			return gpu, receiptText.Text(lang, f)
+		}
+	}
+	return gpu, name
 }
 
 // warningText says a warning in the user's language from its code and

