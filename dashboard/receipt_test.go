@@ -212,3 +212,32 @@ func TestRental_ReceiptOwnOnly(t *testing.T) {
 		t.Errorf("receipt = %v (present %v), want null", v, ok)
 	}
 }
+
+// TestRental_ReceiptNothingMeasured: a bench that could open no GPU still
+// makes a receipt: the host's figures, what was not measured and the
+// agent's reason, and no price per unit of work (never a guess).
+func TestRental_ReceiptNothingMeasured(t *testing.T) {
+	e := newEnv(t, nil)
+	box, _ := e.fill(1)
+	why := "no CUDA driver: libcuda.so.1 not found"
+	e.addBench(1, box.ID, "none", perf.Bench{StartedAt: t0, Source: "none", Host: perf.Host{CPUCores: 8},
+		Skipped: []perf.Skip{{What: "gpu", GPU: -1, Why: why}}})
+	rc := e.rentalPage(e.signIn(1), box.ID).Receipt
+	if rc == nil {
+		t.Fatal("no receipt for a bench that measured no GPU")
+	}
+	if rc.Source != "none" || len(rc.GPUs) != 0 || rc.Headline != "RTX 4090 on AutoDL (box)" {
+		t.Errorf("source %q, %d GPUs, headline %q; want none, 0 and the rental's own GPU", rc.Source, len(rc.GPUs), rc.Headline)
+	}
+	if len(rc.Skipped) != 1 || rc.Skipped[0].Text != why {
+		t.Errorf("skipped %+v; want the agent's reason %q", rc.Skipped, why)
+	}
+	if rc.PricePerTFLOPHour != nil || !strings.Contains(rc.PricePerTFLOPHourText, "no tensor figure") {
+		t.Errorf("per unit %v %q; want none", rc.PricePerTFLOPHour, rc.PricePerTFLOPHourText)
+	}
+	for _, f := range rc.Host {
+		if f.Name == "cpu_cores" && f.Text != "8 cores" {
+			t.Errorf("cores %q, want 8 cores", f.Text)
+		}
+	}
+}
