@@ -29,6 +29,7 @@ var quoteTexts = chat.Catalog{
 		"%[1]s. <b>%[2]s</b> %[3]s —— %[4]s：单卡 %[5]s，%[6]s"},
 	"quote_from_rental": {"your %[1]s, %[2]s", "你的 %[1]s，%[2]s"},
 	"quote_from_price":  {"your price", "你给的价格"},
+	"quote_no_platform": {"no platform named", "未指定平台"},
 	"quote_compute": {
 		"compute %[1]s (%[2]s billed)",
 		"计算 %[1]s（计费 %[2]s）"},
@@ -163,7 +164,7 @@ func quoteLine(lang string, loc *time.Location, n int, l ledger.QuoteLine, ask Q
 	if l.Source == ledger.QuoteFromRental && l.From != nil {
 		from = qt(lang, "quote_from_rental", l.From.Name, shortDay(l.From.StartedAt(), loc, lang))
 	}
-	plat := "—"
+	plat := qt(lang, "quote_no_platform")
 	if l.Platform != "" {
 		plat = PlatformName(lang, l.Platform)
 	}
