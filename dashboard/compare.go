@@ -59,6 +59,9 @@ type CompareCard struct {
 	PerUnitRentals   int     `json:"per_unit_rentals"`
 	PerTFLOPHour     *string `json:"per_tflop_hour"`
 	PerTFLOPHourText string  `json:"per_tflop_hour_text"`
+	// PerTFLOPHourPrice is the price alone ("¥0.0124"), for a table
+	// whose column says the unit; "" when none.
+	PerTFLOPHourPrice string `json:"per_tflop_hour_price"`
 }
 
 // CompareSetup is one platform's setup tax (ledger.SetupRow).
@@ -170,7 +173,8 @@ func comparePage(t ledger.CompareTable, label string, now time.Time, lang string
 		if c.PerUnitRentals > 0 {
 			v := c.PerTFLOPHour.String()
 			row.PerTFLOPHour = &v
-			row.PerTFLOPHourText = receiptText.Text(lang, "per_tflop_hour", view.PerUnitText(c.PerTFLOPHour.Rat(), cur))
+			row.PerTFLOPHourPrice = view.PerUnitText(c.PerTFLOPHour.Rat(), cur)
+			row.PerTFLOPHourText = receiptText.Text(lang, "per_tflop_hour", row.PerTFLOPHourPrice)
 		}
 		p.Cards = append(p.Cards, row)
 	}

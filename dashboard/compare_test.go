@@ -67,7 +67,7 @@ func TestCompare_Table(t *testing.T) {
 	if card.Benched != 1 || card.TensorTFLOPS != 152 || card.PCIe != "4.0 x16" || card.PlatformName != "AutoDL" {
 		t.Errorf("card row %+v", card)
 	}
-	if card.PerTFLOPHourText != "¥0.0124 per tensor-TFLOP-hour" || card.HourPerGPUText != "¥1.88/h" {
+	if card.PerTFLOPHourText != "¥0.0124 per tensor-TFLOP-hour" || card.PerTFLOPHourPrice != "¥0.0124" || card.HourPerGPUText != "¥1.88/h" {
 		t.Errorf("card prices %q, %q; want ¥0.0124 per tensor-TFLOP-hour (1.88 ÷ 152) and ¥1.88/h", card.PerTFLOPHourText, card.HourPerGPUText)
 	}
 

@@ -724,23 +724,23 @@
         table([col.platform, col.per_tflop_hour, col.tensor_tflops, col.hour_per_gpu, col.mem_gbps, col.pcie, col.rentals],
           pg.cards.map(function (c) {
             return h('tr', { test: 'card-' + c.platform + '-' + c.gpu }, h('td', null, plat(c) + ' · ' + c.gpu),
-              h('td', { class: 'num strong' }, c.per_tflop_hour_text), h('td', { class: 'num' }, c.tensor_tflops ? String(c.tensor_tflops) : '—'),
-              h('td', { class: 'num' }, c.hour_per_gpu_text), h('td', { class: 'num wide' }, c.mem_gbps ? String(c.mem_gbps) : '—'),
+              h('td', { class: 'num strong', title: c.per_tflop_hour_text }, c.per_tflop_hour_price || '—'), h('td', { class: 'num' }, c.tensor_tflops ? String(c.tensor_tflops) : '—'),
+              h('td', { class: 'num wide' }, c.hour_per_gpu_text), h('td', { class: 'num wide' }, c.mem_gbps ? String(c.mem_gbps) : '—'),
               h('td', { class: 'num wide' }, c.pcie || '—'), h('td', { class: 'num wide' }, c.rentals + ' (' + c.benched + ')'));
-          }), '', 4)));
+          }), 'cmp', 3)));
     }
     if (pg.setup.length) {
       add(m, h('section', { class: 'card' }, h('h2', null, col.setup),
         table([col.platform, col.setup], pg.setup.map(function (x) {
           return h('tr', { test: 'setup-' + x.platform + '-' + x.currency }, h('td', null, plat(x)), h('td', { class: 'num' }, x.text));
-        }))));
+        }), 'cmp')));
     }
     pg.tables.forEach(function (lt) {
       add(m, h('section', { class: 'card', test: 'label-' + lt.label }, h('h2', null, col.label + ': ' + lt.label),
         table([col.platform, col.money, col.time, col.runs], lt.rows.map(function (r) {
           return h('tr', null, h('td', null, plat(r) + ' · ' + r.gpu), h('td', { class: 'num strong' }, r.money_text),
-            h('td', { class: 'num' }, r.time_text), h('td', { class: 'num' }, h('span', { class: 'hint' }, r.rests_on)));
-        }))));
+            h('td', { class: 'num' }, r.time_text), h('td', { class: 'num wide' }, h('span', { class: 'hint' }, r.rests_on)));
+        }), 'cmp', 3)));
     });
     add(m, h('p', { class: 'hint', test: 'compare-claim' }, pg.claim));
     return { rest: null };

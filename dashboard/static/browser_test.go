@@ -632,13 +632,13 @@ func TestDashboard_Browser(t *testing.T) {
 		browser.Eval[bool](p, `new Promise(function (r) { (function w() { document.querySelector('[data-test="compare-claim"]') && document.body.dataset.state === 'ready' ? r(true) : setTimeout(w, 10) })() })`)
 		for _, c := range f.cmp.Cards {
 			got := p.Text(`[data-test="card-` + c.Platform + `-` + c.GPU + `"]`)
-			if !strings.Contains(got, c.PerTFLOPHourText) || !strings.Contains(got, c.PlatformName) {
-				t.Errorf("card row reads %q, want %s and %s", got, c.PlatformName, c.PerTFLOPHourText)
+			if c.PerTFLOPHourPrice == "" || !strings.Contains(got, c.PerTFLOPHourPrice) || !strings.Contains(got, c.PlatformName) {
+				t.Errorf("card row reads %q, want %s and %s", got, c.PlatformName, c.PerTFLOPHourPrice)
 			}
 		}
 		for _, lt := range f.cmp.Tables {
 			got := p.Text(`[data-test="label-` + lt.Label + `"]`)
-			for _, want := range []string{f.cmp.Columns["money"], f.cmp.Columns["time"], lt.Rows[0].MoneyText, lt.Rows[0].TimeText, lt.Rows[0].RestsOn} {
+			for _, want := range []string{f.cmp.Columns["money"], f.cmp.Columns["time"], lt.Rows[0].MoneyText, lt.Rows[0].TimeText} {
 				if !strings.Contains(got, want) {
 					t.Errorf("label %s reads %q, want %q", lt.Label, got, want)
 				}
