@@ -19,6 +19,13 @@ import (
 // shown as measured by the agent; no money and no automatic action
 // reads it.
 
+// jobRunBudget bounds the job runs one rental's token can have stored
+// per noteWindow: an agent wraps one job per run of `gpuledger-agent
+// run`, so a real user stores a few an hour, and a token holder forging
+// a new job at every heartbeat stores no more than these (the rest are
+// dropped, with one log line per window).
+const jobRunBudget = 12
+
 // maxBenchesPerRental bounds the benches stored per rental: an agent
 // sends one (the hub stops asking once it has one), a few more come
 // from reinstalls and `gpuledger-agent bench` run by hand; a token
@@ -238,10 +245,26 @@ func (t *Tokens) UserChanged(userID int64) { t.hub.UserChanged(userID) }
 // once the lock is let go (AddJobRun keeps one per rental and start,
 // whatever resends it). An exit without a code (killed) is -1: it does
 // not count as a completed run. h.mu is held.
-func (h *Hub) jobRunLocked(a *agent, tok ledger.AgentToken, j ledger.JobInfo, end time.Time, exitCode bool) {
+func (h *Hub) jobRunLocked(a *agent, tok ledger.AgentToken, j ledger.JobInfo, end time.Time, exitCode bool, now time.Time) {
 	if j.StartedAt.IsZero() || end.Before(j.StartedAt) {
 		return // no span to time
 	}
+	keep := a.runsStored[:0]
+	for _, t := range a.runsStored {
+		if now.Sub(t) < noteWindow && !now.Before(t) {
+			keep = append(keep, t)
+		}
+	}
+	a.runsStored = keep
+	if len(a.runsStored) >= jobRunBudget {
+		if a.runsDroppedSaid.IsZero() || now.Sub(a.runsDroppedSaid) >= noteWindow || now.Before(a.runsDroppedSaid) {
+			a.runsDroppedSaid = now
+			h.log.Warn("hub: too many job runs from this rental's token; not storing more for up to an hour (a stolen token? issue a new one with /agent NAME)",
+				"rental", tok.RentalID, "budget", jobRunBudget, "per", noteWindow)
+		}
+		return
+	}
+	a.runsStored = append(a.runsStored, now)
 	code := j.ExitCode
 	if !exitCode {
 		code = -1

@@ -419,3 +419,20 @@ func TestBench_AbsurdMovesNoMoney(t *testing.T) {
 		t.Fatalf("a bench moved money or orders:\nbook %v\nstatement %v\norders %d → %d", b2 == book, s2 == statement, orders, o2)
 	}
 }
+
+// TestHeartbeat_JobRunFlood: a token holder forging a new finished job
+// at every heartbeat stores at most 12 runs an hour, not one a heartbeat.
+func TestHeartbeat_JobRunFlood(t *testing.T) {
+	e := newEnv(t, hub.Config{RateBurst: 5000})
+	for i := range 300 {
+		h := jobBeat("flood", e.clk.Now().Add(-time.Duration(i+30)*time.Minute), 0)
+		if code, _ := e.beat(e.token, h); code != http.StatusOK {
+			t.Fatalf("heartbeat %d: %d", i, code)
+		}
+		e.clk.Add(time.Second)
+	}
+	runs, err := e.db.JobRuns(context.Background(), 1, "")
+	if err != nil || len(runs) != 12 {
+		t.Fatalf("%d runs stored from 300 forged jobs in 5 minutes (%v), want 12", len(runs), err)
+	}
+}

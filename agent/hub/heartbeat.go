@@ -254,7 +254,7 @@ func (h *Hub) applyLocked(a *agent, tok ledger.AgentToken, rl *ledger.Rental, hb
 			}
 			if !end.Equal(a.jobEndReported) {
 				a.jobEndReported = end
-				h.jobRunLocked(a, tok, j, end, hb.Job.ExitCode != nil)
+				h.jobRunLocked(a, tok, j, end, hb.Job.ExitCode != nil, now)
 				if h.jobNoteLocked(a, rl, j, now) {
 					r := rl
 					h.emit(ledger.JobFinished{Rental: r, Job: j})

@@ -184,6 +184,10 @@ type agent struct {
 	// What the rental delivered (bench.go).
 	bench      benchKnown     // whether the store holds a bench for the rental
 	runPending *ledger.JobRun // a finished job's run to store after the lock
+	// When the runs stored in the last noteWindow were queued, and when
+	// dropping more was last logged (jobRunBudget).
+	runsStored      []time.Time
+	runsDroppedSaid time.Time
 	// First sustained work: the streak of work windows so far (its start
 	// on the server's clock and its busy seconds), the start to record
 	// once the lock is let go, and whether the store has one.
