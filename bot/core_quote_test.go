@@ -31,8 +31,8 @@ func TestCore_Quote(t *testing.T) {
 	got := e.say(alice, "/quote 4090 2.5")
 	// AutoDL: 2.5 h × ¥1.88 = ¥4.70; myhost: 3 started hours × ¥2 =
 	// ¥6.00; RunPod: 2.5 h × $0.69 = $1.725, rounded once to $1.73.
-	contains(t, got, "Quote", "RTX 4090, 2h30m running", "AutoDL</b> total <b>¥4.70", "your box1, Nov 2", "¥1.88/h a GPU",
-		"myhost</b> total <b>¥6.00", "compute ¥6.00 (3h billed)", "RunPod</b> total <b>$1.73", "<b>CNY</b>", "<b>USD</b>")
+	contains(t, got, "Quote", "RTX 4090, 2h30m running", "<b>AutoDL total ¥4.70</b>", "your box1, Nov 2", "¥1.88/h a GPU",
+		"<b>myhost total ¥6.00</b>", "compute ¥6.00 (3h billed)", "<b>RunPod total $1.73</b>", "<b>CNY</b>", "<b>USD</b>")
 	if a, m, u := strings.Index(got, "AutoDL"), strings.Index(got, "myhost"), strings.Index(got, "RunPod"); !(a < m && m < u) {
 		t.Errorf("want AutoDL, then myhost (dearer), then the dollars: %q", got)
 	}
@@ -43,19 +43,19 @@ func TestCore_Quote(t *testing.T) {
 		// days: 100 × 0.0066 × 2 = ¥1.32. RunPod bills no traffic.
 		got := e.say(alice, "/quote 4090 10 storage=150GB stopped=38 traffic=20GB autodl")
 		contains(t, got, "compute ¥18.80", "storage ¥1.32 (150 GB, 50 free at ¥0.0066/GB/day, the platform's usual price)",
-			"traffic: no price known here", "total ¥20.12 without the parts with no price")
+			"traffic: no price known here", "<b>AutoDL total ¥20.12</b> without the parts with no price")
 		if strings.Contains(got, "RunPod") {
 			t.Errorf("autodl asked, RunPod shown: %q", got)
 		}
 	})
 	t.Run("a price given", func(t *testing.T) {
 		got := e.say(alice, "/quote 2x4090 1 price=0.5 vast")
-		contains(t, got, "2×RTX 4090", "Vast.ai</b> total <b>$1.00", "your price: $0.50/h a GPU")
+		contains(t, got, "2×RTX 4090", "<b>Vast.ai total $1.00</b>", "your price: $0.50/h a GPU")
 	})
 	t.Run("in Chinese", func(t *testing.T) {
 		contains(t, e.say(alice, "/settings lang=zh"), "✓")
 		got := e.say(alice, "/报价 4090 2.5")
-		contains(t, got, "报价", "运行 2小时30分", "AutoDL</b> 合计 <b>¥4.70", "你的 box1，11月2日", "单卡 ¥1.88/小时", "计费 3小时")
+		contains(t, got, "报价", "运行 2小时30分", "<b>AutoDL 合计 ¥4.70</b>", "你的 box1，11月2日", "单卡 ¥1.88/小时", "计费 3小时")
 		contains(t, e.say(alice, "/settings lang=en"), "✓")
 	})
 }

@@ -25,8 +25,8 @@ var quoteTexts = chat.Catalog{
 		"每一行都按该平台的计费规则算，和实际账单一致；不同货币不换算。"},
 	"quote_currency": {"<b>%[1]s</b>", "<b>%[1]s</b>"},
 	"quote_line": {
-		"%[1]s. <b>%[2]s</b> %[3]s — %[4]s: %[5]s a GPU, %[6]s",
-		"%[1]s. <b>%[2]s</b> %[3]s —— %[4]s：单卡 %[5]s，%[6]s"},
+		"%[1]s. <b>%[2]s total %[3]s</b>%[4]s — %[5]s: %[6]s a GPU, %[7]s",
+		"%[1]s. <b>%[2]s 合计 %[3]s</b>%[4]s —— %[5]s：单卡 %[6]s，%[7]s"},
 	"quote_from_rental": {"your %[1]s, %[2]s", "你的 %[1]s，%[2]s"},
 	"quote_from_price":  {"your price", "你给的价格"},
 	"quote_no_platform": {"no platform named", "未指定平台"},
@@ -68,10 +68,7 @@ var quoteTexts = chat.Catalog{
 	"quote_tflops": {
 		"tensor %[1]s TFLOPS a GPU (your %[2]s's bench, the agent's measurement) → %[3]s per tensor-TFLOP-hour",
 		"张量算力单卡 %[1]s TFLOPS（你的 %[2]s 的测速，代理测得）→ 每 TFLOP·小时 %[3]s"},
-	"quote_unpriced_total": {
-		"total %[1]s without the parts with no price",
-		"合计 %[1]s，不含价格未知的部分"},
-	"quote_total": {"total <b>%[1]s</b>", "合计 <b>%[1]s</b>"},
+	"quote_unpriced_total": {" without the parts with no price", "（不含价格未知的部分）"},
 	"quote_none": {
 		"No price for %[1]s%[2]s yet: you have not rented one there. Give one (a GPU's, per hour unless you write the unit), with the platform for its rules: <code>/quote %[3]s price=1.88 autodl</code>",
 		"还没有 %[1]s%[2]s的价格：你在那里没租过这种卡。请给出价格（单卡价格，不写单位就是每小时），加上平台就按它的规则算：<code>/quote %[3]s price=1.88元/小时 autodl</code>"},
@@ -168,12 +165,12 @@ func quoteLine(lang string, loc *time.Location, n int, l ledger.QuoteLine, ask Q
 	if l.Platform != "" {
 		plat = PlatformName(lang, l.Platform)
 	}
-	total := qt(lang, "quote_total", l.Total.Format())
+	unpriced := ""
 	if !l.Priced() {
-		total = qt(lang, "quote_unpriced_total", l.Total.Format())
+		unpriced = qt(lang, "quote_unpriced_total")
 	}
 	var b strings.Builder
-	b.WriteString(qt(lang, "quote_line", strconv.Itoa(n), plat, chat.RawHTML(total), chat.RawHTML(from),
+	b.WriteString(qt(lang, "quote_line", strconv.Itoa(n), plat, l.Total.Format(), chat.RawHTML(unpriced), chat.RawHTML(from),
 		FormatPrice(l.PerGPU, l.Currency, lang), FormatMode(l.Mode, lang)))
 	terms := ""
 	if l.Min > 0 {

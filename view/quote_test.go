@@ -40,12 +40,12 @@ func TestQuoteText(t *testing.T) {
 		lang string
 		want []string
 	}{
-		{"en", []string{"RTX 4090, 2h30m running, then 10h stopped", "<b>Featurize</b> total <b>¥6.00</b> — your f1, Nov 2: ¥2.00/h a GPU, per-hour",
+		{"en", []string{"RTX 4090, 2h30m running, then 10h stopped", "<b>Featurize total ¥6.00</b> — your f1, Nov 2: ¥2.00/h a GPU, per-hour",
 			"compute ¥6.00 (3h billed)",
 			"a day package at ¥36.00 a GPU (your f2) beats paying by the hour after 18h of running a day; for this quote: ¥36.00",
 			"your yolo took 50m a run on this card here (median of 1): 2h30m ≈ 3 runs, ¥1.67 a run",
 			"tensor 150 TFLOPS a GPU (your f1's bench, the agent's measurement) → ¥0.01333 per tensor-TFLOP-hour"}},
-		{"zh", []string{"RTX 4090，运行 2小时30分，之后关机 10小时", "<b>Featurize</b> 合计 <b>¥6.00</b> —— 你的 f1，11月2日：单卡 ¥2.00/小时，按小时",
+		{"zh", []string{"RTX 4090，运行 2小时30分，之后关机 10小时", "<b>Featurize 合计 ¥6.00</b> —— 你的 f1，11月2日：单卡 ¥2.00/小时，按小时",
 			"计算 ¥6.00（计费 3小时）", "包日单卡 ¥36.00（你的 f2）在一日内运行超过 18小时 就比按量便宜",
 			"你的 yolo 在这里的这种卡上每次用时 50分钟（1 次的中位数）：2小时30分 约可跑 3 次，每次 ¥1.67",
 			"每 TFLOP·小时 ¥0.01333"}},
