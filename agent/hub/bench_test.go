@@ -436,3 +436,22 @@ func TestHeartbeat_JobRunFlood(t *testing.T) {
 		t.Fatalf("%d runs stored from 300 forged jobs in 5 minutes (%v), want 12", len(runs), err)
 	}
 }
+
+// TestBench_NeverOnEnrolment: an enrolment heartbeat's answer never asks
+// for a bench, even the one handing over the rental's token; the first
+// heartbeat with that token does.
+func TestBench_NeverOnEnrolment(t *testing.T) {
+	e := newEnrolEnv(t)
+	e.clk.Add(time.Hour)
+	boot := e.clk.Now().Add(-5 * time.Minute)
+	_, r := e.adopted(boot)
+	e.clk.Add(10 * time.Second)
+	code, resp, msg := e.send(e.enrol, e.facts("abc123", boot))
+	if code != http.StatusOK || resp.Enrolment == nil || resp.Enrolment.Token == "" || resp.BenchWanted {
+		t.Fatalf("hand-over answer = %d %q %+v, want the token and no bench asked", code, msg, resp)
+	}
+	code, resp, msg = e.send(resp.Enrolment.Token, e.facts("abc123", boot))
+	if code != http.StatusOK || resp.Rental != r.Name || !resp.BenchWanted {
+		t.Fatalf("the rental's first heartbeat = %d %q %+v, want a bench asked", code, msg, resp)
+	}
+}
