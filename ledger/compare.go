@@ -193,11 +193,30 @@ func Compare(in CompareInput) CompareTable {
 		byID[r.ID] = r
 		models[r.ID] = cmpModelOf(r, first[r.ID])
 	}
+	costs := &spanCosts{b: b, by: map[*Rental]*spanMeter{}}
 	return CompareTable{
 		Cards:  compareCards(b, in, byID, models, first),
-		Setup:  compareSetup(b, in, byID),
-		Labels: compareLabels(b, in, byID, models),
+		Setup:  compareSetup(b, in, byID, costs),
+		Labels: compareLabels(in, byID, models, costs),
 	}
+}
+
+// spanCosts is CostOver with one meter per rental for all its spans.
+type spanCosts struct {
+	b  *Book
+	by map[*Rental]*spanMeter
+}
+
+func (c *spanCosts) over(r *Rental, from, to time.Time) (SpanCost, error) {
+	sm, ok := c.by[r]
+	if !ok {
+		var err error
+		if sm, err = newSpanMeter(c.b, r); err != nil {
+			return SpanCost{}, err
+		}
+		c.by[r] = sm
+	}
+	return sm.cost(from, to)
 }
 
 type cardAcc struct {
@@ -314,7 +333,7 @@ func cmpRowOrder(px, gx string, mx bool, py, gy string, my bool) int {
 	return -1
 }
 
-func compareSetup(b *Book, in CompareInput, byID map[int64]*Rental) []SetupRow {
+func compareSetup(b *Book, in CompareInput, byID map[int64]*Rental, costs *spanCosts) []SetupRow {
 	type acc struct {
 		row   SetupRow
 		times []time.Duration
@@ -336,7 +355,7 @@ func compareSetup(b *Book, in CompareInput, byID map[int64]*Rental) []SetupRow {
 		}
 		a.row.Rentals++
 		a.times = append(a.times, at.Sub(r.StartedAt()))
-		if sc, err := CostOver(b, r, r.StartedAt(), at); err == nil && sc.Priced() {
+		if sc, err := costs.over(r, r.StartedAt(), at); err == nil && sc.Priced() {
 			a.money = append(a.money, sc.Total.Decimal())
 		}
 	}
@@ -357,7 +376,7 @@ func compareSetup(b *Book, in CompareInput, byID map[int64]*Rental) []SetupRow {
 	return out
 }
 
-func compareLabels(b *Book, in CompareInput, byID map[int64]*Rental, models map[int64]rentalModel) []LabelTable {
+func compareLabels(in CompareInput, byID map[int64]*Rental, models map[int64]rentalModel, costs *spanCosts) []LabelTable {
 	type rowAcc struct {
 		row   LabelRow
 		names map[string]int
@@ -397,7 +416,7 @@ func compareLabels(b *Book, in CompareInput, byID map[int64]*Rental, models map[
 		}
 		a.row.Runs++
 		a.times = append(a.times, run.Duration())
-		if sc, err := CostOver(b, r, run.StartedAt, run.EndedAt); err == nil && sc.Priced() {
+		if sc, err := costs.over(r, run.StartedAt, run.EndedAt); err == nil && sc.Priced() {
 			a.money = append(a.money, sc.Total.Decimal())
 		}
 	}

@@ -64,13 +64,50 @@ func (s SpanCost) Duration() time.Duration { return s.To.Sub(s.From) }
 // or after its release costs nothing. to before from is EINVALID, as is a
 // rental without a start. Instants are whole seconds, as in the engine.
 func CostOver(b *Book, r *Rental, from, to time.Time) (SpanCost, error) {
+	sm, err := newSpanMeter(b, r)
+	if err != nil {
+		return SpanCost{}, err
+	}
+	return sm.cost(from, to)
+}
+
+// spanMeter prices spans of one rental: its meter and those of its
+// attached volumes, built once for many spans (Compare prices every run
+// of a rental with one).
+type spanMeter struct {
+	r     *Rental
+	m     *rentalMeter
+	spans []span         // m.billedSpans()
+	vols  []*volumeMeter // the attached volumes of r's currency
+}
+
+func newSpanMeter(b *Book, r *Rental) (*spanMeter, error) {
 	if r == nil || len(r.Events) == 0 || r.Events[0].Kind != EventStart {
 		name := ""
 		if r != nil {
 			name = r.Name
 		}
-		return SpanCost{}, Errorc(EINVALID, "not_started", name)
+		return nil, Errorc(EINVALID, "not_started", name)
 	}
+	loc := time.UTC
+	if b != nil {
+		loc = b.User.Location()
+	}
+	sm := &spanMeter{r: r, m: newRentalMeter(r, loc)}
+	sm.spans = sm.m.billedSpans()
+	if b != nil {
+		for _, v := range b.Volumes {
+			if !attachedTo(v, r) || v.Currency != r.Currency || len(v.Events) == 0 {
+				continue
+			}
+			sm.vols = append(sm.vols, newVolumeMeter(v, r))
+		}
+	}
+	return sm, nil
+}
+
+func (sm *spanMeter) cost(from, to time.Time) (SpanCost, error) {
+	r, m := sm.r, sm.m
 	if to.Before(from) {
 		return SpanCost{}, Errorc(EINVALID, "span_backwards", from, to)
 	}
@@ -91,42 +128,33 @@ func CostOver(b *Book, r *Rental, from, to time.Time) (SpanCost, error) {
 		return sc, nil
 	}
 	sc.From, sc.To = from, to
-	loc := time.UTC
-	if b != nil {
-		loc = b.User.Location()
-	}
-	m := newRentalMeter(r, loc)
 	sc.RunningSeconds = m.runningAt(e) - m.runningAt(a)
 
-	compute := new(big.Rat)
-	for _, s := range m.billedSpans() {
+	secs := make([]int64, m.k()) // billed seconds at each rate
+	for _, s := range sm.spans {
 		lo, hi := max(s.from, a), min(s.to, e)
 		if hi <= lo {
 			continue
 		}
 		sc.BilledSeconds += hi - lo
-		x := m.rates[s.rate].perSecond()
-		compute.Add(compute, x.Mul(x, new(big.Rat).SetInt64(hi-lo)))
+		secs[s.rate] += hi - lo
 	}
 	if r.Priced {
-		sc.Compute = Round(compute, r.Currency)
+		sc.Compute = rateMoney(m.rates, secs, Decimal{}, false, r.Currency)
 	}
 
-	if b != nil {
-		storage := new(big.Rat)
-		for _, v := range b.Volumes {
-			if !attachedTo(v, r) || v.Currency != r.Currency || !volumeActive(v, a, e) {
-				continue
-			}
-			if !v.Priced {
-				sc.StoragePriced = false
-				continue
-			}
-			vm := newVolumeMeter(v, r)
-			storage.Add(storage, new(big.Rat).Sub(vm.chargeAt(e), vm.chargeAt(a)))
+	storage := new(big.Rat)
+	for _, vm := range sm.vols {
+		if !volumeActive(vm.v, a, e) {
+			continue
 		}
-		sc.Storage = Round(storage, r.Currency)
+		if !vm.v.Priced {
+			sc.StoragePriced = false
+			continue
+		}
+		storage.Add(storage, new(big.Rat).Sub(vm.chargeAt(e), vm.chargeAt(a)))
 	}
+	sc.Storage = Round(storage, r.Currency)
 
 	if m.traffic != nil {
 		sc.TrafficProRata = !m.traffic.usedIn(a, e)
@@ -137,11 +165,9 @@ func CostOver(b *Book, r *Rental, from, to time.Time) (SpanCost, error) {
 			sc.Traffic = Round(new(big.Rat).Sub(m.traffic.chargeAt(e), m.traffic.chargeAt(a)), r.Currency)
 		default:
 			s := unix(start)
-			life := int64(forever)
+			life := max(e, m.traffic.all[len(m.traffic.all)-1]+1)
 			if released {
 				life = unix(end)
-			} else {
-				life = max(e, m.traffic.all[len(m.traffic.all)-1]+1)
 			}
 			all := m.traffic.chargeAt(forever)
 			share := new(big.Rat).Mul(all, big.NewRat(e-a, max(life-s, 1)))
