@@ -52,6 +52,7 @@ func newTable() *table {
 	settings{}.register(t)
 	agents{}.register(t)
 	platforms{}.register(t)
+	receipts{}.register(t)
 	quotes{}.register(t)
 	jobs{}.register(t)
 	return t

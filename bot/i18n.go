@@ -187,6 +187,9 @@ var catalog = chat.Catalog{
 	"bad_tz": {
 		"%[1]s is not a time zone: write it like Asia/Shanghai, Europe/Berlin or UTC+8",
 		"%[1]s 不是时区：请写成 Asia/Shanghai、Europe/Berlin 或 UTC+8"},
+	"bad_on_off": {
+		"%[2]s is not on or off: write %[1]s=on or %[1]s=off",
+		"%[2]s 不是 on 或 off：请写 %[1]s=on 或 %[1]s=off"},
 	"bad_lang": {
 		"language %[1]s is not supported: use en or zh",
 		"不支持语言 %[1]s：请用 en 或 zh"},

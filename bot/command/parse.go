@@ -49,6 +49,7 @@ var kinds = []struct {
 	{KindAutoRelease, []string{"自动释放"}},
 	{KindSettings, []string{"设置"}},
 	{KindWhy, []string{"原因"}},
+	{KindReceipt, []string{"收据", "测速"}},
 	{KindQuote, []string{"报价", "估价"}},
 	{KindJob, []string{"任务"}},
 	{KindCompare, []string{"对比", "比较"}},
@@ -640,6 +641,8 @@ func (p *parser) parse(toks []string) (Command, error) {
 		return p.autoRelease(toks)
 	case KindSettings:
 		return p.settings(toks)
+	case KindReceipt:
+		return p.receipt(toks)
 	case KindJob:
 		return p.job(toks)
 	case KindCompare:
