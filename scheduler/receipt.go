@@ -35,10 +35,9 @@ func receiptButtons(lg string, rc ledger.Receipt) [][]button {
 }
 
 // receipt builds rental r's receipt as of now from the store: the book
-// (the engine's money), its benches, and, when work is not zero, its
-// first work as stored (work itself, the event's, when the store has
-// none). A bench given (the event's) stands in for the stored ones when
-// the store has none yet.
+// (the engine's money), its benches and its first work as stored (work,
+// the event's, when the store has none). A bench given (the event's)
+// stands in for the stored ones when the store has none yet.
 func (s *Scheduler) receipt(ctx context.Context, r *ledger.Rental, bench *ledger.BenchRecord, work time.Time) (ledger.Receipt, error) {
 	b, err := s.store.Book(ctx, r.UserID)
 	if err != nil {
@@ -54,15 +53,13 @@ func (s *Scheduler) receipt(ctx context.Context, r *ledger.Rental, bench *ledger
 	if len(in.Benches) == 0 && bench != nil {
 		in.Benches = []ledger.BenchRecord{*bench}
 	}
-	if !work.IsZero() {
-		fw, err := s.store.FirstWorks(ctx, r.UserID)
-		if err != nil {
-			return ledger.Receipt{}, err
-		}
-		in.FirstWork = work
-		if t, ok := fw[r.ID]; ok && !t.IsZero() {
-			in.FirstWork = t
-		}
+	fw, err := s.store.FirstWorks(ctx, r.UserID)
+	if err != nil {
+		return ledger.Receipt{}, err
+	}
+	in.FirstWork = work
+	if t, ok := fw[r.ID]; ok && !t.IsZero() {
+		in.FirstWork = t
 	}
 	return ledger.BuildReceipt(in), nil
 }
@@ -92,9 +89,22 @@ func (s *Scheduler) benchReported(ctx context.Context, r *ledger.Rental, rec led
 		return nil
 	}
 	lg := lang(&u)
-	msg := view.ReceiptCard(lg, rc, s.label(ctx, &u, r))
+	name := s.label(ctx, &u, r)
+	msg := view.ReceiptCard(lg, rc, name)
+	if rc.SetupTax != nil {
+		// The rental worked before its bench came (the agent benches
+		// only a free GPU): the card carries the follow-up's line, and
+		// no line follows it.
+		if _, err := s.store.MarkNotice(ctx, u.ID, workStartedKey(r.ID), s.now()); err != nil {
+			return err
+		}
+		msg += "\n" + view.ReceiptFollowUp(lg, name, *rc.SetupTax, u.Location())
+	}
 	return s.sendCard(ctx, &u, &c, msg, receiptButtons(lg, rc), true, false)
 }
+
+// workStartedKey is the notice of rental id's follow-up line: once.
+func workStartedKey(id int64) string { return "workstarted:" + strconv.FormatInt(id, 10) }
 
 // workStarted tells the owner of a rental that had a receipt card when it
 // first worked, and what the time before cost: "box1 started working at
@@ -114,7 +124,7 @@ func (s *Scheduler) workStarted(ctx context.Context, r *ledger.Rental, at time.T
 	if err != nil || rc.SetupTax == nil {
 		return err // no setup tax: work seen before the rental's start
 	}
-	key := "workstarted:" + strconv.FormatInt(r.ID, 10)
+	key := workStartedKey(r.ID)
 	fresh, err := s.store.MarkNotice(ctx, u.ID, key, s.now())
 	if err != nil || !fresh {
 		return err

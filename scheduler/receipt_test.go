@@ -268,3 +268,26 @@ func TestReceiptCard_NothingMeasured(t *testing.T) {
 	}
 	_ = scheduler.ActReceiptKeep
 }
+
+// TestReceiptCard_WorkedFirst: a rental that worked before its bench came
+// (the agent benches a free GPU only) gets the setup tax on the card
+// itself, and no line after it.
+func TestReceiptCard_WorkedFirst(t *testing.T) {
+	e := newEnv(t, nil)
+	ctx := context.Background()
+	if _, err := e.db.SetFirstWork(ctx, e.rid, t0.Add(31*time.Minute)); err != nil {
+		t.Fatal(err)
+	}
+	e.clk.Add(3 * time.Hour)
+	e.sendBench("r1", bench4090())
+	card, _ := receiptCard(t, e)
+	if !strings.HasSuffix(card.Text, "\n<b>box1</b> started working at 10:31: ¥0.97 before training started (31m).") {
+		t.Fatalf("card %q, want the setup tax's line at its end", card.Text)
+	}
+	r, _ := e.db.RentalByID(ctx, e.rid)
+	n := len(e.chat.NewMessages())
+	e.s.Handle(ctx, ledger.WorkStarted{Rental: r, At: t0.Add(31 * time.Minute)})
+	if m := e.chat.NewMessages(); len(m) != n {
+		t.Fatalf("a second setup-tax line: %+v", m[n:])
+	}
+}
