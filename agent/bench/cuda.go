@@ -60,20 +60,17 @@ const (
 	attrMultiprocessorCount = 16
 	attrComputeMajor        = 75
 	attrComputeMinor        = 76
-	attrMaxThreadsPerSM     = 39
 )
 
 // CUresult codes the bench tells apart.
 const (
-	cuErrOutOfMemory      = 2
-	cuErrNotInitialized   = 3
-	cuErrNoDevice         = 100
-	cuErrInvalidPTX       = 218
-	cuErrUnsupportedPTX   = 222
-	cuErrNoBinaryForGPU   = 209
-	cuErrSharedObjectInit = 303
-	cuErrInsufficientDrv  = 35
-	cuErrLaunchTimeout    = 702
+	cuErrOutOfMemory     = 2
+	cuErrNoDevice        = 100
+	cuErrInvalidPTX      = 218
+	cuErrUnsupportedPTX  = 222
+	cuErrNoBinaryForGPU  = 209
+	cuErrInsufficientDrv = 35
+	cuErrLaunchTimeout   = 702
 )
 
 // cuError is a failed driver call: the call, its CUresult and the driver's

@@ -240,9 +240,6 @@ import (
 	"unsafe"
 )
 
-// cudaAvailable reports whether this build can open the CUDA driver.
-const cudaAvailable = true
-
 var (
 	openOnce sync.Once
 	openErr  error

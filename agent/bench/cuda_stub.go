@@ -4,9 +4,6 @@ package bench
 
 import "fmt"
 
-// cudaAvailable reports whether this build can open the CUDA driver.
-const cudaAvailable = false
-
 // openDriver fails in builds without cgo or off Linux: the bench can only
 // report every GPU figure skipped, with this reason.
 func openDriver() (driver, error) {
