@@ -46,6 +46,7 @@ var receiptTexts = chat.Catalog{
 	"rc_bounded":     {"Not believed, shown as not measured: %[1]s", "不可信，按未测处理：%[1]s"},
 	"rc_btn_release": {"Release now (%[1]s so far)", "立即释放（已花 %[1]s）"},
 	"rc_kept":        {"Kept.", "已保留。"},
+	"rc_more":        {"…and %[1]s more: /receipt %[2]s", "……还有 %[1]s 项：/receipt %[2]s"},
 
 	// warnings
 	"rw_gpu": {"GPU %[1]s: ", "GPU %[1]s："},
@@ -155,16 +156,34 @@ func ReceiptKept(lang string) string { return rt(lang, "rc_kept") }
 func ReceiptCard(lang string, rc ledger.Receipt, name string) string {
 	lang = chat.NormLang(lang)
 	var lines []string
-	for _, w := range rc.Warnings {
+	cut := 0
+	for i, w := range rc.Warnings {
+		if i == cardWarnings {
+			cut += len(rc.Warnings) - i
+			break
+		}
 		lines = append(lines, "⚠ "+warningText(lang, rc, w))
 	}
 	lines = append(lines, headline(lang, rc, name)+priceLine(lang, rc))
 	lines = append(lines, rt(lang, "rc_claim"))
-	if s := skippedText(lang, rc); s != "" {
+	s, n := skippedText(lang, rc, cardSkips)
+	if s != "" {
 		lines = append(lines, s)
+	}
+	if cut += n; cut > 0 {
+		lines = append(lines, rt(lang, "rc_more", strconv.Itoa(cut), name))
 	}
 	return strings.Join(lines, "\n")
 }
+
+// What a card shows at most of the warnings, and of the figures not
+// measured or not believed: a bench may carry 16 GPUs and 64 skips (a
+// forged one too), and a card must stay one short message; /receipt has
+// them all.
+const (
+	cardWarnings = 3
+	cardSkips    = 4
+)
 
 // ReceiptFollowUp is the line sent when a rental with a receipt card first
 // works: "box1 started working at 14:31: ¥4.10 before training started
@@ -260,7 +279,7 @@ func ReceiptText(lang string, rc ledger.Receipt, name string, loc *time.Location
 	if t := b.Torch; t != nil && t.BF16TFLOPS > 0 {
 		lines = append(lines, rt(lang, "rcp_torch", t.Version, sig3(t.BF16TFLOPS)))
 	}
-	if s := skippedText(lang, rc); s != "" {
+	if s, _ := skippedText(lang, rc, 0); s != "" {
 		lines = append(lines, s)
 	}
 	lines = append(lines, rt(lang, "rc_claim"), "")
@@ -517,10 +536,18 @@ func gpuFacts(lang string, g perf.GPU) string {
 
 // skippedText lists what the bench could not measure, and why, and the
 // figures the hub did not believe; "" when there are none.
-func skippedText(lang string, rc ledger.Receipt) string {
+//
+// With limit above 0 it shows at most limit of each list, and returns how
+// many it left out.
+func skippedText(lang string, rc ledger.Receipt, limit int) (string, int) {
 	var lines []string
 	var parts []string
-	for _, s := range rc.Bench.Bench.Skipped {
+	cut := 0
+	for i, s := range rc.Bench.Bench.Skipped {
+		if limit > 0 && i == limit {
+			cut += len(rc.Bench.Bench.Skipped) - i
+			break
+		}
 		what := figureLabel(lang, s.What)
 		if s.GPU >= 0 && len(rc.Bench.Bench.GPUs) > 1 {
 			what = "GPU " + strconv.Itoa(s.GPU) + " " + what
@@ -532,12 +559,16 @@ func skippedText(lang string, rc ledger.Receipt) string {
 	}
 	if len(rc.Bench.Bounded) > 0 {
 		var names []string
-		for _, n := range rc.Bench.Bounded {
+		for i, n := range rc.Bench.Bounded {
+			if limit > 0 && i == 2*limit {
+				cut += len(rc.Bench.Bounded) - i
+				break
+			}
 			names = append(names, boundedLabel(lang, n, len(rc.Bench.Bench.GPUs) > 1))
 		}
 		lines = append(lines, rt(lang, "rc_bounded", chat.RawHTML(strings.Join(names, ", "))))
 	}
-	return strings.Join(lines, "\n")
+	return strings.Join(lines, "\n"), cut
 }
 
 // boundedLabel words a path perf.Bound names ("gpus[1].bf16_tflops",

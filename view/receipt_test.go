@@ -178,3 +178,39 @@ func TestNoReceiptText(t *testing.T) {
 		}
 	}
 }
+
+// TestReceiptCard_Bounded: a bench with every list at the hub's bounds
+// (16 GPUs with the longest names, 64 reasons of 256 bytes, a neighbour on
+// every card) still makes one card within Telegram's 4096, which says
+// how many it left to /receipt.
+func TestReceiptCard_Bounded(t *testing.T) {
+	long := strings.Repeat("x", 200)
+	var b perf.Bench
+	b.Source = "cuda"
+	for i := range 16 {
+		b.GPUs = append(b.GPUs, perf.GPU{Index: i, Name: "NVIDIA GeForce RTX 4090 " + long, Model: "RTX 4090",
+			BF16TFLOPS: 100, MemGBps: 300, H2DGBps: 3, PowerLimitW: 200, PowerDefaultW: 450, OtherProcs: 9, MemoryUsedMiB: 20000, UtilPercent: 90})
+	}
+	for i := range 64 {
+		b.Skipped = append(b.Skipped, perf.Skip{What: "fp16_tflops", GPU: i % 16, Why: long + long})
+	}
+	b, bounded := perf.Bound(b)
+	r := &ledger.Rental{ID: 7, Name: "box1", Platform: "autodl", GPU: "RTX 4090", GPUCount: 16, Mode: ledger.PerSecond, Priced: true,
+		Price: ledger.Price{Amount: ledger.MustDecimal("30"), Unit: ledger.UnitHour}, Currency: ledger.CNY,
+		Events: []ledger.Event{{Kind: ledger.EventStart, At: time.Date(2026, 12, 3, 6, 0, 0, 0, time.UTC)}}}
+	book := &ledger.Book{User: ledger.User{ID: 1, TZ: "UTC"}, Rentals: []*ledger.Rental{r}}
+	rc := ledger.BuildReceipt(ledger.ReceiptInput{Book: book, Rental: r, Now: time.Date(2026, 12, 3, 7, 0, 0, 0, time.UTC),
+		Benches: []ledger.BenchRecord{{Bench: b, Bounded: append(bounded, strings.Split(strings.Repeat("gpus[3].bf16_tflops,", 20), ",")[:20]...)}}})
+	if len(rc.Warnings) <= cardWarnings {
+		t.Fatalf("%d warnings: the test wants more than the card shows", len(rc.Warnings))
+	}
+	for _, lg := range []string{chat.LangEN, chat.LangZH} {
+		got := ReceiptCard(lg, rc, "box1")
+		if n := chat.UTF16Len(got); n > 4096 {
+			t.Errorf("%s card is %d UTF-16 units, over Telegram's 4096", lg, n)
+		}
+		if !strings.Contains(got, "/receipt box1") || strings.Count(got, "⚠") != cardWarnings {
+			t.Errorf("%s card does not say what it left out, or shows %d warnings:\n%s", lg, strings.Count(got, "⚠"), got)
+		}
+	}
+}
