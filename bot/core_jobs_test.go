@@ -150,12 +150,12 @@ func TestCompare_Chat(t *testing.T) {
 	}
 
 	got := e.say(alice, "/compare")
-	contains(t, got, "<b>RTX 4090</b> on autodl", "tensor 152 TFLOPS", "memory 950 GB/s", "PCIe 4.0 x16", "¥1.88/GPU-hour",
+	contains(t, got, "<b>RTX 4090</b> on AutoDL", "tensor 152 TFLOPS", "memory 950 GB/s", "PCIe 4.0 x16", "¥1.88/GPU-hour",
 		"<b>¥0.0124</b> per tensor-TFLOP-hour", "(1 rented, 1 benched)",
-		"Setup tax", "autodl: 31m", "¥0.97", // 31 min at ¥1.88/h
+		"Setup tax", "AutoDL: 31m", "¥0.97", // 31 min at ¥1.88/h
 		"<b>yolo-epoch</b>", "35m", "¥1.10", "rests on 2 runs", "1 failed, not counted") // median of ¥0.94 and ¥1.25: ¥1.095
 	one := e.say(alice, "/compare yolo-epoch")
-	contains(t, one, "<b>yolo-epoch</b>", "1. RTX 4090 on autodl")
+	contains(t, one, "<b>yolo-epoch</b>", "1. RTX 4090 on AutoDL")
 	if strings.Contains(one, "Setup tax") {
 		t.Errorf("one label's table shows the cards:\n%s", one)
 	}
@@ -165,7 +165,7 @@ func TestCompare_Chat(t *testing.T) {
 	contains(t, e.say(bob, "/compare yolo-epoch"), "no job labelled yolo-epoch")
 
 	e.say(alice, "/settings lang=zh")
-	contains(t, e.say(alice, "/compare"), "花的钱换来了什么", "autodl 上的 <b>RTX 4090</b>", "每 TFLOP·小时张量算力 <b>¥0.0124</b>")
+	contains(t, e.say(alice, "/compare"), "花的钱换来了什么", "AutoDL 上的 <b>RTX 4090</b>", "每 TFLOP·小时张量算力 <b>¥0.0124</b>")
 }
 
 // TestCompare_Cut: a table longer than a Telegram message is cut with

@@ -231,7 +231,7 @@ func TestReceipt(t *testing.T) {
 		n := len(w.fake.Messages(userID))
 		w.fake.SendText(userID, userID, "/compare "+receiptLabel)
 		cmp := w.waitText(t, n, 20*time.Second, receiptLabel)
-		for _, frag := range []string{"autodl", "RTX 4090", want + " a run", "rests on 1 run"} {
+		for _, frag := range []string{"AutoDL", "RTX 4090", want + " a run", "rests on 1 run"} {
 			if !hasAll(cmp.Text, frag) {
 				t.Errorf("/compare %s = %q; want %q (sleep 3 ran %s at ¥36/h)", receiptLabel, cmp.Text, frag, d)
 			}

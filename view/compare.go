@@ -131,7 +131,7 @@ func CompareText(t ledger.CompareTable, lang string, perLabel int) string {
 			if s.Rentals != 1 {
 				n = ctr(lang, "compare_rentals", strconv.Itoa(s.Rentals))
 			}
-			lines = append(lines, ctr(lang, "compare_setup_row", s.Platform, chat.FormatDuration(s.Time.Round(time.Minute), lang), money, n))
+			lines = append(lines, ctr(lang, "compare_setup_row", PlatformName(lang, s.Platform), chat.FormatDuration(s.Time.Round(time.Minute), lang), money, n))
 		}
 	}
 	if len(t.Labels) == 0 {
@@ -213,7 +213,7 @@ func cardLine(c ledger.CardRow, lang string) string {
 		}
 		figs = append(figs, price)
 	}
-	return ctr(lang, "compare_card", cardName(c.GPU, c.MIG, lang), c.Platform, chat.RawHTML(strings.Join(figs, " · ")),
+	return ctr(lang, "compare_card", cardName(c.GPU, c.MIG, lang), PlatformName(lang, c.Platform), chat.RawHTML(strings.Join(figs, " · ")),
 		strconv.Itoa(c.Rentals), strconv.Itoa(c.Benched))
 }
 
@@ -230,7 +230,7 @@ func labelLines(l ledger.LabelTable, lang string, max int) []string {
 		gpu := cardName(r.GPU, r.MIG, lang)
 		var line string
 		if r.Runs == 0 {
-			line = ctr(lang, "compare_label_none_ok", n, gpu, r.Platform)
+			line = ctr(lang, "compare_label_none_ok", n, gpu, PlatformName(lang, r.Platform))
 		} else {
 			runs := ctr(lang, "compare_run")
 			if r.Runs != 1 {
@@ -238,9 +238,9 @@ func labelLines(l ledger.LabelTable, lang string, max int) []string {
 			}
 			d := chat.FormatDuration(r.Time.Round(time.Second), lang)
 			if r.Priced > 0 {
-				line = ctr(lang, "compare_label_row", n, gpu, r.Platform, d, FormatMoney(ledger.Round(r.Money.Rat(), r.Currency)), runs)
+				line = ctr(lang, "compare_label_row", n, gpu, PlatformName(lang, r.Platform), d, FormatMoney(ledger.Round(r.Money.Rat(), r.Currency)), runs)
 			} else {
-				line = ctr(lang, "compare_label_unpriced", n, gpu, r.Platform, d, runs)
+				line = ctr(lang, "compare_label_unpriced", n, gpu, PlatformName(lang, r.Platform), d, runs)
 			}
 		}
 		if r.Failed > 0 {

@@ -58,7 +58,7 @@ func TestCompareText_Units(t *testing.T) {
 	}
 	got := CompareText(tab, "en", 3)
 	for _, w := range []string{"tensor 152 TFLOPS", "memory 1.01 TB/s", "PCIe 4.0 x8", "¥1.88/GPU-hour → <b>¥0.0124</b> per tensor-TFLOP-hour",
-		"<b>A100 80GB PCIe (MIG slice)</b> on runpod", "memory 400 GB/s", "$0.50/GPU-hour (1 rented", "1m a run, unpriced (rests on 1 run)"} {
+		"<b>A100 80GB PCIe (MIG slice)</b> on RunPod", "memory 400 GB/s", "$0.50/GPU-hour (1 rented", "1m a run, unpriced (rests on 1 run)"} {
 		if !strings.Contains(got, w) {
 			t.Errorf("no %q in\n%s", w, got)
 		}
