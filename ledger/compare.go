@@ -271,8 +271,7 @@ func compareCards(b *Book, in CompareInput, byID map[int64]*Rental, models map[i
 				a.links[[2]int{g.PCIeGen, g.PCIeWidth}]++
 			}
 		}
-		if tf := perf.TensorTFLOPS(rec.Bench); priced && tf > 0 {
-			per := new(big.Rat).Quo(hourly, new(big.Rat).SetFloat64(tf))
+		if per := PerTFLOPHour(hourly, r.GPUCount, rec.Bench); priced && per != nil {
 			a.perUnit = append(a.perUnit, cmpRound(per, 8))
 		}
 	}

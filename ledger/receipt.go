@@ -46,8 +46,9 @@ type Receipt struct {
 	// exact (a per-day package's day over 24 hours).
 	Hourly *big.Rat
 	// PerTFLOPHour is Hourly ÷ TensorTFLOPS, exact: the price of a
-	// tensor-TFLOP-hour. nil when unpriced or no tensor figure was
-	// measured (nothing to divide by: never a guess).
+	// tensor-TFLOP-hour (PerTFLOPHour, per GPU where the bench measured
+	// other GPUs than were paid for). nil when unpriced or no tensor
+	// figure was measured (nothing to divide by: never a guess).
 	PerTFLOPHour *big.Rat
 	// SoFar is what the rental has cost up to now (compute, storage,
 	// traffic and charges that have a price: /status's total).
@@ -151,8 +152,8 @@ func BuildReceipt(in ReceiptInput) Receipt {
 				rc.GPU = m
 			}
 		}
-		if rc.Hourly != nil && validFigure(rc.TensorTFLOPS) && rc.TensorTFLOPS > 0 {
-			rc.PerTFLOPHour = new(big.Rat).Quo(rc.Hourly, new(big.Rat).SetFloat64(rc.TensorTFLOPS))
+		if rc.Hourly != nil {
+			rc.PerTFLOPHour = PerTFLOPHour(rc.Hourly, r.GPUCount, first.Bench)
 		}
 		rc.Warnings = receiptWarnings(rc.Assessment, rc.Hourly, r.Currency, len(first.Bench.GPUs))
 	}
@@ -280,4 +281,31 @@ func spanCost(b *Book, r *Rental, from, to time.Time) (Money, bool) {
 		return Money{Currency: r.Currency}, false
 	}
 	return sc.Total, sc.ComputePriced
+}
+
+// PerTFLOPHour is the price of a tensor-TFLOP-hour: the hourly price of
+// the paidGPUs GPUs rented ÷ the tensor throughput the bench measured
+// (perf.TensorTFLOPS), exact. Where the bench's GPUs with a tensor
+// figure are not the GPUs paid for (a bench that measured 4 of 8, a
+// host that shows its other tenants' cards) it divides per GPU: one
+// paid GPU's price ÷ the mean throughput of the GPUs measured, so a
+// partial bench neither doubles nor halves the price. nil when no
+// tensor figure was measured.
+func PerTFLOPHour(hourly *big.Rat, paidGPUs int, b perf.Bench) *big.Rat {
+	total := perf.TensorTFLOPS(b)
+	if hourly == nil || !validFigure(total) || total <= 0 {
+		return nil
+	}
+	measured := 0
+	for _, g := range b.GPUs {
+		if perf.TensorTFLOPS(perf.Bench{GPUs: []perf.GPU{g}}) > 0 {
+			measured++
+		}
+	}
+	per := new(big.Rat).Quo(hourly, new(big.Rat).SetFloat64(total))
+	if paidGPUs <= 0 || measured == paidGPUs {
+		return per
+	}
+	// (hourly / paid) / (total / measured) = per × measured / paid
+	return per.Mul(per, big.NewRat(int64(measured), int64(paidGPUs)))
 }
