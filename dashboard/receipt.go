@@ -79,7 +79,8 @@ type ReceiptJob struct {
 	ExitCode  int       `json:"exit_code"`
 	Source    string    `json:"source"` // "agent" or "chat"
 	Succeeded bool      `json:"succeeded"`
-	Money     *string   `json:"money"` // its cost over its span; null when unpriced
+	Money     *string   `json:"money"`             // its cost over its span; null when unpriced
+	Partial   bool      `json:"partial,omitempty"` // storage or traffic in it has no price: Money is the rest
 }
 
 // ReceiptGPU is one GPU's figures on a receipt.
@@ -131,6 +132,9 @@ type SetupTax struct {
 	Seconds int64   `json:"seconds"` // the rental's start to its first work
 	Money   *string `json:"money"`   // null when the rental has no price
 	Text    string  `json:"text"`    // "¥4.10 before work started: 31 min"
+	// Partial: storage or traffic in the span has no price: Money is
+	// the part that has one.
+	Partial bool `json:"partial,omitempty"`
 }
 
 // num writes a measured figure to 3 significant figures, whole numbers
@@ -357,7 +361,7 @@ func buildReceipt(rc ledger.Receipt, label string, lang string) *Receipt {
 		out.PriceText = view.PerUnitText(rc.Hourly, rental.Currency) + t("per_hour")
 	}
 	if st := rc.SetupTax; st != nil {
-		tax := &SetupTax{Seconds: int64(st.Duration() / time.Second)}
+		tax := &SetupTax{Seconds: int64(st.Duration() / time.Second), Partial: st.Partial}
 		mins := (tax.Seconds + 30) / 60
 		if st.Priced {
 			m := st.Money.String()
@@ -373,7 +377,7 @@ func buildReceipt(rc ledger.Receipt, label string, lang string) *Receipt {
 			Seconds: int64(j.Run.Duration() / time.Second), ExitCode: j.Run.ExitCode, Source: string(j.Run.Source), Succeeded: j.Run.Succeeded()}
 		if j.Priced {
 			m := j.Cost.String()
-			rj.Money = &m
+			rj.Money, rj.Partial = &m, j.Partial
 		}
 		out.Jobs = append(out.Jobs, rj)
 	}

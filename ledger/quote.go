@@ -308,8 +308,10 @@ func (in QuoteInput) lineFrom(r *Rental) QuoteLine {
 	}
 	var vol *Volume
 	from := ""
+	var used *Volume // the rental's own largest volume: its size is the quote's
 	if in.Book != nil {
-		if v := largestVolume(in.Book, r); v != nil && v.Priced && v.Currency == r.Currency {
+		used = largestVolume(in.Book, r)
+		if v := used; v != nil && v.Priced && v.Currency == r.Currency {
 			pt := v.PriceAt(end)
 			vol = &Volume{Platform: v.Platform, Currency: v.Currency, Priced: true, Price: pt.Price, PriceUnit: pt.PriceUnit,
 				StoppedPrice: pt.StoppedPrice, HasStoppedPrice: pt.HasStoppedPrice, FreeGB: v.FreeGB,
@@ -318,7 +320,13 @@ func (in QuoteInput) lineFrom(r *Rental) QuoteLine {
 		}
 	}
 	if vol == nil {
+		// The rental's disk had no price (or one in another currency):
+		// the profile's price where it has one, else unpriced, but over
+		// the disk's own size, never a disk of 0 GB that bills nothing.
 		vol, from = profileVolume(r.Platform, r.Currency)
+		if used != nil {
+			vol.Events[0].SizeGB = used.SizeGB()
+		}
 	}
 	l := in.bill(h, vol, from)
 	l.Source, l.From = QuoteFromRental, r
@@ -531,7 +539,7 @@ func (in QuoteInput) addEvidence(l *QuoteLine, key string, rentals []*Rental) {
 	if bench == nil {
 		return
 	}
-	per := perf.TensorTFLOPS(bench.Bench) / float64(len(bench.Bench.GPUs))
+	per := tensorPerGPU(bench.Bench) // of the GPUs measured, not of all listed
 	if per <= 0 || math.IsInf(per, 0) || math.IsNaN(per) {
 		return
 	}

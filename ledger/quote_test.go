@@ -264,3 +264,44 @@ func TestQuote_Extremes(t *testing.T) {
 		t.Errorf("64 GPUs at a billion each: %+v, want no line", ls)
 	}
 }
+
+// A disk the user never priced is still the quote's disk: its size is
+// kept and the line says storage has no price, never a 0 GB disk billed
+// nothing and a total called whole.
+func TestQuote_UnpricedDiskKeepsItsSize(t *testing.T) {
+	r := past("v1", "vast", "RTX 4090", 1, PerSecond, "0.40", UnitHour, "USD", 1)
+	b := bookOf(r)
+	b.Volumes = []*Volume{{ID: 1, Name: "data", RentalID: r.ID, Platform: "vast", Currency: "USD",
+		Events: []VolumeEvent{{Kind: VolumeCreate, At: off(day), SizeGB: MustDecimal("500")}}}}
+	l := quoteOne(t, QuoteInput{GPU: "4090", Running: 10 * time.Hour, Book: b, At: qNow})
+	if l.StorageGB.String() != "500" {
+		t.Errorf("storage %s GB, want the rental's 500", l.StorageGB.String())
+	}
+	if l.Priced() {
+		t.Errorf("line priced as whole with an unpriced 500 GB disk: %+v", l)
+	}
+	money(t, l.Compute, "4.00")
+}
+
+// A bench that measured 4 of 8 GPUs says what one GPU delivers: the
+// quote's TFLOPS a GPU is the mean of those measured, not half of it.
+func TestQuote_PartialBenchPerGPU(t *testing.T) {
+	r := past("big", "runpod", "H200", 8, PerSecond, "28.8", UnitHour, "USD", 1)
+	var gpus []perf.GPU
+	for i := 0; i < 8; i++ {
+		g := perf.GPU{Index: i, Model: "H200"}
+		if i < 4 {
+			g.BF16TFLOPS = 648
+		}
+		gpus = append(gpus, g)
+	}
+	l := quoteOne(t, QuoteInput{GPU: "h200", Running: time.Hour, Book: bookOf(r), At: qNow,
+		Benches: []BenchRecord{{ID: 1, RentalID: r.ID, At: off(day + hour), Bench: perf.Bench{GPUs: gpus}}}})
+	if l.TensorTFLOPS != 648 {
+		t.Errorf("%v TFLOPS a GPU, want 648 (the mean of the 4 measured)", l.TensorTFLOPS)
+	}
+	// $3.60 a GPU-hour ÷ 648 TFLOPS
+	if want := big.NewRat(360, 64800); l.PerTFLOPHour == nil || l.PerTFLOPHour.Cmp(want) != 0 {
+		t.Errorf("per TFLOP-hour %v, want %s", l.PerTFLOPHour, want.FloatString(6))
+	}
+}

@@ -88,7 +88,10 @@ func (w ReceiptWarning) HasWaste() bool { return w.Waste.Currency != "" }
 type SetupTax struct {
 	From, To time.Time
 	Money    Money
-	Priced   bool
+	Priced   bool // the compute has a price: Money is a figure
+	// Partial: storage or traffic in the span has no price, so Money is
+	// the part that has one (said with it, as /job says it).
+	Partial bool
 }
 
 // Duration is the setup tax's length.
@@ -96,9 +99,10 @@ func (s SetupTax) Duration() time.Duration { return s.To.Sub(s.From) }
 
 // ReceiptJob is one job run with its cost.
 type ReceiptJob struct {
-	Run    JobRun
-	Cost   Money
-	Priced bool
+	Run     JobRun
+	Cost    Money
+	Priced  bool // as SetupTax's
+	Partial bool
 }
 
 // ReceiptInput is what BuildReceipt reads: the user's book (for the
@@ -155,21 +159,23 @@ func BuildReceipt(in ReceiptInput) Receipt {
 		if rc.Hourly != nil {
 			rc.PerTFLOPHour = PerTFLOPHour(rc.Hourly, r.GPUCount, first.Bench)
 		}
-		rc.Warnings = receiptWarnings(rc.Assessment, rc.Hourly, r.Currency, len(first.Bench.GPUs))
+		// A slow GPU's share of the price is one paid GPU's: the bench may
+		// list other tenants' cards, or measure only some of the rental's.
+		rc.Warnings = receiptWarnings(rc.Assessment, rc.Hourly, r.Currency, max(r.GPUCount, 1))
 	}
 	if !in.FirstWork.IsZero() {
 		from := r.StartedAt()
 		if in.FirstWork.After(from) {
-			m, ok := spanCost(in.Book, r, from, in.FirstWork)
-			rc.SetupTax = &SetupTax{From: from, To: in.FirstWork, Money: m, Priced: ok}
+			m, ok, partial := spanCost(in.Book, r, from, in.FirstWork)
+			rc.SetupTax = &SetupTax{From: from, To: in.FirstWork, Money: m, Priced: ok, Partial: partial}
 		}
 	}
 	for _, j := range in.Jobs {
 		if j.RentalID != r.ID {
 			continue
 		}
-		m, ok := spanCost(in.Book, r, j.StartedAt, j.EndedAt)
-		rc.Jobs = append(rc.Jobs, ReceiptJob{Run: j, Cost: m, Priced: ok})
+		m, ok, partial := spanCost(in.Book, r, j.StartedAt, j.EndedAt)
+		rc.Jobs = append(rc.Jobs, ReceiptJob{Run: j, Cost: m, Priced: ok, Partial: partial})
 	}
 	slices.SortStableFunc(rc.Jobs, func(a, b ReceiptJob) int { return a.Run.StartedAt.Compare(b.Run.StartedAt) })
 	return rc
@@ -275,12 +281,12 @@ func rentalCostAsOf(b *Book, r *Rental, t time.Time) *RentalCost {
 // share of its compute, storage and traffic), and whether its compute is
 // priced. A span the engine cannot price (a rental without a start)
 // costs nothing.
-func spanCost(b *Book, r *Rental, from, to time.Time) (Money, bool) {
+func spanCost(b *Book, r *Rental, from, to time.Time) (m Money, priced, partial bool) {
 	sc, err := CostOver(b, r, from, to)
 	if err != nil {
-		return Money{Currency: r.Currency}, false
+		return Money{Currency: r.Currency}, false, false
 	}
-	return sc.Total, sc.ComputePriced
+	return sc.Total, sc.ComputePriced, sc.ComputePriced && !sc.Priced()
 }
 
 // PerTFLOPHour is the price of a tensor-TFLOP-hour: the hourly price of
@@ -292,15 +298,9 @@ func spanCost(b *Book, r *Rental, from, to time.Time) (Money, bool) {
 // partial bench neither doubles nor halves the price. nil when no
 // tensor figure was measured.
 func PerTFLOPHour(hourly *big.Rat, paidGPUs int, b perf.Bench) *big.Rat {
-	total := perf.TensorTFLOPS(b)
+	total, measured := perf.TensorTFLOPS(b), tensorMeasured(b)
 	if hourly == nil || !validFigure(total) || total <= 0 {
 		return nil
-	}
-	measured := 0
-	for _, g := range b.GPUs {
-		if perf.TensorTFLOPS(perf.Bench{GPUs: []perf.GPU{g}}) > 0 {
-			measured++
-		}
 	}
 	per := new(big.Rat).Quo(hourly, new(big.Rat).SetFloat64(total))
 	if paidGPUs <= 0 || measured == paidGPUs {
@@ -308,4 +308,26 @@ func PerTFLOPHour(hourly *big.Rat, paidGPUs int, b perf.Bench) *big.Rat {
 	}
 	// (hourly / paid) / (total / measured) = per × measured / paid
 	return per.Mul(per, big.NewRat(int64(measured), int64(paidGPUs)))
+}
+
+// tensorMeasured counts the GPUs of b with a tensor figure.
+func tensorMeasured(b perf.Bench) int {
+	n := 0
+	for _, g := range b.GPUs {
+		if perf.TensorTFLOPS(perf.Bench{GPUs: []perf.GPU{g}}) > 0 {
+			n++
+		}
+	}
+	return n
+}
+
+// tensorPerGPU is the mean tensor TFLOPS of the GPUs of b that have a
+// tensor figure (0 when none has): a bench that measured 4 of 8 GPUs
+// says what one GPU delivers, not half of it.
+func tensorPerGPU(b perf.Bench) float64 {
+	n := tensorMeasured(b)
+	if n == 0 {
+		return 0
+	}
+	return perf.TensorTFLOPS(b) / float64(n)
 }

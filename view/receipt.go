@@ -115,6 +115,8 @@ var receiptTexts = chat.Catalog{
 	"rcp_job_chat":       {"named in the chat", "聊天中命名"},
 	"rcp_nolabel":        {"(no label)", "（无标签）"},
 	"rcp_unpriced_money": {"UNPRICED", "未定价"},
+	"rw_card":            {"card", "显卡"},
+	"rcp_money_partial":  {"%[1]s (part of it unpriced)", "%[1]s（有部分未定价）"},
 	"rcp_off": {
 		"Receipts are off on this server: its store keeps no benches.",
 		"本服务器没有开启测速收据：其存储不保存测速结果。"},
@@ -294,7 +296,7 @@ func ReceiptText(lang string, rc ledger.Receipt, name string, loc *time.Location
 	}
 	lines = append(lines, rt(lang, "rcp_so_far", moneyOr(lang, rc.Priced, rc.SoFar)))
 	if t := rc.SetupTax; t != nil {
-		lines = append(lines, rt(lang, "rcp_setup", moneyOr(lang, t.Priced, t.Money),
+		lines = append(lines, rt(lang, "rcp_setup", spanMoney(lang, t.Priced, t.Partial, t.Money),
 			chat.FormatDuration(t.Duration().Truncate(time.Minute), lang),
 			FormatTime(t.From, loc, now, lang), t.To.In(loc).Format("15:04")))
 	} else {
@@ -312,7 +314,7 @@ func ReceiptText(lang string, rc ledger.Receipt, name string, loc *time.Location
 				how = rt(lang, "rcp_job_exit", strconv.Itoa(j.Run.ExitCode))
 			}
 			lines = append(lines, "   "+rt(lang, "rcp_job", label, FormatTime(j.Run.StartedAt, loc, now, lang),
-				chat.FormatDuration(j.Run.Duration().Truncate(time.Second), lang)+" · "+moneyOr(lang, j.Priced, j.Cost), chat.RawHTML(how)))
+				chat.FormatDuration(j.Run.Duration().Truncate(time.Second), lang)+" · "+spanMoney(lang, j.Priced, j.Partial, j.Cost), chat.RawHTML(how)))
 		}
 	}
 	return strings.Join(lines, "\n")
@@ -323,6 +325,16 @@ func moneyOr(lang string, priced bool, m ledger.Money) string {
 		return receiptTexts.Text(lang, "rcp_unpriced_money")
 	}
 	return m.Format()
+}
+
+// spanMoney is a span's cost (a setup tax, a job): UNPRICED without a
+// compute price, and said to be partial when storage or traffic in it
+// has none, as /job says it.
+func spanMoney(lang string, priced, partial bool, m ledger.Money) string {
+	if priced && partial {
+		return rt(lang, "rcp_money_partial", m.Format())
+	}
+	return moneyOr(lang, priced, m)
 }
 
 // gpuHead is "RTX 4090" or "8× H200".
@@ -646,14 +658,14 @@ func warningText(lang string, rc ledger.Receipt, w ledger.ReceiptWarning) string
 		s += rt(lang, "rw_because", chat.RawHTML(warningFact(lang, rc, *w.Because, w.Model)))
 	}
 	if w.HasWaste() && w.Waste.Minor > 0 && w.Expected > 0 {
-		s += rt(lang, "rw_waste", w.Share.Format(), pct(w.Value/w.Expected), modelName(w.Model), w.Waste.Format())
+		s += rt(lang, "rw_waste", w.Share.Format(), pct(w.Value/w.Expected), modelName(lang, w.Model), w.Waste.Format())
 	}
 	return s
 }
 
-func modelName(m string) string {
+func modelName(lang, m string) string {
 	if m == "" {
-		return "card"
+		return rt(lang, "rw_card")
 	}
 	return m
 }
@@ -666,11 +678,11 @@ func warningFact(lang string, rc ledger.Receipt, w perf.Warning, model string) s
 	}
 	switch string(w.Code) {
 	case "slow_tensor":
-		return rt(lang, "rw_slow_tensor", sig3(w.Value), ratio, modelName(model), sig3(w.Expected))
+		return rt(lang, "rw_slow_tensor", sig3(w.Value), ratio, modelName(lang, model), sig3(w.Expected))
 	case "slow_fp32":
-		return rt(lang, "rw_slow_fp32", sig3(w.Value), ratio, modelName(model), sig3(w.Expected))
+		return rt(lang, "rw_slow_fp32", sig3(w.Value), ratio, modelName(lang, model), sig3(w.Expected))
 	case "slow_memory":
-		return rt(lang, "rw_slow_memory", MemBandwidth(w.Value), ratio, modelName(model), MemBandwidth(w.Expected))
+		return rt(lang, "rw_slow_memory", MemBandwidth(w.Value), ratio, modelName(lang, model), MemBandwidth(w.Expected))
 	case "slow_copy":
 		return rt(lang, "rw_slow_copy", sig3(w.Value)+" GB/s", ratio, sig3(w.Expected)+" GB/s")
 	case "power_cap":
