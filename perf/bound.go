@@ -44,6 +44,12 @@ const (
 	ceilPCIeGen      = 8
 	ceilPCIeWidth    = 32
 	ceilIndex        = 1_023
+	// floorFigure is the least a throughput or a core count can be and
+	// still be a measurement (0.01 TFLOPS, GB/s, MB/s or cores): a tiny
+	// positive figure is never a card's or a host's, and a price divided
+	// by it (a tensor-TFLOP-hour at 5e-324 TFLOPS) would be hundreds of
+	// digits long on every card and table that shows it.
+	floorFigure = 0.01
 	// modelSlack is how far above its own datasheet a figure of a known
 	// card may be (boost clocks above the rated one): beyond it the figure
 	// is not that card's.
@@ -54,7 +60,8 @@ const (
 // changed ("gpus[0].bf16_tflops", "gpus", "skipped[3].why"...): NaN,
 // infinite and negative figures become 0; a figure above its physical
 // ceiling, or above 1.25 times the datasheet of the card it claims to be,
-// becomes 0; strings are made valid UTF-8 without control characters and
+// becomes 0; a throughput (TFLOPS, GB/s, MB/s) or a core count above 0
+// but below 0.01 becomes 0; strings are made valid UTF-8 without control characters and
 // clipped (names to MaxNameBytes, a skip's reason to MaxWhyBytes); GPUs
 // past MaxGPUs and skips past MaxSkips are dropped; an unknown Source
 // becomes "". Timestamps are kept as given (the hub stamps its own).
@@ -68,6 +75,16 @@ func Bound(b Bench) (Bench, []string) {
 			*v = 0
 			note("%s", path)
 		}
+	}
+	// rate is num for a throughput or a core count, which is also 0 (not
+	// measured) below floorFigure.
+	rate := func(path string, v *float64, ceil float64) {
+		if *v > 0 && *v < floorFigure {
+			*v = 0
+			note("%s", path)
+			return
+		}
+		num(path, v, ceil)
 	}
 	str := func(path string, s *string, limit int) {
 		if c := clipText(*s, limit); c != *s {
@@ -98,21 +115,21 @@ func Bound(b Bench) (Bench, []string) {
 		copy(b.GPUs, gpus)
 	}
 	for i := range b.GPUs {
-		boundGPU(&b.GPUs[i], i, note, num, str)
+		boundGPU(&b.GPUs[i], i, note, num, rate, str)
 	}
 
 	h := &b.Host
-	num("host.cpu_cores", &h.CPUCores, ceilCores)
+	rate("host.cpu_cores", &h.CPUCores, ceilCores)
 	str("host.cpu_model", &h.CPUModel, MaxNameBytes)
 	if h.MemoryMiB > ceilHostMemMiB {
 		h.MemoryMiB = 0
 		note("host.memory_mib")
 	}
 	str("host.disk_path", &h.DiskPath, MaxNameBytes)
-	num("host.disk_write_mbps", &h.DiskWriteMBps, ceilDiskMBps)
-	num("host.disk_read_mbps", &h.DiskReadMBps, ceilDiskMBps)
+	rate("host.disk_write_mbps", &h.DiskWriteMBps, ceilDiskMBps)
+	rate("host.disk_read_mbps", &h.DiskReadMBps, ceilDiskMBps)
 	str("host.download_url", &h.DownloadURL, MaxNameBytes)
-	num("host.download_mbps", &h.DownloadMBps, ceilDownloadMBps)
+	rate("host.download_mbps", &h.DownloadMBps, ceilDownloadMBps)
 
 	skips := b.Skipped
 	if len(skips) > MaxSkips {
@@ -137,13 +154,13 @@ func Bound(b Bench) (Bench, []string) {
 	if b.Torch != nil {
 		t := *b.Torch
 		str("torch.version", &t.Version, MaxNameBytes)
-		num("torch.bf16_tflops", &t.BF16TFLOPS, ceilTensorTFLOPS)
+		rate("torch.bf16_tflops", &t.BF16TFLOPS, ceilTensorTFLOPS)
 		b.Torch = &t
 	}
 	return b, changed
 }
 
-func boundGPU(g *GPU, i int, note func(string, ...any), num func(string, *float64, float64), str func(string, *string, int)) {
+func boundGPU(g *GPU, i int, note func(string, ...any), num, rate func(string, *float64, float64), str func(string, *string, int)) {
 	p := func(field string) string { return fmt.Sprintf("gpus[%d].%s", i, field) }
 	if g.Index < 0 || g.Index > ceilIndex {
 		g.Index = i
@@ -167,13 +184,13 @@ func boundGPU(g *GPU, i int, note func(string, ...any), num func(string, *float6
 		ref = r
 	}
 	tensorDS := max(ref.BF16TFLOPS, ref.FP16TFLOPS)
-	num(p("fp32_tflops"), &g.FP32TFLOPS, ceil(ceilFP32TFLOPS, ref.FP32TFLOPS))
-	num(p("bf16_tflops"), &g.BF16TFLOPS, ceil(ceilTensorTFLOPS, tensorDS))
-	num(p("fp16_tflops"), &g.FP16TFLOPS, ceil(ceilTensorTFLOPS, tensorDS))
-	num(p("mem_gbps"), &g.MemGBps, ceil(ceilMemGBps, ref.MemGBps))
+	rate(p("fp32_tflops"), &g.FP32TFLOPS, ceil(ceilFP32TFLOPS, ref.FP32TFLOPS))
+	rate(p("bf16_tflops"), &g.BF16TFLOPS, ceil(ceilTensorTFLOPS, tensorDS))
+	rate(p("fp16_tflops"), &g.FP16TFLOPS, ceil(ceilTensorTFLOPS, tensorDS))
+	rate(p("mem_gbps"), &g.MemGBps, ceil(ceilMemGBps, ref.MemGBps))
 	link := pcieGBps(ref.PCIeGen, ref.PCIeWidth)
-	num(p("h2d_gbps"), &g.H2DGBps, ceil(ceilCopyGBps, link))
-	num(p("d2h_gbps"), &g.D2HGBps, ceil(ceilCopyGBps, link))
+	rate(p("h2d_gbps"), &g.H2DGBps, ceil(ceilCopyGBps, link))
+	rate(p("d2h_gbps"), &g.D2HGBps, ceil(ceilCopyGBps, link))
 
 	if g.MemoryTotalMiB > ceilMemMiB {
 		g.MemoryTotalMiB = 0

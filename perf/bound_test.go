@@ -84,6 +84,44 @@ func TestBound_Absurd(t *testing.T) {
 	}
 }
 
+// TestBound_Tiny: a positive figure too small to be a measurement
+// (5e-324, the least float64, or 1e-9 TFLOPS) is zeroed and named, as an
+// absurd one is: a price divided by it would be hundreds of digits long.
+// A figure at the floor and an honest slow disk stay.
+func TestBound_Tiny(t *testing.T) {
+	for _, tiny := range []float64{5e-324, 1e-9, 0.0099} {
+		g := healthyH200()
+		g.BF16TFLOPS, g.FP16TFLOPS, g.FP32TFLOPS = tiny, tiny, tiny
+		g.MemGBps, g.H2DGBps, g.D2HGBps = tiny, tiny, tiny
+		b := Bench{Source: "cuda", GPUs: []GPU{g},
+			Host:  Host{CPUCores: tiny, DiskWriteMBps: tiny, DiskReadMBps: tiny, DownloadMBps: tiny},
+			Torch: &TorchRun{BF16TFLOPS: tiny}}
+		got, changed := Bound(b)
+		want := []string{
+			"gpus[0].fp32_tflops", "gpus[0].bf16_tflops", "gpus[0].fp16_tflops", "gpus[0].mem_gbps", "gpus[0].h2d_gbps", "gpus[0].d2h_gbps",
+			"host.cpu_cores", "host.disk_write_mbps", "host.disk_read_mbps", "host.download_mbps", "torch.bf16_tflops",
+		}
+		if !slices.Equal(changed, want) {
+			t.Fatalf("%g: changed\n%v\nwant\n%v", tiny, changed, want)
+		}
+		g0, h := got.GPUs[0], got.Host
+		for _, v := range []float64{g0.BF16TFLOPS, g0.FP16TFLOPS, g0.FP32TFLOPS, g0.MemGBps, g0.H2DGBps, g0.D2HGBps,
+			h.CPUCores, h.DiskWriteMBps, h.DiskReadMBps, h.DownloadMBps, got.Torch.BF16TFLOPS} {
+			if v != 0 {
+				t.Fatalf("%g: kept %g in %+v", tiny, v, got)
+			}
+		}
+		if TensorTFLOPS(got) != 0 {
+			t.Fatalf("%g: tensor %g", tiny, TensorTFLOPS(got))
+		}
+	}
+	// At the floor it is a (slow) measurement.
+	b := Bench{Source: "cuda", Host: Host{CPUCores: 1, DiskWriteMBps: floorFigure, DownloadMBps: 0.5}}
+	if got, changed := Bound(b); len(changed) != 0 || got.Host != b.Host {
+		t.Fatalf("changed %v: %+v", changed, got.Host)
+	}
+}
+
 func TestBound_Clips(t *testing.T) {
 	long := strings.Repeat("名", 100) // 300 bytes
 	var gpus []GPU
