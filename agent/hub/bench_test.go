@@ -5,6 +5,8 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
+	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -198,6 +200,48 @@ func TestBench_BoundedNamed(t *testing.T) {
 	}
 	if name := bs[0].Bench.GPUs[0].Name; strings.ContainsAny(name, "\x1b\u202e") {
 		t.Fatalf("stored name %q keeps unprintable characters", name)
+	}
+}
+
+// TestBench_AllAbsurdStored: a forged bench of 16 GPUs with every figure
+// absurd (and 64 skips on GPUs that cannot be) is stored, answered 200,
+// with the names of what was bounded capped: the first 64, then "…+N"
+// for the rest, within what the store keeps with a bench.
+func TestBench_AllAbsurdStored(t *testing.T) {
+	e := newEnv(t, hub.Config{})
+	rep := benchReport("r1")
+	rep.Bench.WallSeconds, rep.Bench.GPUSeconds = -1, 1e300
+	rep.Bench.GPUs = nil
+	for i := range perf.MaxGPUs {
+		rep.Bench.GPUs = append(rep.Bench.GPUs, perf.GPU{Index: -1 - i, Name: "NVIDIA GeForce RTX 4090",
+			FP32TFLOPS: 1e300, BF16TFLOPS: 1e300, FP16TFLOPS: -1, MemGBps: 1e300, H2DGBps: 5e-324, D2HGBps: 1e9,
+			MemoryTotalMiB: 1 << 40, MemoryUsedMiB: 1 << 41, UtilPercent: 101, OtherProcs: -1, PCIeGen: 99, PCIeGenMax: 99,
+			PCIeWidth: -1, PCIeWidthMax: 999, PowerLimitW: 1e9, PowerDefaultW: -1, SMClockMaxMHz: -1, SMClockBenchMHz: 1e9,
+			ECCUncorrected: 1 << 40, RetiredPages: -1, TemperatureC: 9999})
+	}
+	rep.Bench.Host = perf.Host{CPUCores: 1e9, MemoryMiB: 1 << 62, DiskWriteMBps: -1, DiskReadMBps: 1e300, DownloadMBps: 1e-9}
+	for i := range perf.MaxSkips {
+		rep.Bench.Skipped = append(rep.Bench.Skipped, perf.Skip{What: "bf16_tflops", GPU: -2 - i, Why: "forged"})
+	}
+	rep.Bench.Torch = &perf.TorchRun{BF16TFLOPS: 1e300}
+	_, all := perf.Bound(rep.Bench)
+	if len(all) < 400 {
+		t.Fatalf("perf.Bound named %d figures; the forgery is meant to have hundreds", len(all))
+	}
+	code, resp := e.bench(e.token, rep)
+	if code != http.StatusOK || !resp.Stored {
+		t.Fatalf("bench = %d %+v, want 200 and stored", code, resp)
+	}
+	want := append(slices.Clone(all[:64]), "…+"+strconv.Itoa(len(all)-64))
+	if !slices.Equal(resp.Bounded, want) {
+		t.Fatalf("answered bounded (%d) %v\nwant (%d) %v", len(resp.Bounded), resp.Bounded, len(want), want)
+	}
+	bs := e.benches()
+	if len(bs) != 1 || !slices.Equal(bs[0].Bounded, want) {
+		t.Fatalf("stored %d benches, bounded %v", len(bs), bs)
+	}
+	if g := bs[0].Bench.GPUs[15]; g.BF16TFLOPS != 0 || g.H2DGBps != 0 || g.Index != 15 || g.TemperatureC != 0 {
+		t.Fatalf("GPU 15 stored as %+v", g)
 	}
 }
 

@@ -7,6 +7,7 @@ import (
 	"io"
 	"math"
 	"net/http"
+	"strconv"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -313,6 +314,14 @@ const (
 	maxBenchShort = 64  // versions, a compute capability, a model, a skip's name
 	maxBenchName  = 128 // a GPU's name and UUID, a CPU model
 	maxBenchPath  = 256 // the disk path, the download URL, a skip's why
+	// maxBoundedNames and maxBoundedBytes bound the names of the figures
+	// perf.Bound changed that a report keeps: a forged bench with every
+	// figure of 16 GPUs and 64 skips wrong has hundreds (about 10 KB),
+	// more than the store keeps with a bench (4 KiB of JSON) and more
+	// than anyone reads. The first ones are kept, then one "…+N" for the
+	// N left out, which reads the same in every language.
+	maxBoundedNames = 64
+	maxBoundedBytes = 2 << 10
 )
 
 // readBench decodes the bench report in the body of r (at most
@@ -380,5 +389,19 @@ func (rep *benchReport) clean() {
 	if b.Torch != nil {
 		b.Torch.Version = text(b.Torch.Version, maxBenchShort, "…")
 	}
-	rep.Bench, rep.bounded = b, bounded
+	rep.Bench, rep.bounded = b, capBounded(bounded)
+}
+
+// capBounded returns the first of names that fit maxBoundedNames and
+// maxBoundedBytes (each counted as a JSON string, quoted, with its
+// comma), then "…+N" for the N left out; names itself when all fit.
+func capBounded(names []string) []string {
+	used := 0
+	for i, n := range names {
+		used += len(n) + 3
+		if i == maxBoundedNames || used > maxBoundedBytes {
+			return append(names[:i:i], "…+"+strconv.Itoa(len(names)-i))
+		}
+	}
+	return names
 }

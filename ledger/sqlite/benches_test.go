@@ -82,6 +82,19 @@ func TestBenches_BadInput(t *testing.T) {
 		_, _, err := db.AddBench(ctx, ledger.BenchRecord{RentalID: r.ID + 100, ReportID: "a", Bench: aBench()})
 		return err
 	})
+	// Bounded names over the store's 4 KiB are refused with that limit
+	// named, not the bench's 128 KiB (the hub caps them well within).
+	many := make([]string, 200)
+	for i := range many {
+		many[i] = fmt.Sprintf("gpus[%d].sm_clock_bench_mhz", i%16)
+	}
+	unchanged(t, db, ledger.EINVALID, func() error {
+		_, _, err := db.AddBench(ctx, ledger.BenchRecord{RentalID: r.ID, ReportID: "a", Bench: aBench(), Bounded: many})
+		if err != nil && (!strings.Contains(err.Error(), "bounded names") || !strings.Contains(err.Error(), " 4096")) {
+			t.Errorf("error %q does not name the bounded names' limit", err)
+		}
+		return err
+	})
 	for _, run := range []ledger.JobRun{
 		{RentalID: r.ID, UserID: 1, Label: "bad label", StartedAt: at(time.Minute), EndedAt: at(2 * time.Minute), Source: ledger.JobFromAgent},
 		{RentalID: r.ID, UserID: 1, Label: "", StartedAt: at(time.Minute), EndedAt: at(2 * time.Minute), Source: ledger.JobFromChat},
