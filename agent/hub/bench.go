@@ -208,10 +208,16 @@ func (h *Hub) benchWanted(ctx context.Context, tok ledger.AgentToken, rl *ledger
 }
 
 // userBenchOff returns the user's Settings.BenchOff, cached for
-// benchOffTTL or until UserChanged.
+// benchOffTTL or until UserChanged. A read of the store that a
+// UserChanged overtook (it may have read the settings before they
+// changed) is returned but not cached: cached, it would hide the change
+// for benchOffTTL. One counter for all users keeps the check free of
+// memory per user; a change of another user's settings meanwhile costs
+// one more read at most.
 func (h *Hub) userBenchOff(ctx context.Context, userID int64, now time.Time) (bool, error) {
 	h.mu.Lock()
 	c, ok := h.benchOff[userID]
+	gen := h.benchOffGen
 	h.mu.Unlock()
 	if ok && now.Sub(c.at) < benchOffTTL && !now.Before(c.at) {
 		return c.off, nil
@@ -221,20 +227,24 @@ func (h *Hub) userBenchOff(ctx context.Context, userID int64, now time.Time) (bo
 		return false, err
 	}
 	h.mu.Lock()
-	if len(h.benchOff) >= maxCachedTokens {
-		clear(h.benchOff)
+	if h.benchOffGen == gen {
+		if len(h.benchOff) >= maxCachedTokens {
+			clear(h.benchOff)
+		}
+		h.benchOff[userID] = userBenchOff{off: u.Settings.BenchOff, at: now}
 	}
-	h.benchOff[userID] = userBenchOff{off: u.Settings.BenchOff, at: now}
 	h.mu.Unlock()
 	return u.Settings.BenchOff, nil
 }
 
 // UserChanged is told that a user's settings changed outside the hub
 // (/settings): the next heartbeat of their agents reads whether
-// receipts are off again, instead of after benchOffTTL.
+// receipts are off again, instead of after benchOffTTL, and a read
+// under way does not cache what it read before the change.
 func (h *Hub) UserChanged(userID int64) {
 	h.mu.Lock()
 	delete(h.benchOff, userID)
+	h.benchOffGen++
 	h.mu.Unlock()
 }
 

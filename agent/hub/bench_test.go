@@ -5,9 +5,11 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
+	"net/http/httptest"
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -291,6 +293,69 @@ func TestBench_Wanted(t *testing.T) {
 	}
 	if ev := off.rec.benchEvents(); len(ev) != 0 {
 		t.Fatalf("BenchReported with receipts off: %+v", ev)
+	}
+}
+
+// userReadHook is the hub's store with a hook run once, after the next
+// read of a user returns from the store and before the hub uses it.
+type userReadHook struct {
+	hub.Store
+	mu    sync.Mutex
+	after func()
+}
+
+func (s *userReadHook) User(ctx context.Context, id int64) (ledger.User, error) {
+	u, err := s.Store.User(ctx, id)
+	s.mu.Lock()
+	f := s.after
+	s.after = nil
+	s.mu.Unlock()
+	if f != nil {
+		f()
+	}
+	return u, err
+}
+
+// TestBench_OffDuringRead: receipts turned off (and UserChanged told)
+// while the hub is reading the user's settings from the store is obeyed
+// by the next heartbeat: the read the change overtook is not cached for
+// benchOffTTL.
+func TestBench_OffDuringRead(t *testing.T) {
+	ctx := context.Background()
+	e := newEnv(t, hub.Config{})
+	st := &userReadHook{Store: e.db}
+	h, err := hub.New(hub.Config{Store: st, Now: e.clk.Now, Events: e.rec})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := h.Load(ctx); err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(h.Handler())
+	t.Cleanup(srv.Close)
+	e.hub, e.srv = h, srv
+	turnedOff := false
+	st.after = func() {
+		u, err := e.db.User(ctx, 1)
+		if err != nil {
+			t.Error(err)
+			return
+		}
+		u.Settings.BenchOff = true
+		if _, err := e.db.UpdateUser(ctx, ledger.Action{UserID: 1}, u); err != nil {
+			t.Error(err)
+			return
+		}
+		h.UserChanged(1)
+		turnedOff = true
+	}
+	// This heartbeat's read saw receipts on: it may ask once.
+	if code, _ := e.beat(e.token, hb(wire.VerdictIdle, 0)); code != http.StatusOK || !turnedOff {
+		t.Fatalf("heartbeat = %d, hook run %v", code, turnedOff)
+	}
+	e.clk.Add(30 * time.Second)
+	if _, resp := e.beat(e.token, hb(wire.VerdictIdle, 0)); resp.BenchWanted {
+		t.Fatal("bench wanted after receipts were turned off: the read the change overtook was cached")
 	}
 }
 

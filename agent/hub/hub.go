@@ -139,9 +139,12 @@ type Hub struct {
 	// Benches (bench.go). benchMu serialises the store work of bench
 	// reports, so that two reports of one rental are never both its
 	// first; taken before mu, never inside it. benchOff caches each
-	// user's Settings.BenchOff, under mu.
-	benchMu  sync.Mutex
-	benchOff map[int64]userBenchOff
+	// user's Settings.BenchOff, under mu; benchOffGen counts the
+	// UserChanged calls, under mu, so that a read of the store that one
+	// overtook does not cache what it read (userBenchOff).
+	benchMu     sync.Mutex
+	benchOff    map[int64]userBenchOff
+	benchOffGen uint64
 }
 
 type rentalEntry struct {
