@@ -119,6 +119,9 @@ type diskOptions struct {
 	open func(name string, flag int, perm os.FileMode) (*os.File, error)
 	// free replaces the free space of the directory's filesystem.
 	free func(dir string) (uint64, error)
+	// flush replaces fdatasync, which the fallback (no O_DIRECT) calls
+	// after every chunk (tests make it as slow as a cloud disk).
+	flush func(f *os.File) error
 }
 
 // downloadOptions are the download test's knobs; the zero value is the

@@ -11,6 +11,7 @@ import (
 	mrand "math/rand/v2"
 	"os"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"time"
 	"unsafe"
@@ -24,14 +25,32 @@ import (
 // lengths: the largest logical block size in use (4 KiB).
 const diskAlign = 4096
 
+// Stale test files: a bench killed mid-test (SIGKILL after the grace,
+// a power cut) cannot remove its file, so the next one removes what
+// such a bench left.
+const (
+	// diskFilePrefix is the test file's name before its 16 hex digits.
+	diskFilePrefix = ".gpuledger-bench-"
+	// diskStaleAge is how old a test file must be to be taken for one
+	// left behind: a running bench writes its file for seconds.
+	diskStaleAge = time.Minute
+	// diskStaleScan bounds the directory entries read looking for them.
+	diskStaleScan = 1 << 16
+)
+
 // diskTest writes up to diskSize bytes into a new file in dir, fsyncs
 // it, then reads it back, each within half of the time to deadline, and
 // returns the write and read speeds in MB/s (1e6). It bypasses the page
 // cache with O_DIRECT; where the filesystem refuses it (tmpfs, some
 // overlay and network filesystems) it falls back to buffered writes
-// with fsync and reads after dropping the cache, and says so in a Skip.
-// The file is created 0600 and always removed. A read-only, full or
-// missing directory is a Skip, never a failure.
+// with fsync and reads after dropping the cache, and says so in a Skip;
+// it flushes every chunk, so that the write phase ends at its deadline
+// (one fsync of all the page cache took would not: 256 MiB on a cloud
+// disk of 8 MB/s is longer than the whole bench). The file is created
+// 0600 and removed when the test ends, or when ctx ends (the daemon
+// stops the bench with SIGTERM first); one a killed bench left is
+// removed by the next (removeStale). A read-only, full or missing
+// directory is a Skip, never a failure.
 func diskTest(ctx context.Context, dir string, deadline time.Time, o diskOptions) (writeMBps, readMBps float64, skips []perf.Skip) {
 	skipBoth := func(format string, args ...any) (float64, float64, []perf.Skip) {
 		why := fmt.Sprintf(format, args...)
@@ -48,6 +67,8 @@ func diskTest(ctx context.Context, dir string, deadline time.Time, o diskOptions
 	if free == nil {
 		free = freeBytes
 	}
+	// Before the free space is read: a file left behind takes space.
+	removeStale(dir, time.Now())
 	avail, err := free(dir)
 	if err != nil {
 		return skipBoth("cannot test the disk of %s: %v", dir, err)
@@ -68,7 +89,11 @@ func diskTest(ctx context.Context, dir string, deadline time.Time, o diskOptions
 	if open == nil {
 		open = os.OpenFile
 	}
-	name := filepath.Join(dir, ".gpuledger-bench-"+randHex())
+	flush := o.flush
+	if flush == nil {
+		flush = func(f *os.File) error { return unix.Fdatasync(int(f.Fd())) }
+	}
+	name := filepath.Join(dir, diskFilePrefix+randHex())
 	const flags = os.O_RDWR | os.O_CREATE | os.O_EXCL
 	direct := true
 	f, err := open(name, flags|syscall.O_DIRECT, 0o600)
@@ -103,11 +128,21 @@ func diskTest(ctx context.Context, dir string, deadline time.Time, o diskOptions
 	for written < size && time.Now().Before(writeBy) && ctx.Err() == nil {
 		n, err := f.Write(buf)
 		written += int64(n)
+		if err == nil && !direct {
+			// Through the page cache: this chunk on the disk before the
+			// next, so that the time is the disk's and bounded.
+			err = flush(f)
+		}
 		if err != nil {
 			if errors.Is(err, syscall.ENOSPC) || errors.Is(err, syscall.EDQUOT) {
 				return skipBoth("%s is full", dir)
 			}
 			return skipBoth("writing in %s: %v", dir, unwrapPath(err))
+		}
+	}
+	if !direct {
+		if err := flush(f); err != nil {
+			return skipBoth("flushing %s: %v", dir, unwrapPath(err))
 		}
 	}
 	if err := f.Sync(); err != nil {
@@ -138,6 +173,47 @@ func diskTest(ctx context.Context, dir string, deadline time.Time, o diskOptions
 		return writeMBps, 0, append(skips, hostSkip("disk_read_mbps", "no time left to read back within the bench's timeout"))
 	}
 	return writeMBps, float64(read) / rel.Seconds() / 1e6, skips
+}
+
+// removeStale removes the test files a killed bench left in dir: names
+// of diskFilePrefix and 16 hex digits, regular files (not a link) of
+// this user, last written diskStaleAge before now or earlier. Anything
+// else, another user's file or a running bench's, is left alone; an
+// error only means nothing more is removed.
+func removeStale(dir string, now time.Time) {
+	d, err := os.Open(dir)
+	if err != nil {
+		return
+	}
+	defer d.Close()
+	uid := uint32(os.Getuid())
+	for seen := 0; seen < diskStaleScan; {
+		ents, err := d.ReadDir(256)
+		for _, e := range ents {
+			if !isDiskFileName(e.Name()) || !e.Type().IsRegular() {
+				continue
+			}
+			fi, err := e.Info() // lstat: a link is not followed
+			if err != nil || !fi.Mode().IsRegular() || now.Sub(fi.ModTime()) < diskStaleAge {
+				continue
+			}
+			if st, ok := fi.Sys().(*syscall.Stat_t); !ok || st.Uid != uid {
+				continue
+			}
+			os.Remove(filepath.Join(dir, e.Name()))
+		}
+		seen += len(ents)
+		if err != nil {
+			return
+		}
+	}
+}
+
+// isDiskFileName reports whether name is a test file's: diskFilePrefix
+// and 16 lowercase hex digits (randHex).
+func isDiskFileName(name string) bool {
+	h, ok := strings.CutPrefix(name, diskFilePrefix)
+	return ok && len(h) == 16 && strings.Trim(h, "0123456789abcdef") == ""
 }
 
 // freeBytes is the space available to us on dir's filesystem.

@@ -1,11 +1,15 @@
 package bench
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"os/exec"
+	"os/signal"
 	"path/filepath"
 	"runtime"
 	"strings"
@@ -13,6 +17,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/gpuledger/gpuledger/agent"
 	"github.com/gpuledger/gpuledger/perf"
@@ -336,4 +342,166 @@ func TestDisk_Size(t *testing.T) {
 	} else if fi.Size() != 20<<20 {
 		t.Errorf("80 MiB free: wrote %d bytes, want a quarter, 20 MiB", fi.Size())
 	}
+}
+
+// slowFlush models a disk of rate bytes a second behind the page cache:
+// a flush takes as long as writing what was added since the last one.
+type slowFlush struct {
+	rate    float64
+	mu      sync.Mutex
+	flushed int64
+}
+
+func (s *slowFlush) flush(f *os.File) error {
+	fi, err := f.Stat()
+	if err != nil {
+		return err
+	}
+	s.mu.Lock()
+	n := fi.Size() - s.flushed
+	s.flushed = fi.Size()
+	s.mu.Unlock()
+	time.Sleep(time.Duration(float64(n) / s.rate * float64(time.Second)))
+	return nil
+}
+
+// TestDisk_FallbackBounded: where O_DIRECT is refused, the writes are
+// flushed chunk by chunk, so on a slow disk (8 MB/s) the test stops
+// writing at its deadline instead of waiting for one flush of all the
+// page cache took (64 MiB there: 8 s), and removes its file.
+func TestDisk_FallbackBounded(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("the disk test runs on Linux only")
+	}
+	dir := t.TempDir()
+	slow := &slowFlush{rate: 8e6}
+	o := diskOptions{size: 64 << 20, chunk: 1 << 20, open: (&recordingOpen{refuseDirect: true}).open, flush: slow.flush,
+		free: func(string) (uint64, error) { return 1 << 40, nil }}
+	start := time.Now()
+	w, r, skips := diskTest(t.Context(), dir, start.Add(2*time.Second), o)
+	el := time.Since(start)
+	if el > 3*time.Second {
+		t.Errorf("took %s with a deadline of 2 s: the write phase is not bounded", el)
+	}
+	if w <= 0 || w > 20 || r <= 0 {
+		t.Errorf("write %.1f MB/s (the disk does 8), read %.1f, skips %+v", w, r, skips)
+	}
+	if slow.flushed <= 0 || slow.flushed >= 64<<20 {
+		t.Errorf("flushed %d bytes: want some, and not all 64 MiB within 1 s at 8 MB/s", slow.flushed)
+	}
+	assertEmpty(t, dir)
+}
+
+// TestDisk_RemovesStale: the disk test removes the files a killed bench
+// left (its own name, a regular file of this user, over a minute old)
+// and nothing else: not a running bench's, another user's, a link, a
+// directory, or a name that is not quite its own.
+func TestDisk_RemovesStale(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("the disk test runs on Linux only")
+	}
+	dir, elsewhere := t.TempDir(), t.TempDir()
+	old := time.Now().Add(-2 * time.Minute)
+	mk := func(name string, mtime time.Time) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte("x"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Chtimes(p, mtime, mtime); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	stale := mk(".gpuledger-bench-0123456789abcdef", old)
+	keep := []string{
+		mk(".gpuledger-bench-fedcba9876543210", time.Now()), // a running bench's
+		mk(".gpuledger-bench-0123456789ABCDEF", old),
+		mk(".gpuledger-bench-notes", old),
+		mk(".gpuledger-bench-0123456789abcdef0", old),
+		mk("data.bin", old),
+	}
+	target := filepath.Join(elsewhere, "target")
+	os.WriteFile(target, []byte("x"), 0o600)
+	os.Chtimes(target, old, old)
+	link := filepath.Join(dir, ".gpuledger-bench-1111111111111111")
+	if err := os.Symlink(target, link); err != nil {
+		t.Fatal(err)
+	}
+	tv := []unix.Timeval{unix.NsecToTimeval(old.UnixNano()), unix.NsecToTimeval(old.UnixNano())}
+	if err := unix.Lutimes(link, tv); err != nil {
+		t.Fatal(err)
+	}
+	sub := filepath.Join(dir, ".gpuledger-bench-2222222222222222")
+	os.Mkdir(sub, 0o700)
+	os.Chtimes(sub, old, old)
+	keep = append(keep, link, target, sub)
+	if os.Getuid() == 0 {
+		// Root can make a file of another user's; others cannot, and
+		// the check is the same uid comparison.
+		theirs := mk(".gpuledger-bench-3333333333333333", old)
+		if err := os.Chown(theirs, 65534, 65534); err != nil {
+			t.Fatal(err)
+		}
+		os.Chtimes(theirs, old, old)
+		keep = append(keep, theirs)
+	}
+
+	w, _, skips := diskTest(t.Context(), dir, time.Now().Add(5*time.Second), smallDisk)
+	if w <= 0 {
+		t.Fatalf("no figure: %+v", skips)
+	}
+	if _, err := os.Lstat(stale); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("the stale test file is left (%v)", err)
+	}
+	for _, p := range keep {
+		if _, err := os.Lstat(p); err != nil {
+			t.Errorf("%s was removed (%v)", filepath.Base(p), err)
+		}
+	}
+}
+
+// TestDisk_TermRemovesFile: a bench given SIGTERM mid-test (the daemon's
+// watchdog or stop) removes its file before it exits. The child is this
+// test binary, running the disk test on a slow disk under a context
+// that SIGTERM ends, as gpuledger-agent's main does.
+func TestDisk_TermRemovesFile(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("the disk test runs on Linux only")
+	}
+	if dir := os.Getenv("GPULEDGER_TEST_DISK_CHILD"); dir != "" {
+		ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM)
+		defer stop()
+		slow := &slowFlush{rate: 8e6}
+		diskTest(ctx, dir, time.Now().Add(time.Minute), diskOptions{size: 64 << 20, chunk: 1 << 20,
+			open: (&recordingOpen{refuseDirect: true}).open, flush: slow.flush})
+		return
+	}
+	dir := t.TempDir()
+	cmd := exec.Command(os.Args[0], "-test.run=^TestDisk_TermRemovesFile$")
+	cmd.Env = append(os.Environ(), "GPULEDGER_TEST_DISK_CHILD="+dir)
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		ents, _ := os.ReadDir(dir)
+		if len(ents) > 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			cmd.Process.Kill()
+			t.Fatal("the child made no test file")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		cmd.Process.Kill()
+		t.Fatal("the child did not exit 10 s after SIGTERM")
+	}
+	assertEmpty(t, dir)
 }
