@@ -2,6 +2,7 @@ package agent
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -38,6 +39,16 @@ const (
 	// benchWatchdog ends a child that has not finished: the bench
 	// itself stops at 10 s, JIT and host tests included.
 	benchWatchdog = 30 * time.Second
+	// benchGrace is how long a child stopped with SIGTERM (the watchdog,
+	// the daemon stopping) has to remove its disk test's file and exit
+	// before its process group is killed; it also bounds how long a
+	// grandchild may hold the child's output open after it exited.
+	benchGrace = 5 * time.Second
+	// benchTokenWait bounds how long a bench waits for a token the hub
+	// takes (401, 409, the enrolment token): then it is dropped, and the
+	// next bench_wanted asks again, rather than blocking every other
+	// rental's bench for ever.
+	benchTokenWait = 3 * time.Hour
 	// benchMaxOut bounds what is read of the child's output: a report
 	// must fit wire.MaxBenchBodyBytes with its envelope.
 	benchMaxOut = wire.MaxBenchBodyBytes - 2<<10
@@ -55,22 +66,55 @@ type benchRunner struct {
 	// own binary and "bench". Nil: os.Executable().
 	argv     []string
 	simulate string // passed on as --simulate
-	url      string // passed on as --download-url
-	dir      string // passed on as --dir: the disk the agent reports (--disk-path)
+	// url is passed on in the child's environment as
+	// GPULEDGER_BENCH_URL, never on its command line: any local user
+	// reads that in ps, and a presigned URL's query is a secret.
+	url string
+	dir string // passed on as --dir: the disk the agent reports (--disk-path)
 	// busy reports whether the latest sample is busy with someone's
 	// GPU work (gpuWorkBusy), and whether there is a sample at all.
-	busy   func() (busy, seen bool)
-	post   func(context.Context, wire.BenchReport) (wire.BenchResponse, error)
+	busy func() (busy, seen bool)
+	// post sends a report with the token given, not whatever token is
+	// current by then: send checked which rental that token is for.
+	post   func(ctx context.Context, tok string, rep wire.BenchReport) (wire.BenchResponse, error)
 	token  func() string
 	bootID string
 	log    *slog.Logger
 
-	busyWait, poll, watchdog, tokenPoll time.Duration
+	busyWait, poll, watchdog, grace, tokenPoll, tokenWait time.Duration
 
 	mu      sync.Mutex
 	running bool
 	done    map[string]bool // rentals benched (sent or given up) in this run
-	wg      sync.WaitGroup
+	// namedTok and named are the latest heartbeat answer's token and
+	// the rental it named (heard): which rental a token is for.
+	namedTok, named string
+	wg              sync.WaitGroup
+}
+
+// benchJob is the rental a bench is for and the token it was asked
+// with: the report goes to that rental only, whatever token the agent
+// holds by the time it is sent.
+type benchJob struct{ rental, tok string }
+
+// heard notes that the hub's answer to a heartbeat sent with tok named
+// rental (the daemon calls it for every answer that is not an
+// enrolment one). It never blocks.
+func (r *benchRunner) heard(tok, rental string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.namedTok, r.named = tok, rental
+}
+
+// rentalOf returns the rental the latest answer named for tok; ok is
+// false when no answer to a heartbeat with tok came yet.
+func (r *benchRunner) rentalOf(tok string) (rental string, ok bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if tok == "" || tok != r.namedTok {
+		return "", false
+	}
+	return r.named, true
 }
 
 // want asks for the bench of rental. It never blocks: the bench runs on
@@ -82,10 +126,11 @@ func (r *benchRunner) want(rental string) {
 		return
 	}
 	r.running = true
+	j := benchJob{rental: rental, tok: r.token()}
 	r.wg.Add(1)
 	go func() {
 		defer r.wg.Done()
-		finished := r.run(rental)
+		finished := r.run(j)
 		r.mu.Lock()
 		defer r.mu.Unlock()
 		r.running = false
@@ -103,14 +148,14 @@ func (r *benchRunner) wait() { r.wg.Wait() }
 
 // run waits for a GPU not busy, runs the child and sends its bench. It
 // reports whether it finished (sent, or refused for good) rather than
-// being stopped.
-func (r *benchRunner) run(rental string) bool {
+// being stopped or given up.
+func (r *benchRunner) run(j benchJob) bool {
 	ctx := r.ctx
 	factsOnly, ok := r.waitNotBusy(ctx)
 	if !ok {
 		return false
 	}
-	r.log.Info("running the bench the server asked for", "rental", rental, "facts_only", factsOnly)
+	r.log.Info("running the bench the server asked for", "rental", j.rental, "facts_only", factsOnly)
 	b, ok := r.runChild(ctx, factsOnly)
 	if !ok {
 		return false
@@ -120,7 +165,7 @@ func (r *benchRunner) run(rental string) bool {
 			Why: fmt.Sprintf("the GPU stayed busy with someone's work for %s after the server asked: facts only, no load on the GPU and no disk test", r.busyWait.Round(time.Second))})
 	}
 	rep := wire.BenchReport{Version: wire.Version, ID: benchID(), AgentVersion: Version, BootID: r.bootID, Bench: b}
-	return r.send(ctx, rep)
+	return r.send(ctx, rep, j)
 }
 
 // waitNotBusy waits for a sample not busy with someone's GPU work; after
@@ -145,10 +190,12 @@ func (r *benchRunner) waitNotBusy(ctx context.Context) (factsOnly, ok bool) {
 }
 
 // runChild runs the bench as a child process and returns its bench.
-// A child that hangs is killed (its whole process group) after the
-// watchdog; one that prints no bench, or too much, gives a bench that
-// measured nothing and says why: the server then stops asking. ok is
-// false when ctx ended (the agent stops: nothing is sent).
+// A child that hangs is stopped after the watchdog: its process group
+// gets SIGTERM, so the bench removes its disk test's file on its way
+// out, and SIGKILL grace later; one that prints no bench, or too much,
+// gives a bench that measured nothing and says why: the server then
+// stops asking. ok is false when ctx ended (the agent stops: nothing is
+// sent, and the child is stopped the same way).
 func (r *benchRunner) runChild(ctx context.Context, factsOnly bool) (perf.Bench, bool) {
 	started := time.Now()
 	none := func(format string, args ...any) (perf.Bench, bool) {
@@ -172,36 +219,46 @@ func (r *benchRunner) runChild(ctx context.Context, factsOnly bool) (perf.Bench,
 	if r.simulate != "" {
 		args = append(args, "--simulate", r.simulate)
 	}
-	if r.url != "" {
-		args = append(args, "--download-url", r.url)
-	}
 	if r.dir != "" {
 		args = append(args, "--dir", r.dir)
 	}
 	cctx, cancel := context.WithTimeout(ctx, r.watchdog)
 	defer cancel()
 	cmd := exec.CommandContext(cctx, argv[0], args...)
-	// Its own process group, so the watchdog ends whatever it started.
+	// Its own process group, so the watchdog ends whatever it started:
+	// SIGTERM first (the bench's context ends, its disk test removes its
+	// file), SIGKILL to the leader grace later (WaitDelay), and to the
+	// whole group once Run returns.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
-	cmd.WaitDelay = 2 * time.Second
-	// The bench needs no token: it is not handed one.
-	cmd.Env = slices.DeleteFunc(os.Environ(), func(kv string) bool { return strings.HasPrefix(kv, "GPULEDGER_AGENT_TOKEN=") })
+	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGTERM) }
+	cmd.WaitDelay = cmp.Or(r.grace, benchGrace)
+	cmd.Env = benchEnv(os.Environ(), r.url)
 	stdout := &cappedBuffer{max: benchMaxOut}
 	stderr := &cappedBuffer{max: benchMaxErr}
 	cmd.Stdout, cmd.Stderr = stdout, stderr
 	err := cmd.Run()
+	if cmd.Process != nil && (cctx.Err() != nil || errors.Is(err, exec.ErrWaitDelay)) {
+		// Whatever of the group outlived the grace (a grandchild
+		// ignoring SIGTERM, or holding the output open). The group's ID
+		// cannot be reused while any of it lives.
+		syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+	}
 	switch {
 	case ctx.Err() != nil:
 		return perf.Bench{}, false
 	case cctx.Err() != nil:
-		return none("the bench did not finish in %s: it was killed", r.watchdog.Round(time.Second))
+		return none("the bench did not finish in %s: it was stopped", r.watchdog.Round(time.Second))
 	case stdout.over:
 		return none("the bench printed more than %d bytes: not a bench", benchMaxOut)
 	}
 	if err != nil {
 		var ee *exec.ExitError
-		if !errors.As(err, &ee) {
+		switch {
+		case errors.Is(err, exec.ErrWaitDelay):
+			// The bench exited 0, but something it started held its
+			// output open past the grace: what it printed is whole.
+			r.log.Debug("the bench's output stayed open after it exited", "err", err)
+		case !errors.As(err, &ee):
 			return none("cannot run the bench: %v", err)
 		}
 		// Exit 1 is "nothing measured", with a bench on stdout all the same.
@@ -223,36 +280,84 @@ func (r *benchRunner) runChild(ctx context.Context, factsOnly bool) (perf.Bench,
 	return b, true
 }
 
-// send posts rep until the server has it: again with the same ID after
-// a network error or a 5xx (backoff), after a new token when the server
-// answers 409 (the agent still holds its enrolment token: the report is
-// kept until the rental's token arrives) or 401; never again after any
-// other refusal (400, 413). It reports whether it finished rather than
-// being stopped.
-func (r *benchRunner) send(ctx context.Context, rep wire.BenchReport) bool {
+// send posts rep, the bench of j.rental, until the server has it: again
+// with the same ID after a network error or a 5xx (backoff), after a new
+// token when the server answers 409 (the agent still holds its
+// enrolment token: the report is kept until the rental's token arrives)
+// or 401; never again after a 429 (the rental holds as many benches as
+// the hub stores) or any other refusal (400, 413). A token other than
+// j's carries the report only once a heartbeat answer named j.rental as
+// its rental: the agent may have been logged as another rental since,
+// and the report must not be stored under that one. Waiting for a token
+// ends after tokenWait. send reports whether it finished (sent, or
+// refused for good) rather than being stopped, given up or dropped for
+// another rental: the next bench_wanted for j.rental asks again.
+func (r *benchRunner) send(ctx context.Context, rep wire.BenchReport, j benchJob) bool {
 	var backoff time.Duration
+	var giveUp time.Time // when waiting for a token ends; zero: not waiting yet
+	tokenWait := cmp.Or(r.tokenWait, benchTokenWait)
+	wait := func(cond func() bool) bool {
+		if giveUp.IsZero() {
+			giveUp = time.Now().Add(tokenWait)
+		}
+		for !cond() {
+			if !time.Now().Before(giveUp) {
+				r.log.Warn("no token the server takes for the bench came; dropping it (the server asks again if it still wants one)",
+					"rental", j.rental, "waited", tokenWait, "id", rep.ID)
+				return false
+			}
+			if !sleepCtx(ctx, min(r.tokenPoll, time.Until(giveUp))) {
+				return false
+			}
+		}
+		return true
+	}
 	for {
 		tok := r.token()
 		if wire.IsEnrolToken(tok) {
 			// No rental yet: the hub would answer 409.
-			if !r.waitToken(ctx, tok) {
+			if !wait(func() bool { return r.token() != tok }) {
 				return false
 			}
 			continue
 		}
+		if tok != j.tok {
+			named, ok := r.rentalOf(tok)
+			if !ok {
+				// A new token, whose rental no answer named yet.
+				if !wait(func() bool { _, ok := r.rentalOf(tok); return ok || r.token() != tok }) {
+					return false
+				}
+				continue
+			}
+			if named != j.rental || j.rental == "" {
+				r.log.Warn("the agent now reports for another rental; dropping the bench measured for the one before",
+					"bench_for", j.rental, "now", named, "id", rep.ID)
+				return false
+			}
+			j.tok = tok // the same rental's new token
+		}
 		rep.SentAt = time.Now().UTC().Round(0)
-		resp, err := r.post(ctx, rep)
+		resp, err := r.post(ctx, tok, rep)
 		switch {
 		case err == nil:
+			if resp.Rental != "" && j.rental != "" && resp.Rental != j.rental {
+				r.log.Error("the server stored the bench under another rental than the one it measured", "bench_for", j.rental, "stored_for", resp.Rental, "id", rep.ID)
+			}
 			r.log.Info("bench sent", "id", rep.ID, "rental", resp.Rental, "stored", resp.Stored, "bounded", resp.Bounded, "source", rep.Bench.Source)
 			return true
 		case ctx.Err() != nil:
 			return false
 		case errors.Is(err, ErrConflict), errors.Is(err, ErrUnauthorized):
 			r.log.Info("the server does not take the bench with this token yet; keeping it for the next token", "err", err)
-			if !r.waitToken(ctx, tok) {
+			if !wait(func() bool { return r.token() != tok }) {
 				return false
 			}
+		case errors.Is(err, ErrTooMany):
+			// The rental holds as many benches as the hub stores: a
+			// retry, however late, is refused the same way.
+			r.log.Warn("the server stores no more benches for this rental; dropping it", "err", err, "id", rep.ID)
+			return true
 		case errors.Is(err, ErrPermanent):
 			r.log.Error("the server refused the bench; dropping it", "err", err, "id", rep.ID)
 			return true
@@ -267,14 +372,18 @@ func (r *benchRunner) send(ctx context.Context, rep wire.BenchReport) bool {
 	}
 }
 
-// waitToken waits until the current token is not old. false: ctx ended.
-func (r *benchRunner) waitToken(ctx context.Context, old string) bool {
-	for r.token() == old {
-		if !sleepCtx(ctx, r.tokenPoll) {
-			return false
-		}
+// benchEnv is the child's environment: the daemon's, without the
+// agent's token (the bench needs none) and with GPULEDGER_BENCH_URL set
+// to url, or removed when url is "" (the daemon's --bench-url is the
+// only URL the bench fetches).
+func benchEnv(environ []string, url string) []string {
+	env := slices.DeleteFunc(slices.Clone(environ), func(kv string) bool {
+		return strings.HasPrefix(kv, "GPULEDGER_AGENT_TOKEN=") || strings.HasPrefix(kv, "GPULEDGER_BENCH_URL=")
+	})
+	if url != "" {
+		env = append(env, "GPULEDGER_BENCH_URL="+url)
 	}
-	return true
+	return env
 }
 
 // sleepCtx sleeps d, or until ctx ends (false).

@@ -78,7 +78,7 @@ func TestRun_BenchWanted(t *testing.T) {
 	if len(got) != 1 {
 		t.Fatalf("bench child ran %d times, want once: %q\n%s", len(got), got, logs)
 	}
-	want := "bench --json --simulate " + simPath + " --download-url https://example.com/1GB.bin --dir /workspace"
+	want := "bench --json --simulate " + simPath + " --dir /workspace"
 	if got[0] != want {
 		t.Errorf("child args %q, want %q", got[0], want)
 	}
@@ -142,7 +142,8 @@ func newTestRunner(t *testing.T, ctx context.Context, argv []string) *testRunner
 	rep := &Reporter{Server: "http://hub.test", Current: tok, Client: &http.Client{Transport: handlerTransport{hub.Handler()}, Timeout: 5 * time.Second}}
 	tr := &testRunner{hub: hub, tok: tok}
 	tr.benchRunner = &benchRunner{ctx: ctx, argv: argv, post: rep.PostBench, token: tok.Get, bootID: "boot1",
-		log: slog.New(slog.DiscardHandler), busyWait: time.Hour, poll: time.Millisecond, watchdog: 30 * time.Second, tokenPoll: 10 * time.Millisecond,
+		log: slog.New(slog.DiscardHandler), busyWait: time.Hour, poll: time.Millisecond, watchdog: 30 * time.Second, grace: 2 * time.Second,
+		tokenPoll: 10 * time.Millisecond, tokenWait: time.Hour,
 		busy: func() (bool, bool) {
 			tr.mu.Lock()
 			defer tr.mu.Unlock()
@@ -312,11 +313,12 @@ func TestBench_NoTokenForTheChild(t *testing.T) {
 // until the token changes; 400 drops it.
 func TestBench_SendRetries(t *testing.T) {
 	rep := wire.BenchReport{Version: wire.Version, ID: "abc123", Bench: perf.Bench{Source: "none", GPUs: []perf.GPU{}}}
+	job := benchJob{rental: "box1", tok: "tok-r"}
 	t.Run("5xx then 200", func(t *testing.T) {
 		synctest.Test(t, func(t *testing.T) {
 			r := newTestRunner(t, t.Context(), nil)
 			r.hub.FailBench(3, http.StatusServiceUnavailable)
-			if !r.send(t.Context(), rep) {
+			if !r.send(t.Context(), rep, job) {
 				t.Fatal("send did not finish")
 			}
 			posts := r.hub.BenchPosts()
@@ -335,14 +337,14 @@ func TestBench_SendRetries(t *testing.T) {
 			r := newTestRunner(t, t.Context(), nil)
 			var calls int
 			post := r.post
-			r.post = func(ctx context.Context, b wire.BenchReport) (wire.BenchResponse, error) {
+			r.post = func(ctx context.Context, tok string, b wire.BenchReport) (wire.BenchResponse, error) {
 				if calls++; calls <= 2 {
 					return wire.BenchResponse{}, errors.New("dial tcp: connection refused")
 				}
-				return post(ctx, b)
+				return post(ctx, tok, b)
 			}
 			start := time.Now()
-			if !r.send(t.Context(), rep) || calls != 3 || r.hub.BenchesStored() != 1 {
+			if !r.send(t.Context(), rep, job) || calls != 3 || r.hub.BenchesStored() != 1 {
 				t.Fatalf("calls %d stored %d", calls, r.hub.BenchesStored())
 			}
 			if el := time.Since(start); el < time.Second {
@@ -355,7 +357,7 @@ func TestBench_SendRetries(t *testing.T) {
 			r := newTestRunner(t, t.Context(), nil)
 			r.tok.Set("enrol-x")
 			done := make(chan bool)
-			go func() { done <- r.send(t.Context(), rep) }()
+			go func() { done <- r.send(t.Context(), rep, job) }()
 			time.Sleep(time.Second)
 			synctest.Wait()
 			if n := len(r.hub.BenchPosts()); n != 0 {
@@ -372,15 +374,17 @@ func TestBench_SendRetries(t *testing.T) {
 			r := newTestRunner(t, t.Context(), nil)
 			r.hub.FailBench(1, http.StatusConflict)
 			done := make(chan bool)
-			go func() { done <- r.send(t.Context(), rep) }()
+			go func() { done <- r.send(t.Context(), rep, job) }()
 			time.Sleep(time.Second)
 			synctest.Wait()
 			if n := len(r.hub.BenchPosts()); n != 1 || r.hub.BenchesStored() != 0 {
 				t.Fatalf("%d posts, want 1 refused and kept", n)
 			}
-			// The hub hands the agent another token (re-enrolled).
+			// The hub hands the agent another token of the same rental
+			// (re-enrolled), and its first answer names the rental.
 			r.hub.Token = "tok-2"
 			r.tok.Set("tok-2")
+			r.heard("tok-2", "box1")
 			if !<-done || r.hub.BenchesStored() != 1 {
 				t.Fatal("not sent with the new token")
 			}
@@ -393,7 +397,7 @@ func TestBench_SendRetries(t *testing.T) {
 		synctest.Test(t, func(t *testing.T) {
 			r := newTestRunner(t, t.Context(), nil)
 			r.hub.FailBench(5, http.StatusBadRequest)
-			if !r.send(t.Context(), rep) {
+			if !r.send(t.Context(), rep, job) {
 				t.Fatal("send did not finish")
 			}
 			if n := len(r.hub.BenchPosts()); n != 1 {
@@ -407,7 +411,7 @@ func TestBench_SendRetries(t *testing.T) {
 			r.hub.FailBench(1000, http.StatusBadGateway)
 			ctx, cancel := context.WithCancel(t.Context())
 			done := make(chan bool)
-			go func() { done <- r.send(ctx, rep) }()
+			go func() { done <- r.send(ctx, rep, job) }()
 			time.Sleep(10 * time.Minute)
 			cancel()
 			if <-done {
@@ -454,5 +458,308 @@ func TestGPUWorkBusy(t *testing.T) {
 	s.Verdict, _ = Decide(&s, DefaultThresholds)
 	if s.Verdict != wire.VerdictBusy || gpuWorkBusy(&s) {
 		t.Errorf("CPU at 400 %%: verdict %v, busy for the bench %v; want busy, not for the bench", s.Verdict, gpuWorkBusy(&s))
+	}
+}
+
+// TestBench_URLNotOnArgv: the download URL reaches the child in its
+// environment (GPULEDGER_BENCH_URL), never on its command line, which
+// any local user reads in ps; without one the daemon's environment's is
+// not passed on either.
+func TestBench_URLNotOnArgv(t *testing.T) {
+	t.Setenv("GPULEDGER_BENCH_URL", "https://other.example/x")
+	const url = "https://user:pw@bucket.example/1GB.bin?X-Amz-Signature=s3cret"
+	for _, c := range []struct{ url, env string }{{url, url}, {"", ""}} {
+		argv, runs := fakeBench(t, "echo \"url=$GPULEDGER_BENCH_URL\" >> $(dirname $0)/runs; echo '"+benchJSON+"'")
+		r := newTestRunner(t, t.Context(), argv)
+		r.url = c.url
+		r.want("box1")
+		r.wait()
+		got := readRuns(t, runs)
+		if len(got) != 2 || got[1] != "url="+c.env {
+			t.Fatalf("url %q: child saw %q, want its environment to say %q", c.url, got, c.env)
+		}
+		if strings.Contains(got[0], "s3cret") || strings.Contains(got[0], "example") || strings.Contains(got[0], "download") {
+			t.Errorf("the URL is on the child's command line: %q", got[0])
+		}
+	}
+}
+
+// TestBench_StopTermFirst: a child the watchdog or the daemon's stop
+// ends gets SIGTERM first, so it can remove its disk test's file, and
+// SIGKILL only after the grace, with whatever it started.
+func TestBench_StopTermFirst(t *testing.T) {
+	// The script makes a file it removes on SIGTERM, as the bench's
+	// disk test does, and waits on a child of its own.
+	const body = `f=$(dirname $0)/.gpuledger-bench-0123456789abcdef
+trap 'rm -f "$f"; kill $s 2>/dev/null; exit 1' TERM
+: > "$f"
+sleep 60 & s=$!
+echo $s > $(dirname $0)/pid
+wait`
+	t.Run("watchdog", func(t *testing.T) {
+		argv, _ := fakeBench(t, body)
+		r := newTestRunner(t, t.Context(), argv)
+		r.watchdog = time.Second
+		r.want("box1")
+		r.wait()
+		posts := r.hub.BenchPosts()
+		if len(posts) != 1 || !hasSkip(posts[0].Bench, "did not finish") {
+			t.Fatalf("posts %+v, want one saying it did not finish", posts)
+		}
+		if _, err := os.Stat(filepath.Join(filepath.Dir(argv[0]), ".gpuledger-bench-0123456789abcdef")); !errors.Is(err, os.ErrNotExist) {
+			t.Errorf("the child's file is left (%v): it was not given SIGTERM first", err)
+		}
+	})
+	t.Run("daemon stops", func(t *testing.T) {
+		argv, _ := fakeBench(t, body)
+		ctx, cancel := context.WithCancel(t.Context())
+		r := newTestRunner(t, ctx, argv)
+		r.want("box1")
+		pidFile := filepath.Join(filepath.Dir(argv[0]), "pid")
+		deadline := time.Now().Add(10 * time.Second)
+		for _, err := os.Stat(pidFile); err != nil; _, err = os.Stat(pidFile) {
+			if time.Now().After(deadline) {
+				t.Fatal("the child did not start")
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+		cancel()
+		r.wait()
+		if n := len(r.hub.BenchPosts()); n != 0 {
+			t.Errorf("%d posts after the daemon stopped", n)
+		}
+		if _, err := os.Stat(filepath.Join(filepath.Dir(argv[0]), ".gpuledger-bench-0123456789abcdef")); !errors.Is(err, os.ErrNotExist) {
+			t.Errorf("the child's file is left (%v)", err)
+		}
+	})
+	t.Run("ignores SIGTERM", func(t *testing.T) {
+		argv, _ := fakeBench(t, "trap '' TERM\nsleep 60 & echo $! > $(dirname $0)/pid\nwait; wait; wait")
+		r := newTestRunner(t, t.Context(), argv)
+		r.watchdog, r.grace = time.Second, 500*time.Millisecond
+		start := time.Now()
+		r.want("box1")
+		r.wait()
+		if el := time.Since(start); el > 10*time.Second {
+			t.Fatalf("took %s: the child ignoring SIGTERM was not killed after the grace", el)
+		}
+		b, err := os.ReadFile(filepath.Join(filepath.Dir(argv[0]), "pid"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		pid, _ := strconv.Atoi(strings.TrimSpace(string(b)))
+		deadline := time.Now().Add(5 * time.Second)
+		for syscall.Kill(pid, 0) == nil && !isZombie(pid) {
+			if time.Now().After(deadline) {
+				t.Fatalf("the child's child %d (ignoring SIGTERM) still runs after the grace", pid)
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+	})
+}
+
+// TestBench_OutputHeldOpen: a bench printed in full by a child that
+// exited 0 is believed though something it started held its output
+// open past the grace (exec.ErrWaitDelay); that straggler is killed.
+func TestBench_OutputHeldOpen(t *testing.T) {
+	argv, _ := fakeBench(t, "sleep 60 & echo $! > $(dirname $0)/pid\necho '"+benchJSON+"'")
+	r := newTestRunner(t, t.Context(), argv)
+	r.grace = 300 * time.Millisecond
+	r.want("box1")
+	r.wait()
+	posts := r.hub.BenchPosts()
+	if len(posts) != 1 || posts[0].Bench.Source != "cuda" || len(posts[0].Bench.GPUs) != 1 {
+		t.Fatalf("posts %+v, want the child's bench", posts)
+	}
+	b, err := os.ReadFile(filepath.Join(filepath.Dir(argv[0]), "pid"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	pid, _ := strconv.Atoi(strings.TrimSpace(string(b)))
+	deadline := time.Now().Add(5 * time.Second)
+	for syscall.Kill(pid, 0) == nil && !isZombie(pid) {
+		if time.Now().After(deadline) {
+			t.Fatalf("the process holding the output, %d, still runs", pid)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// countingHandler counts the records whose message contains substr.
+type countingHandler struct {
+	slog.Handler
+	substr string
+	mu     *sync.Mutex
+	n      *int
+}
+
+func (h countingHandler) Enabled(context.Context, slog.Level) bool { return true }
+
+func (h countingHandler) Handle(ctx context.Context, rec slog.Record) error {
+	if strings.Contains(rec.Message, h.substr) {
+		h.mu.Lock()
+		*h.n++
+		h.mu.Unlock()
+	}
+	return nil
+}
+
+// TestBench_SendEnds: send ends where retrying would loop: a 429 (the
+// rental holds as many benches as the hub stores) drops the report with
+// one log line; a token refused for longer than tokenWait gives up; a
+// token that an answer names for another rental drops it, before any
+// post with that token, while a new token of the same rental carries it.
+func TestBench_SendEnds(t *testing.T) {
+	rep := wire.BenchReport{Version: wire.Version, ID: "abc123", Bench: perf.Bench{Source: "none", GPUs: []perf.GPU{}}}
+	job := benchJob{rental: "box1", tok: "tok-r"}
+	// tokens records the token of every post.
+	tokens := func(r *testRunner) *[]string {
+		var mu sync.Mutex
+		var got []string
+		post := r.post
+		r.post = func(ctx context.Context, tok string, b wire.BenchReport) (wire.BenchResponse, error) {
+			mu.Lock()
+			got = append(got, tok)
+			mu.Unlock()
+			return post(ctx, tok, b)
+		}
+		return &got
+	}
+	t.Run("429 final", func(t *testing.T) {
+		synctest.Test(t, func(t *testing.T) {
+			r := newTestRunner(t, t.Context(), nil)
+			var mu sync.Mutex
+			var said int
+			r.log = slog.New(countingHandler{Handler: slog.DiscardHandler, substr: "no more benches", mu: &mu, n: &said})
+			r.hub.FailBench(1000, http.StatusTooManyRequests)
+			done := make(chan bool)
+			go func() { done <- r.send(t.Context(), rep, job) }()
+			time.Sleep(24 * time.Hour)
+			synctest.Wait()
+			select {
+			case ok := <-done:
+				if !ok {
+					t.Error("send did not finish after a 429")
+				}
+			default:
+				t.Fatalf("send still runs a day after a 429 (%d posts)", len(r.hub.BenchPosts()))
+			}
+			if n := len(r.hub.BenchPosts()); n != 1 || said != 1 {
+				t.Fatalf("%d posts and %d log lines after a 429, want 1 and 1", n, said)
+			}
+		})
+	})
+	t.Run("401 gives up", func(t *testing.T) {
+		synctest.Test(t, func(t *testing.T) {
+			r := newTestRunner(t, t.Context(), nil)
+			r.tokenWait, r.tokenPoll = 3*time.Hour, time.Minute
+			r.hub.FailBench(1000, http.StatusUnauthorized)
+			done := make(chan bool)
+			go func() { done <- r.send(t.Context(), rep, job) }()
+			time.Sleep(2 * time.Hour)
+			synctest.Wait()
+			select {
+			case <-done:
+				t.Fatal("gave up before tokenWait")
+			default:
+			}
+			time.Sleep(2 * time.Hour)
+			synctest.Wait()
+			select {
+			case ok := <-done:
+				if ok {
+					t.Error("a bench given up reads as finished: the next ask would not run it")
+				}
+			default:
+				t.Fatal("still waiting for a token 4 hours after a 401")
+			}
+			if n := len(r.hub.BenchPosts()); n != 1 {
+				t.Fatalf("%d posts, want 1", n)
+			}
+		})
+	})
+	t.Run("another rental's token", func(t *testing.T) {
+		synctest.Test(t, func(t *testing.T) {
+			r := newTestRunner(t, t.Context(), nil)
+			got := tokens(r)
+			// Logged as box2 since the bench was asked for box1.
+			r.hub.Token, r.hub.Rental = "tok-b", "box2"
+			r.tok.Set("tok-b")
+			done := make(chan bool)
+			go func() { done <- r.send(t.Context(), rep, job) }()
+			time.Sleep(time.Minute)
+			synctest.Wait()
+			if len(*got) != 0 {
+				t.Fatalf("posted with %q before any answer named its rental", *got)
+			}
+			r.heard("tok-b", "box2")
+			if <-done || len(*got) != 0 || r.hub.BenchesStored() != 0 {
+				t.Fatalf("box1's bench posted with box2's token: %q, %d stored", *got, r.hub.BenchesStored())
+			}
+		})
+	})
+	t.Run("same rental's new token", func(t *testing.T) {
+		synctest.Test(t, func(t *testing.T) {
+			r := newTestRunner(t, t.Context(), nil)
+			got := tokens(r)
+			r.hub.Token = "tok-2"
+			r.tok.Set("tok-2")
+			r.heard("tok-2", "box1")
+			if !r.send(t.Context(), rep, job) || r.hub.BenchesStored() != 1 || len(*got) != 1 || (*got)[0] != "tok-2" {
+				t.Fatalf("posts with %q, %d stored: want one with tok-2", *got, r.hub.BenchesStored())
+			}
+		})
+	})
+}
+
+// TestBench_RentalSwitchFreesRunner: a bench waiting for a token is
+// dropped once an answer names another rental for the agent's token,
+// and that rental's bench then runs (the runner is not held for ever).
+func TestBench_RentalSwitchFreesRunner(t *testing.T) {
+	argv, runs := fakeBench(t, "echo '"+benchJSON+"'")
+	r := newTestRunner(t, t.Context(), argv)
+	r.hub.FailBench(1, http.StatusUnauthorized)
+	r.want("box1")
+	deadline := time.Now().Add(10 * time.Second)
+	for len(r.hub.BenchPosts()) == 0 {
+		if time.Now().After(deadline) {
+			t.Fatal("no post")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	// Re-enrolled as box2: a new token, which an answer names.
+	r.hub.Token, r.hub.Rental = "tok-b", "box2"
+	r.tok.Set("tok-b")
+	r.heard("tok-b", "box2")
+	r.wait()
+	if n := r.hub.BenchesStored(); n != 0 {
+		t.Fatalf("box1's bench stored under box2 (%d)", n)
+	}
+	r.want("box2")
+	r.wait()
+	if got := readRuns(t, runs); len(got) != 2 || r.hub.BenchesStored() != 1 {
+		t.Fatalf("runs %q, %d stored: want box2's bench run and stored", got, r.hub.BenchesStored())
+	}
+	posts := r.hub.BenchPosts()
+	if posts[len(posts)-1].ID == posts[0].ID {
+		t.Error("box2 was sent box1's report")
+	}
+}
+
+// TestDaemon_BenchHearsRental: every answer to a rental's heartbeat
+// tells the bench runner which rental the token is for; an enrolment
+// answer does not.
+func TestDaemon_BenchHearsRental(t *testing.T) {
+	d := newDaemon(t.Context(), Config{Server: "http://x", Token: "tok-a", Interval: time.Second, Sample: time.Second, Simulate: "none.json"})
+	defer d.close()
+	if _, ok := d.bench.rentalOf("tok-a"); ok {
+		t.Fatal("a rental known before any answer")
+	}
+	d.onResponse(wire.HeartbeatResponse{Rental: "box1"})
+	if got, ok := d.bench.rentalOf("tok-a"); !ok || got != "box1" {
+		t.Fatalf("rentalOf = %q, %v after an answer naming box1", got, ok)
+	}
+	d.onResponse(wire.HeartbeatResponse{Rental: "box9", Enrolment: &wire.EnrolmentAnswer{State: wire.EnrolWaiting}})
+	if got, _ := d.bench.rentalOf("tok-a"); got != "box1" {
+		t.Fatalf("an enrolment answer moved the rental to %q", got)
 	}
 }

@@ -165,7 +165,7 @@ func (d *daemon) newBenchRunner(ctx context.Context) *benchRunner {
 			return gpuWorkBusy(s), true
 		},
 		post: d.reporter.PostBench, token: d.tok.Get, bootID: d.bootID, log: d.log,
-		busyWait: benchBusyWait, watchdog: benchWatchdog, poll: d.cfg.Sample, tokenPoll: d.cfg.Interval,
+		busyWait: benchBusyWait, watchdog: benchWatchdog, grace: benchGrace, poll: d.cfg.Sample, tokenPoll: d.cfg.Interval, tokenWait: benchTokenWait,
 	}
 }
 
@@ -351,7 +351,12 @@ func (d *daemon) onResponse(resp wire.HeartbeatResponse) {
 		d.lease.setServer(eff.lease)
 	}
 	// The bench: only once the agent reports for a rental (never on an
-	// enrolment answer), once per rental, on its own goroutine.
+	// enrolment answer), once per rental, on its own goroutine. Every
+	// answer tells it which rental the token is for: a bench is sent
+	// with a token of the rental it measured only.
+	if resp.Enrolment == nil && resp.Rental != "" && d.bench != nil {
+		d.bench.heard(d.tok.Get(), resp.Rental)
+	}
 	if resp.BenchWanted && resp.Enrolment == nil && d.bench != nil {
 		d.bench.want(cmpOr(resp.Rental, d.currentRental()))
 	}

@@ -78,6 +78,9 @@ var (
 	// (this host is a copy of the one it was handed to). It is also
 	// ErrPermanent.
 	ErrConflict = errors.New("agent: server says the token belongs to another instance")
+	// ErrTooMany marks a 429. A heartbeat is sent again after it; a
+	// bench is not (the rental holds as many as the hub stores).
+	ErrTooMany = errors.New("agent: server says too many requests")
 )
 
 // token returns the token to send now.
@@ -267,10 +270,12 @@ func (r *Reporter) Send(ctx context.Context, hb wire.HeartbeatRequest) (wire.Hea
 	return resp, err
 }
 
-// PostBench posts a bench report once, with the current token.
-func (r *Reporter) PostBench(ctx context.Context, rep wire.BenchReport) (wire.BenchResponse, error) {
+// PostBench posts a bench report once, with tok rather than the current
+// token: the bench runner checked which rental tok is for, and a token
+// switched in between must not carry the report to another rental.
+func (r *Reporter) PostBench(ctx context.Context, tok string, rep wire.BenchReport) (wire.BenchResponse, error) {
 	var resp wire.BenchResponse
-	err := r.post(ctx, wire.PathBench, rep, &resp)
+	err := r.postAs(ctx, wire.PathBench, tok, rep, &resp)
 	return resp, err
 }
 
@@ -296,6 +301,11 @@ func (r *Reporter) PostResult(ctx context.Context, res wire.OrderResult) error {
 }
 
 func (r *Reporter) post(ctx context.Context, path string, body, out any) error {
+	return r.postAs(ctx, path, r.token(), body, out)
+}
+
+// postAs posts body to path with tok and decodes the answer into out.
+func (r *Reporter) postAs(ctx context.Context, path, tok string, body, out any) error {
 	b, err := json.Marshal(body)
 	if err != nil {
 		return fmt.Errorf("agent: encode: %w", err)
@@ -309,7 +319,6 @@ func (r *Reporter) post(ctx context.Context, path string, body, out any) error {
 		return fmt.Errorf("agent: request: %w", err)
 	}
 	req.Header.Set("Content-Type", "application/json")
-	tok := r.token()
 	req.Header.Set("Authorization", "Bearer "+tok)
 	res, err := r.client().Do(req)
 	if err != nil {
@@ -329,7 +338,10 @@ func (r *Reporter) post(ctx context.Context, path string, body, out any) error {
 		if res.StatusCode == http.StatusConflict {
 			return fmt.Errorf("%w: %w: %w", ErrConflict, ErrPermanent, err)
 		}
-		if res.StatusCode >= 400 && res.StatusCode < 500 && res.StatusCode != 408 && res.StatusCode != 429 {
+		if res.StatusCode == http.StatusTooManyRequests {
+			return fmt.Errorf("%w: %w", ErrTooMany, err)
+		}
+		if res.StatusCode >= 400 && res.StatusCode < 500 && res.StatusCode != 408 {
 			return fmt.Errorf("%w: %w", ErrPermanent, err)
 		}
 		return err
