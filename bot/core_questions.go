@@ -113,6 +113,11 @@ func (r reports) export(c command.ExportCmd) error {
 	ext := "csv"
 	if c.Format == "json" {
 		ext = "json"
+		// The JSON export carries each rental's bench and job runs, which
+		// the book leaves out; the CSV has no column for them.
+		if err := ledger.LoadDelivered(r.ctx, b, r.c.jobStore()); err != nil {
+			return err
+		}
 		err = ledger.WriteExportJSON(&buf, b, r.now)
 	} else {
 		err = ledger.WriteExportCSV(&buf, b, r.now)

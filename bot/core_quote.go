@@ -27,7 +27,10 @@ func (r quotes) quote(c command.QuoteCmd) error {
 	if err != nil {
 		return err
 	}
-	// The book carries what the user's benches and jobs say too.
+	// What the user's benches and jobs say, which the book leaves out.
+	if err := ledger.LoadDelivered(r.ctx, b, r.c.jobStore()); err != nil {
+		return err
+	}
 	in := ledger.QuoteInput{GPU: c.GPU, GPUCount: c.GPUCount, Running: c.Running, Stopped: c.Stopped,
 		StorageGB: c.StorageGB, TrafficGB: c.TrafficGB, Book: b, Benches: b.Benches, Jobs: b.JobRuns, At: r.now}
 	if c.Price != nil {

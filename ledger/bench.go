@@ -2,6 +2,7 @@ package ledger
 
 import (
 	"context"
+	"fmt"
 	"time"
 
 	"github.com/gpuledger/gpuledger/perf"
@@ -118,6 +119,33 @@ type BenchStore interface {
 	// FirstWorks returns the recorded first work of the user's rentals,
 	// by rental ID.
 	FirstWorks(ctx context.Context, userID int64) (map[int64]time.Time, error)
+}
+
+// DeliveredReader is what LoadDelivered reads of a BenchStore.
+type DeliveredReader interface {
+	UserBenches(ctx context.Context, userID int64) ([]BenchRecord, error)
+	JobRuns(ctx context.Context, userID int64, label string) ([]JobRun, error)
+}
+
+// LoadDelivered fills b.Benches and b.JobRuns with the benches and job
+// runs of b's user, read from st. A store's Book leaves them empty: every
+// command and page loads a book, and only the few that show what the
+// rentals delivered (the JSON export, /quote) read them, through this.
+// A nil st leaves them empty.
+func LoadDelivered(ctx context.Context, b *Book, st DeliveredReader) error {
+	if st == nil {
+		return nil
+	}
+	benches, err := st.UserBenches(ctx, b.User.ID)
+	if err != nil {
+		return fmt.Errorf("load benches: %w", err)
+	}
+	runs, err := st.JobRuns(ctx, b.User.ID, "")
+	if err != nil {
+		return fmt.Errorf("load job runs: %w", err)
+	}
+	b.Benches, b.JobRuns = benches, runs
+	return nil
 }
 
 // BenchReported: Rental's agent sent a bench, the rental's first (the

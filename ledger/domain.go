@@ -549,10 +549,11 @@ type Book struct {
 	Charges  []Charge
 	TopUps   []TopUp
 	Balances []BalanceRecord
-	// What the rentals delivered, read with the rest for the export and
-	// the receipts: the benches of the user's rentals and the user's job
-	// runs, oldest first. The cost engine reads neither: a bench is the
-	// agent's claim and never moves money.
+	// What the rentals delivered: the benches of the user's rentals and
+	// the user's job runs, oldest first, for the JSON export and /quote.
+	// A store's Book leaves them empty; LoadDelivered fills them. The cost
+	// engine reads neither: a bench is the agent's claim and never moves
+	// money.
 	Benches []BenchRecord
 	JobRuns []JobRun
 }

@@ -67,6 +67,10 @@ func runExport(ctx context.Context, args []string, stdout, stderr io.Writer, get
 	if *format == "csv" {
 		return ledger.WriteExportCSV(stdout, book, asOf)
 	}
+	// Each rental's bench and job runs, which the book leaves out.
+	if err := ledger.LoadDelivered(ctx, book, &store.Benchmarks); err != nil {
+		return fmt.Errorf("load ledger of user %d: %w", user.ID, err)
+	}
 	return ledger.WriteExportJSON(stdout, book, asOf)
 }
 

@@ -3,6 +3,7 @@ package sqlite_test
 import (
 	"context"
 	"database/sql"
+	"encoding/json"
 	"fmt"
 	"testing"
 	"time"
@@ -122,6 +123,86 @@ func BenchmarkBook(b *testing.B) {
 			b.Fatal(err)
 		}
 		if len(bk.Rentals) != 1000 || len(bk.Rentals[999].Events) != 100 {
+			b.Fatalf("Book has %d rentals", len(bk.Rentals))
+		}
+	}
+}
+
+// seedDelivered gives each of user 1's rentals in db a bench (8 GPUs)
+// and runs job runs spread over them, written in one transaction straight
+// into the file as seedHistory does.
+func seedDelivered(b *testing.B, db *sqlite.DB, runs int) {
+	b.Helper()
+	ctx := context.Background()
+	raw, err := sql.Open("sqlite", "file:"+db.Path()+"?_pragma=busy_timeout(5000)&_pragma=foreign_keys(1)&_txlock=immediate")
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer raw.Close()
+	var ids []int64
+	rows, err := raw.QueryContext(ctx, `SELECT id FROM rentals WHERE user_id = 1 ORDER BY id`)
+	if err != nil {
+		b.Fatal(err)
+	}
+	for rows.Next() {
+		var id int64
+		if err := rows.Scan(&id); err != nil {
+			b.Fatal(err)
+		}
+		ids = append(ids, id)
+	}
+	if err := rows.Err(); err != nil {
+		b.Fatal(err)
+	}
+	bench := aBench()
+	for i := 1; i < 8; i++ {
+		g := bench.GPUs[0]
+		g.Index = i
+		bench.GPUs = append(bench.GPUs, g)
+	}
+	body, err := json.Marshal(bench)
+	if err != nil {
+		b.Fatal(err)
+	}
+	tx, err := raw.BeginTx(ctx, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer tx.Rollback()
+	for i, id := range ids {
+		if _, err := tx.Exec(`INSERT INTO benches (rental_id, user_id, report_id, received_at, bench, bounded) VALUES (?, 1, ?, ?, ?, '[]')`,
+			id, fmt.Sprintf("rep%d", i), t0.Add(-time.Duration(len(ids)-i)*time.Hour).Unix(), string(body)); err != nil {
+			b.Fatal(err)
+		}
+	}
+	for i := range runs {
+		start := t0.Add(-time.Duration(runs-i) * 10 * time.Minute)
+		if _, err := tx.Exec(`INSERT INTO job_runs (rental_id, user_id, label, command, started_at, ended_at, exit_code, source, created_at)
+			VALUES (?, 1, 'train', 'python train.py --epochs 3 --batch 64', ?, ?, 0, 'agent', ?)`,
+			ids[i%len(ids)], start.Unix(), start.Add(8*time.Minute).Unix(), start.Add(8*time.Minute).Unix()); err != nil {
+			b.Fatal(err)
+		}
+	}
+	if err := tx.Commit(); err != nil {
+		b.Fatal(err)
+	}
+}
+
+// BenchmarkBook_Delivered loads the book of a user with 300 rentals of
+// 10 events each, a bench of 8 GPUs for each rental and 3,000 job runs:
+// what every chat command, dashboard request and card loads.
+func BenchmarkBook_Delivered(b *testing.B) {
+	ctx := context.Background()
+	db := openDB(b)
+	seedHistory(b, db, 300, 10)
+	seedDelivered(b, db, 3000)
+	b.ReportAllocs()
+	for b.Loop() {
+		bk, err := db.Book(ctx, 1)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if len(bk.Rentals) != 300 {
 			b.Fatalf("Book has %d rentals", len(bk.Rentals))
 		}
 	}

@@ -10,11 +10,16 @@ import (
 
 // Book loads everything the cost engine needs for one user, from one
 // snapshot: the user, rentals with events, traffic usage and idle
-// intervals, volumes with events, charges, top-ups and balance records,
-// and the benches and job runs of the rentals. It runs a fixed twelve
-// queries however long the history: each child table
+// intervals, volumes with events, charges, top-ups and balance records.
+// It runs a fixed ten queries however long the history: each child table
 // is read once for the user and attached by parent id. Errors: ENOTFOUND
 // for an unknown user.
+//
+// It leaves Book.Benches and Book.JobRuns empty: every chat command,
+// dashboard request and card loads a book, and a user's benches and job
+// runs (which an agent's token adds to, 12 an hour) would be read and
+// decoded by all of them for the few that use them. Those read them
+// with the Benchmarks' methods (ledger.LoadDelivered).
 func (db *DB) Book(ctx context.Context, userID int64) (*ledger.Book, error) {
 	var (
 		b      ledger.Book
@@ -43,19 +48,9 @@ func (db *DB) Book(ctx context.Context, userID int64) (*ledger.Book, error) {
 		if err != nil {
 			return err
 		}
-		err = loadAmounts(ctx, tx, "balances", userID, func(id, ref int64, p string, amt ledger.Decimal, c ledger.Currency, at time.Time, api bool) {
+		return loadAmounts(ctx, tx, "balances", userID, func(id, ref int64, p string, amt ledger.Decimal, c ledger.Currency, at time.Time, api bool) {
 			b.Balances = append(b.Balances, ledger.BalanceRecord{ID: id, UserID: userID, Platform: p, Amount: amt, Currency: c, At: at, API: api, Ref: ref})
 		})
-		if err != nil {
-			return err
-		}
-		if b.Benches, err = queryAll(ctx, tx, "list benches", scanBench,
-			`SELECT `+benchCols+` FROM benches WHERE user_id = ? ORDER BY received_at, id`, userID); err != nil {
-			return err
-		}
-		b.JobRuns, err = queryAll(ctx, tx, "list job runs", scanJobRun,
-			`SELECT `+jobRunCols+` FROM job_runs WHERE user_id = ? ORDER BY started_at, id`, userID)
-		return err
 	})
 	if err != nil {
 		return nil, err
