@@ -49,6 +49,12 @@ const (
 	// next bench_wanted asks again, rather than blocking every other
 	// rental's bench for ever.
 	benchTokenWait = 3 * time.Hour
+	// benchRateWait and benchRateTries: a 429 whose Retry-After is at
+	// most benchRateWait is the hub's rate limit on the token (seconds),
+	// waited out up to benchRateTries times; a longer one (an hour: the
+	// rental holds as many benches as the hub stores) drops the bench.
+	benchRateWait  = time.Minute
+	benchRateTries = 5
 	// benchMaxOut bounds what is read of the child's output: a report
 	// must fit wire.MaxBenchBodyBytes with its envelope.
 	benchMaxOut = wire.MaxBenchBodyBytes - 2<<10
@@ -294,6 +300,7 @@ func (r *benchRunner) runChild(ctx context.Context, factsOnly bool) (perf.Bench,
 // another rental: the next bench_wanted for j.rental asks again.
 func (r *benchRunner) send(ctx context.Context, rep wire.BenchReport, j benchJob) bool {
 	var backoff time.Duration
+	limited := 0         // 429s with a short Retry-After waited out
 	var giveUp time.Time // when waiting for a token ends; zero: not waiting yet
 	tokenWait := cmp.Or(r.tokenWait, benchTokenWait)
 	wait := func(cond func() bool) bool {
@@ -354,8 +361,19 @@ func (r *benchRunner) send(ctx context.Context, rep wire.BenchReport, j benchJob
 				return false
 			}
 		case errors.Is(err, ErrTooMany):
-			// The rental holds as many benches as the hub stores: a
-			// retry, however late, is refused the same way.
+			// A short Retry-After is the hub's rate limit on the token:
+			// wait it out, a few times. A long one (or none) is the
+			// rental holding as many benches as the hub stores: a retry,
+			// however late, is refused the same way.
+			var tm *TooManyError
+			if errors.As(err, &tm) && tm.RetryAfter > 0 && tm.RetryAfter <= benchRateWait && limited < benchRateTries {
+				limited++
+				r.log.Info("the server limits this token's posts; sending the bench again", "retry_in", tm.RetryAfter, "id", rep.ID)
+				if !sleepCtx(ctx, tm.RetryAfter) {
+					return false
+				}
+				continue
+			}
 			r.log.Warn("the server stores no more benches for this rental; dropping it", "err", err, "id", rep.ID)
 			return true
 		case errors.Is(err, ErrPermanent):

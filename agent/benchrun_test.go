@@ -648,6 +648,33 @@ func TestBench_SendEnds(t *testing.T) {
 			}
 		})
 	})
+	t.Run("429 with a short Retry-After is the rate limit: waited out", func(t *testing.T) {
+		synctest.Test(t, func(t *testing.T) {
+			r := newTestRunner(t, t.Context(), nil)
+			r.hub.FailBenchRetryAfter(2, http.StatusTooManyRequests, "5")
+			done := make(chan bool)
+			go func() { done <- r.send(t.Context(), rep, job) }()
+			time.Sleep(time.Minute)
+			synctest.Wait()
+			select {
+			case ok := <-done:
+				if !ok || r.hub.BenchesStored() != 1 || len(r.hub.BenchPosts()) != 3 {
+					t.Fatalf("finished %v with %d stored of %d posts, want stored on the third post", ok, r.hub.BenchesStored(), len(r.hub.BenchPosts()))
+				}
+			default:
+				t.Fatalf("send still runs a minute after two 429s of Retry-After 5 (%d posts)", len(r.hub.BenchPosts()))
+			}
+		})
+	})
+	t.Run("429 with an hour's Retry-After is the rental's full: dropped", func(t *testing.T) {
+		synctest.Test(t, func(t *testing.T) {
+			r := newTestRunner(t, t.Context(), nil)
+			r.hub.FailBenchRetryAfter(1000, http.StatusTooManyRequests, "3600")
+			if ok := r.send(t.Context(), rep, job); !ok || len(r.hub.BenchPosts()) != 1 {
+				t.Fatalf("finished %v after %d posts, want dropped after 1", ok, len(r.hub.BenchPosts()))
+			}
+		})
+	})
 	t.Run("401 gives up", func(t *testing.T) {
 		synctest.Test(t, func(t *testing.T) {
 			r := newTestRunner(t, t.Context(), nil)

@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"math/rand/v2"
 	"net/http"
+	"strconv"
 	"strings"
 	"time"
 
@@ -82,6 +83,26 @@ var (
 	// bench is not (the rental holds as many as the hub stores).
 	ErrTooMany = errors.New("agent: server says too many requests")
 )
+
+// TooManyError is a 429 with the hub's Retry-After (0 when it gave none
+// or one that is not a number of seconds). It is also ErrTooMany.
+type TooManyError struct {
+	RetryAfter time.Duration
+	err        error
+}
+
+func (e *TooManyError) Error() string { return e.err.Error() }
+func (e *TooManyError) Unwrap() error { return e.err }
+
+// retryAfterHeader reads a Retry-After of delay-seconds, bounded to a day; an
+// HTTP date or garbage is 0.
+func retryAfterHeader(v string) time.Duration {
+	n, err := strconv.Atoi(strings.TrimSpace(v))
+	if err != nil || n <= 0 {
+		return 0
+	}
+	return time.Duration(min(n, 86400)) * time.Second
+}
 
 // token returns the token to send now.
 func (r *Reporter) token() string {
@@ -339,7 +360,7 @@ func (r *Reporter) postAs(ctx context.Context, path, tok string, body, out any) 
 			return fmt.Errorf("%w: %w: %w", ErrConflict, ErrPermanent, err)
 		}
 		if res.StatusCode == http.StatusTooManyRequests {
-			return fmt.Errorf("%w: %w", ErrTooMany, err)
+			return &TooManyError{RetryAfter: retryAfterHeader(res.Header.Get("Retry-After")), err: fmt.Errorf("%w: %w", ErrTooMany, err)}
 		}
 		if res.StatusCode >= 400 && res.StatusCode < 500 && res.StatusCode != 408 {
 			return fmt.Errorf("%w: %w", ErrPermanent, err)

@@ -47,11 +47,12 @@ type Hub struct {
 	// stored; benchPosts are every POST that reached the handler with a
 	// decodable body, benchIDs the IDs stored; benchFail answers the next
 	// posts benchFailCode.
-	wantBench     bool
-	benchPosts    []wire.BenchReport
-	benchIDs      map[string]bool
-	benchFail     int
-	benchFailCode int
+	wantBench       bool
+	benchPosts      []wire.BenchReport
+	benchIDs        map[string]bool
+	benchFail       int
+	benchFailCode   int
+	benchRetryAfter string // the failures' Retry-After header; "" none
 }
 
 // New returns a hub that accepts token for rental.
@@ -242,9 +243,12 @@ func (h *Hub) bench(w http.ResponseWriter, r *http.Request) {
 	h.benchPosts = append(h.benchPosts, rep)
 	if h.benchFail > 0 {
 		h.benchFail--
-		code := h.benchFailCode
+		code, after := h.benchFailCode, h.benchRetryAfter
 		h.mu.Unlock()
 		h.poke()
+		if after != "" {
+			w.Header().Set("Retry-After", after)
+		}
 		http.Error(w, "injected failure", code)
 		return
 	}
@@ -272,6 +276,14 @@ func (h *Hub) WantBench(on bool) {
 func (h *Hub) FailBench(n, code int) {
 	h.mu.Lock()
 	h.benchFail, h.benchFailCode = n, code
+	h.mu.Unlock()
+}
+
+// FailBenchRetryAfter is FailBench with a Retry-After header (seconds)
+// on the failures, as the hub's 429s carry one.
+func (h *Hub) FailBenchRetryAfter(n, code int, retryAfter string) {
+	h.mu.Lock()
+	h.benchFail, h.benchFailCode, h.benchRetryAfter = n, code, retryAfter
 	h.mu.Unlock()
 }
 
