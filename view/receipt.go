@@ -570,15 +570,31 @@ func skippedText(lang string, rc ledger.Receipt, limit int) (string, int) {
 		lines = append(lines, rt(lang, "rc_skipped", chat.RawHTML(strings.Join(parts, "; "))))
 	}
 	if len(rc.Bench.Bounded) > 0 {
+		// The hub keeps the first names and one "…+N" for the rest: N
+		// figures more, not one.
+		bounded, more := rc.Bench.Bounded, 0
+		if last := bounded[len(bounded)-1]; strings.HasPrefix(last, "…+") {
+			if n, err := strconv.Atoi(strings.TrimPrefix(last, "…+")); err == nil && n > 0 {
+				bounded, more = bounded[:len(bounded)-1], n
+			}
+		}
 		var names []string
-		for i, n := range rc.Bench.Bounded {
+		for i, n := range bounded {
 			if limit > 0 && i == 2*limit {
-				cut += len(rc.Bench.Bounded) - i
+				cut += len(bounded) - i
 				break
 			}
 			names = append(names, boundedLabel(lang, n, len(rc.Bench.Bench.GPUs) > 1))
 		}
-		lines = append(lines, rt(lang, "rc_bounded", chat.RawHTML(strings.Join(names, ", "))))
+		switch {
+		case more > 0 && len(names) < len(bounded):
+			cut += more
+		case more > 0:
+			names = append(names, "…+"+strconv.Itoa(more))
+		}
+		if len(names) > 0 {
+			lines = append(lines, rt(lang, "rc_bounded", chat.RawHTML(strings.Join(names, ", "))))
+		}
 	}
 	return strings.Join(lines, "\n"), cut
 }

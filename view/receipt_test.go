@@ -214,3 +214,31 @@ func TestReceiptCard_Bounded(t *testing.T) {
 		}
 	}
 }
+
+// The hub keeps a forged bench's first bounded names and one "…+N" for
+// the rest: the card counts N figures, not one.
+func TestReceiptCard_BoundedMore(t *testing.T) {
+	r := &ledger.Rental{ID: 7, Name: "box1", Platform: "autodl", GPU: "RTX 4090", GPUCount: 1, Mode: ledger.PerSecond, Priced: true,
+		Price: ledger.Price{Amount: ledger.MustDecimal("1.88"), Unit: ledger.UnitHour}, Currency: ledger.CNY,
+		Events: []ledger.Event{{Kind: ledger.EventStart, At: time.Date(2026, 12, 3, 6, 0, 0, 0, time.UTC)}}}
+	book := &ledger.Book{User: ledger.User{ID: 1, TZ: "UTC"}, Rentals: []*ledger.Rental{r}}
+	card := func(bounded []string) string {
+		b := perf.Bench{Source: "cuda", GPUs: []perf.GPU{{Index: 0, Name: "NVIDIA GeForce RTX 4090", Model: "RTX 4090"}}}
+		rc := ledger.BuildReceipt(ledger.ReceiptInput{Book: book, Rental: r, Now: time.Date(2026, 12, 3, 7, 0, 0, 0, time.UTC),
+			Benches: []ledger.BenchRecord{{Bench: b, Bounded: bounded}}})
+		return ReceiptCard(chat.LangEN, rc, "box1")
+	}
+	names := func(n int) []string {
+		var out []string
+		for range n {
+			out = append(out, "gpus[0].bf16_tflops")
+		}
+		return append(out, "…+400")
+	}
+	if got := card(names(2)); !strings.Contains(got, "…+400") || strings.Contains(got, "more: /receipt") {
+		t.Errorf("two names and 400 more: the card should list both and say …+400:\n%s", got)
+	}
+	if got := card(names(10)); !strings.Contains(got, "…and 402 more: /receipt box1") {
+		t.Errorf("ten names and 400 more, eight shown: the card should count 2 + 400 left out:\n%s", got)
+	}
+}
