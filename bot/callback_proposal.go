@@ -61,7 +61,11 @@ func (c *Core) pressed(fn func(r *req, p chat.ButtonPress) error) chat.ButtonFun
 // callback handles a button press from an allowed user: the buttons
 // verify it against the presser and route it to its action's owner.
 func (r *req) callback() error {
-	p := chat.ButtonPress{Update: r.u, Now: r.now, Lang: r.lang, Loc: r.loc}
+	teams, err := r.teamRoles()
+	if err != nil {
+		return err
+	}
+	p := chat.ButtonPress{Update: r.u, Now: r.now, Lang: r.lang, Loc: r.loc, Teams: teams}
 	return r.c.buttons.Dispatch(context.WithValue(r.ctx, reqKey{}, r), p, r.s)
 }
 

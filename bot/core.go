@@ -166,6 +166,13 @@ type Config struct {
 	// of (the benches, job runs and first works of ledger.BenchStore).
 	// nil: the Store, when it keeps them; else both say they are off.
 	Jobs JobStore
+	// Teams keeps the teams (/team, /use, /project, a team's room). nil:
+	// the Store, when it keeps them; else those commands say teams are off.
+	Teams ledger.TeamStore
+	// TeamOutsiders lets a team's invite admit a person outside
+	// AllowedUsers (GPULEDGER_TEAM_OUTSIDERS); such a person reaches that
+	// team's ledger only. Off by default.
+	TeamOutsiders bool
 }
 
 // Core is the conversation core: it turns Updates into ledger operations
@@ -196,6 +203,8 @@ type Core struct {
 	links     *linkLimiter
 	turns     turns // whether each user's last message was refused, for /undo
 	jobs      JobStore
+	teams     ledger.TeamStore
+	outsiders bool // TeamOutsiders
 }
 
 var _ chat.Handler = (*Core)(nil)
@@ -239,6 +248,11 @@ func New(ctx context.Context, cfg Config) (*Core, error) {
 		links:     newLinkLimiter(),
 		buttons:   cfg.Buttons,
 		jobs:      cfg.Jobs,
+		teams:     cfg.Teams,
+		outsiders: cfg.TeamOutsiders,
+	}
+	if c.teams == nil {
+		c.teams, _ = cfg.Store.(ledger.TeamStore)
 	}
 	if c.now == nil {
 		c.now = time.Now
@@ -284,9 +298,15 @@ type req struct {
 	u    chat.Update
 	s    chat.Sender
 	now  time.Time
-	user ledger.User
-	lang string
-	loc  *time.Location
+	user ledger.User // the sender's own user: their language, zone and settings
+	// ledgerID is the ledger this update reads and writes: the sender's
+	// own (their user ID) or, after /use TEAM or in a team's room, the
+	// team's (ledger.TeamLedger). team is that team with the sender's
+	// place in it; nil on their own ledger. core_team.go sets both.
+	ledgerID int64
+	team     *ledger.Membership
+	lang     string
+	loc      *time.Location
 	// marked is set once the update's key is recorded, so an error after
 	// that (a hub call) is still answered.
 	marked bool
@@ -356,6 +376,9 @@ func (c *Core) Handle(ctx context.Context, u chat.Update, s chat.Sender) error {
 		return r.fail(err)
 	}
 	r.user, r.lang, r.loc = user, chat.NormLang(user.Lang), user.Location()
+	if err := r.resolveLedger(); err != nil {
+		return r.fail(err)
+	}
 	switch u.Kind {
 	case chat.KindCallback:
 		err := r.fail(r.callback())
@@ -541,7 +564,11 @@ func (r *req) act() ledger.Action {
 	if r.u.Kind == chat.KindCallback {
 		via = ledger.ViaButton
 	}
-	return ledger.Action{UserID: r.u.UserID, At: r.now, Key: r.u.Key, Via: via}
+	a := ledger.Action{UserID: r.u.UserID, At: r.now, Key: r.u.Key, Via: via}
+	if r.team != nil {
+		a.UserID, a.By = r.ledgerID, r.u.UserID
+	}
+	return a
 }
 
 // answer sends the reply to a question: the key is recorded first, so a

@@ -48,6 +48,28 @@ type ButtonPress struct {
 	// toasts of stale and forged presses and of handlers' errors.
 	Lang string
 	Loc  *time.Location
+
+	// Teams are the presser's team ledgers with their role in each
+	// ("owner", "admin", "member"), set by whoever dispatches (the core
+	// reads them), so that a card's button made for a team's ledger
+	// works for each of its current members and for nobody else.
+	Teams map[int64]string
+	// Ledger is the ledger the button was made for, set by Dispatch: the
+	// presser's own (Update.UserID), or the team ledger of Teams whose
+	// button it is. Handlers read and write this ledger, never
+	// Update.UserID's, and act as Update.UserID (ledger.Action.By).
+	Ledger int64
+	// Role is the presser's role in Ledger's team, set by Dispatch; "" on
+	// their own ledger.
+	Role string
+}
+
+// MayChange reports whether the presser may change a record of Ledger
+// owned by owner: anything on their own ledger; on a team's, their own
+// records, or any as an owner or admin of the team. Releasing and
+// stopping are such changes; snoozing a card is not.
+func (p ButtonPress) MayChange(owner int64) bool {
+	return p.Role == "" || p.Role == "owner" || p.Role == "admin" || owner == p.Update.UserID
 }
 
 // ButtonFunc handles the presses of one action. On success it answers the
@@ -173,6 +195,16 @@ const maxToast = 190
 // returns only a failure to answer.
 func (b *Buttons) Dispatch(ctx context.Context, p ButtonPress, s Sender) error {
 	action, payload, ok := b.verify(p.Update.UserID, p.Update.CallbackData)
+	p.Ledger, p.Role = p.Update.UserID, ""
+	if !ok {
+		// A team's card: made for the team's ledger, pressed by a member.
+		for ledgerID, role := range p.Teams {
+			if action, payload, ok = b.verify(ledgerID, p.Update.CallbackData); ok {
+				p.Ledger, p.Role = ledgerID, role
+				break
+			}
+		}
+	}
 	if !ok {
 		return b.answer(ctx, s, p, buttonTexts.Text(p.Lang, "not_yours"))
 	}

@@ -223,6 +223,13 @@ type Rental struct {
 	// only from the chat. The export's "platform_id".
 	PlatformID string
 
+	// Owner is the person the rental is for, in a team's ledger: who
+	// logged, adopted or was handed it (0: not known yet, a synced
+	// rental the team's room is asked about). On a personal ledger it is
+	// 0. Project is the team's project it is charged to ("" none).
+	Owner   int64
+	Project string
+
 	CreatedAt time.Time
 }
 
@@ -505,6 +512,11 @@ type Charge struct {
 	// Ref is its reference in the chat (#Ref): the journal ID of the
 	// action that recorded it (Record.Ref); 0 for none.
 	Ref int64
+
+	// Owner and Project as a Rental's (a charge on a rental takes the
+	// rental's owner and project unless given).
+	Owner   int64
+	Project string
 }
 
 // MaxNoteRunes bounds a charge's note in runes: it is shown in summaries.

@@ -25,6 +25,23 @@ type Action struct {
 	// button, or "" for anything else), so that /undo can tell the user's
 	// own last command from a change made some other way.
 	Via Via
+	// By is the person acting, when UserID is a team's ledger (TeamLedger):
+	// records it creates are theirs (their Owner) unless the call names an
+	// owner, the journal keeps who did it, and a change to a record of
+	// another member is refused unless By is an admin of the team
+	// (EUNAUTHORIZED "team_not_yours"); a person who is not a current
+	// member writes nothing (ENOTFOUND "team_not_member"). 0: the system
+	// (the platform sync, an agent, the scheduler), or UserID itself on a
+	// personal ledger.
+	By int64
+}
+
+// Person is who acted: By, or UserID on a personal ledger.
+func (a Action) Person() int64 {
+	if a.By != 0 {
+		return a.By
+	}
+	return a.UserID
 }
 
 // Via is how a journaled action came to be. It is stored in the journal,

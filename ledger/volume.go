@@ -73,6 +73,11 @@ type Volume struct {
 	// until the first of them.
 	Prices    []VolumePrice
 	CreatedAt time.Time
+
+	// Owner and Project as a Rental's (a volume attached to a rental takes
+	// the rental's owner and project unless given).
+	Owner   int64
+	Project string
 }
 
 // VolumePrice is a volume's price terms from At on, until the next

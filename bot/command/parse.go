@@ -53,6 +53,9 @@ var kinds = []struct {
 	{KindQuote, []string{"报价", "估价"}},
 	{KindJob, []string{"任务"}},
 	{KindCompare, []string{"对比", "比较"}},
+	{KindTeam, []string{"团队"}},
+	{KindUse, []string{"切换"}},
+	{KindProject, []string{"项目"}},
 	{KindConnect, []string{"连接"}},
 	{KindDisconnect, []string{"断开"}},
 	{KindReconcile, []string{"对账"}},
@@ -649,6 +652,12 @@ func (p *parser) parse(toks []string) (Command, error) {
 		return p.compare(toks)
 	case KindQuote:
 		return p.quote(toks)
+	case KindTeam:
+		return p.team(toks)
+	case KindUse:
+		return p.use(toks)
+	case KindProject:
+		return p.project(toks)
 	case KindHelp:
 		return p.help(toks)
 	case KindStart:
