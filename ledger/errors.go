@@ -135,6 +135,8 @@ var errorArgs = map[string]int{
 	"bad_step":                   3,
 	"bad_storage_unit":           1,
 	"bad_summary":                0,
+	"team_name":                  2, // the name, the most runes
+	"project_name":               2, // the name, the most runes
 	"bad_traffic_direction":      1,
 	"bad_tz":                     1,
 	"bad_volume_event":           1,
