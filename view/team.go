@@ -1,0 +1,62 @@
+package view
+
+import (
+	"strconv"
+	"strings"
+
+	"github.com/gpuledger/gpuledger/chat"
+	"github.com/gpuledger/gpuledger/ledger"
+)
+
+// teamMessages are the texts of a team's split, kept apart from the
+// ledger views' catalog so that the chat and the nightly summary share
+// them.
+var teamMessages = chat.Catalog{
+	"split_by_person":  {"<b>By person</b>", "<b>按成员</b>"},
+	"split_by_project": {"<b>By project</b>", "<b>按项目</b>"},
+	"split_unclaimed":  {"unclaimed", "无人认领"},
+	"split_no_project": {"(no project)", "（无项目）"},
+	"split_line":       {"%[1]s %[2]s", "%[1]s %[2]s"},
+}
+
+// TeamSplit renders a team statement's split (from ledger.Split) as two
+// lists, "By person" and "By project", each amount in its own currency,
+// the largest first: the rows of one currency in each list add up to
+// exactly that currency's total, because both come from the same rows.
+// names gives an owner's display name ("@alice"); an owner 0 is shown as
+// unclaimed and a project "" as "(no project)". An empty split renders
+// as "", so a statement with nothing spent adds nothing.
+//
+// The chat's /spend and /summary on a team and the scheduler's nightly
+// team summary call this one function, so they never disagree.
+func TeamSplit(lang string, rows []ledger.SplitRow, names func(owner int64) string) string {
+	lang = chat.NormLang(lang)
+	if len(rows) == 0 {
+		return ""
+	}
+	var sb strings.Builder
+	sb.WriteString(teamMessages.Render(lang, "split_by_person"))
+	for _, r := range ledger.SplitBy(rows, false) {
+		name := teamMessages.Render(lang, "split_unclaimed")
+		if r.Owner != 0 {
+			n := ""
+			if names != nil {
+				n = names(r.Owner)
+			}
+			if n == "" {
+				n = "id" + strconv.FormatInt(r.Owner, 10)
+			}
+			name = chat.Escape(n)
+		}
+		sb.WriteString("\n" + teamMessages.Render(lang, "split_line", chat.RawHTML(name), FormatMoney(r.Amount)))
+	}
+	sb.WriteString("\n" + teamMessages.Render(lang, "split_by_project"))
+	for _, r := range ledger.SplitBy(rows, true) {
+		name := teamMessages.Render(lang, "split_no_project")
+		if r.Project != "" {
+			name = chat.Escape(r.Project)
+		}
+		sb.WriteString("\n" + teamMessages.Render(lang, "split_line", chat.RawHTML(name), FormatMoney(r.Amount)))
+	}
+	return sb.String()
+}
