@@ -124,6 +124,8 @@ var ledgerErrors = chat.Catalog{
 	"bad_tz":                {"unknown time zone %[1]q: use an IANA name, e.g. tz=Asia/Shanghai", "不认识的时区 %[1]q：请用 IANA 名称，比如 tz=Asia/Shanghai"},
 	"team_name":             {"%q is not a team name: 1 to %d letters, digits, - _ or ., starting with a letter or digit (not \"me\")", "%q 不能作团队名：1 到 %d 个字母、数字、- _ 或 .，以字母或数字开头（不能是 \"me\"）"},
 	"project_name":          {"%q is not a project name: 1 to %d letters, digits, - _ or ., starting with a letter or digit", "%q 不能作项目名：1 到 %d 个字母、数字、- _ 或 .，以字母或数字开头"},
+	"team_not_member":       {"you are not a member of this team (any more): nothing was changed", "你不是（或已不再是）这个团队的成员：没有做任何修改"},
+	"team_not_yours":        {"%[1]v is %[2]v's: only they or an admin of the team can change it", "%[1]v 属于 %[2]v：只有本人或团队管理员可以修改"},
 	"bad_summary":           {"summary time is out of range: use HH:MM, e.g. summary=22:00, or summary=off", "日报时间超出范围：请用 HH:MM，比如 summary=22:00，或 summary=off"},
 	"bad_quiet":             {"quiet hours are out of range: use HH:MM-HH:MM, e.g. quiet=23:00-08:00", "免打扰时段超出范围：请用 HH:MM-HH:MM，比如 quiet=23:00-08:00"},
 	"setting_range":         {"%[1]v=%[2]v is out of range %[3]v..%[4]v", "%[1]v=%[2]v 超出范围 %[3]v..%[4]v"},
