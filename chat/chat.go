@@ -79,6 +79,28 @@ type Update struct {
 	// from what was stored, instead of staying silent: the transport
 	// redelivers only updates whose answer it has not kept.
 	Redelivered bool `json:",omitempty"`
+
+	// ChatTitle is a group's or supergroup's title, for display only (a
+	// team's room is named by it); "" for private chats.
+	ChatTitle string `json:",omitempty"`
+	// MigrateTo and MigrateFrom are set on Telegram's service messages
+	// about a group upgraded to a supergroup (KindOther): in the old group
+	// MigrateTo is the supergroup's new chat ID; in the new supergroup
+	// MigrateFrom is the old group's. The IDs are Telegram's, not the
+	// sender's (who may be anyone), so the core acts on them before any
+	// access check (a team's room follows the group: TeamStore.MoveRoom).
+	MigrateTo   int64 `json:",omitempty"`
+	MigrateFrom int64 `json:",omitempty"`
+	// BotLeft is set (KindOther) when the bot was removed or kicked from
+	// the group or supergroup ChatID (Telegram's my_chat_member with the
+	// bot's new status "left" or "kicked"); UserID is who removed it.
+	BotLeft bool `json:",omitempty"`
+}
+
+// RoomEvent reports whether u is Telegram's news about the group itself
+// (migrated, or the bot removed) rather than a person's message.
+func (u Update) RoomEvent() bool {
+	return u.MigrateTo != 0 || u.MigrateFrom != 0 || u.BotLeft
 }
 
 // Button is an inline button: Text shown, Data returned in a callback
