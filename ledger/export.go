@@ -51,6 +51,13 @@ const Unpriced = "UNPRICED"
 // perf.Bench as stored with when and as which report it came, what the
 // hub bounded, and "claimed_by": "agent"; "jobs", its runs started at or
 // before as_of. No figure of either enters a charge.
+//
+// A team's ledger (IsTeamLedger) exports additively too: a top-level
+// "team" (its id, name and members, each with id, username, role and
+// whether they left or were removed), and on each rental, volume and
+// one-off "owner" (the member's user ID, absent when 0: a synced rental
+// nobody claimed) and "project" (absent when none). A personal ledger's
+// records have neither, so its export is byte for byte what it was.
 
 type exportDoc struct {
 	AsOf     string                      `json:"as_of"`
@@ -64,6 +71,105 @@ type exportDoc struct {
 	OneOffs  []exportOneOff  `json:"one_offs"`
 	TopUps   []exportMoneyAt `json:"top_ups"`
 	Readings []exportReading `json:"balance_readings"`
+	// Team is the team of a team ledger's export; nil for a personal one.
+	Team *exportTeam `json:"team,omitempty"`
+}
+
+// exportTeam is a team ledger's team: its members now (owners, admins,
+// members, in joining order), then those who left or were removed and
+// still own a record or were named by the caller.
+type exportTeam struct {
+	ID      int64          `json:"id"`
+	Name    string         `json:"name"`
+	Members []exportMember `json:"members"`
+}
+
+type exportMember struct {
+	ID       int64  `json:"id"`
+	Username string `json:"username"`
+	Role     Role   `json:"role"`
+	Removed  bool   `json:"removed"`
+}
+
+// ExportTeam is what a team ledger's export says of its team, which the
+// book does not hold: the caller reads it from the TeamStore.
+type ExportTeam struct {
+	Team Team
+	// Members are the current members (TeamStore.Members).
+	Members []Member
+	// Former are members who left or were removed, when the caller
+	// knows them. An owner of a record who is in neither list is listed
+	// as removed, with no username and the role member.
+	Former []Member
+}
+
+// ExportOption adds to an export what the book alone does not hold.
+type ExportOption func(*exportConfig)
+
+type exportConfig struct {
+	team *ExportTeam
+}
+
+// WithTeam names the team of a team ledger's export (its "team" object
+// and the CSV's owner names). Without it a team ledger's export still
+// has "team", with its id only and no members. It is ignored for a
+// personal ledger.
+func WithTeam(t ExportTeam) ExportOption {
+	return func(c *exportConfig) { c.team = &t }
+}
+
+func exportOptions(opts []ExportOption) exportConfig {
+	var c exportConfig
+	for _, o := range opts {
+		o(&c)
+	}
+	return c
+}
+
+// buildExportTeam returns the "team" object of b's export, or nil when b
+// is a personal ledger.
+func buildExportTeam(b *Book, t *ExportTeam) *exportTeam {
+	id, ok := TeamOf(b.User.ID)
+	if !ok {
+		return nil
+	}
+	et := &exportTeam{ID: id, Members: []exportMember{}}
+	if t == nil {
+		return et
+	}
+	et.Name = t.Team.Name
+	seen := map[int64]bool{}
+	for _, m := range t.Members {
+		if !seen[m.UserID] {
+			seen[m.UserID] = true
+			et.Members = append(et.Members, exportMember{ID: m.UserID, Username: m.Username, Role: m.Role})
+		}
+	}
+	var former []exportMember
+	for _, m := range t.Former {
+		if !seen[m.UserID] {
+			seen[m.UserID] = true
+			former = append(former, exportMember{ID: m.UserID, Username: m.Username, Role: m.Role, Removed: true})
+		}
+	}
+	owner := func(id int64) {
+		if id != 0 && !seen[id] {
+			seen[id] = true
+			former = append(former, exportMember{ID: id, Role: RoleMember, Removed: true})
+		}
+	}
+	for _, r := range b.Rentals {
+		owner(r.Owner)
+	}
+	for _, v := range b.Volumes {
+		owner(v.Owner)
+	}
+	for i := range b.Charges {
+		owner(b.Charges[i].Owner)
+	}
+	slices.SortStableFunc(former, func(x, y exportMember) int { return cmp.Compare(x.ID, y.ID) })
+	et.Members = append(et.Members, former...)
+	return et
 }
 
 // exportEvent is one event of a rental (kind start, stop, resume, price,
@@ -125,6 +231,10 @@ type exportOneOff struct {
 	// RecordRef is the charge's number in the chat (#N, Record.Ref), for
 	// /fix #N and /delete #N; null for none.
 	RecordRef *int64 `json:"record_ref"`
+
+	// Owner and Project as a rental's.
+	Owner   int64  `json:"owner,omitempty"`
+	Project string `json:"project,omitempty"`
 }
 
 // exportMoneyAt is a top-up: an amount as typed, added to a platform's
@@ -150,7 +260,11 @@ type exportRental struct {
 	Name string `json:"name"`
 	// Ref is the rental's address (RentalRef, "yolo@2026-11-02"): unlike
 	// the name, which a later rental may reuse, it tells every rental apart.
-	Ref            string        `json:"ref"`
+	Ref string `json:"ref"`
+	// Owner and Project are a team ledger's (Rental.Owner, .Project),
+	// absent when 0 or "".
+	Owner          int64         `json:"owner,omitempty"`
+	Project        string        `json:"project,omitempty"`
 	Platform       string        `json:"platform"`
 	PlatformID     string        `json:"platform_id,omitempty"` // the platform's instance ID of a synced rental
 	GPU            string        `json:"gpu"`
@@ -216,8 +330,11 @@ type exportCharges struct {
 }
 
 type exportVolume struct {
-	Name   string  `json:"name"`
-	Rental *string `json:"rental"`
+	Name string `json:"name"`
+	// Owner and Project as a rental's.
+	Owner   int64   `json:"owner,omitempty"`
+	Project string  `json:"project,omitempty"`
+	Rental  *string `json:"rental"`
 	// RentalRef is the attached rental's address, set with Rental when
 	// the rental is in the book.
 	RentalRef *string     `json:"rental_ref"`
@@ -283,13 +400,13 @@ func priced(ok bool, m Money) string {
 }
 
 // buildExport computes the export document for b as of asOf.
-func buildExport(b *Book, asOf time.Time) exportDoc {
-	return buildExportOf(b, StatementAsOf(b, asOf), asOf)
+func buildExport(b *Book, asOf time.Time, cfg exportConfig) exportDoc {
+	return buildExportOf(b, StatementAsOf(b, asOf), asOf, cfg)
 }
 
 // buildExportOf computes the export document of the statement st (from
 // the beginning or of a window ending at asOf), with balances as of asOf.
-func buildExportOf(b *Book, st *Statement, asOf time.Time) exportDoc {
+func buildExportOf(b *Book, st *Statement, asOf time.Time, cfg exportConfig) exportDoc {
 	loc := b.User.Location()
 	ts := func(t time.Time) string { return t.In(loc).Format(time.RFC3339) }
 	doc := exportDoc{
@@ -302,6 +419,7 @@ func buildExportOf(b *Book, st *Statement, asOf time.Time) exportDoc {
 		OneOffs:  []exportOneOff{},
 		TopUps:   []exportMoneyAt{},
 		Readings: []exportReading{},
+		Team:     buildExportTeam(b, cfg.team),
 	}
 	// Events up to asOf are listed (the history a window's figures need
 	// starts before it); top-ups and readings up to asOf, or those in the
@@ -328,7 +446,7 @@ func buildExportOf(b *Book, st *Statement, asOf time.Time) exportDoc {
 	for _, rc := range st.Rentals {
 		r := rc.Rental
 		er := exportRental{
-			Name: r.Name, Ref: refs[r.ID], Platform: r.Platform, PlatformID: r.PlatformID, GPU: r.GPU, GPUCount: r.GPUCount, Mode: r.Mode,
+			Name: r.Name, Ref: refs[r.ID], Owner: r.Owner, Project: r.Project, Platform: r.Platform, PlatformID: r.PlatformID, GPU: r.GPU, GPUCount: r.GPUCount, Mode: r.Mode,
 			Currency: r.Currency, State: rc.State, StartedAt: ts(r.StartedAt()),
 			RunningSeconds: rc.RunningSeconds, BilledSeconds: rc.BilledSeconds, IdleSeconds: rc.IdleSeconds,
 			Charges: exportCharges{
@@ -369,7 +487,7 @@ func buildExportOf(b *Book, st *Statement, asOf time.Time) exportDoc {
 	for _, vc := range st.Volumes {
 		v := vc.Volume
 		ev := exportVolume{
-			Name: v.Name, SizeGB: vc.SizeGB.String(), FreeGB: v.FreeGB.String(), PriceUnit: v.PriceUnit,
+			Name: v.Name, Owner: v.Owner, Project: v.Project, SizeGB: vc.SizeGB.String(), FreeGB: v.FreeGB.String(), PriceUnit: v.PriceUnit,
 			Currency: v.Currency, CreatedAt: ts(v.Events[0].At), Charge: priced(vc.Priced, vc.Charge),
 			Platform: v.Platform, Events: []exportEvent{},
 		}
@@ -415,7 +533,7 @@ func buildExportOf(b *Book, st *Statement, asOf time.Time) exportDoc {
 	for _, oc := range st.Others {
 		c := oc.Charge
 		eo := exportOneOff{At: ts(c.At), Platform: oc.Platform, Amount: c.Amount.String(), Currency: c.Currency,
-			Charge: oc.Amount.String(), Note: c.Note, RecordRef: recordRef(c.Ref)}
+			Charge: oc.Amount.String(), Note: c.Note, RecordRef: recordRef(c.Ref), Owner: c.Owner, Project: c.Project}
 		if n, ok := names[c.RentalID]; ok && c.RentalID != 0 {
 			eo.Rental, eo.RentalRef = ptr(n), ptr(refs[c.RentalID])
 		}
@@ -557,14 +675,15 @@ func sortedByTime[T any](xs []T, key func(T) (time.Time, int64)) []T {
 
 // WriteExportJSON writes the ledger with computed charges as of asOf in
 // the JSON shape of DESIGN.md section 5 (see the comment above for the
-// additions). The output ends with a newline.
+// additions). The output ends with a newline. WithTeam names a team
+// ledger's team.
 //
 // It writes the document a list element at a time, in the bytes an
 // indenting json.Encoder gives for the whole: that one marshals all of it
 // and then indents it into a second buffer, several times the output's
 // size at once for a large ledger (BenchmarkExport).
-func WriteExportJSON(w io.Writer, b *Book, asOf time.Time) error {
-	doc := buildExport(b, asOf)
+func WriteExportJSON(w io.Writer, b *Book, asOf time.Time, opts ...ExportOption) error {
+	doc := buildExport(b, asOf, exportOptions(opts))
 	s := &jsonStream{w: bufio.NewWriter(w)}
 	s.raw("{")
 	s.field("as_of", doc.AsOf)
@@ -576,6 +695,9 @@ func WriteExportJSON(w io.Writer, b *Book, asOf time.Time) error {
 	streamList(s, "one_offs", doc.OneOffs)
 	streamList(s, "top_ups", doc.TopUps)
 	streamList(s, "balance_readings", doc.Readings)
+	if doc.Team != nil {
+		s.field("team", doc.Team)
+	}
 	s.raw("\n}\n")
 	if s.err == nil {
 		s.err = s.w.Flush()

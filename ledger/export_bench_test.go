@@ -19,11 +19,11 @@ func (w *countWriter) Write(p []byte) (int, error) { w.n += int64(len(p)); retur
 // exportJSONWhole is the export as one indenting json.Encoder writes the
 // whole document: the bytes WriteExportJSON must give, and the baseline
 // of its memory.
-func exportJSONWhole(w io.Writer, b *Book, asOf time.Time) error {
+func exportJSONWhole(w io.Writer, b *Book, asOf time.Time, opts ...ExportOption) error {
 	enc := json.NewEncoder(w)
 	enc.SetEscapeHTML(false)
 	enc.SetIndent("", "  ")
-	return enc.Encode(buildExport(b, asOf))
+	return enc.Encode(buildExport(b, asOf, exportOptions(opts)))
 }
 
 // TestWriteExportJSON_StreamSameBytes: the export written a list element
@@ -69,7 +69,7 @@ func BenchmarkExport(b *testing.B) {
 		})
 		for _, f := range []struct {
 			name  string
-			write func(io.Writer, *Book, time.Time) error
+			write func(io.Writer, *Book, time.Time, ...ExportOption) error
 		}{{"json-whole", exportJSONWhole}, {"json", WriteExportJSON}, {"csv", WriteExportCSV}} {
 			b.Run(fmt.Sprintf("rentals=%d/%s", n, f.name), func(b *testing.B) {
 				b.ReportAllocs()

@@ -38,6 +38,13 @@ var ExportCSVColumns = []string{
 	"ref", "rental_ref", "record_ref",
 }
 
+// ExportCSVTeamColumns is the header of a team ledger's CSV export:
+// ExportCSVColumns and then owner (the member a rental, volume or
+// one-off is for: "@username", or the user ID when the member has no
+// username; empty when nobody claimed it) and project. A personal
+// ledger's CSV has neither column.
+var ExportCSVTeamColumns = append(ExportCSVColumns[:len(ExportCSVColumns):len(ExportCSVColumns)], "owner", "project")
+
 // exportCSVNumbers are the CSV columns that hold numbers only (a signed
 // amount included): they are written as they are. Every other cell is
 // text, and one that starts as a spreadsheet formula gets a quote first
@@ -64,9 +71,10 @@ func csvText(s string) string {
 
 // WriteExportCSV writes the same rows as WriteExportJSON as CSV with one
 // header row (ExportCSVColumns): rentals, then volumes, then totals by
-// currency, then balances by platform.
-func WriteExportCSV(w io.Writer, b *Book, asOf time.Time) error {
-	return writeExportCSV(w, buildExport(b, asOf))
+// currency, then balances by platform. A team ledger's has the columns
+// ExportCSVTeamColumns; WithTeam names its owners.
+func WriteExportCSV(w io.Writer, b *Book, asOf time.Time, opts ...ExportOption) error {
+	return writeExportCSV(w, buildExport(b, asOf, exportOptions(opts)))
 }
 
 // WriteExportCSVPeriod writes the CSV export of the window [from, to)
@@ -76,27 +84,54 @@ func WriteExportCSV(w io.Writer, b *Book, asOf time.Time) error {
 // too), the totals of the window, and the balances as of to. as_of is
 // to. So the rows of consecutive windows add up to the export of their
 // union.
-func WriteExportCSVPeriod(w io.Writer, b *Book, from, to time.Time) error {
+func WriteExportCSVPeriod(w io.Writer, b *Book, from, to time.Time, opts ...ExportOption) error {
 	if !to.After(from) {
 		return Errorf(EINVALID, "the period must end after it starts (from %s, to %s)", from.Format(time.RFC3339), to.Format(time.RFC3339))
 	}
-	return writeExportCSV(w, buildExportOf(b, Spend(b, from, to), to))
+	return writeExportCSV(w, buildExportOf(b, Spend(b, from, to), to, exportOptions(opts)))
+}
+
+// csvOwner is an owner's cell: "@username" when the member's username is
+// one Telegram allows (letters, digits, '_'), else the user ID; "" for 0.
+// A username is never written otherwise, so the cell is never a formula.
+func csvOwner(id int64, names map[int64]string) string {
+	if id == 0 {
+		return ""
+	}
+	if u := names[id]; u != "" && len(u) <= 64 && strings.Trim(u, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_") == "" {
+		return "@" + u
+	}
+	return strconv.FormatInt(id, 10)
 }
 
 func writeExportCSV(w io.Writer, doc exportDoc) error {
-	col := make(map[string]int, len(ExportCSVColumns))
-	text := make([]bool, len(ExportCSVColumns))
-	for i, c := range ExportCSVColumns {
+	cols := ExportCSVColumns
+	var names map[int64]string
+	if doc.Team != nil {
+		cols = ExportCSVTeamColumns
+		names = make(map[int64]string, len(doc.Team.Members))
+		for _, m := range doc.Team.Members {
+			names[m.ID] = m.Username
+		}
+	}
+	col := make(map[string]int, len(cols))
+	text := make([]bool, len(cols))
+	for i, c := range cols {
 		col[c] = i
 		text[i] = !exportCSVNumbers[c]
 	}
+	if doc.Team != nil {
+		// csvOwner writes "@" and a Telegram username's letters only: no
+		// formula, and the name as the chat shows it.
+		text[col["owner"]] = false
+	}
 	cw := csv.NewWriter(w)
-	if err := cw.Write(ExportCSVColumns); err != nil {
+	if err := cw.Write(cols); err != nil {
 		return fmt.Errorf("ledger: export csv: %w", err)
 	}
 	// One record is reused for every row (csv.Writer.Write keeps none):
 	// a large ledger writes hundreds of thousands of rows.
-	rec := make([]string, len(ExportCSVColumns))
+	rec := make([]string, len(cols))
 	row := func(kv ...string) error {
 		clear(rec)
 		for i := 0; i+1 < len(kv); i += 2 {
@@ -111,6 +146,14 @@ func writeExportCSV(w io.Writer, doc exportDoc) error {
 		rec[col["time_zone"]] = doc.TimeZone
 		return cw.Write(rec)
 	}
+	// owned is row for a team's record: its owner's and project's cells
+	// after kv (a personal ledger has no such columns).
+	owned := func(owner int64, project string, kv ...string) error {
+		if doc.Team != nil {
+			kv = append(kv, "owner", csvOwner(owner, names), "project", project)
+		}
+		return row(kv...)
+	}
 	opt := func(s *string) string {
 		if s == nil {
 			return ""
@@ -118,7 +161,7 @@ func writeExportCSV(w io.Writer, doc exportDoc) error {
 		return *s
 	}
 	for _, r := range doc.Rentals {
-		if err := row("record", "rental", "name", r.Name, "ref", r.Ref, "platform", r.Platform, "platform_id", r.PlatformID, "gpu", r.GPU,
+		if err := owned(r.Owner, r.Project, "record", "rental", "name", r.Name, "ref", r.Ref, "platform", r.Platform, "platform_id", r.PlatformID, "gpu", r.GPU,
 			"gpu_count", strconv.Itoa(r.GPUCount), "mode", string(r.Mode), "price", opt(r.Price),
 			"price_unit", opt(r.PriceUnit), "currency", string(r.Currency), "state", string(r.State),
 			"started_at", r.StartedAt, "released_at", opt(r.ReleasedAt),
@@ -135,7 +178,7 @@ func writeExportCSV(w io.Writer, doc exportDoc) error {
 		}
 	}
 	for _, v := range doc.Volumes {
-		if err := row("record", "volume", "name", v.Name, "rental", opt(v.Rental), "rental_ref", opt(v.RentalRef), "size_gb", v.SizeGB,
+		if err := owned(v.Owner, v.Project, "record", "volume", "name", v.Name, "rental", opt(v.Rental), "rental_ref", opt(v.RentalRef), "size_gb", v.SizeGB,
 			"free_gb", v.FreeGB, "price", opt(v.Price), "price_unit", string(v.PriceUnit),
 			"currency", string(v.Currency), "created_at", v.CreatedAt, "deleted_at", opt(v.DeletedAt),
 			"charge", v.Charge, "stopped_price", opt(v.StoppedPrice), "price_changes", csvPriceChanges(v.PriceChanges),
@@ -167,7 +210,7 @@ func writeExportCSV(w io.Writer, doc exportDoc) error {
 			return fmt.Errorf("ledger: export csv: %w", err)
 		}
 	}
-	if err := writeExportInputs(doc, row, opt); err != nil {
+	if err := writeExportInputs(doc, row, owned, opt); err != nil {
 		return fmt.Errorf("ledger: export csv: %w", err)
 	}
 	cw.Flush()
@@ -181,7 +224,7 @@ func writeExportCSV(w io.Writer, doc exportDoc) error {
 // kind: every rental's events, traffic price changes, traffic usage and
 // idle periods (rentals in export order), every volume's events, then
 // the one-off charges, top-ups and balance readings, each in time order.
-func writeExportInputs(doc exportDoc, row func(kv ...string) error, opt func(*string) string) error {
+func writeExportInputs(doc exportDoc, row func(kv ...string) error, owned func(int64, string, ...string) error, opt func(*string) string) error {
 	for _, r := range doc.Rentals {
 		for _, e := range r.Events {
 			cur := ""
@@ -232,7 +275,7 @@ func writeExportInputs(doc exportDoc, row func(kv ...string) error, opt func(*st
 		}
 	}
 	for _, o := range doc.OneOffs {
-		if err := row("record", "one_off", "rental", opt(o.Rental), "rental_ref", opt(o.RentalRef), "platform", o.Platform, "at", o.At,
+		if err := owned(o.Owner, o.Project, "record", "one_off", "rental", opt(o.Rental), "rental_ref", opt(o.RentalRef), "platform", o.Platform, "at", o.At,
 			"amount", o.Amount, "currency", string(o.Currency), "charge", o.Charge, "note", o.Note, "record_ref", refCell(o.RecordRef)); err != nil {
 			return err
 		}
