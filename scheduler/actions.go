@@ -22,23 +22,35 @@ func (s *Scheduler) handleButtons(b *chat.Buttons) {
 	for _, a := range []string{ActAdopt, ActOtherPrice, ActNotMine, ActReconnect, ActRevokeEnrol, ActHostStopped, ActHostBilled} {
 		b.Handle(a, s.enrolPress)
 	}
+	b.Handle(ActApprove, s.pressApproval)
+	b.Handle(ActStopIt, s.pressApproval)
+	b.Handle(ActMine, s.pressMine)
 }
 
 // press handles one verified button press: it runs the action and answers
 // the callback with a short toast; an error is the router's to word.
 func (s *Scheduler) press(ctx context.Context, p chat.ButtonPress, snd chat.Sender) error {
-	lg := chat.LangEN
-	if u, err := s.store.User(ctx, p.Update.UserID); err == nil {
-		lg = lang(&u)
-	}
+	lg := s.pressLang(ctx, p)
+	// The ledger the card was made for: the presser's own, or a team's
+	// whose member they are (chat.Buttons.Dispatch verified it).
+	ledgerID := pressLedger(p)
 	id, err := strconv.ParseInt(p.Payload, 10, 64)
 	if err != nil || id <= 0 {
 		return snd.AnswerCallback(ctx, p.Update.CallbackID, text(lg, "t_broken"))
 	}
+	switch p.Action {
+	case ActRelease, ActExtend, ActReleaseAtEnd, ActReleased, ActPStop, ActPTerm, ActTrustOff, ActTrust, ActTrustNew:
+		// A change to the rental: on a team's ledger, its owner's or an
+		// admin's (Snooze and Keep are any member's). Refused, nothing
+		// changes and the press is not recorded.
+		if no := s.mayChange(ctx, p, id, lg); no != "" {
+			return snd.AnswerCallback(ctx, p.Update.CallbackID, clip.Bytes(no, 190, "…"))
+		}
+	}
 	if p.Action != ActReleased {
 		// Record the update as handled: a redelivered press changes
 		// nothing. (ActReleased passes the key to its ledger write.)
-		err := s.store.MarkHandled(ctx, ledger.Action{UserID: p.Update.UserID, At: p.Now, Key: p.Update.Key})
+		err := s.store.MarkHandled(ctx, ledger.Action{UserID: ledgerID, At: p.Now, Key: p.Update.Key})
 		if ledger.ErrorCode(err) == ledger.EDUPLICATE {
 			return snd.AnswerCallback(ctx, p.Update.CallbackID, "")
 		}
@@ -49,26 +61,29 @@ func (s *Scheduler) press(ctx context.Context, p chat.ButtonPress, snd chat.Send
 	var toast string
 	switch p.Action {
 	case ActRelease:
-		toast, err = s.Release(ctx, p.Update.UserID, id)
+		toast, err = s.Release(ctx, ledgerID, id)
 	case ActSnooze:
-		toast, err = s.Snooze(ctx, p.Update.UserID, id, p.Update.MessageID)
+		toast, err = s.Snooze(ctx, ledgerID, id, p.Update.MessageID)
 	case ActKeep:
-		toast, err = s.Keep(ctx, p.Update.UserID, id, p.Update.MessageID)
+		toast, err = s.Keep(ctx, ledgerID, id, p.Update.MessageID)
 	case ActExtend:
-		toast, err = s.Extend(ctx, p.Update.UserID, id)
+		toast, err = s.Extend(ctx, ledgerID, id)
 	case ActReleaseAtEnd:
-		toast, err = s.ReleaseAtEnd(ctx, p.Update.UserID, id)
+		toast, err = s.ReleaseAtEnd(ctx, ledgerID, id)
 	case ActReleased:
-		toast, err = s.MarkReleased(ctx, p.Update.UserID, id, p.Update.Key)
+		toast, err = s.markReleased(ctx, ledger.Action{UserID: ledgerID, By: pressBy(p), At: p.Now, Key: p.Update.Key, Via: ledger.ViaButton}, id)
 	case ActPStop, ActPTerm:
-		toast, err = s.PlatformAct(ctx, p.Update.UserID, id, p.Action == ActPTerm, p.Update.MessageID)
+		toast, err = s.PlatformAct(ctx, ledgerID, id, p.Action == ActPTerm, p.Update.MessageID)
 	case ActTrustOff, ActTrust, ActTrustNew:
-		toast, err = s.TrustAnswer(ctx, p.Update.UserID, id, p.Action)
+		toast, err = s.TrustAnswer(ctx, ledgerID, id, p.Action)
 	case ActReceiptKeep:
-		toast, err = s.KeepReceipt(ctx, p.Update.UserID, id, p.Update.MessageID)
+		toast, err = s.KeepReceipt(ctx, ledgerID, id, p.Update.MessageID)
 	}
 	if err != nil {
 		return err
+	}
+	if toast != "" {
+		toast = s.teamTag(ctx, ledgerID) + toast
 	}
 	return snd.AnswerCallback(ctx, p.Update.CallbackID, clip.Bytes(toast, 190, "…"))
 }
@@ -295,7 +310,14 @@ func (s *Scheduler) editLease(ctx context.Context, userID, rentalID int64, chang
 // MarkReleased records that the user released a rental by hand (a rental
 // without an agent, or a silent one), now. key makes it idempotent.
 func (s *Scheduler) MarkReleased(ctx context.Context, userID, rentalID int64, key string) (string, error) {
+	return s.markReleased(ctx, ledger.Action{UserID: userID, At: s.now(), Key: key, Via: ledger.ViaButton}, rentalID)
+}
+
+// markReleased is MarkReleased acting as a (a.By: the member of a team
+// who pressed, whom the store checks and journals).
+func (s *Scheduler) markReleased(ctx context.Context, a ledger.Action, rentalID int64) (string, error) {
 	defer s.lockRental(rentalID)()
+	userID := a.UserID
 	r, u, err := s.ownRental(ctx, userID, rentalID)
 	if err != nil {
 		return "", err
@@ -305,8 +327,9 @@ func (s *Scheduler) MarkReleased(ctx context.Context, userID, rentalID int64, ke
 		return text(lg, "t_already_released", r.Name), nil
 	}
 	now := s.now()
+	a.At = now
 	// A press of the card's button: /undo asks before reversing it.
-	_, err = s.store.AppendEvent(ctx, ledger.Action{UserID: userID, At: now, Key: key, Via: ledger.ViaButton}, r.Name, ledger.Event{Kind: ledger.EventRelease, At: now})
+	_, err = s.store.AppendEvent(ctx, a, r.Name, ledger.Event{Kind: ledger.EventRelease, At: now})
 	if ledger.ErrorCode(err) == ledger.EDUPLICATE {
 		return "", nil
 	}

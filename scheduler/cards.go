@@ -55,6 +55,8 @@ func releasedButtons(lang string, r *ledger.Rental) [][]button {
 // pending automatic action is urgent and never held. It saves the card.
 func (s *Scheduler) sendCard(ctx context.Context, u *ledger.User, c *ledger.Card, text string, buttons [][]button, notify, urgent bool) error {
 	now := s.now()
+	// A team's card names the rental's owner; its owner may want a copy.
+	text, copyTo := s.ownerText(ctx, u, c.RentalID, text)
 	quiet := ledger.InQuietHours(u, now)
 	if notify && quiet && !urgent {
 		c.Text, c.Pending = text, true
@@ -64,7 +66,7 @@ func (s *Scheduler) sendCard(ctx context.Context, u *ledger.User, c *ledger.Card
 		}
 		return err
 	}
-	m := chat.Outgoing{ChatID: s.cfg.ChatID(u.ID), Text: text, Silent: quiet}
+	m := chat.Outgoing{ChatID: s.chatOf(ctx, u.ID), Text: text, Silent: quiet}
 	if !notify && c.MessageID != 0 {
 		m.EditMessageID = c.MessageID
 		m.Refresh = figuresOnly(c.Text, text)
@@ -79,6 +81,9 @@ func (s *Scheduler) sendCard(ctx context.Context, u *ledger.User, c *ledger.Card
 	id, err := s.send(ctx, m)
 	if err != nil {
 		return fmt.Errorf("send %s card: %w", c.Kind, err)
+	}
+	if m.EditMessageID == 0 {
+		s.sendCopy(ctx, copyTo, m)
 	}
 	if id != 0 {
 		c.MessageID = id
@@ -145,7 +150,7 @@ func (s *Scheduler) sign(userID int64, rows [][]button) ([][]chat.Button, error)
 
 // notifyText sends a plain message (no card), silently in quiet hours.
 func (s *Scheduler) notifyText(ctx context.Context, u *ledger.User, text string) error {
-	_, err := s.send(ctx, chat.Outgoing{ChatID: s.cfg.ChatID(u.ID), Text: text, Silent: ledger.InQuietHours(u, s.now())})
+	_, err := s.send(ctx, chat.Outgoing{ChatID: s.chatOf(ctx, u.ID), Text: text, Silent: ledger.InQuietHours(u, s.now())})
 	return err
 }
 
@@ -313,7 +318,7 @@ func (s *Scheduler) checkIdle(ctx context.Context, u *ledger.User, r *ledger.Ren
 		card.Reminders++
 		if card.MessageID != 0 {
 			// The old message loses its buttons; the reminder carries them.
-			s.send(ctx, chat.Outgoing{ChatID: s.cfg.ChatID(u.ID), EditMessageID: card.MessageID, Text: card.Text + "\n" + tr(lg, "reminder_below")})
+			s.send(ctx, chat.Outgoing{ChatID: s.chatOf(ctx, u.ID), EditMessageID: card.MessageID, Text: card.Text + "\n" + tr(lg, "reminder_below")})
 		}
 		if err := s.sendCard(ctx, u, &card, text, idleButtons(lg, r), true, auto); err != nil {
 			return err

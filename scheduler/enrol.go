@@ -77,7 +77,7 @@ func (s *Scheduler) signE(userID int64, rows [][]ebutton) ([][]chat.Button, erro
 // sendE sends (edit 0) or edits a message with buttons; silent makes no
 // sound. It returns the message's ID.
 func (s *Scheduler) sendE(ctx context.Context, u *ledger.User, edit int, msg string, rows [][]ebutton, silent bool) (int, error) {
-	m := chat.Outgoing{ChatID: s.cfg.ChatID(u.ID), Text: msg, EditMessageID: edit, Silent: silent}
+	m := chat.Outgoing{ChatID: s.chatOf(ctx, u.ID), Text: msg, EditMessageID: edit, Silent: silent}
 	if rows != nil {
 		b, err := s.signE(u.ID, rows)
 		if err != nil {
@@ -303,7 +303,7 @@ func (s *Scheduler) InstanceCard(ctx context.Context, userID, instanceID int64) 
 	if err != nil {
 		return card, false, err
 	}
-	return chat.Outgoing{ChatID: s.cfg.ChatID(u.ID), Text: msg, Buttons: buttons}, true, nil
+	return chat.Outgoing{ChatID: s.chatOf(ctx, u.ID), Text: msg, Buttons: buttons}, true, nil
 }
 
 // cardInstance sends an instance its own card and records it.
@@ -438,7 +438,8 @@ func (s *Scheduler) instanceReturned(ctx context.Context, in ledger.Instance, r 
 // enrolPress handles a verified press of an enrolment or host card button.
 func (s *Scheduler) enrolPress(ctx context.Context, p chat.ButtonPress, snd chat.Sender) error {
 	lg := chat.LangEN
-	u, uerr := s.store.User(ctx, p.Update.UserID)
+	// The ledger the card was made for (a team's, for its members).
+	u, uerr := s.store.User(ctx, pressLedger(p))
 	if uerr == nil {
 		lg = lang(&u)
 	} else if ledger.ErrorCode(uerr) != ledger.ENOTFOUND {
@@ -450,10 +451,27 @@ func (s *Scheduler) enrolPress(ctx context.Context, p chat.ButtonPress, snd chat
 	if uerr != nil {
 		return answer(text(lg, "t_broken"))
 	}
+	if p.Role != "" {
+		lg = s.pressLang(ctx, p)
+		switch p.Action {
+		case ActHostStopped, ActHostBilled:
+			// They change the rental: its owner's or an admin's.
+			if rid, _, _, ok := parseRange(p.Payload); ok {
+				if no := s.mayChange(ctx, p, rid, lg); no != "" {
+					return answer(no)
+				}
+			}
+		case ActRevokeEnrol:
+			// The team's enrolment is its admins'.
+			if !ledger.Role(p.Role).Admin() {
+				return answer(text(lg, "t_admin_only"))
+			}
+		}
+	}
 	// Adopt and Not mine pass the update's key to their one store call;
 	// the others record it first, so a redelivered press changes nothing.
 	if p.Action != ActAdopt && p.Action != ActNotMine {
-		err := s.store.MarkHandled(ctx, ledger.Action{UserID: p.Update.UserID, At: p.Now, Key: p.Update.Key})
+		err := s.store.MarkHandled(ctx, ledger.Action{UserID: u.ID, At: p.Now, Key: p.Update.Key})
 		if ledger.ErrorCode(err) == ledger.EDUPLICATE {
 			return answer("")
 		}
@@ -522,7 +540,9 @@ func (s *Scheduler) pressInstance(ctx context.Context, u *ledger.User, p chat.Bu
 		}
 		return "?"
 	}
-	a := ledger.Action{UserID: u.ID, At: p.Now, Key: p.Update.Key, Via: ledger.ViaButton} // a card's button: /undo asks
+	// A card's button: /undo asks. On a team's ledger the presser acts
+	// (an instance adopted this way is theirs).
+	a := ledger.Action{UserID: u.ID, By: pressBy(p), At: p.Now, Key: p.Update.Key, Via: ledger.ViaButton}
 	switch p.Action {
 	case ActAdopt:
 		if in.State == ledger.InstanceBound {

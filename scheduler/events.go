@@ -114,5 +114,10 @@ func (s *Scheduler) send(ctx context.Context, m chat.Outgoing) (int, error) {
 	case <-ctx.Done():
 		return 0, fmt.Errorf("scheduler: send before Run had a sender: %w", ctx.Err())
 	}
-	return s.snd.Send(ctx, m)
+	id, err := s.snd.Send(ctx, m)
+	if err != nil && m.ChatID < 0 {
+		// A group: perhaps a team's room that moved or let the bot go.
+		return s.roomFailed(ctx, m, err)
+	}
+	return id, err
 }

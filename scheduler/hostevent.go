@@ -141,7 +141,7 @@ func ruleText(lg string, rule ledger.ShutdownRule, pname string) string {
 
 // quietLine sends one line without a sound.
 func (s *Scheduler) quietLine(ctx context.Context, u *ledger.User, msg string) error {
-	_, err := s.send(ctx, chat.Outgoing{ChatID: s.cfg.ChatID(u.ID), Text: msg, Silent: true})
+	_, err := s.send(ctx, chat.Outgoing{ChatID: s.chatOf(ctx, u.ID), Text: msg, Silent: true})
 	return err
 }
 

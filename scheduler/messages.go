@@ -335,6 +335,41 @@ var messages = chat.Catalog{
 	"t_trust":         {"Trusted; checked again at its next heartbeat.", "已信任；下一次心跳会再次核对。"},
 	"t_trust_new":     {"Token revoked: /agent %[1]s gives a new one.", "令牌已吊销：/agent %[1]s 获取新令牌。"},
 	"t_trust_settled": {"Already answered.", "已经回答过了。"},
+
+	// a team's cards (team.go, approval.go)
+	"team_owner_prefix": {"%[1]s, ", "%[1]s，"},
+	"team_unclaimed":    {"unclaimed", "无人认领"},
+	"t_team_not_yours": {
+		"Only %[1]s (its owner) or an admin of the team can do this to %[2]s.",
+		"只有 %[1]s（它的所有者）或团队管理员可以对 %[2]s 这样做。"},
+	"t_team_not_yours_admin": {
+		"%[1]s has no owner yet: only an admin of the team can do this to it.",
+		"%[1]s 还没有所有者：只有团队管理员可以这样做。"},
+	"owner_ask": {
+		"<b>%[1]s</b> on %[2]s (%[3]s): whose is it?",
+		"%[2]s 上的 <b>%[1]s</b>（%[3]s）：这是谁的？"},
+	"owner_claimed":      {"<b>%[1]s</b> on %[2]s is %[3]s's.", "%[2]s 上的 <b>%[1]s</b> 归 %[3]s。"},
+	"btn_mine":           {"Mine", "我的"},
+	"t_mine":             {"%[1]s is yours now.", "%[1]s 现在归你了。"},
+	"t_mine_taken":       {"%[1]s is %[2]s's already.", "%[1]s 已经归 %[2]s 了。"},
+	"room_gone":          {"I was removed from team %[1]s's group: its cards now come here. Send /team bind in a group to choose a new room.", "我已被移出团队 %[1]s 的群组：它的卡片现在发到这里。在群组中发送 /team bind 选择新的群组。"},
+	"btn_approve":        {"Approve", "批准"},
+	"btn_stop_it":        {"Stop it", "停止它"},
+	"approval_card":      {"%[1]s's <b>%[2]s</b> (%[3]s) is over %[4]s: %[5]s of %[6]s.", "%[1]s 的 <b>%[2]s</b>（%[3]s）超出了%[4]s：%[5]s，上限 %[6]s。"},
+	"approval_owner":     {"Your <b>%[1]s</b> (%[2]s) is over %[3]s: %[4]s of %[5]s. The team's admins were asked to approve it.", "你的 <b>%[1]s</b>（%[2]s）超出了%[3]s：%[4]s，上限 %[5]s。已请团队管理员批准。"},
+	"approval_reminder":  {"Still waiting for an admin: ", "仍在等待管理员处理："},
+	"approval_approved":  {"Approved by %[1]s.", "已由 %[1]s 批准。"},
+	"approval_stopped":   {"Stopped by %[1]s.", "已由 %[1]s 停止。"},
+	"t_approved":         {"Approved.", "已批准。"},
+	"t_already_approved": {"Already approved by %[1]s.", "已由 %[1]s 批准。"},
+	"t_already_stopped":  {"Already stopped by %[1]s.", "已由 %[1]s 停止。"},
+	"t_admin_only":       {"Only an admin of the team can decide this.", "只有团队管理员可以决定。"},
+	"limit_member":       {"%[1]s's limit", "%[1]s 的限额"},
+	"limit_project":      {"project %[1]s's limit", "项目 %[1]s 的限额"},
+	"limit_team":         {"the team's limit", "团队的限额"},
+	"limit_rate":         {"%[1]s/h", "%[1]s/小时"},
+	"limit_gpus":         {"%[1]d GPUs", "%[1]d 块显卡"},
+	"limit_month":        {"%[1]s this month", "本月 %[1]s"},
 }
 
 // lang returns the user's language (chat.LangEN or chat.LangZH).

@@ -236,7 +236,7 @@ func (s *Scheduler) startAct(ctx context.Context, u *ledger.User, r *ledger.Rent
 		err = s.sendCard(ctx, u, card, msg, nil, card.MessageID == 0 || kind == ledger.DecisionOrder, true)
 		tgt.kind = card.Kind
 	case tgt.messageID != 0:
-		_, err = s.send(ctx, chat.Outgoing{ChatID: s.cfg.ChatID(u.ID), EditMessageID: tgt.messageID, Text: msg})
+		_, err = s.send(ctx, chat.Outgoing{ChatID: s.chatOf(ctx, u.ID), EditMessageID: tgt.messageID, Text: msg})
 	}
 	if err != nil {
 		s.log.Error("scheduler: show the action", "rental", r.ID, "err", err)
@@ -356,7 +356,7 @@ func (s *Scheduler) showOutcome(ctx context.Context, u *ledger.User, r *ledger.R
 			return s.sendCard(ctx, u, &c, msg, nil, false, true)
 		}
 	}
-	m := chat.Outgoing{ChatID: s.cfg.ChatID(u.ID), Text: msg}
+	m := chat.Outgoing{ChatID: s.chatOf(ctx, u.ID), Text: msg}
 	if tgt.messageID != 0 {
 		m.EditMessageID = tgt.messageID
 	}

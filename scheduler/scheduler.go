@@ -109,6 +109,10 @@ type Config struct {
 	// Events brings the agents' events (events.Bus): New subscribes, Run
 	// handles them in order (events.go); nil: none come.
 	Events ledger.Subscriber
+	// Teams keeps the teams: their rooms (where a team ledger's cards
+	// go), members (the owner a card names), limits and approvals
+	// (approval.go). Nil: the Store when it implements ledger.TeamStore.
+	Teams ledger.TeamStore
 }
 
 // Scheduler runs the jobs. It is safe for concurrent use; its button
@@ -316,6 +320,9 @@ func (s *Scheduler) Checks(ctx context.Context) error {
 		}
 	}
 	if err := s.flushPending(ctx, users); err != nil {
+		errs = append(errs, err)
+	}
+	if err := s.teamChecks(ctx, rentals, users); err != nil {
 		errs = append(errs, err)
 	}
 	return errors.Join(errs...)

@@ -70,7 +70,17 @@ func (s *Scheduler) sendSummary(ctx context.Context, u *ledger.User, day, due, n
 	if late := now.Sub(due); late > lateAfter {
 		text = tr(lg, "summary_late", view.FormatTime(due, u.Location(), now, lg)) + "\n" + text
 	}
-	out := chat.Outgoing{ChatID: s.cfg.ChatID(u.ID), Text: text, Silent: ledger.InQuietHours(u, now), Buttons: s.dashboardButtons(lg)}
+	if ledger.IsTeamLedger(u.ID) {
+		// A team's summary splits the day's spend by person and by
+		// project, from the statement the summary shows (ledger.Split).
+		text += s.teamSplit(ctx, u, b, asOf)
+	}
+	out := chat.Outgoing{ChatID: s.chatOf(ctx, u.ID), Text: text, Silent: ledger.InQuietHours(u, now)}
+	if out.ChatID > 0 {
+		// Telegram takes web-app buttons in private chats only: a team's
+		// room gets none.
+		out.Buttons = s.dashboardButtons(lg)
+	}
 	if _, err := s.send(ctx, out); err != nil {
 		if uerr := s.store.UnmarkNotice(ctx, key); uerr != nil {
 			s.log.Error("scheduler: unmark summary", "user", u.ID, "err", uerr)
@@ -85,7 +95,7 @@ func (s *Scheduler) sendSummary(ctx context.Context, u *ledger.User, day, due, n
 		s.log.Error("scheduler: chart", "user", u.ID, "err", err)
 		return nil
 	}
-	_, err = s.send(ctx, chat.Outgoing{ChatID: s.cfg.ChatID(u.ID), Text: tr(lg, "chart_caption"),
+	_, err = s.send(ctx, chat.Outgoing{ChatID: s.chatOf(ctx, u.ID), Text: tr(lg, "chart_caption"),
 		Photo: chart, Silent: true})
 	if err != nil {
 		s.log.Error("scheduler: send chart", "user", u.ID, "err", err)
@@ -233,4 +243,26 @@ func (s *Scheduler) deadlineAlert(ctx context.Context, u *ledger.User, b *ledger
 		errs = append(errs, s.once(ctx, u, key, text))
 	}
 	return errors.Join(errs...)
+}
+
+// teamSplit is the nightly summary's split of a team's day (the span
+// view.Summary shows: the local day up to asOf) by person and by
+// project, with a blank line before it; "" when nothing was spent.
+func (s *Scheduler) teamSplit(ctx context.Context, u *ledger.User, b *ledger.Book, asOf time.Time) string {
+	day, _ := ledger.DayRange(asOf, u.Location())
+	rows := ledger.Split(ledger.Spend(b, day, asOf))
+	if len(rows) == 0 {
+		return ""
+	}
+	tv, _ := s.teamOf(ctx, u.ID)
+	split := view.TeamSplit(lang(u), rows, func(owner int64) string {
+		if tv == nil {
+			return ""
+		}
+		return tv.name(owner)
+	})
+	if split == "" {
+		return ""
+	}
+	return "\n\n" + split
 }

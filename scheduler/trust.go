@@ -99,7 +99,7 @@ func (s *Scheduler) checkTrust(ctx context.Context, u *ledger.User, r *ledger.Re
 	if err != nil {
 		return err
 	}
-	id, err := s.send(ctx, chat.Outgoing{ChatID: s.cfg.ChatID(u.ID), Text: msg, Buttons: rows, Silent: ledger.InQuietHours(u, now)})
+	id, err := s.send(ctx, chat.Outgoing{ChatID: s.chatOf(ctx, u.ID), Text: msg, Buttons: rows, Silent: ledger.InQuietHours(u, now)})
 	if err != nil {
 		return err
 	}
@@ -157,7 +157,7 @@ func (s *Scheduler) TrustAnswer(ctx context.Context, userID, rentalID int64, act
 	w := ledger.AutoWay{Why: ledger.WayWhyMismatch, Platform: r.Platform, PlatformID: r.PlatformID, Said: t.Said, Listed: t.Listed}
 	s.decide(ctx, u, r, ledger.DecisionUser, ledger.Msg(what), view.WayEvidence(r.Name, w))
 	if t.MessageID != 0 {
-		if _, err := s.send(ctx, chat.Outgoing{ChatID: s.cfg.ChatID(u.ID), EditMessageID: t.MessageID, Text: msg}); err != nil {
+		if _, err := s.send(ctx, chat.Outgoing{ChatID: s.chatOf(ctx, u.ID), EditMessageID: t.MessageID, Text: msg}); err != nil {
 			s.log.Error("scheduler: edit the mismatch card", "rental", r.ID, "err", err)
 		}
 	} else if err := s.notifyText(ctx, u, msg); err != nil {

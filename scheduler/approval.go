@@ -1,0 +1,496 @@
+package scheduler
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/gpuledger/gpuledger/chat"
+	"github.com/gpuledger/gpuledger/internal/clip"
+	"github.com/gpuledger/gpuledger/ledger"
+)
+
+// A team's limits (TeamStore.Limits) bound the running rate, the GPUs at
+// once and the month's spend of the team, a member or a project, per
+// currency. Each tick, a running rental in a scope over a bound gets an
+// approval (TeamStore.OpenApproval: once per rental, scope, subject and
+// bound, kept in the store, so a restart does not ask again), a card to
+// each admin in private with [Approve] [Stop it], and its owner is told.
+// Nothing is stopped without an admin's press; an approval left pending an
+// hour is reminded once.
+
+// Button actions of a team's cards. The payload is the approval's ID
+// (ActApprove, ActStopIt) or the rental's (ActMine).
+const (
+	ActApprove = "tapr"  // approve a rental over a limit
+	ActStopIt  = "tstop" // stop it: the approval is decided, then Release now
+	ActMine    = "tmine" // "whose is it?" answered by the presser
+)
+
+// RemindApprovalAfter is how long an approval waits before its one
+// reminder to the admins.
+const RemindApprovalAfter = time.Hour
+
+// teamChecks runs, each tick, what only a team's ledger has: the question
+// about a rental with no owner, the limits, the approvals' reminders.
+func (s *Scheduler) teamChecks(ctx context.Context, rentals []*ledger.Rental, users map[int64]*ledger.User) error {
+	if s.teams() == nil {
+		return nil
+	}
+	byTeam := map[int64][]*ledger.Rental{}
+	var order []int64
+	for _, r := range rentals {
+		if !ledger.IsTeamLedger(r.UserID) {
+			continue
+		}
+		if _, ok := byTeam[r.UserID]; !ok {
+			order = append(order, r.UserID)
+		}
+		byTeam[r.UserID] = append(byTeam[r.UserID], r)
+	}
+	var errs []error
+	for _, id := range order {
+		if ctx.Err() != nil {
+			break
+		}
+		u := users[id]
+		if u == nil {
+			uu, err := s.store.User(ctx, id)
+			if err != nil {
+				errs = append(errs, err)
+				continue
+			}
+			u = &uu
+		}
+		tv, ok := s.teamOf(ctx, id)
+		if !ok {
+			continue
+		}
+		for _, r := range byTeam[id] {
+			if r.Owner == 0 && r.State() != ledger.Released {
+				if err := s.askOwner(ctx, u, r); err != nil {
+					errs = append(errs, fmt.Errorf("rental %d: %w", r.ID, err))
+				}
+			}
+		}
+		if err := s.checkLimits(ctx, u, tv, byTeam[id]); err != nil {
+			errs = append(errs, fmt.Errorf("team %d: %w", tv.team.ID, err))
+		}
+		if err := s.remindApprovals(ctx, u, tv); err != nil {
+			errs = append(errs, fmt.Errorf("team %d: %w", tv.team.ID, err))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// rentalWhat is "2× A40, $0.79/h" (the rate now), or "2× A40" unpriced.
+func rentalWhat(r *ledger.Rental, now time.Time) string {
+	what := strconv.Itoa(r.GPUCount) + "× " + r.GPU
+	if rate, ok := rentalRate(r, now); ok && rate.Minor != 0 {
+		what += ", " + rate.Format() + "/h"
+	}
+	return what
+}
+
+// rentalRate is the rental's spend per hour now in its currency (the
+// engine's BurnPerHour of a book holding it alone).
+func rentalRate(r *ledger.Rental, now time.Time) (ledger.Money, bool) {
+	if !r.Priced {
+		return ledger.Money{Currency: r.Currency}, false
+	}
+	m, ok := ledger.BurnPerHour(&ledger.Book{Rentals: []*ledger.Rental{r}}, now)[r.Currency]
+	if !ok {
+		return ledger.Money{Currency: r.Currency}, true
+	}
+	return m, true
+}
+
+// askOwner asks the team's room once whose a rental with no owner is (a
+// synced rental, an instance the system adopted): [Mine].
+func (s *Scheduler) askOwner(ctx context.Context, u *ledger.User, r *ledger.Rental) error {
+	defer s.lockRental(r.ID)()
+	c, seen, err := s.cardFor(ctx, u, r, cardOwnerAsk, "owner")
+	if err != nil || seen {
+		return err
+	}
+	lg := lang(u)
+	msg := tr(lg, "owner_ask", r.Name, platformName(r.Platform), rentalWhat(r, s.now()))
+	rows, err := s.sign(u.ID, [][]button{{{text(lg, "btn_mine"), ActMine, r.ID}}})
+	if err != nil {
+		return err
+	}
+	now := s.now()
+	id, err := s.send(ctx, chat.Outgoing{ChatID: s.chatOf(ctx, u.ID), Text: msg, Buttons: rows, Silent: ledger.InQuietHours(u, now)})
+	if err != nil {
+		return fmt.Errorf("send the owner question: %w", err)
+	}
+	c.MessageID, c.Text, c.FirstAt, c.LastAt = id, msg, now, now
+	_, err = s.store.SaveCard(ctx, c)
+	return err
+}
+
+// pressMine gives the rental to the presser: the first member to press
+// owns it, a second is told whose it is.
+func (s *Scheduler) pressMine(ctx context.Context, p chat.ButtonPress, snd chat.Sender) error {
+	lg := s.pressLang(ctx, p)
+	ledgerID := pressLedger(p)
+	id, err := strconv.ParseInt(p.Payload, 10, 64)
+	ts := s.teams()
+	if err != nil || id <= 0 || ts == nil || !ledger.IsTeamLedger(ledgerID) {
+		return snd.AnswerCallback(ctx, p.Update.CallbackID, text(lg, "t_broken"))
+	}
+	defer s.lockRental(id)()
+	r, _, err := s.ownRental(ctx, ledgerID, id)
+	if err != nil {
+		return err
+	}
+	tv, _ := s.teamOf(ctx, ledgerID)
+	name := func(owner int64) string {
+		if tv == nil {
+			return "id" + strconv.FormatInt(owner, 10)
+		}
+		return tv.name(owner)
+	}
+	if r.Owner != 0 {
+		if r.Owner == p.Update.UserID {
+			return snd.AnswerCallback(ctx, p.Update.CallbackID, text(lg, "t_mine", r.Name))
+		}
+		return snd.AnswerCallback(ctx, p.Update.CallbackID, text(lg, "t_mine_taken", r.Name, name(r.Owner)))
+	}
+	r, err = ts.SetOwner(ctx, ledger.Action{UserID: ledgerID, By: p.Update.UserID, At: p.Now, Key: p.Update.Key, Via: ledger.ViaButton}, id, p.Update.UserID)
+	if err != nil {
+		return err
+	}
+	if c, ok, _ := s.openCard(ctx, r.ID, cardOwnerAsk); ok && !c.Closed {
+		c.Closed = true
+		c.Text = tr(lg, "owner_claimed", r.Name, platformName(r.Platform), name(r.Owner))
+		if c.MessageID != 0 {
+			if _, err := s.send(ctx, chat.Outgoing{ChatID: p.Update.ChatID, EditMessageID: c.MessageID, Text: c.Text}); err != nil {
+				s.log.Warn("scheduler: edit the owner question", "rental", r.ID, "err", err)
+			}
+		}
+		if _, err := s.store.SaveCard(ctx, c); err != nil {
+			s.log.Error("scheduler: close the owner question", "rental", r.ID, "err", err)
+		}
+	}
+	return snd.AnswerCallback(ctx, p.Update.CallbackID, clip.Bytes(s.teamTag(ctx, ledgerID)+text(lg, "t_mine", r.Name), 190, "…"))
+}
+
+// overLimit is one rental of a scope over one of its bounds.
+type overLimit struct {
+	r            *ledger.Rental
+	l            ledger.Limit
+	kind         ledger.LimitKind
+	limit, value ledger.Decimal
+}
+
+// checkLimits opens the approvals of the team's running rentals over a
+// limit and sends their cards; an approval opened already (pending or
+// decided) is not sent again.
+func (s *Scheduler) checkLimits(ctx context.Context, u *ledger.User, tv *teamView, rentals []*ledger.Rental) error {
+	ts := s.teams()
+	limits, err := ts.Limits(ctx, tv.team.ID)
+	if err != nil || len(limits) == 0 {
+		return err
+	}
+	now := s.now()
+	var running []*ledger.Rental
+	for _, r := range rentals {
+		if r.State() == ledger.Running {
+			running = append(running, r)
+		}
+	}
+	if len(running) == 0 {
+		return nil
+	}
+	var month []ledger.SplitRow
+	monthRead := false
+	var over []overLimit
+	for _, l := range limits {
+		var scoped []*ledger.Rental
+		for _, r := range running {
+			if inScope(l, r.Owner, r.Project) {
+				scoped = append(scoped, r)
+			}
+		}
+		if len(scoped) == 0 {
+			continue
+		}
+		var cur []*ledger.Rental // the scope's rentals in the limit's currency
+		for _, r := range scoped {
+			if r.Currency == l.Currency {
+				cur = append(cur, r)
+			}
+		}
+		if l.RatePerHour.Sign() > 0 && len(cur) > 0 {
+			sum := ledger.Money{Currency: l.Currency}
+			for _, r := range cur {
+				if m, ok := rentalRate(r, now); ok {
+					sum = sum.Add(m)
+				}
+			}
+			if v := sum.Decimal(); v.Cmp(l.RatePerHour) > 0 {
+				for _, r := range cur {
+					over = append(over, overLimit{r, l, ledger.LimitRate, l.RatePerHour, v})
+				}
+			}
+		}
+		if l.GPUs > 0 {
+			n := 0
+			for _, r := range scoped {
+				n += r.GPUCount
+			}
+			if n > l.GPUs {
+				for _, r := range scoped {
+					over = append(over, overLimit{r, l, ledger.LimitGPUs, ledger.DecimalFromInt(int64(l.GPUs)), ledger.DecimalFromInt(int64(n))})
+				}
+			}
+		}
+		if l.Month.Sign() > 0 && len(cur) > 0 {
+			if !monthRead {
+				monthRead = true
+				b, err := s.store.Book(ctx, u.ID)
+				if err != nil {
+					return err
+				}
+				from, _ := ledger.MonthRange(now, u.Location())
+				month = ledger.Split(ledger.Spend(b, from, now))
+			}
+			sum := ledger.Money{Currency: l.Currency}
+			for _, row := range month {
+				if row.Currency == l.Currency && inScope(l, row.Owner, row.Project) {
+					sum = sum.Add(row.Amount)
+				}
+			}
+			if v := sum.Decimal(); v.Cmp(l.Month) > 0 {
+				for _, r := range cur {
+					over = append(over, overLimit{r, l, ledger.LimitMonth, l.Month, v})
+				}
+			}
+		}
+	}
+	var errs []error
+	for _, o := range over {
+		ap, created, err := ts.OpenApproval(ctx, ledger.Approval{TeamID: tv.team.ID, RentalID: o.r.ID, Owner: o.r.Owner,
+			Scope: o.l.Scope, Subject: o.l.Subject, Kind: o.kind, Currency: o.l.Currency,
+			Limit: o.limit, Value: o.value, State: ledger.ApprovalPending, CreatedAt: now})
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		if !created {
+			continue
+		}
+		s.log.Info("scheduler: a team's rental is over a limit", "team", tv.team.ID, "rental", o.r.ID,
+			"scope", o.l.Scope, "kind", o.kind, "approval", ap.ID)
+		if err := s.sendApproval(ctx, u, tv, o.r, ap, false); err != nil {
+			errs = append(errs, err)
+		}
+		s.tellOwnerOver(ctx, u, tv, o.r, ap)
+	}
+	return errors.Join(errs...)
+}
+
+// inScope reports whether a record of owner and project is in the
+// limit's scope.
+func inScope(l ledger.Limit, owner int64, project string) bool {
+	switch l.Scope {
+	case ledger.ScopeTeam:
+		return true
+	case ledger.ScopeMember:
+		return owner != 0 && strconv.FormatInt(owner, 10) == l.Subject
+	case ledger.ScopeProject:
+		return project != "" && project == l.Subject
+	}
+	return false
+}
+
+// limitWords renders an approval's scope ("@bob's limit"), its value and
+// its bound ("¥14.00/h", "¥10.00/h").
+func limitWords(lg string, tv *teamView, ap ledger.Approval) (scope, value, bound string) {
+	switch ap.Scope {
+	case ledger.ScopeMember:
+		who := ap.Subject
+		if id, err := strconv.ParseInt(ap.Subject, 10, 64); err == nil {
+			who = tv.name(id)
+		}
+		scope = tr(lg, "limit_member", who)
+	case ledger.ScopeProject:
+		scope = tr(lg, "limit_project", ap.Subject)
+	default:
+		scope = tr(lg, "limit_team")
+	}
+	money := func(d ledger.Decimal) string { return ledger.MoneyFromDecimal(d, ap.Currency).Format() }
+	switch ap.Kind {
+	case ledger.LimitRate:
+		value, bound = tr(lg, "limit_rate", money(ap.Value)), tr(lg, "limit_rate", money(ap.Limit))
+	case ledger.LimitGPUs:
+		value, bound = tr(lg, "limit_gpus", ap.Value.Coef()), tr(lg, "limit_gpus", ap.Limit.Coef())
+	default:
+		value, bound = tr(lg, "limit_month", money(ap.Value)), money(ap.Limit)
+	}
+	return scope, value, bound
+}
+
+// approvalText is the admins' card: "@bob's box5 (2× A100, ¥14.00/h) is
+// over @bob's limit: ¥14.00/h of ¥10.00/h."
+func (s *Scheduler) approvalText(lg string, tv *teamView, r *ledger.Rental, ap ledger.Approval) string {
+	scope, value, bound := limitWords(lg, tv, ap)
+	who := tv.name(r.Owner)
+	if who == "" {
+		who = text(lg, "team_unclaimed")
+	}
+	return tr(lg, "approval_card", who, r.Name, rentalWhat(r, s.now()), chat.RawHTML(scope), chat.RawHTML(value), chat.RawHTML(bound))
+}
+
+// sendApproval sends an approval's card to each admin of the team in
+// private (signed for the team's ledger: any admin's press works), or its
+// reminder.
+func (s *Scheduler) sendApproval(ctx context.Context, u *ledger.User, tv *teamView, r *ledger.Rental, ap ledger.Approval, reminder bool) error {
+	var errs []error
+	for _, a := range tv.admins() {
+		lg := lang(u)
+		if au, err := s.store.User(ctx, a.UserID); err == nil {
+			lg = lang(&au)
+		}
+		msg := "👥 " + chat.Escape(tv.team.Name) + " · " + s.approvalText(lg, tv, r, ap)
+		if reminder {
+			msg = tr(lg, "approval_reminder") + msg
+		}
+		rows, err := s.sign(u.ID, [][]button{{{text(lg, "btn_approve"), ActApprove, ap.ID}, {text(lg, "btn_stop_it"), ActStopIt, ap.ID}}})
+		if err != nil {
+			return err
+		}
+		if _, err := s.send(ctx, chat.Outgoing{ChatID: s.cfg.ChatID(a.UserID), Text: msg, Buttons: rows}); err != nil {
+			errs = append(errs, fmt.Errorf("approval %d to admin %d: %w", ap.ID, a.UserID, err))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// tellOwnerOver tells the rental's owner that it is over a limit and the
+// admins were asked: privately, or in the room when their private chat
+// is closed.
+func (s *Scheduler) tellOwnerOver(ctx context.Context, u *ledger.User, tv *teamView, r *ledger.Rental, ap ledger.Approval) {
+	if r.Owner == 0 {
+		return
+	}
+	lg := lang(u)
+	if ou, err := s.store.User(ctx, r.Owner); err == nil {
+		lg = lang(&ou)
+	}
+	scope, value, bound := limitWords(lg, tv, ap)
+	msg := "👥 " + chat.Escape(tv.team.Name) + " · " + tr(lg, "approval_owner", r.Name, rentalWhat(r, s.now()), chat.RawHTML(scope), chat.RawHTML(value), chat.RawHTML(bound))
+	_, err := s.send(ctx, chat.Outgoing{ChatID: s.cfg.ChatID(r.Owner), Text: msg})
+	if errors.Is(err, chat.ErrNoPrivateChat) && tv.team.Room != 0 {
+		owner, _ := s.ownerText(ctx, u, r.ID, tr(lang(u), "approval_owner", r.Name, rentalWhat(r, s.now()), chat.RawHTML(scope), chat.RawHTML(value), chat.RawHTML(bound)))
+		_, err = s.send(ctx, chat.Outgoing{ChatID: tv.team.Room, Text: owner})
+	}
+	if err != nil {
+		s.log.Warn("scheduler: tell the owner of a rental over a limit", "rental", r.ID, "err", err)
+	}
+}
+
+// remindApprovals reminds the admins once of each approval pending for
+// RemindApprovalAfter. Never an automatic action.
+func (s *Scheduler) remindApprovals(ctx context.Context, u *ledger.User, tv *teamView) error {
+	ts := s.teams()
+	aps, err := ts.Approvals(ctx, tv.team.ID, ledger.ApprovalPending)
+	if err != nil {
+		return err
+	}
+	now := s.now()
+	var errs []error
+	for _, ap := range aps {
+		if !ap.RemindedAt.IsZero() || now.Sub(ap.CreatedAt) < RemindApprovalAfter {
+			continue
+		}
+		r, err := s.store.RentalByID(ctx, ap.RentalID)
+		if err != nil || r.UserID != u.ID || r.State() == ledger.Released {
+			continue
+		}
+		// Recorded first: a failed send is not repeated every tick.
+		if err := ts.Reminded(ctx, ap.ID, now); err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		if err := s.sendApproval(ctx, u, tv, r, ap, true); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// pressApproval decides an approval: [Approve] or [Stop it], by an admin
+// of its team. The store's conditional update makes one decision of two
+// presses at once; the other admin is told who decided and what. Stop it
+// is decided first and then takes Release now's path (the agent's signed
+// order or the platform's API, with their checks).
+func (s *Scheduler) pressApproval(ctx context.Context, p chat.ButtonPress, snd chat.Sender) error {
+	lg := s.pressLang(ctx, p)
+	ledgerID := pressLedger(p)
+	ts := s.teams()
+	id, err := strconv.ParseInt(p.Payload, 10, 64)
+	if err != nil || id <= 0 || ts == nil {
+		return snd.AnswerCallback(ctx, p.Update.CallbackID, text(lg, "t_broken"))
+	}
+	ap, err := ts.Approval(ctx, id)
+	if ledger.ErrorCode(err) == ledger.ENOTFOUND || (err == nil && ledger.TeamLedger(ap.TeamID) != ledgerID) {
+		return snd.AnswerCallback(ctx, p.Update.CallbackID, text(lg, "t_broken"))
+	}
+	if err != nil {
+		return err
+	}
+	if !ledger.Role(p.Role).Admin() {
+		return snd.AnswerCallback(ctx, p.Update.CallbackID, text(lg, "t_admin_only"))
+	}
+	tv, ok := s.teamOf(ctx, ledgerID)
+	if !ok {
+		return snd.AnswerCallback(ctx, p.Update.CallbackID, text(lg, "t_broken"))
+	}
+	state := ledger.ApprovalApproved
+	if p.Action == ActStopIt {
+		state = ledger.ApprovalStopped
+	}
+	decided, err := ts.DecideApproval(ctx, ledger.Action{UserID: ledgerID, By: p.Update.UserID, At: p.Now, Key: p.Update.Key, Via: ledger.ViaButton}, id, state)
+	if ledger.ErrorCode(err) == ledger.ECONFLICT || ledger.ErrorCode(err) == ledger.EDUPLICATE {
+		// Decided already: by the other admin, or this press delivered
+		// twice. Nothing else happens.
+		if cur, rerr := ts.Approval(ctx, id); rerr == nil && cur.State != ledger.ApprovalPending {
+			key := "t_already_approved"
+			if cur.State == ledger.ApprovalStopped {
+				key = "t_already_stopped"
+			}
+			return snd.AnswerCallback(ctx, p.Update.CallbackID, text(lg, key, tv.name(cur.DecidedBy)))
+		}
+		return err
+	}
+	if err != nil {
+		return err
+	}
+	by := tv.name(p.Update.UserID)
+	r, rerr := s.store.RentalByID(ctx, decided.RentalID)
+	if rerr != nil || r.UserID != ledgerID {
+		return snd.AnswerCallback(ctx, p.Update.CallbackID, text(lg, "t_broken"))
+	}
+	note := tr(lg, "approval_approved", by)
+	if state == ledger.ApprovalStopped {
+		note = tr(lg, "approval_stopped", by)
+	}
+	if p.Update.MessageID != 0 {
+		msg := "👥 " + chat.Escape(tv.team.Name) + " · " + s.approvalText(lg, tv, r, decided) + "\n" + note
+		if _, err := s.send(ctx, chat.Outgoing{ChatID: p.Update.ChatID, EditMessageID: p.Update.MessageID, Text: msg}); err != nil {
+			s.log.Warn("scheduler: edit the approval card", "approval", id, "err", err)
+		}
+	}
+	toast := text(lg, "t_approved")
+	if state == ledger.ApprovalStopped {
+		// The usual Release now, with its checks and its answer.
+		if toast, err = s.Release(ctx, ledgerID, r.ID); err != nil {
+			return err
+		}
+	}
+	return snd.AnswerCallback(ctx, p.Update.CallbackID, clip.Bytes("👥 "+tv.team.Name+" · "+toast, 190, "…"))
+}
