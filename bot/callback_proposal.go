@@ -50,7 +50,10 @@ func (c *Core) pressed(fn func(r *req, p chat.ButtonPress) error) chat.ButtonFun
 		if !ok {
 			return errors.New("bot: a button of the core pressed outside Core.Handle")
 		}
-		err := fn(r, p)
+		err := r.usePress(p)
+		if err == nil {
+			err = fn(r, p)
+		}
 		if ledger.Transient(err) {
 			return err
 		}
@@ -267,6 +270,9 @@ func rentCommand(c command.RentCmd) string {
 	}
 	if c.Currency != "" {
 		parts = append(parts, "currency="+string(c.Currency))
+	}
+	if c.Project != "" {
+		parts = append(parts, "project="+c.Project)
 	}
 	if !c.At.IsZero() {
 		parts = append(parts, "at", c.At.Format(commandTimeLayout))

@@ -305,8 +305,15 @@ type req struct {
 	// place in it; nil on their own ledger. core_team.go sets both.
 	ledgerID int64
 	team     *ledger.Membership
-	lang     string
-	loc      *time.Location
+	// lu is the user row of the ledger in use: r.user on their own, the
+	// team ledger's row on a team (its settings, budget currency, summary
+	// time and zone for money days). The reply's language stays r.lang.
+	lu   ledger.User
+	lang string
+	loc  *time.Location
+	// tagged is set once a reply on a team's ledger began with the
+	// team's tag (teamTag), so only the first reply carries it.
+	tagged bool
 	// marked is set once the update's key is recorded, so an error after
 	// that (a hub call) is still answered.
 	marked bool
@@ -377,6 +384,9 @@ func (c *Core) Handle(ctx context.Context, u chat.Update, s chat.Sender) error {
 	}
 	r.user, r.lang, r.loc = user, chat.NormLang(user.Lang), user.Location()
 	if err := r.resolveLedger(); err != nil {
+		return r.fail(err)
+	}
+	if err := r.loadLedgerUser(); err != nil {
 		return r.fail(err)
 	}
 	switch u.Kind {
@@ -596,6 +606,7 @@ func (r *req) send(out chat.Outgoing) error {
 		r.ack("✓")
 	}
 	private := r.priv.on && out.ChatID == r.u.ChatID && r.u.ChatType != chat.ChatPrivate
+	r.tag(&out)
 	if private {
 		if r.priv.closed {
 			return nil

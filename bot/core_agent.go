@@ -49,7 +49,7 @@ func (r agents) agent(c command.AgentCmd) error {
 			return err
 		}
 	}
-	tok, err := r.c.agents.Issue(r.ctx, r.u.UserID, c.Name)
+	tok, err := r.c.agents.Issue(r.ctx, r.ledgerID, c.Name)
 	if err != nil {
 		return err
 	}
@@ -237,12 +237,15 @@ func (r agents) autoRelease(c command.AutoReleaseCmd) error {
 	if err := p.Validate(); err != nil {
 		return err
 	}
+	if err := r.adminOnly(); err != nil {
+		return err // a team's auto-release policies are its admins'
+	}
 	// Policies are not journaled with a key: record the key first, so a
 	// redelivery does not set it twice.
 	if err := r.mark(); err != nil {
 		return err
 	}
-	got, err := st.SetAutoPolicy(r.ctx, r.u.UserID, c.Name, p)
+	got, err := st.SetAutoPolicy(r.ctx, r.ledgerID, c.Name, p)
 	if err != nil {
 		return err
 	}
@@ -281,7 +284,7 @@ func (r agents) autoRelease(c command.AutoReleaseCmd) error {
 // on the instance (ledger.PlanAuto): the reply says which, or that the
 // idle card will ask first and why.
 func (r agents) autoActionText(name string, p ledger.AutoPolicy) string {
-	warn := r.user.Settings.IdleWarnAfter()
+	warn := r.lu.Settings.IdleWarnAfter()
 	grace, after := chat.FormatDuration(p.Grace(), r.lang), chat.FormatDuration(warn, r.lang)
 	x, err := r.named(name)
 	how := ""
@@ -354,7 +357,7 @@ func (r agents) hadToken(x *ledger.Rental) bool {
 	if st == nil || x == nil {
 		return true
 	}
-	had, err := st.TokenIssued(r.ctx, r.u.UserID, x.ID)
+	had, err := st.TokenIssued(r.ctx, r.ledgerID, x.ID)
 	if err != nil {
 		r.c.log.Error("bot: token issued", "user", r.u.UserID, "err", err)
 		return true

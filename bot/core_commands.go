@@ -82,7 +82,7 @@ func (r *req) defaultCurrency(b *ledger.Book) ledger.Currency {
 // the currency came from defaultCurrency.
 func (r rentals) rental(c command.RentCmd) (rent ledger.Rental, assumed bool) {
 	rent = ledger.Rental{
-		UserID:   r.u.UserID,
+		UserID:   r.ledgerID,
 		Name:     c.Name,
 		Platform: c.Platform,
 		GPU:      c.GPU,
@@ -148,6 +148,10 @@ func (r rentals) rent(c command.RentCmd) error {
 		return err
 	}
 	rent, assumed := r.rental(c)
+	var err error
+	if rent.Project, err = r.project(c.Project); err != nil {
+		return err
+	}
 	created, err := r.c.store.CreateRental(r.ctx, r.act(), rent)
 	if err != nil {
 		return err
@@ -217,7 +221,7 @@ func (r rentals) event(name string, ev ledger.Event) error {
 // statement says then (a minimum per start, if the rental has one). It
 // never returns a blank.
 func (r rentals) costAt(x *ledger.Rental, t time.Time) (run, cost string) {
-	b := &ledger.Book{User: r.user, Rentals: []*ledger.Rental{x}}
+	b := &ledger.Book{User: r.lu, Rentals: []*ledger.Rental{x}}
 	st := ledger.StatementAsOf(b, t)
 	if len(st.Rentals) == 0 && x.State() != ledger.Running {
 		st = ledger.StatementAsOf(b, t.Add(time.Second))
@@ -231,11 +235,11 @@ func (r rentals) costAt(x *ledger.Rental, t time.Time) (run, cost string) {
 
 // book loads the user's ledger.
 func (r *req) book() (*ledger.Book, error) {
-	b, err := r.c.store.Book(r.ctx, r.u.UserID)
+	b, err := r.c.store.Book(r.ctx, r.ledgerID)
 	if err != nil {
 		return nil, err
 	}
-	b.User = r.user
+	b.User = r.lu
 	return b, nil
 }
 
@@ -243,7 +247,7 @@ func (r *req) book() (*ledger.Book, error) {
 // the latest released one), or ENOTFOUND. It reads that rental alone:
 // commands about one rental must not load a year of history.
 func (r *req) named(name string) (*ledger.Rental, error) {
-	return r.c.store.Rental(r.ctx, r.u.UserID, name)
+	return r.c.store.Rental(r.ctx, r.ledgerID, name)
 }
 
 // liveRental returns the user's unreleased rental called name, or
@@ -349,11 +353,11 @@ func (r rentals) release(c command.ReleaseCmd) error {
 // releaseCard asks what to do with a rental still live on platform.
 func (r rentals) releaseCard(x *ledger.Rental, platform string, at time.Time) error {
 	name := platformTitle(platform)
-	term, err := r.c.buttons.Sign(r.u.UserID, actPlatformTerminate, strconv.FormatInt(x.ID, 10))
+	term, err := r.sign(actPlatformTerminate, strconv.FormatInt(x.ID, 10))
 	if err != nil {
 		return err
 	}
-	rec, err := r.c.buttons.Sign(r.u.UserID, actPlatformLog, strconv.FormatInt(x.ID, 10)+"."+strconv.FormatInt(at.Unix(), 10))
+	rec, err := r.sign(actPlatformLog, strconv.FormatInt(x.ID, 10)+"."+strconv.FormatInt(at.Unix(), 10))
 	if err != nil {
 		return err
 	}

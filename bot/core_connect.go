@@ -272,8 +272,11 @@ func (r platforms) connect(c command.ConnectCmd) error {
 	if c.Key == "" {
 		return r.listConnections()
 	}
+	if err := r.adminOnly(); err != nil {
+		return err // a team's platform accounts are connected by its admins
+	}
 	ctx, cancel := context.WithTimeout(r.ctx, connectTimeout)
-	conn, err := r.c.conns.Connect(ctx, r.u.UserID, c.Platform, c.Key)
+	conn, err := r.c.conns.Connect(ctx, r.ledgerID, c.Platform, c.Key)
 	cancel()
 	if err != nil {
 		if text, ok := r.connectError(c.Platform, err); ok {
@@ -355,7 +358,7 @@ func (r platforms) hint(h string) string {
 // listConnections answers /connect alone: each connector with its state,
 // then the platforms not connected and where to create their keys.
 func (r platforms) listConnections() error {
-	cs, err := r.c.conns.Connectors(r.ctx, r.u.UserID)
+	cs, err := r.c.conns.Connectors(r.ctx, r.ledgerID)
 	if err != nil {
 		return err
 	}
@@ -401,7 +404,10 @@ func (r platforms) disconnect(c command.DisconnectCmd) error {
 	if r.c.conns == nil {
 		return r.answer(r.plain(r.ct("conn_off")))
 	}
-	err := r.c.conns.Disconnect(r.ctx, r.u.UserID, c.Platform)
+	if err := r.adminOnly(); err != nil {
+		return err
+	}
+	err := r.c.conns.Disconnect(r.ctx, r.ledgerID, c.Platform)
 	if ledger.ErrorCode(err) == ledger.ENOTFOUND {
 		return r.answer(r.plain(r.ct("not_connected", platformTitle(c.Platform))))
 	}
@@ -417,7 +423,7 @@ func (r platforms) reconcile(c command.ReconcileCmd) error {
 		return r.answer(r.plain(r.ct("conn_off")))
 	}
 	ctx, cancel := context.WithTimeout(r.ctx, reconcileTimeout)
-	rs, err := r.c.conns.Reconcile(ctx, r.u.UserID, c.From, c.To)
+	rs, err := r.c.conns.Reconcile(ctx, r.ledgerID, c.From, c.To)
 	cancel()
 	if err != nil {
 		return err
@@ -466,7 +472,7 @@ func (r platforms) rentalByID(id int64) (*ledger.Rental, error) {
 	if err != nil {
 		return nil, err
 	}
-	if x.UserID != r.u.UserID {
+	if x.UserID != r.ledgerID {
 		return nil, ledger.Errorf(ledger.ENOTFOUND, "no rental %d", id)
 	}
 	return x, nil

@@ -51,7 +51,7 @@ func (r records) undoneInstance(id int64) (line string, card chat.Outgoing, ok b
 	sid := strconv.FormatInt(id, 10)
 	if r.c.cards != nil {
 		var err error
-		card, ok, err = r.c.cards.InstanceCard(r.ctx, r.u.UserID, id)
+		card, ok, err = r.c.cards.InstanceCard(r.ctx, r.ledgerID, id)
 		if err != nil {
 			r.c.log.Error("bot: the card of the instance an undo put back", "user", r.u.UserID, "instance", id, "err", err)
 		}
@@ -60,7 +60,7 @@ func (r records) undoneInstance(id int64) (line string, card chat.Outgoing, ok b
 		}
 	}
 	if insts := r.c.instances(); insts != nil {
-		in, err := insts.Instance(r.ctx, r.u.UserID, id)
+		in, err := insts.Instance(r.ctx, r.ledgerID, id)
 		switch {
 		case err != nil:
 			r.c.log.Warn("bot: read the instance an undo put back", "user", r.u.UserID, "instance", id, "err", err)
@@ -102,11 +102,11 @@ func (r agents) agentEnrol(command.AgentEnrolCmd) error {
 			return err
 		}
 	}
-	tok, revoked, err := r.c.enrol.Issue(r.ctx, r.u.UserID)
+	tok, revoked, err := r.c.enrol.Issue(r.ctx, r.ledgerID)
 	if err != nil {
 		return err
 	}
-	toks, terr := r.c.enrol.Tokens(r.ctx, r.u.UserID)
+	toks, terr := r.c.enrol.Tokens(r.ctx, r.ledgerID)
 	if terr != nil {
 		r.c.log.Warn("/agent: list enrolment tokens", "err", terr)
 	}
@@ -178,7 +178,7 @@ func (r agents) agentRevoke(command.AgentRevokeCmd) error {
 	if err := r.mark(); err != nil {
 		return err
 	}
-	n, err := r.c.enrol.Revoke(r.ctx, r.u.UserID)
+	n, err := r.c.enrol.Revoke(r.ctx, r.ledgerID)
 	if err != nil {
 		return err
 	}
@@ -211,7 +211,7 @@ func (r agents) adopt(c command.AdoptCmd) error {
 	var in ledger.Instance
 	if insts := r.c.instances(); insts != nil {
 		var err error
-		in, err = insts.Instance(r.ctx, r.u.UserID, c.ID)
+		in, err = insts.Instance(r.ctx, r.ledgerID, c.ID)
 		if ledger.ErrorCode(err) == ledger.ENOTFOUND {
 			return ledger.Errorc(ledger.ENOTFOUND, "no_instance", strconv.FormatInt(c.ID, 10))
 		}

@@ -61,7 +61,7 @@ func (r jobs) name(c command.JobNameCmd) error {
 		return err
 	}
 	name := r.shown(c.Name, x)
-	all, err := js.JobRuns(r.ctx, r.u.UserID, "")
+	all, err := js.JobRuns(r.ctx, r.ledgerID, "")
 	if err != nil {
 		return err
 	}
@@ -107,7 +107,7 @@ func (r jobs) name(c command.JobNameCmd) error {
 		f, t := view.FormatSpan(from, to, r.loc, r.now, r.lang)
 		return r.answer(r.plain(view.JobText(r.lang, "job_already", c.Label, name, f, t)))
 	}
-	run, _, err := js.AddJobRun(r.ctx, ledger.JobRun{RentalID: x.ID, UserID: r.u.UserID, Label: c.Label,
+	run, _, err := js.AddJobRun(r.ctx, ledger.JobRun{RentalID: x.ID, UserID: r.ledgerID, Label: c.Label,
 		StartedAt: from, EndedAt: to, Source: ledger.JobFromChat, CreatedAt: r.now})
 	if err != nil {
 		return err
@@ -147,7 +147,7 @@ func (r jobs) list(c command.JobListCmd) error {
 	if err != nil {
 		return err
 	}
-	all, err := js.JobRuns(r.ctx, r.u.UserID, "")
+	all, err := js.JobRuns(r.ctx, r.ledgerID, "")
 	if err != nil {
 		return err
 	}
@@ -188,15 +188,15 @@ func (r jobs) compare(c command.CompareCmd) error {
 	if err != nil {
 		return err
 	}
-	benches, err := js.UserBenches(r.ctx, r.u.UserID)
+	benches, err := js.UserBenches(r.ctx, r.ledgerID)
 	if err != nil {
 		return err
 	}
-	runs, err := js.JobRuns(r.ctx, r.u.UserID, "")
+	runs, err := js.JobRuns(r.ctx, r.ledgerID, "")
 	if err != nil {
 		return err
 	}
-	works, err := js.FirstWorks(r.ctx, r.u.UserID)
+	works, err := js.FirstWorks(r.ctx, r.ledgerID)
 	if err != nil {
 		return err
 	}

@@ -41,13 +41,13 @@ func (r rentals) checkMode(c command.RentCmd) (bool, error) {
 	id := r.c.props.add(r.u.UserID, shown, []command.Command{asProfile, asTyped}, r.now)
 	var row []chat.Button
 	for i, label := range []string{r.wt("btn_mode_profile", theirs, name), r.wt("btn_mode_typed", typed)} {
-		d, err := r.c.buttons.Sign(r.u.UserID, actConfirm, choiceData(id, i))
+		d, err := r.sign(actConfirm, choiceData(id, i))
 		if err != nil {
 			return true, err
 		}
 		row = append(row, chat.Button{Text: label, Data: d})
 	}
-	d, err := r.c.buttons.Sign(r.u.UserID, actCancel, id)
+	d, err := r.sign(actCancel, id)
 	if err != nil {
 		return true, err
 	}

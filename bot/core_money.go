@@ -31,7 +31,7 @@ func (r money) charge(c command.ChargeCmd) error {
 	if err != nil && ledger.ErrorCode(err) != ledger.ENOTFOUND {
 		return err
 	}
-	ch := ledger.Charge{UserID: r.u.UserID, Amount: c.Amount.Value, Currency: c.Amount.Currency, Note: c.Note, At: r.at(c.At)}
+	ch := ledger.Charge{UserID: r.ledgerID, Amount: c.Amount.Value, Currency: c.Amount.Currency, Note: c.Note, At: r.at(c.At)}
 	rentalName, volume := "", ""
 	if x != nil {
 		if err := sameCurrency(ch.Currency, x.Currency, x.Name); err != nil {
@@ -75,6 +75,13 @@ func (r money) charge(c command.ChargeCmd) error {
 	assumed := false
 	if ch.Currency == "" {
 		ch.Currency, assumed = r.defaultCurrency(nil), true
+	}
+	ch.Project = c.Project
+	if rentalName == "" {
+		// On a rental it takes the rental's owner and project (the store's).
+		if ch.Project, err = r.project(c.Project); err != nil {
+			return err
+		}
 	}
 	got, err := r.c.store.AddCharge(r.ctx, r.act(), rentalName, ch)
 	if err != nil {
@@ -144,7 +151,7 @@ func (r money) topup(c command.TopupCmd) error {
 		return err
 	}
 	return r.platformMoney(c.Platform, c.Amount, func(plat string, cur ledger.Currency) (string, error) {
-		t, err := r.c.store.AddTopUp(r.ctx, r.act(), ledger.TopUp{UserID: r.u.UserID, Platform: plat, Amount: c.Amount.Value, Currency: cur, At: r.at(c.At)})
+		t, err := r.c.store.AddTopUp(r.ctx, r.act(), ledger.TopUp{UserID: r.ledgerID, Platform: plat, Amount: c.Amount.Value, Currency: cur, At: r.at(c.At)})
 		if err != nil {
 			return "", err
 		}
@@ -158,7 +165,7 @@ func (r money) recordBalance(c command.BalanceCmd) error {
 		return err
 	}
 	return r.platformMoney(c.Platform, c.Amount, func(plat string, cur ledger.Currency) (string, error) {
-		rec, err := r.c.store.RecordBalance(r.ctx, r.act(), ledger.BalanceRecord{UserID: r.u.UserID, Platform: plat, Amount: c.Amount.Value, Currency: cur, At: r.at(c.At)})
+		rec, err := r.c.store.RecordBalance(r.ctx, r.act(), ledger.BalanceRecord{UserID: r.ledgerID, Platform: plat, Amount: c.Amount.Value, Currency: cur, At: r.at(c.At)})
 		if err != nil {
 			return "", err
 		}

@@ -61,7 +61,7 @@ func (r talk) proposeChange(c command.ProposedChangeCmd) error {
 func (r talk) proposalButtons(id string) ([][]chat.Button, error) {
 	var row []chat.Button
 	for _, b := range []struct{ act, key string }{{actConfirm, "btn_confirm"}, {actEdit, "btn_edit"}, {actCancel, "btn_cancel"}} {
-		d, err := r.c.buttons.Sign(r.u.UserID, b.act, id)
+		d, err := r.sign(b.act, id)
 		if err != nil {
 			return nil, err
 		}

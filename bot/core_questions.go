@@ -95,7 +95,7 @@ func (r reports) reconciliations() []ledger.Reconciliation {
 	if !ok {
 		return nil
 	}
-	rs, err := r.c.conns.Reconcile(r.ctx, r.u.UserID, from, r.now)
+	rs, err := r.c.conns.Reconcile(r.ctx, r.ledgerID, from, r.now)
 	if err != nil {
 		r.c.log.Error("/summary: reconcile", "user", r.u.UserID, "err", err)
 		return nil

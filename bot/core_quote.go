@@ -67,7 +67,7 @@ func (r quotes) quote(c command.QuoteCmd) error {
 // connectable names the platforms the user could connect and has not,
 // in /connect's order; none when the connectors cannot be read.
 func (r quotes) connectable() []string {
-	have, err := r.c.conns.Connectors(r.ctx, r.u.UserID)
+	have, err := r.c.conns.Connectors(r.ctx, r.ledgerID)
 	if err != nil {
 		r.c.log.Warn("quote: connectors", "user", r.u.UserID, "err", err)
 		return nil

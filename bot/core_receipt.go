@@ -44,7 +44,7 @@ func (r receipts) receipt(c command.ReceiptCmd) error {
 		return err
 	}
 	name := r.shown(c.Name, x)
-	benches, err := st.Benches(r.ctx, r.u.UserID, x.ID)
+	benches, err := st.Benches(r.ctx, r.ledgerID, x.ID)
 	if err != nil {
 		return err
 	}
@@ -55,11 +55,11 @@ func (r receipts) receipt(c command.ReceiptCmd) error {
 	if err != nil {
 		return err
 	}
-	fw, err := st.FirstWorks(r.ctx, r.u.UserID)
+	fw, err := st.FirstWorks(r.ctx, r.ledgerID)
 	if err != nil {
 		return err
 	}
-	runs, err := st.JobRuns(r.ctx, r.u.UserID, "")
+	runs, err := st.JobRuns(r.ctx, r.ledgerID, "")
 	if err != nil {
 		return err
 	}
@@ -77,7 +77,7 @@ func (r receipts) receipt(c command.ReceiptCmd) error {
 // no agent reports for it, or its agent has not sent one (an older agent,
 // --no-bench, a GPU kept busy).
 func (r receipts) noReceipt(x *ledger.Rental) view.NoReceipt {
-	if r.user.Settings.BenchOff {
+	if r.lu.Settings.BenchOff {
 		return view.NoReceiptOff
 	}
 	if x.State() == ledger.Released {

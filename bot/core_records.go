@@ -29,7 +29,7 @@ func (records) register(t *table) {
 }
 
 func (r records) records(c command.RecordsCmd) error {
-	recs, err := r.c.store.Records(r.ctx, r.u.UserID, ledger.RecordFilter{Name: c.Name, Limit: recordsShown})
+	recs, err := r.c.store.Records(r.ctx, r.ledgerID, ledger.RecordFilter{Name: c.Name, Limit: recordsShown})
 	if err != nil {
 		return err
 	}

@@ -19,7 +19,7 @@ import (
 // A failed read is logged and gives none: a note is not worth failing a
 // change that was made.
 func (r *req) sameNamed(x *ledger.Rental) []*ledger.Rental {
-	rs, err := r.c.store.RentalsNamed(r.ctx, r.u.UserID, x.Name)
+	rs, err := r.c.store.RentalsNamed(r.ctx, r.ledgerID, x.Name)
 	if err != nil {
 		r.c.log.Error("bot: rentals of a name", "rental", x.ID, "err", err)
 		return nil
@@ -77,7 +77,7 @@ func (r *req) labelByID(id int64, name string) string {
 	if id == 0 || name == "" {
 		return name
 	}
-	rs, err := r.c.store.RentalsNamed(r.ctx, r.u.UserID, name)
+	rs, err := r.c.store.RentalsNamed(r.ctx, r.ledgerID, name)
 	if err != nil {
 		r.c.log.Error("bot: rentals of a name", "rental", id, "err", err)
 		return name

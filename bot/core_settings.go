@@ -30,7 +30,10 @@ func (r settings) budget(c command.BudgetCmd) error {
 		}
 		return r.answer(r.plain(view.RenderBudget(b, r.now, r.lang)))
 	}
-	u := r.user
+	if err := r.adminOnly(); err != nil {
+		return err // a team's budget is its admins'
+	}
+	u := r.lu
 	cur := c.Amount.Currency
 	assumed := false
 	switch {
@@ -99,9 +102,12 @@ func (r settings) budget(c command.BudgetCmd) error {
 
 func (r settings) settings(c command.SettingsCmd) error {
 	if c.Empty() {
-		return r.answer(r.plain(r.settingsText(r.user)))
+		return r.answer(r.plain(r.settingsText(r.lu)))
 	}
-	u := r.user
+	if err := r.adminOnly(); err != nil {
+		return err // a team's settings are its admins'
+	}
+	u := r.lu
 	if c.Lang != nil {
 		u.Lang = chat.NormLang(*c.Lang)
 	}
@@ -142,7 +148,11 @@ func (r settings) settings(c command.SettingsCmd) error {
 			w.UserChanged(got.ID)
 		}
 	}
-	r.user, r.lang, r.loc = got, chat.NormLang(got.Lang), got.Location()
+	if r.team != nil {
+		r.lu = got // the team's settings: the reply stays in the sender's language
+	} else {
+		r.user, r.lu, r.lang, r.loc = got, got, chat.NormLang(got.Lang), got.Location()
+	}
 	return r.send(r.plain(r.t("settings_saved") + "\n" + r.settingsText(got)))
 }
 

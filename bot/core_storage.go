@@ -37,7 +37,7 @@ func (r storage) storageDelete(c command.StorageDeleteCmd) error {
 
 func (r storage) storageCreate(c command.StorageCreateCmd) error {
 	v := ledger.Volume{
-		UserID:     r.u.UserID,
+		UserID:     r.ledgerID,
 		Name:       c.Volume,
 		RentalName: c.Rental,
 		FreeGB:     c.FreeGB,
@@ -50,6 +50,15 @@ func (r storage) storageCreate(c command.StorageCreateCmd) error {
 		}
 	}
 	platform := c.Platform
+	v.Project = c.Project
+	if c.Rental == "" {
+		// Attached, it takes its rental's owner and project (the store's).
+		p, err := r.project(c.Project)
+		if err != nil {
+			return err
+		}
+		v.Project = p
+	}
 	if c.Rental != "" {
 		x, err := r.liveRental(c.Rental, v.Currency)
 		if err != nil {

@@ -118,6 +118,9 @@ var catalog = chat.Catalog{
 	"bad_platform": {
 		"platform %[1]s may use only letters, digits, '-', '_' and '.', up to 32 characters",
 		"平台名 %[1]s 只能用字母、数字、汉字、'-'、'_' 和 '.'，最多 32 个字符"},
+	"bad_project": {
+		"project %[1]s may use only letters, digits, '-', '_' and '.', starting with a letter or digit, up to %[2]s characters",
+		"项目名 %[1]s 只能用字母、数字、汉字、'-'、'_' 和 '.'，以字母、数字或汉字开头，最多 %[2]s 个字符"},
 	"bad_price": {
 		"price %[1]s is not a price: write it like 1.88/h or ¥1.88/小时",
 		"价格 %[1]s 看不懂：请写成 1.88/h 或 1.88元/小时"},

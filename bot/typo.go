@@ -116,19 +116,19 @@ func (r *req) askNear(what nearWhat, typed string, near []string, with func(stri
 	id := r.c.props.add(r.u.UserID, shown, choices, r.now)
 	var use, more []chat.Button
 	for i, n := range near {
-		d, err := r.c.buttons.Sign(r.u.UserID, actConfirm, choiceData(id, i))
+		d, err := r.sign(actConfirm, choiceData(id, i))
 		if err != nil {
 			return err
 		}
 		use = append(use, chat.Button{Text: r.t("btn_use", n), Data: d})
 	}
 	create := map[nearWhat]string{nearPlatform: "btn_new_platform", nearTarget: "btn_new_target"}[what]
-	d, err := r.c.buttons.Sign(r.u.UserID, actConfirm, choiceData(id, len(near)))
+	d, err := r.sign(actConfirm, choiceData(id, len(near)))
 	if err != nil {
 		return err
 	}
 	more = append(more, chat.Button{Text: r.t(create, typed), Data: d})
-	if d, err = r.c.buttons.Sign(r.u.UserID, actCancel, id); err != nil {
+	if d, err = r.sign(actCancel, id); err != nil {
 		return err
 	}
 	more = append(more, chat.Button{Text: r.t("btn_cancel"), Data: d})

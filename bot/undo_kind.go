@@ -107,11 +107,11 @@ func (r records) undo(command.UndoCmd) error {
 		return r.undoNow(next.ID)
 	}
 	id := strconv.FormatInt(next.ID, 10)
-	yes, err := r.c.buttons.Sign(r.u.UserID, actUndo, id)
+	yes, err := r.sign(actUndo, id)
 	if err != nil {
 		return err
 	}
-	no, err := r.c.buttons.Sign(r.u.UserID, actKeep, id)
+	no, err := r.sign(actKeep, id)
 	if err != nil {
 		return err
 	}

@@ -104,6 +104,7 @@ type RentCmd struct {
 	Currency ledger.Currency // currency=CUR, or the price's own; "" if neither
 	Lease    time.Duration   // for=DUR; 0: none
 	At       time.Time       // zero: now
+	Project  string          // project=NAME on a team's ledger; "": the person's default
 
 	// modeChosen: the user has seen what Mode means against the platform's
 	// profile (pressed a choice of the mode question, or confirmed a
@@ -152,6 +153,7 @@ type StorageCreateCmd struct {
 	Rental   string // "" if not attached
 	Platform string // platform=, for a volume without a rental; "" if not written
 	At       time.Time
+	Project  string // project=NAME; "": the rental's, else the person's default
 }
 
 // StorageResizeCmd resizes a volume: /storage VOLUME resize SIZE [at TIME].
@@ -211,6 +213,9 @@ type ChargeCmd struct {
 	Amount Amount // non-zero; negative is a refund
 	Note   string
 	At     time.Time
+	// Project is project=NAME; "": the rental's, else the person's
+	// default in the ledger.
+	Project string
 }
 
 // TopupCmd records money added to a platform balance: /topup PLATFORM AMOUNT.

@@ -379,6 +379,7 @@ var keyAliases = map[string]string{
 	"count": "count", "数量": "count", "idlewarn": "idle_warn", "longrun": "long_run", "timezone": "tz",
 	"language": "lang", "after": "after", "action": "action", "等待": "wait_for", "waitfor": "wait_for",
 	"空闲": "idle_people", "idlepeople": "idle_people",
+	"项目": "project",
 }
 
 // cutKV splits "key=value"; the key is letters, digits, '_' or '-' (or
@@ -498,6 +499,19 @@ func keyList(allowed []string) string {
 
 func (p *parser) err(key string, args ...string) error {
 	return newParseError(p.kind, key, args...)
+}
+
+// projectKV reads project=NAME of /rent, /storage and /charge: the project
+// a record of a team's ledger is for (ledger.ValidProject).
+func (p *parser) projectKV() (string, error) {
+	v, ok := p.kv["project"]
+	if !ok {
+		return "", nil
+	}
+	if v == "" || ledger.ValidProject(v) != nil {
+		return "", p.err("bad_project", quote(v), strconv.Itoa(ledger.MaxProjectRunes))
+	}
+	return v, nil
 }
 
 // name validates a rental or volume name.

@@ -59,7 +59,7 @@ func (p *parser) charge(toks []string) (Command, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := p.split(toks, []string{"name", "amount", "note", "at"}, false); err != nil {
+	if err := p.split(toks, []string{"name", "amount", "note", "at", "project"}, false); err != nil {
 		return nil, err
 	}
 	var (
@@ -111,6 +111,9 @@ func (p *parser) charge(toks []string) (Command, error) {
 		c.Note = string([]rune(c.Note)[:ledger.MaxNoteRunes-1]) + "…"
 	}
 	c.At = p.at
+	if c.Project, err = p.projectKV(); err != nil {
+		return nil, err
+	}
 	return c, nil
 }
 

@@ -31,7 +31,7 @@ func (p *parser) platform(v string) (string, error) {
 // are recognised by their shape in any order, then each step below checks
 // and completes the command, first error wins.
 func (p *parser) rent(toks []string) (Command, error) {
-	allowed := []string{"name", "platform", "gpu", "count", "price", "mode", "min", "step", "floor", "currency", "for", "at"}
+	allowed := []string{"name", "platform", "gpu", "count", "price", "mode", "min", "step", "floor", "currency", "for", "at", "project"}
 	if err := p.split(toks, allowed, true, "for"); err != nil {
 		return nil, err
 	}
@@ -45,6 +45,10 @@ func (p *parser) rent(toks []string) (Command, error) {
 		}
 	}
 	b.r.At = p.at
+	var err error
+	if b.r.Project, err = p.projectKV(); err != nil {
+		return nil, err
+	}
 	return b.r, nil
 }
 

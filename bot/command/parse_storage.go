@@ -14,7 +14,7 @@ var (
 )
 
 func (p *parser) storage(toks []string) (Command, error) {
-	allowed := []string{"name", "size", "price", "stopped", "free", "rental", "platform", "at"}
+	allowed := []string{"name", "size", "price", "stopped", "free", "rental", "platform", "at", "project"}
 	if err := p.split(toks, allowed, true); err != nil {
 		return nil, err
 	}
@@ -81,7 +81,7 @@ func (p *parser) storage(toks []string) (Command, error) {
 		if sizeSrc != "" || prcSrc != "" {
 			return nil, p.err("unexpected", quote(sizeSrc+prcSrc), "storage delete")
 		}
-		if err := onlyFor("delete", "free", "rental", "platform", "stopped"); err != nil {
+		if err := onlyFor("delete", "free", "rental", "platform", "stopped", "project"); err != nil {
 			return nil, err
 		}
 		return StorageDeleteCmd{Volume: vol, At: p.at}, nil
@@ -89,7 +89,7 @@ func (p *parser) storage(toks []string) (Command, error) {
 		if prcSrc != "" {
 			return nil, p.err("unexpected", quote(prcSrc), "storage resize")
 		}
-		if err := onlyFor("resize", "free", "rental", "platform", "stopped"); err != nil {
+		if err := onlyFor("resize", "free", "rental", "platform", "stopped", "project"); err != nil {
 			return nil, err
 		}
 		d, err := size()
@@ -100,7 +100,7 @@ func (p *parser) storage(toks []string) (Command, error) {
 	}
 	if sizeSrc == "" && prcSrc != "" {
 		// A price without a size prices the existing volume.
-		if err := onlyFor("price", "free", "rental", "platform"); err != nil {
+		if err := onlyFor("price", "free", "rental", "platform", "project"); err != nil {
 			return nil, err
 		}
 		sp, ok := parseStoragePrice(prcSrc)
@@ -166,6 +166,9 @@ func (p *parser) storage(toks []string) (Command, error) {
 			return nil, err
 		}
 		c.Platform = pl
+	}
+	if c.Project, err = p.projectKV(); err != nil {
+		return nil, err
 	}
 	return c, nil
 }

@@ -1,0 +1,117 @@
+package bot
+
+import (
+	"strings"
+
+	"github.com/gpuledger/gpuledger/chat"
+	"github.com/gpuledger/gpuledger/ledger"
+)
+
+// This file keeps what the existing commands need to act on the ledger in
+// use (r.ledgerID): a person's own, or a team's after /use TEAM or in the
+// team's room. The ledger's user row, the reply's team tag, the buttons
+// signed for that ledger, the admin-only refusal and a record's default
+// project.
+
+// loadLedgerUser sets r.lu, the ledger's user row: the sender's own on
+// their ledger (already read), the team ledger's row on a team, so that
+// the ledger's settings (budget currency, summary time, zone for money
+// days) are the team's while the reply stays in the sender's language.
+func (r *req) loadLedgerUser() error {
+	r.lu = r.user
+	if r.team == nil || r.ledgerID == r.u.UserID {
+		return nil
+	}
+	u, err := r.c.store.User(r.ctx, r.ledgerID)
+	if err != nil {
+		return err
+	}
+	r.lu = u
+	return nil
+}
+
+// teamTag is the beginning of a reply on a team's ledger, "👥 NAME · ",
+// so that every answer says which ledger it read or wrote when it is not
+// the sender's own; "" on their own ledger.
+func (r *req) teamTag() string {
+	if r.team == nil {
+		return ""
+	}
+	return "👥 " + chat.Escape(r.team.Team.Name) + " · "
+}
+
+// tag prefixes the first reply of an update acting on a team's ledger
+// with teamTag, when it goes to the chat the command came from (the
+// group, or the sender's private chat) and does not carry it already (an
+// edit of a message that had it). Messages to other chats (an admin's
+// notice) are not replies and carry their own words.
+func (r *req) tag(out *chat.Outgoing) {
+	if r.team == nil || r.tagged || out.Text == "" {
+		return
+	}
+	if out.ChatID != r.u.ChatID && out.ChatID != r.u.UserID {
+		return
+	}
+	r.tagged = true
+	t := r.teamTag()
+	if strings.HasPrefix(out.Text, t) {
+		return
+	}
+	out.Text = t + out.Text
+}
+
+// sign signs a button of the core for the ledger in use: on a team the
+// press is verified against the team's ledger (chat.Buttons), so that it
+// acts there again (usePress) and fails for anyone who left the team. A
+// proposal's buttons stay the sender's alone: the proposals are kept per
+// sender (r.c.props), which another member's press does not find.
+func (r *req) sign(action, payload string) (string, error) {
+	return r.c.buttons.Sign(r.ledgerID, action, payload)
+}
+
+// usePress sets the ledger a press of the core's buttons acts on: the one
+// its button was signed for (p.Ledger), with the presser's place in that
+// team, whatever the presser's /use says now.
+func (r *req) usePress(p chat.ButtonPress) error {
+	if p.Ledger == 0 || p.Ledger == r.ledgerID {
+		return nil
+	}
+	if p.Ledger == r.u.UserID {
+		r.ledgerID, r.team, r.lu = r.u.UserID, nil, r.user
+		return nil
+	}
+	teamID, ok := ledger.TeamOf(p.Ledger)
+	if !ok || r.c.teams == nil {
+		return ledger.Errorc(ledger.ENOTFOUND, "team_not_member")
+	}
+	t, err := r.c.teams.Team(r.ctx, teamID)
+	if err != nil {
+		return err
+	}
+	m, err := r.c.teams.Member(r.ctx, teamID, r.u.UserID)
+	if err != nil {
+		return err
+	}
+	r.ledgerID, r.team = t.Ledger(), &ledger.Membership{Team: t, Member: m}
+	return r.loadLedgerUser()
+}
+
+// adminOnly refuses a change of the ledger's own settings (its budget,
+// settings, auto-release policy, platform connections) by a member of a
+// team who is not an admin, before the store is asked: these are the
+// team's, not a record with an owner.
+func (r *req) adminOnly() error {
+	if r.team == nil || r.team.Member.Role.Admin() {
+		return nil
+	}
+	return ledger.Errorc(ledger.EUNAUTHORIZED, "team_admin_only")
+}
+
+// project is the project a new record of the ledger in use takes: the one
+// given (project=NAME), else the sender's default there (/project).
+func (r *req) project(given string) (string, error) {
+	if given != "" || r.c.teams == nil || r.team == nil {
+		return given, nil // a personal ledger's records take no default project
+	}
+	return r.c.teams.Project(r.ctx, r.u.UserID, r.ledgerID)
+}
