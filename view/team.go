@@ -17,7 +17,14 @@ var teamMessages = chat.Catalog{
 	"split_unclaimed":  {"unclaimed", "无人认领"},
 	"split_no_project": {"(no project)", "（无项目）"},
 	"split_line":       {"%[1]s %[2]s", "%[1]s %[2]s"},
+	"split_more":       {"… %[1]s more %[2]s", "… 另外 %[1]s 项 %[2]s"},
 }
+
+// MaxSplitLines bounds each list of a team's split per currency: a team
+// of 1,000 people lists its largest spenders, then one line with how many
+// more and what they spent together, so the reply stays within one
+// message and still adds up to the total.
+const MaxSplitLines = 15
 
 // TeamSplit renders a team statement's split (from ledger.Split) as two
 // lists, "By person" and "By project", each amount in its own currency,
@@ -36,7 +43,11 @@ func TeamSplit(lang string, rows []ledger.SplitRow, names func(owner int64) stri
 	}
 	var sb strings.Builder
 	sb.WriteString(teamMessages.Render(lang, "split_by_person"))
-	for _, r := range ledger.SplitBy(rows, false) {
+	for _, r := range boundSplit(ledger.SplitBy(rows, false)) {
+		if r.more > 0 {
+			sb.WriteString("\n" + teamMessages.Render(lang, "split_more", strconv.Itoa(r.more), FormatMoney(r.Amount)))
+			continue
+		}
 		name := teamMessages.Render(lang, "split_unclaimed")
 		if r.Owner != 0 {
 			n := ""
@@ -51,7 +62,11 @@ func TeamSplit(lang string, rows []ledger.SplitRow, names func(owner int64) stri
 		sb.WriteString("\n" + teamMessages.Render(lang, "split_line", chat.RawHTML(name), FormatMoney(r.Amount)))
 	}
 	sb.WriteString("\n" + teamMessages.Render(lang, "split_by_project"))
-	for _, r := range ledger.SplitBy(rows, true) {
+	for _, r := range boundSplit(ledger.SplitBy(rows, true)) {
+		if r.more > 0 {
+			sb.WriteString("\n" + teamMessages.Render(lang, "split_more", strconv.Itoa(r.more), FormatMoney(r.Amount)))
+			continue
+		}
 		name := teamMessages.Render(lang, "split_no_project")
 		if r.Project != "" {
 			name = chat.Escape(r.Project)
@@ -59,4 +74,35 @@ func TeamSplit(lang string, rows []ledger.SplitRow, names func(owner int64) stri
 		sb.WriteString("\n" + teamMessages.Render(lang, "split_line", chat.RawHTML(name), FormatMoney(r.Amount)))
 	}
 	return sb.String()
+}
+
+// boundedRow is a row of a split list, or (more > 0) the sum of the rows
+// of its currency past MaxSplitLines.
+type boundedRow struct {
+	ledger.SplitRow
+	more int
+}
+
+// boundSplit keeps the first MaxSplitLines rows of each currency of a
+// list sorted by currency (SplitBy's order) and sums the rest into one.
+func boundSplit(rows []ledger.SplitRow) []boundedRow {
+	out := make([]boundedRow, 0, len(rows))
+	for i := 0; i < len(rows); {
+		j := i
+		for j < len(rows) && rows[j].Currency == rows[i].Currency {
+			j++
+		}
+		for k := i; k < j && k < i+MaxSplitLines; k++ {
+			out = append(out, boundedRow{SplitRow: rows[k]})
+		}
+		if j-i > MaxSplitLines {
+			rest := boundedRow{SplitRow: ledger.SplitRow{Currency: rows[i].Currency, Amount: ledger.Money{Currency: rows[i].Currency}}, more: j - i - MaxSplitLines}
+			for k := i + MaxSplitLines; k < j; k++ {
+				rest.Amount = rest.Amount.Add(rows[k].Amount)
+			}
+			out = append(out, rest)
+		}
+		i = j
+	}
+	return out
 }

@@ -1,8 +1,10 @@
 package view
 
 import (
+	"strconv"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/gpuledger/gpuledger/ledger"
 )
@@ -55,5 +57,45 @@ func TestTeamSplit(t *testing.T) {
 	}
 	for _, err := range teamMessages.Check() {
 		t.Error(err)
+	}
+}
+
+// TestTeamSplit_Bounded: a team of 1,000 people who all spent lists its
+// largest spenders and one line for the rest, within one message, and
+// the lines still add up to the total.
+func TestTeamSplit_Bounded(t *testing.T) {
+	var rows []ledger.SplitRow
+	var total int64
+	for i := int64(1); i <= ledger.MaxTeamMembers; i++ {
+		rows = append(rows, ledger.SplitRow{Owner: i, Project: "p" + strconv.FormatInt(i%40, 10), Currency: ledger.CNY, Amount: ledger.Money{Currency: ledger.CNY, Minor: i}})
+		total += i
+	}
+	got := TeamSplit("en", rows, func(id int64) string { return "@member" + strconv.FormatInt(id, 10) })
+	if n := utf8.RuneCountInString(got); n > 2000 {
+		t.Errorf("the split of 1,000 members is %d characters, want a bounded list (≤ 2000)", n)
+	}
+	persons, projects, _ := strings.Cut(got, "<b>By project</b>")
+	if !strings.Contains(persons, "@member1000 ¥10.00") || !strings.Contains(persons, "… 985 more ") {
+		t.Errorf("want the largest spender first and the 985 others summed:\n%s", persons)
+	}
+	if !strings.Contains(projects, "… 25 more ") {
+		t.Errorf("want the 25 smaller projects summed:\n%s", projects)
+	}
+	for _, list := range []string{persons, projects} {
+		var sum int64
+		for _, line := range strings.Split(list, "\n") {
+			i := strings.LastIndex(line, "¥")
+			if i < 0 {
+				continue
+			}
+			d, err := ledger.ParseDecimal(line[i+len("¥"):])
+			if err != nil {
+				t.Fatalf("line %q: %v", line, err)
+			}
+			sum += ledger.MoneyFromDecimal(d, ledger.CNY).Minor
+		}
+		if sum != total {
+			t.Errorf("the lines add up to %d fen, want the total %d:\n%s", sum, total, list)
+		}
 	}
 }
