@@ -59,6 +59,11 @@ type Record struct {
 	Bytes    int64     // traffic
 	Dir      Direction // traffic: In or Out
 	At       time.Time
+	// Owner and Project: a charge's own, traffic's its rental's (0 and ""
+	// for top-ups and balances, which are the ledger's, and on a personal
+	// ledger).
+	Owner   int64
+	Project string
 }
 
 // RecordFix is a correction of a record: each field set replaces the

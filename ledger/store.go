@@ -248,6 +248,10 @@ type JournalStore interface {
 	// NextUndo says what Undo would reverse now, changing nothing.
 	// ENOTFOUND if there is nothing to undo.
 	NextUndo(ctx context.Context, userID int64) (UndoNext, error)
+	// NextUndoBy is NextUndo of the person by on a team's ledger: only
+	// their own entries count, as Undo with Action.By reverses only them
+	// (by 0: every entry, NextUndo).
+	NextUndoBy(ctx context.Context, userID, by int64) (UndoNext, error)
 	// UndoAction reverses the journal entry id (an UndoNext.ID) only while
 	// it is what Undo would reverse: ECONFLICT "undo_stale" when another
 	// change came on top of it since, "undo_done" when it is undone

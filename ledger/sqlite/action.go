@@ -52,8 +52,11 @@ func (jr *Journal) beginAction(ctx context.Context, tx querier, a ledger.Action,
 	default:
 		return journal{}, ledger.Errorf(ledger.EINVALID, "the action came via %q, not a typed command or a button", a.Via)
 	}
-	res, err := tx.ExecContext(ctx, `INSERT INTO actions (user_id, kind, name, at, key, undoable, via) VALUES (?, ?, ?, ?, ?, ?, ?)`,
-		a.UserID, string(kind), name, unix(at), key, boolInt(undoable), string(a.Via))
+	// by_id keeps who acted on a team's ledger, so an admin's change to a
+	// member's record says who made it and /undo reverses only the
+	// person's own entries.
+	res, err := tx.ExecContext(ctx, `INSERT INTO actions (user_id, kind, name, at, key, undoable, via, by_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
+		a.UserID, string(kind), name, unix(at), key, boolInt(undoable), string(a.Via), a.By)
 	if isUnique(err) {
 		return journal{}, ledger.Errorf(ledger.EDUPLICATE, "this action (%s) was already applied", a.Key)
 	}
@@ -125,6 +128,13 @@ func (jr *Journal) Note(ctx context.Context, a ledger.Action, kind ledger.Action
 // latest entry is a refused message (AfterRefusal). ENOTFOUND if there is
 // nothing to undo.
 func (jr *Journal) NextUndo(ctx context.Context, userID int64) (ledger.UndoNext, error) {
+	return jr.NextUndoBy(ctx, userID, 0)
+}
+
+// NextUndoBy is NextUndo of the person by on the team's ledger userID:
+// only the entries by journaled count (a person undoes their own
+// changes, never a teammate's). by 0 is NextUndo.
+func (jr *Journal) NextUndoBy(ctx context.Context, userID, by int64) (ledger.UndoNext, error) {
 	var (
 		n        ledger.UndoNext
 		kind     string
@@ -135,7 +145,7 @@ func (jr *Journal) NextUndo(ctx context.Context, userID int64) (ledger.UndoNext,
 		rental   sql.NullInt64
 	)
 	err := jr.db.reader.QueryRowContext(ctx, `SELECT id, kind, name, at, via, rental_id FROM actions
-		WHERE user_id = ? AND undoable = 1 AND undone_by IS NULL ORDER BY id DESC LIMIT 1`, userID).
+		WHERE user_id = ?1 AND undoable = 1 AND undone_by IS NULL AND (?2 = 0 OR by_id = ?2) ORDER BY id DESC LIMIT 1`, userID, by).
 		Scan(&n.ID, &kind, &n.Name, &at, &via, &rental)
 	if err == sql.ErrNoRows {
 		return n, ledger.Errorc(ledger.ENOTFOUND, "nothing_to_undo")
@@ -144,9 +154,10 @@ func (jr *Journal) NextUndo(ctx context.Context, userID int64) (ledger.UndoNext,
 		return n, storeError(fmt.Errorf("sqlite: what to undo for user %d: %w", userID, err))
 	}
 	err = jr.db.reader.QueryRowContext(ctx, `SELECT
-		(SELECT count(*) FROM actions WHERE user_id = ?1 AND id > ?2 AND undone_by IS NULL AND kind NOT IN (?3, ?4, ?5)),
-		(SELECT kind FROM actions WHERE user_id = ?1 ORDER BY id DESC LIMIT 1)`,
-		userID, n.ID, string(ledger.ActionHandled), string(ledger.ActionUndo), string(ledger.ActionRefused)).Scan(&later, &refusedK)
+		(SELECT count(*) FROM actions WHERE user_id = ?1 AND id > ?2 AND undone_by IS NULL AND kind NOT IN (?3, ?4, ?5)
+			AND (?6 = 0 OR by_id = ?6)),
+		(SELECT kind FROM actions WHERE user_id = ?1 AND (?6 = 0 OR by_id = ?6) ORDER BY id DESC LIMIT 1)`,
+		userID, n.ID, string(ledger.ActionHandled), string(ledger.ActionUndo), string(ledger.ActionRefused), by).Scan(&later, &refusedK)
 	if err != nil {
 		return n, storeError(fmt.Errorf("sqlite: what came after action %d of user %d: %w", n.ID, userID, err))
 	}
@@ -209,6 +220,11 @@ func (jr *Journal) undo(ctx context.Context, a ledger.Action, want int64) (ledge
 		if err != nil {
 			return err
 		}
+		// On a team's ledger a person undoes their own entries only.
+		if _, err := teamActor(ctx, tx, a); err != nil {
+			return err
+		}
+		by := undoBy(a)
 		var (
 			id                 int64
 			kindText, name     string
@@ -218,10 +234,10 @@ func (jr *Journal) undo(ctx context.Context, a ledger.Action, want int64) (ledge
 			instance           int64
 		)
 		err = tx.QueryRowContext(ctx, `SELECT id, kind, name, at, rental_id, volume_id, prev FROM actions
-			WHERE user_id = ? AND undoable = 1 AND undone_by IS NULL ORDER BY id DESC LIMIT 1`, j.userID).
+			WHERE user_id = ?1 AND undoable = 1 AND undone_by IS NULL AND (?2 = 0 OR by_id = ?2) ORDER BY id DESC LIMIT 1`, j.userID, by).
 			Scan(&id, &kindText, &name, &at, &rentalID, &volumeID, &prev)
 		if want != 0 && (err == sql.ErrNoRows || err == nil && id != want) {
-			return wantedUndo(ctx, tx, j.userID, want)
+			return wantedUndo(ctx, tx, j.userID, by, want)
 		}
 		if err == sql.ErrNoRows {
 			return ledger.Errorc(ledger.ENOTFOUND, "nothing_to_undo")
@@ -312,12 +328,22 @@ func (jr *Journal) undo(ctx context.Context, a ledger.Action, want int64) (ledge
 	return out, err
 }
 
+// undoBy is the person whose entries Undo reverses: a.By on a team's
+// ledger, 0 (every entry of the ledger) on a personal one.
+func undoBy(a ledger.Action) int64 {
+	if ledger.IsTeamLedger(a.UserID) {
+		return a.By
+	}
+	return 0
+}
+
 // wantedUndo is the error of an UndoAction of want when want is not what
 // Undo would reverse: undone already, or beneath a later change.
-func wantedUndo(ctx context.Context, tx querier, userID, want int64) error {
+func wantedUndo(ctx context.Context, tx querier, userID, by, want int64) error {
 	var kind, name string
 	var undone bool
-	err := tx.QueryRowContext(ctx, `SELECT kind, name, undone_by IS NOT NULL FROM actions WHERE id = ? AND user_id = ? AND undoable = 1`, want, userID).
+	err := tx.QueryRowContext(ctx, `SELECT kind, name, undone_by IS NOT NULL FROM actions
+		WHERE id = ?1 AND user_id = ?2 AND undoable = 1 AND (?3 = 0 OR by_id = ?3)`, want, userID, by).
 		Scan(&kind, &name, &undone)
 	if err == sql.ErrNoRows {
 		return ledger.Errorf(ledger.ENOTFOUND, "there is no change %d to undo", want)

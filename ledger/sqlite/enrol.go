@@ -500,6 +500,9 @@ func (ens *Enrolments) AdoptInstance(ctx context.Context, a ledger.Action, id in
 		if r.Name, err = unusedName(ctx, tx, j.userID, r.Name); err != nil {
 			return nil, err
 		}
+		if r.Owner, err = adoptedOwner(ctx, tx, a, in, r); err != nil {
+			return nil, err
+		}
 		rid, err := insertRental(ctx, tx, j, r, start,
 			fmt.Sprintf("an unreleased rental named %s already exists (release it first or choose another name)", r.Name))
 		if err != nil {
@@ -530,6 +533,31 @@ func (ens *Enrolments) AdoptInstance(ctx context.Context, a ledger.Action, id in
 		return nil, ledger.Instance{}, err
 	}
 	return out, got, nil
+}
+
+// adoptedOwner is the owner of the rental adopting instance in makes on
+// a team's ledger: the member who made the enrolment token the instance
+// announced itself with (enrol_tokens.created_by) while they are still a
+// member, else the person adopting it (newOwner's rules).
+func adoptedOwner(ctx context.Context, q querier, a ledger.Action, in ledger.Instance, r ledger.Rental) (int64, error) {
+	if r.Owner == 0 && ledger.IsTeamLedger(a.UserID) && in.TokenID != 0 {
+		var by int64
+		err := q.QueryRowContext(ctx, `SELECT created_by FROM enrol_tokens WHERE id = ?`, in.TokenID).Scan(&by)
+		if err != nil && err != sql.ErrNoRows {
+			return 0, fmt.Errorf("sqlite: who made enrolment token %d: %w", in.TokenID, err)
+		}
+		if by != 0 {
+			if _, err := teamActor(ctx, q, a); err != nil {
+				return 0, err
+			}
+			if _, ok, err := teamRole(ctx, q, a.UserID, by); err != nil {
+				return 0, err
+			} else if ok {
+				return by, nil
+			}
+		}
+	}
+	return newOwner(ctx, q, a, r.Name, r.Owner)
 }
 
 // RebindInstance stores tokenHash as the new agent token of the rental

@@ -63,6 +63,9 @@ func changeFound[T any](ctx context.Context, db *DB, a ledger.Action, kind ledge
 		if err != nil {
 			return zero, err
 		}
+		if err := mayChange(ctx, tx, a, recordName(x, name), recordOwner(x)); err != nil {
+			return zero, err
+		}
 		after, prev, err := change(tx, j, x)
 		if err != nil {
 			return zero, err
@@ -73,6 +76,29 @@ func changeFound[T any](ctx context.Context, db *DB, a ledger.Action, kind ledge
 		}
 		return after, nil
 	})
+}
+
+// recordOwner is the owner of a rental or volume changeFound loaded (0
+// for anything else: no owner to check).
+func recordOwner(x any) int64 {
+	switch v := x.(type) {
+	case *ledger.Rental:
+		return v.Owner
+	case *ledger.Volume:
+		return v.Owner
+	}
+	return 0
+}
+
+// recordName is the name a refusal gives the record x, else name.
+func recordName(x any, name string) string {
+	switch v := x.(type) {
+	case *ledger.Rental:
+		return v.Name
+	case *ledger.Volume:
+		return v.Name
+	}
+	return name
 }
 
 // reloadVolume reads volume id back inside the transaction that changed it.

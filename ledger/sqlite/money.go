@@ -23,6 +23,9 @@ func (mon *Money) AddCharge(ctx context.Context, a ledger.Action, rentalName str
 	if utf8.RuneCountInString(c.Note) > ledger.MaxNoteRunes {
 		return ledger.Charge{}, ledger.Errorc(ledger.EINVALID, "note_long", ledger.MaxNoteRunes)
 	}
+	if err := ledger.ValidProject(c.Project); err != nil {
+		return ledger.Charge{}, err
+	}
 	name := rentalName
 	if name == "" {
 		name = c.Platform
@@ -41,6 +44,17 @@ func (mon *Money) AddCharge(ctx context.Context, a ledger.Action, rentalName str
 			if c.Currency == "" {
 				c.Currency = r.Currency
 			}
+			if c.Owner, err = attachedOwner(ctx, tx, a, r, name, c.Owner); err != nil {
+				return ledger.Charge{}, err
+			}
+			if c.Project == "" {
+				c.Project = r.Project
+			}
+		} else {
+			var err error
+			if c.Owner, err = newOwner(ctx, tx, a, name, c.Owner); err != nil {
+				return ledger.Charge{}, err
+			}
 		}
 		if c.Platform == "" {
 			return ledger.Charge{}, ledger.Errorc(ledger.EINVALID, "charge_target")
@@ -50,9 +64,9 @@ func (mon *Money) AddCharge(ctx context.Context, a ledger.Action, rentalName str
 		}
 		c.UserID, c.Ref = j.userID, j.id
 		c.At = orActionTime(c.At, j)
-		res, err := tx.ExecContext(ctx, `INSERT INTO charges (user_id, action_id, rental_id, platform, amount, currency, note, at)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
-			c.UserID, j.id, nullID(c.RentalID), c.Platform, c.Amount.String(), string(c.Currency), c.Note, unix(c.At))
+		res, err := tx.ExecContext(ctx, `INSERT INTO charges (user_id, action_id, rental_id, platform, amount, currency, note, at, owner, project)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+			c.UserID, j.id, nullID(c.RentalID), c.Platform, c.Amount.String(), string(c.Currency), c.Note, unix(c.At), c.Owner, c.Project)
 		if err != nil {
 			return ledger.Charge{}, fmt.Errorf("sqlite: record charge: %w", err)
 		}
@@ -88,6 +102,9 @@ func (mon *Money) addPlatformAmount(ctx context.Context, a ledger.Action, p *pla
 		return 0, 0, 0, ledger.Errorc(ledger.EINVALID, "no_currency_given", p.kind)
 	}
 	id, err = journaled(ctx, mon.db, a, p.kind, p.platform, func(tx *wtx, j journal) (int64, error) {
+		if _, err := teamActor(ctx, tx, a); err != nil {
+			return 0, err
+		}
 		userID, ref = j.userID, j.id
 		p.at = orActionTime(p.at, j)
 		res, err := tx.ExecContext(ctx, `INSERT INTO `+p.table+` (user_id, action_id, platform, amount, currency, at)
@@ -169,7 +186,7 @@ func loadAmounts(ctx context.Context, q querier, table string, userID int64, add
 }
 
 func loadCharges(ctx context.Context, q querier, userID int64) ([]ledger.Charge, error) {
-	rows, err := q.QueryContext(ctx, `SELECT id, action_id, rental_id, platform, amount, currency, note, at FROM charges
+	rows, err := q.QueryContext(ctx, `SELECT id, action_id, rental_id, platform, amount, currency, note, at, owner, project FROM charges
 		WHERE user_id = ? ORDER BY at, id`, userID)
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: load charges: %w", err)
@@ -183,7 +200,7 @@ func loadCharges(ctx context.Context, q querier, userID int64) ([]ledger.Charge,
 			amt, currency string
 			at            int64
 		)
-		if err := rows.Scan(&c.ID, &c.Ref, &rentalID, &c.Platform, &amt, &currency, &c.Note, &at); err != nil {
+		if err := rows.Scan(&c.ID, &c.Ref, &rentalID, &c.Platform, &amt, &currency, &c.Note, &at, &c.Owner, &c.Project); err != nil {
 			return nil, fmt.Errorf("sqlite: load charges: %w", err)
 		}
 		if c.Amount, err = dec(amt, "charges.amount"); err != nil {

@@ -358,6 +358,11 @@ func (ps *Platforms) AddSyncedRental(ctx context.Context, a ledger.Action, in le
 			return nil, err
 		}
 		r.Name = name
+		// A synced rental's owner is unknown (0) unless the sync names
+		// one: the scheduler asks the team's room whose it is.
+		if r.Owner, err = newOwner(ctx, tx, a, r.Name, r.Owner); err != nil {
+			return nil, err
+		}
 		rid, err := insertRental(ctx, tx, j, r, start,
 			fmt.Sprintf("an unreleased rental named %s already exists (release it first or choose another name)", r.Name))
 		if err != nil {
@@ -445,6 +450,9 @@ func (ps *Platforms) BindPlatformRental(ctx context.Context, a ledger.Action, in
 		}
 		r, err := usersRental(ctx, tx, in.UserID, rentalID)
 		if err != nil {
+			return err
+		}
+		if err := mayChange(ctx, tx, a, r.Name, r.Owner); err != nil {
 			return err
 		}
 		if r.Platform != in.Platform {

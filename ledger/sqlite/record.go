@@ -17,16 +17,16 @@ import (
 // are left out (they are read again at the next sync, not typed).
 const recordsSQL = `SELECT 'charge' AS kind, c.action_id AS ref, c.id AS id, COALESCE(c.rental_id, 0) AS rental_id,
 		COALESCE(r.name, '') AS rental, c.platform AS platform, c.amount AS amount, c.currency AS currency,
-		c.note AS note, 0 AS bytes, '' AS direction, c.at AS at
+		c.note AS note, 0 AS bytes, '' AS direction, c.at AS at, c.owner AS owner, c.project AS project
 	FROM charges c LEFT JOIN rentals r ON r.id = c.rental_id WHERE c.user_id = ?
 	UNION ALL
-	SELECT 'topup', t.action_id, t.id, 0, '', t.platform, t.amount, t.currency, '', 0, '', t.at
+	SELECT 'topup', t.action_id, t.id, 0, '', t.platform, t.amount, t.currency, '', 0, '', t.at, 0, ''
 	FROM topups t WHERE t.user_id = ?
 	UNION ALL
-	SELECT 'balance', b.action_id, b.id, 0, '', b.platform, b.amount, b.currency, '', 0, '', b.at
+	SELECT 'balance', b.action_id, b.id, 0, '', b.platform, b.amount, b.currency, '', 0, '', b.at, 0, ''
 	FROM balances b WHERE b.user_id = ? AND b.action_id IS NOT NULL
 	UNION ALL
-	SELECT 'traffic_usage', u.action_id, u.id, u.rental_id, r.name, r.platform, '0', r.currency, '', u.bytes, u.direction, u.at
+	SELECT 'traffic_usage', u.action_id, u.id, u.rental_id, r.name, r.platform, '0', r.currency, '', u.bytes, u.direction, u.at, r.owner, r.project
 	FROM traffic_usage u JOIN rentals r ON r.id = u.rental_id WHERE r.user_id = ?`
 
 // recordTables maps a record kind to its table.
@@ -50,6 +50,10 @@ type storedRecord struct {
 	Bytes    int64             `json:"bytes,omitempty"`
 	Dir      string            `json:"direction,omitempty"`
 	At       int64             `json:"at"`
+	// A charge's owner and project (left out when unset, so a personal
+	// ledger's journal reads as before).
+	Owner   int64  `json:"owner,omitempty"`
+	Project string `json:"project,omitempty"`
 }
 
 // Records returns the user's typed charges, top-ups, balance readings and
@@ -59,7 +63,7 @@ func (mon *Money) Records(ctx context.Context, userID int64, f ledger.RecordFilt
 	if f.Limit <= 0 {
 		f.Limit = 30
 	}
-	rows, err := mon.db.reader.QueryContext(ctx, `SELECT kind, ref, id, rental_id, rental, platform, amount, currency, note, bytes, direction, at
+	rows, err := mon.db.reader.QueryContext(ctx, `SELECT kind, ref, id, rental_id, rental, platform, amount, currency, note, bytes, direction, at, owner, project
 		FROM (`+recordsSQL+`) WHERE ? = '' OR rental = ? OR platform = ? ORDER BY at DESC, ref DESC LIMIT ?`,
 		userID, userID, userID, userID, f.Name, f.Name, f.Name, f.Limit)
 	if err != nil {
@@ -89,7 +93,8 @@ func scanRecord(s scanner, userID int64) (ledger.Record, storedRecord, error) {
 		amt, cur string
 		dir      string
 	)
-	if err := s.Scan(&kind, &r.Ref, &st.ID, &r.RentalID, &r.Rental, &r.Platform, &amt, &cur, &r.Note, &r.Bytes, &dir, &st.At); err != nil {
+	if err := s.Scan(&kind, &r.Ref, &st.ID, &r.RentalID, &r.Rental, &r.Platform, &amt, &cur, &r.Note, &r.Bytes, &dir, &st.At,
+		&r.Owner, &r.Project); err != nil {
 		return r, st, fmt.Errorf("sqlite: read record: %w", err)
 	}
 	d, err := dec(amt, "record amount")
@@ -99,12 +104,15 @@ func scanRecord(s scanner, userID int64) (ledger.Record, storedRecord, error) {
 	r.Kind, r.Amount, r.Currency, r.Dir, r.At = ledger.RecordKind(kind), d, ledger.Currency(cur), ledger.Direction(dir), fromUnix(st.At)
 	st.Kind, st.Ref, st.UserID, st.RentalID, st.Platform = r.Kind, r.Ref, userID, r.RentalID, r.Platform
 	st.Amount, st.Currency, st.Note, st.Bytes, st.Dir = amt, cur, r.Note, r.Bytes, dir
+	if r.Kind == ledger.RecordCharge {
+		st.Owner, st.Project = r.Owner, r.Project
+	}
 	return r, st, nil
 }
 
 // findRecord returns the user's record ref, or ENOTFOUND.
 func findRecord(ctx context.Context, q querier, userID, ref int64) (ledger.Record, storedRecord, error) {
-	row := q.QueryRowContext(ctx, `SELECT kind, ref, id, rental_id, rental, platform, amount, currency, note, bytes, direction, at
+	row := q.QueryRowContext(ctx, `SELECT kind, ref, id, rental_id, rental, platform, amount, currency, note, bytes, direction, at, owner, project
 		FROM (`+recordsSQL+`) WHERE ref = ?`, userID, userID, userID, userID, ref)
 	r, st, err := scanRecord(row, userID)
 	if errors.Is(err, sql.ErrNoRows) {
@@ -123,6 +131,9 @@ func changeRecord(ctx context.Context, db *DB, a ledger.Action, ref int64, kind 
 	return journaled(ctx, db, a, kind(ledger.RecordCharge), fmt.Sprintf("#%d", ref), func(tx *wtx, j journal) (ledger.Record, error) {
 		r, st, err := findRecord(ctx, tx, j.userID, ref)
 		if err != nil {
+			return ledger.Record{}, err
+		}
+		if err := mayChange(ctx, tx, a, fmt.Sprintf("#%d", ref), r.Owner); err != nil {
 			return ledger.Record{}, err
 		}
 		prev, err := json.Marshal(st)
@@ -307,8 +318,9 @@ func restoreRecord(ctx context.Context, tx querier, del bool, prev string) error
 	}
 	switch st.Kind {
 	case ledger.RecordCharge:
-		_, err = tx.ExecContext(ctx, `INSERT INTO charges (id, user_id, action_id, rental_id, platform, amount, currency, note, at)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`, id, st.UserID, st.Ref, nullID(st.RentalID), st.Platform, st.Amount, st.Currency, st.Note, st.At)
+		_, err = tx.ExecContext(ctx, `INSERT INTO charges (id, user_id, action_id, rental_id, platform, amount, currency, note, at, owner, project)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, id, st.UserID, st.Ref, nullID(st.RentalID), st.Platform, st.Amount, st.Currency, st.Note, st.At,
+			st.Owner, st.Project)
 	case ledger.RecordTopUp, ledger.RecordBalance:
 		_, err = tx.ExecContext(ctx, `INSERT INTO `+table+` (id, user_id, action_id, platform, amount, currency, at)
 			VALUES (?, ?, ?, ?, ?, ?, ?)`, id, st.UserID, st.Ref, st.Platform, st.Amount, st.Currency, st.At)

@@ -17,7 +17,7 @@ import (
 
 const rentalCols = `r.id, r.user_id, r.name, r.platform, r.gpu, r.gpu_count, r.mode, r.priced, r.price, r.price_unit,
 	r.currency, r.min_s, r.step_s, r.floor, r.lease_ns, r.traffic_priced, r.traffic_price_per_gb,
-	r.traffic_free_gb, r.traffic_direction, r.created_at, r.platform_id`
+	r.traffic_free_gb, r.traffic_direction, r.created_at, r.platform_id, r.owner, r.project`
 
 func scanRental(s scanner) (*ledger.Rental, error) {
 	var (
@@ -29,7 +29,8 @@ func scanRental(s scanner) (*ledger.Rental, error) {
 		platformID                          sql.NullString
 	)
 	err := s.Scan(&r.ID, &r.UserID, &r.Name, &r.Platform, &r.GPU, &r.GPUCount, &mode, &priced, &price, &unit,
-		&currency, &minS, &stepS, &floor, &leaseNS, &trafficPriced, &tPrice, &tFree, &dir, &createdAtUnix, &platformID)
+		&currency, &minS, &stepS, &floor, &leaseNS, &trafficPriced, &tPrice, &tFree, &dir, &createdAtUnix, &platformID,
+		&r.Owner, &r.Project)
 	if err != nil {
 		return nil, err
 	}
@@ -375,6 +376,10 @@ func (rt *Rentals) CreateRental(ctx context.Context, a ledger.Action, r ledger.R
 		return nil, err
 	}
 	return journaled(ctx, rt.db, a, ledger.ActionRent, r.Name, func(tx *wtx, j journal) (*ledger.Rental, error) {
+		var err error
+		if r.Owner, err = newOwner(ctx, tx, a, r.Name, r.Owner); err != nil {
+			return nil, err
+		}
 		conflict := fmt.Sprintf("an unreleased rental named %s already exists (release it first or choose another name)", r.Name)
 		switch used, err := nameInUse(ctx, tx, j.userID, r.Name); {
 		case err != nil:
@@ -403,6 +408,9 @@ func checkNewRental(r *ledger.Rental) (ledger.Event, error) {
 	start := r.Events[0]
 	start.At = sec(start.At)
 	if err := r.Validate(); err != nil {
+		return start, err
+	}
+	if err := ledger.ValidProject(r.Project); err != nil {
 		return start, err
 	}
 	if err := (&ledger.Rental{Name: r.Name}).CheckEvent(start); err != nil {
@@ -458,13 +466,13 @@ func insertRental(ctx context.Context, tx querier, j journal, r ledger.Rental, s
 	}
 	res, err := tx.ExecContext(ctx, `INSERT INTO rentals (user_id, action_id, name, platform, gpu, gpu_count, mode,
 			priced, price, price_unit, currency, min_s, step_s, floor, lease_ns, traffic_priced, traffic_price_per_gb,
-			traffic_free_gb, traffic_direction, created_at, platform_id)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+			traffic_free_gb, traffic_direction, created_at, platform_id, owner, project)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 		j.userID, j.id, r.Name, r.Platform, r.GPU, r.GPUCount, string(r.Mode), boolInt(r.Priced),
 		r.Price.Amount.String(), string(r.Price.Unit), string(r.Currency), int64(r.Min/time.Second),
 		int64(r.Step/time.Second), r.Floor.String(), int64(r.Lease), boolInt(r.Traffic.Priced),
 		r.Traffic.PricePerGB.String(), r.Traffic.FreeGB.String(), string(r.Traffic.Direction), unix(j.at),
-		sql.NullString{String: r.PlatformID, Valid: r.PlatformID != ""})
+		sql.NullString{String: r.PlatformID, Valid: r.PlatformID != ""}, r.Owner, r.Project)
 	if err != nil {
 		return 0, constraintError(err, "create rental", conflict)
 	}

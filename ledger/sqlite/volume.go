@@ -10,7 +10,7 @@ import (
 )
 
 const volumeCols = `v.id, v.user_id, v.name, v.rental_id, coalesce(r.name, ''), v.platform, v.currency, v.priced,
-	v.price, v.price_unit, v.free_gb, v.stopped_price, v.created_at`
+	v.price, v.price_unit, v.free_gb, v.stopped_price, v.created_at, v.owner, v.project`
 
 // loadVolumes returns the volumes selected by where (a condition on the
 // volumes table aliased v) in id order with their events, in two queries.
@@ -31,7 +31,7 @@ func loadVolumes(ctx context.Context, q querier, where string, args ...any) ([]*
 			createdAt                     int64
 		)
 		if err := rows.Scan(&v.ID, &v.UserID, &v.Name, &rentalID, &v.RentalName, &v.Platform, &currency, &v.Priced,
-			&price, &unit, &freeGB, &stoppedPrice, &createdAt); err != nil {
+			&price, &unit, &freeGB, &stoppedPrice, &createdAt, &v.Owner, &v.Project); err != nil {
 			rows.Close()
 			return nil, fmt.Errorf("sqlite: load volumes: %w", err)
 		}
@@ -190,8 +190,12 @@ func (vols *Volumes) CreateVolume(ctx context.Context, a ledger.Action, v ledger
 	if err := (&ledger.Volume{Name: v.Name}).CheckEvent(create); err != nil {
 		return nil, err
 	}
+	if err := ledger.ValidProject(v.Project); err != nil {
+		return nil, err
+	}
 	return journaled(ctx, vols.db, a, ledger.ActionStorage, v.Name, func(tx *wtx, j journal) (*ledger.Volume, error) {
 		var rentalID int64
+		var owner int64
 		if v.RentalName != "" {
 			r, err := findRental(ctx, tx, j.userID, v.RentalName)
 			if err != nil {
@@ -203,6 +207,18 @@ func (vols *Volumes) CreateVolume(ctx context.Context, a ledger.Action, v ledger
 			}
 			if v.Currency == "" {
 				v.Currency = r.Currency
+			}
+			if v.Owner, err = attachedOwner(ctx, tx, a, r, v.Name, v.Owner); err != nil {
+				return nil, err
+			}
+			if v.Project == "" {
+				v.Project = r.Project
+			}
+			owner = v.Owner
+		} else {
+			var err error
+			if owner, err = newOwner(ctx, tx, a, v.Name, v.Owner); err != nil {
+				return nil, err
 			}
 		}
 		if err := v.Validate(); err != nil {
@@ -219,9 +235,10 @@ func (vols *Volumes) CreateVolume(ctx context.Context, a ledger.Action, v ledger
 			return nil, fmt.Errorf("sqlite: check volume name: %w", err)
 		}
 		res, err := tx.ExecContext(ctx, `INSERT INTO volumes (user_id, action_id, name, rental_id, platform, currency,
-			priced, price, price_unit, free_gb, stopped_price, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+			priced, price, price_unit, free_gb, stopped_price, created_at, owner, project)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 			j.userID, j.id, v.Name, nullID(rentalID), v.Platform, string(v.Currency), boolInt(v.Priced),
-			v.Price.String(), string(v.PriceUnit), v.FreeGB.String(), stoppedPriceArg(v), unix(j.at))
+			v.Price.String(), string(v.PriceUnit), v.FreeGB.String(), stoppedPriceArg(v), unix(j.at), owner, v.Project)
 		if err != nil {
 			return nil, constraintError(err, "create volume", conflict)
 		}
