@@ -41,6 +41,8 @@ const (
 	PathMonth   = "/app/api/month"   // GET ?month=YYYY-MM (default: this month)
 	PathRental  = "/app/api/rental"  // GET ?id=N: one rental's page, with its receipt
 	PathCompare = "/app/api/compare" // GET [?label=L]: the user's own price/performance table
+	PathTeams   = "/app/api/teams"   // GET: the user's teams (TeamsAnswer)
+	PathTeam    = "/app/api/team"    // GET ?team=ID[&month=YYYY-MM]: a team's month, members only (TeamPage)
 	PathExport  = "/app/api/export.csv"
 	// PathExport: GET ?month=YYYY-MM: the CSV export's columns, with each
 	// line's charges inside that month (text/csv, as an attachment).
@@ -62,8 +64,8 @@ type SessionAnswer struct {
 
 // ErrorAnswer is every refusal's body (with a 4xx status): Code is stable
 // for the page's logic ("auth_missing", "auth_invalid", "auth_stale",
-// "auth_replayed", "not_allowed", "link_expired", "bad_request",
-// "not_found", "too_large"); Message says in the user's language (English
+// "auth_replayed", "not_allowed", "not_personal", "link_expired",
+// "bad_request", "not_found", "too_large"); Message says in the user's language (English
 // when unknown) what was wrong and what to do.
 type ErrorAnswer struct {
 	Code    string `json:"error"`
@@ -77,6 +79,12 @@ type Me struct {
 	TZ     string   `json:"tz"`     // IANA zone all days are cut in
 	Month  string   `json:"month"`  // this month, YYYY-MM, in TZ
 	Months []string `json:"months"` // months with any spend, newest first (at most 36)
+	// Personal is false for a person admitted to a team only (they have
+	// no ledger of their own here: Months is empty and the personal
+	// pages answer 403 "not_personal"); Teams are the user's teams, each
+	// with a view at PathTeam.
+	Personal bool      `json:"personal"`
+	Teams    []TeamRef `json:"teams"`
 }
 
 // Amounts is one row's money by category.

@@ -360,57 +360,86 @@ func (s *Server) markUsed(h [32]byte, now time.Time) {
 type pageHandler func(w http.ResponseWriter, r *http.Request, g *grant, b *ledger.Book)
 
 // api authenticates the request (a bearer token, else the cookie),
-// checks that the user is still allowed, reads their book and calls h.
+// checks that the user is still allowed and has a ledger of their own
+// (403 "not_personal" for a team's outsider), reads their book and
+// calls h.
 func (s *Server) api(h pageHandler) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
-		tok := ""
-		if a := r.Header.Get("Authorization"); a != "" {
-			t, ok := strings.CutPrefix(a, "Bearer ")
-			if !ok || strings.TrimSpace(t) == "" {
-				s.fail(w, r, http.StatusUnauthorized, "auth_invalid", "auth_bad_header")
-				return
-			}
-			tok = strings.TrimSpace(t)
-		} else if c, err := r.Cookie(CookieName); err == nil {
-			tok = c.Value
-		}
-		if tok == "" {
-			s.fail(w, r, http.StatusUnauthorized, "auth_missing", "auth_missing")
+		g, ok := s.session(w, r)
+		if !ok {
 			return
 		}
-		now := s.now()
-		hs := sha256.Sum256([]byte(tok))
-		s.mu.Lock()
-		g, ok := s.sessions[hs]
-		if ok && !g.expires.After(now) {
-			delete(s.sessions, hs)
-		}
-		var copyG grant
-		if ok {
-			copyG = *g
-		}
-		s.mu.Unlock()
-		switch {
-		case !ok:
-			s.fail(w, r, http.StatusUnauthorized, "auth_invalid", "auth_unknown_session")
-			return
-		case !copyG.expires.After(now):
-			s.fail(w, r, http.StatusUnauthorized, "auth_stale", "auth_session_ended")
-			return
-		case !s.isAllowed(copyG.user):
-			s.fail(w, r, http.StatusForbidden, "not_allowed", "not_allowed")
+		if !s.isPersonal(g.user) {
+			g.lang = s.langOf(r.Context(), g.user)
+			r = r.WithContext(context.WithValue(r.Context(), grantKey{}, g))
+			s.fail(w, r, http.StatusForbidden, "not_personal", "not_personal")
 			return
 		}
-		b, err := s.store.Book(r.Context(), copyG.user)
-		if ledger.ErrorCode(err) == ledger.ENOTFOUND {
-			b, err = &ledger.Book{User: ledger.User{ID: copyG.user, Lang: chat.LangEN}}, nil
-		}
+		b, err := s.book(r.Context(), g)
 		if err != nil {
 			s.internal(w, r, err)
 			return
 		}
-		copyG.lang = chat.NormLang(b.User.Lang)
-		r = r.WithContext(context.WithValue(r.Context(), grantKey{}, &copyG))
-		h(w, r, &copyG, b)
+		r = r.WithContext(context.WithValue(r.Context(), grantKey{}, g))
+		h(w, r, g, b)
 	}
+}
+
+// book reads the signed-in user's own book (an empty one when they have
+// none yet) and sets g's language from it.
+func (s *Server) book(ctx context.Context, g *grant) (*ledger.Book, error) {
+	b, err := s.store.Book(ctx, g.user)
+	if ledger.ErrorCode(err) == ledger.ENOTFOUND {
+		b, err = &ledger.Book{User: ledger.User{ID: g.user, Lang: chat.LangEN}}, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	g.lang = chat.NormLang(b.User.Lang)
+	return b, nil
+}
+
+// session authenticates the request (a bearer token, else the cookie)
+// and checks that the user is still allowed; it returns a copy of the
+// session's grant, or ok false when it answered a refusal.
+func (s *Server) session(w http.ResponseWriter, r *http.Request) (*grant, bool) {
+	tok := ""
+	if a := r.Header.Get("Authorization"); a != "" {
+		t, ok := strings.CutPrefix(a, "Bearer ")
+		if !ok || strings.TrimSpace(t) == "" {
+			s.fail(w, r, http.StatusUnauthorized, "auth_invalid", "auth_bad_header")
+			return nil, false
+		}
+		tok = strings.TrimSpace(t)
+	} else if c, err := r.Cookie(CookieName); err == nil {
+		tok = c.Value
+	}
+	if tok == "" {
+		s.fail(w, r, http.StatusUnauthorized, "auth_missing", "auth_missing")
+		return nil, false
+	}
+	now := s.now()
+	hs := sha256.Sum256([]byte(tok))
+	s.mu.Lock()
+	g, ok := s.sessions[hs]
+	if ok && !g.expires.After(now) {
+		delete(s.sessions, hs)
+	}
+	var copyG grant
+	if ok {
+		copyG = *g
+	}
+	s.mu.Unlock()
+	switch {
+	case !ok:
+		s.fail(w, r, http.StatusUnauthorized, "auth_invalid", "auth_unknown_session")
+		return nil, false
+	case !copyG.expires.After(now):
+		s.fail(w, r, http.StatusUnauthorized, "auth_stale", "auth_session_ended")
+		return nil, false
+	case !s.isAllowed(copyG.user):
+		s.fail(w, r, http.StatusForbidden, "not_allowed", "not_allowed")
+		return nil, false
+	}
+	return &copyG, true
 }

@@ -48,6 +48,11 @@ var messages = chat.Catalog{
 	"err_no_label":    {"You have no runs labelled %[1]q. Your labels: %[2]s.", "你没有标签为 %[1]q 的运行。你的标签：%[2]s。"},
 	"err_no_endpoint": {"There is no such page: %[1]s.", "没有此页面：%[1]s。"},
 	"err_internal":    {"Something went wrong on the server; try again in a minute.", "服务器出错了；请一分钟后再试。"},
+	// err_no_team is the one answer to a team the user may not see,
+	// whatever the reason: it names no team and no ID.
+	"err_no_team": {"There is no such team among yours.", "你所在的团队中没有这个团队。"},
+	"not_personal": {"You were admitted to a team only: you have no ledger of your own here. Open your team's page instead.",
+		"你仅被邀请加入团队：此处没有你自己的账本。请打开团队页面。"},
 	"login_bad": {"This sign-in link is malformed. Send /dashboard to the bot again for a new one.",
 		"此登录链接格式错误。请再次向机器人发送 /dashboard 获取新链接。"},
 	"login_missing": {"This sign-in link has no code. Send /dashboard to the bot again for a new one.",

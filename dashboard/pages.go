@@ -74,14 +74,40 @@ func activeMonths(b *ledger.Book, now time.Time, loc *time.Location) []string {
 	return out
 }
 
-func (s *Server) handleMe(w http.ResponseWriter, r *http.Request, g *grant, b *ledger.Book) {
+// handleMe answers who is signed in. A person with no ledger of their
+// own (a team's outsider) gets no months, only their teams: their own
+// book is never read.
+func (s *Server) handleMe(w http.ResponseWriter, r *http.Request, g *grant) {
 	if _, ok := s.query(w, r); !ok {
 		return
 	}
+	ctx := r.Context()
+	teams, err := s.myTeams(ctx, g.user)
+	if err != nil {
+		s.internal(w, r, err)
+		return
+	}
 	now := s.now()
+	if !s.isPersonal(g.user) {
+		loc := time.UTC
+		if ur, ok := s.store.(userReader); ok {
+			if u, err := ur.User(ctx, g.user); err == nil {
+				loc = u.Location()
+			}
+		}
+		s.writeJSON(w, r, http.StatusOK, Me{Name: g.name, Lang: g.lang, TZ: loc.String(), Month: now.In(loc).Format("2006-01"),
+			Months: []string{}, Teams: teams})
+		return
+	}
+	b, err := s.book(ctx, g)
+	if err != nil {
+		s.internal(w, r, err)
+		return
+	}
 	loc := b.User.Location()
 	months := activeMonths(b, now, loc)
-	s.writeJSON(w, r, http.StatusOK, Me{Name: g.name, Lang: g.lang, TZ: loc.String(), Month: now.In(loc).Format("2006-01"), Months: months})
+	s.writeJSON(w, r, http.StatusOK, Me{Name: g.name, Lang: g.lang, TZ: loc.String(), Month: now.In(loc).Format("2006-01"), Months: months,
+		Personal: true, Teams: teams})
 }
 
 // month reads ?month= (default this month), which must lie between the
@@ -286,6 +312,23 @@ func monthPage(b *ledger.Book, name string, from, to, now time.Time, hasAgent fu
 		}
 		page.Currencies = append(page.Currencies, cm)
 	}
+	page.Platforms = platformRows(st)
+	rcs := make([]*ledger.RentalCost, len(st.Rentals))
+	for i := range st.Rentals {
+		rcs[i] = &st.Rentals[i]
+	}
+	slices.SortStableFunc(rcs, byCost)
+	for _, rc := range rcs {
+		page.Rentals = append(page.Rentals, rentalRow(rc, asOf, hasAgent(rc.Rental)))
+	}
+	page.Balances = balances(b, asOf, current)
+	return page
+}
+
+// platformRows are the statement's totals by platform then currency,
+// each with its rentals' idle cost.
+func platformRows(st *ledger.Statement) []PlatformMonth {
+	out := []PlatformMonth{}
 	// A platform's idle cost is its rentals' (the engine sums it per
 	// currency only).
 	type platCur struct {
@@ -305,19 +348,10 @@ func monthPage(b *ledger.Book, name string, from, to, now time.Time, hasAgent fu
 		for _, c := range slices.Sorted(maps.Keys(byCur)) {
 			t := byCur[c]
 			a := amountsOf(t, idle[platCur{p, c}].Add(ledger.Money{Currency: c}))
-			page.Platforms = append(page.Platforms, PlatformMonth{Platform: p, Currency: string(c), Amounts: a})
+			out = append(out, PlatformMonth{Platform: p, Currency: string(c), Amounts: a})
 		}
 	}
-	rcs := make([]*ledger.RentalCost, len(st.Rentals))
-	for i := range st.Rentals {
-		rcs[i] = &st.Rentals[i]
-	}
-	slices.SortStableFunc(rcs, byCost)
-	for _, rc := range rcs {
-		page.Rentals = append(page.Rentals, rentalRow(rc, asOf, hasAgent(rc.Rental)))
-	}
-	page.Balances = balances(b, asOf, current)
-	return page
+	return out
 }
 
 // byCost orders rentals most expensive first (exactly, whatever the

@@ -51,6 +51,17 @@ type Config struct {
 	// user the chat lets in or no longer does is let in or refused here
 	// at once); nil refuses everyone.
 	Allowed func(userID int64) bool
+	// Personal says whether an allowed user has a ledger of their own
+	// (bot.Access.Personal): a person admitted to a team from outside
+	// the allow list (GPULEDGER_TEAM_OUTSIDERS) has none, and gets 403
+	// from the personal pages (the month, a rental, the CSV, the compare
+	// table) while their teams' views still answer. Asked at every
+	// request; nil: Allowed.
+	Personal func(userID int64) bool
+	// Teams is where the team views read teams and their members; nil
+	// uses Store when it implements ledger.TeamStore (ledger/sqlite's DB
+	// does), else the user has no team views.
+	Teams ledger.TeamStore
 	// MaxAuthAge is how old initData's auth_date may be
 	// (GPULEDGER_APP_AUTH_MAX_AGE). Default DefaultMaxAuthAge.
 	MaxAuthAge time.Duration
@@ -86,6 +97,8 @@ type Server struct {
 	now        func() time.Time
 	log        *slog.Logger
 	allowed    func(int64) bool
+	personal   func(int64) bool
+	teams      ledger.TeamStore
 	files      map[string]*staticFile
 	mu         sync.Mutex // guards the three maps below
 	links      map[[32]byte]*grant
@@ -135,6 +148,14 @@ func New(cfg Config) (*Server, error) {
 		s.log = slog.Default()
 	}
 	s.allowed = cfg.Allowed
+	s.personal = cfg.Personal
+	if s.personal == nil {
+		s.personal = cfg.Allowed
+	}
+	s.teams = cfg.Teams
+	if s.teams == nil {
+		s.teams, _ = cfg.Store.(ledger.TeamStore)
+	}
 	s.benches = cfg.Benches
 	if s.benches == nil {
 		s.benches, _ = cfg.Store.(BenchReader)
@@ -155,6 +176,12 @@ func (s *Server) isAllowed(userID int64) bool {
 	return s.allowed != nil && s.allowed(userID)
 }
 
+// isPersonal reports whether userID has a ledger of their own here (an
+// allowed user who is not only a team's outsider).
+func (s *Server) isPersonal(userID int64) bool {
+	return s.personal != nil && s.personal(userID)
+}
+
 // AppURL is the Mini App's URL for web-app buttons (bot.DashboardLinks):
 // PublicURL + "/app/" when PublicURL is https, since Telegram opens no
 // other; "" otherwise.
@@ -173,7 +200,9 @@ func (s *Server) routes() http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc(PathLogin, s.method(s.handleLogin, http.MethodGet, http.MethodHead))
 	mux.HandleFunc(PathSession, s.method(s.handleSession, http.MethodPost))
-	mux.HandleFunc(PathMe, s.method(s.api(s.handleMe), http.MethodGet, http.MethodHead))
+	mux.HandleFunc(PathMe, s.method(s.apiTeam(s.handleMe), http.MethodGet, http.MethodHead))
+	mux.HandleFunc(PathTeams, s.method(s.apiTeam(s.handleTeams), http.MethodGet, http.MethodHead))
+	mux.HandleFunc(PathTeam, s.method(s.apiTeam(s.handleTeam), http.MethodGet, http.MethodHead))
 	mux.HandleFunc(PathMonth, s.method(s.api(s.handleMonth), http.MethodGet, http.MethodHead))
 	mux.HandleFunc(PathRental, s.method(s.api(s.handleRental), http.MethodGet, http.MethodHead))
 	mux.HandleFunc(PathExport, s.method(s.api(s.handleExport), http.MethodGet, http.MethodHead))
