@@ -18,8 +18,8 @@ import (
 	"github.com/gpuledger/gpuledger/view"
 )
 
-// runExport prints one user's ledger with computed charges (DESIGN.md
-// section 5). It only reads, so it is safe while the server runs and
+// runExport prints one user's ledger, or with --team a team's, with
+// computed charges (DESIGN.md section 5). It only reads, so it is safe while the server runs and
 // works when the database's disk is full.
 func runExport(ctx context.Context, args []string, stdout, stderr io.Writer, getenv func(string) string) error {
 	db := envOr(getenv, "GPULEDGER_DB", "gpuledger.db")
@@ -29,8 +29,9 @@ func runExport(ctx context.Context, args []string, stdout, stderr io.Writer, get
 	format := fs.String("format", "json", "output format: json or csv")
 	asOfText := fs.String("as-of", "", "compute charges as of TIME (RFC 3339, or 2006-01-02 15:04 in the user's zone); default now")
 	userText := fs.String("user", "", "the user (Telegram ID) to export; may be left out when the database has one user")
+	teamName := fs.String("team", "", "export the ledger of the team named NAME instead of a user's")
 	fs.Usage = func() {
-		fmt.Fprintf(fs.Output(), "usage: gpuledger export [--format json|csv] [--as-of TIME] [--user ID] [--db FILE]\n\nPrint one user's ledger with computed charges. Flags:\n")
+		fmt.Fprintf(fs.Output(), "usage: gpuledger export [--format json|csv] [--as-of TIME] [--user ID | --team NAME] [--db FILE]\n\nPrint one user's or one team's ledger with computed charges. Flags:\n")
 		fs.PrintDefaults()
 	}
 	rest, err := parseArgs(fs, args)
@@ -38,7 +39,10 @@ func runExport(ctx context.Context, args []string, stdout, stderr io.Writer, get
 		return err
 	}
 	if len(rest) > 0 {
-		return usageErrorf("unexpected argument %q: export takes only flags (--format, --as-of, --user, --db)", rest[0])
+		return usageErrorf("unexpected argument %q: export takes only flags (--format, --as-of, --user, --team, --db)", rest[0])
+	}
+	if *userText != "" && *teamName != "" {
+		return usageErrorf("--user and --team both given: export one ledger, a user's or a team's")
 	}
 	if *format != "json" && *format != "csv" {
 		return fmt.Errorf("--format %q: use json or csv", *format)
@@ -49,7 +53,15 @@ func runExport(ctx context.Context, args []string, stdout, stderr io.Writer, get
 	}
 	defer store.Close()
 
-	user, err := pickUser(ctx, store, *userText)
+	var user ledger.User
+	var opts []ledger.ExportOption
+	if *teamName != "" {
+		var team ledger.ExportTeam
+		user, team, err = pickTeam(ctx, store, *teamName)
+		opts = append(opts, ledger.WithTeam(team))
+	} else {
+		user, err = pickUser(ctx, store, *userText)
+	}
 	if err != nil {
 		return err
 	}
@@ -65,13 +77,50 @@ func runExport(ctx context.Context, args []string, stdout, stderr io.Writer, get
 		}
 	}
 	if *format == "csv" {
-		return ledger.WriteExportCSV(stdout, book, asOf)
+		return ledger.WriteExportCSV(stdout, book, asOf, opts...)
 	}
 	// Each rental's bench and job runs, which the book leaves out.
 	if err := ledger.LoadDelivered(ctx, book, &store.Benchmarks); err != nil {
 		return fmt.Errorf("load ledger of user %d: %w", user.ID, err)
 	}
-	return ledger.WriteExportJSON(stdout, book, asOf)
+	return ledger.WriteExportJSON(stdout, book, asOf, opts...)
+}
+
+// pickTeam returns the ledger of the team named name (case-insensitive)
+// and what its export says of the team; an unknown name is an error that
+// lists the teams there are.
+func pickTeam(ctx context.Context, store *sqlite.DB, name string) (ledger.User, ledger.ExportTeam, error) {
+	ts, ok := any(store).(ledger.TeamStore)
+	if !ok {
+		return ledger.User{}, ledger.ExportTeam{}, fmt.Errorf("--team %q: this database keeps no teams", name)
+	}
+	t, err := ts.TeamByName(ctx, name)
+	if ledger.ErrorCode(err) == ledger.ENOTFOUND {
+		all, lerr := ts.Teams(ctx)
+		if lerr != nil {
+			return ledger.User{}, ledger.ExportTeam{}, lerr
+		}
+		if len(all) == 0 {
+			return ledger.User{}, ledger.ExportTeam{}, fmt.Errorf("--team %q: the database has no teams", name)
+		}
+		names := make([]string, 0, len(all))
+		for _, t := range all {
+			names = append(names, t.Name)
+		}
+		return ledger.User{}, ledger.ExportTeam{}, fmt.Errorf("--team %q: no such team (the teams: %s)", name, strings.Join(names, ", "))
+	}
+	if err != nil {
+		return ledger.User{}, ledger.ExportTeam{}, fmt.Errorf("--team %q: %w", name, err)
+	}
+	members, err := ts.Members(ctx, t.ID)
+	if err != nil {
+		return ledger.User{}, ledger.ExportTeam{}, fmt.Errorf("--team %q: members: %w", name, err)
+	}
+	u, err := store.User(ctx, t.Ledger())
+	if err != nil {
+		return ledger.User{}, ledger.ExportTeam{}, fmt.Errorf("--team %q: its ledger: %w", name, err)
+	}
+	return u, ledger.ExportTeam{Team: t, Members: members}, nil
 }
 
 // runBackup writes a consistent copy of the live database to FILE,
@@ -134,15 +183,25 @@ func pickUser(ctx context.Context, store *sqlite.DB, text string) (ledger.User, 
 		if err != nil {
 			return ledger.User{}, fmt.Errorf("--user %q is not a user ID (a number)", text)
 		}
+		if ledger.IsTeamLedger(id) {
+			return ledger.User{}, fmt.Errorf("--user %d is a team's ledger: export it with --team NAME", id)
+		}
 		u, err := store.User(ctx, id)
 		if err != nil {
 			return ledger.User{}, fmt.Errorf("--user %d: %s", id, view.LedgerMessage(err, chat.LangEN, time.UTC, time.Time{}))
 		}
 		return u, nil
 	}
-	users, err := store.Users(ctx)
+	all, err := store.Users(ctx)
 	if err != nil {
 		return ledger.User{}, err
+	}
+	// A team's ledger is kept as a user; it is exported with --team.
+	users := make([]ledger.User, 0, len(all))
+	for _, u := range all {
+		if !ledger.IsTeamLedger(u.ID) {
+			users = append(users, u)
+		}
 	}
 	switch len(users) {
 	case 0:

@@ -1,12 +1,17 @@
 package main_test
 
 import (
+	"context"
 	"encoding/csv"
 	"encoding/json"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/gpuledger/gpuledger/ledger"
+	"github.com/gpuledger/gpuledger/ledger/sqlite"
 )
 
 // TestExport_WhatWasTypedComesBack types a rental, its traffic terms and
@@ -102,5 +107,103 @@ func TestExport_WhatWasTypedComesBack(t *testing.T) {
 		if count[kind] != n {
 			t.Errorf("%d %s rows in the CSV, want %d:\n%s", count[kind], kind, n, out)
 		}
+	}
+}
+
+// TestExport_Team exports a team's ledger with the real binary (--team,
+// the name in any case): the JSON names the team and its members and
+// each record's owner and project, the CSV ends in the owner and project
+// columns; an unknown team is an error listing the teams (exit 1),
+// --team with --user a usage error (exit 2); and a plain export of a
+// database with one person and their team picks the person, never the
+// team's ledger.
+func TestExport_Team(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the server binary; run without -short")
+	}
+	bin := buildServer(t)
+	data := t.TempDir()
+	path := filepath.Join(data, "ledger.db")
+	ctx := context.Background()
+	db, err := sqlite.Open(ctx, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	at := time.Date(2026, 11, 2, 1, 0, 0, 0, time.UTC)
+	if _, err := db.EnsureUser(ctx, ledger.User{ID: 11, Lang: "en", TZ: "Asia/Shanghai", CreatedAt: at}); err != nil {
+		t.Fatal(err)
+	}
+	team, err := db.CreateTeam(ctx, ledger.Action{UserID: 11, By: 11, At: at}, "Vision", "alice")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.CreateRental(ctx, ledger.Action{UserID: team.Ledger(), By: 11, At: at}, ledger.Rental{Name: "box1", Platform: "autodl",
+		GPU: "RTX 4090", GPUCount: 1, Mode: ledger.PerSecond, Priced: true, Price: ledger.Price{Amount: ledger.MustDecimal("1.88"), Unit: ledger.UnitHour},
+		Currency: ledger.CNY, Project: "yolo-v9", Events: []ledger.Event{{Kind: ledger.EventStart, At: at}}}); err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+	env := []string{"GPULEDGER_DB=" + path}
+	asOf := at.Add(2 * time.Hour).Format(time.RFC3339)
+
+	code, out, errs := runBin(t, bin, data, env, "", "export", "--team", "vision", "--as-of", asOf)
+	if code != 0 {
+		t.Fatalf("export --team: exit %d stderr %q", code, errs)
+	}
+	var doc struct {
+		Team struct {
+			ID      int64
+			Name    string
+			Members []struct {
+				ID       int64
+				Username string
+				Role     string
+			}
+		} `json:"team"`
+		Rentals []struct {
+			Name, Project string
+			Owner         int64
+			Charges       struct{ Total string }
+		} `json:"rentals"`
+	}
+	if err := json.Unmarshal([]byte(out), &doc); err != nil {
+		t.Fatalf("export JSON: %v\n%s", err, out)
+	}
+	if doc.Team.ID != team.ID || doc.Team.Name != "Vision" || len(doc.Team.Members) != 1 || doc.Team.Members[0].ID != 11 ||
+		doc.Team.Members[0].Username != "alice" || doc.Team.Members[0].Role != "owner" {
+		t.Errorf("team %+v", doc.Team)
+	}
+	if len(doc.Rentals) != 1 || doc.Rentals[0].Owner != 11 || doc.Rentals[0].Project != "yolo-v9" || doc.Rentals[0].Charges.Total != "3.76" {
+		t.Errorf("rentals %+v, want box1 of 11 for yolo-v9, 3.76", doc.Rentals)
+	}
+
+	code, out, errs = runBin(t, bin, data, env, "", "export", "--team", "VISION", "--format", "csv", "--as-of", asOf)
+	if code != 0 {
+		t.Fatalf("export --team csv: exit %d stderr %q", code, errs)
+	}
+	rows, err := csv.NewReader(strings.NewReader(out)).ReadAll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := len(rows[0])
+	if rows[0][n-2] != "owner" || rows[0][n-1] != "project" || rows[1][0] != "rental" || rows[1][n-2] != "@alice" || rows[1][n-1] != "yolo-v9" {
+		t.Errorf("CSV header %q, first row %q", rows[0], rows[1])
+	}
+
+	code, _, errs = runBin(t, bin, data, env, "", "export", "--team", "nope")
+	if code != 1 || !strings.Contains(errs, `--team "nope": no such team (the teams: Vision)`) {
+		t.Errorf("unknown team: exit %d stderr %q", code, errs)
+	}
+	code, _, errs = runBin(t, bin, data, env, "", "export", "--team", "vision", "--user", "11")
+	if code != 2 || !strings.Contains(errs, "--user and --team") {
+		t.Errorf("--team with --user: exit %d stderr %q", code, errs)
+	}
+	code, out, errs = runBin(t, bin, data, env, "", "export", "--as-of", asOf)
+	if code != 0 || strings.Contains(out, `"team"`) || strings.Contains(out, "box1") {
+		t.Errorf("plain export of one person and their team: exit %d stderr %q\n%s", code, errs, out)
+	}
+	code, _, errs = runBin(t, bin, data, env, "", "export", "--user", strconv.FormatInt(team.Ledger(), 10))
+	if code != 1 || !strings.Contains(errs, "export it with --team NAME") {
+		t.Errorf("--user of a team's ledger: exit %d stderr %q", code, errs)
 	}
 }

@@ -30,7 +30,7 @@ const usage = `usage: gpuledger [COMMAND] [FLAGS] [ARGS]
 Commands (flags may come before or after the arguments):
   serve        run the bot, agent hub and scheduler (the default; no Telegram token: a chat in this terminal)
                  e.g. TELEGRAM_BOT_TOKEN=123:abc gpuledger serve --db /data/gpuledger.db
-  export       print one user's ledger with computed charges, as JSON or CSV
+  export       print one user's (or with --team NAME a team's) ledger with computed charges, as JSON or CSV
                  e.g. gpuledger export --format csv --as-of "2026-11-30 23:59" > ledger.csv
   backup FILE  write a consistent copy of the database to a new FILE, safe while the server runs
                  e.g. gpuledger backup /backups/ledger.db --db /data/gpuledger.db
