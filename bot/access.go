@@ -41,6 +41,10 @@ const (
 type Access struct {
 	store   ledger.Store
 	allowed map[int64]bool
+	// outsiders are the people a team's invite admitted though they are
+	// not in allowed (GPULEDGER_TEAM_OUTSIDERS): they reach their teams
+	// only, never a ledger of their own. Guarded by mu.
+	outsiders map[int64]bool
 
 	mu        sync.Mutex
 	owner     int64          // claimed or configured owner; 0 none
@@ -56,17 +60,27 @@ type Access struct {
 // claiming (the terminal console's), 0 for none.
 func LoadAccess(ctx context.Context, st ledger.Store, allowed []int64, owner int64) (*Access, error) {
 	a := &Access{
-		store:   st,
-		allowed: make(map[int64]bool, len(allowed)),
-		owner:   owner,
-		refused: make(map[int64]bool),
-		tries:   make(map[int64]int),
+		store:     st,
+		allowed:   make(map[int64]bool, len(allowed)),
+		owner:     owner,
+		refused:   make(map[int64]bool),
+		tries:     make(map[int64]int),
+		outsiders: make(map[int64]bool),
 	}
 	for _, id := range allowed {
 		a.allowed[id] = true
 	}
 	if owner != 0 {
 		a.allowed[owner] = true
+	}
+	if ts, ok := st.(ledger.TeamStore); ok {
+		ids, err := ts.Outsiders(ctx)
+		if err != nil {
+			return nil, fmt.Errorf("bot: read the teams' outsiders: %w", err)
+		}
+		for _, id := range ids {
+			a.outsiders[id] = true
+		}
 	}
 	v, ok, err := st.Meta(ctx, metaOwner)
 	if err != nil {
@@ -135,14 +149,59 @@ func (a *Access) ClaimCode() string { return a.claimCode }
 func (a *Access) WaitingForClaim() bool { return a.claimable() }
 
 // Allowed reports whether id may use the ledger (the allow list, the
-// owner); the dashboard and the Telegram transport ask it too.
+// owner, a person a team admitted from outside the list); the dashboard
+// and the Telegram transport ask it too.
 func (a *Access) Allowed(id int64) bool {
 	if id == 0 {
 		return false
 	}
 	a.mu.Lock()
 	defer a.mu.Unlock()
+	return a.allowed[id] || a.outsiders[id]
+}
+
+// Personal reports whether id has a ledger of their own here: the allow
+// list, the owner, the console. A person a team admitted from outside the
+// allow list is Allowed but not Personal: they reach their teams only,
+// and none of the operator's commands.
+func (a *Access) Personal(id int64) bool {
+	if id == 0 {
+		return false
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
 	return a.allowed[id]
+}
+
+// joinAllowed reports whether id, a stranger, may still try a team's join
+// code: wrong codes share the claim's bound.
+func (a *Access) joinAllowed(id int64) bool {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.tries[id] < maxClaimTries
+}
+
+// joinFailed counts a stranger's refused join code.
+func (a *Access) joinFailed(id int64) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.tries[id]++
+}
+
+// Admit lets id in as a team's outsider, after a join the server allowed
+// (the store keeps it: LoadAccess reads it back at the next start).
+func (a *Access) Admit(id int64) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.outsiders[id] = true
+}
+
+// Forget takes an outsider off when they are in no team any more; a
+// person of the allow list is not affected.
+func (a *Access) Forget(id int64) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	delete(a.outsiders, id)
 }
 
 // claimable reports whether the bot still waits for its owner's code.

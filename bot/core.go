@@ -386,6 +386,12 @@ func (c *Core) Handle(ctx context.Context, u chat.Update, s chat.Sender) error {
 	if err := r.resolveLedger(); err != nil {
 		return r.fail(err)
 	}
+	if r.team == nil && !c.acc.Personal(u.UserID) {
+		// Admitted to a team from outside the allow list, and in none now:
+		// a stranger again (a new invite code admits them again).
+		c.acc.Forget(u.UserID)
+		return r.fail(r.stranger())
+	}
 	if err := r.loadLedgerUser(); err != nil {
 		return r.fail(err)
 	}
@@ -492,6 +498,9 @@ func (r *req) stranger() error {
 	}
 	if r.u.Kind == chat.KindText && !r.u.Forwarded {
 		if cmd, err := command.Parse(r.u.Text, r.now, time.UTC); err == nil {
+			if code, ok := joinCode(cmd); ok && r.u.ChatType == chat.ChatPrivate && c.outsiders && c.teams != nil {
+				return r.strangerJoin(code) // GPULEDGER_TEAM_OUTSIDERS: a team's invite admits them
+			}
 			// Claims only in private: the code is not for a group to read,
 			// and the owner's private chat is where the bot answers.
 			if st, ok := cmd.(command.StartCmd); ok && st.Code != "" && c.acc.claimable() && r.u.ChatType == chat.ChatPrivate {

@@ -23,7 +23,10 @@ func (r talk) help(c command.HelpCmd) error {
 	return r.answer(r.plain(chat.Escape(helpText(r.lang, c.Topic))))
 }
 
-func (r talk) start(command.StartCmd) error {
+func (r talk) start(c command.StartCmd) error {
+	if c.Join != "" {
+		return teams{r.req}.joinFrom(c.Join)
+	}
 	return r.answer(r.plain(r.t("welcome") + "\n\n" + chat.Escape(helpText(r.lang, ""))))
 }
 

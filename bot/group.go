@@ -49,6 +49,15 @@ func placeInGroup(cmd command.Command) groupPlace {
 		return privately
 	case command.QuoteCmd: // reads the ledger's prices
 		return privately
+	case command.TeamCmd:
+		switch c.Sub {
+		case command.TeamBind, command.TeamUnbind:
+			return inGroup // they act on the group itself
+		case command.TeamInvite:
+			return inGroup // answered with "send it privately": the code never shows in a group
+		case command.TeamList:
+			return privately
+		}
 	case command.BalanceCmd:
 		if !c.Set {
 			return privately

@@ -55,6 +55,7 @@ func newTable() *table {
 	receipts{}.register(t)
 	quotes{}.register(t)
 	jobs{}.register(t)
+	teams{}.register(t)
 	return t
 }
 

@@ -92,7 +92,7 @@ var helpItems = []helpItem{
 		[2]string{"a one-time link to the dashboard (charts of your spend and idle hours); it signs in whoever opens it, so don't forward it", "仪表盘的一次性链接（花费和空闲时间的图表）；谁打开就登录谁，请勿转发"},
 		[2]string{"/dashboard", "/dashboard"}},
 	{command.KindUndo, "/undo",
-		[2]string{"undo the last change, and say which; asks first when it may not be the one you mean (after a refused message, a button's or the sync's change, or one over 5 min old)", "撤销上一次修改，并说明撤销的是什么；可能不是你想撤销的那一次时先询问（上一条消息被拒绝、按钮或同步做的修改、超过 5 分钟的修改）"},
+		[2]string{"undo the last change, and say which; asks first when it may not be the one you mean (after a refused message, a button or sync change, or one over 5 min old)", "撤销上一次修改，并说明撤销的是什么；可能不是你想撤销的那一次时先询问（上一条消息被拒绝、按钮或同步做的修改、超过 5 分钟的修改）"},
 		[2]string{"/undo", "/undo"}},
 	{command.KindAgent, "/agent [NAME | revoke]",
 		[2]string{"a token and install command for a rental's agent; with no name, an install line for every instance you start (each one is announced here and logged with one tap); revoke: revoke those lines",
@@ -127,11 +127,11 @@ var helpItems = []helpItem{
 			"你的性价比：各平台各显卡的测速和每 TFLOP·小时价格；各标签每次的用时和花费"},
 		[2]string{"/compare yolo-epoch", "/compare yolo-epoch"}},
 	{command.KindConnect, "/connect [PLATFORM KEY]",
-		[2]string{"connect a platform's API (runpod, vast, lambda, autodl) in a private chat: the message with the key is deleted at once; alone, lists the connections",
+		[2]string{"connect a platform API (runpod, vast, lambda, autodl) in a private chat: the message with the key is deleted at once; alone, lists the connections",
 			"在私聊中连接平台 API（runpod、vast、lambda、autodl）：带 key 的消息会立即删除；不带参数则列出已连接的平台"},
 		[2]string{"/connect runpod rpa_0123456789ABCDEF", "/connect"}},
 	{command.KindDisconnect, "/disconnect PLATFORM",
-		[2]string{"forget a platform's key; rentals keep their platform IDs, nothing is stopped", "删除平台的 key；机器保留平台 ID，不会关机或释放"},
+		[2]string{"forget a platform key; rentals keep their platform IDs, nothing is stopped", "删除平台的 key；机器保留平台 ID，不会关机或释放"},
 		[2]string{"/disconnect runpod", "/disconnect vast"}},
 	{command.KindReconcile, "/reconcile [YYYY-MM]",
 		[2]string{"the ledger against what the connected platforms billed, per rental, this month or in YYYY-MM", "账本与已连接平台的账单逐台对账，本月或指定月份"},
@@ -146,6 +146,11 @@ var helpItems = []helpItem{
 
 func helpEntry(k command.Kind) (helpItem, bool) {
 	for _, h := range helpItems {
+		if h.kind == k {
+			return h, true
+		}
+	}
+	for _, h := range teamHelpItems {
 		if h.kind == k {
 			return h, true
 		}
@@ -177,6 +182,9 @@ func CommandList(lang string) []CommandInfo {
 func helpText(lang string, topic command.Kind) string {
 	lang = chat.NormLang(lang)
 	var b strings.Builder
+	if isTeamTopic(topic) {
+		return teamHelpText(lang)
+	}
 	if topic != "" {
 		if h, ok := helpEntry(topic); ok {
 			writeHelpItem(&b, lang, h, true)
@@ -193,6 +201,7 @@ func helpText(lang string, topic command.Kind) string {
 	for _, h := range helpItems {
 		writeHelpItem(&b, lang, h, false)
 	}
+	b.WriteString(teamHelpLine(lang))
 	b.WriteString("\n")
 	if lang == chat.LangZH {
 		b.WriteString("也可以直接说：租了一台4090 1.88元/小时 autodl\n")

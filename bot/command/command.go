@@ -341,9 +341,11 @@ type HelpCmd struct {
 }
 
 // StartCmd is Telegram's first message, optionally with the owner claim code:
-// /start [CODE].
+// /start [CODE], or a team's join code from an invite link: /start
+// join-CODE (a deep link's parameter takes only [A-Za-z0-9_-]).
 type StartCmd struct {
 	Code string
+	Join string
 }
 
 // ProposedRentCmd is free text that looks like a rental ("rented 2x4090 on

@@ -278,6 +278,16 @@ func checkCommand(t *testing.T, in string, c Command, now time.Time) {
 		}
 		validAt(t, in, c.At, now)
 	case HelpCmd, StartCmd, StatusCmd, SummaryCmd, ExportCmd, UndoCmd, NotACommand, OtherBot:
+	case TeamCmd:
+		checkTeam(t, in, c)
+	case UseCmd:
+		if c.Team != "" && c.Team != "me" && ledger.ValidTeamName(c.Team) != nil {
+			t.Fatalf("Parse(%q): team %q", in, c.Team)
+		}
+	case ProjectCmd:
+		if err := ledger.ValidProject(c.Name); err != nil || c.Clear && c.Name != "" {
+			t.Fatalf("Parse(%q): project %q clear %v", in, c.Name, c.Clear)
+		}
 	default:
 		t.Fatalf("Parse(%q) returned unknown type %T", in, c)
 	}

@@ -43,6 +43,12 @@ func (p *parser) start(toks []string) (Command, error) {
 			return nil, p.err("bad_code", quote(code))
 		}
 	}
+	if j, ok := strings.CutPrefix(code, joinPrefix); ok {
+		if !validJoinCode(j) {
+			return nil, p.err("team_bad_join_code", quote(j))
+		}
+		return StartCmd{Join: j}, nil
+	}
 	return StartCmd{Code: code}, nil
 }
 
