@@ -19,6 +19,9 @@ import (
 // token when issuing one more revoked it (ledger.MaxEnrolTokens).
 type Enrolment interface {
 	Issue(ctx context.Context, userID int64) (token string, revoked *ledger.EnrolToken, err error)
+	// IssueBy is Issue on a team's ledger for its member createdBy, the
+	// token's maker (0: Issue).
+	IssueBy(ctx context.Context, userID, createdBy int64) (token string, revoked *ledger.EnrolToken, err error)
 	Tokens(ctx context.Context, userID int64) ([]ledger.EnrolToken, error)
 	Revoke(ctx context.Context, userID int64) (int, error)
 	Adopt(ctx context.Context, a ledger.Action, instanceID int64, offer *ledger.PriceOffer) (*ledger.Rental, error)
@@ -102,7 +105,7 @@ func (r agents) agentEnrol(command.AgentEnrolCmd) error {
 			return err
 		}
 	}
-	tok, revoked, err := r.c.enrol.Issue(r.ctx, r.ledgerID)
+	tok, revoked, err := r.c.enrol.IssueBy(r.ctx, r.ledgerID, r.act().By)
 	if err != nil {
 		return err
 	}

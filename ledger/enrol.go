@@ -46,6 +46,10 @@ type EnrolToken struct {
 	RevokedAt time.Time // zero while valid
 	LastUsed  time.Time // the last announcement; zero if never
 	Instances int       // instances announced with it
+	// CreatedBy is the member who made a team's token (0 on a personal
+	// ledger): an instance it announces is theirs when adopted, and their
+	// tokens are revoked when they leave the team.
+	CreatedBy int64
 }
 
 // Valid reports whether the token may still be used.
@@ -111,6 +115,10 @@ type EnrolStore interface {
 	// user. When the user already holds MaxEnrolTokens valid ones, the
 	// oldest is revoked in the same transaction and returned as revoked.
 	IssueEnrolToken(ctx context.Context, userID int64, hash [32]byte, at time.Time) (tok EnrolToken, revoked *EnrolToken, err error)
+	// IssueEnrolTokenBy is IssueEnrolToken of a team's ledger userID for
+	// its member createdBy (ENOTFOUND "team_not_member" when they are
+	// not one); createdBy 0 is IssueEnrolToken.
+	IssueEnrolTokenBy(ctx context.Context, userID, createdBy int64, hash [32]byte, at time.Time) (tok EnrolToken, revoked *EnrolToken, err error)
 	// EnrolTokenByHash returns the enrolment token with that hash, valid
 	// or revoked, or ENOTFOUND.
 	EnrolTokenByHash(ctx context.Context, hash [32]byte) (EnrolToken, error)

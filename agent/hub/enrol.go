@@ -489,13 +489,21 @@ func (h *Hub) Enrolment() *Enrolment { return &Enrolment{hub: h} }
 // tokens stay valid, up to ledger.MaxEnrolTokens: beyond that the oldest
 // is revoked and returned as revoked.
 func (e *Enrolment) Issue(ctx context.Context, userID int64) (token string, revoked *ledger.EnrolToken, err error) {
+	return e.IssueBy(ctx, userID, 0)
+}
+
+// IssueBy is Issue on a team's ledger userID for its member createdBy,
+// whom the store records as the token's maker (an instance it announces
+// is theirs when adopted; their tokens go when they leave the team).
+// createdBy 0 is Issue.
+func (e *Enrolment) IssueBy(ctx context.Context, userID, createdBy int64) (token string, revoked *ledger.EnrolToken, err error) {
 	tok, err := newToken(wire.EnrolTokenPrefix)
 	if err != nil {
 		return "", nil, err
 	}
 	h := e.hub
 	hash := hashToken(tok)
-	rec, revoked, err := h.store.IssueEnrolToken(ctx, userID, hash, h.now())
+	rec, revoked, err := h.store.IssueEnrolTokenBy(ctx, userID, createdBy, hash, h.now())
 	if err != nil {
 		return "", nil, err
 	}

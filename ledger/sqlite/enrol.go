@@ -22,6 +22,15 @@ import (
 // Errors: EINVALID (no user), ENOTFOUND (the user is not registered),
 // ECONFLICT (a hash collision: try again).
 func (ens *Enrolments) IssueEnrolToken(ctx context.Context, userID int64, hash [32]byte, at time.Time) (ledger.EnrolToken, *ledger.EnrolToken, error) {
+	return ens.IssueEnrolTokenBy(ctx, userID, 0, hash, at)
+}
+
+// IssueEnrolTokenBy is IssueEnrolToken of the team's ledger userID for
+// its member createdBy, who is recorded as the token's maker: an instance
+// it announces is theirs when adopted, and their tokens are revoked when
+// they leave. ENOTFOUND "team_not_member" when createdBy is not a current
+// member. createdBy 0 is IssueEnrolToken.
+func (ens *Enrolments) IssueEnrolTokenBy(ctx context.Context, userID, createdBy int64, hash [32]byte, at time.Time) (ledger.EnrolToken, *ledger.EnrolToken, error) {
 	if userID == 0 {
 		return ledger.EnrolToken{}, nil, ledger.Errorf(ledger.EINVALID, "an enrolment token needs a user")
 	}
@@ -35,6 +44,9 @@ func (ens *Enrolments) IssueEnrolToken(ctx context.Context, userID int64, hash [
 	)
 	err := ens.db.withTx(ctx, func(tx *sql.Tx) error {
 		if _, err := userByID(ctx, tx, userID); err != nil {
+			return err
+		}
+		if _, err := teamActor(ctx, tx, ledger.Action{UserID: userID, By: createdBy}); err != nil {
 			return err
 		}
 		valid, err := enrolTokens(ctx, tx, `user_id = ? AND revoked_at IS NULL`, userID)
@@ -52,8 +64,8 @@ func (ens *Enrolments) IssueEnrolToken(ctx context.Context, userID int64, hash [
 				revoked = &old
 			}
 		}
-		res, err := tx.ExecContext(ctx, `INSERT INTO enrol_tokens (user_id, hash, issued_at) VALUES (?, ?, ?)`,
-			userID, hash[:], unix(at))
+		res, err := tx.ExecContext(ctx, `INSERT INTO enrol_tokens (user_id, hash, issued_at, created_by) VALUES (?, ?, ?, ?)`,
+			userID, hash[:], unix(at), createdBy)
 		if err != nil {
 			return constraintError(err, "insert enrolment token", "token collision: try again")
 		}
@@ -61,7 +73,7 @@ func (ens *Enrolments) IssueEnrolToken(ctx context.Context, userID int64, hash [
 		if err != nil {
 			return fmt.Errorf("sqlite: insert enrolment token: %w", err)
 		}
-		tok = ledger.EnrolToken{ID: id, UserID: userID, Hash: hash, IssuedAt: at}
+		tok = ledger.EnrolToken{ID: id, UserID: userID, Hash: hash, IssuedAt: at, CreatedBy: createdBy}
 		return nil
 	})
 	if err != nil {
@@ -70,7 +82,7 @@ func (ens *Enrolments) IssueEnrolToken(ctx context.Context, userID int64, hash [
 	return tok, revoked, nil
 }
 
-const enrolTokenCols = `id, user_id, hash, issued_at, revoked_at, last_used, instances`
+const enrolTokenCols = `id, user_id, hash, issued_at, revoked_at, last_used, instances, created_by`
 
 func scanEnrolToken(s scanner) (ledger.EnrolToken, error) {
 	var (
@@ -79,7 +91,7 @@ func scanEnrolToken(s scanner) (ledger.EnrolToken, error) {
 		issued        int64
 		revoked, used sql.NullInt64
 	)
-	if err := s.Scan(&t.ID, &t.UserID, &hash, &issued, &revoked, &used, &t.Instances); err != nil {
+	if err := s.Scan(&t.ID, &t.UserID, &hash, &issued, &revoked, &used, &t.Instances, &t.CreatedBy); err != nil {
 		return t, err
 	}
 	copy(t.Hash[:], hash)

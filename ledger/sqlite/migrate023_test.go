@@ -72,7 +72,7 @@ var ledger022 = []string{
 // TestMigrate023_KeepsPersonalLedgers builds a database at schema 22
 // holding two personal ledgers and opens it with today's code, which
 // migrates it to 023. Every row and every column of the tables 022 had
-// must be as it was (the columns 023 adds are 0 or ” on every old row),
+// must be as it was (the columns 023 adds are 0 or empty on every old row),
 // and each user's export must be byte-identical to the one the same code
 // makes from the same rows written straight into a database created at
 // today's schema: the migration changed nothing a personal ledger shows.

@@ -351,14 +351,25 @@ func TestTeamRecords_UndoOwnOnly(t *testing.T) {
 	}
 }
 
-// TestTeamRecords_AdoptOwner: an instance announced with an enrolment
-// token dave made is dave's when carol adopts it; without a maker it is
-// the adopter's.
+// TestTeamRecords_AdoptOwner: an enrolment token of the team's ledger
+// records its maker (a member only); an instance announced with the one
+// dave made is dave's when carol adopts it; without a maker it is the
+// adopter's.
 func TestTeamRecords_AdoptOwner(t *testing.T) {
 	ctx := context.Background()
 	db := openTeam(t)
-	tok := mustEnrolToken(t, db, teamLedger, "team-tok", t0)
-	teamSQL(t, db, `UPDATE enrol_tokens SET created_by = ? WHERE id = ?`, dave, tok.ID)
+	// eve, outside the team, cannot make one of its tokens.
+	unchanged(t, db, ledger.ENOTFOUND, func() error {
+		_, _, err := db.IssueEnrolTokenBy(ctx, teamLedger, eve, hashOf("eve-tok"), t0)
+		return err
+	})
+	tok, _, err := db.IssueEnrolTokenBy(ctx, teamLedger, dave, hashOf("team-tok"), t0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, err := db.EnrolTokenByHash(ctx, hashOf("team-tok")); err != nil || got.CreatedBy != dave {
+		t.Fatalf("the token read back = %+v, %v; want made by dave", got, err)
+	}
 	in := mustAnnounce(t, db, announcement(tok, "pod1", t0))
 	r := box("", at(-time.Hour))
 	got, _, err := db.AdoptInstance(ctx, byOf(carol), in.ID, r, hashOf("agent-1"))
