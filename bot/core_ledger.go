@@ -5,6 +5,7 @@ import (
 
 	"github.com/gpuledger/gpuledger/chat"
 	"github.com/gpuledger/gpuledger/ledger"
+	"github.com/gpuledger/gpuledger/view"
 )
 
 // This file keeps what the existing commands need to act on the ledger in
@@ -114,4 +115,36 @@ func (r *req) project(given string) (string, error) {
 		return given, nil // a personal ledger's records take no default project
 	}
 	return r.c.teams.Project(r.ctx, r.u.UserID, r.ledgerID)
+}
+
+// teamSplit is a team statement's split by person and by project
+// (view.TeamSplit), after a newline; "" on a person's own ledger or when
+// nothing was spent. Owners are named from the team's members; one no
+// longer in the team is named by their ID.
+func (r *req) teamSplit(st *ledger.Statement) (string, error) {
+	if r.team == nil {
+		return "", nil
+	}
+	rows := ledger.Split(st)
+	if len(rows) == 0 {
+		return "", nil
+	}
+	names, err := r.memberNames()
+	if err != nil {
+		return "", err
+	}
+	return "\n" + view.TeamSplit(r.lang, rows, func(id int64) string { return names[id] }), nil
+}
+
+// memberNames maps the team's current members to their display names.
+func (r *req) memberNames() (map[int64]string, error) {
+	ms, err := r.c.teams.Members(r.ctx, r.team.Team.ID)
+	if err != nil {
+		return nil, err
+	}
+	names := make(map[int64]string, len(ms))
+	for _, m := range ms {
+		names[m.UserID] = m.Name()
+	}
+	return names, nil
 }

@@ -59,6 +59,11 @@ func (r reports) spend(c command.SpendCmd) error {
 		head = r.t("spend_head", period, fromText, toText)
 	}
 	text := head + "\n" + view.RenderSpend(b, from, to, r.lang)
+	split, err := r.teamSplit(ledger.Spend(b, from, to))
+	if err != nil {
+		return err
+	}
+	text += split
 	if mf, _ := ledger.MonthRange(r.now, r.loc); !from.Before(mf) {
 		text += "\n" + view.RenderBudget(b, r.now, r.lang)
 	}
@@ -70,7 +75,20 @@ func (r reports) summary(command.SummaryCmd) error {
 	if err != nil {
 		return err
 	}
-	if err := r.answer(r.withDashboard(r.plain(view.Summary(b, r.now, r.lang, r.reconciliations())))); err != nil || r.c.chart == nil {
+	text := view.Summary(b, r.now, r.lang, r.reconciliations())
+	if r.team != nil {
+		// The month to date by person and by project, as the nightly
+		// team summary splits it, in the team ledger's zone.
+		monthStart, _ := ledger.MonthRange(r.now, b.User.Location())
+		split, err := r.teamSplit(ledger.Spend(b, monthStart, r.now))
+		if err != nil {
+			return err
+		}
+		if split != "" {
+			text += "\n\n" + r.t("summary_team_month") + split
+		}
+	}
+	if err := r.answer(r.withDashboard(r.plain(text))); err != nil || r.c.chart == nil {
 		return err
 	}
 	// The chart follows, as after the nightly summary; a chart that

@@ -104,6 +104,16 @@ func (r settings) settings(c command.SettingsCmd) error {
 	if c.Empty() {
 		return r.answer(r.plain(r.settingsText(r.lu)))
 	}
+	if r.team != nil && c.Lang != nil {
+		// The language is the person's own, in every ledger they use; the
+		// rest is the team's.
+		if err := r.ownLang(*c.Lang); err != nil {
+			return err
+		}
+		if c.Lang = nil; c.Empty() {
+			return r.send(r.plain(r.t("settings_saved") + "\n" + r.settingsText(r.lu)))
+		}
+	}
 	if err := r.adminOnly(); err != nil {
 		return err // a team's settings are its admins'
 	}
@@ -190,4 +200,24 @@ func (r settings) settingsText(u ledger.User) string {
 // the hub caches whether the user wants benches).
 type userWatcher interface {
 	UserChanged(userID int64)
+}
+
+// ownLang sets the sender's own language while a team's ledger is in use
+// (/settings lang= there): journaled in their own ledger, under a key of
+// its own (the update's with ":lang"), so the team's settings the same
+// message changes are not taken for a redelivery of it.
+func (r settings) ownLang(lang string) error {
+	own := r.user
+	own.Lang = chat.NormLang(lang)
+	a := r.act()
+	a.UserID, a.By = r.u.UserID, 0
+	if a.Key != "" {
+		a.Key += ":lang"
+	}
+	got, err := r.c.store.UpdateUser(r.ctx, a, own)
+	if err != nil {
+		return err
+	}
+	r.user, r.lang = got, chat.NormLang(got.Lang)
+	return nil
 }

@@ -451,6 +451,9 @@ var messages = chat.Catalog{
 	"exported": {
 		"Your ledger as of %[1]s",
 		"截至 %[1]s 的账本"},
+	"summary_team_month": {
+		"The team's month to date:",
+		"团队本月至今："},
 
 	// buttons and proposals
 	"button_stale": {
