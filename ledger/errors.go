@@ -139,6 +139,24 @@ var errorArgs = map[string]int{
 	"project_name":               2, // the name, the most runes
 	"team_not_member":            0,
 	"team_not_yours":             2, // the record's name, its owner's display name
+	"team_unknown":               0,
+	"team_name_taken":            1, // the name
+	"teams_owned":                1, // the most teams one person may create
+	"team_admin_only":            0,
+	"team_owner_only":            0,
+	"team_last_owner":            0,
+	"team_invites":               1, // the most open invites
+	"team_full":                  1, // the most members
+	"team_already_member":        1, // the team's name
+	"team_hand_to":               0,
+	"invite_unknown":             0,
+	"invite_expired":             1, // when it expired
+	"invite_used":                0,
+	"invite_not_for_you":         0,
+	"room_taken":                 1, // the team whose room the chat is
+	"limit_negative":             0,
+	"approval_unknown":           0,
+	"approval_decided":           2, // its state (ledger.ApprovalState), who decided it (display name)
 	"bad_traffic_direction":      1,
 	"bad_tz":                     1,
 	"bad_volume_event":           1,

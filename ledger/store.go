@@ -90,6 +90,11 @@ const (
 	// a change when one of them came after it or just before the /undo.
 	ActionRefused ActionKind = "refused"
 	ActionNoUndo  ActionKind = "no_undo"
+	// ActionTeam is a change of a team itself (TeamStore: its members,
+	// roles, invites, room, limits, approvals, a record's owner),
+	// journaled in the team's ledger with the person who made it. Undo
+	// never reverses it: a join or a removal is undone by another one.
+	ActionTeam ActionKind = "team"
 )
 
 // UndoableKinds lists every kind Undo may report, for catalogs that must

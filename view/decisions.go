@@ -270,6 +270,8 @@ func renderArgs(args []any, lang string, loc *time.Location, now time.Time) []an
 			a[i] = word(eventWords, string(v), lang)
 		case ledger.State:
 			a[i] = word(stateWords, v, lang)
+		case ledger.ApprovalState:
+			a[i] = word(approvalWords, v, lang)
 		case ledger.AutoAction:
 			a[i] = word(actionWords, v, lang)
 		case ledger.OrderState:

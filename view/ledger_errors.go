@@ -122,10 +122,28 @@ var ledgerErrors = chat.Catalog{
 	"topup_positive":        {"a top-up of %[1]v: give a positive amount, e.g. /topup autodl 100", "充值 %[1]v：请给出正数金额，比如 /topup autodl 100"},
 	"bad_lang":              {"unknown language %[1]q: use lang=en or lang=zh", "不支持的语言 %[1]q：请用 lang=en 或 lang=zh"},
 	"bad_tz":                {"unknown time zone %[1]q: use an IANA name, e.g. tz=Asia/Shanghai", "不认识的时区 %[1]q：请用 IANA 名称，比如 tz=Asia/Shanghai"},
-	"team_name":             {"%q is not a team name: 1 to %d letters, digits, - _ or ., starting with a letter or digit (not \"me\")", "%q 不能作团队名：1 到 %d 个字母、数字、- _ 或 .，以字母或数字开头（不能是 \"me\"）"},
-	"project_name":          {"%q is not a project name: 1 to %d letters, digits, - _ or ., starting with a letter or digit", "%q 不能作项目名：1 到 %d 个字母、数字、- _ 或 .，以字母或数字开头"},
+	"team_name":             {"%[1]q is not a team name: 1 to %[2]v letters, digits, - _ or ., starting with a letter or digit (not \"me\")", "%[1]q 不能作团队名：1 到 %[2]v 个字母、数字、- _ 或 .，以字母或数字开头（不能是 \"me\"）"},
+	"project_name":          {"%[1]q is not a project name: 1 to %[2]v letters, digits, - _ or ., starting with a letter or digit", "%[1]q 不能作项目名：1 到 %[2]v 个字母、数字、- _ 或 .，以字母或数字开头"},
 	"team_not_member":       {"you are not a member of this team (any more): nothing was changed", "你不是（或已不再是）这个团队的成员：没有做任何修改"},
 	"team_not_yours":        {"%[1]v is %[2]v's: only they or an admin of the team can change it", "%[1]v 属于 %[2]v：只有本人或团队管理员可以修改"},
+	"team_unknown":          {"there is no such team (or you are not in it): /team lists yours", "没有这个团队（或你不在其中）：/team 列出你所在的团队"},
+	"team_name_taken":       {"a team called %[1]q exists already: choose another name", "已有名为 %[1]q 的团队：请换一个名字"},
+	"teams_owned":           {"you have created %[1]v teams, the most one person may", "你已创建 %[1]v 个团队，已达上限"},
+	"team_admin_only":       {"only an admin or owner of the team can do that", "只有团队的管理员或所有者可以这样做"},
+	"team_owner_only":       {"only an owner of the team can make or unmake an owner", "只有团队所有者可以任命或撤销所有者"},
+	"team_last_owner":       {"the team's last owner cannot leave, be removed or step down: make someone else owner first (/team role @user owner)", "团队的最后一位所有者不能退出、被移除或降级：请先让别人成为所有者（/team role @user owner）"},
+	"team_invites":          {"the team has %[1]v open invites, the most it may: wait for one to be used or to expire", "团队已有 %[1]v 个未使用的邀请，已达上限：请等邀请被使用或过期"},
+	"team_full":             {"the team has %[1]v members, the most it may hold", "团队已有 %[1]v 名成员，已达上限"},
+	"team_already_member":   {"you are in team %[1]v already", "你已经是团队 %[1]v 的成员了"},
+	"team_hand_to":          {"running rentals can only be handed to a current admin or owner of the team, not to the person leaving", "在用的租用只能移交给团队现任的管理员或所有者，不能交给要离开的人"},
+	"invite_unknown":        {"that join code is not known: check it, or ask an admin for a new one", "不认识这个加入码：请检查，或请管理员重新生成"},
+	"invite_expired":        {"that join code expired %[1]v: ask an admin for a new one", "这个加入码已于 %[1]v 过期：请管理员重新生成"},
+	"invite_used":           {"that join code was used already: each code works once; ask an admin for a new one", "这个加入码已经用过了：每个码只能用一次，请管理员重新生成"},
+	"invite_not_for_you":    {"this code was made for someone else: ask an admin of the team for your own", "这个码是发给别人的：请向团队管理员要你自己的"},
+	"room_taken":            {"this group is already the room of team %[1]v: unbind it there first (/team unbind)", "这个群已经是团队 %[1]v 的群：请先在那里解绑（/team unbind）"},
+	"limit_negative":        {"a limit cannot be negative: give 0 to clear it", "限额不能是负数：写 0 可清除"},
+	"approval_unknown":      {"there is no such approval", "没有这个审批"},
+	"approval_decided":      {"this was decided already: %[1]v by %[2]v", "已经处理过了：%[2]v 已%[1]v"},
 	"bad_summary":           {"summary time is out of range: use HH:MM, e.g. summary=22:00, or summary=off", "日报时间超出范围：请用 HH:MM，比如 summary=22:00，或 summary=off"},
 	"bad_quiet":             {"quiet hours are out of range: use HH:MM-HH:MM, e.g. quiet=23:00-08:00", "免打扰时段超出范围：请用 HH:MM-HH:MM，比如 quiet=23:00-08:00"},
 	"setting_range":         {"%[1]v=%[2]v is out of range %[3]v..%[4]v", "%[1]v=%[2]v 超出范围 %[3]v..%[4]v"},
@@ -248,6 +266,11 @@ var eventWords = map[string][2]string{
 	string(ledger.EventRelease): {"release", "释放"},
 	string(ledger.VolumeCreate): {"create", "创建"}, string(ledger.VolumeResize): {"resize", "调整容量"},
 	string(ledger.VolumeDelete): {"delete", "删除"},
+}
+
+// approvalWords names an approval's state inside error texts.
+var approvalWords = map[ledger.ApprovalState][2]string{
+	ledger.ApprovalPending: {"pending", "待定"}, ledger.ApprovalApproved: {"approved", "批准"}, ledger.ApprovalStopped: {"stopped", "停止"},
 }
 
 // stateWords names rental states inside error texts.

@@ -57,6 +57,11 @@ type Inbox struct{ db *DB }
 // user's job runs on it and its first sustained work (benches.go).
 type Benchmarks struct{ db *DB }
 
+// Rosters are the teams, their members, invites, rooms, limits and
+// approvals, and each person's ledger in use and default project
+// (team.go, team_limits.go).
+type Rosters struct{ db *DB }
+
 // bindAggregates points every aggregate of db at it; Open and
 // OpenReadOnly call it once, before db is handed out.
 func bindAggregates(db *DB) {
@@ -73,6 +78,7 @@ func bindAggregates(db *DB) {
 	db.Notices = Notices{db}
 	db.Inbox = Inbox{db}
 	db.Benchmarks = Benchmarks{db}
+	db.Rosters = Rosters{db}
 }
 
 var (
@@ -96,4 +102,5 @@ var (
 	_ ledger.OutboxStore    = (*Notices)(nil)
 	_ ledger.InboxStore     = (*Inbox)(nil)
 	_ ledger.BenchStore     = (*Benchmarks)(nil)
+	_ ledger.TeamStore      = (*Rosters)(nil)
 )

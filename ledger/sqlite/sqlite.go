@@ -114,6 +114,7 @@ type DB struct {
 	Notices
 	Inbox
 	Benchmarks
+	Rosters
 
 	// Now is the store's clock, read once per transaction for the time of
 	// an action when the caller left Action.At zero, and for creation
