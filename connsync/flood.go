@@ -135,7 +135,7 @@ func (p *pass) flood(ctx context.Context, f *ledger.SyncFlood, n int) error {
 	if n == 0 {
 		// Nothing new listed any more: the card is over.
 		if f.MessageID != 0 {
-			p.s.sendMsg(ctx, chat.Outgoing{ChatID: p.s.cfg.ChatID(p.c.UserID), EditMessageID: f.MessageID,
+			p.s.sendMsg(ctx, chat.Outgoing{ChatID: p.s.chatOf(ctx, p.c.UserID), EditMessageID: f.MessageID,
 				Text: messages.Render(lang, "flood_gone", platformName(p.c.Platform))})
 		}
 		return p.s.closeFlood(ctx, p.c.UserID, p.c.Platform, p.st)
@@ -161,7 +161,7 @@ func (p *pass) flood(ctx context.Context, f *ledger.SyncFlood, n int) error {
 	if err != nil {
 		return err
 	}
-	m := chat.Outgoing{ChatID: p.s.cfg.ChatID(p.c.UserID), Text: text, Buttons: rows, EditMessageID: f.MessageID}
+	m := chat.Outgoing{ChatID: p.s.chatOf(ctx, p.c.UserID), Text: text, Buttons: rows, EditMessageID: f.MessageID}
 	id, ok := p.s.sendMsg(ctx, m)
 	if !ok {
 		return nil // the next round tries again
@@ -215,7 +215,7 @@ func (p *pass) logAll(ctx context.Context, f *ledger.SyncFlood, news []connector
 	if f.Logged >= f.Count || len(news) <= budget {
 		text := messages.Render(lang, "flood_logged", platformName(p.c.Platform), f.Logged)
 		if f.MessageID != 0 {
-			p.s.sendMsg(ctx, chat.Outgoing{ChatID: p.s.cfg.ChatID(p.c.UserID), EditMessageID: f.MessageID, Text: text})
+			p.s.sendMsg(ctx, chat.Outgoing{ChatID: p.s.chatOf(ctx, p.c.UserID), EditMessageID: f.MessageID, Text: text})
 		} else {
 			p.s.send(ctx, p.c.UserID, text, true)
 		}
@@ -225,7 +225,7 @@ func (p *pass) logAll(ctx context.Context, f *ledger.SyncFlood, news []connector
 	}
 	text := messages.Render(lang, "flood_logging", platformName(p.c.Platform), f.Logged, f.Count)
 	if f.MessageID != 0 && text != f.Text {
-		if _, ok := p.s.sendMsg(ctx, chat.Outgoing{ChatID: p.s.cfg.ChatID(p.c.UserID), EditMessageID: f.MessageID, Text: text}); ok {
+		if _, ok := p.s.sendMsg(ctx, chat.Outgoing{ChatID: p.s.chatOf(ctx, p.c.UserID), EditMessageID: f.MessageID, Text: text}); ok {
 			f.Text = text
 		}
 	}
@@ -251,7 +251,7 @@ func (p *pass) ignoreAll(ctx context.Context, f *ledger.SyncFlood, news []connec
 	lang := p.user(ctx).Lang
 	text := messages.Render(lang, "flood_ignored", platformName(p.c.Platform), n)
 	if f.MessageID != 0 {
-		p.s.sendMsg(ctx, chat.Outgoing{ChatID: p.s.cfg.ChatID(p.c.UserID), EditMessageID: f.MessageID, Text: text})
+		p.s.sendMsg(ctx, chat.Outgoing{ChatID: p.s.chatOf(ctx, p.c.UserID), EditMessageID: f.MessageID, Text: text})
 	}
 	p.st.held, p.st.answered = nil, p.poll
 	return p.s.closeFlood(ctx, p.c.UserID, p.c.Platform, p.st)
@@ -261,14 +261,14 @@ func (p *pass) ignoreAll(ctx context.Context, f *ledger.SyncFlood, news []connec
 // connector; ok is false when the press was answered (no card, or one
 // already answered).
 func (s *Syncer) pressFlood(ctx context.Context, p chat.ButtonPress, snd chat.Sender) (st *connState, f *ledger.SyncFlood, unlock func(), ok bool, err error) {
-	lang := s.user(ctx, p.Update.UserID).Lang
+	lang := s.user(ctx, pressLedger(p)).Lang
 	platform := p.Payload
 	if !s.supports(platform) {
 		return nil, nil, nil, false, snd.AnswerCallback(ctx, p.Update.CallbackID, messages.Text(lang, "gone"))
 	}
-	unlock = s.lockConn(p.Update.UserID, platform)
-	st = s.connState(p.Update.UserID, platform)
-	f, err = s.floodCard(ctx, ledger.Connector{UserID: p.Update.UserID, Platform: platform}, st)
+	unlock = s.lockConn(pressLedger(p), platform)
+	st = s.connState(pressLedger(p), platform)
+	f, err = s.floodCard(ctx, ledger.Connector{UserID: pressLedger(p), Platform: platform}, st)
 	if err != nil {
 		unlock()
 		return nil, nil, nil, false, err
@@ -290,7 +290,7 @@ func (s *Syncer) answerFlood(ctx context.Context, p chat.ButtonPress, snd chat.S
 	defer unlock()
 	g := *f
 	g.State = state
-	lang := s.user(ctx, p.Update.UserID).Lang
+	lang := s.user(ctx, pressLedger(p)).Lang
 	g.Text = messages.Render(lang, key, platformName(f.Platform), f.Count)
 	if err := s.saveFlood(ctx, st, g); err != nil {
 		return s.pressFailed(ctx, p, snd, err)
@@ -326,7 +326,7 @@ func (s *Syncer) pressFloodShow(ctx context.Context, p chat.ButtonPress, snd cha
 	}
 	held := slices.Clone(st.held)
 	unlock()
-	lang := s.user(ctx, p.Update.UserID).Lang
+	lang := s.user(ctx, pressLedger(p)).Lang
 	if len(held) == 0 {
 		return snd.AnswerCallback(ctx, p.Update.CallbackID, messages.Text(lang, "flood_not_read"))
 	}

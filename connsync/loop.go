@@ -385,7 +385,7 @@ func (s *Syncer) user(ctx context.Context, id int64) ledger.User {
 
 // send sends text to the user's chat and reports whether it went out.
 func (s *Syncer) send(ctx context.Context, userID int64, text string, silent bool) bool {
-	_, ok := s.sendMsg(ctx, chat.Outgoing{ChatID: s.cfg.ChatID(userID), Text: text, Silent: silent})
+	_, ok := s.sendMsg(ctx, chat.Outgoing{ChatID: s.chatOf(ctx, userID), Text: text, Silent: silent})
 	return ok
 }
 
@@ -432,7 +432,7 @@ func (s *Syncer) flush(ctx context.Context, c ledger.Connector) {
 		return
 	}
 	for _, it := range items {
-		if _, ok := s.sendMsg(ctx, chat.Outgoing{ChatID: s.cfg.ChatID(it.UserID), Text: it.Text, Silent: it.Silent}); !ok {
+		if _, ok := s.sendMsg(ctx, chat.Outgoing{ChatID: s.chatOf(ctx, it.UserID), Text: it.Text, Silent: it.Silent}); !ok {
 			if s.now().Sub(it.At) < OutboxAge {
 				return
 			}
