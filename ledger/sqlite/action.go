@@ -246,6 +246,9 @@ func (jr *Journal) undo(ctx context.Context, a ledger.Action, want int64) (ledge
 			return fmt.Errorf("sqlite: find the action to undo: %w", err)
 		}
 		kind := ledger.ActionKind(kindText)
+		if err := laterByOthers(ctx, tx, j.userID, by, id, rentalID.Int64, volumeID.Int64, kind, name); err != nil {
+			return err
+		}
 		switch kind {
 		case ledger.ActionRent, ledger.ActionAdopt, ledger.ActionStop, ledger.ActionResume, ledger.ActionRelease:
 			if err := laterAgentAction(ctx, tx, id, rentalID.Int64, kind, name); err != nil {
@@ -335,6 +338,31 @@ func undoBy(a ledger.Action) int64 {
 		return a.By
 	}
 	return 0
+}
+
+// laterByOthers refuses, on a team's ledger (by ≠ 0), to undo a
+// person's entry id when someone else changed the same rental or volume
+// after it (a stop, a charge on it, the sync): a person's stack is only
+// their own entries, and undoing a rent under a teammate's stop would
+// take the teammate's change with it. ECONFLICT "undo_stale", changing
+// nothing.
+func laterByOthers(ctx context.Context, tx querier, ledgerID, by, id, rentalID, volumeID int64, kind ledger.ActionKind, name string) error {
+	if by == 0 || rentalID == 0 && volumeID == 0 {
+		return nil
+	}
+	var n int
+	err := tx.QueryRowContext(ctx, `SELECT count(*) FROM actions
+		WHERE user_id = ?1 AND id > ?2 AND by_id <> ?3 AND undone_by IS NULL AND kind NOT IN (?6, ?7, ?8, ?9)
+			AND ((?4 <> 0 AND rental_id = ?4) OR (?5 <> 0 AND volume_id = ?5))`,
+		ledgerID, id, by, rentalID, volumeID, string(ledger.ActionHandled), string(ledger.ActionRefused),
+		string(ledger.ActionUndo), string(ledger.ActionNoUndo)).Scan(&n)
+	if err != nil {
+		return fmt.Errorf("sqlite: changes by others after action %d: %w", id, err)
+	}
+	if n > 0 {
+		return ledger.Errorc(ledger.ECONFLICT, "undo_stale", kind, name)
+	}
+	return nil
 }
 
 // wantedUndo is the error of an UndoAction of want when want is not what

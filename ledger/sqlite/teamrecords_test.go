@@ -390,3 +390,34 @@ func TestTeamRecords_AdoptOwner(t *testing.T) {
 		t.Fatalf("adopted rental's owner = %d, want the adopter bob (%d)", got2.Owner, bob)
 	}
 }
+
+// TestTeamRecords_UndoNotUnderTeammate: bob may not undo his rent of
+// box1 once carol (an admin) stopped it: the undo would take her stop
+// with it. Once carol undoes her stop, bob's undo goes through.
+func TestTeamRecords_UndoNotUnderTeammate(t *testing.T) {
+	ctx := context.Background()
+	db := openTeam(t)
+	if _, err := db.CreateRental(ctx, byOf(bob), box("box1", at(-3*time.Hour))); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.AppendEvent(ctx, byOf(carol), "box1", ledger.Event{Kind: ledger.EventStop, At: at(-time.Hour)}); err != nil {
+		t.Fatal(err)
+	}
+	var key string
+	unchanged(t, db, ledger.ECONFLICT, func() error {
+		_, err := db.Undo(ctx, byOf(bob))
+		if le, ok := err.(*ledger.Error); ok {
+			key = le.Key
+		}
+		return err
+	})
+	if key != "undo_stale" {
+		t.Fatalf("refusal key = %q, want undo_stale", key)
+	}
+	if res, err := db.Undo(ctx, byOf(carol)); err != nil || res.Kind != ledger.ActionStop {
+		t.Fatalf("carol's undo = %+v, %v; want her stop", res, err)
+	}
+	if res, err := db.Undo(ctx, byOf(bob)); err != nil || res.Name != "box1" || res.Kind != ledger.ActionRent {
+		t.Fatalf("bob's undo after carol's = %+v, %v; want his rent of box1", res, err)
+	}
+}
