@@ -148,3 +148,17 @@ func (r *req) memberNames() (map[int64]string, error) {
 	}
 	return names, nil
 }
+
+// exportTeam names a team ledger's export its team and current members
+// (the export's "team" object, and the owners' names in its CSV); none
+// on a person's own ledger, whose export is as it always was.
+func (r *req) exportTeam() ([]ledger.ExportOption, error) {
+	if r.team == nil {
+		return nil, nil
+	}
+	ms, err := r.c.teams.Members(r.ctx, r.team.Team.ID)
+	if err != nil {
+		return nil, err
+	}
+	return []ledger.ExportOption{ledger.WithTeam(ledger.ExportTeam{Team: r.team.Team, Members: ms})}, nil
+}

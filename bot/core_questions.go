@@ -127,6 +127,10 @@ func (r reports) export(c command.ExportCmd) error {
 	if err != nil {
 		return err
 	}
+	opts, err := r.exportTeam()
+	if err != nil {
+		return err
+	}
 	var buf bytes.Buffer
 	ext := "csv"
 	if c.Format == "json" {
@@ -136,14 +140,17 @@ func (r reports) export(c command.ExportCmd) error {
 		if err := ledger.LoadDelivered(r.ctx, b, r.c.jobStore()); err != nil {
 			return err
 		}
-		err = ledger.WriteExportJSON(&buf, b, r.now)
+		err = ledger.WriteExportJSON(&buf, b, r.now, opts...)
 	} else {
-		err = ledger.WriteExportCSV(&buf, b, r.now)
+		err = ledger.WriteExportCSV(&buf, b, r.now, opts...)
 	}
 	if err != nil {
 		return err
 	}
 	name := "gpuledger-" + r.now.In(r.loc).Format("2006-01-02") + "." + ext
+	if r.team != nil {
+		name = "gpuledger-" + r.team.Team.Name + "-" + r.now.In(r.loc).Format("2006-01-02") + "." + ext
+	}
 	if err := r.mark(); err != nil {
 		return err
 	}
