@@ -516,3 +516,28 @@ func TestTeam_SummarySplit(t *testing.T) {
 		t.Errorf("alice's own summary = %+v", a)
 	}
 }
+
+// TestTeam_Chinese: a Chinese team's room card names the owner in
+// Chinese punctuation, and a Chinese member's refused press is told in
+// Chinese.
+func TestTeam_Chinese(t *testing.T) {
+	e := newTeamEnv(t, bob)
+	ctx := context.Background()
+	for _, id := range []int64{e.lid, dave} {
+		u, err := e.db.User(ctx, id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		u.Lang = "zh"
+		if _, err := e.db.UpdateUser(ctx, ledger.Action{UserID: id, At: t0}, u); err != nil {
+			t.Fatal(err)
+		}
+	}
+	c := e.idleCard()
+	wantZH(t, "room card", c.Text, "@bob，<b>box3</b> 空闲 35分钟")
+	toast := e.pressAs(dave, c, 1, "立即释放")
+	wantZH(t, "refusal", toast, "只有 @bob（它的所有者）或团队管理员")
+	if _, ok := e.hub.OpenOrder(e.rid); ok {
+		t.Fatal("dave's press issued an order")
+	}
+}
