@@ -133,17 +133,11 @@ func (rs *Rosters) teamAction(ctx context.Context, tx *wtx, a ledger.Action, tea
 	ta := a
 	ta.UserID, ta.By = ledger.TeamLedger(teamID), person
 	j, err := rs.db.beginAction(ctx, tx, ta, ledger.ActionTeam, name, false, true)
-	if err != nil {
-		if ledger.ErrorCode(err) == ledger.ENOTFOUND {
-			// The team's ledger is made with the team: none, no team.
-			return j, ledger.Errorc(ledger.ENOTFOUND, "team_unknown")
-		}
-		return j, err
+	if ledger.ErrorCode(err) == ledger.ENOTFOUND {
+		// The team's ledger is made with the team: none, no team.
+		return j, ledger.Errorc(ledger.ENOTFOUND, "team_unknown")
 	}
-	if _, err := tx.ExecContext(ctx, `UPDATE actions SET by_id = ? WHERE id = ?`, person, j.id); err != nil {
-		return j, fmt.Errorf("sqlite: journal the team's change: %w", err)
-	}
-	return j, nil
+	return j, err
 }
 
 // normUsername is a Telegram username as stored: without '@', and ""
