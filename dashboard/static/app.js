@@ -37,7 +37,8 @@
       balFromTopups: 'Computed for {0}: top-ups since {2}{3}, minus spend since', plusTopups: ', plus {0} top-up(s)',
       balancesEnd: 'Balances at month end', moneyAsOf: 'Money over its life, as of {0}', lastPrice: 'Last price',
       receipt: 'Receipt', compare: 'Compare', compareTitle: 'Your own price/performance', warnings: 'Warnings',
-      notMeasured: 'Not measured', host: 'Host', jobs: 'Your jobs on it', job: 'Job', setupTax: 'Setup tax', allLabels: 'All jobs'
+      notMeasured: 'Not measured', host: 'Host', jobs: 'Your jobs on it', job: 'Job', setupTax: 'Setup tax', allLabels: 'All jobs',
+      team: 'Team {0}', noTeam: 'You were admitted to a team only, and you are in no team now.'
     },
     zh: {
       loading: '加载中…', month: '月份', spent: '已花费', budget: '预算', ofBudget: '已用 {0}%',
@@ -67,7 +68,8 @@
       balFromTopups: '按 {0} 计算：{2} 以来的充值{3}，减去此后花费', plusTopups: '，加上 {0} 笔充值',
       balancesEnd: '月末余额', moneyAsOf: '整个租期的费用，截至 {0}', lastPrice: '最后价格',
       receipt: '收据', compare: '对比', compareTitle: '你自己的性价比', warnings: '警告',
-      notMeasured: '未测得', host: '主机', jobs: '在其上的任务', job: '任务', setupTax: '启动成本', allLabels: '全部任务'
+      notMeasured: '未测得', host: '主机', jobs: '在其上的任务', job: '任务', setupTax: '启动成本', allLabels: '全部任务',
+      team: '团队 {0}', noTeam: '你仅被邀请加入团队，而现在不在任何团队中。'
     }
   };
 
@@ -283,6 +285,8 @@
   var main = function () { return document.getElementById('main'); };
 
   function route() {
+    var tm = /^#\/team\/(\d{1,16})(?:\/(\d{4}-\d{2}))?$/.exec(location.hash);
+    if (tm) return { page: 'team', id: tm[1], month: tm[2] || '' };
     var c = /^#\/compare(?:\/([A-Za-z0-9._-]{1,64}))?$/.exec(location.hash);
     if (c) return { page: 'compare', label: c[1] || '' };
     var m = /^#\/(month|rental)\/([^/]+)$/.exec(location.hash);
@@ -294,6 +298,7 @@
   // fetchFor asks for a route's data; without a month the server answers
   // this month, so the first page need not wait for api/me.
   function fetchFor(r) {
+    if (r.page === 'team') return api('api/team?team=' + r.id + (r.month ? '&month=' + r.month : ''));
     if (r.page === 'compare') return api('api/compare' + (r.label ? '?label=' + encodeURIComponent(r.label) : ''));
     return r.page === 'rental' ? api('api/rental?id=' + r.id) : api('api/month' + (r.month ? '?month=' + r.month : ''));
   }
@@ -316,7 +321,7 @@
     var p = (data || fetchFor(r)).then(function (pg) {
       // A page returns { rest }, not the promise itself, which would make
       // this wait for it.
-      return current() ? ({ rental: renderRental, compare: renderCompare }[r.page] || renderMonth)(pg) : { rest: null };
+      return current() ? ({ rental: renderRental, compare: renderCompare, team: renderTeam }[r.page] || renderMonth)(pg) : { rest: null };
     });
     return p.then(function (drawn) {
       if (first && current()) setTimeout(function () { performance.mark('gpuledger-rendered'); }, 0);
@@ -339,7 +344,9 @@
 
   function fail(err) {
     var m = clear();
-    if (err instanceof Refusal && (err.status === 401 || err.status === 403)) {
+    // A person with no ledger of their own (admitted to a team only) is
+    // signed in: their refusal is said, not a sign-in page.
+    if (err instanceof Refusal && (err.status === 401 || (err.status === 403 && err.body.error !== 'not_personal'))) {
       try { sessionStorage.removeItem(TOKEN_KEY); } catch (e) { /* none */ }
       app.token = null;
       // Both languages: whoever is not signed in has no language yet.
@@ -389,6 +396,7 @@
       h('p', { class: 'hint asof', test: 'as-of' }, pg.current ? t('asOfNow', fmt(pg.as_of)) : t('asOfEnd', fmt(pg.as_of))), pick,
       h('button', { type: 'button', class: 'csv', test: 'csv', on: { click: function () { download(pg.month, pg.export_url); } } }, t('csv')),
       h('a', { class: 'csv', href: '#/compare', test: 'compare-link' }, t('compare')),
+      teamLinks(0),
       h('p', { class: 'hint', id: 'csv-note', test: 'csv-note', role: 'status' })));
 
     if (!pg.currencies || !pg.currencies.length) add(m, h('p', { class: 'card note', test: 'empty' }, t('nothing', monthName(pg.month))));
@@ -705,6 +713,53 @@
       h('p', { class: 'hint', test: 'receipt-claim' }, rc.claim));
   }
 
+  // teamLinks links the user's teams' views, all but team id's (0: all).
+  function teamLinks(id) {
+    return ((app.me && app.me.teams) || []).filter(function (tm) { return tm.id !== id; }).map(function (tm) {
+      return h('a', { class: 'csv', href: '#/team/' + tm.id, test: 'team-link-' + tm.id }, t('team', tm.name));
+    });
+  }
+
+  // renderTeam is a team's month: its totals per currency and the split
+  // by person, by project and by platform (ledger.Split). The server
+  // words every heading with the month, and each amount has its currency.
+  function renderTeam(pg) {
+    var m = clear(), l = pg.labels || {};
+    app.redraw = function () { renderTeam(pg); };
+    var personal = !app.me || app.me.personal !== false;
+    postEvent('web_app_setup_back_button', { is_visible: personal });
+    if (personal) add(m, h('a', { class: 'back', href: '#/month/' + (app.lastMonth || app.me.month) }, t('back')));
+    var months = (pg.months || []).slice();
+    if (months.indexOf(pg.month) < 0) months.push(pg.month);
+    months.sort().reverse();
+    var pick = h('select', { test: 'team-month-picker', 'aria-label': t('month'), on: {
+      change: function (e) { location.hash = '#/team/' + pg.team.id + '/' + e.target.value; } } },
+    months.map(function (x) { return h('option', { value: x, selected: x === pg.month ? 'selected' : null }, monthName(x)); }));
+    add(m, h('div', { class: 'bar' }, h('h1', { test: 'team-title' }, l.title),
+      h('p', { class: 'hint asof', test: 'as-of' }, pg.current ? t('asOfNow', fmt(pg.as_of)) : t('asOfEnd', fmt(pg.as_of))), pick,
+      teamLinks(pg.team.id)));
+    if (!pg.totals.length) add(m, h('p', { class: 'card note', test: 'empty' }, t('nothing', monthName(pg.month))));
+    else {
+      add(m, h('section', { class: 'card' }, h('h2', null, l.totals), table([l.currency, l.amount], pg.totals.map(function (c) {
+        return h('tr', { test: 'team-total-' + c.currency }, h('td', null, c.currency),
+          h('td', { class: 'num strong' }, money(c.total, c.currency), c.unpriced ? h('div', { class: 'hint' }, t('unpriced', c.unpriced)) : null));
+      }))));
+    }
+    var share = function (title, head, rows, key) {
+      if (!rows || !rows.length) return;
+      add(m, h('section', { class: 'card', test: key }, h('h2', null, title), table([head, l.amount], rows.map(function (r) {
+        return h('tr', null, h('td', null, r.name), h('td', { class: 'num' }, money(r.amount, r.currency)));
+      }))));
+    };
+    share(l.by_person, l.person, pg.people, 'team-people');
+    share(l.by_project, l.project, pg.projects, 'team-projects');
+    share(l.by_platform, l.platform, (pg.platforms || []).map(function (p) {
+      return { name: plat(p), amount: p.total, currency: p.currency };
+    }), 'team-platforms');
+    add(m, h('p', { class: 'hint', test: 'team-note' }, l.note));
+    return { rest: null };
+  }
+
   // renderCompare is the user's own price/performance table: the cards
   // they rented, the setup tax per platform, and each label's runs.
   function renderCompare(pg) {
@@ -873,7 +928,13 @@
       .then(function () {
         first = fetchFor(route());
         var me = api('api/me');
-        return Promise.all([me, first, loadCharts(), domReady]);
+        // A person admitted to a team only has no month of their own
+        // (403 not_personal): their team's page comes instead, below.
+        var firstOK = first.then(null, function (err) {
+          if (err instanceof Refusal && err.body.error === 'not_personal') return null;
+          throw err;
+        });
+        return Promise.all([me, firstOK, loadCharts(), domReady]);
       })
       .then(function (got) {
         var me = got[0];
@@ -885,6 +946,13 @@
         if (!listening) {
           listening = true;
           window.addEventListener('hashchange', function () { show(); });
+        }
+        if (me.personal === false && route().page !== 'team') {
+          first.catch(function () { /* replaced by the team's page */ });
+          var tm = (me.teams || [])[0];
+          if (!tm) return fail(new Refusal(403, { error: 'not_personal', message: t('noTeam') }));
+          history.replaceState(null, '', location.pathname + location.search + '#/team/' + tm.id);
+          return show();
         }
         return show(first);
       })

@@ -623,6 +623,59 @@ func TestDashboard_Browser(t *testing.T) {
 		}
 	})
 
+	// Team: the month page links the user's team; its page shows the
+	// totals per currency and the split by person, by project and by
+	// platform under the server's headings, each amount with its currency.
+	t.Run("Team", func(t *testing.T) {
+		hub := &fakeHub{t: t, f: f}
+		srv := hub.serve()
+		p := b.Open(t, srv.URL+dashboard.PathLogin+"?code="+code, browser.Options{Viewport: browser.Phone})
+		p.WaitState()
+		browser.Eval[bool](p, `(document.querySelector('[data-test="team-link-3"]').click(), true)`)
+		browser.Eval[bool](p, `new Promise(function (r) { (function w() { document.querySelector('[data-test="team-note"]') && document.body.dataset.state === 'ready' ? r(true) : setTimeout(w, 10) })() })`)
+		tp := f.team
+		expectText(t, p, `[data-test="team-title"]`, tp.Labels.Title)
+		for sel, want := range map[string][]string{
+			`[data-test="team-people"]`:    {tp.Labels.ByPerson, tp.People[0].Name, tp.People[0].Amount + " CNY", tp.People[3].Name, tp.People[3].Amount + " USD"},
+			`[data-test="team-projects"]`:  {tp.Labels.ByProject, tp.Projects[1].Name, tp.Projects[1].Amount + " CNY"},
+			`[data-test="team-platforms"]`: {tp.Labels.ByPlatform, "RunPod", "599.63 USD"},
+			`[data-test="team-total-USD"]`: {"599.63 USD"},
+		} {
+			got := p.Text(sel)
+			for _, w := range want {
+				if !strings.Contains(got, w) {
+					t.Errorf("%s reads %q, want %q", sel, got, w)
+				}
+			}
+		}
+		shot(t, p, "team-phone")
+		p.CheckClean(nil)
+	})
+
+	// TeamOnly: a person admitted to a team only has no month (403
+	// not_personal): the dashboard opens on their team's page, signed in.
+	t.Run("TeamOnly", func(t *testing.T) {
+		hub := &fakeHub{t: t, f: f, outsider: true}
+		srv := hub.serve()
+		p := b.Open(t, srv.URL+dashboard.PathLogin+"?code="+code, browser.Options{Viewport: browser.Phone})
+		p.WaitState()
+		if st := browser.Eval[string](p, `document.body.dataset.state`); st != "ready" {
+			t.Fatalf("state %q, want ready; page: %s", st, p.Text("main"))
+		}
+		expectText(t, p, `[data-test="team-title"]`, f.team.Labels.Title)
+		if got := browser.Eval[string](p, `location.hash`); got != "#/team/3" {
+			t.Errorf("address %q, want the team's page", got)
+		}
+		if browser.Eval[bool](p, `!!document.querySelector('a.back')`) {
+			t.Error("the team-only page links back to a month of their own")
+		}
+		// The month is asked for with api/me, before the page knows it
+		// has none: its 403 is expected.
+		p.CheckClean(func(pr browser.Problem) bool {
+			return pr.Source == "network" && strings.Contains(pr.Text, "403") && strings.HasSuffix(pr.URL, dashboard.PathMonth)
+		})
+	})
+
 	t.Run("Compare", func(t *testing.T) {
 		hub := &fakeHub{t: t, f: f}
 		srv := hub.serve()

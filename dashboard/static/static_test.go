@@ -37,12 +37,13 @@ type fixtures struct {
 	month  dashboard.MonthPage
 	rental dashboard.RentalPage
 	cmp    dashboard.ComparePage
+	team   dashboard.TeamPage
 }
 
 func load(t *testing.T) fixtures {
 	t.Helper()
 	var f fixtures
-	for name, v := range map[string]any{"me.json": &f.me, "month.json": &f.month, "rental-7.json": &f.rental, "compare.json": &f.cmp} {
+	for name, v := range map[string]any{"me.json": &f.me, "month.json": &f.month, "rental-7.json": &f.rental, "compare.json": &f.cmp, "team.json": &f.team} {
 		raw, err := os.ReadFile(filepath.Join("testdata", name))
 		if err != nil {
 			t.Fatal(err)
@@ -62,6 +63,9 @@ type fakeHub struct {
 	t    *testing.T
 	f    fixtures
 	lang string // Me.lang override
+	// outsider: the user was admitted to a team only (Me.personal false,
+	// the personal pages answer 403 not_personal).
+	outsider bool
 	// slowRental delays the rental page's answer: a user who leaves it
 	// before it comes.
 	slowRental time.Duration
@@ -165,9 +169,23 @@ func (h *fakeHub) serve() *httptest.Server {
 		if h.lang != "" {
 			me.Lang = h.lang
 		}
+		if h.outsider {
+			me.Personal, me.Months = false, []string{}
+		}
 		answer(w, me)
 	}))
+	mux.HandleFunc("GET "+dashboard.PathTeam, api(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Query().Get("team") != fmt.Sprint(h.f.team.Team.ID) {
+			refuse(w, 404, "not_found")
+			return
+		}
+		answer(w, h.f.team)
+	}))
 	mux.HandleFunc("GET "+dashboard.PathMonth, api(func(w http.ResponseWriter, r *http.Request) {
+		if h.outsider {
+			refuse(w, 403, "not_personal")
+			return
+		}
 		m := r.URL.Query().Get("month")
 		if m == h.f.month.Month || m == "" {
 			answer(w, h.f.month)
