@@ -142,6 +142,12 @@ func (s *Scheduler) ownerText(ctx context.Context, u *ledger.User, rentalID int6
 	}
 	prefix := tr(lg, "team_owner_prefix", who)
 	if !strings.HasPrefix(msg, prefix) {
+		// A card edited from its own text after the rental changed hands
+		// ([Mine], /team owner) drops the former owner's name first.
+		if i := strings.Index(msg, "<b>"+chat.Escape(r.Name)+"</b>"); i > 0 && !strings.Contains(msg[:i], "\n") &&
+			(strings.HasSuffix(msg[:i], ", ") || strings.HasSuffix(msg[:i], "，")) {
+			msg = msg[i:]
+		}
 		msg = prefix + msg
 	}
 	var dm int64

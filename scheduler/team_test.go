@@ -541,3 +541,19 @@ func TestTeam_Chinese(t *testing.T) {
 		t.Fatal("dave's press issued an order")
 	}
 }
+
+// TestTeam_CardRenamedOwner: a card edited after its rental changed hands
+// names the new owner once, not both.
+func TestTeam_CardRenamedOwner(t *testing.T) {
+	e := newTeamEnv(t, bob)
+	c := e.idleCard()
+	if _, err := e.ts.SetOwner(context.Background(), ledger.Action{UserID: e.lid, By: alice, At: e.clk.Now()}, e.rid, dave); err != nil {
+		t.Fatal(err)
+	}
+	e.pressAs(dave, c, 1, "Snooze 1h")
+	all := e.snd.Sent()
+	edit := all[len(all)-1]
+	if edit.EditMessageID == 0 || !strings.HasPrefix(edit.Text, "@dave, <b>box3</b> idle") || strings.Contains(edit.Text, "@bob") {
+		t.Fatalf("edited card = %q", edit.Text)
+	}
+}
