@@ -148,8 +148,8 @@ var teamTexts = chat.Catalog{
 		"✓ %[1]s now belongs to %[2]s.",
 		"✓ %[1]s 现在归 %[2]s。"},
 	"team_not_member_who": {
-		"%[1]s is not a member of team %[2]s: /team lists its members.",
-		"%[1]s 不是团队 %[2]s 的成员：/team 查看成员。"},
+		"%[1]s is not a member of team %[2]s: /team lists its members",
+		"%[1]s 不是团队 %[2]s 的成员：/team 查看成员"},
 	"use_where_me": {
 		"Your commands go to your own ledger.%[1]s",
 		"你的命令发到自己的账本。%[1]s"},
