@@ -123,6 +123,7 @@ func newDashboard(cfg Config, db *sqlite.DB, publicURL string, access *bot.Acces
 		BotToken:   cfg.TelegramToken,
 		PublicURL:  publicURL,
 		Allowed:    access.Allowed,
+		Personal:   access.Personal, // a team's outsider has no personal month
 		MaxAuthAge: cfg.AppAuthMaxAge,
 		Logger:     log,
 	})
