@@ -386,6 +386,9 @@ type instancePrev struct {
 // ("instance_bound"), EDUPLICATE (a repeated key changes nothing).
 func (ens *Enrolments) IgnoreInstance(ctx context.Context, a ledger.Action, id int64) (ledger.Instance, error) {
 	return journaled(ctx, ens.db, a, ledger.ActionIgnore, "", func(tx *wtx, j journal) (ledger.Instance, error) {
+		if _, err := teamActor(ctx, tx, a); err != nil {
+			return ledger.Instance{}, err
+		}
 		in, err := instanceByID(ctx, tx, j.userID, id)
 		if err != nil {
 			return ledger.Instance{}, err

@@ -389,6 +389,13 @@ func TestTeamRecords_AdoptOwner(t *testing.T) {
 	if got2.Owner != bob {
 		t.Fatalf("adopted rental's owner = %d, want the adopter bob (%d)", got2.Owner, bob)
 	}
+	// Someone outside the team neither adopts nor ignores its instances.
+	in3 := mustAnnounce(t, db, announcement(tok2, "pod3", t0))
+	unchanged(t, db, ledger.ENOTFOUND, func() error {
+		_, _, err := db.AdoptInstance(ctx, byOf(eve), in3.ID, box("", at(-time.Hour)), hashOf("agent-3"))
+		return err
+	})
+	unchanged(t, db, ledger.ENOTFOUND, func() error { _, err := db.IgnoreInstance(ctx, byOf(eve), in3.ID); return err })
 }
 
 // TestTeamRecords_UndoNotUnderTeammate: bob may not undo his rent of
