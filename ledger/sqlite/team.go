@@ -483,7 +483,8 @@ func (rs *Rosters) CreateInvite(ctx context.Context, a ledger.Action, teamID, fo
 }
 
 // Join admits a.Person() through code. The code is looked up by its
-// hash alone (a wrong code costs one indexed lookup, whatever it is);
+// hash alone (a wrong code costs one indexed read, whatever it is, and
+// takes no write lock);
 // then, in the same transaction: used (ECONFLICT "invite_used"),
 // expired (EINVALID "invite_expired"), addressed to someone else
 // (EUNAUTHORIZED "invite_not_for_you"), a current member already
@@ -499,6 +500,15 @@ func (rs *Rosters) Join(ctx context.Context, a ledger.Action, code, username str
 	}
 	uname := normUsername(username)
 	h := inviteHash(code)
+	// A wrong code is answered from the read pool: guessing takes no
+	// write lock from the ledger's writers.
+	var known int
+	if err := rs.db.reader.QueryRowContext(ctx, `SELECT count(*) FROM team_invites WHERE hash = ?`, h[:]).Scan(&known); err != nil {
+		return ledger.Membership{}, storeError(fmt.Errorf("sqlite: look up an invite: %w", err))
+	}
+	if known == 0 {
+		return ledger.Membership{}, ledger.Errorc(ledger.ENOTFOUND, "invite_unknown")
+	}
 	var out ledger.Membership
 	err = rs.db.withWrite(ctx, func(tx *wtx) error {
 		inv, err := scanInvite(tx.QueryRowContext(ctx, `SELECT `+inviteCols+` FROM team_invites WHERE hash = ?`, h[:]))

@@ -957,3 +957,24 @@ func TestTeam_SeenUsername(t *testing.T) {
 		t.Fatalf("ann's name = %q", m.Username)
 	}
 }
+
+// TestTeam_WrongCodeTakesNoWriteLock: a guessed code is answered while
+// another process holds the database's write lock, so a stranger trying
+// codes never makes the ledger's writers wait.
+func TestTeam_WrongCodeTakesNoWriteLock(t *testing.T) {
+	db, _ := rosterDB(t)
+	raw, err := sql.Open("sqlite", "file:"+db.Path()+"?_pragma=busy_timeout(5000)&_txlock=immediate")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer raw.Close()
+	tx, err := raw.Begin() // BEGIN IMMEDIATE: holds the write lock
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tx.Rollback()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	_, err = db.Join(ctx, as(tEli), "abcdefghjk", "eli", false)
+	teamKey(t, err, ledger.ENOTFOUND, "invite_unknown")
+}
