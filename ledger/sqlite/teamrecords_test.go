@@ -244,6 +244,18 @@ func TestTeamRecords_MemberCannotChangeAnothers(t *testing.T) {
 		return err
 	})
 	unchanged(t, db, ledger.EUNAUTHORIZED, func() error { _, err := db.DeleteRecord(ctx, byOf(bob), c.Ref); return err })
+	note := "mine now"
+	unchanged(t, db, ledger.EUNAUTHORIZED, func() error {
+		_, _, err := db.FixRecord(ctx, byOf(bob), c.Ref, ledger.RecordFix{Note: &note})
+		return err
+	})
+	if _, err := db.CreateVolume(ctx, byOf(dave), disk("data3", "", at(-2*time.Hour))); err != nil {
+		t.Fatal(err)
+	}
+	unchanged(t, db, ledger.EUNAUTHORIZED, func() error {
+		_, err := db.AppendVolumeEvent(ctx, byOf(bob), "data3", ledger.VolumeEvent{Kind: ledger.VolumeDelete, At: at(-time.Hour)})
+		return err
+	})
 	// eve is no member: ENOTFOUND, not a hint of what the team holds.
 	unchanged(t, db, ledger.ENOTFOUND, func() error { _, err := db.AppendEvent(ctx, byOf(eve), "box3", stop); return err })
 
