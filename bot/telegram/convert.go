@@ -29,6 +29,14 @@ func convert(u tgbotapi.Update, botName string) (out chat.Update, ok bool) {
 		}
 		fromMessage(&out, m)
 		out.MessageID = m.MessageID
+		if m.MigrateToChatID != 0 || m.MigrateFromChatID != 0 {
+			// The group was upgraded to a supergroup: Telegram's service
+			// messages in the old chat (migrate_to_chat_id) and in the new
+			// one (migrate_from_chat_id). A team's room follows it.
+			out.Kind = chat.KindOther
+			out.MigrateTo, out.MigrateFrom = m.MigrateToChatID, m.MigrateFromChatID
+			return out, true
+		}
 		out.Forwarded = m.ForwardFrom != nil || m.ForwardFromChat != nil || m.ForwardSenderName != "" || m.ForwardDate != 0
 		raw := m.Text
 		if raw == "" && isCommand(m.Caption) {
@@ -80,6 +88,7 @@ func convert(u tgbotapi.Update, botName string) (out chat.Update, ok bool) {
 		if cb.Message != nil && cb.Message.Chat != nil {
 			out.ChatID = cb.Message.Chat.ID
 			out.ChatType = chat.ChatType(cb.Message.Chat.Type)
+			out.ChatTitle = cb.Message.Chat.Title
 			out.MessageID = cb.Message.MessageID
 		}
 		return out, true
@@ -95,6 +104,10 @@ func convert(u tgbotapi.Update, botName string) (out chat.Update, ok bool) {
 		out.LangCode = m.From.LanguageCode
 		out.ChatID = m.Chat.ID
 		out.ChatType = chat.ChatType(m.Chat.Type)
+		out.ChatTitle = m.Chat.Title
+		if isGroup(out.ChatType) && (m.NewChatMember.HasLeft() || m.NewChatMember.WasKicked()) {
+			out.BotLeft = true // removed from a group: a team's room there is gone
+		}
 		return out, true
 	}
 	return out, false // channel posts and everything else
@@ -106,10 +119,14 @@ func fromMessage(out *chat.Update, m *tgbotapi.Message) {
 	out.LangCode = m.From.LanguageCode
 	out.ChatID = m.Chat.ID
 	out.ChatType = chat.ChatType(m.Chat.Type)
+	out.ChatTitle = m.Chat.Title
 	if m.Date > 0 {
 		out.SentAt = time.Unix(int64(m.Date), 0).UTC() // for an edit, the original's
 	}
 }
+
+// isGroup reports whether t is a group or a supergroup.
+func isGroup(t chat.ChatType) bool { return t == chat.ChatGroup || t == chat.ChatSupergroup }
 
 // isCommand reports whether text begins with a command ("/cmd", also
 // with a full-width slash), leading spaces aside.

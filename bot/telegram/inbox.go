@@ -391,6 +391,13 @@ func (t *Transport) deliver(ctx context.Context, chatID int64) {
 		t.mu.Unlock()
 
 		_, err := t.Send(ctx, m)
+		if to := chat.MigratedTo(err); to != 0 {
+			// The group became a supergroup after the update came: its
+			// answer goes to the same people under the chat's new ID.
+			t.log.Info("the group was upgraded to a supergroup; sending the answer there", "chat", chatID, "to", to)
+			m.ChatID, m.EditMessageID = to, 0
+			_, err = t.Send(ctx, m)
+		}
 		if err != nil && ctx.Err() != nil {
 			return
 		}

@@ -130,6 +130,12 @@ const (
 // too old to edit is sent as a new message. A document or photo carries
 // Text as its caption when it fits MaxCaptionLen, and is followed by Text
 // as messages otherwise. Send is safe for concurrent use.
+//
+// A refusal is typed by sendError: chat.ErrNoPrivateChat, chat.ErrChatGone
+// or *chat.MigratedError. Send never resends to a migrated group's new ID
+// itself: the caller keeps the chat's ID (a team's room) and must move it,
+// so it is told, and sends again (the answers to updates, which belong to
+// no room, are resent by the inbox's delivery: see deliver).
 func (t *Transport) Send(ctx context.Context, m chat.Outgoing) (int, error) {
 	if m.ChatID == 0 {
 		return 0, errors.New("telegram: send: no chat ID")
@@ -144,12 +150,31 @@ func (t *Transport) Send(ctx context.Context, m chat.Outgoing) (int, error) {
 	default:
 		id, err = t.sendText(ctx, m)
 	}
-	if te := apiError(err); te != nil && te.Code == 403 && m.ChatID > 0 {
-		// A private chat (its ID is the user's, positive) the user never
-		// started or has blocked: the core tells them where to start it.
-		err = fmt.Errorf("%w: %w", chat.ErrNoPrivateChat, err)
+	return id, sendError(m.ChatID, err)
+}
+
+// sendError types a refused send for the caller (package chat's errors):
+// a private chat (its ID is the user's, positive) the user never started
+// or has blocked answers 403: chat.ErrNoPrivateChat, and the core tells
+// them where to start it. A group upgraded to a supergroup answers 400
+// with parameters.migrate_to_chat_id: *chat.MigratedError with the new
+// ID. A group or supergroup (a negative ID) that answers 403 (the bot was
+// kicked, is not a member, the group was deleted) or 400 "chat not found"
+// no longer takes the bot's messages: chat.ErrChatGone. Other errors are
+// returned as they are.
+func sendError(chatID int64, err error) error {
+	te := apiError(err)
+	switch {
+	case te == nil:
+		return err
+	case te.MigrateToChatID != 0:
+		return &chat.MigratedError{To: te.MigrateToChatID, Err: err}
+	case te.Code == 403 && chatID > 0:
+		return fmt.Errorf("%w: %w", chat.ErrNoPrivateChat, err)
+	case chatID < 0 && (te.Code == 403 || te.Code == 400 && strings.Contains(te.Message, "chat not found")):
+		return fmt.Errorf("%w: %w", chat.ErrChatGone, err)
 	}
-	return id, err
+	return err
 }
 
 func (t *Transport) sendText(ctx context.Context, m chat.Outgoing) (int, error) {

@@ -64,6 +64,15 @@
 // many wait in all, and confirmed to Telegram when fetched, so a stranger
 // cannot fill the disk or the memory. A crash may lose a stranger's update
 // in flight: at worst a refusal or an owner claim that is sent again.
+// Telegram's news about a group (upgraded to a supergroup, the bot removed:
+// chat.Update.RoomEvent) is stored whoever caused it, within the flood
+// limit: a team's room must follow it.
+//
+// Groups. A send refused because the group became a supergroup is a
+// *chat.MigratedError with the new chat ID, one to a group the bot is no
+// longer in chat.ErrChatGone (see Send): whoever keeps the chat's ID (the
+// scheduler, for a team's room) moves it and sends again. An answer to an
+// update is resent to the supergroup by the inbox's delivery itself.
 package telegram
 
 import (
@@ -565,7 +574,7 @@ func (t *Transport) accept(ctx, hctx context.Context, ups []tgbotapi.Update) {
 		if !ok {
 			continue // confirmed with the offset, never handled
 		}
-		if !t.cfg.Allowed(u.UserID) {
+		if !t.cfg.Allowed(u.UserID) && !t.storedRoomEvent(u) {
 			strangers = append(strangers, u)
 			continue
 		}
@@ -605,6 +614,22 @@ func (t *Transport) accept(ctx, hctx context.Context, ups []tgbotapi.Update) {
 	for _, u := range strangers {
 		t.queueStranger(ctx, hctx, u)
 	}
+}
+
+// storedRoomEvent reports whether a stranger's update is Telegram's news
+// about a group (chat.Update.RoomEvent: upgraded to a supergroup, the bot
+// removed), which is stored as an allowed user's update is: whoever sent
+// it (a group's admin need not use the bot), the data is Telegram's, and
+// a team's room must follow it even across a crash. Only within the
+// stranger's flood limit, so that adding and removing the bot in a loop
+// fills no disk; past it the event is handled in memory as a stranger's
+// update is (the core acts on it either way).
+func (t *Transport) storedRoomEvent(u chat.Update) bool {
+	if !u.RoomEvent() {
+		return false
+	}
+	ok, _ := t.flood.check(u.UserID, t.cfg.Now())
+	return ok
 }
 
 // tellDiskFull tells a user once, by a message that needs no disk, that

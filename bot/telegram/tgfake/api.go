@@ -27,6 +27,7 @@ type apiError struct {
 	status      int
 	description string
 	retryAfter  int
+	migrateTo   int64 // parameters.migrate_to_chat_id
 }
 
 func badRequest(format string, args ...any) *apiError {
@@ -53,6 +54,9 @@ func writeAPIError(w http.ResponseWriter, e *apiError) {
 	resp := map[string]any{"ok": false, "error_code": e.status, "description": e.description}
 	if e.retryAfter > 0 {
 		resp["parameters"] = map[string]any{"retry_after": e.retryAfter}
+	}
+	if e.migrateTo != 0 {
+		resp["parameters"] = map[string]any{"migrate_to_chat_id": e.migrateTo}
 	}
 	writeJSON(w, e.status, resp)
 }
@@ -168,15 +172,25 @@ func (s *Server) takeFailureLocked(method string) *apiError {
 }
 
 // closedChatLocked answers 403 for a message to the private chat of a user
-// who has not started the bot (ClosePrivate). s.mu must be held.
+// who has not started the bot (ClosePrivate) or to a group the bot was
+// removed from (RemoveBot), and 400 with parameters.migrate_to_chat_id
+// for one to a group upgraded to a supergroup (MigrateChat). s.mu must be
+// held.
 func (s *Server) closedChatLocked(method string, r *http.Request) *apiError {
 	switch method {
 	case "sendMessage", "sendDocument", "sendPhoto", "editMessageText":
 	default:
 		return nil
 	}
-	if id := formInt(r, "chat_id"); id > 0 && s.closed[id] {
+	id := formInt(r, "chat_id")
+	if id > 0 && s.closed[id] {
 		return &apiError{status: 403, description: "Forbidden: bot can't initiate conversation with a user"}
+	}
+	if to := s.migrated[id]; to != 0 {
+		return &apiError{status: 400, description: "Bad Request: group chat was upgraded to a supergroup chat", migrateTo: to}
+	}
+	if d, ok := s.gone[id]; ok {
+		return &apiError{status: 403, description: d}
 	}
 	return nil
 }
@@ -323,7 +337,7 @@ func (s *Server) botMessage(m *Message) *tgbotapi.Message {
 	out := &tgbotapi.Message{
 		MessageID: m.ID,
 		From:      &tgbotapi.User{ID: BotID, IsBot: true, FirstName: "Fake Bot", UserName: BotUsername},
-		Chat:      chatFor(m.ChatID),
+		Chat:      s.chatLocked(m.ChatID),
 		Date:      int(m.SentAt.Unix()),
 	}
 	if m.Document != nil || m.Photo != nil {

@@ -20,6 +20,10 @@ import (
 //	POST /control/sticker  {"user_id":1,"chat_id":1}                         → {"update_id":N}
 //	POST /control/fail     {"method":"sendMessage","n":1,"status":429,"retry_after":2}
 //	POST /control/down     {"down":true}
+//	POST /control/title    {"chat_id":-5,"text":"GPU crew"}                  (SetChatTitle)
+//	POST /control/migrate  {"user_id":1,"chat_id":-5,"to":-1005}             → {"update_id":N} (SendMigrated; N: the first of two)
+//	POST /control/remove_bot {"user_id":1,"chat_id":-5,"kicked":true}        → {"update_id":N} (SendBotRemoved)
+//	POST /control/add_bot  {"user_id":1,"chat_id":-5}                        → {"update_id":N} (SendBotAdded)
 //	GET  /control/messages?chat=ID[&min=N&timeout=10s]  → [Message...] (waits for at least min messages)
 //	GET  /control/commands?lang=zh                       → [Command...]
 //	GET  /control/menu                                   → MenuButton (404 until set)
@@ -42,6 +46,8 @@ type ControlRequest struct {
 	Status     int    `json:"status,omitempty"`
 	RetryAfter int    `json:"retry_after,omitempty"`
 	Down       bool   `json:"down,omitempty"`
+	To         int64  `json:"to,omitempty"`     // migrate: the supergroup's new chat ID
+	Kicked     bool   `json:"kicked,omitempty"` // remove_bot: kicked rather than removed
 }
 
 // ControlResponse is the answer to /control/send, /press and /sticker.
@@ -102,6 +108,32 @@ func (s *Server) serveControl(w http.ResponseWriter, r *http.Request) {
 		case "down":
 			s.SetDown(req.Down)
 			writeJSON(w, http.StatusOK, map[string]bool{"ok": true})
+		case "title":
+			if req.ChatID >= 0 {
+				controlError(w, http.StatusBadRequest, `title needs a group's chat_id (negative), e.g. {"chat_id":-5,"text":"GPU crew"}`)
+				return
+			}
+			s.SetChatTitle(req.ChatID, req.Text)
+			writeJSON(w, http.StatusOK, map[string]bool{"ok": true})
+		case "migrate":
+			if req.UserID == 0 || req.ChatID >= 0 || req.To > -1_000_000_000_000 || req.To == req.ChatID {
+				controlError(w, http.StatusBadRequest, `migrate needs user_id, a group's chat_id and the supergroup's new ID (below -10^12) in to, e.g. {"user_id":1,"chat_id":-5,"to":-1000000000005}`)
+				return
+			}
+			id, _ := s.SendMigrated(req.UserID, req.ChatID, req.To)
+			writeJSON(w, http.StatusOK, ControlResponse{UpdateID: id})
+		case "remove_bot", "add_bot":
+			if req.UserID == 0 || req.ChatID >= 0 {
+				controlError(w, http.StatusBadRequest, `%s needs user_id and a group's chat_id (negative), e.g. {"user_id":1,"chat_id":-5}`, action)
+				return
+			}
+			var id int
+			if action == "add_bot" {
+				id = s.SendBotAdded(req.UserID, req.ChatID)
+			} else {
+				id = s.SendBotRemoved(req.UserID, req.ChatID, req.Kicked)
+			}
+			writeJSON(w, http.StatusOK, ControlResponse{UpdateID: id})
 		default:
 			controlError(w, http.StatusNotFound, "unknown control action %q", action)
 		}
@@ -259,6 +291,33 @@ func (c *Client) FailNext(ctx context.Context, method string, n, status, retryAf
 // SetDown starts or ends a simulated outage; see Server.SetDown.
 func (c *Client) SetDown(ctx context.Context, down bool) error {
 	return c.do(ctx, http.MethodPost, "/control/down", ControlRequest{Down: down}, nil)
+}
+
+// SetChatTitle sets a group's title; see Server.SetChatTitle.
+func (c *Client) SetChatTitle(ctx context.Context, chatID int64, title string) error {
+	return c.do(ctx, http.MethodPost, "/control/title", ControlRequest{ChatID: chatID, Text: title}, nil)
+}
+
+// SendMigrated upgrades a group to a supergroup; see Server.SendMigrated.
+// It returns the first of the two updates' IDs.
+func (c *Client) SendMigrated(ctx context.Context, userID, oldChat, newChat int64) (int, error) {
+	var r ControlResponse
+	err := c.do(ctx, http.MethodPost, "/control/migrate", ControlRequest{UserID: userID, ChatID: oldChat, To: newChat}, &r)
+	return r.UpdateID, err
+}
+
+// SendBotRemoved removes the bot from a group; see Server.SendBotRemoved.
+func (c *Client) SendBotRemoved(ctx context.Context, userID, chatID int64, kicked bool) (int, error) {
+	var r ControlResponse
+	err := c.do(ctx, http.MethodPost, "/control/remove_bot", ControlRequest{UserID: userID, ChatID: chatID, Kicked: kicked}, &r)
+	return r.UpdateID, err
+}
+
+// SendBotAdded adds the bot to a group again; see Server.SendBotAdded.
+func (c *Client) SendBotAdded(ctx context.Context, userID, chatID int64) (int, error) {
+	var r ControlResponse
+	err := c.do(ctx, http.MethodPost, "/control/add_bot", ControlRequest{UserID: userID, ChatID: chatID}, &r)
+	return r.UpdateID, err
 }
 
 // State returns the fake's confirmed offset, pending update count and call

@@ -11,7 +11,9 @@
 // 64 bytes, "message is not modified" on identical edits, web-app buttons
 // only in private chats and only to https URLs. Failures can be
 // injected (FailNext) and the whole server taken down (SetDown) to exercise a
-// client's retry paths.
+// client's retry paths. A group's life is played too (room.go): upgraded to
+// a supergroup (SendMigrated), the bot removed (SendBotRemoved), and the
+// answers Telegram gives the bot's messages to such a chat afterwards.
 //
 // In a test:
 //
@@ -133,9 +135,12 @@ type Server struct {
 	failures  []failure
 	down      bool
 	calls     map[string]int
-	closed    map[int64]bool  // users whose private chat the bot may not write to
-	deleted   map[int64][]int // message IDs the bot deleted, per chat, in order
-	menu      *MenuButton     // the default menu button; nil until set
+	closed    map[int64]bool   // users whose private chat the bot may not write to
+	deleted   map[int64][]int  // message IDs the bot deleted, per chat, in order
+	menu      *MenuButton      // the default menu button; nil until set
+	gone      map[int64]string // groups the bot is out of: the 403's description (RemoveBot)
+	migrated  map[int64]int64  // groups upgraded to a supergroup: the new chat ID (MigrateChat)
+	titles    map[int64]string // groups' titles (SetChatTitle)
 }
 
 // New starts a fake server on a loopback port that accepts the given bot
@@ -180,6 +185,9 @@ func newServer(token string) *Server {
 		calls:     make(map[string]int),
 		closed:    make(map[int64]bool),
 		deleted:   make(map[int64][]int),
+		gone:      make(map[int64]string),
+		migrated:  make(map[int64]int64),
+		titles:    make(map[int64]string),
 	}
 }
 
@@ -265,7 +273,7 @@ func (s *Server) newMessageLocked(userID, chatID int64) *tgbotapi.Message {
 	return &tgbotapi.Message{
 		MessageID: s.nextMsg[chatID], // one sequence per chat, shared with the bot's messages
 		From:      s.userLocked(userID),
-		Chat:      chatFor(chatID),
+		Chat:      s.chatLocked(chatID),
 		Date:      int(time.Now().Unix()),
 	}
 }
@@ -378,7 +386,7 @@ func (s *Server) SendEdited(userID, chatID int64, messageID int, text string) in
 	m := &tgbotapi.Message{
 		MessageID: messageID,
 		From:      s.userLocked(userID),
-		Chat:      chatFor(chatID),
+		Chat:      s.chatLocked(chatID),
 		Date:      int(time.Now().Unix()),
 		EditDate:  int(time.Now().Unix()),
 		Text:      text,
@@ -413,10 +421,10 @@ func (s *Server) PressButton(userID, chatID int64, messageID int, data string) i
 	cbID := "cb" + strconv.Itoa(id)
 	var msg *tgbotapi.Message
 	if m := s.findLocked(chatID, messageID); m != nil {
-		msg = &tgbotapi.Message{MessageID: m.ID, Chat: chatFor(chatID), Date: int(m.SentAt.Unix()), Text: m.Text,
+		msg = &tgbotapi.Message{MessageID: m.ID, Chat: s.chatLocked(chatID), Date: int(m.SentAt.Unix()), Text: m.Text,
 			From: &tgbotapi.User{ID: BotID, IsBot: true, FirstName: "Fake Bot", UserName: BotUsername}}
 	} else {
-		msg = &tgbotapi.Message{MessageID: messageID, Chat: chatFor(chatID),
+		msg = &tgbotapi.Message{MessageID: messageID, Chat: s.chatLocked(chatID),
 			From: &tgbotapi.User{ID: BotID, IsBot: true, FirstName: "Fake Bot", UserName: BotUsername}}
 	}
 	s.callbacks[cbID] = true
