@@ -450,9 +450,9 @@ func TestTeam_RemoveHandsRentals(t *testing.T) {
 	ctx := context.Background()
 	db, team := rosterDB(t)
 	lid := team.Ledger()
-	// ben's rentals and volume, made on the team's ledger by ben; the
-	// owner is set with SQL too, so this test does not lean on how the
-	// records' writes default it.
+	// ben's rentals, volume and enrolment token, made on the team's
+	// ledger by ben (their owner is who made them); one rental of dan's
+	// and a token of ann's that stay as they are.
 	for _, name := range []string{"box1", "box2", "old"} {
 		if _, err := db.CreateRental(ctx, onTeam(team, tBen), box(name, at(-3*time.Hour))); err != nil {
 			t.Fatalf("CreateRental(%s): %v", name, err)
@@ -470,26 +470,22 @@ func TestTeam_RemoveHandsRentals(t *testing.T) {
 	if _, err := db.CreateVolume(ctx, onTeam(team, tBen), disk("data", "", at(-2*time.Hour))); err != nil {
 		t.Fatal(err)
 	}
-	bensTok := mustEnrolToken(t, db, lid, "ben's", at(-time.Hour))
-	annsTok := mustEnrolToken(t, db, lid, "ann's", at(-time.Hour))
-	rawExec(t, db, func(tx *sql.Tx) error {
-		for _, q := range []struct {
-			q    string
-			args []any
-		}{
-			{`UPDATE rentals SET owner = ? WHERE user_id = ? AND name IN ('box1', 'box2', 'old')`, []any{tBen, lid}},
-			{`UPDATE rentals SET owner = ? WHERE user_id = ? AND name = 'dans'`, []any{tDan, lid}},
-			{`UPDATE volumes SET owner = ? WHERE user_id = ?`, []any{tBen, lid}},
-			{`UPDATE enrol_tokens SET created_by = ? WHERE id = ?`, []any{tBen, bensTok.ID}},
-			{`UPDATE enrol_tokens SET created_by = ? WHERE id = ?`, []any{tAnn, annsTok.ID}},
-			{`INSERT INTO team_use (user_id, ledger_id) VALUES (?, ?)`, []any{tBen, lid}},
-		} {
-			if _, err := tx.Exec(q.q, q.args...); err != nil {
-				return err
-			}
+	bensTok, _, err := db.IssueEnrolTokenBy(ctx, lid, tBen, hashOf("ben's"), at(-time.Hour))
+	if err != nil {
+		t.Fatal(err)
+	}
+	annsTok, _, err := db.IssueEnrolTokenBy(ctx, lid, tAnn, hashOf("ann's"), at(-time.Hour))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := db.SetUse(ctx, tBen, lid); err != nil {
+		t.Fatal(err)
+	}
+	for name, want := range map[string]int64{"box1": tBen, "old": tBen, "dans": tDan} {
+		if got := rawInt(t, db, `SELECT owner FROM rentals WHERE user_id = ? AND name = ?`, lid, name); got != want {
+			t.Fatalf("before: owner of %s = %d, want %d", name, got, want)
 		}
-		return nil
-	})
+	}
 	// A member removes no one; handing to a plain member or to the one
 	// removed is refused; each changes nothing.
 	unchangedKey(t, db, ledger.EUNAUTHORIZED, "team_admin_only", func() error {
