@@ -173,6 +173,16 @@ func (a *Access) Personal(id int64) bool {
 	return a.allowed[id]
 }
 
+// forgetOutsiders takes every outsider off, when the server no longer
+// lets a team's invite admit people outside the allow list: they are
+// strangers again (their memberships stay in the store, and come back
+// if the setting is turned on again).
+func (a *Access) forgetOutsiders() {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	clear(a.outsiders)
+}
+
 // joinAllowed reports whether id, a stranger, may still try a team's join
 // code: wrong codes share the claim's bound.
 func (a *Access) joinAllowed(id int64) bool {

@@ -309,3 +309,41 @@ func TestTeam_ThousandMembers(t *testing.T) {
 	}
 	contains(t, e.reply(ann, "/team page=21"), "20 pages")
 }
+
+// TestTeam_OutsiderRestart: an outsider admitted by a team's invite is
+// let in again after a restart (the store keeps them, LoadAccess reads
+// them), and is a stranger once the operator turns outsiders off.
+func TestTeam_OutsiderRestart(t *testing.T) {
+	e := newTeamChat(t, true)
+	code := e.invite(ann, "")
+	contains(t, e.reply(dan, "/team join "+code), "joined team crew")
+
+	again := newEnv(t, bot.Config{Store: e.db, AllowedUsers: []int64{ann, ben, cat}, TeamOutsiders: true})
+	if !again.core.Allowed(dan) {
+		t.Fatal("the outsider is not let in after a restart")
+	}
+	contains(t, again.reply(dan, "/use"), "team crew")
+
+	off := newEnv(t, bot.Config{Store: e.db, AllowedUsers: []int64{ann, ben, cat}})
+	if off.core.Allowed(dan) {
+		t.Fatal("the outsider is let in with outsiders turned off")
+	}
+	if r := off.talk(dan, "/status"); len(r) > 1 || len(r) == 1 && strings.Contains(r[0].Out.Text, "crew") {
+		t.Errorf("with outsiders off the outsider read the team: %+v", r)
+	}
+}
+
+// TestTeam_SeenUsername: a member who writes under a new username is
+// named by it in the team's list.
+func TestTeam_SeenUsername(t *testing.T) {
+	e := newTeamChat(t, false)
+	contains(t, e.reply(ben, "/team join "+e.invite(ann, "")), "joined")
+	u := e.as(ben, "/status")
+	u.Username = "benny"
+	e.handle(u)
+	list := e.reply(ann, "/team")
+	contains(t, list, "@benny · member")
+	if strings.Contains(list, "@ben ") {
+		t.Errorf("the old username is still listed: %q", list)
+	}
+}
