@@ -59,7 +59,7 @@ type Benchmarks struct{ db *DB }
 
 // Rosters are the teams, their members, invites, rooms, limits and
 // approvals, and each person's ledger in use and default project
-// (team.go, team_limits.go).
+// (team.go, team_invite.go, team_room.go, team_limits.go).
 type Rosters struct{ db *DB }
 
 // bindAggregates points every aggregate of db at it; Open and
