@@ -368,6 +368,9 @@ func (c *Core) Allowed(userID int64) bool { return c.acc.Allowed(userID) }
 // nothing and is not answered twice, unless u.Redelivered says the first
 // answer may be lost: then it is answered from what was stored.
 func (c *Core) Handle(ctx context.Context, u chat.Update, s chat.Sender) error {
+	if u.RoomEvent() {
+		return c.roomEvent(ctx, u, s) // Telegram's news about a group, whoever caused it (core_room.go)
+	}
 	r := &req{c: c, ctx: ctx, u: u, s: s, now: commandTime(c.now(), u), lang: chat.NormLang(u.LangCode), loc: time.UTC}
 	if u.ChatType == chat.ChatChannel || u.UserID == 0 {
 		return nil // channel posts have no sender to answer
