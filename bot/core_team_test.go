@@ -347,3 +347,19 @@ func TestTeam_SeenUsername(t *testing.T) {
 		t.Errorf("the old username is still listed: %q", list)
 	}
 }
+
+// TestTeam_StrangerWrongCodes: a stranger's wrong join codes are answered
+// five times, then not at all, and admit no one, so codes cannot be
+// guessed through the bot.
+func TestTeam_StrangerWrongCodes(t *testing.T) {
+	e := newTeamChat(t, true)
+	for i := range 5 {
+		contains(t, e.reply(dan, fmt.Sprintf("/team join wrongcode%d", i)), "✗", "not known")
+	}
+	if out := e.talk(dan, "/team join wrongcode9"); len(out) != 0 {
+		t.Fatalf("the sixth wrong code was answered: %+v", out)
+	}
+	if out := e.talk(dan, "/start join-"+e.invite(ann, "")); len(out) != 0 || e.core.Allowed(dan) {
+		t.Fatalf("a stranger past the bound was admitted: %+v", out)
+	}
+}
