@@ -622,8 +622,10 @@ func (t *Transport) accept(ctx, hctx context.Context, ups []tgbotapi.Update) {
 // it (a group's admin need not use the bot), the data is Telegram's, and
 // a team's room must follow it even across a crash. Only within the
 // stranger's flood limit, so that adding and removing the bot in a loop
-// fills no disk; past it the event is handled in memory as a stranger's
-// update is (the core acts on it either way).
+// fills no disk; past it the event is dropped as a flooding stranger's
+// update is (a team's room then follows at the next send to it: the
+// scheduler moves or unbinds it on the send's *chat.MigratedError or
+// chat.ErrChatGone).
 func (t *Transport) storedRoomEvent(u chat.Update) bool {
 	if !u.RoomEvent() {
 		return false

@@ -51,6 +51,11 @@ type Config struct {
 	// ListenDefault is set when neither GPULEDGER_LISTEN nor -listen chose
 	// Listen: the console may then move to a free port (startHub).
 	ListenDefault bool
+	// TeamOutsiders lets a team's invite admit a person who is not in
+	// AllowedUsers (GPULEDGER_TEAM_OUTSIDERS=on; off by default). Such a
+	// person reaches the teams they joined and nothing else: no ledger of
+	// their own, none of the operator's commands.
+	TeamOutsiders bool
 }
 
 // Default hub addresses when GPULEDGER_LISTEN and -listen are unset. The
@@ -108,6 +113,7 @@ func parseConfig(name string, args []string, getenv func(string) string, stderr 
 	cu, err := envInt(getenv, "GPULEDGER_CONSOLE_USER", 1)
 	errs = append(errs, err)
 	c.ConsoleUser = cu
+	outsiders := getenv("GPULEDGER_TEAM_OUTSIDERS") // parsed after the flags, which may override it
 	if err := errors.Join(errs...); err != nil {
 		return c, nil, err
 	}
@@ -129,6 +135,7 @@ func parseConfig(name string, args []string, getenv func(string) string, stderr 
 	fs.StringVar(&c.Backup, "backup-dir", c.Backup, "directory for a nightly online backup; empty for none (GPULEDGER_BACKUP_DIR)")
 	fs.StringVar(&c.AgentBinary, "agent-binary", c.AgentBinary, "the agent binary served at /agent/download; default gpuledger-agent next to this binary, else /opt/gpuledger/gpuledger-agent (GPULEDGER_AGENT_BINARY)")
 	fs.Int64Var(&c.ConsoleUser, "console-user", c.ConsoleUser, "user ID of the terminal console's owner (GPULEDGER_CONSOLE_USER)")
+	fs.StringVar(&outsiders, "team-outsiders", outsiders, "on lets a team's invite admit people outside the allowed users, to that team only; default off (GPULEDGER_TEAM_OUTSIDERS)")
 	fs.Usage = func() {
 		fmt.Fprintf(fs.Output(), "usage: gpuledger [serve] [FLAGS]\n\nRun the bot, the agent hub and the scheduler. Flags:\n")
 		fs.PrintDefaults()
@@ -144,6 +151,11 @@ func parseConfig(name string, args []string, getenv func(string) string, stderr 
 		}
 		c.AllowedUsers = users
 	}
+	on, err := parseSwitch(outsiders)
+	if err != nil {
+		return c, nil, fmt.Errorf("GPULEDGER_TEAM_OUTSIDERS / -team-outsiders: %w", err)
+	}
+	c.TeamOutsiders = on
 	if c.Listen == "" {
 		// Decided after the flags: the token may come from -telegram-token.
 		c.ListenDefault = true
@@ -241,6 +253,17 @@ func envInt(getenv func(string) string, key string, def int64) (int64, error) {
 		return def, fmt.Errorf("%s: %q is not an integer", key, v)
 	}
 	return n, nil
+}
+
+// parseSwitch parses a setting that is on or off ("" is off; any case).
+func parseSwitch(v string) (bool, error) {
+	switch strings.ToLower(strings.TrimSpace(v)) {
+	case "on":
+		return true, nil
+	case "off", "":
+		return false, nil
+	}
+	return false, fmt.Errorf("%q is not on or off", v)
 }
 
 // parseUserIDs parses "123, 456" into IDs.

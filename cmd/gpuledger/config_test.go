@@ -126,3 +126,40 @@ func TestParseConfig_AppAuthMaxAge(t *testing.T) {
 		}
 	}
 }
+
+// TestParseConfig_TeamOutsiders: whether a team's invite may admit
+// someone outside the allow list is off unless the operator says on (in
+// any case, or with the flag, which overrides the variable); anything
+// else stops the start with the variable's name and the values it takes.
+func TestParseConfig_TeamOutsiders(t *testing.T) {
+	for _, c := range []struct {
+		env  string
+		args []string
+		want bool
+	}{
+		{"", nil, false},
+		{"off", nil, false},
+		{"on", nil, true},
+		{" ON ", nil, true},
+		{"Off", nil, false},
+		{"", []string{"-team-outsiders", "on"}, true},
+		{"on", []string{"-team-outsiders=off"}, false},
+		{"maybe", []string{"-team-outsiders", "on"}, true}, // the flag decides
+	} {
+		env := map[string]string{"GPULEDGER_TEAM_OUTSIDERS": c.env}
+		cfg, _, err := parseConfig("serve", c.args, func(k string) string { return env[k] }, io.Discard)
+		if err != nil || cfg.TeamOutsiders != c.want {
+			t.Errorf("GPULEDGER_TEAM_OUTSIDERS=%q %v: TeamOutsiders = %v, %v; want %v", c.env, c.args, cfg.TeamOutsiders, err, c.want)
+		}
+	}
+	for _, bad := range []struct {
+		env  string
+		args []string
+	}{{"yes", nil}, {"1", nil}, {"true", nil}, {"", []string{"-team-outsiders", "all"}}} {
+		env := map[string]string{"GPULEDGER_TEAM_OUTSIDERS": bad.env}
+		_, _, err := parseConfig("serve", bad.args, func(k string) string { return env[k] }, io.Discard)
+		if err == nil || !strings.Contains(err.Error(), "GPULEDGER_TEAM_OUTSIDERS") || !strings.Contains(err.Error(), "is not on or off") {
+			t.Errorf("GPULEDGER_TEAM_OUTSIDERS=%q %v: err = %v, want one naming the variable and on or off", bad.env, bad.args, err)
+		}
+	}
+}

@@ -83,6 +83,7 @@ func newServer(ctx context.Context, cfg Config, db *sqlite.DB, owner int64, gete
 		Store: db, Hub: h, Enrolment: h.Enrolment(), Buttons: buttons, Events: bus, Platforms: sync,
 		Logger: log, Location: time.UTC, Tick: cfg.Tick,
 		DashboardURL: dash.AppURL, // the nightly summary's Open dashboard button
+		Teams:        db,          // a team ledger's cards go to its room, naming the owner
 	})
 	if err != nil {
 		return nil, err
@@ -93,6 +94,7 @@ func newServer(ctx context.Context, cfg Config, db *sqlite.DB, owner int64, gete
 		PublicURL: agents.PublicURL(), AgentTokens: h.Tokens(), Rentals: h.Tokens(), AgentStates: h.Tokens(),
 		AgentDownloads: downloads, Enrolment: h.Enrolment(),
 		InstanceCards: sched, Connections: sync, Dashboard: dash,
+		Teams: db, TeamOutsiders: cfg.TeamOutsiders, // who a team's invite may admit
 	})
 	if err != nil {
 		return nil, err
@@ -124,6 +126,7 @@ func newDashboard(cfg Config, db *sqlite.DB, publicURL string, access *bot.Acces
 		PublicURL:  publicURL,
 		Allowed:    access.Allowed,
 		Personal:   access.Personal, // a team's outsider has no personal month
+		Teams:      db,              // the team views, for their current members only
 		MaxAuthAge: cfg.AppAuthMaxAge,
 		Logger:     log,
 	})
