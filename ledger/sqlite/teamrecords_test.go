@@ -440,3 +440,27 @@ func TestTeamRecords_UndoNotUnderTeammate(t *testing.T) {
 		t.Fatalf("bob's undo after carol's = %+v, %v; want his rent of box1", res, err)
 	}
 }
+
+// TestTeamRecords_UndoDeleteKeepsOwner: a charge bob deletes and then
+// undoes comes back as his, on its project.
+func TestTeamRecords_UndoDeleteKeepsOwner(t *testing.T) {
+	ctx := context.Background()
+	db := openTeam(t)
+	c, err := db.AddCharge(ctx, byOf(bob), "", ledger.Charge{Amount: ledger.MustDecimal("4"), Platform: "autodl", Currency: ledger.CNY, Project: "bert"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.DeleteRecord(ctx, byOf(bob), c.Ref); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.Undo(ctx, byOf(bob)); err != nil {
+		t.Fatal(err)
+	}
+	book, err := db.Book(ctx, teamLedger)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(book.Charges) != 1 || book.Charges[0].Owner != bob || book.Charges[0].Project != "bert" {
+		t.Fatalf("the charge after undoing its deletion = %+v, want bob's on bert", book.Charges)
+	}
+}
