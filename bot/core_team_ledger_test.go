@@ -305,3 +305,23 @@ func TestCore_TeamExport(t *testing.T) {
 		t.Errorf("alice's own export = %+v, want no team and none of its rentals", out)
 	}
 }
+
+// TestCore_TeamUndoOwn: /undo on a team names and takes back the
+// person's own latest change, never a teammate's later one.
+func TestCore_TeamUndoOwn(t *testing.T) {
+	e := newTeamEnv(t)
+	e.say(e.bob, "/rent box1 autodl 4090 1.88/h")
+	e.now = e.now.Add(time.Minute)
+	e.say(e.carol, "/rent box2 autodl 4090 2.00/h")
+	e.now = e.now.Add(time.Minute)
+	got := e.say(e.bob, "/undo")
+	if !strings.HasPrefix(got, teamTag) || !strings.Contains(got, "box1") || strings.Contains(got, "box2") {
+		t.Errorf("bob's /undo = %q, want his box1 named, not carol's box2", got)
+	}
+	if e.rental(e.team.Ledger(), "box2") == nil {
+		t.Error("bob's /undo took back carol's box2")
+	}
+	if e.rental(e.team.Ledger(), "box1") != nil {
+		t.Error("bob's /undo left his box1")
+	}
+}

@@ -98,7 +98,7 @@ func (r *req) noteNoUndo() {
 // [Undo it] [Keep it] buttons that carry the change's journal entry.
 // Either way the reply says what was (or would be) undone and when.
 func (r records) undo(command.UndoCmd) error {
-	next, err := r.c.store.NextUndo(r.ctx, r.u.UserID)
+	next, err := r.c.store.NextUndoBy(r.ctx, r.ledgerID, r.act().By)
 	if err != nil {
 		return err
 	}
@@ -193,7 +193,7 @@ func (r records) undoButton(action, payload string) error {
 			return err
 		}
 		text := r.t("undo_kept_any")
-		if next, err := r.c.store.NextUndo(r.ctx, r.u.UserID); err == nil && next.ID == id {
+		if next, err := r.c.store.NextUndoBy(r.ctx, r.ledgerID, r.act().By); err == nil && next.ID == id {
 			text = r.t("undo_kept", chat.RawHTML(r.undoWhat(next.Kind, r.labelByID(next.RentalID, next.Name))))
 		}
 		return r.send(r.plain(text))
