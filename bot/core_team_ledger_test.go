@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/gpuledger/gpuledger/bot"
+	"github.com/gpuledger/gpuledger/chat"
 	"github.com/gpuledger/gpuledger/ledger"
 	"github.com/gpuledger/gpuledger/view"
 )
@@ -323,5 +324,44 @@ func TestCore_TeamUndoOwn(t *testing.T) {
 	}
 	if e.rental(e.team.Ledger(), "box1") != nil {
 		t.Error("bob's /undo left his box1")
+	}
+}
+
+// TestCore_TeamRoom: in the team's room a member's question is about the
+// team (whatever their /use says) and answered privately, tagged; a write
+// is not run in the group; an allowed person outside the team is answered
+// about their own ledger.
+func TestCore_TeamRoom(t *testing.T) {
+	e := newTeamEnv(t)
+	const room = -1001234
+	act := ledger.Action{UserID: e.alice, At: e.now, Key: "bind"}
+	if _, err := e.db.BindRoom(context.Background(), act, e.team.ID, room, "Lab"); err != nil {
+		t.Fatal(err)
+	}
+	e.say(e.bob, "/rent box1 autodl 4090 1.88/h")
+	e.use(e.bob, e.bob)
+	inRoom := func(user int64, text string) []string {
+		u := e.update(user, text)
+		u.ChatID, u.ChatType = room, chat.ChatSupergroup
+		var priv []string
+		for _, s := range e.handle(u) {
+			if s.Out.ChatID == user {
+				priv = append(priv, s.Out.Text)
+			}
+		}
+		return priv
+	}
+	priv := inRoom(e.bob, "/status")
+	if len(priv) != 1 || !strings.HasPrefix(priv[0], teamTag) || !strings.Contains(priv[0], "box1") {
+		t.Errorf("/status in the room, privately = %q, want the team's, tagged", priv)
+	}
+	inRoom(e.bob, "/rent box9 autodl 4090 1.88/h")
+	if e.rental(e.team.Ledger(), "box9") != nil || e.rental(e.bob, "box9") != nil {
+		t.Error("a write sent in the room was run")
+	}
+	e.say(504, "/status") // registers an allowed person outside the team
+	priv = inRoom(504, "/status")
+	if len(priv) != 1 || strings.HasPrefix(priv[0], "👥") || !strings.Contains(priv[0], "No rentals") {
+		t.Errorf("an outsider's /status in the room = %q, want their own ledger, untagged", priv)
 	}
 }
