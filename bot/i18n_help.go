@@ -33,7 +33,7 @@ func (h helpItem) description(lang string) string {
 // helpItems lists every command in the order /help shows them. Examples
 // here are checked by a test: each must parse to a command of its kind.
 var helpItems = []helpItem{
-	{command.KindRent, "/rent NAME PLATFORM GPU PRICE [MODE] [min=DUR] [step=DUR] [floor=AMOUNT] [currency=CUR] [for=DUR] [at TIME]",
+	{command.KindRent, "/rent NAME PLATFORM GPU PRICE [MODE] [min=DUR] [step=DUR] [floor=AMOUNT] [currency=CUR] [for=DUR] [project=NAME] [at TIME]",
 		[2]string{"start a rental", "记一台新租的机器"},
 		[2]string{"/rent box1 autodl 4090 1.88/h", "/rent box1 autodl 4090 1.88元/小时 按秒"}},
 	{command.KindStop, "/stop NAME [at TIME]",
@@ -48,13 +48,13 @@ var helpItems = []helpItem{
 	{command.KindPrice, "/price NAME PRICE [at TIME]",
 		[2]string{"change a rental's price from now or from TIME; a past TIME corrects it, released rentals too", "修改价格（从现在或指定时间起）；过去的时间可更正价格，已释放的也可以"},
 		[2]string{"/price box1 2.28/h", "/price box1 2.28元/小时"}},
-	{command.KindStorage, "/storage VOLUME SIZE [PRICE] [free=SIZE] [rental=NAME | platform=NAME] [at TIME] | VOLUME resize SIZE | VOLUME delete | VOLUME price=PRICE [stopped=PRICE] [at TIME]",
+	{command.KindStorage, "/storage VOLUME SIZE [PRICE] [free=SIZE] [rental=NAME | platform=NAME] [project=NAME] [at TIME] | VOLUME resize SIZE | VOLUME delete | VOLUME price=PRICE [stopped=PRICE] [at TIME]",
 		[2]string{"add, resize, price (from its creation, or from TIME on) or delete a storage volume", "记录、扩容、定价（从创建时起，或从指定时间起）或删除存储盘"},
 		[2]string{"/storage data1 200GB 0.0066/GB/day free=50GB rental=box1", "/storage data1 200GB 0.0066元/GB/天 free=50GB rental=box1"}},
 	{command.KindTraffic, "/traffic NAME price=PRICE/GB [free=SIZE] [direction=out|in|both] | NAME price=PRICE/GB at TIME | NAME AMOUNT [out|in] [at TIME]",
 		[2]string{"set a traffic price, or change it from TIME on (released rentals too), or record traffic used", "设置流量价格，或从指定时间起改价（已释放的也可以），或记录流量"},
 		[2]string{"/traffic box1 price=0.8/GB free=100GB", "/traffic box1 120GB out"}},
-	{command.KindCharge, "/charge NAME AMOUNT NOTE... [at TIME]",
+	{command.KindCharge, "/charge NAME AMOUNT NOTE... [at TIME] [project=NAME]",
 		[2]string{"a one-off charge (image fee, support), dated now or at TIME", "一次性费用（镜像费等），记在现在或 at 给出的时间"},
 		[2]string{"/charge box1 5 image fee at 2026-11-01 10:05", "/charge box1 5元 镜像费 at 昨天 10:05"}},
 	{command.KindTopup, "/topup PLATFORM AMOUNT [at TIME]",
