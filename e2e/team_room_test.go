@@ -13,7 +13,8 @@ import (
 // TestTeamRoom runs the real server with GPULEDGER_TEAM_OUTSIDERS=on
 // against the fake Bot API: alice (the only allowed person) makes team
 // crew and binds a group as its room; dan, outside the allow list, joins
-// by her invite link (admitted, as the operator allowed); the group is
+// by her invite's t.me link (the server asked Telegram for the bot's
+// username at start; dan is admitted, as the operator allowed); the group is
 // upgraded to a supergroup, Telegram's service messages come from dan (no
 // user of the bot's own), and the room follows the new chat ID; then dan
 // removes the bot from the supergroup, and the room is unbound and alice,
@@ -37,8 +38,11 @@ func TestTeamRoom(t *testing.T) {
 
 	w.waitIn(t, alice, w.say(alice, alice, "/team new crew"), wait, "crew", "owner")
 	w.waitIn(t, group, w.say(alice, group, "/team bind"), wait, "room of team crew")
-	code, _ := w.invite(t)
-	w.waitIn(t, dan, w.say(dan, dan, "/start join-"+code), wait, "joined team crew")
+	_, link := w.invite(t)
+	if link == "" {
+		t.Fatal("the invite has no t.me link: the server did not give the core the bot's username")
+	}
+	w.waitIn(t, dan, w.say(dan, dan, "/start join-"+link), wait, "joined team crew")
 
 	room := func() int64 {
 		t.Helper()

@@ -474,6 +474,7 @@ func (t *Transport) connect(ctx context.Context) error {
 			t.reachable()
 			t.botName = me.UserName
 			t.log.Info("telegram connected", "bot", me.UserName)
+			t.rememberName(ctx, me.UserName)
 			break
 		}
 		if ctx.Err() != nil {
@@ -506,6 +507,22 @@ func (t *Transport) connect(ctx context.Context) error {
 	}
 	t.setMenu(ctx)
 	return nil
+}
+
+// rememberName stores the bot's username for the next start (BotName),
+// when the store can write meta and it changed. A failure is logged: it
+// is a hint only.
+func (t *Transport) rememberName(ctx context.Context, name string) {
+	ms, ok := t.cfg.Store.(metaSetter)
+	if !ok || name == "" {
+		return
+	}
+	if old, _, err := t.cfg.Store.Meta(ctx, BotNameKey); err == nil && old == name {
+		return
+	}
+	if err := ms.SetMeta(ctx, BotNameKey, name); err != nil {
+		t.log.Warn("storing the bot's username failed", "key", BotNameKey, "err", t.scrubErr(err))
+	}
 }
 
 // unreachable logs the first failure of an incident; later ones only at

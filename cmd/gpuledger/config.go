@@ -56,6 +56,11 @@ type Config struct {
 	// person reaches the teams they joined and nothing else: no ledger of
 	// their own, none of the operator's commands.
 	TeamOutsiders bool
+
+	// botName is the bot's username as Telegram gave it at start (serve's
+	// botName), not configured: the core writes team invites' t.me links
+	// with it.
+	botName string
 }
 
 // Default hub addresses when GPULEDGER_LISTEN and -listen are unset. The

@@ -48,6 +48,8 @@ func runServe(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	var owner int64 // the terminal's user owns the ledger without claiming it
 	if terminal {
 		owner = cfg.ConsoleUser
+	} else {
+		cfg.botName = botName(ctx, cfg, db, getenv, log)
 	}
 	srv, err := newServer(ctx, cfg, db, owner, getenv, log)
 	if err != nil {
@@ -124,6 +126,24 @@ func runServe(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	srv.start(ctx, t)
 	log.Info("serving Telegram", "endpoint_host", endpointHost(cfg.TelegramEndpoint))
 	return t.Run(ctx)
+}
+
+// botNameWait bounds how long a start waits for Telegram to say the
+// bot's username: a server started while Telegram is unreachable must
+// still start (the transport keeps trying on its own).
+const botNameWait = 5 * time.Second
+
+// botName returns the bot's username for the core (the t.me links of team
+// invites): Telegram's getMe, else the name an earlier start stored, else
+// "" (invites then carry their code without a link), logged.
+func botName(ctx context.Context, cfg Config, db *sqlite.DB, getenv func(string) string, log *slog.Logger) string {
+	nctx, cancel := context.WithTimeout(ctx, botNameWait)
+	defer cancel()
+	name, err := telegram.BotName(nctx, db, cfg.TelegramToken, cfg.TelegramEndpoint, telegram.NewHTTPClient(botNameWait, telegram.ProxyFromEnv(getenv)))
+	if err != nil {
+		log.Warn("the bot's username is not known yet: team invites carry their code without a t.me link until a start that reaches Telegram", "err", err)
+	}
+	return name
 }
 
 // consoleFilesDir is where the terminal console writes the files the chat

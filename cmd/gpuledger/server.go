@@ -95,6 +95,7 @@ func newServer(ctx context.Context, cfg Config, db *sqlite.DB, owner int64, gete
 		AgentDownloads: downloads, Enrolment: h.Enrolment(),
 		InstanceCards: sched, Connections: sync, Dashboard: dash,
 		Teams: db, TeamOutsiders: cfg.TeamOutsiders, // who a team's invite may admit
+		BotName: cfg.botName, // the t.me links of team invites
 	})
 	if err != nil {
 		return nil, err
