@@ -16,10 +16,14 @@ import (
 
 // loadLedgerUser sets r.lu, the ledger's user row: the sender's own on
 // their ledger (already read), the team ledger's row on a team, so that
-// the ledger's settings (budget currency, summary time, zone for money
-// days) are the team's while the reply stays in the sender's language.
+// the ledger's settings (budget currency, summary time) are the team's
+// while the reply stays in the sender's language.
+//
+// A team's ledger has one clock, its zone: on a team r.loc is the team's,
+// so "today", "this month" and "at 10:00" mean the same for every member
+// and the same as the team's budget, cards, nightly summary and dashboard.
 func (r *req) loadLedgerUser() error {
-	r.lu = r.user
+	r.lu, r.loc = r.user, r.user.Location()
 	if r.team == nil || r.ledgerID == r.u.UserID {
 		return nil
 	}
@@ -27,7 +31,7 @@ func (r *req) loadLedgerUser() error {
 	if err != nil {
 		return err
 	}
-	r.lu = u
+	r.lu, r.loc = u, u.Location()
 	return nil
 }
 
@@ -78,8 +82,8 @@ func (r *req) usePress(p chat.ButtonPress) error {
 		return nil
 	}
 	if p.Ledger == r.u.UserID {
-		r.ledgerID, r.team, r.lu = r.u.UserID, nil, r.user
-		return nil
+		r.ledgerID, r.team = r.u.UserID, nil
+		return r.loadLedgerUser()
 	}
 	teamID, ok := ledger.TeamOf(p.Ledger)
 	if !ok || r.c.teams == nil {

@@ -159,7 +159,7 @@ func (r settings) settings(c command.SettingsCmd) error {
 		}
 	}
 	if r.team != nil {
-		r.lu = got // the team's settings: the reply stays in the sender's language
+		r.lu, r.loc = got, got.Location() // the team's settings and clock; the reply stays in the sender's language
 	} else {
 		r.user, r.lu, r.lang, r.loc = got, got, chat.NormLang(got.Lang), got.Location()
 	}

@@ -365,3 +365,20 @@ func TestCore_TeamRoom(t *testing.T) {
 		t.Errorf("an outsider's /status in the room = %q, want their own ledger, untagged", priv)
 	}
 }
+
+// TestCore_TeamSpendMonthIsTheTeams: /spend's month on a team is the
+// team ledger's, in its zone, not the member's: the figure the team's
+// budget and nightly summary count.
+func TestCore_TeamSpendMonthIsTheTeams(t *testing.T) {
+	e := newTeamEnv(t) // the team's zone is alice's, Asia/Shanghai
+	e.use(e.bob, e.bob)
+	e.say(e.bob, "/settings tz=UTC")
+	e.use(e.bob, e.team.Ledger())
+	e.now = time.Date(2026, 11, 30, 10, 0, 0, 0, time.UTC)
+	e.say(e.bob, "/rent box1 autodl 4090 1.00/h")
+	e.now = time.Date(2026, 11, 30, 20, 0, 0, 0, time.UTC) // December 1st, 04:00 in Shanghai
+	got := e.say(e.bob, "/spend")
+	if !strings.Contains(got, "¥4.00") || strings.Contains(got, "¥10.00") {
+		t.Errorf("/spend on the team = %q, want December in Shanghai (¥4.00), not November in UTC (¥10.00)", got)
+	}
+}
