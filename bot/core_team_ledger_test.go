@@ -182,6 +182,19 @@ func TestCore_TeamAdminOnly(t *testing.T) {
 	if u, _ = e.db.User(context.Background(), e.team.Ledger()); len(u.Budgets) != 1 {
 		t.Errorf("the admin's budget was not set on the team: %+v", u.Budgets)
 	}
+	// The team's auto-release policies are its admins'.
+	e.say(e.bob, "/rent box1 autodl 4090 1.88/h")
+	contains(t, e.say(e.bob, "/autorelease box1 stop after 30m"), teamTag, "✗", "admin")
+	box1 := e.rental(e.team.Ledger(), "box1")
+	if p, err := e.db.AutoPolicy(context.Background(), box1.ID); err != nil || p.Action != ledger.AutoNotify {
+		t.Errorf("a member's /autorelease set %+v (%v)", p, err)
+	}
+	if got := e.say(e.carol, "/autorelease box1 stop after 30m"); strings.Contains(got, "✗") {
+		t.Errorf("an admin's /autorelease = %q", got)
+	}
+	if p, err := e.db.AutoPolicy(context.Background(), box1.ID); err != nil || p.Action != ledger.AutoStop {
+		t.Errorf("the admin's /autorelease: %+v (%v), want stop", p, err)
+	}
 	// A member's language is their own: set on their row, not the team's.
 	e.say(e.bob, "/settings lang=zh")
 	own, _ := e.db.User(context.Background(), e.bob)
