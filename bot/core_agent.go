@@ -33,7 +33,13 @@ func (r agents) agent(c command.AgentCmd) error {
 	if r.c.agents == nil {
 		return r.answer(r.plain(r.t("agent_off")))
 	}
-	if _, err := r.liveRental(c.Name, ""); err != nil {
+	x, err := r.liveRental(c.Name, "")
+	if err != nil {
+		return err
+	}
+	// A new token revokes the rental's earlier one, on which its agent
+	// may run: on a team only its owner or an admin may issue it.
+	if err := r.mayChange(x); err != nil {
 		return err
 	}
 	// The key is recorded first: a redelivered /agent must not issue a

@@ -1,6 +1,7 @@
 package bot
 
 import (
+	"strconv"
 	"strings"
 
 	"github.com/gpuledger/gpuledger/chat"
@@ -165,4 +166,21 @@ func (r *req) exportTeam() ([]ledger.ExportOption, error) {
 		return nil, err
 	}
 	return []ledger.ExportOption{ledger.WithTeam(ledger.ExportTeam{Team: r.team.Team, Members: ms})}, nil
+}
+
+// mayChange refuses, on a team, a change the store does not journal (an
+// agent's token) of a rental that is another member's, unless the sender
+// is an admin: EUNAUTHORIZED "team_not_yours", as the store words its own.
+// A rental nobody owns yet is anyone's in the team.
+func (r *req) mayChange(x *ledger.Rental) error {
+	if r.team == nil || r.team.Member.Role.Admin() || x.Owner == 0 || x.Owner == r.u.UserID {
+		return nil
+	}
+	owner := "id" + strconv.FormatInt(x.Owner, 10)
+	if m, err := r.c.teams.Member(r.ctx, r.team.Team.ID, x.Owner); err == nil {
+		owner = m.Name()
+	} else if ledger.ErrorCode(err) != ledger.ENOTFOUND {
+		return err
+	}
+	return ledger.Errorc(ledger.EUNAUTHORIZED, "team_not_yours", x.Name, owner)
 }

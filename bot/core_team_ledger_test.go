@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gpuledger/gpuledger/agent/hub"
 	"github.com/gpuledger/gpuledger/bot"
 	"github.com/gpuledger/gpuledger/chat"
 	"github.com/gpuledger/gpuledger/ledger"
@@ -25,7 +26,15 @@ const teamTag = "👥 lab · "
 
 func newTeamEnv(t *testing.T) *teamEnv {
 	t.Helper()
-	e := &teamEnv{env: newEnv(t, bot.Config{AllowedUsers: []int64{501, 502, 503, 504}}), alice: 501, bob: 502, carol: 503}
+	return newTeamEnvWith(t, bot.Config{})
+}
+
+// newTeamEnvWith is newTeamEnv with cfg (its store and allow list set here
+// unless given).
+func newTeamEnvWith(t *testing.T, cfg bot.Config) *teamEnv {
+	t.Helper()
+	cfg.AllowedUsers = []int64{501, 502, 503, 504}
+	e := &teamEnv{env: newEnv(t, cfg), alice: 501, bob: 502, carol: 503}
 	ctx := context.Background()
 	for _, u := range []int64{e.alice, e.bob, e.carol} {
 		e.say(u, "/status") // registers each with a ledger of their own
@@ -393,5 +402,34 @@ func TestCore_TeamSpendMonthIsTheTeams(t *testing.T) {
 	got := e.say(e.bob, "/spend")
 	if !strings.Contains(got, "¥4.00") || strings.Contains(got, "¥10.00") {
 		t.Errorf("/spend on the team = %q, want December in Shanghai (¥4.00), not November in UTC (¥10.00)", got)
+	}
+}
+
+// TestCore_TeamAgentToken: a member may issue the agent token of their
+// own rental, not a teammate's (a new token revokes the one its agent
+// runs on); an admin may; a member's enrolment token is the team's.
+func TestCore_TeamAgentToken(t *testing.T) {
+	db := openStore(t)
+	var now time.Time
+	h, err := hub.New(hub.Config{Store: db, Now: func() time.Time { return now }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := newTeamEnvWith(t, bot.Config{Store: db, AgentTokens: h.Tokens(), Enrolment: h.Enrolment(), PublicURL: "https://ledger.example.com"})
+	now = e.now
+	e.say(e.bob, "/rent box1 autodl 4090 1.88/h")
+	e.say(e.carol, "/rent box2 autodl 4090 2.00/h")
+	contains(t, e.say(e.bob, "/agent box2"), teamTag, "✗", "box2", "@carol")
+	for _, who := range []int64{e.bob, e.carol} {
+		if got := e.say(who, "/agent box1"); !strings.HasPrefix(got, teamTag) || strings.Contains(got, "✗") || !strings.Contains(got, "https://ledger.example.com") {
+			t.Errorf("/agent box1 by %d = %q, want its install line", who, got)
+		}
+	}
+	if got := e.say(e.bob, "/agent"); !strings.HasPrefix(got, teamTag) || strings.Contains(got, "✗") {
+		t.Errorf("a member's /agent (enrolment) = %q", got)
+	}
+	toks, err := db.EnrolTokens(context.Background(), e.team.Ledger())
+	if err != nil || len(toks) != 1 || toks[0].CreatedBy != e.bob {
+		t.Errorf("the team's enrolment tokens = %+v (%v), want one made by bob", toks, err)
 	}
 }
