@@ -178,6 +178,9 @@ func (r agents) agentRevoke(command.AgentRevokeCmd) error {
 	if r.c.enrol == nil {
 		return r.answer(r.plain(r.t("agent_off")))
 	}
+	if err := r.adminOnly(); err != nil {
+		return err // on a team it revokes every member's enrolment tokens
+	}
 	if err := r.mark(); err != nil {
 		return err
 	}

@@ -432,4 +432,12 @@ func TestCore_TeamAgentToken(t *testing.T) {
 	if err != nil || len(toks) != 1 || toks[0].CreatedBy != e.bob {
 		t.Errorf("the team's enrolment tokens = %+v (%v), want one made by bob", toks, err)
 	}
+	// /agent revoke on a team revokes every member's: its admins'.
+	contains(t, e.say(e.bob, "/agent revoke"), teamTag, "✗", "admin")
+	if toks, _ := db.EnrolTokens(context.Background(), e.team.Ledger()); len(toks) != 1 || !toks[0].RevokedAt.IsZero() {
+		t.Errorf("a member's /agent revoke: %+v, want the token live", toks)
+	}
+	if got := e.say(e.carol, "/agent revoke"); strings.Contains(got, "✗") {
+		t.Errorf("an admin's /agent revoke = %q", got)
+	}
 }
