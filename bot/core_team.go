@@ -533,13 +533,12 @@ func (r teams) unbind() error {
 	if r.inGroup() && r.u.ChatID != t.Room {
 		return r.answer(r.plain(r.tt("team_unbind_other", t.Name)))
 	}
-	if err := r.mark(); err != nil {
-		return err
-	}
+	// UnbindRoom keys nothing and is idempotent: a redelivered unbind
+	// unbinds again and is answered once (answer records the key).
 	if _, _, err := r.c.teams.UnbindRoom(r.ctx, t.Room); err != nil {
 		return err
 	}
-	return r.send(r.plain(r.tt("team_unbound", t.Name)))
+	return r.answer(r.plain(r.tt("team_unbound", t.Name)))
 }
 
 // limit answers /team limit: the list, or one limit set (admins).

@@ -363,3 +363,35 @@ func TestTeam_StrangerWrongCodes(t *testing.T) {
 		t.Fatalf("a stranger past the bound was admitted: %+v", out)
 	}
 }
+
+// TestTeam_BindUnbind: an admin's /team bind in a group makes it the
+// room, with the group's title; a member may neither bind nor unbind; the
+// admin's /team unbind leaves the team without a room.
+func TestTeam_BindUnbind(t *testing.T) {
+	e := newTeamChat(t, false)
+	contains(t, e.reply(ben, "/team join "+e.invite(ann, "")), "joined")
+	inGroup := func(user int64, text string) string {
+		u := e.as(user, text)
+		u.ChatID, u.ChatType, u.ChatTitle = -950, chat.ChatGroup, "GPU crew"
+		out := e.handle(u)
+		if len(out) != 1 || out[0].Out.ChatID != -950 {
+			t.Fatalf("%q in the group = %+v, want one reply there", text, out)
+		}
+		return out[0].Out.Text
+	}
+	contains(t, inGroup(ben, "/team bind"), "✗")
+	if tm := e.teamNamed("crew"); tm.Room != 0 {
+		t.Fatalf("a member bound the room: %+v", tm)
+	}
+	contains(t, inGroup(ann, "/team bind"), "room of team crew")
+	if tm := e.teamNamed("crew"); tm.Room != -950 || tm.RoomTitle != "GPU crew" {
+		t.Fatalf("crew after /team bind = %+v, want room -950 titled GPU crew", tm)
+	}
+	contains(t, e.reply(ann, "/team"), "room: GPU crew")
+	contains(t, inGroup(ben, "/team unbind"), "Only an admin")
+	contains(t, inGroup(ann, "/team unbind"), "no room now")
+	if tm := e.teamNamed("crew"); tm.Room != 0 {
+		t.Fatalf("crew after /team unbind = %+v, want no room", tm)
+	}
+	contains(t, e.reply(ann, "/team unbind"), "no room to unbind")
+}
