@@ -395,3 +395,67 @@ func TestTeam_BindUnbind(t *testing.T) {
 	}
 	contains(t, e.reply(ann, "/team unbind"), "no room to unbind")
 }
+
+// TestTeam_LimitOwnerProject: an admin sets a member's limit (the currency
+// the team's budget's, else CNY) and clears it with 0, a member may not;
+// an admin hands a rental to a member, a member may not hand one back;
+// /project sets the default a new rental takes.
+func TestTeam_LimitOwnerProject(t *testing.T) {
+	e := newTeamChat(t, false)
+	ctx := context.Background()
+	tm := e.teamNamed("crew")
+	contains(t, e.reply(ben, "/team join "+e.invite(ann, "")), "joined")
+
+	contains(t, e.reply(ann, "/team limit @ben rate=10/h gpus=2"), "@ben", "¥10.00/h", "2 GPUs")
+	contains(t, e.reply(ben, "/team limit team month=1"), "✗")
+	ls, err := e.db.Limits(ctx, tm.ID)
+	if err != nil || len(ls) != 1 || ls[0].Scope != ledger.ScopeMember || ls[0].Subject != fmt.Sprint(ben) ||
+		ls[0].Currency != ledger.CNY || ls[0].GPUs != 2 || ls[0].RatePerHour.String() != "10" {
+		t.Fatalf("limits = %+v %v", ls, err)
+	}
+	contains(t, e.reply(ann, "/budget $500"), "500")
+	contains(t, e.reply(ann, "/team limit project=yolo month=5000"), "project yolo", "$5000.00")
+	contains(t, e.reply(ann, "/team limit @ben rate=0 gpus=0 CNY"), "no CNY limit")
+	if ls, _ := e.db.Limits(ctx, tm.ID); len(ls) != 1 || ls[0].Scope != ledger.ScopeProject || ls[0].Currency != ledger.USD {
+		t.Fatalf("limits after clearing ben's = %+v", ls)
+	}
+
+	contains(t, e.reply(ann, "/rent box1 autodl 4090 1.88/h"), "box1")
+	contains(t, e.reply(ben, "/team owner box1 @ben"), "✗")
+	contains(t, e.reply(ann, "/team owner box1 @ben"), "box1", "@ben")
+	if x := e.rentalNamed(tm.Ledger(), "box1"); x.Owner != ben {
+		t.Fatalf("box1 after /team owner = %+v, want ben's", x)
+	}
+	contains(t, e.reply(ben, "/team owner box1 @ann"), "✗")
+
+	contains(t, e.reply(ben, "/project yolo"), "project yolo")
+	contains(t, e.reply(ben, "/rent box2 autodl 4090 1.88/h"), "box2")
+	if x := e.rentalNamed(tm.Ledger(), "box2"); x.Project != "yolo" || x.Owner != ben {
+		t.Fatalf("box2 = owner %d project %q, want ben's in yolo", x.Owner, x.Project)
+	}
+	contains(t, e.reply(ben, "/project none"), "No default project")
+	contains(t, e.reply(ben, "/project"), "no default project")
+}
+
+// TestTeam_Chinese: the team commands answer a Chinese speaker in
+// Chinese, their refusals too.
+func TestTeam_Chinese(t *testing.T) {
+	e := newTeamChat(t, false)
+	zh := func(user int64, text string) string {
+		u := e.as(user, text)
+		u.LangCode = "zh-CN"
+		for _, s := range e.handle(u) {
+			if s.Out.ChatID == user {
+				return s.Out.Text
+			}
+		}
+		t.Fatalf("%q: no reply", text)
+		return ""
+	}
+	contains(t, zh(cat, "/设置 lang=zh"), "lang=zh")
+	contains(t, zh(cat, "/团队"), "你还不在任何团队中")
+	contains(t, zh(cat, "/团队 角色 @ann 老板"), "不是角色")
+	contains(t, zh(cat, "/团队 加入 "+e.invite(ann, "")), "加入团队 crew")
+	contains(t, zh(cat, "/团队"), "2 名成员", "@ann · 所有者", "@cat · 成员")
+	contains(t, zh(cat, "/切换 个人"), "你自己的账本")
+}

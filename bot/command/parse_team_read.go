@@ -358,6 +358,16 @@ func (p *parser) teamLimit(args []string) (Command, error) {
 		c.Limit.Month, bounds = d, bounds+1
 	}
 	if v, ok := p.kv["gpus"]; ok {
+		// "gpus=2 CNY" reaches here merged as "2CNY": the currency is the
+		// limit's, not the count's.
+		if i := strings.IndexFunc(v, func(r rune) bool { return r < '0' || r > '9' }); i > 0 {
+			if cc, ok := currencyWord(strings.ToLower(v[i:])); ok {
+				if err := p.mergeCurrency(&cur, cc, v); err != nil {
+					return nil, err
+				}
+				v = v[:i]
+			}
+		}
 		n, err := strconv.Atoi(v)
 		if err != nil || n < 0 || n > 4096 || !isDigits(v) {
 			return nil, p.err("team_bad_limit_gpus", quote(v))
