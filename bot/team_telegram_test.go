@@ -48,3 +48,24 @@ func TestTeam_Telegram(t *testing.T) {
 		t.Fatalf("crew after /team bind: %+v %v, want room %d", tm, err, group)
 	}
 }
+
+// TestTeam_TelegramOutsider: with outsiders on, a person outside the
+// allow list who opens the invite link through Telegram joins the team,
+// and their /status then answers the team's ledger.
+func TestTeam_TelegramOutsider(t *testing.T) {
+	c := newChat(t, bot.Config{AllowedUsers: []int64{alice}, TeamOutsiders: true})
+	c.fake.SetUser(alice, "alice", "en")
+	c.fake.SetUser(mallory, "mallory", "en")
+	contains(t, c.say(alice, "/team new crew").Text, "Team crew is made")
+	contains(t, c.say(alice, "/rent box1 autodl 4090 1.88/h").Text, "box1")
+	inv := c.say(alice, "/team invite").Text
+	m := regexp.MustCompile(`start=join-([a-z0-9]+)`).FindStringSubmatch(inv)
+	if m == nil {
+		t.Fatalf("/team invite = %q: no link", inv)
+	}
+	contains(t, c.say(mallory, "/start join-"+m[1]).Text, "joined team crew", "no ledger of your own")
+	st := c.say(mallory, "/status").Text
+	if !strings.HasPrefix(st, "👥 crew") || !strings.Contains(st, "box1") {
+		t.Fatalf("the outsider's /status = %q, want the team's", st)
+	}
+}
