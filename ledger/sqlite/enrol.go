@@ -394,6 +394,19 @@ func (ens *Enrolments) IgnoreInstance(ctx context.Context, a ledger.Action, id i
 			return ledger.Instance{}, err
 		}
 		name := ledger.InstanceRentalName(in)
+		// On a team's ledger "Not mine" is for the member who made the
+		// enrolment token the instance came with, or an admin: another
+		// member would silence a teammate's box.
+		if ledger.IsTeamLedger(a.UserID) && in.TokenID != 0 {
+			var by int64
+			err := tx.QueryRowContext(ctx, `SELECT created_by FROM enrol_tokens WHERE id = ?`, in.TokenID).Scan(&by)
+			if err != nil && err != sql.ErrNoRows {
+				return ledger.Instance{}, fmt.Errorf("sqlite: who made enrolment token %d: %w", in.TokenID, err)
+			}
+			if err := mayChange(ctx, tx, a, name, by); err != nil {
+				return ledger.Instance{}, err
+			}
+		}
 		switch in.State {
 		case ledger.InstanceBound:
 			return ledger.Instance{}, ledger.Errorc(ledger.ECONFLICT, "instance_bound", name, rentalName(ctx, tx, in.RentalID))

@@ -464,3 +464,25 @@ func TestTeamRecords_UndoDeleteKeepsOwner(t *testing.T) {
 		t.Fatalf("the charge after undoing its deletion = %+v, want bob's on bert", book.Charges)
 	}
 }
+
+// TestTeamRecords_IgnoreInstanceMakerOrAdmin: on a team's ledger "Not
+// mine" is for the member who made the enrolment token the instance
+// announced itself with, or an admin: bob cannot silence dave's box
+// (team_not_yours, nothing changed); dave can, and so can carol, an admin.
+func TestTeamRecords_IgnoreInstanceMakerOrAdmin(t *testing.T) {
+	ctx := context.Background()
+	db := openTeam(t)
+	tok, _, err := db.IssueEnrolTokenBy(ctx, teamLedger, dave, hashOf("dave-tok"), t0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	in1 := mustAnnounce(t, db, announcement(tok, "pod1", t0))
+	in2 := mustAnnounce(t, db, announcement(tok, "pod2", t0))
+	unchangedKey(t, db, ledger.EUNAUTHORIZED, "team_not_yours", func() error { _, err := db.IgnoreInstance(ctx, byOf(bob), in1.ID); return err })
+	if got, err := db.IgnoreInstance(ctx, byOf(dave), in1.ID); err != nil || got.State != ledger.InstanceIgnored {
+		t.Fatalf("dave's Not mine = %+v, %v", got, err)
+	}
+	if got, err := db.IgnoreInstance(ctx, byOf(carol), in2.ID); err != nil || got.State != ledger.InstanceIgnored {
+		t.Fatalf("carol's (an admin) Not mine = %+v, %v", got, err)
+	}
+}
