@@ -317,6 +317,16 @@ type TeamStore interface {
 	// revoked. ECONFLICT "team_last_owner" when they are its last owner.
 	// It returns the names of the rentals handed over.
 	RemoveMember(ctx context.Context, a Action, teamID, userID, handTo int64) (handed []string, err error)
+	// FormerMembers returns the team's former members (left or removed:
+	// their row keeps removed_at), with the username and role they had
+	// last, in the order they left, so splits and exports still name
+	// them. A person who rejoined is a current member, not a former one.
+	FormerMembers(ctx context.Context, teamID int64) ([]Member, error)
+	// ExpireInvite expires the unused invite whose code is code at at
+	// (a code seen posted where anyone may read it): the code then
+	// answers "invite_expired". ok is false when no unused, unexpired
+	// invite has that code; nothing changes then.
+	ExpireInvite(ctx context.Context, code string, at time.Time) (teamID int64, ok bool, err error)
 	// SetDM turns the member's private copy of their cards on or off.
 	SetDM(ctx context.Context, a Action, teamID int64, on bool) (Member, error)
 

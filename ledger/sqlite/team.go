@@ -304,6 +304,14 @@ func (rs *Rosters) Members(ctx context.Context, teamID int64) ([]ledger.Member, 
 		WHERE team_id = ? AND removed_at IS NULL`+memberOrder, teamID)
 }
 
+// FormerMembers returns the team's former members (their row has
+// removed_at set: they left or were removed), with the username and role
+// they had last, in the order they left.
+func (rs *Rosters) FormerMembers(ctx context.Context, teamID int64) ([]ledger.Member, error) {
+	return queryAll(ctx, rs.db.reader, "former members", scanMember, `SELECT `+memberCols+` FROM team_members
+		WHERE team_id = ? AND removed_at IS NOT NULL ORDER BY removed_at, rowid`, teamID)
+}
+
 // MemberByUsername finds a current member by username, without '@', in
 // any case. ENOTFOUND "team_not_member".
 func (rs *Rosters) MemberByUsername(ctx context.Context, teamID int64, username string) (ledger.Member, error) {

@@ -7,6 +7,7 @@ import (
 	"database/sql"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/gpuledger/gpuledger/ledger"
 )
@@ -234,4 +235,42 @@ func (rs *Rosters) Join(ctx context.Context, a ledger.Action, code, username str
 		return ledger.Membership{}, err
 	}
 	return out, nil
+}
+
+// ExpireInvite expires the unused, unexpired invite whose code is code
+// at at, in one conditional update, so a code posted where others can
+// read it stops working; Join then answers "invite_expired". ok is false
+// and nothing changes when no such invite exists (unknown, used or
+// expired already). Like Join, a code unknown to the store is answered
+// from the read pool and takes no write lock.
+func (rs *Rosters) ExpireInvite(ctx context.Context, code string, at time.Time) (int64, bool, error) {
+	h := inviteHash(code)
+	var known int
+	if err := rs.db.reader.QueryRowContext(ctx, `SELECT count(*) FROM team_invites WHERE hash = ? AND used_by IS NULL`, h[:]).Scan(&known); err != nil {
+		return 0, false, storeError(fmt.Errorf("sqlite: look up an invite: %w", err))
+	}
+	if known == 0 {
+		return 0, false, nil
+	}
+	var (
+		teamID int64
+		ok     bool
+	)
+	err := rs.db.withWrite(ctx, func(tx *wtx) error {
+		teamID, ok = 0, false
+		err := tx.QueryRowContext(ctx, `UPDATE team_invites SET expires_at = ?1
+			WHERE hash = ?2 AND used_by IS NULL AND expires_at > ?1 RETURNING team_id`, unix(at), h[:]).Scan(&teamID)
+		if err == sql.ErrNoRows {
+			return nil
+		}
+		if err != nil {
+			return fmt.Errorf("sqlite: expire an invite: %w", err)
+		}
+		ok = true
+		return nil
+	})
+	if err != nil {
+		return 0, false, err
+	}
+	return teamID, ok, nil
 }

@@ -1,0 +1,86 @@
+package sqlite_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/gpuledger/gpuledger/ledger"
+)
+
+// An invite code seen posted in a group is expired by its code: Join
+// then refuses it as expired; a second expiry, a used code and an unknown
+// code report ok false and change nothing.
+func TestTeam_ExpireInvite(t *testing.T) {
+	ctx := context.Background()
+	db, team := rosterDB(t)
+	code, _, err := db.CreateInvite(ctx, onTeam(team, tAnn), team.ID, 0, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	other, _, err := db.CreateInvite(ctx, onTeam(team, tAnn), team.ID, 0, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	when := t0.Add(time.Minute)
+	id, ok, err := db.ExpireInvite(ctx, "  "+code+" ", when)
+	if err != nil || !ok || id != team.ID {
+		t.Fatalf("ExpireInvite = %d, %v, %v; want %d, true", id, ok, err, team.ID)
+	}
+	if got := rawInt(t, db, `SELECT expires_at FROM team_invites WHERE team_id = ? AND used_by IS NULL ORDER BY expires_at LIMIT 1`, team.ID); got != when.Unix() {
+		t.Fatalf("expires_at = %d, want %d", got, when.Unix())
+	}
+	teamKey(t, func() error {
+		_, err := db.Join(ctx, ledger.Action{UserID: tEli, At: when.Add(time.Second)}, code, "eli", false)
+		return err
+	}(), ledger.EINVALID, "invite_expired")
+	for _, c := range []string{code, "nosuchcode"} {
+		unchanged(t, db, "", func() error {
+			id, ok, err := db.ExpireInvite(ctx, c, when.Add(time.Second))
+			if ok || id != 0 {
+				t.Fatalf("ExpireInvite(%q) again = %d, %v", c, id, ok)
+			}
+			return err
+		})
+	}
+	// The other code still works; once used, it cannot be expired.
+	if _, err := db.Join(ctx, ledger.Action{UserID: tEli, At: when}, other, "eli", false); err != nil {
+		t.Fatalf("the other code: %v", err)
+	}
+	unchanged(t, db, "", func() error {
+		_, ok, err := db.ExpireInvite(ctx, other, when)
+		if ok {
+			t.Fatal("a used code was expired")
+		}
+		return err
+	})
+}
+
+// Former members are named with their last username and role; a member
+// who rejoins is no longer one.
+func TestTeam_FormerMembers(t *testing.T) {
+	ctx := context.Background()
+	db, team := rosterDB(t)
+	if f, err := db.FormerMembers(ctx, team.ID); err != nil || len(f) != 0 {
+		t.Fatalf("FormerMembers before = %v, %v", f, err)
+	}
+	if _, err := db.RemoveMember(ctx, onTeam(team, tAnn), team.ID, tCat, tAnn); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.RemoveMember(ctx, onTeam(team, tBen), team.ID, tBen, 0); err != nil {
+		t.Fatal(err)
+	}
+	f, err := db.FormerMembers(ctx, team.ID)
+	if err != nil || len(f) != 2 {
+		t.Fatalf("FormerMembers = %v, %v", f, err)
+	}
+	if f[0].UserID != tCat || f[0].Username != "cat" || f[0].Role != ledger.RoleAdmin ||
+		f[1].UserID != tBen || f[1].Username != "ben" || f[1].Role != ledger.RoleMember {
+		t.Fatalf("FormerMembers = %+v", f)
+	}
+	mustJoin(t, db, team, tBen)
+	f, err = db.FormerMembers(ctx, team.ID)
+	if err != nil || len(f) != 1 || f[0].UserID != tCat {
+		t.Fatalf("FormerMembers after ben rejoined = %+v, %v", f, err)
+	}
+}
