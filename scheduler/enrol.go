@@ -461,6 +461,16 @@ func (s *Scheduler) enrolPress(ctx context.Context, p chat.ButtonPress, snd chat
 					return answer(no)
 				}
 			}
+		case ActReconnect:
+			// A new agent token for the rental, the old one revoked: the
+			// rental's owner's or an admin's.
+			if id, err := strconv.ParseInt(p.Payload, 10, 64); err == nil && id > 0 {
+				if in, err := s.store.Instance(ctx, u.ID, id); err == nil && in.RentalID != 0 {
+					if no := s.mayChange(ctx, p, in.RentalID, lg); no != "" {
+						return answer(no)
+					}
+				}
+			}
 		case ActRevokeEnrol:
 			// The team's enrolment is its admins'.
 			if !ledger.Role(p.Role).Admin() {
