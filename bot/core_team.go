@@ -556,6 +556,8 @@ func (r teams) limit(c command.TeamCmd) error {
 		b.WriteString(r.tt("team_limits_head", t.Name))
 		for i, l := range ls {
 			if i == membersPerPage {
+				b.WriteString("\n")
+				b.WriteString(r.tt("team_limits_more", strconv.Itoa(len(ls)-i)))
 				break
 			}
 			b.WriteString("\n")
@@ -575,6 +577,9 @@ func (r teams) limit(c command.TeamCmd) error {
 	if l.Currency == "" {
 		l.Currency = r.teamCurrency()
 	}
+	if err := r.mergeLimit(&l, c); err != nil {
+		return err
+	}
 	if err := r.c.teams.SetLimit(r.ctx, r.teamAct(r.ledgerID), l); err != nil {
 		return err
 	}
@@ -582,6 +587,33 @@ func (r teams) limit(c command.TeamCmd) error {
 		return r.send(r.plain(r.tt("team_limit_cleared", r.scopeName(l), string(l.Currency))))
 	}
 	return r.send(r.plain(r.tt("team_limit_set", r.scopeName(l), r.bounds(l))))
+}
+
+// mergeLimit fills the bounds the command did not write with the stored
+// limit's of the same scope, subject and currency, so that
+// "/team limit @bob month=3000" keeps an earlier gpus=2; a bound written
+// as 0 clears it.
+func (r teams) mergeLimit(l *ledger.Limit, c command.TeamCmd) error {
+	ls, err := r.c.teams.Limits(r.ctx, l.TeamID)
+	if err != nil {
+		return err
+	}
+	for _, old := range ls {
+		if old.Scope != l.Scope || old.Subject != l.Subject || old.Currency != l.Currency {
+			continue
+		}
+		if !c.RateSet {
+			l.RatePerHour = old.RatePerHour
+		}
+		if !c.GPUsSet {
+			l.GPUs = old.GPUs
+		}
+		if !c.MonthSet {
+			l.Month = old.Month
+		}
+		break
+	}
+	return nil
 }
 
 // teamCurrency is a limit's currency when none is written: the team

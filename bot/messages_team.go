@@ -133,6 +133,9 @@ var teamTexts = chat.Catalog{
 	"team_limit_line": {
 		"• %[1]s: %[2]s",
 		"• %[1]s：%[2]s"},
+	"team_limits_more": {
+		"… and %[1]s more",
+		"……另外 %[1]s 项"},
 	"team_limit_set": {
 		"✓ Limit of %[1]s: %[2]s",
 		"✓ %[1]s 的限额：%[2]s"},

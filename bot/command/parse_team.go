@@ -38,6 +38,10 @@ type TeamCmd struct {
 	// Limit is /team limit's bounds (TeamID unset; Scope and Subject
 	// from Who / project= / "team"; a bound of 0 clears it).
 	Limit ledger.Limit
+	// RateSet, GPUsSet and MonthSet say which bounds of Limit were
+	// written: the handler keeps a stored bound that was not, so that
+	// setting one bound never clears another.
+	RateSet, GPUsSet, MonthSet bool
 	// Page is /team's page of members (1-based; 0 the first).
 	Page int
 }

@@ -345,7 +345,7 @@ func (p *parser) teamLimit(args []string) (Command, error) {
 		if err := p.mergeCurrency(&cur, cc, v); err != nil {
 			return nil, err
 		}
-		c.Limit.RatePerHour, bounds = d, bounds+1
+		c.Limit.RatePerHour, c.RateSet, bounds = d, true, bounds+1
 	}
 	if v, ok := p.kv["month"]; ok {
 		d, cc, err := p.limitMoney(v, ledger.UnitMonth, "team_bad_limit_month")
@@ -355,7 +355,7 @@ func (p *parser) teamLimit(args []string) (Command, error) {
 		if err := p.mergeCurrency(&cur, cc, v); err != nil {
 			return nil, err
 		}
-		c.Limit.Month, bounds = d, bounds+1
+		c.Limit.Month, c.MonthSet, bounds = d, true, bounds+1
 	}
 	if v, ok := p.kv["gpus"]; ok {
 		// "gpus=2 CNY" reaches here merged as "2CNY": the currency is the
@@ -372,7 +372,7 @@ func (p *parser) teamLimit(args []string) (Command, error) {
 		if err != nil || n < 0 || n > 4096 || !isDigits(v) {
 			return nil, p.err("team_bad_limit_gpus", quote(v))
 		}
-		c.Limit.GPUs, bounds = n, bounds+1
+		c.Limit.GPUs, c.GPUsSet, bounds = n, true, bounds+1
 	}
 	if c.Limit.Scope == "" {
 		return nil, p.err("team_limit_no_scope")
