@@ -244,6 +244,11 @@ type Approval struct {
 	Scope    LimitScope
 	Subject  string
 	Kind     LimitKind
+	// Period is the calendar month a month bound's approval is about
+	// ("2026-12", in the team ledger's zone), so an approval of November
+	// leaves December to be asked again; "" for the rate and GPU bounds,
+	// which are asked once per rental.
+	Period   string
 	Currency Currency
 	// Limit is the bound and Value what the scope reached with the rental
 	// (a rate, a GPU count or a month's spend, as decimal text).
@@ -359,7 +364,7 @@ type TeamStore interface {
 	Limits(ctx context.Context, teamID int64) ([]Limit, error)
 
 	// OpenApproval stores an approval for a rental over a limit, once per
-	// (rental, scope, subject, kind): created is false when it was open
+	// (rental, scope, subject, kind, period): created is false when it was open
 	// or decided already (ap is then the stored one).
 	OpenApproval(ctx context.Context, ap Approval) (stored Approval, created bool, err error)
 	// Approval returns one approval. ENOTFOUND.

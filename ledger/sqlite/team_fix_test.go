@@ -84,3 +84,44 @@ func TestTeam_FormerMembers(t *testing.T) {
 		t.Fatalf("FormerMembers after ben rejoined = %+v, %v", f, err)
 	}
 }
+
+// A month bound's approval is asked once per month: November's approval,
+// decided, leaves December's to be opened; a period on a rate bound or
+// one that is no month is refused and changes nothing.
+func TestTeam_ApprovalPeriod(t *testing.T) {
+	ctx := context.Background()
+	db, team := rosterDB(t)
+	r, err := db.CreateRental(ctx, onTeam(team, tBen), box("box5", at(-time.Hour)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ap := ledger.Approval{TeamID: team.ID, RentalID: r.ID, Scope: ledger.ScopeTeam, Kind: ledger.LimitMonth,
+		Period: "2026-11", Currency: ledger.CNY, Limit: ledger.MustDecimal("100"), Value: ledger.MustDecimal("120")}
+	nov, created, err := db.OpenApproval(ctx, ap)
+	if err != nil || !created || nov.Period != "2026-11" {
+		t.Fatalf("OpenApproval(November) = %+v, %v, %v", nov, created, err)
+	}
+	if _, err := db.DecideApproval(ctx, onTeam(team, tAnn), nov.ID, ledger.ApprovalApproved); err != nil {
+		t.Fatal(err)
+	}
+	again, created, err := db.OpenApproval(ctx, ap)
+	if err != nil || created || again.ID != nov.ID || again.State != ledger.ApprovalApproved {
+		t.Fatalf("OpenApproval(November) again = %+v, %v, %v", again, created, err)
+	}
+	ap.Period = "2026-12"
+	dec, created, err := db.OpenApproval(ctx, ap)
+	if err != nil || !created || dec.ID == nov.ID || dec.State != ledger.ApprovalPending || dec.Period != "2026-12" {
+		t.Fatalf("OpenApproval(December) = %+v, %v, %v", dec, created, err)
+	}
+	if got, err := db.Approval(ctx, dec.ID); err != nil || got.Period != "2026-12" {
+		t.Fatalf("Approval = %+v, %v", got, err)
+	}
+	for _, bad := range []ledger.Approval{
+		{TeamID: team.ID, RentalID: r.ID, Scope: ledger.ScopeTeam, Kind: ledger.LimitRate, Period: "2026-12", Currency: ledger.CNY},
+		{TeamID: team.ID, RentalID: r.ID, Scope: ledger.ScopeTeam, Kind: ledger.LimitMonth, Period: "2026-13", Currency: ledger.CNY},
+		{TeamID: team.ID, RentalID: r.ID, Scope: ledger.ScopeTeam, Kind: ledger.LimitMonth, Period: "2026-1", Currency: ledger.CNY},
+		{TeamID: team.ID, RentalID: r.ID, Scope: ledger.ScopeTeam, Kind: ledger.LimitMonth, Period: "2026-12'; --", Currency: ledger.CNY},
+	} {
+		unchanged(t, db, ledger.EINVALID, func() error { _, _, err := db.OpenApproval(ctx, bad); return err })
+	}
+}

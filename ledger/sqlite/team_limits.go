@@ -123,7 +123,7 @@ func (rs *Rosters) Limits(ctx context.Context, teamID int64) ([]ledger.Limit, er
 		WHERE team_id = ? ORDER BY scope, subject, currency`, teamID)
 }
 
-const approvalCols = `id, team_id, rental_id, owner, scope, subject, kind, currency, lim, value, state,
+const approvalCols = `id, team_id, rental_id, owner, scope, subject, kind, period, currency, lim, value, state,
 	created_at, decided_by, decided_at, reminded_at`
 
 func scanApproval(s scanner) (ledger.Approval, error) {
@@ -135,7 +135,7 @@ func scanApproval(s scanner) (ledger.Approval, error) {
 		decidedBy               sql.NullInt64
 		decided, reminded       sql.NullInt64
 	)
-	if err := s.Scan(&ap.ID, &ap.TeamID, &ap.RentalID, &ap.Owner, &scope, &ap.Subject, &kind, &cur, &lim, &value, &state,
+	if err := s.Scan(&ap.ID, &ap.TeamID, &ap.RentalID, &ap.Owner, &scope, &ap.Subject, &kind, &ap.Period, &cur, &lim, &value, &state,
 		&created, &decidedBy, &decided, &reminded); err != nil {
 		return ap, err
 	}
@@ -162,8 +162,11 @@ func approvalByID(ctx context.Context, q querier, id int64) (ledger.Approval, er
 }
 
 // OpenApproval stores ap, pending, once per (rental, scope, subject,
-// kind): created is false when one was stored already (open or decided),
-// and stored is then that one, unchanged. The rental must be of the
+// kind, period): created is false when one was stored already (open or
+// decided), and stored is then that one, unchanged. Period is a month
+// bound's calendar month ("2026-12"), so November's approval does not
+// answer for December; "" for the other bounds (EINVALID otherwise, or
+// when it does not read as a month). The rental must be of the
 // team's ledger (ENOTFOUND "no_rental_id" when there is no such rental).
 func (rs *Rosters) OpenApproval(ctx context.Context, ap ledger.Approval) (ledger.Approval, bool, error) {
 	if err := validTeamID(ap.TeamID); err != nil {
@@ -181,6 +184,9 @@ func (rs *Rosters) OpenApproval(ctx context.Context, ap ledger.Approval) (ledger
 	}
 	if ap.Currency == "" {
 		return ledger.Approval{}, false, ledger.Errorc(ledger.EINVALID, "bad_currency", "")
+	}
+	if err := validPeriod(ap.Kind, ap.Period); err != nil {
+		return ledger.Approval{}, false, err
 	}
 	at := sec(ap.CreatedAt)
 	if at.IsZero() {
@@ -206,10 +212,10 @@ func (rs *Rosters) OpenApproval(ctx context.Context, ap ledger.Approval) (ledger
 		if ap.Owner == 0 {
 			ap.Owner = owner
 		}
-		res, err := tx.ExecContext(ctx, `INSERT INTO team_approvals (team_id, rental_id, owner, scope, subject, kind, currency, lim, value, state, created_at)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 'pending', ?)
-			ON CONFLICT (rental_id, scope, subject, kind) DO NOTHING`,
-			ap.TeamID, ap.RentalID, ap.Owner, string(ap.Scope), ap.Subject, string(ap.Kind), string(ap.Currency),
+		res, err := tx.ExecContext(ctx, `INSERT INTO team_approvals (team_id, rental_id, owner, scope, subject, kind, period, currency, lim, value, state, created_at)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'pending', ?)
+			ON CONFLICT (rental_id, scope, subject, kind, period) DO NOTHING`,
+			ap.TeamID, ap.RentalID, ap.Owner, string(ap.Scope), ap.Subject, string(ap.Kind), ap.Period, string(ap.Currency),
 			ap.Limit.String(), ap.Value.String(), unix(at))
 		if err != nil {
 			return fmt.Errorf("sqlite: open an approval of rental %d: %w", ap.RentalID, err)
@@ -220,7 +226,8 @@ func (rs *Rosters) OpenApproval(ctx context.Context, ap ledger.Approval) (ledger
 		}
 		created = n == 1
 		out, err = scanApproval(tx.QueryRowContext(ctx, `SELECT `+approvalCols+` FROM team_approvals
-			WHERE rental_id = ? AND scope = ? AND subject = ? AND kind = ?`, ap.RentalID, string(ap.Scope), ap.Subject, string(ap.Kind)))
+			WHERE rental_id = ? AND scope = ? AND subject = ? AND kind = ? AND period = ?`,
+			ap.RentalID, string(ap.Scope), ap.Subject, string(ap.Kind), ap.Period))
 		if err != nil {
 			return fmt.Errorf("sqlite: read back an approval of rental %d: %w", ap.RentalID, err)
 		}
@@ -230,6 +237,22 @@ func (rs *Rosters) OpenApproval(ctx context.Context, ap ledger.Approval) (ledger
 		return ledger.Approval{}, false, err
 	}
 	return out, created, nil
+}
+
+// validPeriod checks an approval's period: "" or a calendar month
+// "2006-01" for a month bound ("" asks once per rental, as a caller
+// that names no month always did), "" for the others.
+func validPeriod(kind ledger.LimitKind, period string) error {
+	if kind != ledger.LimitMonth || period == "" {
+		if period != "" {
+			return ledger.Errorf(ledger.EINVALID, "a %s bound's approval has no period, not %q", kind, period)
+		}
+		return nil
+	}
+	if _, err := time.Parse("2006-01", period); err != nil || len(period) != len("2006-01") {
+		return ledger.Errorf(ledger.EINVALID, "a month bound's approval needs its month as 2006-01, not %q", period)
+	}
+	return nil
 }
 
 // Approval returns one approval. ENOTFOUND "approval_unknown".

@@ -92,7 +92,11 @@ CREATE TABLE team_approvals (
 	decided_by  INTEGER,
 	decided_at  INTEGER,
 	reminded_at INTEGER,
-	UNIQUE (rental_id, scope, subject, kind)
+	-- the calendar month ("2026-12", in the team ledger's zone) a month
+	-- bound's approval is about, so each month is asked once; '' for the
+	-- rate and GPU bounds, asked once per rental
+	period      TEXT    NOT NULL DEFAULT '',
+	UNIQUE (rental_id, scope, subject, kind, period)
 ) STRICT;
 
 CREATE INDEX team_approvals_team ON team_approvals (team_id, state);
