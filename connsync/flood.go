@@ -283,6 +283,9 @@ func (s *Syncer) pressFlood(ctx context.Context, p chat.ButtonPress, snd chat.Se
 // answerFlood stores the user's answer, edits the card to say it is
 // under way, and has the connector's next round run at once.
 func (s *Syncer) answerFlood(ctx context.Context, p chat.ButtonPress, snd chat.Sender, state ledger.FloodState, key string) error {
+	if refused, err := s.adminOnly(ctx, p, snd); refused {
+		return err
+	}
 	st, f, unlock, ok, err := s.pressFlood(ctx, p, snd)
 	if !ok {
 		return err

@@ -385,8 +385,12 @@ func (s *Syncer) pressNew(ctx context.Context, p chat.ButtonPress, snd chat.Send
 	return s.answer(ctx, p, snd, text)
 }
 
-// pressSkip: don't track the instance; it is never created again.
+// pressSkip: don't track the instance; it is never created again. On a
+// team's ledger that is the team's choice: an admin's.
 func (s *Syncer) pressSkip(ctx context.Context, p chat.ButtonPress, snd chat.Sender) error {
+	if refused, err := s.adminOnly(ctx, p, snd); refused {
+		return err
+	}
 	in, _, unlock, ok, err := s.pressed(ctx, p, snd)
 	if !ok {
 		return err
@@ -401,6 +405,23 @@ func (s *Syncer) pressSkip(ctx context.Context, p chat.ButtonPress, snd chat.Sen
 	}
 	lang := s.user(ctx, pressLedger(p)).Lang
 	return s.answer(ctx, p, snd, messages.Render(lang, "skipped", platformName(in.Platform), label(in)))
+}
+
+// adminOnly answers a press on a team's ledger by a member who is not an
+// owner or admin of the team (refused true): what the team tracks from a
+// platform (Don't track it, Log all, Ignore all) is its admins' choice.
+// A press on a person's own ledger is never refused here.
+func (s *Syncer) adminOnly(ctx context.Context, p chat.ButtonPress, snd chat.Sender) (refused bool, err error) {
+	if !ledger.IsTeamLedger(pressLedger(p)) || ledger.Role(p.Role).Admin() {
+		return false, nil
+	}
+	lang := chat.LangEN
+	if u, err := s.store.User(ctx, p.Update.UserID); err == nil {
+		lang = u.Lang
+	} else if p.Lang != "" {
+		lang = chat.NormLang(p.Lang)
+	}
+	return true, snd.AnswerCallback(ctx, p.Update.CallbackID, messages.Text(lang, "admin_only"))
 }
 
 // pressLedger is the ledger a press acts on: the one chat.Buttons.Dispatch

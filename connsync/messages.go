@@ -49,6 +49,9 @@ var messages = chat.Catalog{
 	"btn_new":  {"A new rental", "新租用"},
 	"btn_skip": {"Don't track it", "不跟踪"},
 	"answered": {"Already answered.", "已经回答过了。"},
+	"admin_only": {
+		"Only an admin of the team can decide what the team tracks.",
+		"只有团队管理员可以决定团队跟踪哪些实例。"},
 	"gone": {
 		"That instance is no longer known.",
 		"该实例已不存在。"},
