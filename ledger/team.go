@@ -307,8 +307,9 @@ type TeamStore interface {
 	// "invite_unknown" (no such code: mistyped, or revoked);
 	// EINVALID "invite_expired"; ECONFLICT "invite_used" (used already,
 	// by someone else or by a.By); EUNAUTHORIZED "invite_not_for_you"
-	// (addressed to someone else: the code stays unused); ECONFLICT
-	// "team_already_member"; ECONFLICT "team_full".
+	// (addressed to someone else: the code stays unused); EUNAUTHORIZED
+	// "invite_revoked" (its maker is no longer an admin of the team);
+	// ECONFLICT "team_already_member"; ECONFLICT "team_full".
 	Join(ctx context.Context, a Action, code, username string, outsider bool) (Membership, error)
 	// SetRole sets userID's role. An admin makes a member an admin or an
 	// admin a member; only an owner makes or unmakes an owner
@@ -319,7 +320,8 @@ type TeamStore interface {
 	// userID itself to leave). Their records stay theirs; their running
 	// rentals and live volumes pass to handTo (an admin or owner of the
 	// team, not userID); enrolment tokens they made for the team are
-	// revoked. ECONFLICT "team_last_owner" when they are its last owner.
+	// revoked and their unused invites expired (as SetRole does when
+	// someone stops being an admin). ECONFLICT "team_last_owner" when they are its last owner.
 	// It returns the names of the rentals handed over.
 	RemoveMember(ctx context.Context, a Action, teamID, userID, handTo int64) (handed []string, err error)
 	// FormerMembers returns the team's former members (left or removed:

@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/gpuledger/gpuledger/ledger"
 )
@@ -371,10 +372,23 @@ func (rs *Rosters) SeenUsername(ctx context.Context, userID int64, username stri
 	})
 }
 
+// expireInvitesOf expires, at at, the unused invites userID made for the
+// team: someone removed or no longer an admin must not be able to let
+// themselves (or anyone) back in with a code made before. Invites expired
+// already keep their time.
+func expireInvitesOf(ctx context.Context, tx *wtx, teamID, userID int64, at time.Time) error {
+	if _, err := tx.ExecContext(ctx, `UPDATE team_invites SET expires_at = ?1
+		WHERE team_id = ?2 AND created_by = ?3 AND used_by IS NULL AND expires_at > ?1`, unix(at), teamID, userID); err != nil {
+		return fmt.Errorf("sqlite: expire %d's invites of team %d: %w", userID, teamID, err)
+	}
+	return nil
+}
+
 // SetRole sets userID's role in the team, by a.Person(): an admin makes
 // a member an admin or an admin a member; making or unmaking an owner
 // takes an owner (EUNAUTHORIZED "team_owner_only"); the last owner keeps
-// the role (ECONFLICT "team_last_owner").
+// the role (ECONFLICT "team_last_owner"). Someone who stops being an
+// admin loses the unused invites they made, in the same transaction.
 func (rs *Rosters) SetRole(ctx context.Context, a ledger.Action, teamID, userID int64, role ledger.Role) (ledger.Member, error) {
 	person, err := actor(a)
 	if err != nil {
@@ -413,6 +427,11 @@ func (rs *Rosters) SetRole(ctx context.Context, a ledger.Action, teamID, userID 
 		if _, err := tx.ExecContext(ctx, `UPDATE team_members SET role = ? WHERE team_id = ? AND user_id = ?`, string(role), teamID, userID); err != nil {
 			return fmt.Errorf("sqlite: role of %d in team %d: %w", userID, teamID, err)
 		}
+		if m.Role.Admin() && !role.Admin() {
+			if err := expireInvitesOf(ctx, tx, teamID, userID, j.at); err != nil {
+				return err
+			}
+		}
 		if err := j.target(ctx, tx, 0, 0, map[string]any{"user": userID, "role": m.Role}); err != nil {
 			return err
 		}
@@ -432,7 +451,8 @@ func (rs *Rosters) SetRole(ctx context.Context, a ledger.Action, teamID, userID 
 // live volumes in the team's ledger pass to handTo, a current admin or
 // owner other than userID (EINVALID "team_hand_to" otherwise; 0 picks the
 // team's first owner who is not userID); the enrolment tokens they made
-// for the team are revoked; their /use of the team ends. It returns the
+// for the team are revoked and the unused invites they made expired;
+// their /use of the team ends. It returns the
 // names of the rentals handed over, in ID order.
 func (rs *Rosters) RemoveMember(ctx context.Context, a ledger.Action, teamID, userID, handTo int64) ([]string, error) {
 	person, err := actor(a)
@@ -520,6 +540,9 @@ func (rs *Rosters) RemoveMember(ctx context.Context, a ledger.Action, teamID, us
 		if _, err := tx.ExecContext(ctx, `UPDATE team_members SET removed_at = ?, removed_by = ? WHERE team_id = ? AND user_id = ?`,
 			unix(j.at), person, teamID, userID); err != nil {
 			return fmt.Errorf("sqlite: remove %d from team %d: %w", userID, teamID, err)
+		}
+		if err := expireInvitesOf(ctx, tx, teamID, userID, j.at); err != nil {
+			return err
 		}
 		if _, err := tx.ExecContext(ctx, `DELETE FROM team_use WHERE user_id = ? AND ledger_id = ?`, userID, lid); err != nil {
 			return fmt.Errorf("sqlite: remove %d from team %d: %w", userID, teamID, err)

@@ -2,6 +2,7 @@ package sqlite_test
 
 import (
 	"context"
+	"database/sql"
 	"testing"
 	"time"
 
@@ -123,5 +124,73 @@ func TestTeam_ApprovalPeriod(t *testing.T) {
 		{TeamID: team.ID, RentalID: r.ID, Scope: ledger.ScopeTeam, Kind: ledger.LimitMonth, Period: "2026-12'; --", Currency: ledger.CNY},
 	} {
 		unchanged(t, db, ledger.EINVALID, func() error { _, _, err := db.OpenApproval(ctx, bad); return err })
+	}
+}
+
+// An admin who is demoted or removed loses the unused invites they made:
+// a demoted admin's code and a removed admin's code (with which they
+// would let themselves back in) are expired in the same transaction; a
+// code whose maker lost the role some other way is refused at Join; the
+// other admins' codes keep working.
+func TestTeam_InvitesOfFormerAdmin(t *testing.T) {
+	ctx := context.Background()
+	db, team := rosterDB(t)
+	invite := func(by int64) string {
+		t.Helper()
+		code, _, err := db.CreateInvite(ctx, onTeam(team, by), team.ID, 0, "")
+		if err != nil {
+			t.Fatalf("CreateInvite(%d): %v", by, err)
+		}
+		return code
+	}
+	later := ledger.Action{UserID: tEli, At: t0.Add(time.Minute)}
+	join := func(code string) func() error {
+		return func() error { _, err := db.Join(ctx, later, code, "eli", false); return err }
+	}
+	annCode := invite(tAnn)
+
+	// Demoted: cat's code stops at the demotion.
+	demoted := invite(tCat)
+	if _, err := db.SetRole(ctx, onTeam(team, tAnn), team.ID, tCat, ledger.RoleMember); err != nil {
+		t.Fatal(err)
+	}
+	if n := rawInt(t, db, `SELECT count(*) FROM team_invites WHERE created_by = ? AND expires_at = ?`, tCat, t0.Unix()); n != 1 {
+		t.Fatalf("cat's invites expired at the demotion = %d, want 1", n)
+	}
+	unchangedKey(t, db, ledger.EINVALID, "invite_expired", join(demoted))
+
+	// Made admin again: a member made an admin does not bring old codes
+	// back; a code whose maker was demoted behind the store's back (a
+	// code from before the expiry existed) is refused at Join.
+	if _, err := db.SetRole(ctx, onTeam(team, tAnn), team.ID, tCat, ledger.RoleAdmin); err != nil {
+		t.Fatal(err)
+	}
+	unchangedKey(t, db, ledger.EINVALID, "invite_expired", join(demoted))
+	old := invite(tCat)
+	rawExec(t, db, func(tx *sql.Tx) error {
+		_, err := tx.Exec(`UPDATE team_members SET role = 'member' WHERE team_id = ? AND user_id = ?`, team.ID, tCat)
+		return err
+	})
+	unchangedKey(t, db, ledger.EUNAUTHORIZED, "invite_revoked", join(old))
+	rawExec(t, db, func(tx *sql.Tx) error {
+		_, err := tx.Exec(`UPDATE team_members SET role = 'admin' WHERE team_id = ? AND user_id = ?`, team.ID, tCat)
+		return err
+	})
+
+	// Removed: cat cannot come back with a code of their own.
+	removed := invite(tCat)
+	if _, err := db.RemoveMember(ctx, onTeam(team, tAnn), team.ID, tCat, tAnn); err != nil {
+		t.Fatal(err)
+	}
+	unchangedKey(t, db, ledger.EINVALID, "invite_expired", func() error {
+		_, err := db.Join(ctx, ledger.Action{UserID: tCat, At: t0.Add(time.Minute)}, removed, "cat", false)
+		return err
+	})
+	if n := rawInt(t, db, `SELECT count(*) FROM team_invites WHERE created_by = ? AND used_by IS NULL AND expires_at > ?`, tCat, t0.Unix()); n != 0 {
+		t.Fatalf("cat's live invites after removal = %d", n)
+	}
+	// ann's code was untouched by all of it.
+	if _, err := db.Join(ctx, later, annCode, "eli", false); err != nil {
+		t.Fatalf("ann's code: %v", err)
 	}
 }

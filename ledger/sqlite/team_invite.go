@@ -139,7 +139,8 @@ func (rs *Rosters) CreateInvite(ctx context.Context, a ledger.Action, teamID, fo
 // takes no write lock);
 // then, in the same transaction: used (ECONFLICT "invite_used"),
 // expired (EINVALID "invite_expired"), addressed to someone else
-// (EUNAUTHORIZED "invite_not_for_you"), a current member already
+// (EUNAUTHORIZED "invite_not_for_you"), made by someone no longer an
+// admin of the team (EUNAUTHORIZED "invite_revoked"), a current member already
 // (ECONFLICT "team_already_member"), a full team (ECONFLICT "team_full");
 // each refusal rolls back and leaves the invite as it was. The invite is
 // used up by a conditional update (used_by IS NULL), so of two people
@@ -186,6 +187,16 @@ func (rs *Rosters) Join(ctx context.Context, a ledger.Action, code, username str
 		case inv.ForUser != 0 && inv.ForUser != person,
 			inv.ForUser == 0 && inv.ForUsername != "" && !strings.EqualFold(inv.ForUsername, uname):
 			return ledger.Errorc(ledger.EUNAUTHORIZED, "invite_not_for_you")
+		}
+		// A code speaks for the admin who made it: once they are removed
+		// or demoted it admits no one (their unused codes are expired
+		// then too; this also covers codes made before that was done).
+		switch by, err := currentMember(ctx, tx, inv.TeamID, inv.CreatedBy); {
+		case err == nil && by.Role.Admin():
+		case err == nil, ledger.ErrorCode(err) == ledger.ENOTFOUND:
+			return ledger.Errorc(ledger.EUNAUTHORIZED, "invite_revoked")
+		default:
+			return err
 		}
 		switch _, err := currentMember(ctx, tx, inv.TeamID, person); {
 		case err == nil:
