@@ -383,7 +383,8 @@ type TeamStore interface {
 
 	// SetOwner gives a record of a team's ledger to owner (a current
 	// member): a.By an admin, or a.By claiming a rental that has no owner
-	// yet ("[Mine]" on the question of a synced rental). Journaled.
+	// yet ("[Mine]" on the question of a synced rental). The live
+	// volumes attached to the rental move with it. Journaled.
 	SetOwner(ctx context.Context, a Action, rentalID, owner int64) (*Rental, error)
 }
 

@@ -194,3 +194,39 @@ func TestTeam_InvitesOfFormerAdmin(t *testing.T) {
 		t.Fatalf("ann's code: %v", err)
 	}
 }
+
+// Handing a rental on moves the live volumes attached to it, and no
+// other record: not a loose volume, not a deleted one, not another
+// rental's.
+func TestTeam_SetOwnerMovesVolumes(t *testing.T) {
+	ctx := context.Background()
+	db, team := rosterDB(t)
+	lid := team.Ledger()
+	r, err := db.CreateRental(ctx, onTeam(team, tBen), box("box7", at(-3*time.Hour)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.CreateRental(ctx, onTeam(team, tBen), box("box8", at(-3*time.Hour))); err != nil {
+		t.Fatal(err)
+	}
+	for name, rental := range map[string]string{"data": "box7", "gone": "box7", "loose": "", "other": "box8"} {
+		if _, err := db.CreateVolume(ctx, onTeam(team, tBen), disk(name, rental, at(-2*time.Hour))); err != nil {
+			t.Fatalf("CreateVolume(%s): %v", name, err)
+		}
+	}
+	rawExec(t, db, func(tx *sql.Tx) error {
+		_, err := tx.Exec(`UPDATE volumes SET deleted = 1 WHERE user_id = ? AND name = 'gone'`, lid)
+		return err
+	})
+	if _, err := db.SetOwner(ctx, onTeam(team, tCat), r.ID, tDan); err != nil {
+		t.Fatalf("SetOwner: %v", err)
+	}
+	for name, want := range map[string]int64{"data": tDan, "gone": tBen, "loose": tBen, "other": tBen} {
+		if got := rawInt(t, db, `SELECT owner FROM volumes WHERE user_id = ? AND name = ?`, lid, name); got != want {
+			t.Errorf("owner of volume %s = %d, want %d", name, got, want)
+		}
+	}
+	if got := rawInt(t, db, `SELECT owner FROM rentals WHERE user_id = ? AND name = 'box8'`, lid); got != tBen {
+		t.Errorf("owner of box8 = %d, want ben", got)
+	}
+}

@@ -344,8 +344,9 @@ func (rs *Rosters) Reminded(ctx context.Context, id int64, at time.Time) error {
 // owner-to-be claiming a rental nobody owns yet ("[Mine]" on a synced
 // rental's question). A member cannot take another's rental
 // (EUNAUTHORIZED "team_not_yours": the second of two [Mine] presses
-// meets it) nor give one away ("team_admin_only"). Journaled with the
-// rental and its previous owner.
+// meets it) nor give one away ("team_admin_only"). The live volumes
+// attached to the rental move with it, in the same transaction; no other
+// record does. Journaled with the rental and its previous owner.
 func (rs *Rosters) SetOwner(ctx context.Context, a ledger.Action, rentalID, owner int64) (*ledger.Rental, error) {
 	person, err := actor(a)
 	if err != nil {
@@ -393,6 +394,12 @@ func (rs *Rosters) SetOwner(ctx context.Context, a ledger.Action, rentalID, owne
 		}
 		if _, err := tx.ExecContext(ctx, `UPDATE rentals SET owner = ? WHERE id = ?`, owner, rentalID); err != nil {
 			return fmt.Errorf("sqlite: owner of rental %d: %w", rentalID, err)
+		}
+		// The live volumes on the rental go with it (as RemoveMember hands
+		// them on), so the disk of a rental is charged to whoever owns it.
+		if _, err := tx.ExecContext(ctx, `UPDATE volumes SET owner = ? WHERE user_id = ? AND rental_id = ? AND deleted = 0`,
+			owner, ledgerID, rentalID); err != nil {
+			return fmt.Errorf("sqlite: owner of rental %d's volumes: %w", rentalID, err)
 		}
 		if err := j.target(ctx, tx, rentalID, 0, map[string]int64{"owner": prev}); err != nil {
 			return err
