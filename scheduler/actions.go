@@ -111,21 +111,30 @@ func (s *Scheduler) ownRental(ctx context.Context, userID, rentalID int64) (*led
 // through the platform's API instead (releaseAPI), with or without an
 // agent. It returns the toast for the user. Errors: ENOTFOUND.
 func (s *Scheduler) Release(ctx context.Context, userID, rentalID int64) (string, error) {
+	toast, _, err := s.release(ctx, userID, rentalID)
+	return toast, err
+}
+
+// release is Release now; under way is true when the rental is released
+// or on its way (an order issued or open, a platform action started or
+// running, a platform stop already done), false when nothing could act
+// (no agent, no release command, the GPUs busy): the toast says why.
+func (s *Scheduler) release(ctx context.Context, userID, rentalID int64) (toast string, underWay bool, err error) {
 	defer s.lockRental(rentalID)()
 	r, u, err := s.ownRental(ctx, userID, rentalID)
 	if err != nil {
-		return "", err
+		return "", false, err
 	}
 	lg := lang(u)
 	if r.State() == ledger.Released {
-		return text(lg, "t_already_released", r.Name), nil
+		return text(lg, "t_already_released", r.Name), true, nil
 	}
 	if platform, canStop, ok := s.canAct(ctx, r); ok && !s.hasOpenAgentOrder(r.ID) {
 		// A connected platform acts on the tap itself, agent or not.
 		return s.releaseAPI(ctx, u, r, platform, canStop)
 	}
 	if o, ok := s.openOrder(r.ID); ok {
-		return text(lg, "t_releasing_order", r.Name, o.ID, o.State), nil
+		return text(lg, "t_releasing_order", r.Name, o.ID, o.State), true, nil
 	}
 	var st ledger.AgentState
 	seen := false
@@ -133,17 +142,17 @@ func (s *Scheduler) Release(ctx context.Context, userID, rentalID int64) (string
 		st, seen = s.hub.AgentState(r.ID)
 	}
 	if !seen {
-		return text(lg, "t_no_agent", r.Name), nil
+		return text(lg, "t_no_agent", r.Name), false, nil
 	}
 	if !st.CanRelease {
-		return text(lg, "t_no_command", r.Name), nil
+		return text(lg, "t_no_command", r.Name), false, nil
 	}
 	o, err := s.hub.IssueOrder(ctx, r.ID, ledger.OrderRelease, ledger.OriginButton)
 	if ledger.ErrorCode(err) == ledger.ECONFLICT {
-		return text(lg, "t_releasing", r.Name), nil
+		return text(lg, "t_releasing", r.Name), true, nil
 	}
 	if err != nil {
-		return "", err
+		return "", false, err
 	}
 	var evidence ledger.Message
 	msg := tr(lg, "releasing", r.Name)
@@ -156,9 +165,10 @@ func (s *Scheduler) Release(ctx context.Context, userID, rentalID int64) (string
 	s.decide(ctx, u, r, ledger.DecisionUser, ledger.Msg("d_release_pressed", o.ID), evidence)
 	c := s.orderCard(ctx, u, r)
 	if err := s.sendCard(ctx, u, &c, msg, nil, c.MessageID == 0, true); err != nil {
-		return "", err
+		// The order is issued: the release is under way all the same.
+		return "", true, err
 	}
-	return text(lg, "t_release_ord", r.Name), nil
+	return text(lg, "t_release_ord", r.Name), true, nil
 }
 
 // orderCard returns the card an order's progress is shown on: the open

@@ -457,8 +457,15 @@ func (s *Scheduler) pressApproval(ctx context.Context, p chat.ButtonPress, snd c
 	decided, err := ts.DecideApproval(ctx, ledger.Action{UserID: ledgerID, By: p.Update.UserID, At: p.Now, Key: p.Update.Key, Via: ledger.ViaButton}, id, state)
 	if ledger.ErrorCode(err) == ledger.ECONFLICT || ledger.ErrorCode(err) == ledger.EDUPLICATE {
 		// Decided already: by the other admin, or this press delivered
-		// twice. Nothing else happens.
+		// twice. A Stop it on an approval stopped before whose rental is
+		// still not released runs the release again (the first one could
+		// not act); otherwise nothing else happens.
 		if cur, rerr := ts.Approval(ctx, id); rerr == nil && cur.State != ledger.ApprovalPending {
+			if cur.State == ledger.ApprovalStopped && p.Action == ActStopIt && ledger.ErrorCode(err) == ledger.ECONFLICT {
+				if r, rerr := s.store.RentalByID(ctx, cur.RentalID); rerr == nil && r.UserID == ledgerID && r.State() != ledger.Released {
+					return s.stopApproved(ctx, p, snd, lg, tv, r, cur)
+				}
+			}
 			key := "t_already_approved"
 			if cur.State == ledger.ApprovalStopped {
 				key = "t_already_stopped"
@@ -470,27 +477,47 @@ func (s *Scheduler) pressApproval(ctx context.Context, p chat.ButtonPress, snd c
 	if err != nil {
 		return err
 	}
-	by := tv.name(p.Update.UserID)
 	r, rerr := s.store.RentalByID(ctx, decided.RentalID)
 	if rerr != nil || r.UserID != ledgerID {
 		return snd.AnswerCallback(ctx, p.Update.CallbackID, text(lg, "t_broken"))
 	}
-	note := tr(lg, "approval_approved", by)
 	if state == ledger.ApprovalStopped {
-		note = tr(lg, "approval_stopped", by)
+		return s.stopApproved(ctx, p, snd, lg, tv, r, decided)
 	}
-	if p.Update.MessageID != 0 {
-		msg := "👥 " + chat.Escape(tv.team.Name) + " · " + s.approvalText(lg, tv, r, decided) + "\n" + note
-		if _, err := s.send(ctx, chat.Outgoing{ChatID: p.Update.ChatID, EditMessageID: p.Update.MessageID, Text: msg}); err != nil {
-			s.log.Warn("scheduler: edit the approval card", "approval", id, "err", err)
-		}
+	s.editApproval(ctx, p, lg, tv, r, decided, tr(lg, "approval_approved", tv.name(p.Update.UserID)))
+	return snd.AnswerCallback(ctx, p.Update.CallbackID, clip.Bytes("👥 "+tv.team.Name+" · "+text(lg, "t_approved"), 190, "…"))
+}
+
+// stopApproved runs Release now's path (the agent's signed order or the
+// platform's API, with their checks) for an approval decided stopped.
+// The card says "Stopped by @x" only once the release is under way; when
+// nothing could act, or it failed, the card and the toast say that the
+// decision is recorded but the rental is not released, and a later
+// [Stop it] runs the release again.
+func (s *Scheduler) stopApproved(ctx context.Context, p chat.ButtonPress, snd chat.Sender, lg string, tv *teamView, r *ledger.Rental, ap ledger.Approval) error {
+	toast, underWay, err := s.release(ctx, pressLedger(p), r.ID)
+	if err == nil && underWay {
+		s.editApproval(ctx, p, lg, tv, r, ap, tr(lg, "approval_stopped", tv.name(ap.DecidedBy)))
+		return snd.AnswerCallback(ctx, p.Update.CallbackID, clip.Bytes("👥 "+tv.team.Name+" · "+toast, 190, "…"))
 	}
-	toast := text(lg, "t_approved")
-	if state == ledger.ApprovalStopped {
-		// The usual Release now, with its checks and its answer.
-		if toast, err = s.Release(ctx, ledgerID, r.ID); err != nil {
-			return err
-		}
+	why := chat.StripHTML(toast)
+	if err != nil {
+		s.log.Error("scheduler: release a rental stopped by an approval", "approval", ap.ID, "rental", r.ID, "err", err)
+		why = text(lg, "approval_release_error")
 	}
-	return snd.AnswerCallback(ctx, p.Update.CallbackID, clip.Bytes("👥 "+tv.team.Name+" · "+toast, 190, "…"))
+	note := tr(lg, "approval_stop_failed", tv.name(ap.DecidedBy), r.Name, why)
+	s.editApproval(ctx, p, lg, tv, r, ap, note)
+	return snd.AnswerCallback(ctx, p.Update.CallbackID, clip.Bytes("👥 "+tv.team.Name+" · "+chat.StripHTML(note), 190, "…"))
+}
+
+// editApproval edits the pressed approval card to its text and a note
+// of what was decided.
+func (s *Scheduler) editApproval(ctx context.Context, p chat.ButtonPress, lg string, tv *teamView, r *ledger.Rental, ap ledger.Approval, note string) {
+	if p.Update.MessageID == 0 {
+		return
+	}
+	msg := "👥 " + chat.Escape(tv.team.Name) + " · " + s.approvalText(lg, tv, r, ap) + "\n" + note
+	if _, err := s.send(ctx, chat.Outgoing{ChatID: p.Update.ChatID, EditMessageID: p.Update.MessageID, Text: msg}); err != nil {
+		s.log.Warn("scheduler: edit the approval card", "approval", ap.ID, "err", err)
+	}
 }

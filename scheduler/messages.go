@@ -370,6 +370,11 @@ var messages = chat.Catalog{
 	"limit_rate":         {"%[1]s/h", "%[1]s/小时"},
 	"limit_gpus":         {"%[1]d GPUs", "%[1]d 块显卡"},
 	"limit_month":        {"%[1]s this month", "本月 %[1]s"},
+
+	"approval_release_error": {"the release failed.", "释放失败。"},
+	"approval_stop_failed": {
+		"Recorded as stopped by %[1]s, but <b>%[2]s</b> could not be released: %[3]s Press Stop it again or send /release %[2]s.",
+		"已由 %[1]s 记为停止，但 <b>%[2]s</b> 未能释放：%[3]s 请再按“停止它”或发送 /release %[2]s。"},
 }
 
 // lang returns the user's language (chat.LangEN or chat.LangZH).

@@ -98,24 +98,25 @@ type actTarget struct {
 // refused, as the agent itself refuses a busy release. It stops where the
 // platform can stop (the disk is kept and still bills), else terminates.
 // The caller holds the rental's lock.
-func (s *Scheduler) releaseAPI(ctx context.Context, u *ledger.User, r *ledger.Rental, platform string, canStop bool) (string, error) {
+func (s *Scheduler) releaseAPI(ctx context.Context, u *ledger.User, r *ledger.Rental, platform string, canStop bool) (toast string, underWay bool, err error) {
 	lg := lang(u)
 	name := platformName(platform)
 	if s.acting(r.ID) {
-		return text(lg, "t_pact_inflight", r.Name, name), nil
+		return text(lg, "t_pact_inflight", r.Name, name), true, nil
 	}
 	if s.hub != nil {
 		if st, seen := s.hub.AgentState(r.ID); seen && st.Fresh(s.now(), s.cfg.FreshWithin) && (st.Verdict == ledger.VerdictBusy || st.Job.Running) {
 			s.decide(ctx, u, r, ledger.DecisionUser, ledger.Msg("d_pact_pressed", ledger.AutoAction("stop"), name), ledger.Msg("e_pact_busy"))
-			return text(lg, "t_pact_busy", r.Name), nil
+			return text(lg, "t_pact_busy", r.Name), false, nil
 		}
 	}
 	terminate := !canStop
 	if !terminate && r.State() == ledger.Stopped {
-		return text(lg, "t_pact_stopped_already", r.Name, name), nil
+		return text(lg, "t_pact_stopped_already", r.Name, name), true, nil
 	}
 	c := s.orderCard(ctx, u, r)
-	return s.startAct(ctx, u, r, platform, terminate, ledger.DecisionUser, &c, actTarget{kind: c.Kind})
+	toast, err = s.startAct(ctx, u, r, platform, terminate, ledger.DecisionUser, &c, actTarget{kind: c.Kind})
+	return toast, err == nil, err
 }
 
 // PlatformAct is a tap on [Stop on RunPod] (the silent alert) or

@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gpuledger/gpuledger/agent/wire"
+	"github.com/gpuledger/gpuledger/chat"
 	"github.com/gpuledger/gpuledger/ledger"
 	"github.com/gpuledger/gpuledger/scheduler"
 )
@@ -53,5 +55,60 @@ func TestTeam_ReconnectOwnerOrAdminOnly(t *testing.T) {
 	}
 	if toast := e.pressData(carol, room, 0, data); !strings.Contains(toast, "Reconnected to") {
 		t.Errorf("carol's Reconnect = %q", toast)
+	}
+}
+
+// lastEdit is the last edit of message msgID in chatID.
+func (e *teamEnv) lastEdit(chatID int64, msgID int) (chat.Outgoing, bool) {
+	var out chat.Outgoing
+	ok := false
+	for _, m := range e.snd.Sent() {
+		if m.ChatID == chatID && m.EditMessageID == msgID {
+			out, ok = m, true
+		}
+	}
+	return out, ok
+}
+
+// TestTeam_StopItWithoutAgent: [Stop it] records the decision first, but
+// with no agent and no platform nothing is released: the card and the
+// toast say so instead of "Stopped by", and a later press, once the
+// agent reports, runs the release (an order) instead of "Already
+// stopped".
+func TestTeam_StopItWithoutAgent(t *testing.T) {
+	e := newTeamEnv(t, bob)
+	e.setBobRate()
+	e.clk.Add(time.Minute)
+	e.tick2() // box3 has never reported: no agent
+	cards := e.snd.to(carol)
+	if len(cards) != 1 {
+		t.Fatalf("carol's cards = %+v", cards)
+	}
+	toast := e.pressAs(carol, cards[0], 5, "Stop it")
+	if !strings.Contains(toast, "could not be released") || !strings.Contains(toast, "has no agent") {
+		t.Errorf("toast = %q, want it to say box3 was not released", toast)
+	}
+	edit, ok := e.lastEdit(carol, 5)
+	if !ok || strings.Contains(edit.Text, "Stopped by") || !strings.Contains(edit.Text, "Recorded as stopped by @carol, but <b>box3</b> could not be released") {
+		t.Errorf("card after Stop it = %q (edited %v)", edit.Text, ok)
+	}
+	aps, err := e.ts.Approvals(context.Background(), e.team.ID, ledger.ApprovalStopped)
+	if err != nil || len(aps) != 1 {
+		t.Fatalf("stopped approvals = %+v, %v; want the decision recorded", aps, err)
+	}
+	if _, ok := e.hub.OpenOrder(e.rid); ok {
+		t.Fatal("an order with no agent")
+	}
+	// The agent reports; a second press releases instead of "Already stopped".
+	e.beat(wire.VerdictIdle, 35*time.Minute, nil)
+	toast = e.pressAs(alice, e.snd.to(alice)[0], 6, "Stop it")
+	if strings.HasPrefix(toast, "Already") {
+		t.Errorf("the second Stop it = %q, want the release run again", toast)
+	}
+	if _, ok := e.hub.OpenOrder(e.rid); !ok {
+		t.Fatalf("the second Stop it issued no order (toast %q)", toast)
+	}
+	if edit, ok := e.lastEdit(alice, 6); !ok || !strings.Contains(edit.Text, "Stopped by @carol") {
+		t.Errorf("alice's card after the second press = %q", edit.Text)
 	}
 }
