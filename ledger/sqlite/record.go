@@ -133,7 +133,7 @@ func changeRecord(ctx context.Context, db *DB, a ledger.Action, ref int64, kind 
 		if err != nil {
 			return ledger.Record{}, err
 		}
-		if err := mayChange(ctx, tx, a, fmt.Sprintf("#%d", ref), r.Owner); err != nil {
+		if err := mayChangeRecord(ctx, tx, a, r); err != nil {
 			return ledger.Record{}, err
 		}
 		prev, err := json.Marshal(st)

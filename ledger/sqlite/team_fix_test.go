@@ -230,3 +230,54 @@ func TestTeam_SetOwnerMovesVolumes(t *testing.T) {
 		t.Errorf("owner of box8 = %d, want ben", got)
 	}
 }
+
+// A top-up or a balance reading on a team's ledger is the team's money,
+// owned by no one: any member adds one, but only an admin deletes or
+// corrects one (the member who typed it included: their way back is
+// /undo of their own entry); the refusals change nothing.
+func TestTeamRecords_TopUpBalanceAdminOnly(t *testing.T) {
+	ctx := context.Background()
+	db := openTeam(t)
+	tu, err := db.AddTopUp(ctx, byOf(bob), ledger.TopUp{Platform: "autodl", Amount: ledger.MustDecimal("100"), Currency: ledger.CNY})
+	if err != nil {
+		t.Fatalf("a member's top-up: %v", err)
+	}
+	br, err := db.RecordBalance(ctx, byOf(dave), ledger.BalanceRecord{Platform: "autodl", Amount: ledger.MustDecimal("80"), Currency: ledger.CNY, At: at(-time.Hour)})
+	if err != nil {
+		t.Fatalf("a member's balance reading: %v", err)
+	}
+	amt := ledger.MustDecimal("1000")
+	for _, ref := range []int64{tu.Ref, br.Ref} {
+		for _, who := range []int64{bob, dave} {
+			var le *ledger.Error
+			unchanged(t, db, ledger.EUNAUTHORIZED, func() error {
+				_, err := db.DeleteRecord(ctx, byOf(who), ref)
+				le, _ = err.(*ledger.Error)
+				return err
+			})
+			if le == nil || le.Key != "team_admin_only" {
+				t.Fatalf("delete #%d by %d: refusal %#v, want team_admin_only", ref, who, le)
+			}
+			unchanged(t, db, ledger.EUNAUTHORIZED, func() error {
+				_, _, err := db.FixRecord(ctx, byOf(who), ref, ledger.RecordFix{Amount: &amt})
+				return err
+			})
+		}
+		// Someone outside the team learns nothing of the record.
+		unchanged(t, db, ledger.ENOTFOUND, func() error { _, err := db.DeleteRecord(ctx, byOf(eve), ref); return err })
+	}
+	if _, fixed, err := db.FixRecord(ctx, byOf(carol), tu.Ref, ledger.RecordFix{Amount: &amt}); err != nil || fixed.Amount.String() != "1000" {
+		t.Fatalf("the admin's fix = %+v, %v", fixed, err)
+	}
+	if _, err := db.DeleteRecord(ctx, byOf(alice), br.Ref); err != nil {
+		t.Fatalf("the owner's delete: %v", err)
+	}
+	// On a personal ledger the person changes their own, as before.
+	own, err := db.AddTopUp(ctx, act(bob), ledger.TopUp{Platform: "autodl", Amount: ledger.MustDecimal("5"), Currency: ledger.CNY})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.DeleteRecord(ctx, act(bob), own.Ref); err != nil {
+		t.Fatalf("a personal top-up's delete: %v", err)
+	}
+}

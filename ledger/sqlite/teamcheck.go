@@ -74,6 +74,26 @@ func mayChange(ctx context.Context, q querier, a ledger.Action, name string, own
 	return ledger.Errorc(ledger.EUNAUTHORIZED, "team_not_yours", name, who)
 }
 
+// mayChangeRecord checks that a may delete or correct the typed record
+// r: a charge or traffic record as mayChange does with its owner; a
+// top-up or a balance reading has no owner (it is the team's money on a
+// platform, not one person's), so on a team's ledger only an admin or
+// owner of the team changes it (EUNAUTHORIZED "team_admin_only"), while
+// any member may still add one.
+func mayChangeRecord(ctx context.Context, q querier, a ledger.Action, r ledger.Record) error {
+	if r.Kind != ledger.RecordTopUp && r.Kind != ledger.RecordBalance {
+		return mayChange(ctx, q, a, "#"+strconv.FormatInt(r.Ref, 10), r.Owner)
+	}
+	role, err := teamActor(ctx, q, a)
+	if err != nil || role == "" {
+		return err
+	}
+	if !role.Admin() {
+		return ledger.Errorc(ledger.EUNAUTHORIZED, "team_admin_only")
+	}
+	return nil
+}
+
 // newOwner settles the owner of a record a creates on a team's ledger:
 // given (nonzero) it must be a.By's own or a.By an admin (another
 // member's record made for them), and a current member; none given, it is
