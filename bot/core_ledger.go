@@ -83,6 +83,11 @@ func (r *req) usePress(p chat.ButtonPress) error {
 		return nil
 	}
 	if p.Ledger == r.u.UserID {
+		if !r.c.acc.Personal(r.u.UserID) {
+			// Signed for a ledger of their own they no longer have (taken
+			// off the allow list, back as a team's outsider): not theirs.
+			return ledger.Errorc(ledger.EUNAUTHORIZED, "button_not_yours")
+		}
 		r.ledgerID, r.team = r.u.UserID, nil
 		return r.loadLedgerUser()
 	}
@@ -114,10 +119,18 @@ func (r *req) adminOnly() error {
 }
 
 // project is the project a new record of the ledger in use takes: the one
-// given (project=NAME), else the sender's default there (/project).
+// given (project=NAME), else the sender's default there (/project). A
+// personal ledger's records have no project (design section 11): a
+// project= there is refused, EINVALID "project_personal".
 func (r *req) project(given string) (string, error) {
-	if given != "" || r.c.teams == nil || r.team == nil {
-		return given, nil // a personal ledger's records take no default project
+	if r.team == nil {
+		if given != "" {
+			return "", ledger.Errorc(ledger.EINVALID, "project_personal")
+		}
+		return "", nil
+	}
+	if given != "" || r.c.teams == nil {
+		return given, nil
 	}
 	return r.c.teams.Project(r.ctx, r.u.UserID, r.ledgerID)
 }

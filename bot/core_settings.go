@@ -106,7 +106,14 @@ func (r settings) settings(c command.SettingsCmd) error {
 	}
 	if r.team != nil && c.Lang != nil {
 		// The language is the person's own, in every ledger they use; the
-		// rest is the team's.
+		// rest is the team's. A member who is no admin is refused the whole
+		// command before anything changes when it holds a team setting.
+		rest := c
+		if rest.Lang = nil; !rest.Empty() {
+			if err := r.adminOnly(); err != nil {
+				return err
+			}
+		}
 		if err := r.ownLang(*c.Lang); err != nil {
 			return err
 		}

@@ -91,6 +91,17 @@ func (r *req) teamRoles() (map[int64]string, error) {
 	return out, nil
 }
 
+// switched makes the reply to a switch of the ledger in use (/team new,
+// /team join, /use) about the ledger switched to: its tag names that team,
+// or none for the sender's own ledger.
+func (r *req) switched(m *ledger.Membership) {
+	r.team, r.tagged = m, false
+	r.ledgerID = r.u.UserID
+	if m != nil {
+		r.ledgerID = m.Team.Ledger()
+	}
+}
+
 // resolveOutsider gives a person admitted from outside the allow list a
 // team of theirs when resolveLedger found none: they have no ledger of
 // their own, so their commands go to their first team. It leaves r.team
@@ -286,6 +297,7 @@ func (r teams) create(name string) error {
 	if err := r.c.teams.SetUse(r.ctx, r.u.UserID, t.Ledger()); err != nil {
 		return err
 	}
+	r.switched(&ledger.Membership{Team: t, Member: ledger.Member{TeamID: t.ID, UserID: r.u.UserID, Username: r.u.Username, Role: ledger.RoleOwner}})
 	return r.send(r.plain(r.tt("team_created", t.Name)))
 }
 
@@ -338,6 +350,7 @@ func (r teams) join(code string) error {
 	if err := r.c.teams.SetUse(r.ctx, r.u.UserID, m.Team.Ledger()); err != nil {
 		return err
 	}
+	r.switched(&m)
 	key := "team_joined"
 	if outsider {
 		key = "team_joined_outsider"
@@ -439,11 +452,20 @@ func (r teams) leave() error {
 	if err != nil {
 		return err
 	}
-	key := "team_left"
-	if !r.c.acc.Personal(r.u.UserID) {
-		key = "team_left_outsider"
+	// The reply is about where the sender's commands go now: resolve the
+	// ledger again (the room's team, their /use, their own) and tag it.
+	if err := r.resolveLedger(); err != nil {
+		return err
 	}
-	if err := r.send(r.plain(r.tt(key, t.Name, r.handedText(handed, to.Name())))); err != nil {
+	r.tagged = false
+	where := chat.RawHTML(r.tt("left_to_own"))
+	switch {
+	case r.team != nil:
+		where = chat.RawHTML(r.tt("left_to_team", r.team.Team.Name))
+	case !r.c.acc.Personal(r.u.UserID):
+		where = ""
+	}
+	if err := r.send(r.plain(r.tt("team_left", t.Name, r.handedText(handed, to.Name()), where))); err != nil {
 		return err
 	}
 	r.forgetOutsider(r.u.UserID)
@@ -711,11 +733,13 @@ func (r teams) use(c command.UseCmd) error {
 		if err := r.c.teams.SetUse(r.ctx, r.u.UserID, r.u.UserID); err != nil {
 			return err
 		}
+		r.switched(nil)
 		return r.answer(r.plain(r.tt("use_set_me")))
 	}
 	t, err := r.c.teams.TeamByName(r.ctx, c.Team)
+	var m ledger.Member
 	if err == nil {
-		_, err = r.c.teams.Member(r.ctx, t.ID, r.u.UserID)
+		m, err = r.c.teams.Member(r.ctx, t.ID, r.u.UserID)
 	}
 	if ledger.ErrorCode(err) == ledger.ENOTFOUND {
 		// The same answer for a team that does not exist and one the
@@ -728,6 +752,7 @@ func (r teams) use(c command.UseCmd) error {
 	if err := r.c.teams.SetUse(r.ctx, r.u.UserID, t.Ledger()); err != nil {
 		return err
 	}
+	r.switched(&ledger.Membership{Team: t, Member: m})
 	return r.answer(r.plain(r.tt("use_set_team", t.Name)))
 }
 
@@ -747,6 +772,11 @@ func (r teams) project(c command.ProjectCmd) error {
 	}
 	if r.inGroup() {
 		return r.answer(r.plain(r.t("group_write", r.mention())))
+	}
+	if r.team == nil {
+		// A personal ledger's records have no project: a default there
+		// would be promised and never applied.
+		return ledger.Errorc(ledger.EINVALID, "project_personal")
 	}
 	switch {
 	case c.Clear:

@@ -5,6 +5,10 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/gpuledger/gpuledger/bot"
+	"github.com/gpuledger/gpuledger/ledger"
 )
 
 // TestTeam_LimitKeepsUnwrittenBounds: a second /team limit for the same
@@ -41,4 +45,102 @@ func TestTeam_LimitListSaysMore(t *testing.T) {
 		contains(t, e.reply(ann, fmt.Sprintf("/team limit project=p%d month=100", i)), "project p")
 	}
 	contains(t, e.reply(ann, "/team limit"), "… and 3 more")
+}
+
+// TestTeam_SwitchRepliesTagTheNewLedger: a reply to a switch of the
+// ledger in use is tagged with the ledger switched to (the new team's
+// name, or none for the sender's own), and a leave says where commands
+// go now.
+func TestTeam_SwitchRepliesTagTheNewLedger(t *testing.T) {
+	e := newTeamChat(t, false)
+	begins := func(got, want string) {
+		t.Helper()
+		if !strings.HasPrefix(got, want) {
+			t.Fatalf("reply %q, want it to begin %q", got, want)
+		}
+	}
+	begins(e.reply(ann, "/use me"), "✓ Commands now go to your own ledger")
+	begins(e.reply(ann, "/use crew"), "👥 crew · ✓")
+	begins(e.reply(ann, "/team new yard"), "👥 yard · ✓ Team yard")
+	begins(e.reply(ann, "/use crew"), "👥 crew · ✓")
+	code := e.invite(ann, "")
+	contains(t, e.reply(ben, "/team new den"), "den")
+	begins(e.reply(ben, "/team join "+code), "👥 crew · ✓ You joined team crew")
+	r := e.reply(ben, "/team leave")
+	begins(r, "✓ You left team crew")
+	contains(t, r, "your own ledger now")
+
+}
+
+// TestTeam_ProjectsRefusedOnPersonalLedger: /project and project= on a
+// personal ledger are refused in both languages and change nothing.
+func TestTeam_ProjectsRefusedOnPersonalLedger(t *testing.T) {
+	e := newTeamChat(t, false)
+	ctx := context.Background()
+	contains(t, e.reply(ann, "/use me"), "own ledger")
+	contains(t, e.reply(ann, "/project yolo"), "✗", "projects belong to a team")
+	contains(t, e.reply(ann, "/project"), "✗", "/use TEAM first")
+	if p, err := e.db.Project(ctx, ann, ann); err != nil || p != "" {
+		t.Fatalf("default project on the own ledger = %q %v, want none", p, err)
+	}
+	contains(t, e.reply(ann, "/rent box1 autodl 4090 1.88/h project=yolo"), "✗", "projects belong")
+	if rs := e.book(ann).Rentals; len(rs) != 0 {
+		t.Fatalf("a refused rent was stored: %+v", rs)
+	}
+	contains(t, e.reply(ann, "/settings lang=zh"), "")
+	contains(t, e.reply(ann, "/project yolo"), "✗", "项目属于团队账本")
+	contains(t, e.reply(ann, "/rent box1 autodl 4090 1.88/h"), "box1")
+	contains(t, e.reply(ann, "/use crew"), "crew")
+	contains(t, e.reply(ann, "/project yolo"), "yolo")
+}
+
+// TestTeam_OldOwnButtonOfOutsider: a person taken off the allow list and
+// admitted again as a team's outsider presses an old button signed for
+// the ledger of their own: refused, and their old ledger is unchanged.
+func TestTeam_OldOwnButtonOfOutsider(t *testing.T) {
+	was := newEnv(t, bot.Config{AllowedUsers: []int64{ann, dan}})
+	contains(t, was.say(dan, "/rent box1 autodl 4090 1.88/h"), "box1")
+	was.now = was.now.Add(10 * time.Minute) // an old action: /undo asks
+	q := was.undoAsked(dan, "/undo")
+
+	e := newEnv(t, bot.Config{Store: was.db, AllowedUsers: []int64{ann}, TeamOutsiders: true})
+	contains(t, e.reply(ann, "/team new crew"), "crew")
+	contains(t, e.reply(dan, "/team join "+e.invite(ann, "")), "joined team crew")
+	var toast string
+	for _, s := range press(e, dan, dan, 99, q.Buttons[0][0].Data) {
+		if !s.IsAnswer {
+			t.Fatalf("the old button acted: %+v", s.Out)
+		}
+		toast = s.Callback
+	}
+	contains(t, toast, "not yours")
+	if x := e.book(dan).Rental("box1"); x == nil || x.State() != ledger.Running {
+		t.Fatalf("box1 after the refused press = %+v, want it running", x)
+	}
+}
+
+// TestTeam_SettingsRefusedWhole: a member who is no admin sending a team
+// setting with lang= is refused the whole command: their language stays.
+func TestTeam_SettingsRefusedWhole(t *testing.T) {
+	e := newTeamChat(t, false)
+	contains(t, e.reply(ben, "/team join "+e.invite(ann, "")), "joined")
+	contains(t, e.reply(ben, "/settings lang=zh summary=20:00"), "✗", "only an admin")
+	u, err := e.db.User(context.Background(), ben)
+	if err != nil || u.Lang == "zh" {
+		t.Fatalf("ben after the refused /settings = lang %q %v, want unchanged", u.Lang, err)
+	}
+	contains(t, e.reply(ben, "/settings lang=zh"), "✓")
+}
+
+// TestTeam_RemovedAndLeftWording: a removal's reply says the member's
+// history stays theirs and their running rentals passed to the remover.
+func TestTeam_RemovedAndLeftWording(t *testing.T) {
+	e := newTeamChat(t, false)
+	contains(t, e.reply(ben, "/team join "+e.invite(ann, "")), "joined")
+	contains(t, e.reply(ben, "/rent box1 autodl 4090 1.88/h"), "box1")
+	r := e.reply(ann, "/team remove @ben")
+	contains(t, r, "history stays theirs", "Running rentals passed to @ann: box1")
+	if strings.Contains(r, "records stay theirs") {
+		t.Fatalf("removal reply %q still says the records stay theirs", r)
+	}
 }

@@ -77,17 +77,20 @@ var teamTexts = chat.Catalog{
 		"%[1]sSend the code in our private chat: <code>/team join CODE</code>.",
 		"%[1]s请在和我的私聊中发送邀请码：<code>/team join 邀请码</code>。"},
 	"team_left": {
-		"✓ You left team %[1]s. Your records stay in its ledger.%[2]s\nYour commands go to your own ledger again.",
-		"✓ 你已退出团队 %[1]s。你的记录留在团队账本中。%[2]s\n你的命令重新发到自己的账本。"},
-	"team_left_outsider": {
-		"✓ You left team %[1]s. Your records stay in its ledger.%[2]s",
-		"✓ 你已退出团队 %[1]s。你的记录留在团队账本中。%[2]s"},
+		"✓ You left team %[1]s. Your history stays in its ledger under your name.%[2]s%[3]s",
+		"✓ 你已退出团队 %[1]s。你的历史记录仍以你的名义留在团队账本中。%[2]s%[3]s"},
+	"left_to_own": {
+		"\nYour commands go to your own ledger now.",
+		"\n你的命令现在发到自己的账本。"},
+	"left_to_team": {
+		"\nYour commands go to team %[1]s now.",
+		"\n你的命令现在发到团队 %[1]s。"},
 	"team_handed": {
-		"\nRunning rentals handed to %[1]s: %[2]s.",
+		"\nRunning rentals passed to %[1]s: %[2]s.",
 		"\n在租的机器已转交给 %[1]s：%[2]s。"},
 	"team_removed": {
-		"✓ %[1]s is no longer in team %[2]s. Their records stay theirs; the agent install lines they made for the team no longer work.%[3]s",
-		"✓ %[1]s 已移出团队 %[2]s。其记录仍归其所有；其为团队生成的代理安装命令已作废。%[3]s"},
+		"✓ %[1]s is no longer in team %[2]s. Their history stays theirs; the agent install lines they made for the team no longer work.%[3]s",
+		"✓ %[1]s 已移出团队 %[2]s。其历史记录仍归其名下；其为团队生成的代理安装命令已作废。%[3]s"},
 	"team_removed_notice": {
 		"You were removed from team %[1]s by %[2]s. Your records stay in its ledger; your commands no longer reach it.",
 		"%[2]s 已把你移出团队 %[1]s。你的记录留在团队账本中；你的命令不再发到该团队。"},

@@ -137,6 +137,8 @@ var errorArgs = map[string]int{
 	"bad_summary":                0,
 	"team_name":                  2, // the name, the most runes
 	"project_name":               2, // the name, the most runes
+	"project_personal":           0,
+	"button_not_yours":           0,
 	"team_not_member":            0,
 	"team_not_yours":             2, // the record's name, its owner's display name
 	"team_unknown":               0,
