@@ -116,11 +116,17 @@ func pickTeam(ctx context.Context, store *sqlite.DB, name string) (ledger.User, 
 	if err != nil {
 		return ledger.User{}, ledger.ExportTeam{}, fmt.Errorf("--team %q: members: %w", name, err)
 	}
+	// Former members are named with their last username and role, so a
+	// record of someone who left or was removed still says whose it was.
+	former, err := ts.FormerMembers(ctx, t.ID)
+	if err != nil {
+		return ledger.User{}, ledger.ExportTeam{}, fmt.Errorf("--team %q: former members: %w", name, err)
+	}
 	u, err := store.User(ctx, t.Ledger())
 	if err != nil {
 		return ledger.User{}, ledger.ExportTeam{}, fmt.Errorf("--team %q: its ledger: %w", name, err)
 	}
-	return u, ledger.ExportTeam{Team: t, Members: members}, nil
+	return u, ledger.ExportTeam{Team: t, Members: members, Former: former}, nil
 }
 
 // runBackup writes a consistent copy of the live database to FILE,
