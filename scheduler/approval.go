@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math/big"
 	"strconv"
 	"time"
 
@@ -75,10 +76,19 @@ func (s *Scheduler) teamChecks(ctx context.Context, rentals []*ledger.Rental, us
 				}
 			}
 		}
-		if err := s.checkLimits(ctx, u, tv, byTeam[id]); err != nil {
+		// The team's approvals are read once a tick: one already stored
+		// is neither opened again (no write) nor reminded unless its
+		// rental is still over that bound.
+		aps, err := s.teams().Approvals(ctx, tv.team.ID, "")
+		if err != nil {
+			errs = append(errs, fmt.Errorf("team %d: %w", tv.team.ID, err))
+			continue
+		}
+		over, err := s.checkLimits(ctx, u, tv, byTeam[id], aps)
+		if err != nil {
 			errs = append(errs, fmt.Errorf("team %d: %w", tv.team.ID, err))
 		}
-		if err := s.remindApprovals(ctx, u, tv); err != nil {
+		if err := s.remindApprovals(ctx, u, tv, aps, over); err != nil {
 			errs = append(errs, fmt.Errorf("team %d: %w", tv.team.ID, err))
 		}
 	}
@@ -92,6 +102,19 @@ func rentalWhat(r *ledger.Rental, now time.Time) string {
 		what += ", " + rate.Format() + "/h"
 	}
 	return what
+}
+
+// limitRate is what a running rental counts for against a rate bound:
+// its spend per hour now (rentalRate), or for a prepaid package (a
+// price per day, week or month, which the engine bills per period and
+// so burns nothing per hour) its price over the period's hours, exactly,
+// so an 8× H100 at ¥60,000/month counts ¥83.33/h.
+func limitRate(r *ledger.Rental, now time.Time) (ledger.Money, bool) {
+	if r.Priced && r.Price.Unit.IsPackage() {
+		per := new(big.Rat).Mul(r.Price.Amount.Rat(), big.NewRat(3600, r.Price.Unit.Seconds()))
+		return ledger.Round(per, r.Currency), true
+	}
+	return rentalRate(r, now)
 }
 
 // rentalRate is the rental's spend per hour now in its currency (the
@@ -186,14 +209,29 @@ type overLimit struct {
 	limit, value ledger.Decimal
 }
 
+// approvalKey is what makes an approval one: its rental, scope,
+// subject, bound and period (the store's unique key).
+type approvalKey struct {
+	rental  int64
+	scope   ledger.LimitScope
+	subject string
+	kind    ledger.LimitKind
+	period  string
+}
+
+func keyOf(ap ledger.Approval) approvalKey {
+	return approvalKey{ap.RentalID, ap.Scope, ap.Subject, ap.Kind, ap.Period}
+}
+
 // checkLimits opens the approvals of the team's running rentals over a
-// limit and sends their cards; an approval opened already (pending or
-// decided) is not sent again.
-func (s *Scheduler) checkLimits(ctx context.Context, u *ledger.User, tv *teamView, rentals []*ledger.Rental) error {
+// limit and sends their cards; an approval stored already (aps: pending
+// or decided) is not opened or sent again. It returns the keys of the
+// approvals that apply now (the rentals over a bound this tick).
+func (s *Scheduler) checkLimits(ctx context.Context, u *ledger.User, tv *teamView, rentals []*ledger.Rental, aps []ledger.Approval) (map[approvalKey]bool, error) {
 	ts := s.teams()
 	limits, err := ts.Limits(ctx, tv.team.ID)
 	if err != nil || len(limits) == 0 {
-		return err
+		return nil, err
 	}
 	now := s.now()
 	var running []*ledger.Rental
@@ -203,8 +241,11 @@ func (s *Scheduler) checkLimits(ctx context.Context, u *ledger.User, tv *teamVie
 		}
 	}
 	if len(running) == 0 {
-		return nil
+		return nil, nil
 	}
+	// A month bound is asked once per rental and calendar month of the
+	// team's zone; the rate and GPU bounds once per rental.
+	period := now.In(u.Location()).Format("2006-01")
 	var month []ledger.SplitRow
 	monthRead := false
 	var over []overLimit
@@ -227,7 +268,7 @@ func (s *Scheduler) checkLimits(ctx context.Context, u *ledger.User, tv *teamVie
 		if l.RatePerHour.Sign() > 0 && len(cur) > 0 {
 			sum := ledger.Money{Currency: l.Currency}
 			for _, r := range cur {
-				if m, ok := rentalRate(r, now); ok {
+				if m, ok := limitRate(r, now); ok {
 					sum = sum.Add(m)
 				}
 			}
@@ -253,7 +294,7 @@ func (s *Scheduler) checkLimits(ctx context.Context, u *ledger.User, tv *teamVie
 				monthRead = true
 				b, err := s.store.Book(ctx, u.ID)
 				if err != nil {
-					return err
+					return nil, err
 				}
 				from, _ := ledger.MonthRange(now, u.Location())
 				month = ledger.Split(ledger.Spend(b, from, now))
@@ -271,11 +312,25 @@ func (s *Scheduler) checkLimits(ctx context.Context, u *ledger.User, tv *teamVie
 			}
 		}
 	}
+	stored := make(map[approvalKey]bool, len(aps))
+	for _, ap := range aps {
+		stored[keyOf(ap)] = true
+	}
+	applies := make(map[approvalKey]bool, len(over))
 	var errs []error
 	for _, o := range over {
-		ap, created, err := ts.OpenApproval(ctx, ledger.Approval{TeamID: tv.team.ID, RentalID: o.r.ID, Owner: o.r.Owner,
+		want := ledger.Approval{TeamID: tv.team.ID, RentalID: o.r.ID, Owner: o.r.Owner,
 			Scope: o.l.Scope, Subject: o.l.Subject, Kind: o.kind, Currency: o.l.Currency,
-			Limit: o.limit, Value: o.value, State: ledger.ApprovalPending, CreatedAt: now})
+			Limit: o.limit, Value: o.value, State: ledger.ApprovalPending, CreatedAt: now}
+		if o.kind == ledger.LimitMonth {
+			want.Period = period
+		}
+		k := keyOf(want)
+		applies[k] = true
+		if stored[k] {
+			continue // asked already: no write
+		}
+		ap, created, err := ts.OpenApproval(ctx, want)
 		if err != nil {
 			errs = append(errs, err)
 			continue
@@ -290,7 +345,7 @@ func (s *Scheduler) checkLimits(ctx context.Context, u *ledger.User, tv *teamVie
 		}
 		s.tellOwnerOver(ctx, u, tv, o.r, ap)
 	}
-	return errors.Join(errs...)
+	return applies, errors.Join(errs...)
 }
 
 // inScope reports whether a record of owner and project is in the
@@ -393,19 +448,21 @@ func (s *Scheduler) tellOwnerOver(ctx context.Context, u *ledger.User, tv *teamV
 	}
 }
 
-// remindApprovals reminds the admins once of each approval pending for
-// RemindApprovalAfter. Never an automatic action.
-func (s *Scheduler) remindApprovals(ctx context.Context, u *ledger.User, tv *teamView) error {
+// remindApprovals reminds the admins once of each approval (of aps)
+// pending for RemindApprovalAfter whose rental is still over that bound
+// this tick (over, from checkLimits): one whose limit was removed or
+// raised, or whose rental came back under it, is not reminded (it stays
+// pending). Never an automatic action.
+func (s *Scheduler) remindApprovals(ctx context.Context, u *ledger.User, tv *teamView, aps []ledger.Approval, over map[approvalKey]bool) error {
 	ts := s.teams()
-	aps, err := ts.Approvals(ctx, tv.team.ID, ledger.ApprovalPending)
-	if err != nil {
-		return err
-	}
 	now := s.now()
 	var errs []error
 	for _, ap := range aps {
-		if !ap.RemindedAt.IsZero() || now.Sub(ap.CreatedAt) < RemindApprovalAfter {
+		if ap.State != ledger.ApprovalPending || !ap.RemindedAt.IsZero() || now.Sub(ap.CreatedAt) < RemindApprovalAfter {
 			continue
+		}
+		if !over[keyOf(ap)] {
+			continue // it no longer applies
 		}
 		r, err := s.store.RentalByID(ctx, ap.RentalID)
 		if err != nil || r.UserID != u.ID || r.State() == ledger.Released {

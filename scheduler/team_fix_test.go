@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -110,5 +111,134 @@ func TestTeam_StopItWithoutAgent(t *testing.T) {
 	}
 	if edit, ok := e.lastEdit(alice, 6); !ok || !strings.Contains(edit.Text, "Stopped by @carol") {
 		t.Errorf("alice's card after the second press = %q", edit.Text)
+	}
+}
+
+// countingTeams counts the team store's OpenApproval calls (each a write).
+type countingTeams struct {
+	ledger.TeamStore
+	mu   sync.Mutex
+	open int
+}
+
+func (c *countingTeams) OpenApproval(ctx context.Context, ap ledger.Approval) (ledger.Approval, bool, error) {
+	c.mu.Lock()
+	c.open++
+	c.mu.Unlock()
+	return c.TeamStore.OpenApproval(ctx, ap)
+}
+
+// TestTeam_ApprovalStoredNoWrite: once a rental's approval is stored, a
+// later tick reads it and does not call OpenApproval (a write) again.
+func TestTeam_ApprovalStoredNoWrite(t *testing.T) {
+	e := newTeamEnv(t, bob)
+	e.setBobRate()
+	ct := &countingTeams{TeamStore: e.db}
+	s, err := scheduler.New(scheduler.Config{Store: e.db, Teams: ct, Hub: e.hub, Enrolment: e.hub.Enrolment(), Sender: e.snd, Buttons: testButtons(),
+		Now: e.clk.Now, Tick: 30 * time.Second, NoChart: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < 3; i++ {
+		if err := s.Checks(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		e.clk.Add(time.Minute)
+	}
+	if ct.open != 1 {
+		t.Errorf("OpenApproval called %d times over three ticks, want once", ct.open)
+	}
+	if aps, err := e.ts.Approvals(context.Background(), e.team.ID, ""); err != nil || len(aps) != 1 {
+		t.Errorf("approvals = %+v, %v; want one", aps, err)
+	}
+}
+
+// TestTeam_NoReminderOnceUnderLimit: an approval whose limit was raised
+// above the rental's rate is not reminded an hour on (it stays pending).
+func TestTeam_NoReminderOnceUnderLimit(t *testing.T) {
+	e := newTeamEnv(t, bob)
+	e.setBobRate()
+	e.tick2()
+	if got := e.snd.to(carol); len(got) != 1 {
+		t.Fatalf("carol got %d cards, want one", len(got))
+	}
+	if err := e.ts.SetLimit(context.Background(), ledger.Action{UserID: e.lid, By: carol, At: e.clk.Now()}, ledger.Limit{
+		TeamID: e.team.ID, Scope: ledger.ScopeMember, Subject: "2", Currency: ledger.CNY, RatePerHour: ledger.MustDecimal("20")}); err != nil {
+		t.Fatal(err)
+	}
+	e.clk.Add(time.Hour + time.Minute)
+	e.tick2()
+	if got := e.snd.to(carol); len(got) != 1 {
+		t.Errorf("carol's messages = %d (%+v), want no reminder once box3 is under the raised limit", len(got), got)
+	}
+	if aps, err := e.ts.Approvals(context.Background(), e.team.ID, ledger.ApprovalPending); err != nil || len(aps) != 1 {
+		t.Errorf("pending approvals = %+v, %v; want it left pending", aps, err)
+	}
+}
+
+// TestTeam_PackageCountsForRate: a package (¥60,000 a month) burns
+// nothing per hour in the engine, but counts its price over the month's
+// hours (¥83.33/h) against a rate bound: with box3 (¥14/h) bob's ¥20/h
+// is exceeded.
+func TestTeam_PackageCountsForRate(t *testing.T) {
+	e := newTeamEnv(t, bob)
+	ctx := context.Background()
+	if _, err := e.db.CreateRental(ctx, ledger.Action{UserID: e.lid, By: bob, At: t0}, ledger.Rental{
+		Name: "pkg8", Platform: "autodl", GPU: "H100", GPUCount: 8, Mode: ledger.AlwaysOn, Owner: bob,
+		Priced: true, Price: ledger.Price{Amount: ledger.MustDecimal("60000"), Unit: ledger.UnitMonth}, Currency: ledger.CNY,
+		Events: []ledger.Event{{Kind: ledger.EventStart, At: t0}},
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.ts.SetLimit(ctx, ledger.Action{UserID: e.lid, By: carol, At: e.clk.Now()}, ledger.Limit{
+		TeamID: e.team.ID, Scope: ledger.ScopeMember, Subject: "2", Currency: ledger.CNY, RatePerHour: ledger.MustDecimal("20")}); err != nil {
+		t.Fatal(err)
+	}
+	e.clk.Add(time.Minute)
+	e.tick2()
+	aps, err := e.ts.Approvals(ctx, e.team.ID, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(aps) != 2 || aps[0].Kind != ledger.LimitRate || aps[0].Value.String() != "97.33" {
+		t.Fatalf("approvals = %+v, want two for bob's rate at 97.33 (14 + 60000/720)", aps)
+	}
+}
+
+// TestTeam_MonthApprovalEachMonth: a month bound's approval is about its
+// calendar month (the team's zone): November's does not silence
+// December, which is asked anew; the rate and GPU bounds keep no period.
+func TestTeam_MonthApprovalEachMonth(t *testing.T) {
+	e := newTeamEnv(t, bob)
+	ctx := context.Background()
+	if err := e.ts.SetLimit(ctx, ledger.Action{UserID: e.lid, By: carol, At: e.clk.Now()}, ledger.Limit{
+		TeamID: e.team.ID, Scope: ledger.ScopeMember, Subject: "2", Currency: ledger.CNY, Month: ledger.MustDecimal("10")}); err != nil {
+		t.Fatal(err)
+	}
+	u, err := e.db.User(ctx, e.lid)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.clk.Add(2 * time.Hour)
+	e.tick2()
+	nov := e.clk.Now().In(u.Location()).Format("2006-01")
+	e.clk.Set(time.Date(2026, 12, 1, 2, 0, 0, 0, u.Location()))
+	e.tick2()
+	e.tick2()
+	aps, err := e.ts.Approvals(ctx, e.team.ID, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	periods := map[string]int{}
+	for _, ap := range aps {
+		if ap.Kind == ledger.LimitMonth {
+			periods[ap.Period]++
+		}
+	}
+	if len(aps) != 2 || periods[nov] != 1 || periods["2026-12"] != 1 {
+		t.Fatalf("approvals = %+v, want one for %s and one for 2026-12", aps, nov)
+	}
+	if got := e.snd.to(carol); len(got) != 2 {
+		t.Errorf("carol got %d cards, want one per month", len(got))
 	}
 }
