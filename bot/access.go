@@ -183,15 +183,16 @@ func (a *Access) forgetOutsiders() {
 	clear(a.outsiders)
 }
 
-// joinAllowed reports whether id, a stranger, may still try a team's join
-// code: wrong codes share the claim's bound.
+// joinAllowed reports whether id may still try a team's join code: each
+// person's wrong codes (allowed users and outsiders too) share the claim's
+// bound, maxClaimTries in a run of the server.
 func (a *Access) joinAllowed(id int64) bool {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	return a.tries[id] < maxClaimTries
 }
 
-// joinFailed counts a stranger's refused join code.
+// joinFailed counts a person's refused join code.
 func (a *Access) joinFailed(id int64) {
 	a.mu.Lock()
 	defer a.mu.Unlock()

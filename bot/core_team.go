@@ -333,9 +333,18 @@ func (r teams) invite(who string) error {
 // A person outside the allow list reaches here only when the server lets
 // teams admit them (Handle's stranger path), and is admitted as one.
 func (r teams) join(code string) error {
+	if !r.c.acc.joinAllowed(r.u.UserID) {
+		// Wrong codes are bounded per person, whoever they are: past the
+		// bound no code is looked up for them in this run.
+		return r.answer(r.plain(r.tt("team_join_tries")))
+	}
 	outsider := !r.c.acc.Personal(r.u.UserID)
 	a := r.teamAct(0)
 	m, err := r.c.teams.Join(r.ctx, a, code, r.u.Username, outsider)
+	switch ledger.ErrorCode(err) {
+	case ledger.ENOTFOUND, ledger.EINVALID, ledger.ECONFLICT, ledger.EUNAUTHORIZED:
+		r.c.acc.joinFailed(r.u.UserID)
+	}
 	if err != nil {
 		return err
 	}
@@ -819,12 +828,7 @@ func (r *req) strangerJoin(code string) error {
 	if !r.c.acc.joinAllowed(r.u.UserID) {
 		return r.mark()
 	}
-	err := teams{r}.join(code)
-	switch ledger.ErrorCode(err) {
-	case ledger.ENOTFOUND, ledger.EINVALID, ledger.ECONFLICT, ledger.EUNAUTHORIZED:
-		r.c.acc.joinFailed(r.u.UserID)
-	}
-	return err
+	return teams{r}.join(code) // counts a wrong code
 }
 
 // joinFrom answers /start join-CODE from a person who may use the bot:

@@ -144,3 +144,18 @@ func TestTeam_RemovedAndLeftWording(t *testing.T) {
 		t.Fatalf("removal reply %q still says the records stay theirs", r)
 	}
 }
+
+// TestTeam_WrongCodesBoundedForAllowedUsers: a person of the allow list
+// who sends 5 wrong codes is told to ask for a new one, and even a good
+// code is not looked up for them in this run.
+func TestTeam_WrongCodesBoundedForAllowedUsers(t *testing.T) {
+	e := newTeamChat(t, false)
+	for i := range 5 {
+		contains(t, e.reply(ben, fmt.Sprintf("/team join wrongcode%d", i)), "✗")
+	}
+	code := e.invite(ann, "")
+	contains(t, e.reply(ben, "/team join "+code), "Too many wrong codes")
+	if _, err := e.db.Member(context.Background(), e.teamNamed("crew").ID, ben); err == nil {
+		t.Fatal("a person past the bound joined")
+	}
+}

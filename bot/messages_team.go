@@ -70,6 +70,9 @@ var teamTexts = chat.Catalog{
 	"team_joined_outsider": {
 		"✓ You joined team %[1]s as %[2]s.\nYour commands go to team %[1]s: you have no ledger of your own on this server. /team lists its members.",
 		"✓ 你已作为%[2]s加入团队 %[1]s。\n你的命令都会发到团队 %[1]s：你在这个服务器上没有自己的账本。/team 查看成员。"},
+	"team_join_tries": {
+		"Too many wrong codes: ask an admin of the team for a new one.",
+		"错误的邀请码太多：请向团队管理员要一个新的。"},
 	"team_join_notice": {
 		"%[1]s joined team %[2]s with an invite code.",
 		"%[1]s 用邀请码加入了团队 %[2]s。"},
