@@ -372,6 +372,7 @@ var messages = chat.Catalog{
 	"limit_month":        {"%[1]s this month", "本月 %[1]s"},
 
 	"approval_release_error": {"the release failed.", "释放失败。"},
+	"summary_split_today":    {"<b>Today:</b>", "<b>今天：</b>"},
 	"approval_stop_failed": {
 		"Recorded as stopped by %[1]s, but <b>%[2]s</b> could not be released: %[3]s Press Stop it again or send /release %[2]s.",
 		"已由 %[1]s 记为停止，但 <b>%[2]s</b> 未能释放：%[3]s 请再按“停止它”或发送 /release %[2]s。"},

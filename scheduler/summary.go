@@ -247,7 +247,8 @@ func (s *Scheduler) deadlineAlert(ctx context.Context, u *ledger.User, b *ledger
 
 // teamSplit is the nightly summary's split of a team's day (the span
 // view.Summary shows: the local day up to asOf) by person and by
-// project, with a blank line before it; "" when nothing was spent.
+// project, headed "Today:", with a blank line before it; "" when
+// nothing was spent.
 func (s *Scheduler) teamSplit(ctx context.Context, u *ledger.User, b *ledger.Book, asOf time.Time) string {
 	day, _ := ledger.DayRange(asOf, u.Location())
 	rows := ledger.Split(ledger.Spend(b, day, asOf))
@@ -264,5 +265,7 @@ func (s *Scheduler) teamSplit(ctx context.Context, u *ledger.User, b *ledger.Boo
 	if split == "" {
 		return ""
 	}
-	return "\n\n" + split
+	// Headed with its period: the chat's /summary shows the month's split
+	// under a heading of its own, and the two must not be confused.
+	return "\n\n" + text(lang(u), "summary_split_today") + "\n" + split
 }

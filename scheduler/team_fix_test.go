@@ -242,3 +242,35 @@ func TestTeam_MonthApprovalEachMonth(t *testing.T) {
 		t.Errorf("carol got %d cards, want one per month", len(got))
 	}
 }
+
+// TestTeam_SummarySplitToday: the nightly room summary's split by person
+// and project is headed with its period ("Today:", "今天："), so it is
+// not taken for the month's that /summary shows.
+func TestTeam_SummarySplitToday(t *testing.T) {
+	for _, c := range []struct{ lang, want string }{{"en", "<b>Today:</b>\n<b>By person</b>\n@bob ¥"}, {"zh", "<b>今天：</b>\n"}} {
+		t.Run(c.lang, func(t *testing.T) {
+			e := newTeamEnv(t, bob)
+			ctx := context.Background()
+			u, err := e.db.User(ctx, e.lid)
+			if err != nil {
+				t.Fatal(err)
+			}
+			u.Lang = c.lang
+			if _, err := e.db.UpdateUser(ctx, ledger.Action{UserID: e.lid, At: t0}, u); err != nil {
+				t.Fatal(err)
+			}
+			s, err := scheduler.New(scheduler.Config{Store: e.db, Sender: e.snd, Buttons: testButtons(), Now: e.clk.Now, NoChart: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			e.clk.Set(t0.Add(12*time.Hour + time.Minute)) // 22:01 in Shanghai
+			if err := s.Summaries(ctx); err != nil {
+				t.Fatal(err)
+			}
+			got := e.snd.to(room)
+			if len(got) != 1 || !strings.Contains(got[0].Text, c.want) {
+				t.Fatalf("room = %+v, want the summary with %q", got, c.want)
+			}
+		})
+	}
+}
