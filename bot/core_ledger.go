@@ -138,7 +138,7 @@ func (r *req) project(given string) (string, error) {
 // teamSplit is a team statement's split by person and by project
 // (view.TeamSplit), after a newline; "" on a person's own ledger or when
 // nothing was spent. Owners are named from the team's members; one no
-// longer in the team is named by their ID.
+// longer in the team by the name they had, marked as left.
 func (r *req) teamSplit(st *ledger.Statement) (string, error) {
 	if r.team == nil {
 		return "", nil
@@ -154,22 +154,32 @@ func (r *req) teamSplit(st *ledger.Statement) (string, error) {
 	return "\n" + view.TeamSplit(r.lang, rows, func(id int64) string { return names[id] }), nil
 }
 
-// memberNames maps the team's current members to their display names.
+// memberNames maps the team's members to their display names: the
+// former ones ("@bob (left)") first, so a member who came back is named
+// as a current one.
 func (r *req) memberNames() (map[int64]string, error) {
+	former, err := r.c.teams.FormerMembers(r.ctx, r.team.Team.ID)
+	if err != nil {
+		return nil, err
+	}
 	ms, err := r.c.teams.Members(r.ctx, r.team.Team.ID)
 	if err != nil {
 		return nil, err
 	}
-	names := make(map[int64]string, len(ms))
+	names := make(map[int64]string, len(ms)+len(former))
+	for _, m := range former {
+		names[m.UserID] = teamTexts.Text(r.lang, "member_left", m.Name()) // escaped by view.TeamSplit
+	}
 	for _, m := range ms {
 		names[m.UserID] = m.Name()
 	}
 	return names, nil
 }
 
-// exportTeam names a team ledger's export its team and current members
-// (the export's "team" object, and the owners' names in its CSV); none
-// on a person's own ledger, whose export is as it always was.
+// exportTeam names a team ledger's export its team, its current members
+// and its former ones (the export's "team" object, and the owners' names
+// in its CSV); none on a person's own ledger, whose export is as it
+// always was.
 func (r *req) exportTeam() ([]ledger.ExportOption, error) {
 	if r.team == nil {
 		return nil, nil
@@ -178,7 +188,11 @@ func (r *req) exportTeam() ([]ledger.ExportOption, error) {
 	if err != nil {
 		return nil, err
 	}
-	return []ledger.ExportOption{ledger.WithTeam(ledger.ExportTeam{Team: r.team.Team, Members: ms})}, nil
+	former, err := r.c.teams.FormerMembers(r.ctx, r.team.Team.ID)
+	if err != nil {
+		return nil, err
+	}
+	return []ledger.ExportOption{ledger.WithTeam(ledger.ExportTeam{Team: r.team.Team, Members: ms, Former: former})}, nil
 }
 
 // mayChange refuses, on a team, a change the store does not journal (an

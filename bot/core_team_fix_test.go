@@ -159,3 +159,28 @@ func TestTeam_WrongCodesBoundedForAllowedUsers(t *testing.T) {
 		t.Fatal("a person past the bound joined")
 	}
 }
+
+// TestTeam_FormerMembersNamed: a removed member's spend is named by their
+// username, marked as left, in /spend's split, and /export lists them.
+func TestTeam_FormerMembersNamed(t *testing.T) {
+	e := newTeamChat(t, false)
+	contains(t, e.reply(ben, "/team join "+e.invite(ann, "")), "joined")
+	contains(t, e.reply(ben, "/rent box1 autodl 4090 1.88/h"), "box1")
+	e.now = e.now.Add(2 * time.Hour)
+	contains(t, e.reply(ben, "/release box1"), "released")
+	contains(t, e.reply(ann, "/team remove @ben"), "no longer in team crew")
+	r := e.reply(ann, "/spend")
+	contains(t, r, "@ben (left)")
+	if strings.Contains(r, "id702") {
+		t.Fatalf("/spend names the former member by ID: %q", r)
+	}
+	var doc string
+	for _, s := range e.talk(ann, "/export json") {
+		if s.Out.Document != nil {
+			doc = strings.ReplaceAll(string(s.Out.Document.Data), " ", "")
+		}
+	}
+	contains(t, doc, `"username":"ben"`, `"removed":true`)
+	contains(t, e.reply(ann, "/settings lang=zh"), "")
+	contains(t, e.reply(ann, "/spend"), "@ben（已退出）")
+}

@@ -198,6 +198,7 @@ var teamTexts = chat.Catalog{
 	"project_cleared": {
 		"✓ No default project in %[1]s now.",
 		"✓ 已取消你在%[1]s中的默认项目。"},
+	"member_left": {"%[1]s (left)", "%[1]s（已退出）"},
 	"ledger_own":  {"your own ledger", "你自己的账本"},
 	"ledger_team": {"team %[1]s", "团队 %[1]s"},
 }
