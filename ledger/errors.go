@@ -155,6 +155,7 @@ var errorArgs = map[string]int{
 	"invite_expired":             1, // when it expired
 	"invite_used":                0,
 	"invite_not_for_you":         0,
+	"invite_revoked":             0,
 	"room_taken":                 1, // the team whose room the chat is
 	"limit_negative":             0,
 	"approval_unknown":           0,
