@@ -155,16 +155,22 @@ func (s *Scheduler) release(ctx context.Context, userID, rentalID int64) (toast 
 		return "", false, err
 	}
 	var evidence ledger.Message
-	msg := tr(lg, "releasing", r.Name)
+	msg, private := tr(lg, "releasing", r.Name), ""
 	if len(st.Sessions) > 0 {
 		// The user's own tap is a decision: nobody connected holds it,
-		// but they hear who is there.
+		// but they hear who is there (a team's room how many; its owner's
+		// private copy who, from where).
 		evidence = ledger.Msg("e_tap_people", st.Sessions)
-		msg += "\n" + tr(lg, "releasing_people", chat.RawHTML(view.SessionsText(lg, st.Sessions)))
+		if ledger.IsTeamLedger(u.ID) {
+			private = msg + "\n" + tr(lg, "releasing_people", chat.RawHTML(view.SessionsText(lg, st.Sessions)))
+			msg += "\n" + tr(lg, "releasing_people", chat.RawHTML(view.SessionsText(lg, hideSessions(st.Sessions))))
+		} else {
+			msg += "\n" + tr(lg, "releasing_people", chat.RawHTML(view.SessionsText(lg, st.Sessions)))
+		}
 	}
 	s.decide(ctx, u, r, ledger.DecisionUser, ledger.Msg("d_release_pressed", o.ID), evidence)
 	c := s.orderCard(ctx, u, r)
-	if err := s.sendCard(ctx, u, &c, msg, nil, c.MessageID == 0, true); err != nil {
+	if err := s.sendCardPriv(ctx, u, &c, msg, private, nil, c.MessageID == 0, true); err != nil {
 		// The order is issued: the release is under way all the same.
 		return "", true, err
 	}
@@ -393,11 +399,20 @@ func (s *Scheduler) jobFinished(ctx context.Context, r *ledger.Rental, j ledger.
 	}
 	lg := lang(&u)
 	what := tr(lg, "the_job")
-	if j.Command != "" {
-		what = "<code>" + chat.Escape(clip.Bytes(j.Command, 60, "…")) + "</code>"
-	}
 	msg := tr(lg, "job_finished", r.Name, chat.RawHTML(what), j.ExitCode, chat.FormatDuration(j.Duration, lg), cost.Format())
-	return s.sendCard(ctx, &u, &c, msg, jobButtons(lg, r), true, false)
+	private := ""
+	if j.Command != "" {
+		// The command line may hold a token (HF_TOKEN=…): a team's room
+		// gets "the job", the owner's private copy the command.
+		cmd := "<code>" + chat.Escape(clip.Bytes(j.Command, 60, "…")) + "</code>"
+		withCmd := tr(lg, "job_finished", r.Name, chat.RawHTML(cmd), j.ExitCode, chat.FormatDuration(j.Duration, lg), cost.Format())
+		if ledger.IsTeamLedger(u.ID) {
+			private = withCmd
+		} else {
+			msg = withCmd
+		}
+	}
+	return s.sendCardPriv(ctx, &u, &c, msg, private, jobButtons(lg, r), true, false)
 }
 
 // onGPUMismatch tells the user once that the agent sees other GPUs than

@@ -54,9 +54,22 @@ func releasedButtons(lang string, r *ledger.Rental) [][]button {
 // user's quiet hours and sent when they end (flushPending); a card about a
 // pending automatic action is urgent and never held. It saves the card.
 func (s *Scheduler) sendCard(ctx context.Context, u *ledger.User, c *ledger.Card, text string, buttons [][]button, notify, urgent bool) error {
+	return s.sendCardPriv(ctx, u, c, text, "", buttons, notify, urgent)
+}
+
+// sendCardPriv is sendCard for a card with agent data a team's room
+// must not see (who is connected from where, a job's command line, which
+// may hold a token): text is the card as the room gets it, private (when
+// not "") the same card with those details, for the owner's private copy
+// alone (sent only when they asked for copies: /team dm on).
+func (s *Scheduler) sendCardPriv(ctx context.Context, u *ledger.User, c *ledger.Card, text, private string, buttons [][]button, notify, urgent bool) error {
 	now := s.now()
 	// A team's card names the rental's owner; its owner may want a copy.
 	text, copyTo := s.ownerText(ctx, u, c.RentalID, text)
+	copyText := text
+	if private != "" {
+		copyText, _ = s.ownerText(ctx, u, c.RentalID, private)
+	}
 	quiet := ledger.InQuietHours(u, now)
 	if notify && quiet && !urgent {
 		c.Text, c.Pending = text, true
@@ -83,7 +96,9 @@ func (s *Scheduler) sendCard(ctx context.Context, u *ledger.User, c *ledger.Card
 		return fmt.Errorf("send %s card: %w", c.Kind, err)
 	}
 	if m.EditMessageID == 0 {
-		s.sendCopy(ctx, copyTo, m)
+		cp := m
+		cp.Text = copyText
+		s.sendCopy(ctx, copyTo, cp)
 	}
 	if id != 0 {
 		c.MessageID = id
@@ -284,10 +299,17 @@ func (s *Scheduler) checkIdle(ctx context.Context, u *ledger.User, r *ledger.Ren
 			ask = view.WayReason(lg, r.Name, w)
 		}
 	}
-	text := s.idleText(u, r, s.label(ctx, u, r), pol, card, idleFor, idleMoney, st.Sessions, ask, now)
+	// A team's room sees how many are connected, not from where or as
+	// whom; the owner's private copy has the details.
+	team := ledger.IsTeamLedger(u.ID)
+	text := s.idleText(u, r, s.label(ctx, u, r), pol, card, idleFor, idleMoney, st.Sessions, team, ask, now)
+	private := ""
+	if team && len(st.Sessions) > 0 {
+		private = s.idleText(u, r, s.label(ctx, u, r), pol, card, idleFor, idleMoney, st.Sessions, false, ask, now)
+	}
 	if !open {
 		card = ledger.Card{UserID: u.ID, RentalID: r.ID, Kind: ledger.CardIdle, Incident: incident}
-		if err := s.sendCard(ctx, u, &card, text, idleButtons(lg, r), true, auto); err != nil {
+		if err := s.sendCardPriv(ctx, u, &card, text, private, idleButtons(lg, r), true, auto); err != nil {
 			return err
 		}
 		if !card.Pending {
@@ -320,7 +342,7 @@ func (s *Scheduler) checkIdle(ctx context.Context, u *ledger.User, r *ledger.Ren
 			// The old message loses its buttons; the reminder carries them.
 			s.send(ctx, chat.Outgoing{ChatID: s.chatOf(ctx, u.ID), EditMessageID: card.MessageID, Text: card.Text + "\n" + tr(lg, "reminder_below")})
 		}
-		if err := s.sendCard(ctx, u, &card, text, idleButtons(lg, r), true, auto); err != nil {
+		if err := s.sendCardPriv(ctx, u, &card, text, private, idleButtons(lg, r), true, auto); err != nil {
 			return err
 		}
 		s.decide(ctx, u, r, ledger.DecisionRemind, ledger.Msg("d_remind", card.Reminders), ledger.Msg("e_remind", idleFor, idleMoney))
@@ -340,11 +362,15 @@ func (s *Scheduler) checkIdle(ctx context.Context, u *ledger.User, r *ledger.Ren
 // (people, from the last heartbeat), and what happens next.
 // ask, when not "", is why an automatic action would ask for a tap
 // instead (view.WayReason). name is how the card names r (label).
-func (s *Scheduler) idleText(u *ledger.User, r *ledger.Rental, name string, pol ledger.AutoPolicy, c ledger.Card, idleFor time.Duration, idle ledger.Money, people []ledger.Session, ask string, now time.Time) string {
+func (s *Scheduler) idleText(u *ledger.User, r *ledger.Rental, name string, pol ledger.AutoPolicy, c ledger.Card, idleFor time.Duration, idle ledger.Money, people []ledger.Session, hide bool, ask string, now time.Time) string {
 	lg := lang(u)
 	t := tr(lg, "idle", name, chat.FormatDuration(idleFor, lg), idle.Format())
 	if len(people) > 0 {
-		t += "\n" + tr(lg, "idle_people", chat.RawHTML(view.SessionsText(lg, people)))
+		shown := people
+		if hide {
+			shown = hideSessions(people)
+		}
+		t += "\n" + tr(lg, "idle_people", chat.RawHTML(view.SessionsText(lg, shown)))
 	}
 	auto := pol.Action == ledger.AutoStop || pol.Action == ledger.AutoRelease
 	held, idlePeople := pol.Holding(people, now)
@@ -389,6 +415,17 @@ func idlePeopleText(lg string, ss []ledger.Session, now time.Time, action ledger
 	}
 	d := now.Sub(last).Truncate(time.Minute)
 	return tr(lg, key, chat.FormatDuration(d, lg), chat.RawHTML(tr(lg, "act_"+string(action))))
+}
+
+// hideSessions is ss without their logins and client addresses, for a
+// team's room: "2 SSH sessions", not who from where.
+func hideSessions(ss []ledger.Session) []ledger.Session {
+	out := make([]ledger.Session, len(ss))
+	for i, x := range ss {
+		x.User, x.Client = "", ""
+		out[i] = x
+	}
+	return out
 }
 
 // stateText is "<b>box1</b> is stopped." in the user's language.

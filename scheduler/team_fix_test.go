@@ -274,3 +274,55 @@ func TestTeam_SummarySplitToday(t *testing.T) {
 		})
 	}
 }
+
+// TestTeam_RoomCardsHideAgentDetails: a team's room sees how many are
+// connected and that a job finished, never the logins, client addresses
+// or the command line (which may hold a token); the owner's private copy
+// (DM on) has them.
+func TestTeam_RoomCardsHideAgentDetails(t *testing.T) {
+	e := newTeamEnv(t, bob)
+	ctx := context.Background()
+	if _, err := e.ts.SetDM(ctx, ledger.Action{UserID: e.lid, By: bob, At: t0}, e.team.ID, true); err != nil {
+		t.Fatal(err)
+	}
+	e.clk.Add(2 * time.Hour)
+	e.people = []wire.Session{{Kind: wire.SessionSSH, Client: "203.0.113.9", User: "root"}}
+	e.beat(wire.VerdictIdle, 35*time.Minute, nil)
+	e.people = nil
+	e.tick2()
+	cards := e.snd.to(room)
+	if len(cards) != 1 || !strings.Contains(cards[0].Text, "1 SSH session") || strings.Contains(cards[0].Text, "203.0.113.9") || strings.Contains(cards[0].Text, "root") {
+		t.Fatalf("room's idle card = %+v, want the session counted without its login and address", cards)
+	}
+	if dm := e.snd.to(bob); len(dm) != 1 || !strings.Contains(dm[0].Text, "root from 203.0.113.9") {
+		t.Fatalf("bob's copy = %+v, want the session's login and address", dm)
+	}
+	code := 0
+	e.clk.Add(time.Hour)
+	end := e.clk.Now()
+	job := &wire.JobState{Command: "HF_TOKEN=hf_secret python train.py", Exited: true, ExitCode: &code, StartedAt: end.Add(-time.Hour), EndedAt: &end, DurationSeconds: time.Hour.Seconds()}
+	e.beat(wire.VerdictIdle, 10, job)
+	e.clk.Add(30 * time.Second)
+	e.beat(wire.VerdictIdle, 40, job)
+	// The env's first scheduler hears the hub's events (it sends
+	// through e.chat).
+	e.s.DrainEvents(ctx)
+	var roomJob, dmJob string
+	for _, m := range e.chat.NewMessages() {
+		if !strings.Contains(m.Text, "finished") {
+			continue
+		}
+		switch m.ChatID {
+		case room:
+			roomJob = m.Text
+		case bob:
+			dmJob = m.Text
+		}
+	}
+	if roomJob == "" || strings.Contains(roomJob, "hf_secret") || !strings.Contains(roomJob, "the job") {
+		t.Errorf("room's job card = %q, want it without the command", roomJob)
+	}
+	if !strings.Contains(dmJob, "HF_TOKEN=hf_secret") {
+		t.Errorf("bob's job copy = %q, want the command", dmJob)
+	}
+}
