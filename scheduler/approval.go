@@ -17,10 +17,11 @@ import (
 // once and the month's spend of the team, a member or a project, per
 // currency. Each tick, a running rental in a scope over a bound gets an
 // approval (TeamStore.OpenApproval: once per rental, scope, subject and
-// bound, kept in the store, so a restart does not ask again), a card to
-// each admin in private with [Approve] [Stop it], and its owner is told.
-// Nothing is stopped without an admin's press; an approval left pending an
-// hour is reminded once.
+// bound, and for a month bound once per calendar month, kept in the
+// store, so a restart does not ask again), a card to each admin in
+// private with [Approve] [Stop it], and its owner is told. Nothing is
+// stopped without an admin's press; an approval left pending an hour is
+// reminded once, if its rental is still over that bound.
 
 // Button actions of a team's cards. The payload is the approval's ID
 // (ActApprove, ActStopIt) or the rental's (ActMine).
