@@ -507,6 +507,13 @@ func (r *req) stranger() error {
 			if code, ok := joinCode(cmd); ok && r.u.ChatType == chat.ChatPrivate && c.outsiders && c.teams != nil {
 				return r.strangerJoin(code) // GPULEDGER_TEAM_OUTSIDERS: a team's invite admits them
 			}
+			if code, ok := joinCode(cmd); ok && r.u.ChatType != chat.ChatPrivate && c.teams != nil {
+				if !c.acc.joinAllowed(r.u.UserID) {
+					return r.mark()
+				}
+				c.acc.joinFailed(r.u.UserID) // a stranger's codes in groups count as tries
+				return r.burnGroupCode(code) // a code anyone in the group could use
+			}
 			// Claims only in private: the code is not for a group to read,
 			// and the owner's private chat is where the bot answers.
 			if st, ok := cmd.(command.StartCmd); ok && st.Code != "" && c.acc.claimable() && r.u.ChatType == chat.ChatPrivate {

@@ -25,6 +25,9 @@ func (r *req) dispatch(cmd command.Command) error {
 // group's placement), then the command's handler from the table.
 func (r *req) dispatchCmd(cmd command.Command) error {
 	_, connect := cmd.(command.ConnectCmd) // it places itself: a key sent in a group is deleted
+	if code, ok := joinCode(cmd); ok && r.inGroup() && r.c.teams != nil {
+		return r.burnGroupCode(code) // a code anyone in the group could use
+	}
 	if r.inGroup() && !connect {
 		switch placeInGroup(cmd) {
 		case privately:

@@ -173,7 +173,7 @@ func (r teams) teamCmd(c command.TeamCmd) error {
 		return r.create(c.Name)
 	case command.TeamJoin:
 		if r.inGroup() {
-			return r.answer(r.plain(r.tt("team_join_group", r.mention())))
+			return r.burnGroupCode(c.Name)
 		}
 		return r.join(c.Name)
 	case command.TeamInvite:
@@ -374,9 +374,15 @@ func (r teams) join(code string) error {
 // tellAdmins tells the team's admins privately that name joined. A failed
 // send is logged only: the join stands.
 func (r teams) tellAdmins(t ledger.Team, name string, except int64) {
+	r.tellAdminsKey(t, "team_join_notice", except, name, t.Name)
+}
+
+// tellAdminsKey tells the team's admins (but except) one of teamTexts
+// privately, each in their language, at most maxJoinNotices of them.
+func (r teams) tellAdminsKey(t ledger.Team, key string, except int64, args ...any) {
 	ms, err := r.c.teams.Members(r.ctx, t.ID)
 	if err != nil {
-		r.c.log.Warn("bot: list a team's admins for a join notice", "team", t.ID, "err", err)
+		r.c.log.Warn("bot: list a team's admins for a notice", "team", t.ID, "key", key, "err", err)
 		return
 	}
 	sent := 0
@@ -385,7 +391,7 @@ func (r teams) tellAdmins(t ledger.Team, name string, except int64) {
 			continue
 		}
 		sent++
-		r.tellPrivately(m.UserID, r.userLang(m.UserID), "team_join_notice", name, t.Name)
+		r.tellPrivately(m.UserID, r.userLang(m.UserID), key, args...)
 	}
 }
 
@@ -838,7 +844,29 @@ func (r teams) joinFrom(code string) error {
 		return r.answer(r.plain(r.tt("team_off")))
 	}
 	if r.inGroup() {
-		return r.answer(r.plain(r.tt("team_join_group", r.mention())))
+		return r.burnGroupCode(code)
 	}
 	return r.join(code)
+}
+
+// burnGroupCode handles a join code posted in a group, where anyone who
+// reads it could use it: the message is deleted (as one holding an API
+// key), the code's invite expires at once, the group is told without the
+// code, and the team's admins are told privately when a live code was
+// burnt. A wrong code gets the same words, so the group learns nothing.
+func (r *req) burnGroupCode(code string) error {
+	r.deleteSecret()
+	teamID, ok, err := r.c.teams.ExpireInvite(r.ctx, code, r.now)
+	if err != nil {
+		return err
+	}
+	if ok {
+		t := teams{r}
+		if tm, err := r.c.teams.Team(r.ctx, teamID); err == nil {
+			t.tellAdminsKey(tm, "team_code_burnt_notice", 0, tm.Name)
+		} else {
+			r.c.log.Warn("bot: read the team of a code posted in a group", "team", teamID, "err", err)
+		}
+	}
+	return r.answer(r.plain(r.tt("team_code_in_group", r.mention())))
 }

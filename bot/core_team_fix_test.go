@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/gpuledger/gpuledger/bot"
+	"github.com/gpuledger/gpuledger/chat"
 	"github.com/gpuledger/gpuledger/ledger"
 )
 
@@ -183,4 +184,51 @@ func TestTeam_FormerMembersNamed(t *testing.T) {
 	contains(t, doc, `"username":"ben"`, `"removed":true`)
 	contains(t, e.reply(ann, "/settings lang=zh"), "")
 	contains(t, e.reply(ann, "/spend"), "@ben（已退出）")
+}
+
+// TestTeam_CodePostedInGroupBurnt: a join code posted in a group, by a
+// person of the allow list or a stranger, is deleted from the group and
+// works no more; the group is not shown the code; the admins are told
+// privately.
+func TestTeam_CodePostedInGroupBurnt(t *testing.T) {
+	for _, c := range []struct {
+		name, text string
+		who        int64
+	}{
+		{"join", "/team join %s", ben},
+		{"start", "/start join-%s", ben},
+		{"stranger", "/team join %s", dan},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			e := newTeamChat(t, true)
+			code := e.invite(ann, "")
+			ds := &delSender{}
+			u := e.as(c.who, fmt.Sprintf(c.text, code))
+			u.ChatID, u.ChatType, u.ChatTitle, u.MessageID = -950, chat.ChatGroup, "GPU crew", 41
+			if err := e.core.Handle(context.Background(), u, ds); err != nil {
+				t.Fatal(err)
+			}
+			if d := ds.Deleted(); len(d) != 1 || d[0] != 41 {
+				t.Fatalf("deleted %v, want the message 41", d)
+			}
+			var group, notice string
+			for _, s := range ds.Take() {
+				switch s.Out.ChatID {
+				case -950:
+					group = s.Out.Text
+				case ann:
+					notice = s.Out.Text
+				}
+			}
+			contains(t, group, "no longer works")
+			if strings.Contains(group, code) {
+				t.Fatalf("the group was shown the code: %q", group)
+			}
+			contains(t, notice, "posted in a group", "crew")
+			contains(t, e.reply(c.who, "/team join "+code), "✗")
+			if _, err := e.db.Member(context.Background(), e.teamNamed("crew").ID, c.who); err == nil {
+				t.Fatal("the burnt code admitted its poster")
+			}
+		})
+	}
 }

@@ -76,9 +76,12 @@ var teamTexts = chat.Catalog{
 	"team_join_notice": {
 		"%[1]s joined team %[2]s with an invite code.",
 		"%[1]s 用邀请码加入了团队 %[2]s。"},
-	"team_join_group": {
-		"%[1]sSend the code in our private chat: <code>/team join CODE</code>.",
-		"%[1]s请在和我的私聊中发送邀请码：<code>/team join 邀请码</code>。"},
+	"team_code_in_group": {
+		"%[1]sThat code was posted in a group and no longer works: ask an admin of the team for a new one, privately.",
+		"%[1]s这个邀请码发在了群里，已经作废：请私下向团队管理员要一个新的。"},
+	"team_code_burnt_notice": {
+		"An invite code of team %[1]s was posted in a group: I deleted the message and the code no longer works. /team invite makes a new one.",
+		"团队 %[1]s 的一个邀请码被发在了群里：我已删除那条消息，该邀请码已作废。/team invite 可生成新的。"},
 	"team_left": {
 		"✓ You left team %[1]s. Your history stays in its ledger under your name.%[2]s%[3]s",
 		"✓ 你已退出团队 %[1]s。你的历史记录仍以你的名义留在团队账本中。%[2]s%[3]s"},
