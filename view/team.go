@@ -12,18 +12,21 @@ import (
 // ledger views' catalog so that the chat and the nightly summary share
 // them.
 var teamMessages = chat.Catalog{
-	"split_by_person":  {"<b>By person</b>", "<b>按成员</b>"},
-	"split_by_project": {"<b>By project</b>", "<b>按项目</b>"},
-	"split_unclaimed":  {"unclaimed", "无人认领"},
-	"split_no_project": {"(no project)", "（无项目）"},
-	"split_line":       {"%[1]s %[2]s", "%[1]s %[2]s"},
-	"split_more":       {"… %[1]s more %[2]s", "… 另外 %[1]s 项 %[2]s"},
+	"split_by_person":   {"<b>By person</b>", "<b>按成员</b>"},
+	"split_by_project":  {"<b>By project</b>", "<b>按项目</b>"},
+	"split_unclaimed":   {"unclaimed", "无人认领"},
+	"split_no_project":  {"(no project)", "（无项目）"},
+	"split_line":        {"%[1]s %[2]s", "%[1]s %[2]s"},
+	"split_more":        {"… %[1]s more %[2]s", "… 另外 %[1]s 项 %[2]s"},
+	"split_more_people": {"… %[1]s more %[2]s", "… 另外 %[1]s 人 %[2]s"},
 }
 
-// MaxSplitLines bounds each list of a team's split per currency: a team
-// of 1,000 people lists its largest spenders, then one line with how many
-// more and what they spent together, so the reply stays within one
-// message and still adds up to the total.
+// MaxSplitLines bounds the lines of each list of a team's split, shared
+// among its currencies (each gets MaxSplitLines divided by their number,
+// at least one): a team of 1,000 people lists its largest spenders, then
+// one line per currency with how many more and what they spent together,
+// so the reply stays within one message however many currencies it has,
+// and still adds up to the total.
 const MaxSplitLines = 15
 
 // TeamSplit renders a team statement's split (from ledger.Split) as two
@@ -45,7 +48,7 @@ func TeamSplit(lang string, rows []ledger.SplitRow, names func(owner int64) stri
 	sb.WriteString(teamMessages.Render(lang, "split_by_person"))
 	for _, r := range boundSplit(ledger.SplitBy(rows, false)) {
 		if r.more > 0 {
-			sb.WriteString("\n" + teamMessages.Render(lang, "split_more", strconv.Itoa(r.more), FormatMoney(r.Amount)))
+			sb.WriteString("\n" + teamMessages.Render(lang, "split_more_people", strconv.Itoa(r.more), FormatMoney(r.Amount)))
 			continue
 		}
 		name := teamMessages.Render(lang, "split_unclaimed")
@@ -83,21 +86,29 @@ type boundedRow struct {
 	more int
 }
 
-// boundSplit keeps the first MaxSplitLines rows of each currency of a
-// list sorted by currency (SplitBy's order) and sums the rest into one.
+// boundSplit keeps the first rows of each currency of a list sorted by
+// currency (SplitBy's order), MaxSplitLines shared among the currencies,
+// and sums the rest of each currency into one.
 func boundSplit(rows []ledger.SplitRow) []boundedRow {
+	currencies := 0
+	for i := range rows {
+		if i == 0 || rows[i].Currency != rows[i-1].Currency {
+			currencies++
+		}
+	}
+	keep := max(1, MaxSplitLines/max(1, currencies))
 	out := make([]boundedRow, 0, len(rows))
 	for i := 0; i < len(rows); {
 		j := i
 		for j < len(rows) && rows[j].Currency == rows[i].Currency {
 			j++
 		}
-		for k := i; k < j && k < i+MaxSplitLines; k++ {
+		for k := i; k < j && k < i+keep; k++ {
 			out = append(out, boundedRow{SplitRow: rows[k]})
 		}
-		if j-i > MaxSplitLines {
-			rest := boundedRow{SplitRow: ledger.SplitRow{Currency: rows[i].Currency, Amount: ledger.Money{Currency: rows[i].Currency}}, more: j - i - MaxSplitLines}
-			for k := i + MaxSplitLines; k < j; k++ {
+		if j-i > keep {
+			rest := boundedRow{SplitRow: ledger.SplitRow{Currency: rows[i].Currency, Amount: ledger.Money{Currency: rows[i].Currency}}, more: j - i - keep}
+			for k := i + keep; k < j; k++ {
 				rest.Amount = rest.Amount.Add(rows[k].Amount)
 			}
 			out = append(out, rest)

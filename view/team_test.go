@@ -99,3 +99,49 @@ func TestTeamSplit_Bounded(t *testing.T) {
 		}
 	}
 }
+
+// TestTeamSplit_BoundedAcrossCurrencies: 1,000 people spending in three
+// currencies still make one message (the lines shared among the
+// currencies), each currency's lines add up to its total, and the Chinese
+// line for the rest of the people counts people (人), not items (项).
+func TestTeamSplit_BoundedAcrossCurrencies(t *testing.T) {
+	curs := []ledger.Currency{ledger.CNY, ledger.USD, ledger.EUR}
+	var rows []ledger.SplitRow
+	totals := map[ledger.Currency]int64{}
+	for _, c := range curs {
+		for i := int64(1); i <= ledger.MaxTeamMembers; i++ {
+			rows = append(rows, ledger.SplitRow{Owner: i, Project: "p" + strconv.FormatInt(i%40, 10), Currency: c, Amount: ledger.Money{Currency: c, Minor: i}})
+			totals[c] += i
+		}
+	}
+	for _, lang := range []string{"en", "zh"} {
+		got := TeamSplit(lang, rows, func(id int64) string { return "@a_rather_long_member_name_" + strconv.FormatInt(id, 10) })
+		if n := utf8.RuneCountInString(got); n > 1500 {
+			t.Errorf("%s: the split of 1,000 members in 3 currencies is %d characters, want ≤ 1500 (as many lines as one currency's, leaving the message room for the rest)", lang, n)
+		}
+		persons, projects, _ := strings.Cut(got, map[string]string{"en": "<b>By project</b>", "zh": "<b>按项目</b>"}[lang])
+		if lang == "zh" && (!strings.Contains(persons, "人 ") || strings.Contains(persons, "项 ") || !strings.Contains(projects, "项 ")) {
+			t.Errorf("zh: the rest of the people must be counted in 人, of the projects in 项:\n%s", got)
+		}
+		for _, c := range curs {
+			sym := FormatMoney(ledger.Money{Currency: c})[:len(FormatMoney(ledger.Money{Currency: c}))-len("0.00")]
+			for _, list := range []string{persons, projects} {
+				var sum int64
+				for _, line := range strings.Split(list, "\n") {
+					i := strings.LastIndex(line, " "+sym)
+					if i < 0 {
+						continue
+					}
+					d, err := ledger.ParseDecimal(line[i+1+len(sym):])
+					if err != nil {
+						t.Fatalf("line %q: %v", line, err)
+					}
+					sum += ledger.MoneyFromDecimal(d, c).Minor
+				}
+				if sum != totals[c] {
+					t.Errorf("%s %s: the lines add up to %d, want the total %d:\n%s", lang, c, sum, totals[c], list)
+				}
+			}
+		}
+	}
+}
