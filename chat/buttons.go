@@ -64,6 +64,25 @@ type ButtonPress struct {
 	Role string
 }
 
+// ActsOn is the ledger the press acts on: Ledger, or the presser's own
+// when no Dispatch set it (a handler called directly).
+func (p ButtonPress) ActsOn() int64 {
+	if p.Ledger != 0 {
+		return p.Ledger
+	}
+	return p.Update.UserID
+}
+
+// By is the person an action of the press names (ledger.Action.By): the
+// presser on a team's ledger (Role set), whom the store checks and
+// journals; 0 on their own ledger.
+func (p ButtonPress) By() int64 {
+	if p.Role != "" {
+		return p.Update.UserID
+	}
+	return 0
+}
+
 // MayChange reports whether the presser may change a record of Ledger
 // owned by owner: anything on their own ledger; on a team's, their own
 // records, or any as an owner or admin of the team. Releasing and

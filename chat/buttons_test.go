@@ -217,3 +217,33 @@ func TestButtonTexts(t *testing.T) {
 		t.Error(err)
 	}
 }
+
+// TestButtonPress_ActsOnBy: a press acts on the ledger its button was
+// verified for and names the presser only on a team's ledger, where the
+// store checks and journals them; a press no Dispatch saw acts on the
+// presser's own ledger as itself.
+func TestButtonPress_ActsOnBy(t *testing.T) {
+	b := NewButtons(testKey, wordErr)
+	const team = -(int64(1) << 52) - 7
+	var got ButtonPress
+	b.Handle("x", func(_ context.Context, p ButtonPress, _ Sender) error { got = p; return nil })
+	own, _ := b.Sign(42, "x", "1")
+	teamData, _ := b.Sign(team, "x", "1")
+	for _, c := range []struct {
+		data       string
+		wantLedger int64
+		wantBy     int64
+	}{{own, 42, 0}, {teamData, team, 42}} {
+		got = ButtonPress{}
+		p := ButtonPress{Update: Update{UserID: 42, CallbackData: c.data}, Teams: map[int64]string{team: "member"}}
+		if err := b.Dispatch(context.Background(), p, &answers{}); err != nil {
+			t.Fatal(err)
+		}
+		if got.ActsOn() != c.wantLedger || got.By() != c.wantBy {
+			t.Errorf("press of %q: ActsOn %d By %d, want %d %d", c.data, got.ActsOn(), got.By(), c.wantLedger, c.wantBy)
+		}
+	}
+	if p := (ButtonPress{Update: Update{UserID: 9}}); p.ActsOn() != 9 || p.By() != 0 {
+		t.Errorf("undispatched press: ActsOn %d By %d, want 9 0", p.ActsOn(), p.By())
+	}
+}

@@ -261,14 +261,14 @@ func (p *pass) ignoreAll(ctx context.Context, f *ledger.SyncFlood, news []connec
 // connector; ok is false when the press was answered (no card, or one
 // already answered).
 func (s *Syncer) pressFlood(ctx context.Context, p chat.ButtonPress, snd chat.Sender) (st *connState, f *ledger.SyncFlood, unlock func(), ok bool, err error) {
-	lang := s.user(ctx, pressLedger(p)).Lang
+	lang := s.user(ctx, p.ActsOn()).Lang
 	platform := p.Payload
 	if !s.supports(platform) {
 		return nil, nil, nil, false, snd.AnswerCallback(ctx, p.Update.CallbackID, messages.Text(lang, "gone"))
 	}
-	unlock = s.lockConn(pressLedger(p), platform)
-	st = s.connState(pressLedger(p), platform)
-	f, err = s.floodCard(ctx, ledger.Connector{UserID: pressLedger(p), Platform: platform}, st)
+	unlock = s.lockConn(p.ActsOn(), platform)
+	st = s.connState(p.ActsOn(), platform)
+	f, err = s.floodCard(ctx, ledger.Connector{UserID: p.ActsOn(), Platform: platform}, st)
 	if err != nil {
 		unlock()
 		return nil, nil, nil, false, err
@@ -293,7 +293,7 @@ func (s *Syncer) answerFlood(ctx context.Context, p chat.ButtonPress, snd chat.S
 	defer unlock()
 	g := *f
 	g.State = state
-	lang := s.user(ctx, pressLedger(p)).Lang
+	lang := s.user(ctx, p.ActsOn()).Lang
 	g.Text = messages.Render(lang, key, platformName(f.Platform), f.Count)
 	if err := s.saveFlood(ctx, st, g); err != nil {
 		return s.pressFailed(ctx, p, snd, err)
@@ -329,7 +329,7 @@ func (s *Syncer) pressFloodShow(ctx context.Context, p chat.ButtonPress, snd cha
 	}
 	held := slices.Clone(st.held)
 	unlock()
-	lang := s.user(ctx, pressLedger(p)).Lang
+	lang := s.user(ctx, p.ActsOn()).Lang
 	if len(held) == 0 {
 		return snd.AnswerCallback(ctx, p.Update.CallbackID, messages.Text(lang, "flood_not_read"))
 	}

@@ -294,7 +294,7 @@ func (s *Syncer) handleButtons(b *chat.Buttons) {
 // "ID.RENTAL") and locks its connector. ok is false when it was already
 // answered or is not the presser's: the press was answered then.
 func (s *Syncer) pressed(ctx context.Context, p chat.ButtonPress, snd chat.Sender) (in ledger.PlatformInstance, rid int64, unlock func(), ok bool, err error) {
-	lang := s.user(ctx, pressLedger(p)).Lang
+	lang := s.user(ctx, p.ActsOn()).Lang
 	idText, ridText, _ := strings.Cut(p.Payload, ".")
 	id, err1 := strconv.ParseInt(idText, 10, 64)
 	if ridText != "" {
@@ -303,7 +303,7 @@ func (s *Syncer) pressed(ctx context.Context, p chat.ButtonPress, snd chat.Sende
 	if err1 != nil || err != nil {
 		return in, 0, nil, false, snd.AnswerCallback(ctx, p.Update.CallbackID, messages.Text(lang, "gone"))
 	}
-	in, err = s.store.PlatformInstance(ctx, pressLedger(p), id)
+	in, err = s.store.PlatformInstance(ctx, p.ActsOn(), id)
 	if err != nil {
 		if isCode(err, ledger.ENOTFOUND) {
 			return in, 0, nil, false, snd.AnswerCallback(ctx, p.Update.CallbackID, messages.Text(lang, "gone"))
@@ -312,7 +312,7 @@ func (s *Syncer) pressed(ctx context.Context, p chat.ButtonPress, snd chat.Sende
 	}
 	unlock = s.lockConn(in.UserID, in.Platform)
 	// Re-read under the lock: a round or another press may have answered.
-	in, err = s.store.PlatformInstance(ctx, pressLedger(p), id)
+	in, err = s.store.PlatformInstance(ctx, p.ActsOn(), id)
 	if err != nil || in.Status != ledger.PlatformAsked {
 		unlock()
 		if err != nil {
@@ -336,7 +336,7 @@ func (s *Syncer) answer(ctx context.Context, p chat.ButtonPress, snd chat.Sender
 // the presser's language.
 func (s *Syncer) pressFailed(ctx context.Context, p chat.ButtonPress, snd chat.Sender, err error) error {
 	if isCode(err, ledger.EDUPLICATE) {
-		return snd.AnswerCallback(ctx, p.Update.CallbackID, messages.Text(s.user(ctx, pressLedger(p)).Lang, "answered"))
+		return snd.AnswerCallback(ctx, p.Update.CallbackID, messages.Text(s.user(ctx, p.ActsOn()).Lang, "answered"))
 	}
 	return fmt.Errorf("connsync: button %s: %w", p.Action, err)
 }
@@ -348,12 +348,12 @@ func (s *Syncer) pressBind(ctx context.Context, p chat.ButtonPress, snd chat.Sen
 		return err
 	}
 	defer unlock()
-	a := ledger.Action{UserID: pressLedger(p), By: pressBy(p), At: p.Now, Key: p.Update.Key}
+	a := ledger.Action{UserID: p.ActsOn(), By: p.By(), At: p.Now, Key: p.Update.Key}
 	r, _, err := s.store.BindPlatformRental(ctx, a, boundTo(in, rid), rid)
 	if err != nil {
 		return s.pressFailed(ctx, p, snd, err)
 	}
-	lang := s.user(ctx, pressLedger(p)).Lang
+	lang := s.user(ctx, p.ActsOn()).Lang
 	return s.answer(ctx, p, snd, messages.Render(lang, "bound", platformName(in.Platform), label(in), r.Name))
 }
 
@@ -364,7 +364,7 @@ func (s *Syncer) pressNew(ctx context.Context, p chat.ButtonPress, snd chat.Send
 		return err
 	}
 	defer unlock()
-	a := ledger.Action{UserID: pressLedger(p), By: pressBy(p), At: p.Now, Key: p.Update.Key}
+	a := ledger.Action{UserID: p.ActsOn(), By: p.By(), At: p.Now, Key: p.Update.Key}
 	start := in.StateAt
 	if start.IsZero() || start.After(p.Now) {
 		start = in.FirstSeen
@@ -375,9 +375,9 @@ func (s *Syncer) pressNew(ctx context.Context, p chat.ButtonPress, snd chat.Send
 	if err != nil {
 		return s.pressFailed(ctx, p, snd, err)
 	}
-	u := s.user(ctx, pressLedger(p))
+	u := s.user(ctx, p.ActsOn())
 	text := messages.Render(u.Lang, "new_rental", platformName(in.Platform), label(in), describe(in, u.Lang), r.Name, fmtWhen(start, p.Now, u.Location(), u.Lang), chat.RawHTML(""))
-	if b, err := s.store.Book(ctx, pressLedger(p)); err == nil {
+	if b, err := s.store.Book(ctx, p.ActsOn()); err == nil {
 		if n := view.ReuseNote(r, b.Rentals, u.Location(), p.Now, u.Lang); n != "" {
 			text += "\n" + n
 		}
@@ -400,10 +400,10 @@ func (s *Syncer) pressSkip(ctx context.Context, p chat.ButtonPress, snd chat.Sen
 	if _, err := s.store.SavePlatformInstance(ctx, in); err != nil {
 		return s.pressFailed(ctx, p, snd, err)
 	}
-	if err := s.store.MarkHandled(ctx, ledger.Action{UserID: pressLedger(p), At: p.Now, Key: p.Update.Key}); err != nil && !isCode(err, ledger.EDUPLICATE) && p.Update.Key != "" {
+	if err := s.store.MarkHandled(ctx, ledger.Action{UserID: p.ActsOn(), At: p.Now, Key: p.Update.Key}); err != nil && !isCode(err, ledger.EDUPLICATE) && p.Update.Key != "" {
 		return fmt.Errorf("connsync: button: %w", err)
 	}
-	lang := s.user(ctx, pressLedger(p)).Lang
+	lang := s.user(ctx, p.ActsOn()).Lang
 	return s.answer(ctx, p, snd, messages.Render(lang, "skipped", platformName(in.Platform), label(in)))
 }
 
@@ -412,7 +412,7 @@ func (s *Syncer) pressSkip(ctx context.Context, p chat.ButtonPress, snd chat.Sen
 // platform (Don't track it, Log all, Ignore all) is its admins' choice.
 // A press on a person's own ledger is never refused here.
 func (s *Syncer) adminOnly(ctx context.Context, p chat.ButtonPress, snd chat.Sender) (refused bool, err error) {
-	if !ledger.IsTeamLedger(pressLedger(p)) || ledger.Role(p.Role).Admin() {
+	if !ledger.IsTeamLedger(p.ActsOn()) || ledger.Role(p.Role).Admin() {
 		return false, nil
 	}
 	lang := chat.LangEN
@@ -422,23 +422,4 @@ func (s *Syncer) adminOnly(ctx context.Context, p chat.ButtonPress, snd chat.Sen
 		lang = chat.NormLang(p.Lang)
 	}
 	return true, snd.AnswerCallback(ctx, p.Update.CallbackID, messages.Text(lang, "admin_only"))
-}
-
-// pressLedger is the ledger a press acts on: the one chat.Buttons.Dispatch
-// verified the button for (a team's, when a member pressed a card made
-// for the team's ledger), else the presser's own.
-func pressLedger(p chat.ButtonPress) int64 {
-	if p.Ledger != 0 {
-		return p.Ledger
-	}
-	return p.Update.UserID
-}
-
-// pressBy is the person an Action on a team's ledger names (the presser,
-// whom the store checks and journals); 0 on their own ledger.
-func pressBy(p chat.ButtonPress) int64 {
-	if ledger.IsTeamLedger(pressLedger(p)) {
-		return p.Update.UserID
-	}
-	return 0
 }

@@ -33,7 +33,7 @@ func (s *Scheduler) press(ctx context.Context, p chat.ButtonPress, snd chat.Send
 	lg := s.pressLang(ctx, p)
 	// The ledger the card was made for: the presser's own, or a team's
 	// whose member they are (chat.Buttons.Dispatch verified it).
-	ledgerID := pressLedger(p)
+	ledgerID := p.ActsOn()
 	id, err := strconv.ParseInt(p.Payload, 10, 64)
 	if err != nil || id <= 0 {
 		return snd.AnswerCallback(ctx, p.Update.CallbackID, text(lg, "t_broken"))
@@ -71,7 +71,7 @@ func (s *Scheduler) press(ctx context.Context, p chat.ButtonPress, snd chat.Send
 	case ActReleaseAtEnd:
 		toast, err = s.ReleaseAtEnd(ctx, ledgerID, id)
 	case ActReleased:
-		toast, err = s.markReleased(ctx, ledger.Action{UserID: ledgerID, By: pressBy(p), At: p.Now, Key: p.Update.Key, Via: ledger.ViaButton}, id)
+		toast, err = s.markReleased(ctx, ledger.Action{UserID: ledgerID, By: p.By(), At: p.Now, Key: p.Update.Key, Via: ledger.ViaButton}, id)
 	case ActPStop, ActPTerm:
 		toast, err = s.PlatformAct(ctx, ledgerID, id, p.Action == ActPTerm, p.Update.MessageID)
 	case ActTrustOff, ActTrust, ActTrustNew:

@@ -159,7 +159,7 @@ func (s *Scheduler) askOwner(ctx context.Context, u *ledger.User, r *ledger.Rent
 // owns it, a second is told whose it is.
 func (s *Scheduler) pressMine(ctx context.Context, p chat.ButtonPress, snd chat.Sender) error {
 	lg := s.pressLang(ctx, p)
-	ledgerID := pressLedger(p)
+	ledgerID := p.ActsOn()
 	id, err := strconv.ParseInt(p.Payload, 10, 64)
 	ts := s.teams()
 	if err != nil || id <= 0 || ts == nil || !ledger.IsTeamLedger(ledgerID) {
@@ -488,7 +488,7 @@ func (s *Scheduler) remindApprovals(ctx context.Context, u *ledger.User, tv *tea
 // order or the platform's API, with their checks).
 func (s *Scheduler) pressApproval(ctx context.Context, p chat.ButtonPress, snd chat.Sender) error {
 	lg := s.pressLang(ctx, p)
-	ledgerID := pressLedger(p)
+	ledgerID := p.ActsOn()
 	ts := s.teams()
 	id, err := strconv.ParseInt(p.Payload, 10, 64)
 	if err != nil || id <= 0 || ts == nil {
@@ -553,7 +553,7 @@ func (s *Scheduler) pressApproval(ctx context.Context, p chat.ButtonPress, snd c
 // decision is recorded but the rental is not released, and a later
 // [Stop it] runs the release again.
 func (s *Scheduler) stopApproved(ctx context.Context, p chat.ButtonPress, snd chat.Sender, lg string, tv *teamView, r *ledger.Rental, ap ledger.Approval) error {
-	toast, underWay, err := s.release(ctx, pressLedger(p), r.ID)
+	toast, underWay, err := s.release(ctx, p.ActsOn(), r.ID)
 	if err == nil && underWay {
 		s.editApproval(ctx, p, lg, tv, r, ap, tr(lg, "approval_stopped", tv.name(ap.DecidedBy)))
 		return snd.AnswerCallback(ctx, p.Update.CallbackID, clip.Bytes("👥 "+tv.team.Name+" · "+toast, 190, "…"))

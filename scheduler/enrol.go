@@ -439,7 +439,7 @@ func (s *Scheduler) instanceReturned(ctx context.Context, in ledger.Instance, r 
 func (s *Scheduler) enrolPress(ctx context.Context, p chat.ButtonPress, snd chat.Sender) error {
 	lg := chat.LangEN
 	// The ledger the card was made for (a team's, for its members).
-	u, uerr := s.store.User(ctx, pressLedger(p))
+	u, uerr := s.store.User(ctx, p.ActsOn())
 	if uerr == nil {
 		lg = lang(&u)
 	} else if ledger.ErrorCode(uerr) != ledger.ENOTFOUND {
@@ -552,7 +552,7 @@ func (s *Scheduler) pressInstance(ctx context.Context, u *ledger.User, p chat.Bu
 	}
 	// A card's button: /undo asks. On a team's ledger the presser acts
 	// (an instance adopted this way is theirs).
-	a := ledger.Action{UserID: u.ID, By: pressBy(p), At: p.Now, Key: p.Update.Key, Via: ledger.ViaButton}
+	a := ledger.Action{UserID: u.ID, By: p.By(), At: p.Now, Key: p.Update.Key, Via: ledger.ViaButton}
 	switch p.Action {
 	case ActAdopt:
 		if in.State == ledger.InstanceBound {

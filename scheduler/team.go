@@ -172,24 +172,6 @@ func (s *Scheduler) sendCopy(ctx context.Context, chatID int64, m chat.Outgoing)
 	}
 }
 
-// pressLedger is the ledger a press acts on: the one Dispatch verified
-// the button for (a team's, for a member), else the presser's own.
-func pressLedger(p chat.ButtonPress) int64 {
-	if p.Ledger != 0 {
-		return p.Ledger
-	}
-	return p.Update.UserID
-}
-
-// pressBy is the person an Action on the press's ledger names: the
-// presser on a team's ledger, 0 on their own.
-func pressBy(p chat.ButtonPress) int64 {
-	if ledger.IsTeamLedger(pressLedger(p)) {
-		return p.Update.UserID
-	}
-	return 0
-}
-
 // pressLang is the presser's language: their own user's, else the one
 // the dispatcher read, else English.
 func (s *Scheduler) pressLang(ctx context.Context, p chat.ButtonPress) string {
@@ -212,7 +194,7 @@ func (s *Scheduler) mayChange(ctx context.Context, p chat.ButtonPress, rentalID 
 		return ""
 	}
 	r, err := s.store.RentalByID(ctx, rentalID)
-	if err != nil || r.UserID != pressLedger(p) || p.MayChange(r.Owner) {
+	if err != nil || r.UserID != p.ActsOn() || p.MayChange(r.Owner) {
 		return ""
 	}
 	who := "id" + strconv.FormatInt(r.Owner, 10)
