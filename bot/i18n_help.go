@@ -167,11 +167,15 @@ type CommandInfo struct {
 }
 
 // CommandList returns the command menu in lang ("en" or "zh"), in the
-// order /help shows it. The transport registers one list per language.
+// order /help shows it, the team commands (/team, /use, /project) last as
+// /help lists them: a menu without them would hide the commands a team
+// member types most. The transport registers one list per language.
 func CommandList(lang string) []CommandInfo {
-	out := make([]CommandInfo, 0, len(helpItems))
-	for _, h := range helpItems {
-		out = append(out, CommandInfo{Command: string(h.kind), Description: h.description(lang)})
+	out := make([]CommandInfo, 0, len(helpItems)+len(teamHelpItems))
+	for _, items := range [][]helpItem{helpItems, teamHelpItems} {
+		for _, h := range items {
+			out = append(out, CommandInfo{Command: string(h.kind), Description: h.description(lang)})
+		}
 	}
 	return out
 }

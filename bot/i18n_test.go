@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -17,8 +18,17 @@ func TestCommandList(t *testing.T) {
 	valid := regexp.MustCompile(`^[a-z0-9_]{1,32}$`)
 	for _, lang := range []string{chat.LangEN, chat.LangZH} {
 		list := CommandList(lang)
-		if len(list) != len(helpItems) {
-			t.Fatalf("%s: %d commands, want %d", lang, len(list), len(helpItems))
+		if want := len(helpItems) + len(teamHelpItems); len(list) != want {
+			t.Fatalf("%s: %d commands, want %d", lang, len(list), want)
+		}
+		// Telegram takes at most 100 commands per list.
+		if len(list) > 100 {
+			t.Fatalf("%s: %d commands, Telegram takes at most 100", lang, len(list))
+		}
+		for _, team := range []string{"team", "use", "project"} {
+			if !slices.ContainsFunc(list, func(c CommandInfo) bool { return c.Command == team }) {
+				t.Errorf("%s: /%s is not in the command menu", lang, team)
+			}
 		}
 		seen := map[string]bool{}
 		for _, c := range list {
