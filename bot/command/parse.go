@@ -1,6 +1,7 @@
 package command
 
 import (
+	"regexp"
 	"strconv"
 	"strings"
 	"time"
@@ -318,9 +319,15 @@ func startsGPU(t string) bool {
 // that reads as one GPU: "RTX" "4090", "RTX" "4070" "Ti" "SUPER", "A100"
 // "80G", "2" "x" "4090", "4090" "x2", "两张" "3090". A bare number is never
 // appended to a run that is already a GPU ("A10" "0" stays apart: the 0 is
-// a price). It returns the joined token and how many tokens it took.
+// a price). Nor is a bare number put in front of a token that is a GPU
+// with its own count: in "10 2x4090" the 10 is hours or a price, not part
+// of a "102x4090". It returns the joined token and how many tokens it
+// took.
 func joinGPU(toks []string) (string, int) {
 	if len(toks) < 2 || !startsGPU(toks[0]) {
+		return "", 0
+	}
+	if isDigits(toks[0]) && countedGPU(toks[1]) {
 		return "", 0
 	}
 	cur := toks[0]
@@ -339,6 +346,18 @@ func joinGPU(toks []string) (string, int) {
 	}
 	return best, bestN
 }
+
+// countedGPU reports whether tok alone is a GPU that says how many:
+// "2x4090", "H100*8", "1×A100", "两张3090".
+func countedGPU(tok string) bool {
+	_, n, ok := parseGPU(tok)
+	if !ok {
+		return false
+	}
+	return n > 1 || countedGPURE.MatchString(strings.ToLower(tok))
+}
+
+var countedGPURE = regexp.MustCompile(`^[0-9]+\s*[x×*]|[x×*]\s*[0-9]+$|[张台卡块个]`)
 
 func endsWithDay(s string) bool {
 	if i := strings.IndexByte(s, '='); i >= 0 {

@@ -16,6 +16,13 @@ func TestParse_Quote(t *testing.T) {
 		{"/quote 4090 10", QuoteCmd{GPU: "RTX 4090", GPUCount: 1, Running: 10 * time.Hour}},
 		{"/quote rtx 4090 2.5", QuoteCmd{GPU: "RTX 4090", GPUCount: 1, Running: 150 * time.Minute}},
 		{"/quote 10h 2x4090", QuoteCmd{GPU: "RTX 4090", GPUCount: 2, Running: 10 * time.Hour}},
+		// A bare number before a GPU with its own count is not part of it
+		// ("102x4090"): it is the hours.
+		{"/quote 10 2x4090", QuoteCmd{GPU: "RTX 4090", GPUCount: 2, Running: 10 * time.Hour}},
+		{"/quote 24 H100*8", QuoteCmd{GPU: "H100", GPUCount: 8, Running: 24 * time.Hour}},
+		{"/quote 5 两张3090", QuoteCmd{GPU: "RTX 3090", GPUCount: 2, Running: 5 * time.Hour}},
+		// A count written apart still joins.
+		{"/quote 2 x 4090 10", QuoteCmd{GPU: "RTX 4090", GPUCount: 2, Running: 10 * time.Hour}},
 		{"/quote H100*8 90m", QuoteCmd{GPU: "H100", GPUCount: 8, Running: 90 * time.Minute}},
 		{"/quote 4090 2 hours", QuoteCmd{GPU: "RTX 4090", GPUCount: 1, Running: 2 * time.Hour}},
 		{"/quote 4090 8760", QuoteCmd{GPU: "RTX 4090", GPUCount: 1, Running: 8760 * time.Hour}},
