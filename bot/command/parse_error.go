@@ -18,6 +18,10 @@ type ParseError struct {
 	Key  string   // catalog key, e.g. "bad_price"
 	Args []string // inserted into the message in order; user tokens already quoted
 	Cmd  Kind     // the command whose example is shown; "" shows /help
+	// Sub is the subcommand the error is about (/team limit: "limit"),
+	// so that the example shown is of that subcommand, not of the
+	// command's first; "" for a command without subcommands.
+	Sub string
 }
 
 func newParseError(cmd Kind, key string, args ...string) *ParseError {

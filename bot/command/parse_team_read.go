@@ -1,6 +1,7 @@
 package command
 
 import (
+	"errors"
 	"strconv"
 	"strings"
 
@@ -88,17 +89,32 @@ func (p *parser) who(w string) (string, error) {
 		}
 		return w, nil
 	}
-	if id, err := strconv.ParseInt(w, 10, 64); err == nil && id > 0 && isDigits(w) {
-		return w, nil
+	// "id123" is how a member without a username is listed (/team):
+	// what the list shows can be typed back.
+	d := idDigits(w)
+	if id, err := strconv.ParseInt(d, 10, 64); err == nil && id > 0 && isDigits(d) {
+		return d, nil
 	}
 	return "", p.err("team_bad_member", quote(w))
 }
 
-// isWho reports whether w is written as a member (an '@' or digits).
-func isWho(w string) bool { return strings.HasPrefix(w, "@") || isDigits(w) && w != "" }
+// idDigits is w without an "id" before its digits ("id123" → "123"), or
+// w as it is.
+func idDigits(w string) string {
+	if len(w) > 2 && strings.EqualFold(w[:2], "id") && isDigits(w[2:]) {
+		return w[2:]
+	}
+	return w
+}
+
+// isWho reports whether w is written as a member (an '@', digits, or
+// "id" and digits as /team lists a member without a username).
+func isWho(w string) bool {
+	return strings.HasPrefix(w, "@") || isDigits(idDigits(w)) && w != ""
+}
 
 // team reads /team and its subcommands.
-func (p *parser) team(toks []string) (Command, error) {
+func (p *parser) team(toks []string) (c Command, err error) {
 	if len(toks) == 0 {
 		return TeamCmd{}, nil
 	}
@@ -110,6 +126,14 @@ func (p *parser) team(toks []string) (Command, error) {
 	if !ok {
 		return nil, p.err("team_bad_team_sub", quote(toks[0]))
 	}
+	// An error of a subcommand names it, so the reply's example is of
+	// that subcommand (a wrong /team limit shows a limit).
+	defer func() {
+		var pe *ParseError
+		if errors.As(err, &pe) && pe.Sub == "" {
+			pe.Sub = sub
+		}
+	}()
 	args := toks[1:]
 	switch sub {
 	case TeamList:
@@ -244,15 +268,18 @@ func (p *parser) teamRole(args []string) (Command, error) {
 // teamOwner reads /team owner RENTAL @user.
 func (p *parser) teamOwner(args []string) (Command, error) {
 	c := TeamCmd{Sub: TeamOwner}
+	// "@bob" and digits are a member; "id7" is a member only once the
+	// rental is named, since a rental may be called id7 too.
+	plainWho := func(w string) bool { return strings.HasPrefix(w, "@") || isDigits(w) }
 	for _, w := range args {
 		switch {
-		case isWho(w) && c.Who == "":
+		case (plainWho(w) || isWho(w) && c.Name != "") && c.Who == "":
 			v, err := p.who(w)
 			if err != nil {
 				return nil, err
 			}
 			c.Who = v
-		case c.Name == "" && !isWho(w):
+		case c.Name == "" && !plainWho(w):
 			n, err := p.rentalName(w)
 			if err != nil {
 				return nil, err

@@ -40,6 +40,11 @@ func TestParse_Team(t *testing.T) {
 		{"/团队 退出", TeamCmd{Sub: TeamLeave}},
 		{"/team remove @bob", TeamCmd{Sub: TeamRemove, Who: "@bob"}},
 		{"/团队 移除 42", TeamCmd{Sub: TeamRemove, Who: "42"}},
+		// A member without a username is listed as id42: typed back, it works.
+		{"/team remove id42", TeamCmd{Sub: TeamRemove, Who: "42"}},
+		{"/team role ID42 admin", TeamCmd{Sub: TeamRole, Who: "42", Role: ledger.RoleAdmin}},
+		{"/team owner box3 id42", TeamCmd{Sub: TeamOwner, Name: "box3", Who: "42"}},
+		{"/team owner id5 @bob", TeamCmd{Sub: TeamOwner, Name: "id5", Who: "@bob"}},
 		{"/team role @bob admin", TeamCmd{Sub: TeamRole, Who: "@bob", Role: ledger.RoleAdmin}},
 		{"/team role admin @bob", TeamCmd{Sub: TeamRole, Who: "@bob", Role: ledger.RoleAdmin}},
 		{"/team role @bob OWNER", TeamCmd{Sub: TeamRole, Who: "@bob", Role: ledger.RoleOwner}},
