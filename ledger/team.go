@@ -228,12 +228,25 @@ const (
 type ApprovalState string
 
 // The states of an approval. Pending moves once, to Approved or Stopped,
-// by the first admin to press; a second press is told who decided.
+// by the first admin to press; a second press is told who decided. Or
+// the system closes it as Lapsed when it no longer applies (its rental
+// was released, left the limit's scope or came back under the bound, the
+// limit was raised or removed, its month is over): a press on it then
+// does nothing, and it is set back to Pending only when its rental is
+// over that bound again (OpenApproval), since that is a new question.
 const (
 	ApprovalPending  ApprovalState = "pending"
 	ApprovalApproved ApprovalState = "approved"
 	ApprovalStopped  ApprovalState = "stopped"
+	ApprovalLapsed   ApprovalState = "lapsed"
 )
+
+// ApprovalCard is one card of an approval sent to an admin in private
+// (or its reminder), kept so that the card can be edited when the
+// approval lapses.
+type ApprovalCard struct {
+	UserID, ChatID, MessageID int64
+}
 
 // Approval is a rental over a limit, waiting for an admin.
 type Approval struct {
@@ -367,7 +380,9 @@ type TeamStore interface {
 
 	// OpenApproval stores an approval for a rental over a limit, once per
 	// (rental, scope, subject, kind, period): created is false when it was open
-	// or decided already (ap is then the stored one).
+	// or decided already (ap is then the stored one). A lapsed one of the
+	// same key is set back to pending (created true, a new CreatedAt, its
+	// old cards forgotten): the rental is over that bound again.
 	OpenApproval(ctx context.Context, ap Approval) (stored Approval, created bool, err error)
 	// Approval returns one approval. ENOTFOUND.
 	Approval(ctx context.Context, id int64) (Approval, error)
@@ -380,6 +395,19 @@ type TeamStore interface {
 	DecideApproval(ctx context.Context, a Action, id int64, state ApprovalState) (Approval, error)
 	// Reminded records that the one reminder of a pending approval went.
 	Reminded(ctx context.Context, id int64, at time.Time) error
+	// LapseApproval closes a pending approval that no longer applies, in
+	// one conditional update (the system's write, not journaled, as
+	// OpenApproval): lapsed is false, and ap the stored one unchanged,
+	// when it was decided or lapsed already, so an admin's press a moment
+	// before wins and a second lapse is a no-op.
+	LapseApproval(ctx context.Context, id int64, at time.Time) (ap Approval, lapsed bool, err error)
+	// PendingApprovalTeams returns the teams with a pending approval, so
+	// the scheduler looks at a team even when none of its rentals is live.
+	PendingApprovalTeams(ctx context.Context) ([]int64, error)
+	// AddApprovalCard records a card of approval id sent to an admin;
+	// ApprovalCards returns them, oldest first.
+	AddApprovalCard(ctx context.Context, id int64, c ApprovalCard) error
+	ApprovalCards(ctx context.Context, id int64) ([]ApprovalCard, error)
 
 	// SetOwner gives a record of a team's ledger to owner (a current
 	// member): a.By an admin, or a.By claiming a rental that has no owner

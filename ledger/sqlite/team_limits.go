@@ -163,7 +163,12 @@ func approvalByID(ctx context.Context, q querier, id int64) (ledger.Approval, er
 
 // OpenApproval stores ap, pending, once per (rental, scope, subject,
 // kind, period): created is false when one was stored already (open or
-// decided), and stored is then that one, unchanged. Period is a month
+// decided), and stored is then that one, unchanged. A lapsed one is set
+// back to pending with ap's owner, figures and time, its decision and
+// reminder cleared and its old cards forgotten (created true): the
+// system closed it because it no longer applied, so the rental being
+// over that bound again is a new question for the admins, which the
+// unique key would otherwise leave unasked. Period is a month
 // bound's calendar month ("2026-12"), so November's approval does not
 // answer for December; "" for the other bounds (EINVALID otherwise, or
 // when it does not read as a month). The rental must be of the
@@ -214,7 +219,10 @@ func (rs *Rosters) OpenApproval(ctx context.Context, ap ledger.Approval) (ledger
 		}
 		res, err := tx.ExecContext(ctx, `INSERT INTO team_approvals (team_id, rental_id, owner, scope, subject, kind, period, currency, lim, value, state, created_at)
 			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'pending', ?)
-			ON CONFLICT (rental_id, scope, subject, kind, period) DO NOTHING`,
+			ON CONFLICT (rental_id, scope, subject, kind, period) DO UPDATE SET
+				owner = excluded.owner, currency = excluded.currency, lim = excluded.lim, value = excluded.value,
+				state = 'pending', created_at = excluded.created_at, decided_by = NULL, decided_at = NULL, reminded_at = NULL
+			WHERE team_approvals.state = 'lapsed'`,
 			ap.TeamID, ap.RentalID, ap.Owner, string(ap.Scope), ap.Subject, string(ap.Kind), ap.Period, string(ap.Currency),
 			ap.Limit.String(), ap.Value.String(), unix(at))
 		if err != nil {
@@ -225,6 +233,15 @@ func (rs *Rosters) OpenApproval(ctx context.Context, ap ledger.Approval) (ledger
 			return fmt.Errorf("sqlite: open an approval of rental %d: %w", ap.RentalID, err)
 		}
 		created = n == 1
+		if created {
+			// A reopened lapsed approval's old cards were edited to say it
+			// lapsed; the fresh card is the one to edit next time.
+			if _, err := tx.ExecContext(ctx, `DELETE FROM team_approval_cards WHERE approval_id IN (SELECT id FROM team_approvals
+				WHERE rental_id = ? AND scope = ? AND subject = ? AND kind = ? AND period = ?)`,
+				ap.RentalID, string(ap.Scope), ap.Subject, string(ap.Kind), ap.Period); err != nil {
+				return fmt.Errorf("sqlite: reopen an approval of rental %d: %w", ap.RentalID, err)
+			}
+		}
 		out, err = scanApproval(tx.QueryRowContext(ctx, `SELECT `+approvalCols+` FROM team_approvals
 			WHERE rental_id = ? AND scope = ? AND subject = ? AND kind = ? AND period = ?`,
 			ap.RentalID, string(ap.Scope), ap.Subject, string(ap.Kind), ap.Period))
