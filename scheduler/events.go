@@ -8,6 +8,7 @@ import (
 
 	"github.com/gpuledger/gpuledger/chat"
 	"github.com/gpuledger/gpuledger/ledger"
+	"github.com/gpuledger/gpuledger/teamroom"
 )
 
 // The agents' events (ledger.AgentEvent) reach the scheduler through the
@@ -98,10 +99,14 @@ func (s *Scheduler) DrainEvents(ctx context.Context) {
 var errNoSender = errors.New("scheduler: Run: no sender (the chat transport) to notify through")
 
 // useSender makes snd the scheduler's way to the chat, once: Run's
-// argument, or Config.Sender for a scheduler driven without Run.
+// argument, or Config.Sender for a scheduler driven without Run. It is
+// wrapped to follow a team's room (teamroom.Sender): a room Telegram
+// moved to a supergroup is moved and sent to again; a room that let the
+// bot go is unbound, its owners told once, and a new card goes to the
+// first owner privately, as the sync's notices do.
 func (s *Scheduler) useSender(snd chat.Sender) {
 	s.sndOnce.Do(func() {
-		s.snd = snd
+		s.snd = teamroom.Wrap(snd, teamroom.Config{Teams: s.teams(), Store: s.store, ChatID: s.cfg.ChatID, Now: s.now, Logger: s.log})
 		close(s.sndReady)
 	})
 }
@@ -114,10 +119,5 @@ func (s *Scheduler) send(ctx context.Context, m chat.Outgoing) (int, error) {
 	case <-ctx.Done():
 		return 0, fmt.Errorf("scheduler: send before Run had a sender: %w", ctx.Err())
 	}
-	id, err := s.snd.Send(ctx, m)
-	if err != nil && m.ChatID < 0 {
-		// A group: perhaps a team's room that moved or let the bot go.
-		return s.roomFailed(ctx, m, err)
-	}
-	return id, err
+	return s.snd.Send(ctx, m)
 }

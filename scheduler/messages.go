@@ -352,7 +352,6 @@ var messages = chat.Catalog{
 	"btn_mine":           {"Mine", "我的"},
 	"t_mine":             {"%[1]s is yours now.", "%[1]s 现在归你了。"},
 	"t_mine_taken":       {"%[1]s is %[2]s's already.", "%[1]s 已经归 %[2]s 了。"},
-	"room_gone":          {"I was removed from team %[1]s's group: its cards now come here. Send /team bind in a group to choose a new room.", "我已被移出团队 %[1]s 的群组：它的卡片现在发到这里。在群组中发送 /team bind 选择新的群组。"},
 	"btn_approve":        {"Approve", "批准"},
 	"btn_stop_it":        {"Stop it", "停止它"},
 	"approval_card":      {"%[1]s's <b>%[2]s</b> (%[3]s) is over %[4]s: %[5]s of %[6]s.", "%[1]s 的 <b>%[2]s</b>（%[3]s）超出了%[4]s：%[5]s，上限 %[6]s。"},

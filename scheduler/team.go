@@ -2,7 +2,6 @@ package scheduler
 
 import (
 	"context"
-	"errors"
 	"strconv"
 	"strings"
 
@@ -215,72 +214,4 @@ func (s *Scheduler) teamTag(ctx context.Context, ledgerID int64) string {
 		return ""
 	}
 	return "👥 " + tv.team.Name + " · "
-}
-
-// roomFailed follows a send to a group that failed (err): a group that
-// Telegram upgraded to a supergroup moves the team's room to the new ID
-// (TeamStore.MoveRoom) and the message is sent there once more; a group
-// that no longer takes the bot unbinds the room, the team's owners are
-// told once in private, and a new message goes to the first owner's
-// private chat instead (an edit of a message in the lost group cannot).
-// Any other failure, or a group that is no room, returns err as it is.
-func (s *Scheduler) roomFailed(ctx context.Context, m chat.Outgoing, err error) (int, error) {
-	ts := s.teams()
-	if ts == nil {
-		return 0, err
-	}
-	if to := chat.MigratedTo(err); to != 0 && to != m.ChatID {
-		if _, _, merr := ts.MoveRoom(ctx, m.ChatID, to); merr != nil {
-			s.log.Error("scheduler: move a migrated room", "from", m.ChatID, "to", to, "err", merr)
-		}
-		m.ChatID = to
-		return s.snd.Send(ctx, m)
-	}
-	if !errors.Is(err, chat.ErrChatGone) {
-		return 0, err
-	}
-	t, ok, uerr := ts.UnbindRoom(ctx, m.ChatID)
-	if uerr != nil {
-		s.log.Error("scheduler: unbind a room the bot left", "chat", m.ChatID, "err", uerr)
-		return 0, err
-	}
-	if !ok {
-		return 0, err
-	}
-	s.log.Warn("scheduler: the team's room no longer takes the bot: unbound", "team", t.ID, "chat", m.ChatID)
-	tv, ok := s.teamOf(ctx, t.Ledger())
-	if !ok {
-		return 0, err
-	}
-	s.tellRoomGone(ctx, tv, m.ChatID)
-	owner := tv.firstOwner()
-	if m.EditMessageID != 0 || owner == 0 {
-		return 0, err
-	}
-	m.ChatID = s.cfg.ChatID(owner)
-	return s.snd.Send(ctx, m)
-}
-
-// tellRoomGone tells each owner of the team, once per lost room, that its
-// cards come to them now.
-func (s *Scheduler) tellRoomGone(ctx context.Context, tv *teamView, room int64) {
-	now := s.now()
-	for _, o := range tv.members {
-		if o.Role != ledger.RoleOwner {
-			continue
-		}
-		key := "team_room_gone:" + strconv.FormatInt(tv.team.ID, 10) + ":" + strconv.FormatInt(room, 10) + ":" + strconv.FormatInt(o.UserID, 10)
-		fresh, err := s.store.MarkNotice(ctx, tv.team.Ledger(), key, now)
-		if err != nil || !fresh {
-			continue
-		}
-		lg := chat.LangEN
-		if u, err := s.store.User(ctx, o.UserID); err == nil {
-			lg = lang(&u)
-		}
-		if _, err := s.snd.Send(ctx, chat.Outgoing{ChatID: s.cfg.ChatID(o.UserID), Text: tr(lg, "room_gone", tv.team.Name)}); err != nil {
-			s.log.Warn("scheduler: tell an owner the room is gone", "team", tv.team.ID, "err", err)
-			s.store.UnmarkNotice(ctx, key)
-		}
-	}
 }
