@@ -24,6 +24,7 @@ import (
 	"github.com/gpuledger/gpuledger/connector"
 	"github.com/gpuledger/gpuledger/connector/vault"
 	"github.com/gpuledger/gpuledger/ledger"
+	"github.com/gpuledger/gpuledger/teamroom"
 )
 
 // Factory makes a Client for one platform account from its API key. The
@@ -244,8 +245,16 @@ func (s *Syncer) connState(userID int64, platform string) *connState {
 }
 
 // SetSender sets where notices go when rounds run outside Run (Round and
-// SyncNow from a test or a command); Run sets it itself.
+// SyncNow from a test or a command); Run sets it itself. A store that
+// keeps teams has snd wrapped to follow a team's room (teamroom.Sender),
+// as the scheduler's cards do: a notice to a room Telegram moved to a
+// supergroup goes to the new ID and moves the room; one to a room that
+// let the bot go unbinds it, tells the owners once and goes to the first
+// owner privately.
 func (s *Syncer) SetSender(snd chat.Sender) {
+	if ts, ok := s.store.(ledger.TeamStore); ok {
+		snd = teamroom.Wrap(snd, teamroom.Config{Teams: ts, Store: s.store, ChatID: s.cfg.ChatID, Now: s.now, Logger: s.log})
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.snd = snd

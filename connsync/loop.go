@@ -38,9 +38,7 @@ const (
 // CallTimeout). It never retries within a round: a failed round only
 // moves the connector's next poll (see roundOne).
 func (s *Syncer) Run(ctx context.Context, snd chat.Sender) error {
-	s.mu.Lock()
-	s.snd = snd
-	s.mu.Unlock()
+	s.SetSender(snd)
 	tick := time.NewTicker(min(s.cfg.Interval, tickMax))
 	defer tick.Stop()
 	for {
