@@ -250,6 +250,24 @@ func TestCore_TeamSpendSplit(t *testing.T) {
 	}
 }
 
+// TestCore_TeamSpendSplitUnpriced: on a team where @alice's rental is
+// priced and @bob's has no price, /spend's split says Bob's row is
+// unpriced ("¥0.00 + UNPRICED", in English and in Chinese), not a bare
+// ¥0.00 read as nothing spent, and Alice's row is not marked.
+func TestCore_TeamSpendSplitUnpriced(t *testing.T) {
+	e := newTeamEnv(t)
+	e.say(e.alice, "/rent box1 autodl 4090 2.00/h project=yolo")
+	contains(t, e.say(e.bob, "/rent box2 autodl 4090 project=llm"), "✓")
+	e.now = e.now.Add(2 * time.Hour)
+	got := e.say(e.alice, "/spend")
+	contains(t, got, "By person", "\n@alice ¥4.00\n", "\n@bob ¥0.00 + UNPRICED\n", "By project", "\nyolo ¥4.00\n", "\nllm ¥0.00 + UNPRICED")
+	if strings.Contains(got, "@alice ¥4.00 + UNPRICED") {
+		t.Errorf("/spend marks Alice's priced row unpriced:\n%s", got)
+	}
+	e.say(e.bob, "/settings lang=zh")
+	contains(t, e.say(e.bob, "/spend"), "按成员", "\n@alice ¥4.00\n", "\n@bob ¥0.00 + UNPRICED\n", "按项目")
+}
+
 // TestCore_ProjectRefused: a bad project name is refused in the sender's
 // language and nothing is recorded.
 func TestCore_ProjectRefused(t *testing.T) {

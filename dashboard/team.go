@@ -50,6 +50,10 @@ type TeamShare struct {
 	Name     string  `json:"name"`
 	Currency string  `json:"currency"`
 	Amount   string  `json:"amount"`
+	// Unpriced counts the row's lines with no price, left out of Amount
+	// as they are out of the total (ledger.SplitRow.Unpriced): a person
+	// whose boxes have no price is not shown as having spent nothing.
+	Unpriced int `json:"unpriced,omitempty"`
 }
 
 // TeamLabels are the team page's headings and column names in the
@@ -227,14 +231,14 @@ func teamPage(b *ledger.Book, team TeamRef, members []ledger.Member, name string
 	rows := ledger.Split(st)
 	for _, r := range ledger.SplitBy(rows, false) {
 		owner := r.Owner
-		page.People = append(page.People, TeamShare{Owner: &owner, Name: personName(lang, owner, names), Currency: string(r.Currency), Amount: r.Amount.String()})
+		page.People = append(page.People, TeamShare{Owner: &owner, Name: personName(lang, owner, names), Currency: string(r.Currency), Amount: r.Amount.String(), Unpriced: r.Unpriced})
 	}
 	for _, r := range ledger.SplitBy(rows, true) {
 		project, label := r.Project, r.Project
 		if label == "" {
 			label = teamText.Text(lang, "no_project")
 		}
-		page.Projects = append(page.Projects, TeamShare{Project: &project, Name: label, Currency: string(r.Currency), Amount: r.Amount.String()})
+		page.Projects = append(page.Projects, TeamShare{Project: &project, Name: label, Currency: string(r.Currency), Amount: r.Amount.String(), Unpriced: r.Unpriced})
 	}
 	for i := range page.Platforms {
 		page.Platforms[i].PlatformName = view.PlatformName(lang, page.Platforms[i].Platform)

@@ -251,3 +251,33 @@ func TestTeam_OutsiderSeesOnlyTheTeam(t *testing.T) {
 		t.Errorf("alice's me: %d %+v", rec.Code, me)
 	}
 }
+
+// TestTeam_UnpricedRowsMarked: a rental of bob's with no price makes his
+// row and its project's carry "unpriced": 1 (the page shows the mark
+// from it), as the chat's split does, while alice's priced rows carry
+// none: a person whose box has no price is not shown as spending nothing.
+func TestTeam_UnpricedRowsMarked(t *testing.T) {
+	e, team := teamEnv(t)
+	at := time.Date(2026, 11, 10, 4, 0, 0, 0, time.UTC)
+	if _, err := e.db.CreateRental(context.Background(), ledger.Action{UserID: team.Ledger(), By: bob, At: at}, ledger.Rental{
+		Name: "box9", Platform: "autodl", GPU: "RTX 4090", GPUCount: 1, Mode: ledger.PerSecond, Currency: ledger.CNY,
+		Project: "nopay", Events: []ledger.Event{{Kind: ledger.EventStart, At: at}}}); err != nil {
+		t.Fatal(err)
+	}
+	var page dashboard.TeamPage
+	if rec := e.get(e.signIn(alice), dashboard.PathTeam+"?team="+strconv.FormatInt(team.ID, 10), &page); rec.Code != http.StatusOK {
+		t.Fatalf("%d %s", rec.Code, rec.Body)
+	}
+	got := map[string]int{}
+	for _, r := range page.People {
+		got["person "+r.Name+" "+r.Currency] = r.Unpriced
+	}
+	for _, r := range page.Projects {
+		got["project "+*r.Project+" "+r.Currency] = r.Unpriced
+	}
+	for k, want := range map[string]int{"person @bob CNY": 1, "person @alice CNY": 0, "project nopay CNY": 1, "project llm CNY": 0, "project yolo-v9 CNY": 0} {
+		if n, ok := got[k]; !ok || n != want {
+			t.Errorf("%s: unpriced %d (present %v), want %d; rows %v", k, n, ok, want, got)
+		}
+	}
+}

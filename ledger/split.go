@@ -12,6 +12,12 @@ type SplitRow struct {
 	Project  string // "" no project
 	Currency Currency
 	Amount   Money
+	// Unpriced counts the row's lines that have no price (a rental's
+	// compute or traffic, a volume's storage), left out of Amount as
+	// they are out of the statement's total: a row of ¥0.00 with
+	// Unpriced > 0 is money nobody can tell yet, not nothing spent. The
+	// rows of a currency add up to Totals[currency].Unpriced.
+	Unpriced int
 }
 
 // Split returns the statement's priced money by owner and project, from
@@ -20,7 +26,9 @@ type SplitRow struct {
 // add up to exactly the statement's Totals[currency].Total: the split
 // never disagrees with the total or the export. Rows are in currency,
 // owner, project order; rows that add up to zero with no line priced
-// still appear when a line of theirs is in the statement.
+// still appear when a line of theirs is in the statement, with their
+// unpriced lines counted (from the statement's Unpriced, so that the
+// counts add up to its Totals' Unpriced).
 func Split(s *Statement) []SplitRow {
 	type key struct {
 		owner   int64
@@ -31,6 +39,20 @@ func Split(s *Statement) []SplitRow {
 	add := func(owner int64, project string, m Money) {
 		k := key{owner, project, m.Currency}
 		sums[k] = sums[k].Add(m)
+	}
+	unpriced := map[key]int{}
+	for _, l := range s.Unpriced {
+		var k key
+		switch {
+		case l.Category == CategoryStorage && l.Volume != nil:
+			k = key{l.Volume.Owner, l.Volume.Project, l.Volume.Currency}
+		case l.Rental != nil:
+			k = key{l.Rental.Owner, l.Rental.Project, l.Rental.Currency}
+		default:
+			continue
+		}
+		unpriced[k]++
+		add(k.owner, k.project, Money{Currency: k.cur}) // the row appears
 	}
 	for _, rc := range s.Rentals {
 		r := rc.Rental
@@ -55,7 +77,7 @@ func Split(s *Statement) []SplitRow {
 	}
 	out := make([]SplitRow, 0, len(sums))
 	for k, m := range sums {
-		out = append(out, SplitRow{Owner: k.owner, Project: k.project, Currency: k.cur, Amount: m})
+		out = append(out, SplitRow{Owner: k.owner, Project: k.project, Currency: k.cur, Amount: m, Unpriced: unpriced[k]})
 	}
 	slices.SortFunc(out, func(a, b SplitRow) int {
 		return cmp.Or(cmp.Compare(a.Currency, b.Currency), cmp.Compare(a.Owner, b.Owner), cmp.Compare(a.Project, b.Project))
@@ -64,8 +86,8 @@ func Split(s *Statement) []SplitRow {
 }
 
 // SplitBy sums rows by owner (byProject false) or by project, keeping
-// the currencies apart: the two lists of /spend's and the nightly
-// summary's team split.
+// the currencies apart, and their unpriced lines with them: the two
+// lists of /spend's and the nightly summary's team split.
 func SplitBy(rows []SplitRow, byProject bool) []SplitRow {
 	type key struct {
 		owner   int64
@@ -73,6 +95,7 @@ func SplitBy(rows []SplitRow, byProject bool) []SplitRow {
 		cur     Currency
 	}
 	sums := map[key]Money{}
+	unpriced := map[key]int{}
 	var order []key
 	for _, r := range rows {
 		k := key{owner: r.Owner, cur: r.Currency}
@@ -83,10 +106,11 @@ func SplitBy(rows []SplitRow, byProject bool) []SplitRow {
 			order = append(order, k)
 		}
 		sums[k] = sums[k].Add(r.Amount)
+		unpriced[k] += r.Unpriced
 	}
 	out := make([]SplitRow, 0, len(order))
 	for _, k := range order {
-		out = append(out, SplitRow{Owner: k.owner, Project: k.project, Currency: k.cur, Amount: sums[k]})
+		out = append(out, SplitRow{Owner: k.owner, Project: k.project, Currency: k.cur, Amount: sums[k], Unpriced: unpriced[k]})
 	}
 	slices.SortStableFunc(out, func(a, b SplitRow) int {
 		return cmp.Or(cmp.Compare(a.Currency, b.Currency), cmp.Compare(b.Amount.Minor, a.Amount.Minor))

@@ -43,16 +43,23 @@ func teamBook(rng *rand.Rand, start time.Time, span time.Duration) *Book {
 }
 
 // checkSplit checks that the rows of each currency add up to exactly the
-// statement's total of it, and that no row is of a currency the
-// statement has no total in.
+// statement's total of it, their unpriced lines to the total's unpriced
+// count, and that no row is of a currency the statement has no total in.
 func checkSplit(t *testing.T, what string, st *Statement, rows []SplitRow) {
 	t.Helper()
 	sums := map[Currency]Money{}
+	unpriced := map[Currency]int{}
 	for _, r := range rows {
 		if r.Amount.Currency != r.Currency {
 			t.Fatalf("%s: row %+v holds money of another currency", what, r)
 		}
 		sums[r.Currency] = sums[r.Currency].Add(r.Amount)
+		unpriced[r.Currency] += r.Unpriced
+	}
+	for c, tot := range st.Totals {
+		if unpriced[c] != tot.Unpriced {
+			t.Fatalf("%s: rows of %s count %d unpriced lines, the total %d", what, c, unpriced[c], tot.Unpriced)
+		}
 	}
 	for c, sum := range sums {
 		tot, ok := st.Totals[c]
@@ -74,12 +81,19 @@ func checkSplit(t *testing.T, what string, st *Statement, rows []SplitRow) {
 // projects and currencies; attached and loose volumes and charges;
 // unpriced lines; traffic), the split of a statement from the beginning
 // (StatementAsOf) and of windows (Spend) adds up, per currency, to
-// exactly the statement's total; so do SplitBy's rows by person and by
-// project.
+// exactly the statement's total and its unpriced lines to the total's
+// count; so do SplitBy's rows by person and by project. Some books have
+// unpriced lines (checked, so the count is not trivially zero).
 func TestSplit_AddsUpToTotals(t *testing.T) {
 	rng := rand.New(rand.NewPCG(28, 6))
 	start := time.Date(2026, 9, 1, 0, 0, 0, 0, time.UTC)
 	span := 60 * day
+	withUnpriced := 0
+	defer func() {
+		if withUnpriced == 0 {
+			t.Errorf("no statement had an unpriced line: the unpriced counts were not tested")
+		}
+	}()
 	for i := range 150 {
 		b := teamBook(rng, start, span)
 		asOf := start.Add(time.Duration(rng.Int64N(int64(span + 10*day))))
@@ -93,6 +107,9 @@ func TestSplit_AddsUpToTotals(t *testing.T) {
 			{fmt.Sprintf("book %d spend %s..%s", i, from, to), Spend(b, from, to)},
 		} {
 			rows := Split(c.st)
+			if len(c.st.Unpriced) > 0 {
+				withUnpriced++
+			}
 			checkSplit(t, c.what, c.st, rows)
 			checkSplit(t, c.what+" by person", c.st, SplitBy(rows, false))
 			checkSplit(t, c.what+" by project", c.st, SplitBy(rows, true))
@@ -133,8 +150,9 @@ func TestSplit_PersonalBook(t *testing.T) {
 }
 
 // TestSplit_Rows: a small book split by hand: each owner's and project's
-// money, the unpriced rental counted as nothing, the rows in currency,
-// owner, project order; SplitBy sums them largest first.
+// money, the unpriced rental counted as nothing but marked as one
+// unpriced line of its row, the rows in currency, owner, project order;
+// SplitBy sums them largest first and keeps the unpriced line.
 func TestSplit_Rows(t *testing.T) {
 	r1 := newRental("a", PerSecond, "2", UnitHour, CNY, ev(EventStart, 0), ev(EventStop, 3*time.Hour))
 	r1.ID, r1.Owner, r1.Project = 1, 101, "yolo"
@@ -150,7 +168,7 @@ func TestSplit_Rows(t *testing.T) {
 	st := StatementAsOf(b, off(4*time.Hour))
 	got := fmt.Sprint(Split(st))
 	want := fmt.Sprint([]SplitRow{
-		{Owner: 0, Currency: CNY, Amount: Money{Currency: CNY}},
+		{Owner: 0, Currency: CNY, Amount: Money{Currency: CNY}, Unpriced: 1},
 		{Owner: 101, Project: "yolo", Currency: CNY, Amount: Money{Currency: CNY, Minor: 600}},
 		{Owner: 102, Project: "llm", Currency: CNY, Amount: Money{Currency: CNY, Minor: 50}},
 		{Owner: 102, Project: "yolo", Currency: CNY, Amount: Money{Currency: CNY, Minor: 200}},
@@ -163,7 +181,7 @@ func TestSplit_Rows(t *testing.T) {
 	wantP := fmt.Sprint([]SplitRow{
 		{Project: "yolo", Currency: CNY, Amount: Money{Currency: CNY, Minor: 800}},
 		{Project: "llm", Currency: CNY, Amount: Money{Currency: CNY, Minor: 50}},
-		{Currency: CNY, Amount: Money{Currency: CNY}},
+		{Currency: CNY, Amount: Money{Currency: CNY}, Unpriced: 1},
 		{Currency: USD, Amount: Money{Currency: USD, Minor: 125}},
 	})
 	if byProject != wantP {

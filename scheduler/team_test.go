@@ -517,6 +517,56 @@ func TestTeam_SummarySplit(t *testing.T) {
 	}
 }
 
+// TestTeam_SummarySplitUnpriced: in the team's nightly summary, @bob's
+// rental with no price makes his row "¥0.00 + UNPRICED" (and his
+// project's), in English and in Chinese, while @alice's priced row is
+// not marked: nobody reads Bob's box as free.
+func TestTeam_SummarySplitUnpriced(t *testing.T) {
+	for _, lang := range []string{"en", "zh"} {
+		t.Run(lang, func(t *testing.T) {
+			e := newTeamEnv(t, alice) // box3, alice's, ¥14/h
+			ctx := context.Background()
+			if _, err := e.db.CreateRental(ctx, ledger.Action{UserID: e.lid, By: bob, At: t0}, ledger.Rental{
+				Name: "box4", Platform: "autodl", GPU: "RTX 4090", GPUCount: 1, Mode: ledger.PerSecond, Owner: bob, Project: "llm",
+				Currency: ledger.CNY, Events: []ledger.Event{{Kind: ledger.EventStart, At: t0}},
+			}); err != nil {
+				t.Fatal(err)
+			}
+			u, err := e.db.User(ctx, e.lid)
+			if err != nil {
+				t.Fatal(err)
+			}
+			u.Lang = lang
+			if _, err := e.db.UpdateUser(ctx, ledger.Action{UserID: e.lid, At: t0}, u); err != nil {
+				t.Fatal(err)
+			}
+			s, err := scheduler.New(scheduler.Config{Store: e.db, Sender: e.snd, Buttons: testButtons(), Now: e.clk.Now, NoChart: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			e.clk.Set(t0.Add(12*time.Hour + time.Minute)) // 22:01 in Shanghai
+			if err := s.Summaries(ctx); err != nil {
+				t.Fatal(err)
+			}
+			got := e.snd.to(room)
+			if len(got) != 1 {
+				t.Fatalf("room = %+v, want the team's summary", got)
+			}
+			for _, want := range []string{"\n@alice ¥168.00\n@bob ¥0.00 + UNPRICED\n", "\nllm ¥0.00 + UNPRICED"} {
+				if !strings.Contains(got[0].Text, want) {
+					t.Errorf("summary = %q, want %q", got[0].Text, want)
+				}
+			}
+			if strings.Contains(got[0].Text, "@alice ¥168.00 + UNPRICED") {
+				t.Errorf("summary marks Alice's priced row: %q", got[0].Text)
+			}
+			if head := map[string]string{"en": "<b>By person</b>", "zh": "<b>按成员</b>"}[lang]; !strings.Contains(got[0].Text, head) {
+				t.Errorf("summary is not in %s (no %q): %q", lang, head, got[0].Text)
+			}
+		})
+	}
+}
+
 // TestTeam_Chinese: a Chinese team's room card names the owner in
 // Chinese punctuation, and a Chinese member's refused press is told in
 // Chinese.

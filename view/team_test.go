@@ -145,3 +145,46 @@ func TestTeamSplit_BoundedAcrossCurrencies(t *testing.T) {
 		}
 	}
 }
+
+// TestTeamSplit_Unpriced: a person whose lines are all unpriced shows
+// "¥0.00 + UNPRICED", not a bare ¥0.00 read as nothing spent; a person
+// partly priced shows the priced money and the mark; a person all priced
+// shows no mark; the rows summed past MaxSplitLines keep the mark of an
+// unpriced row among them. The same in Chinese.
+func TestTeamSplit_Unpriced(t *testing.T) {
+	cny := func(minor int64) ledger.Money { return ledger.Money{Currency: ledger.CNY, Minor: minor} }
+	rows := []ledger.SplitRow{
+		{Owner: 1, Project: "yolo", Currency: ledger.CNY, Amount: cny(1000)},
+		{Owner: 2, Project: "llm", Currency: ledger.CNY, Amount: cny(0), Unpriced: 2},
+		{Owner: 3, Project: "llm", Currency: ledger.CNY, Amount: cny(320)},
+		{Owner: 3, Project: "", Currency: ledger.CNY, Amount: cny(0), Unpriced: 1},
+	}
+	names := func(id int64) string { return map[int64]string{1: "@alice", 2: "@bob", 3: "@carol"}[id] }
+	for _, lang := range []string{"en", "zh"} {
+		got := TeamSplit(lang, rows, names)
+		for _, w := range []string{"\n@alice ¥10.00\n", "\n@carol ¥3.20 + UNPRICED\n", "\n@bob ¥0.00 + UNPRICED\n", " ¥3.20 + UNPRICED\n", "yolo ¥10.00\n"} {
+			if !strings.Contains(got, w) {
+				t.Errorf("%s: the split lacks %q:\n%s", lang, w, got)
+			}
+		}
+		if strings.Contains(got, "@alice ¥10.00 + UNPRICED") {
+			t.Errorf("%s: Alice's priced row is marked unpriced:\n%s", lang, got)
+		}
+	}
+	// Past the bound: one unpriced row among the rest marks their sum.
+	var many []ledger.SplitRow
+	for i := int64(1); i <= MaxSplitLines+3; i++ {
+		many = append(many, ledger.SplitRow{Owner: i, Currency: ledger.CNY, Amount: cny(1000 - i)})
+	}
+	many = append(many, ledger.SplitRow{Owner: 999, Currency: ledger.CNY, Amount: cny(0), Unpriced: 1})
+	got := TeamSplit("en", many, nil)
+	marked := false
+	for _, line := range strings.Split(got, "\n") {
+		if strings.HasPrefix(line, "… 4 more ¥") && strings.HasSuffix(line, " + UNPRICED") {
+			marked = true
+		}
+	}
+	if !marked {
+		t.Errorf("the rest past the bound must carry the unpriced mark:\n%s", got)
+	}
+}

@@ -748,7 +748,8 @@
     var share = function (title, head, rows, key) {
       if (!rows || !rows.length) return;
       add(m, h('section', { class: 'card', test: key }, h('h2', null, title), table([head, l.amount], rows.map(function (r) {
-        return h('tr', null, h('td', null, r.name), h('td', { class: 'num' }, money(r.amount, r.currency)));
+        return h('tr', null, h('td', null, r.name), h('td', { class: 'num' }, money(r.amount, r.currency),
+          r.unpriced ? h('div', { class: 'hint' }, t('unpriced', r.unpriced)) : null));
       }))));
     };
     share(l.by_person, l.person, pg.people, 'team-people');
