@@ -367,14 +367,15 @@ func (r teams) join(code string) error {
 	if err := r.send(r.plain(r.tt(key, m.Team.Name, r.roleText(m.Member.Role)))); err != nil {
 		return err
 	}
-	r.tellAdmins(m.Team, m.Member.Name(), r.u.UserID)
+	r.tellAdmins(m, r.u.UserID)
 	return nil
 }
 
-// tellAdmins tells the team's admins privately that name joined. A failed
-// send is logged only: the join stands.
-func (r teams) tellAdmins(t ledger.Team, name string, except int64) {
-	r.tellAdminsKey(t, "team_join_notice", except, name, t.Name)
+// tellAdmins tells the team's admins privately that m's member joined,
+// and with whose invite (m.InvitedBy), so they know who let them in. A
+// failed send is logged only: the join stands.
+func (r teams) tellAdmins(m ledger.Membership, except int64) {
+	r.tellAdminsKey(m.Team, "team_join_notice", except, m.Member.Name(), m.Team.Name, m.InvitedBy.Name())
 }
 
 // tellAdminsKey tells the team's admins (but except) one of teamTexts

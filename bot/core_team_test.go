@@ -106,7 +106,7 @@ func TestTeam_Lifecycle(t *testing.T) {
 		}
 	}
 	contains(t, joined, "joined team crew", "member")
-	contains(t, notice, "@ben", "joined team crew")
+	contains(t, notice, "@ben joined team crew with @ann's invite")
 
 	list := e.reply(ann, "/team")
 	contains(t, list, "crew", "2 members", "@ann · owner", "@ben · member")

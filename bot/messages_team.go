@@ -74,8 +74,8 @@ var teamTexts = chat.Catalog{
 		"Too many wrong codes: ask an admin of the team for a new one.",
 		"错误的邀请码太多：请向团队管理员要一个新的。"},
 	"team_join_notice": {
-		"%[1]s joined team %[2]s with an invite code.",
-		"%[1]s 用邀请码加入了团队 %[2]s。"},
+		"%[1]s joined team %[2]s with %[3]s's invite.",
+		"%[1]s 用 %[3]s 的邀请码加入了团队 %[2]s。"},
 	"team_code_in_group": {
 		"%[1]sThat code was posted in a group and no longer works: ask an admin of the team for a new one, privately.",
 		"%[1]s这个邀请码发在了群里，已经作废：请私下向团队管理员要一个新的。"},

@@ -34,7 +34,7 @@ func TestTeam_Telegram(t *testing.T) {
 	before := len(c.fake.Messages(alice))
 	contains(t, c.say(bob, "/start join-"+m[1]).Text, "joined team crew")
 	notices := c.fake.Messages(alice)[before:]
-	if len(notices) != 1 || !strings.Contains(notices[0].Text, "@bob joined team crew") {
+	if len(notices) != 1 || !strings.Contains(notices[0].Text, "@bob joined team crew with @alice's invite") {
 		t.Fatalf("alice's notices after bob joined: %+v", notices)
 	}
 	contains(t, c.say(bob, "/start join-"+m[1]).Text, "✗") // the link works once

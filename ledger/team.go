@@ -167,6 +167,12 @@ func (m Member) Name() string {
 type Membership struct {
 	Team   Team
 	Member Member
+	// InvitedBy is the admin whose invite admitted Member, as they are at
+	// the join: set by TeamStore.Join only (zero elsewhere), so that the
+	// team's admins are told who let the person in. Join admits no one
+	// through the code of someone no longer an admin ("invite_revoked"),
+	// so the maker is always a current admin then.
+	InvitedBy Member
 }
 
 // Invite is a one-time join code of a team. Only its hash is kept; the
@@ -322,7 +328,8 @@ type TeamStore interface {
 	// by someone else or by a.By); EUNAUTHORIZED "invite_not_for_you"
 	// (addressed to someone else: the code stays unused); EUNAUTHORIZED
 	// "invite_revoked" (its maker is no longer an admin of the team);
-	// ECONFLICT "team_already_member"; ECONFLICT "team_full".
+	// ECONFLICT "team_already_member"; ECONFLICT "team_full". The
+	// membership's InvitedBy is the invite's maker.
 	Join(ctx context.Context, a Action, code, username string, outsider bool) (Membership, error)
 	// SetRole sets userID's role. An admin makes a member an admin or an
 	// admin a member; only an owner makes or unmakes an owner

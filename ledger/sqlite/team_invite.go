@@ -145,7 +145,8 @@ func (rs *Rosters) CreateInvite(ctx context.Context, a ledger.Action, teamID, fo
 // each refusal rolls back and leaves the invite as it was. The invite is
 // used up by a conditional update (used_by IS NULL), so of two people
 // joining with one code at once, one is admitted. A member who left or
-// was removed gets their old row back as a plain member.
+// was removed gets their old row back as a plain member. The result's
+// InvitedBy is the invite's maker, read in the same transaction.
 func (rs *Rosters) Join(ctx context.Context, a ledger.Action, code, username string, outsider bool) (ledger.Membership, error) {
 	person, err := actor(a)
 	if err != nil {
@@ -191,7 +192,8 @@ func (rs *Rosters) Join(ctx context.Context, a ledger.Action, code, username str
 		// A code speaks for the admin who made it: once they are removed
 		// or demoted it admits no one (their unused codes are expired
 		// then too; this also covers codes made before that was done).
-		switch by, err := currentMember(ctx, tx, inv.TeamID, inv.CreatedBy); {
+		by, err := currentMember(ctx, tx, inv.TeamID, inv.CreatedBy)
+		switch {
 		case err == nil && by.Role.Admin():
 		case err == nil, ledger.ErrorCode(err) == ledger.ENOTFOUND:
 			return ledger.Errorc(ledger.EUNAUTHORIZED, "invite_revoked")
@@ -239,7 +241,7 @@ func (rs *Rosters) Join(ctx context.Context, a ledger.Action, code, username str
 		if err != nil {
 			return err
 		}
-		out = ledger.Membership{Team: team, Member: m}
+		out = ledger.Membership{Team: team, Member: m, InvitedBy: by}
 		return nil
 	})
 	if err != nil {

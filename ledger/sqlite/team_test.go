@@ -228,6 +228,10 @@ func TestTeam_InviteJoinReplay(t *testing.T) {
 	if ms.Team.ID != team.ID || ms.Member.Role != ledger.RoleMember || !ms.Member.Outsider || ms.Member.Username != "eli" {
 		t.Fatalf("membership = %+v", ms)
 	}
+	// The invite's maker comes back with the membership, for the notice.
+	if by := ms.InvitedBy; by.UserID != tCat || by.Username != "cat" || by.Role != ledger.RoleAdmin {
+		t.Fatalf("InvitedBy = %+v, want cat, the admin who made the code", by)
+	}
 	out, err := db.Outsiders(ctx)
 	if err != nil || !slices.Equal(out, []int64{tEli}) {
 		t.Fatalf("Outsiders = %v, %v", out, err)
