@@ -624,7 +624,15 @@ func (r teams) limit(c command.TeamCmd) error {
 	if l.RatePerHour.IsZero() && l.GPUs == 0 && l.Month.IsZero() {
 		return r.send(r.plain(r.tt("team_limit_cleared", r.scopeName(l), string(l.Currency))))
 	}
-	return r.send(r.plain(r.tt("team_limit_set", r.scopeName(l), r.bounds(l))))
+	text := r.tt("team_limit_set", r.scopeName(l), r.bounds(l))
+	// The limit is stored: a note that cannot be worked out is left out,
+	// not turned into an error the admin would read as the limit refused.
+	if note, err := r.limitCurrencyNote(l, c.Who); err != nil {
+		r.c.log.Warn("bot: read the team's rentals for a limit's currency note", "team", t.ID, "err", err)
+	} else if note != "" {
+		text += "\n" + note
+	}
+	return r.send(r.plain(text))
 }
 
 // mergeLimit fills the bounds the command did not write with the stored

@@ -151,6 +151,14 @@ var teamTexts = chat.Catalog{
 	"team_limit_cleared": {
 		"✓ %[1]s has no %[2]s limit now.",
 		"✓ %[1]s 现在没有 %[2]s 限额。"},
+	// A rate or month limit counts only rentals of its currency: said
+	// when those it would count are all priced in others.
+	"team_limit_currency_note_one": {
+		"Note: this limit counts only %[1]s; %[2]s is priced in %[3]s. Set one in %[4]s too: <code>%[5]s</code>",
+		"注意：此限额只计 %[1]s；%[2]s 以 %[3]s 计价。请再设一个 %[4]s 的限额：<code>%[5]s</code>"},
+	"team_limit_currency_note": {
+		"Note: this limit counts only %[1]s; %[2]s and %[3]s more are priced in %[4]s. Set one in %[5]s too: <code>%[6]s</code>",
+		"注意：此限额只计 %[1]s；%[2]s 及另外 %[3]s 台机器以 %[4]s 计价。请再设一个 %[5]s 的限额：<code>%[6]s</code>"},
 	"limit_scope_team":    {"the team", "全队"},
 	"limit_scope_project": {"project %[1]s", "项目 %[1]s"},
 	"limit_rate":          {"%[1]s/h", "%[1]s/小时"},

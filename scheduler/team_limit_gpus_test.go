@@ -1,0 +1,51 @@
+package scheduler_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/gpuledger/gpuledger/ledger"
+)
+
+// TestTeam_GPUBoundCountsEveryCurrency: a GPU bound counts GPUs whatever
+// the currency of their rentals' prices and of the limit (a GPU is a
+// GPU): bob's box3 (2× A100 at ¥14/h) and box5 (2 GPUs at €3/h) make 4
+// GPUs over a bound of 3 stored in USD, and both rentals get their
+// approval; a rate bound in USD over the same rentals opens none (it
+// counts only USD rentals, which bob has none of).
+func TestTeam_GPUBoundCountsEveryCurrency(t *testing.T) {
+	e := newTeamEnv(t, bob)
+	ctx := context.Background()
+	box5, err := e.db.CreateRental(ctx, ledger.Action{UserID: e.lid, By: bob, At: t0}, ledger.Rental{
+		Name: "box5", Platform: "runpod", GPU: "A40", GPUCount: 2, Mode: ledger.PerSecond, Owner: bob,
+		Priced: true, Price: ledger.Price{Amount: ledger.MustDecimal("3"), Unit: ledger.UnitHour}, Currency: ledger.EUR,
+		Events: []ledger.Event{{Kind: ledger.EventStart, At: t0}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := e.ts.SetLimit(ctx, ledger.Action{UserID: e.lid, By: carol, At: e.clk.Now()}, ledger.Limit{
+		TeamID: e.team.ID, Scope: ledger.ScopeMember, Subject: "2", Currency: ledger.USD, GPUs: 3, RatePerHour: ledger.MustDecimal("1")}); err != nil {
+		t.Fatal(err)
+	}
+	e.clk.Add(time.Minute)
+	e.tick2()
+	aps, err := e.ts.Approvals(ctx, e.team.ID, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[int64]ledger.LimitKind{}
+	for _, ap := range aps {
+		if ap.Kind != ledger.LimitGPUs {
+			t.Errorf("approval %+v: only the GPU bound applies (the rate bound counts USD rentals, bob has none)", ap)
+		}
+		got[ap.RentalID] = ap.Kind
+	}
+	if len(aps) != 2 || got[e.rid] != ledger.LimitGPUs || got[box5.ID] != ledger.LimitGPUs {
+		t.Fatalf("approvals = %+v, want box3's and box5's for 4 GPUs over 3", aps)
+	}
+	if aps[0].Value.String() != "4" {
+		t.Errorf("approval counts %s GPUs, want 4 (both currencies)", aps[0].Value)
+	}
+}
