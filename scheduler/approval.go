@@ -21,7 +21,8 @@ import (
 // store, so a restart does not ask again), a card to each admin in
 // private with [Approve] [Stop it], and its owner is told. Nothing is
 // stopped without an admin's press; an approval left pending an hour is
-// reminded once, if its rental is still over that bound.
+// reminded once, if its rental is still over that bound. One that no
+// longer applies lapses (approval_lapse.go).
 
 // Button actions of a team's cards. The payload is the approval's ID
 // (ActApprove, ActStopIt) or the rental's (ActMine).
@@ -53,6 +54,18 @@ func (s *Scheduler) teamChecks(ctx context.Context, rentals []*ledger.Rental, us
 		byTeam[r.UserID] = append(byTeam[r.UserID], r)
 	}
 	var errs []error
+	// A team none of whose rentals is live may still hold pending
+	// approvals: they lapse.
+	if ids, err := s.teams().PendingApprovalTeams(ctx); err != nil {
+		errs = append(errs, err)
+	} else {
+		for _, teamID := range ids {
+			if id := ledger.TeamLedger(teamID); byTeam[id] == nil {
+				byTeam[id] = []*ledger.Rental{}
+				order = append(order, id)
+			}
+		}
+	}
 	for _, id := range order {
 		if ctx.Err() != nil {
 			break
@@ -87,6 +100,9 @@ func (s *Scheduler) teamChecks(ctx context.Context, rentals []*ledger.Rental, us
 		}
 		over, err := s.checkLimits(ctx, u, tv, byTeam[id], aps)
 		if err != nil {
+			errs = append(errs, fmt.Errorf("team %d: %w", tv.team.ID, err))
+		}
+		if err := s.lapseApprovals(ctx, u, tv, byTeam[id], aps, over); err != nil {
 			errs = append(errs, fmt.Errorf("team %d: %w", tv.team.ID, err))
 		}
 		if err := s.remindApprovals(ctx, u, tv, aps, over); err != nil {
@@ -226,13 +242,18 @@ func keyOf(ap ledger.Approval) approvalKey {
 
 // checkLimits opens the approvals of the team's running rentals over a
 // limit and sends their cards; an approval stored already (aps: pending
-// or decided) is not opened or sent again. It returns the keys of the
-// approvals that apply now (the rentals over a bound this tick).
+// or decided) is not opened or sent again, a lapsed one is reopened. It
+// returns the keys of the approvals that apply now (the rentals over a
+// bound this tick), never nil once the bounds were judged; nil when a
+// read they need failed, so that nothing lapses on a failed read.
 func (s *Scheduler) checkLimits(ctx context.Context, u *ledger.User, tv *teamView, rentals []*ledger.Rental, aps []ledger.Approval) (map[approvalKey]bool, error) {
 	ts := s.teams()
 	limits, err := ts.Limits(ctx, tv.team.ID)
-	if err != nil || len(limits) == 0 {
+	if err != nil {
 		return nil, err
+	}
+	if len(limits) == 0 {
+		return map[approvalKey]bool{}, nil
 	}
 	now := s.now()
 	var running []*ledger.Rental
@@ -242,7 +263,7 @@ func (s *Scheduler) checkLimits(ctx context.Context, u *ledger.User, tv *teamVie
 		}
 	}
 	if len(running) == 0 {
-		return nil, nil
+		return map[approvalKey]bool{}, nil
 	}
 	// A month bound is asked once per rental and calendar month of the
 	// team's zone; the rate and GPU bounds once per rental.
@@ -313,9 +334,11 @@ func (s *Scheduler) checkLimits(ctx context.Context, u *ledger.User, tv *teamVie
 			}
 		}
 	}
+	// A lapsed approval is not "stored": over that bound again, it is
+	// reopened (OpenApproval) and asked afresh.
 	stored := make(map[approvalKey]bool, len(aps))
 	for _, ap := range aps {
-		stored[keyOf(ap)] = true
+		stored[keyOf(ap)] = ap.State != ledger.ApprovalLapsed
 	}
 	applies := make(map[approvalKey]bool, len(over))
 	var errs []error
@@ -419,8 +442,17 @@ func (s *Scheduler) sendApproval(ctx context.Context, u *ledger.User, tv *teamVi
 		if err != nil {
 			return err
 		}
-		if _, err := s.send(ctx, chat.Outgoing{ChatID: s.cfg.ChatID(a.UserID), Text: msg, Buttons: rows}); err != nil {
+		chatID := s.cfg.ChatID(a.UserID)
+		id, err := s.send(ctx, chat.Outgoing{ChatID: chatID, Text: msg, Buttons: rows})
+		if err != nil {
 			errs = append(errs, fmt.Errorf("approval %d to admin %d: %w", ap.ID, a.UserID, err))
+			continue
+		}
+		// Kept so that the card is edited when the approval lapses.
+		if id > 0 {
+			if err := s.teams().AddApprovalCard(ctx, ap.ID, ledger.ApprovalCard{UserID: a.UserID, ChatID: chatID, MessageID: int64(id)}); err != nil {
+				s.log.Warn("scheduler: keep an approval's card", "approval", ap.ID, "err", err)
+			}
 		}
 	}
 	return errors.Join(errs...)
@@ -508,6 +540,16 @@ func (s *Scheduler) pressApproval(ctx context.Context, p chat.ButtonPress, snd c
 	if !ok {
 		return snd.AnswerCallback(ctx, p.Update.CallbackID, text(lg, "t_broken"))
 	}
+	// A lapsed approval, or a pending one whose rental has ended (which
+	// the press lapses), is closed: the press does nothing.
+	if ap.State == ledger.ApprovalLapsed {
+		return s.answerLapsed(ctx, p, snd, lg, tv, ap)
+	}
+	if ap.State == ledger.ApprovalPending {
+		if done, err := s.pressOnEnded(ctx, p, snd, lg, tv, ap); done || err != nil {
+			return err
+		}
+	}
 	state := ledger.ApprovalApproved
 	if p.Action == ActStopIt {
 		state = ledger.ApprovalStopped
@@ -519,6 +561,9 @@ func (s *Scheduler) pressApproval(ctx context.Context, p chat.ButtonPress, snd c
 		// still not released runs the release again (the first one could
 		// not act); otherwise nothing else happens.
 		if cur, rerr := ts.Approval(ctx, id); rerr == nil && cur.State != ledger.ApprovalPending {
+			if cur.State == ledger.ApprovalLapsed {
+				return s.answerLapsed(ctx, p, snd, lg, tv, cur) // the system closed it a moment before
+			}
 			if cur.State == ledger.ApprovalStopped && p.Action == ActStopIt && ledger.ErrorCode(err) == ledger.ECONFLICT {
 				if r, rerr := s.store.RentalByID(ctx, cur.RentalID); rerr == nil && r.UserID == ledgerID && r.State() != ledger.Released {
 					return s.stopApproved(ctx, p, snd, lg, tv, r, cur)

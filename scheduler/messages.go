@@ -375,6 +375,16 @@ var messages = chat.Catalog{
 	"approval_stop_failed": {
 		"Recorded as stopped by %[1]s, but <b>%[2]s</b> could not be released: %[3]s Press Stop it again or send /release %[2]s.",
 		"已由 %[1]s 记为停止，但 <b>%[2]s</b> 未能释放：%[3]s 请再按“停止它”或发送 /release %[2]s。"},
+
+	// an approval that no longer applies, closed by the system (approval_lapse.go)
+	"approval_lapsed_released": {"No longer needed: <b>%[1]s</b> was released.", "不再需要：<b>%[1]s</b> 已释放。"},
+	"approval_lapsed_gone":     {"No longer needed: its rental is gone.", "不再需要：这台租用已不存在。"},
+	"approval_lapsed_stopped":  {"No longer needed: <b>%[1]s</b> is stopped.", "不再需要：<b>%[1]s</b> 已停止。"},
+	"approval_lapsed_under":    {"No longer needed: <b>%[1]s</b> is within %[2]s now.", "不再需要：<b>%[1]s</b> 现在没有超出%[2]s。"},
+	"approval_lapsed_scope":    {"No longer needed: <b>%[1]s</b> no longer counts against %[2]s.", "不再需要：<b>%[1]s</b> 已不计入%[2]s。"},
+	"approval_lapsed_month":    {"No longer needed: %[1]s is over.", "不再需要：%[1]s 已经过去。"},
+	"t_lapsed":                 {"This request was closed: %[1]s no longer needs it.", "这个请求已关闭：%[1]s 不再需要批准。"},
+	"t_lapsed_gone":            {"This request was closed: its rental is gone.", "这个请求已关闭：这台租用已不存在。"},
 }
 
 // lang returns the user's language (chat.LangEN or chat.LangZH).

@@ -154,7 +154,7 @@ func TestTeam_ApprovalStoredNoWrite(t *testing.T) {
 }
 
 // TestTeam_NoReminderOnceUnderLimit: an approval whose limit was raised
-// above the rental's rate is not reminded an hour on (it stays pending).
+// above the rental's rate is not reminded an hour on (it lapses).
 func TestTeam_NoReminderOnceUnderLimit(t *testing.T) {
 	e := newTeamEnv(t, bob)
 	e.setBobRate()
@@ -171,8 +171,8 @@ func TestTeam_NoReminderOnceUnderLimit(t *testing.T) {
 	if got := e.snd.to(carol); len(got) != 1 {
 		t.Errorf("carol's messages = %d (%+v), want no reminder once box3 is under the raised limit", len(got), got)
 	}
-	if aps, err := e.ts.Approvals(context.Background(), e.team.ID, ledger.ApprovalPending); err != nil || len(aps) != 1 {
-		t.Errorf("pending approvals = %+v, %v; want it left pending", aps, err)
+	if aps, err := e.ts.Approvals(context.Background(), e.team.ID, ledger.ApprovalLapsed); err != nil || len(aps) != 1 {
+		t.Errorf("lapsed approvals = %+v, %v; want it closed as no longer needed", aps, err)
 	}
 }
 
