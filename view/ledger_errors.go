@@ -274,6 +274,7 @@ var eventWords = map[string][2]string{
 // approvalWords names an approval's state inside error texts.
 var approvalWords = map[ledger.ApprovalState][2]string{
 	ledger.ApprovalPending: {"pending", "待定"}, ledger.ApprovalApproved: {"approved", "批准"}, ledger.ApprovalStopped: {"stopped", "停止"},
+	ledger.ApprovalLapsed: {"closed as no longer needed", "因不再需要而关闭"},
 }
 
 // stateWords names rental states inside error texts.
