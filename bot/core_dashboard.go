@@ -131,10 +131,16 @@ func (r reports) toPrivate() bool { return r.u.ChatType == chat.ChatPrivate || r
 // update, or "" when there must be none: no dashboard, no https URL, a
 // reply that lands in a group (Telegram refuses web-app buttons there),
 // or a line of a multi-line message (its replies are merged into one
-// answer, which a message with buttons would leave).
+// answer, which a message with buttons would leave). On a team's ledger
+// (a reply tagged "👥 NAME · ") it opens that team's page
+// (chat.TeamAppURL), not the person's own month: the reply was about the
+// team, and a person admitted to a team only has no month at all.
 func (r reports) appURL() string {
 	if r.c.dash == nil || !r.toPrivate() || r.inLines {
 		return ""
+	}
+	if r.team != nil {
+		return chat.TeamAppURL(r.c.dash.AppURL(), r.team.Team.ID)
 	}
 	return r.c.dash.AppURL()
 }

@@ -38,3 +38,19 @@ func TestDashboardRow(t *testing.T) {
 		}
 	})
 }
+
+// TestTeamAppURL: a team's button carries the team in the query (never
+// in the fragment, which Telegram fills with its launch data), keeps what
+// the URL had, and gives no URL where there is no button.
+func TestTeamAppURL(t *testing.T) {
+	for _, c := range []struct{ in, want string }{
+		{"https://ledger.example/app/", "https://ledger.example/app/?team=3"},
+		{"https://ledger.example/base/app/?lang=zh#/month/2026-12", "https://ledger.example/base/app/?lang=zh&team=3"},
+		{"https://ledger.example/app/?team=9", "https://ledger.example/app/?team=3"},
+		{"", ""},
+	} {
+		if got := chat.TeamAppURL(c.in, 3); got != c.want {
+			t.Errorf("TeamAppURL(%q, 3) = %q, want %q", c.in, got, c.want)
+		}
+	}
+}

@@ -912,11 +912,28 @@
     postEvent('web_app_ready');
     postEvent('web_app_expand');
     var signed = signIn(hash);
+    teamFromQuery();
     // The library runs while Telegram's sign-in is on its way (a link's
     // cookie needs none): the requests below go out first either way, as
     // a script added now runs a task later.
     loadCharts();
     boot(signed);
+  }
+
+  // teamFromQuery moves the team of a first load's query (?team=ID: the
+  // bot's button under a reply about a team's ledger) to the team's
+  // route, #/team/ID. The bot cannot put the route in the fragment, where
+  // Telegram writes its launch data (signIn has taken that out by now).
+  // An address that names a page already keeps it. The query is dropped,
+  // so a reload shows the page the user is on. A team they are not in is
+  // the team page's own 404, said as any error: never another page.
+  function teamFromQuery() {
+    var q = new URLSearchParams(location.search), id = q.get('team');
+    if (id === null) return;
+    q.delete('team');
+    var rest = q.toString(), hash = location.hash;
+    if (!/^#\//.test(hash) && /^\d{1,16}$/.test(id)) hash = '#/team/' + id;
+    history.replaceState(null, '', location.pathname + (rest ? '?' + rest : '') + hash);
   }
 
   // boot loads the first page once signed: its data and the user's
