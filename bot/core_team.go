@@ -450,9 +450,11 @@ func (r teams) handedText(handed []string, to string) chat.RawHTML {
 }
 
 // leave answers /team leave: the sender's running rentals pass to the
-// team's first owner (or admin) who is not the sender.
+// team's first owner (or admin) who is not the sender, who is told
+// privately, with the agent tokens revoked as the sender left.
 func (r teams) leave() error {
 	t := r.team.Team
+	me := r.team.Member.Name()
 	ms, err := r.c.teams.Members(r.ctx, t.ID)
 	if err != nil {
 		return err
@@ -464,10 +466,11 @@ func (r teams) leave() error {
 			break
 		}
 	}
-	handed, err := r.c.teams.RemoveMember(r.ctx, r.teamAct(r.ledgerID), t.ID, r.u.UserID, to.UserID)
+	rm, err := r.c.teams.RemoveMember(r.ctx, r.teamAct(r.ledgerID), t.ID, r.u.UserID, to.UserID)
 	if err != nil {
 		return err
 	}
+	r.forgetRevoked(rm)
 	// The reply is about where the sender's commands go now: resolve the
 	// ledger again (the room's team, their /use, their own) and tag it.
 	if err := r.resolveLedger(); err != nil {
@@ -481,8 +484,13 @@ func (r teams) leave() error {
 	case !r.c.acc.Personal(r.u.UserID):
 		where = ""
 	}
-	if err := r.send(r.plain(r.tt("team_left", t.Name, r.handedText(handed, to.Name()), where))); err != nil {
+	handed := r.handedText(rm.Handed, to.Name()) + revokedText(r.lang, rm, me, "left")
+	if err := r.send(r.plain(r.tt("team_left", t.Name, handed, where))); err != nil {
 		return err
+	}
+	if len(rm.Handed) > 0 {
+		lang := r.userLang(to.UserID)
+		r.tellPrivately(to.UserID, lang, "team_left_notice", me, t.Name, strings.Join(rm.Handed, ", "), revokedText(lang, rm, me, "left"))
 	}
 	r.forgetOutsider(r.u.UserID)
 	return nil
@@ -505,7 +513,8 @@ func (r teams) forgetOutsider(userID int64) {
 }
 
 // remove answers /team remove @user (admins): the member's running
-// rentals and live volumes pass to the sender, and the member is told.
+// rentals and live volumes pass to the sender, their agent tokens are
+// revoked, and the member is told.
 func (r teams) remove(who string) error {
 	t := r.team.Team
 	m, err := r.member(who)
@@ -515,11 +524,16 @@ func (r teams) remove(who string) error {
 	if m.UserID == r.u.UserID {
 		return r.answer(r.plain(r.tt("team_remove_self", t.Name)))
 	}
-	handed, err := r.c.teams.RemoveMember(r.ctx, r.teamAct(r.ledgerID), t.ID, m.UserID, r.u.UserID)
+	rm, err := r.c.teams.RemoveMember(r.ctx, r.teamAct(r.ledgerID), t.ID, m.UserID, r.u.UserID)
 	if err != nil {
 		return err
 	}
-	if err := r.send(r.plain(r.tt("team_removed", m.Name(), t.Name, r.handedText(handed, r.team.Member.Name())))); err != nil {
+	r.forgetRevoked(rm)
+	// The sender receives the rentals: the reply is their notice, with
+	// the way to a new install line (never the line itself: it may be
+	// read in the room).
+	handed := r.handedText(rm.Handed, r.team.Member.Name()) + revokedText(r.lang, rm, m.Name(), "removed")
+	if err := r.send(r.plain(r.tt("team_removed", m.Name(), t.Name, handed))); err != nil {
 		return err
 	}
 	r.tellPrivately(m.UserID, r.userLang(m.UserID), "team_removed_notice", t.Name, r.team.Member.Name())

@@ -97,6 +97,21 @@ var teamTexts = chat.Catalog{
 	"team_removed": {
 		"✓ %[1]s is no longer in team %[2]s. Their history stays theirs; the agent install lines they made for the team no longer work.%[3]s",
 		"✓ %[1]s 已移出团队 %[2]s。其历史记录仍归其名下；其为团队生成的代理安装命令已作废。%[3]s"},
+	"team_token_revoked_removed": {
+		"\n%[1]s's agent token was revoked with %[2]s's removal: <code>/agent %[1]s</code> gives a new install line for it.",
+		"\n%[1]s 的代理令牌已随 %[2]s 被移出团队而作废：发送 <code>/agent %[1]s</code> 可获取新的安装命令。"},
+	"team_tokens_revoked_removed": {
+		"\nThe agent tokens of %[1]s were revoked with %[2]s's removal: <code>/agent NAME</code> gives a new install line for each.",
+		"\n%[1]s 的代理令牌已随 %[2]s 被移出团队而作废：对每台发送 <code>/agent 名字</code> 可获取新的安装命令。"},
+	"team_token_revoked_left": {
+		"\n%[1]s's agent token was revoked with %[2]s's leaving: <code>/agent %[1]s</code> gives a new install line for it.",
+		"\n%[1]s 的代理令牌已随 %[2]s 退出团队而作废：发送 <code>/agent %[1]s</code> 可获取新的安装命令。"},
+	"team_tokens_revoked_left": {
+		"\nThe agent tokens of %[1]s were revoked with %[2]s's leaving: <code>/agent NAME</code> gives a new install line for each.",
+		"\n%[1]s 的代理令牌已随 %[2]s 退出团队而作废：对每台发送 <code>/agent 名字</code> 可获取新的安装命令。"},
+	"team_left_notice": {
+		"%[1]s left team %[2]s; their running rentals passed to you: %[3]s.%[4]s",
+		"%[1]s 已退出团队 %[2]s，其在租的机器已转交给你：%[3]s。%[4]s"},
 	"team_removed_notice": {
 		"You were removed from team %[1]s by %[2]s. Your records stay in its ledger; your commands no longer reach it.",
 		"%[2]s 已把你移出团队 %[1]s。你的记录留在团队账本中；你的命令不再发到该团队。"},

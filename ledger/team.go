@@ -341,9 +341,11 @@ type TeamStore interface {
 	// rentals and live volumes pass to handTo (an admin or owner of the
 	// team, not userID); enrolment tokens they made for the team are
 	// revoked and their unused invites expired (as SetRole does when
-	// someone stops being an admin). ECONFLICT "team_last_owner" when they are its last owner.
-	// It returns the names of the rentals handed over.
-	RemoveMember(ctx context.Context, a Action, teamID, userID, handTo int64) (handed []string, err error)
+	// someone stops being an admin), and the agent tokens of the rentals
+	// handed over revoked, all in one transaction. ECONFLICT
+	// "team_last_owner" when they are its last owner. It returns the
+	// rentals handed over and those whose agent token was revoked.
+	RemoveMember(ctx context.Context, a Action, teamID, userID, handTo int64) (Removal, error)
 	// FormerMembers returns the team's former members (left or removed:
 	// their row keeps removed_at), with the username and role they had
 	// last, in the order they left, so splits and exports still name

@@ -452,19 +452,23 @@ func (rs *Rosters) SetRole(ctx context.Context, a ledger.Action, teamID, userID 
 // owner other than userID (EINVALID "team_hand_to" otherwise; 0 picks the
 // team's first owner who is not userID); the enrolment tokens they made
 // for the team are revoked and the unused invites they made expired;
-// their /use of the team ends. It returns the
-// names of the rentals handed over, in ID order.
-func (rs *Rosters) RemoveMember(ctx context.Context, a ledger.Action, teamID, userID, handTo int64) ([]string, error) {
+// their /use of the team ends. The agent tokens of the rentals handed
+// over are revoked too, in the same transaction: the member may keep a
+// copy of one (it was in the install line they ran), and a removed
+// member must hold no credential to the team; a hub that caches tokens
+// must be told (agent/hub.Tokens.Revoke). It returns the names of the
+// rentals handed over and those whose token was revoked, in ID order.
+func (rs *Rosters) RemoveMember(ctx context.Context, a ledger.Action, teamID, userID, handTo int64) (ledger.Removal, error) {
 	person, err := actor(a)
 	if err != nil {
-		return nil, err
+		return ledger.Removal{}, err
 	}
 	if err := validTeamID(teamID); err != nil {
-		return nil, err
+		return ledger.Removal{}, err
 	}
-	var handed []string
+	var out ledger.Removal
 	err = rs.db.withWrite(ctx, func(tx *wtx) error {
-		handed = nil
+		out = ledger.Removal{}
 		j, err := rs.teamAction(ctx, tx, a, teamID, person, "")
 		if err != nil {
 			return err
@@ -509,21 +513,35 @@ func (rs *Rosters) RemoveMember(ctx context.Context, a ledger.Action, teamID, us
 			return ledger.Errorc(ledger.EINVALID, "team_hand_to")
 		}
 		lid := ledger.TeamLedger(teamID)
-		rows, err := tx.QueryContext(ctx, `SELECT name FROM rentals WHERE user_id = ? AND owner = ? AND released = 0 ORDER BY id`, lid, userID)
+		rows, err := tx.QueryContext(ctx, `SELECT r.id, r.name, EXISTS (SELECT 1 FROM agent_tokens t WHERE t.rental_id = r.id AND t.revoked_at IS NULL)
+			FROM rentals r WHERE r.user_id = ? AND r.owner = ? AND r.released = 0 ORDER BY r.id`, lid, userID)
 		if err != nil {
 			return fmt.Errorf("sqlite: rentals of %d in team %d: %w", userID, teamID, err)
 		}
 		for rows.Next() {
-			var name string
-			if err := rows.Scan(&name); err != nil {
+			var (
+				id    int64
+				name  string
+				token bool
+			)
+			if err := rows.Scan(&id, &name, &token); err != nil {
 				rows.Close()
 				return fmt.Errorf("sqlite: rentals of %d in team %d: %w", userID, teamID, err)
 			}
-			handed = append(handed, name)
+			out.Handed = append(out.Handed, name)
+			if token {
+				out.Revoked = append(out.Revoked, ledger.RevokedToken{RentalID: id, Rental: name})
+			}
 		}
 		rows.Close()
 		if err := rows.Err(); err != nil {
 			return fmt.Errorf("sqlite: rentals of %d in team %d: %w", userID, teamID, err)
+		}
+		for _, t := range out.Revoked {
+			if _, err := tx.ExecContext(ctx, `UPDATE agent_tokens SET revoked_at = ? WHERE rental_id = ? AND revoked_at IS NULL`,
+				unix(j.at), t.RentalID); err != nil {
+				return fmt.Errorf("sqlite: revoke the agent token of %s in team %d: %w", t.Rental, teamID, err)
+			}
 		}
 		for _, q := range []string{
 			`UPDATE rentals SET owner = ?1 WHERE user_id = ?2 AND owner = ?3 AND released = 0`,
@@ -547,12 +565,13 @@ func (rs *Rosters) RemoveMember(ctx context.Context, a ledger.Action, teamID, us
 		if _, err := tx.ExecContext(ctx, `DELETE FROM team_use WHERE user_id = ? AND ledger_id = ?`, userID, lid); err != nil {
 			return fmt.Errorf("sqlite: remove %d from team %d: %w", userID, teamID, err)
 		}
-		return j.target(ctx, tx, 0, 0, map[string]any{"removed": userID, "role": m.Role, "handed_to": handTo, "rentals": handed})
+		return j.target(ctx, tx, 0, 0, map[string]any{"removed": userID, "role": m.Role, "handed_to": handTo,
+			"rentals": out.Handed, "tokens_revoked": out.RevokedNames()})
 	})
 	if err != nil {
-		return nil, err
+		return ledger.Removal{}, err
 	}
-	return handed, nil
+	return out, nil
 }
 
 // SetDM turns a.Person()'s private copy of their cards in the team on or

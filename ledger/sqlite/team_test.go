@@ -504,12 +504,12 @@ func TestTeam_RemoveHandsRentals(t *testing.T) {
 		_, err := db.RemoveMember(ctx, onTeam(team, tCat), team.ID, tBen, tBen)
 		return err
 	})
-	handed, err := db.RemoveMember(ctx, ledger.Action{UserID: lid, By: tCat, At: t0, Key: "rm-ben"}, team.ID, tBen, tCat)
+	rm, err := db.RemoveMember(ctx, ledger.Action{UserID: lid, By: tCat, At: t0, Key: "rm-ben"}, team.ID, tBen, tCat)
 	if err != nil {
 		t.Fatalf("RemoveMember: %v", err)
 	}
-	if !slices.Equal(handed, []string{"box1", "box2"}) {
-		t.Fatalf("handed = %v, want the unreleased box1 and box2", handed)
+	if !slices.Equal(rm.Handed, []string{"box1", "box2"}) {
+		t.Fatalf("handed = %v, want the unreleased box1 and box2", rm.Handed)
 	}
 	for name, want := range map[string]int64{"box1": tCat, "box2": tCat, "old": tBen, "dans": tDan} {
 		if got := rawInt(t, db, `SELECT owner FROM rentals WHERE user_id = ? AND name = ?`, lid, name); got != want {
