@@ -79,7 +79,7 @@ func (s *Scheduler) sendSummary(ctx context.Context, u *ledger.User, day, due, n
 	if out.ChatID > 0 {
 		// Telegram takes web-app buttons in private chats only: a team's
 		// room gets none.
-		out.Buttons = s.dashboardButtons(lg)
+		out.Buttons = s.dashboardButtons(lg, u.ID)
 	}
 	if _, err := s.send(ctx, out); err != nil {
 		if uerr := s.store.UnmarkNotice(ctx, key); uerr != nil {
@@ -103,14 +103,21 @@ func (s *Scheduler) sendSummary(ctx context.Context, u *ledger.User, day, due, n
 	return nil
 }
 
-// dashboardButtons is the summary's [Open dashboard] row, or nil when
-// the dashboard has no Mini App URL. The summary goes to the user's
-// private chat (ChatID), where Telegram allows web-app buttons.
-func (s *Scheduler) dashboardButtons(lg string) [][]chat.Button {
+// dashboardButtons is the summary's [Open dashboard] row for ledgerID,
+// or nil when the dashboard has no Mini App URL. The summary goes to a
+// private chat (ChatID), where Telegram allows web-app buttons: the
+// user's, or for a team without a room its first owner's, whose button
+// opens the team's page (chat.TeamAppURL), as under the bot's replies
+// about a team.
+func (s *Scheduler) dashboardButtons(lg string, ledgerID int64) [][]chat.Button {
 	if s.cfg.DashboardURL == nil {
 		return nil
 	}
-	return chat.WithRow(nil, chat.DashboardRow(lg, s.cfg.DashboardURL()))
+	app := s.cfg.DashboardURL()
+	if teamID, ok := ledger.TeamOf(ledgerID); ok {
+		app = chat.TeamAppURL(app, teamID)
+	}
+	return chat.WithRow(nil, chat.DashboardRow(lg, app))
 }
 
 // Budget levels alerted once per month each.
