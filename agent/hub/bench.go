@@ -83,7 +83,7 @@ func (h *Hub) serveBench(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusUnauthorized, "unknown agent token: get one with /agent NAME")
 		return
 	case authRevoked:
-		writeError(w, http.StatusUnauthorized, "agent token revoked (the rental was released or a new token was issued)")
+		writeError(w, http.StatusUnauthorized, "agent token revoked (the rental was released, a new token was issued, or its owner left the team)")
 		return
 	case authLimited, authError:
 		writeAuthRefusal(w, ar, err)

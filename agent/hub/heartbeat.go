@@ -60,7 +60,7 @@ func (h *Hub) serveHeartbeat(w http.ResponseWriter, r *http.Request) {
 		result = resultUnauthorized
 		h.noteAfterRelease(ctx, tok)
 		h.publish(ctx)
-		writeError(w, http.StatusUnauthorized, "agent token revoked (the rental was released or a new token was issued)")
+		writeError(w, http.StatusUnauthorized, "agent token revoked (the rental was released, a new token was issued, or its owner left the team)")
 		return
 	case authLimited, authError:
 		result = writeAuthRefusal(w, ar, err)
