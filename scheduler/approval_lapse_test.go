@@ -377,3 +377,56 @@ func TestTeam_LapsedChinese(t *testing.T) {
 	}
 	wantZH(t, "carol's lapsed card", edit.Text, "不再需要：<b>box3</b> 已释放。")
 }
+
+// TestTeam_MonthAndScopeLapse: a month bound's approval lapses when its
+// month is over (December asks anew), and a member's when the rental is
+// given to someone else; each card says why.
+func TestTeam_MonthAndScopeLapse(t *testing.T) {
+	t.Run("month over", func(t *testing.T) {
+		e := newTeamEnv(t, bob)
+		ctx := context.Background()
+		if err := e.ts.SetLimit(ctx, ledger.Action{UserID: e.lid, By: carol, At: e.clk.Now()}, ledger.Limit{
+			TeamID: e.team.ID, Scope: ledger.ScopeMember, Subject: "2", Currency: ledger.CNY, Month: ledger.MustDecimal("10")}); err != nil {
+			t.Fatal(err)
+		}
+		u, err := e.db.User(ctx, e.lid)
+		if err != nil {
+			t.Fatal(err)
+		}
+		e.clk.Add(2 * time.Hour)
+		e.tick2()
+		aps, err := e.ts.Approvals(ctx, e.team.ID, ledger.ApprovalPending)
+		if err != nil || len(aps) != 1 {
+			t.Fatalf("pending = %+v, %v", aps, err)
+		}
+		nov := aps[0]
+		cards := e.cardsOf(nov)
+		e.clk.Set(time.Date(2026, 12, 1, 2, 0, 0, 0, u.Location()))
+		e.tick2()
+		if got := e.approval(nov); got.State != ledger.ApprovalLapsed {
+			t.Fatalf("%s's approval in December = %+v, want lapsed", nov.Period, got)
+		}
+		if edit, ok := e.lastEdit(carol, int(cards[carol].MessageID)); !ok || !strings.Contains(edit.Text, "No longer needed: "+nov.Period+" is over.") {
+			t.Errorf("carol's card = %q (edited %v)", edit.Text, ok)
+		}
+		if pend, err := e.ts.Approvals(ctx, e.team.ID, ledger.ApprovalPending); err != nil || len(pend) != 1 || pend[0].Period != "2026-12" {
+			t.Errorf("pending in December = %+v, %v; want December's", pend, err)
+		}
+	})
+	t.Run("out of scope", func(t *testing.T) {
+		e := newTeamEnv(t, bob)
+		ap := e.overBobRate()
+		cards := e.cardsOf(ap)
+		if _, err := e.ts.SetOwner(context.Background(), ledger.Action{UserID: e.lid, By: alice, At: e.clk.Now()}, e.rid, dave); err != nil {
+			t.Fatal(err)
+		}
+		e.clk.Add(time.Minute)
+		e.tick2()
+		if got := e.approval(ap); got.State != ledger.ApprovalLapsed {
+			t.Fatalf("approval once box3 is dave's = %+v, want lapsed", got)
+		}
+		if edit, ok := e.lastEdit(alice, int(cards[alice].MessageID)); !ok || !strings.Contains(edit.Text, "No longer needed: <b>box3</b> no longer counts against @bob's limit.") {
+			t.Errorf("alice's card = %q (edited %v)", edit.Text, ok)
+		}
+	})
+}
