@@ -109,7 +109,7 @@ func TestTeam_Lifecycle(t *testing.T) {
 	contains(t, notice, "@ben joined team crew with @ann's invite")
 
 	list := e.reply(ann, "/team")
-	contains(t, list, "crew", "2 members", "@ann · owner", "@ben · member")
+	contains(t, list, "crew", "Members: 2", "@ann · owner", "@ben · member")
 	if strings.Index(list, "@ann") > strings.Index(list, "@ben") {
 		t.Errorf("the owner is not listed first: %q", list)
 	}
@@ -296,7 +296,7 @@ func TestTeam_ThousandMembers(t *testing.T) {
 		if n := chat.UTF16Len(r); n > 4096 {
 			t.Fatalf("page %d is %d characters, over one message", page, n)
 		}
-		contains(t, r, "1000 members", fmt.Sprintf("page %d of 20", page))
+		contains(t, r, "Members: 1000", fmt.Sprintf("page %d of 20", page))
 		for _, m := range nameRe.FindAllStringSubmatch(r, -1) {
 			if seen[m[1]] {
 				t.Fatalf("%s listed twice", m[1])

@@ -17,10 +17,7 @@ import (
 func parseErrorText(e *command.ParseError, lang string) string {
 	lang = chat.NormLang(lang)
 	msg := catalogText(lang, e.Key, e.Args)
-	ex := "/help"
-	if h, ok := helpEntry(e.Cmd); ok {
-		ex = h.example(lang)
-	}
+	ex := parseExample(e, lang)
 	if lang == chat.LangZH {
 		return msg + "。例如：" + ex
 	}

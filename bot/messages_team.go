@@ -32,7 +32,7 @@ var teamTexts = chat.Catalog{
 		"none (an admin sends /team bind in the group)",
 		"未绑定（管理员在群里发送 /team bind）"},
 	"team_members": {
-		"%[1]s members, page %[2]s of %[3]s:",
+		"Members: %[1]s, page %[2]s of %[3]s:",
 		"%[1]s 名成员，第 %[2]s/%[3]s 页："},
 	"team_member_line": {
 		"• %[1]s · %[2]s",
