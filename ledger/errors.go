@@ -160,6 +160,7 @@ var errorArgs = map[string]int{
 	"limit_negative":             0,
 	"approval_unknown":           0,
 	"approval_decided":           2, // its state (ledger.ApprovalState), who decided it (display name)
+	"approval_lapsed":            0,
 	"bad_traffic_direction":      1,
 	"bad_tz":                     1,
 	"bad_volume_event":           1,

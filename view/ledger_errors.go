@@ -147,6 +147,7 @@ var ledgerErrors = chat.Catalog{
 	"limit_negative":        {"a limit cannot be negative: give 0 to clear it", "限额不能是负数：写 0 可清除"},
 	"approval_unknown":      {"there is no such approval", "没有这个审批"},
 	"approval_decided":      {"this was decided already: %[1]v by %[2]v", "已经处理过了：%[2]v 已%[1]v"},
+	"approval_lapsed":       {"this request was closed: it no longer applies, so there is nothing to decide", "这个请求已关闭：它已不再需要，无需处理"},
 	"bad_summary":           {"summary time is out of range: use HH:MM, e.g. summary=22:00, or summary=off", "日报时间超出范围：请用 HH:MM，比如 summary=22:00，或 summary=off"},
 	"bad_quiet":             {"quiet hours are out of range: use HH:MM-HH:MM, e.g. quiet=23:00-08:00", "免打扰时段超出范围：请用 HH:MM-HH:MM，比如 quiet=23:00-08:00"},
 	"setting_range":         {"%[1]v=%[2]v is out of range %[3]v..%[4]v", "%[1]v=%[2]v 超出范围 %[3]v..%[4]v"},

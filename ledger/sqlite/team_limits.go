@@ -289,7 +289,8 @@ func (rs *Rosters) Approvals(ctx context.Context, teamID int64, state ledger.App
 // stopped), by a.Person(), an admin of its team, in one conditional
 // update: when it was decided already, by another admin a moment before
 // or by the same press delivered twice, ECONFLICT "approval_decided"
-// names the stored state and who decided it, and nothing changes.
+// names the stored state and who decided it, and nothing changes; one the
+// system closed (lapsed) is ECONFLICT "approval_lapsed".
 func (rs *Rosters) DecideApproval(ctx context.Context, a ledger.Action, id int64, state ledger.ApprovalState) (ledger.Approval, error) {
 	person, err := actor(a)
 	if err != nil {
@@ -319,6 +320,10 @@ func (rs *Rosters) DecideApproval(ctx context.Context, a ledger.Action, id int64
 		if n, err := res.RowsAffected(); err != nil {
 			return fmt.Errorf("sqlite: decide approval %d: %w", id, err)
 		} else if n != 1 {
+			if ap.State == ledger.ApprovalLapsed {
+				// The system closed it: nobody decided it, so no one is named.
+				return ledger.Errorc(ledger.ECONFLICT, "approval_lapsed")
+			}
 			who, err := memberDisplay(ctx, tx, ap.TeamID, ap.DecidedBy)
 			if err != nil {
 				return err
