@@ -18,7 +18,8 @@ type Catalog map[string][2]string
 type RawHTML string
 
 // Render formats key in lang as HTML: string arguments are escaped,
-// RawHTML ones are not, other values are formatted with %v and escaped.
+// RawHTML ones are not, numbers need no escaping and take any verb (%d
+// as well as %s), other values are formatted with %v and escaped.
 // The templates are HTML in Telegram's subset. A missing key renders as
 // the key itself, which the catalog tests catch.
 func (c Catalog) Render(lang, key string, args ...any) string {
@@ -29,11 +30,29 @@ func (c Catalog) Render(lang, key string, args ...any) string {
 			a[i] = string(v)
 		case string:
 			a[i] = Escape(v)
+		case int, int8, int16, int32, int64, uint, uint8, uint16, uint32, uint64, float32, float64:
+			a[i] = number{v}
 		default:
 			a[i] = Escape(fmt.Sprint(v))
 		}
 	}
 	return c.Text(lang, key, a...)
+}
+
+// number is a numeric argument of Render. Its digits need no escaping, so
+// it is kept a number for the numeric verbs (%d, %.2f) and printed as its
+// text for the others (%s, %v, %q, as before): a template may count with
+// either, and none prints "%!d(string=2)".
+type number struct{ v any }
+
+// Format implements fmt.Formatter.
+func (n number) Format(f fmt.State, verb rune) {
+	switch verb {
+	case 's', 'v', 'q':
+		fmt.Fprintf(f, fmt.FormatString(f, verb), fmt.Sprint(n.v))
+	default:
+		fmt.Fprintf(f, fmt.FormatString(f, verb), n.v)
+	}
 }
 
 // Text formats key in lang as plain text, its arguments as given (any fmt

@@ -28,6 +28,29 @@ func TestCatalog_Render(t *testing.T) {
 	}
 }
 
+// TestCatalog_RenderNumbers: a number takes %d as well as %s (and a
+// width or precision), where it once printed "%!d(string=2)".
+func TestCatalog_RenderNumbers(t *testing.T) {
+	c := chat.Catalog{
+		"d": {"%[1]d GPUs of %[2]s", "%[2]s 中的 %[1]d"},
+		"f": {"%.2[1]f h, %5[2]d", "%.2[1]f 小时，%5[2]d"},
+	}
+	tests := []struct {
+		key, lang string
+		args      []any
+		want      string
+	}{
+		{"d", "en", []any{int64(2), 1}, "2 GPUs of 1"},
+		{"d", "zh", []any{uint8(3), int32(4)}, "4 中的 3"},
+		{"f", "en", []any{1.5, 42}, "1.50 h,    42"},
+	}
+	for _, tc := range tests {
+		if got := c.Render(tc.lang, tc.key, tc.args...); got != tc.want {
+			t.Errorf("Render(%s, %s, %v) = %q, want %q", tc.lang, tc.key, tc.args, got, tc.want)
+		}
+	}
+}
+
 func TestCatalog_Text(t *testing.T) {
 	c := chat.Catalog{"k": {"%[1]q is %[2]v", "%[1]q 是 %[2]v"}}
 	if got := c.Text("en", "k", "a<b", 5); got != `"a<b" is 5` {

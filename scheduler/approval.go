@@ -406,11 +406,20 @@ func limitWords(lg string, tv *teamView, ap ledger.Approval) (scope, value, boun
 	case ledger.LimitRate:
 		value, bound = tr(lg, "limit_rate", money(ap.Value)), tr(lg, "limit_rate", money(ap.Limit))
 	case ledger.LimitGPUs:
-		value, bound = tr(lg, "limit_gpus", ap.Value.Coef()), tr(lg, "limit_gpus", ap.Limit.Coef())
+		value, bound = gpusWords(lg, ap.Value.Coef()), gpusWords(lg, ap.Limit.Coef())
 	default:
 		value, bound = tr(lg, "limit_month", money(ap.Value)), money(ap.Limit)
 	}
 	return scope, value, bound
+}
+
+// gpusWords counts GPUs: "1 GPU", "3 GPUs". The catalog's arguments are
+// strings (Render escapes them), so the count is formatted here.
+func gpusWords(lg string, n int64) string {
+	if n == 1 {
+		return tr(lg, "limit_gpu_one")
+	}
+	return tr(lg, "limit_gpus", strconv.FormatInt(n, 10))
 }
 
 // approvalText is the admins' card: "@bob's box5 (2× A100, ¥14.00/h) is

@@ -2,6 +2,7 @@ package scheduler_test
 
 import (
 	"context"
+	"strings"
 	"testing"
 	"time"
 
@@ -47,5 +48,24 @@ func TestTeam_GPUBoundCountsEveryCurrency(t *testing.T) {
 	}
 	if aps[0].Value.String() != "4" {
 		t.Errorf("approval counts %s GPUs, want 4 (both currencies)", aps[0].Value)
+	}
+}
+
+// TestTeam_GPUBoundOfOneSaysGPU: the admins' card counts one GPU as one
+// ("2 GPUs of 1 GPU"), in both languages' own words.
+func TestTeam_GPUBoundOfOneSaysGPU(t *testing.T) {
+	e := newTeamEnv(t, bob)
+	if err := e.ts.SetLimit(context.Background(), ledger.Action{UserID: e.lid, By: carol, At: e.clk.Now()}, ledger.Limit{
+		TeamID: e.team.ID, Scope: ledger.ScopeMember, Subject: "2", Currency: ledger.CNY, GPUs: 1}); err != nil {
+		t.Fatal(err)
+	}
+	e.clk.Add(time.Minute)
+	e.tick2()
+	got := e.snd.to(carol)
+	if len(got) != 1 {
+		t.Fatalf("carol got %d messages, want the approval card", len(got))
+	}
+	if !strings.Contains(got[0].Text, "2 GPUs of 1 GPU") || strings.Contains(got[0].Text, "1 GPUs") {
+		t.Errorf("card = %q, want it over by \"2 GPUs of 1 GPU\"", got[0].Text)
 	}
 }
