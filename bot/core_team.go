@@ -629,13 +629,19 @@ func (r teams) limit(c command.TeamCmd) error {
 	if l.Currency == "" {
 		l.Currency = r.teamCurrency()
 	}
-	if err := r.mergeLimit(&l, c); err != nil {
+	old, err := r.mergeLimit(&l, c)
+	if err != nil {
 		return err
 	}
 	if err := r.c.teams.SetLimit(r.ctx, r.teamAct(r.ledgerID), l); err != nil {
 		return err
 	}
 	if l.RatePerHour.IsZero() && l.GPUs == 0 && l.Month.IsZero() {
+		if old.GPUs != 0 && old.RatePerHour.IsZero() && old.Month.IsZero() {
+			// Only a count was cleared: naming a currency would read as
+			// a money limit gone.
+			return r.send(r.plain(r.tt("team_limit_cleared_gpus", r.scopeName(l))))
+		}
 		return r.send(r.plain(r.tt("team_limit_cleared", r.scopeName(l), string(l.Currency))))
 	}
 	text := r.tt("team_limit_set", r.scopeName(l), r.bounds(l))
@@ -652,16 +658,17 @@ func (r teams) limit(c command.TeamCmd) error {
 // mergeLimit fills the bounds the command did not write with the stored
 // limit's of the same scope, subject and currency, so that
 // "/team limit @bob month=3000" keeps an earlier gpus=2; a bound written
-// as 0 clears it.
-func (r teams) mergeLimit(l *ledger.Limit, c command.TeamCmd) error {
+// as 0 clears it. old is the stored limit (zero when there was none).
+func (r teams) mergeLimit(l *ledger.Limit, c command.TeamCmd) (old ledger.Limit, err error) {
 	ls, err := r.c.teams.Limits(r.ctx, l.TeamID)
 	if err != nil {
-		return err
+		return ledger.Limit{}, err
 	}
-	for _, old := range ls {
-		if old.Scope != l.Scope || old.Subject != l.Subject || old.Currency != l.Currency {
+	for _, o := range ls {
+		if o.Scope != l.Scope || o.Subject != l.Subject || o.Currency != l.Currency {
 			continue
 		}
+		old = o
 		if !c.RateSet {
 			l.RatePerHour = old.RatePerHour
 		}
@@ -673,7 +680,7 @@ func (r teams) mergeLimit(l *ledger.Limit, c command.TeamCmd) error {
 		}
 		break
 	}
-	return nil
+	return old, nil
 }
 
 // teamCurrency is a limit's currency when none is written: the team
@@ -707,7 +714,9 @@ func (r teams) bounds(l ledger.Limit) string {
 	if !l.RatePerHour.IsZero() {
 		parts = append(parts, teamTexts.Text(r.lang, "limit_rate", view.FormatAmount(l.RatePerHour, l.Currency)))
 	}
-	if l.GPUs != 0 {
+	if l.GPUs == 1 {
+		parts = append(parts, teamTexts.Text(r.lang, "limit_gpu_one"))
+	} else if l.GPUs != 0 {
 		parts = append(parts, teamTexts.Text(r.lang, "limit_gpus", strconv.Itoa(l.GPUs)))
 	}
 	if !l.Month.IsZero() {

@@ -35,7 +35,20 @@ func TestTeam_LimitKeepsUnwrittenBounds(t *testing.T) {
 	if ls, _ := e.db.Limits(ctx, tm.ID); len(ls) != 1 || ls[0].GPUs != 0 || ls[0].Month.String() != "3000" {
 		t.Fatalf("limits after gpus=0 = %+v, want month 3000 only", ls)
 	}
-	contains(t, e.reply(ann, "/team limit @ben month=0"), "no CNY limit")
+	contains(t, e.reply(ann, "/team limit @ben month=0"), "No CNY limit for @ben now")
+
+	// One GPU is one GPU, and clearing a limit that held only a GPU bound
+	// says so, not that a money limit of some currency is gone.
+	r = e.reply(ann, "/team limit team gpus=1")
+	contains(t, r, "1 GPU at once")
+	if strings.Contains(r, "1 GPUs") {
+		t.Fatalf("one GPU counted as plural: %q", r)
+	}
+	r = e.reply(ann, "/team limit team gpus=0")
+	contains(t, r, "No GPU bound for the team now")
+	if strings.Contains(r, "CNY") {
+		t.Fatalf("clearing a GPU bound names a currency: %q", r)
+	}
 }
 
 // TestTeam_LimitListSaysMore: a list of more limits than one reply shows

@@ -415,7 +415,7 @@ func TestTeam_LimitOwnerProject(t *testing.T) {
 	}
 	contains(t, e.reply(ann, "/budget $500"), "500")
 	contains(t, e.reply(ann, "/team limit project=yolo month=5000"), "project yolo", "$5000.00")
-	contains(t, e.reply(ann, "/team limit @ben rate=0 gpus=0 CNY"), "no CNY limit")
+	contains(t, e.reply(ann, "/team limit @ben rate=0 gpus=0 CNY"), "No CNY limit")
 	if ls, _ := e.db.Limits(ctx, tm.ID); len(ls) != 1 || ls[0].Scope != ledger.ScopeProject || ls[0].Currency != ledger.USD {
 		t.Fatalf("limits after clearing ben's = %+v", ls)
 	}

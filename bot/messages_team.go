@@ -164,8 +164,12 @@ var teamTexts = chat.Catalog{
 		"✓ Limit of %[1]s: %[2]s",
 		"✓ %[1]s 的限额：%[2]s"},
 	"team_limit_cleared": {
-		"✓ %[1]s has no %[2]s limit now.",
+		"✓ No %[2]s limit for %[1]s now.",
 		"✓ %[1]s 现在没有 %[2]s 限额。"},
+	// A limit that held only a GPU bound: a count, whatever its currency.
+	"team_limit_cleared_gpus": {
+		"✓ No GPU bound for %[1]s now.",
+		"✓ %[1]s 现在没有同时用卡数的上限。"},
 	// A rate or month limit counts only rentals of its currency: said
 	// when those it would count are all priced in others.
 	"team_limit_currency_note_one": {
@@ -178,6 +182,7 @@ var teamTexts = chat.Catalog{
 	"limit_scope_project": {"project %[1]s", "项目 %[1]s"},
 	"limit_rate":          {"%[1]s/h", "%[1]s/小时"},
 	"limit_gpus":          {"%[1]s GPUs at once", "同时 %[1]s 张卡"},
+	"limit_gpu_one":       {"1 GPU at once", "同时 1 张卡"},
 	"limit_month":         {"%[1]s a month", "每月 %[1]s"},
 	"team_owner_set": {
 		"✓ %[1]s now belongs to %[2]s.",
