@@ -2,6 +2,8 @@ package testkit
 
 import (
 	"context"
+	"fmt"
+	"strings"
 	"sync"
 
 	"github.com/gpuledger/gpuledger/chat"
@@ -31,7 +33,12 @@ type Sent struct {
 
 // Send records m and returns its message ID, or the error set by FailWith
 // (recording nothing, as when the transport is down).
+//
+// A text with a formatting error of fmt ("%!d(string=2)", "%!(EXTRA …)")
+// panics: a template and its arguments disagree, and every test that
+// sends through a Sender should fail loudly at the call that made it.
 func (s *Sender) Send(_ context.Context, m chat.Outgoing) (int, error) {
+	mustBeFormatted(m.Text)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.err != nil {
@@ -48,6 +55,7 @@ func (s *Sender) Send(_ context.Context, m chat.Outgoing) (int, error) {
 
 // AnswerCallback records the toast text ("" too).
 func (s *Sender) AnswerCallback(_ context.Context, _, text string) error {
+	mustBeFormatted(text)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.toasts = append(s.toasts, text)
@@ -95,4 +103,12 @@ func (s *Sender) Toasts() []string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return append([]string(nil), s.toasts...)
+}
+
+// mustBeFormatted panics when text holds "%!", fmt's mark of a verb and
+// an argument that disagree, or of a missing, extra or misindexed one.
+func mustBeFormatted(text string) {
+	if strings.Contains(text, "%!") {
+		panic(fmt.Sprintf("testkit: a sent text has a formatting error: %q", text))
+	}
 }

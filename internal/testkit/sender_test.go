@@ -62,3 +62,29 @@ func TestSender_Take(t *testing.T) {
 		t.Fatalf("Take() after one more = %+v, want c", got)
 	}
 }
+
+// TestSender_FormattingErrorPanics: a text where a template and its
+// arguments disagree stops the test at the call that sent it.
+func TestSender_FormattingErrorPanics(t *testing.T) {
+	ctx := context.Background()
+	var s testkit.Sender
+	for _, send := range []func(){
+		func() { s.Send(ctx, chat.Outgoing{ChatID: 1, Text: "%!d(string=2) GPUs"}) },
+		func() { s.AnswerCallback(ctx, "cb", "done %!s(MISSING)") },
+	} {
+		func() {
+			defer func() {
+				if recover() == nil {
+					t.Error("a text with fmt's error mark was sent without a panic")
+				}
+			}()
+			send()
+		}()
+	}
+	if got := len(s.Sent()) + len(s.Toasts()); got != 0 {
+		t.Errorf("%d malformed texts were recorded", got)
+	}
+	if _, err := s.Send(ctx, chat.Outgoing{ChatID: 1, Text: "50% off"}); err != nil {
+		t.Errorf("a plain percent sign: %v", err)
+	}
+}

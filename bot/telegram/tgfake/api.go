@@ -108,6 +108,12 @@ func (s *Server) serveAPI(w http.ResponseWriter, r *http.Request) {
 
 	s.mu.Lock()
 	s.calls[method]++
+	for _, field := range []string{"text", "caption"} {
+		// fmt's mark of a template and arguments that disagree.
+		if v := r.FormValue(field); strings.Contains(v, "%!") {
+			s.malformed = append(s.malformed, method+": "+v)
+		}
+	}
 	if e := s.takeFailureLocked(method); e != nil {
 		s.notifyLocked()
 		s.mu.Unlock()

@@ -141,6 +141,7 @@ type Server struct {
 	gone      map[int64]string // groups the bot is out of: the 403's description (RemoveBot)
 	migrated  map[int64]int64  // groups upgraded to a supergroup: the new chat ID (MigrateChat)
 	titles    map[int64]string // groups' titles (SetChatTitle)
+	malformed []string         // texts sent with fmt's error mark "%!" (Malformed)
 }
 
 // New starts a fake server on a loopback port that accepts the given bot
@@ -152,8 +153,24 @@ func New(tb testing.TB, token string) *Server {
 	s.base = s.hs.URL
 	if tb != nil {
 		tb.Cleanup(s.Close)
+		// Any text the bot sent with a formatting error fails the test
+		// that made it, whatever the test checked.
+		tb.Cleanup(func() {
+			for _, m := range s.Malformed() {
+				tb.Errorf("tgfake: the bot sent a text with a formatting error: %q", m)
+			}
+		})
 	}
 	return s
+}
+
+// Malformed returns the texts and captions sent with fmt's mark of a
+// template and its arguments disagreeing ("%!d(string=2)"), each after
+// its method's name.
+func (s *Server) Malformed() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return slices.Clone(s.malformed)
 }
 
 // Start runs a fake server listening on addr ("127.0.0.1:0" for any free

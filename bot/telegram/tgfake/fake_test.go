@@ -363,3 +363,23 @@ func TestServer_DeleteMessage(t *testing.T) {
 		}
 	})
 }
+
+// TestServer_Malformed: a text sent with fmt's error mark is kept for the
+// check New registers (which fails the test); a plain percent is not.
+func TestServer_Malformed(t *testing.T) {
+	s, err := tgfake.Start("127.0.0.1:0", token) // no tb: this test reads Malformed itself
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	api := newBot(t, s)
+	for _, text := range []string{"50% of the budget", "over: %!d(string=2) GPUs"} {
+		if _, err := api.Send(tgbotapi.NewMessage(7, text)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got := s.Malformed()
+	if len(got) != 1 || !strings.Contains(got[0], "sendMessage: over: %!d(string=2) GPUs") {
+		t.Errorf("Malformed() = %q, want the one text with %%!", got)
+	}
+}
