@@ -469,10 +469,16 @@ func (s *Scheduler) sendApproval(ctx context.Context, u *ledger.User, tv *teamVi
 
 // tellOwnerOver tells the rental's owner that it is over a limit and the
 // admins were asked: privately, or in the room when their private chat
-// is closed.
+// is closed. An owner who is an admin got the card itself, which says as
+// much, so nothing more is sent to them.
 func (s *Scheduler) tellOwnerOver(ctx context.Context, u *ledger.User, tv *teamView, r *ledger.Rental, ap ledger.Approval) {
 	if r.Owner == 0 {
 		return
+	}
+	for _, a := range tv.admins() {
+		if a.UserID == r.Owner {
+			return
+		}
 	}
 	lg := lang(u)
 	if ou, err := s.store.User(ctx, r.Owner); err == nil {

@@ -69,3 +69,25 @@ func TestTeam_GPUBoundOfOneSaysGPU(t *testing.T) {
 		t.Errorf("card = %q, want it over by \"2 GPUs of 1 GPU\"", got[0].Text)
 	}
 }
+
+// TestTeam_AdminOwnerGetsOnlyTheCard: when the rental over a limit is an
+// admin's own, the admin's card says so, and no second "your box3 is
+// over" message follows it; the other admin gets the card as usual.
+func TestTeam_AdminOwnerGetsOnlyTheCard(t *testing.T) {
+	e := newTeamEnv(t, carol)
+	if err := e.ts.SetLimit(context.Background(), ledger.Action{UserID: e.lid, By: alice, At: e.clk.Now()}, ledger.Limit{
+		TeamID: e.team.ID, Scope: ledger.ScopeTeam, Currency: ledger.CNY, RatePerHour: ledger.MustDecimal("10")}); err != nil {
+		t.Fatal(err)
+	}
+	e.clk.Add(time.Minute)
+	e.tick2()
+	for _, admin := range []int64{alice, carol} {
+		got := e.snd.to(admin)
+		if len(got) != 1 || labels(got[0]) != "[Approve] [Stop it]" || !strings.Contains(got[0].Text, "@carol's <b>box3</b>") {
+			t.Errorf("admin %d got %d messages (%+v), want the one card naming @carol's box3", admin, len(got), got)
+		}
+	}
+	if got := e.snd.to(room); len(got) != 0 {
+		t.Errorf("the room got %+v", got)
+	}
+}
