@@ -18,7 +18,11 @@ import (
 // rental (the agent hub implements it). Issue returns the token in clear,
 // to be shown once.
 type AgentTokens interface {
-	Issue(ctx context.Context, userID int64, rental string) (token string, err error)
+	// IssueBy issues the token of userID's rental by the person by (a
+	// team's member acting on its ledger, else 0), revoking its earlier
+	// one; the store keeps who issued it, so their removal from the team
+	// revokes it.
+	IssueBy(ctx context.Context, userID, by int64, rental string) (token string, err error)
 }
 
 // AgentDownloads says whether the server can hand out the agent binary

@@ -55,7 +55,7 @@ func (r agents) agent(c command.AgentCmd) error {
 			return err
 		}
 	}
-	tok, err := r.c.agents.Issue(r.ctx, r.ledgerID, c.Name)
+	tok, err := r.c.agents.IssueBy(r.ctx, r.ledgerID, r.act().By, c.Name)
 	if err != nil {
 		return err
 	}

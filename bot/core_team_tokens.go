@@ -2,6 +2,7 @@ package bot
 
 import (
 	"context"
+	"slices"
 	"strings"
 
 	"github.com/gpuledger/gpuledger/chat"
@@ -48,5 +49,28 @@ func (r teams) forgetRevoked(rm ledger.Removal) {
 		if err := tr.Revoke(r.ctx, t.RentalID); err != nil {
 			r.c.log.Warn("bot: tell the hub of an agent token revoked with a team removal", "rental", t.RentalID, "err", err)
 		}
+	}
+}
+
+// tellIssuedOwners tells the owner of each rental whose agent token the
+// removed member (who) had issued, and which stays theirs in team, that the token
+// was revoked and how to get a new install line: privately, never naming
+// the token. The person who sent the command (skip) read it in the reply.
+func (r teams) tellIssuedOwners(rm ledger.Removal, team, who, how string, skip int64) {
+	byOwner := map[int64][]string{}
+	var owners []int64
+	for _, t := range rm.Revoked {
+		if !t.Issued || t.Owner == 0 || t.Owner == skip {
+			continue
+		}
+		if _, ok := byOwner[t.Owner]; !ok {
+			owners = append(owners, t.Owner)
+		}
+		byOwner[t.Owner] = append(byOwner[t.Owner], t.Rental)
+	}
+	slices.Sort(owners)
+	for _, o := range owners {
+		lang := r.userLang(o)
+		r.tellPrivately(o, lang, "team_issued_token_revoked_"+how, strings.Join(byOwner[o], ", "), who, team)
 	}
 }

@@ -166,3 +166,52 @@ func TestTeam_LeaveRevokesAgentTokens(t *testing.T) {
 		t.Fatalf("ben's token after cat left: %d, want 200", code)
 	}
 }
+
+// TestTeam_RemoveRevokesTokensAnAdminIssued: cat, an admin, issued the
+// agent token of ben's box3 (the install line went to her). When ann
+// removes cat, that token is refused by the hub at once, box3 stays ben's,
+// ann's reply names it, and ben is told privately how to get a new line;
+// a token ben issued himself for his box5 keeps working.
+func TestTeam_RemoveRevokesTokensAnAdminIssued(t *testing.T) {
+	th := newTeamHub(t)
+	contains(t, th.reply(ben, "/rent box3 autodl 4090 1.88/h"), "box3")
+	contains(t, th.reply(ben, "/rent box5 autodl 4090 1.88/h"), "box5")
+	catsCopy := th.agentToken(cat, "box3")
+	bens := th.agentToken(ben, "box5")
+	th.now = th.now.Add(time.Hour)
+	for _, tok := range []string{catsCopy, bens} {
+		if code := th.beat(tok); code != http.StatusOK {
+			t.Fatalf("heartbeat before the removal: %d", code)
+		}
+	}
+
+	th.now = th.now.Add(5 * time.Second)
+	var reply, notice string
+	for _, s := range th.talk(ann, "/team remove @cat") {
+		switch s.Out.ChatID {
+		case ann:
+			reply += s.Out.Text
+		case ben:
+			notice += s.Out.Text
+		}
+		if strings.Contains(s.Out.Text, catsCopy) || strings.Contains(s.Out.Text, bens) {
+			t.Fatalf("a token was sent with the removal, to %d: %q", s.Out.ChatID, s.Out.Text)
+		}
+	}
+	contains(t, reply, "no longer in team crew", "box3's agent token was revoked with @cat's removal")
+	contains(t, notice, "The agent token of box3 was revoked: @cat, who issued it, was removed from team crew", "/agent NAME")
+	if strings.Contains(notice, "box5") {
+		t.Errorf("ben's notice names box5, whose token he issued himself: %q", notice)
+	}
+
+	if code := th.beat(catsCopy); code != http.StatusUnauthorized {
+		t.Fatalf("cat's copy of box3's token 5 s after her removal: %d, want 401", code)
+	}
+	if code := th.beat(bens); code != http.StatusOK {
+		t.Fatalf("ben's own token of box5 after cat's removal: %d, want 200", code)
+	}
+	contains(t, th.reply(ben, "/status"), "box3")
+	if code := th.beat(th.agentToken(ben, "box3")); code != http.StatusOK {
+		t.Fatalf("box3's new token from ben's /agent: %d, want 200", code)
+	}
+}

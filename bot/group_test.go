@@ -19,7 +19,7 @@ type issuer struct {
 	issued []string
 }
 
-func (i *issuer) Issue(_ context.Context, userID int64, rental string) (string, error) {
+func (i *issuer) IssueBy(_ context.Context, userID, _ int64, rental string) (string, error) {
 	i.mu.Lock()
 	defer i.mu.Unlock()
 	tok := fmt.Sprintf("SECRETtoken%d%s%04d", userID, rental, len(i.issued))

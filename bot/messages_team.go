@@ -109,6 +109,13 @@ var teamTexts = chat.Catalog{
 	"team_tokens_revoked_left": {
 		"\nThe agent tokens of %[1]s were revoked with %[2]s's leaving: <code>/agent NAME</code> gives a new install line for each.",
 		"\n%[1]s 的代理令牌已随 %[2]s 退出团队而作废：对每台发送 <code>/agent 名字</code> 可获取新的安装命令。"},
+	// To the owner of a rental whose token the removed member had issued.
+	"team_issued_token_revoked_removed": {
+		"The agent token of %[1]s was revoked: %[2]s, who issued it, was removed from team %[3]s. Its agent stops reporting; <code>/agent NAME</code> gives you a new install line.",
+		"%[1]s 的代理令牌已作废：签发它的 %[2]s 已被移出团队 %[3]s。它的代理将停止上报；发送 <code>/agent 名字</code> 可获取新的安装命令。"},
+	"team_issued_token_revoked_left": {
+		"The agent token of %[1]s was revoked: %[2]s, who issued it, left team %[3]s. Its agent stops reporting; <code>/agent NAME</code> gives you a new install line.",
+		"%[1]s 的代理令牌已作废：签发它的 %[2]s 已退出团队 %[3]s。它的代理将停止上报；发送 <code>/agent 名字</code> 可获取新的安装命令。"},
 	"team_left_notice": {
 		"%[1]s left team %[2]s; their running rentals passed to you: %[3]s.%[4]s",
 		"%[1]s 已退出团队 %[2]s，其在租的机器已转交给你：%[3]s。%[4]s"},

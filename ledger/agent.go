@@ -485,6 +485,11 @@ type TokenStore interface {
 	// any earlier one, and returns the stored record. ENOTFOUND if the user
 	// has no unreleased rental by that name.
 	IssueToken(ctx context.Context, userID int64, rental string, hash [32]byte, at time.Time) (AgentToken, error)
+	// IssueTokenBy is IssueToken on a team's ledger userID by its member
+	// by, recorded with the token: removing that member revokes the
+	// tokens they issued for rentals still in the team (TeamStore's
+	// RemoveMember). by 0 is IssueToken.
+	IssueTokenBy(ctx context.Context, userID, by int64, rental string, hash [32]byte, at time.Time) (AgentToken, error)
 	// TokenByHash returns the token with that hash, valid or revoked, or
 	// ENOTFOUND.
 	TokenByHash(ctx context.Context, hash [32]byte) (AgentToken, error)

@@ -24,13 +24,20 @@ func (h *Hub) Tokens() *Tokens { return &Tokens{hub: h} }
 // rental, revoking the rental's earlier token. Errors: ENOTFOUND,
 // ECONFLICT (released).
 func (t *Tokens) Issue(ctx context.Context, userID int64, rental string) (string, error) {
+	return t.IssueBy(ctx, userID, 0, rental)
+}
+
+// IssueBy is Issue on a team's ledger userID by its member by, who is
+// recorded with the token (ledger.TokenStore.IssueTokenBy): removing them
+// from the team revokes it.
+func (t *Tokens) IssueBy(ctx context.Context, userID, by int64, rental string) (string, error) {
 	tok, err := newToken("")
 	if err != nil {
 		return "", err
 	}
 	hash := hashToken(tok)
 	h := t.hub
-	rec, err := h.store.IssueToken(ctx, userID, rental, hash, h.now())
+	rec, err := h.store.IssueTokenBy(ctx, userID, by, rental, hash, h.now())
 	if err != nil {
 		return "", err
 	}

@@ -20,6 +20,13 @@ import (
 // rental called name and revokes the rental's earlier tokens, in one
 // transaction. Errors: ENOTFOUND, ECONFLICT (the rental is released).
 func (ags *Agents) IssueToken(ctx context.Context, userID int64, name string, hash [32]byte, at time.Time) (ledger.AgentToken, error) {
+	return ags.IssueTokenBy(ctx, userID, 0, name, hash, at)
+}
+
+// IssueTokenBy is IssueToken by the person by (a member of the team
+// whose ledger userID is, or 0), kept with the token (issued_by) so that
+// their removal from the team revokes it (Rosters.RemoveMember).
+func (ags *Agents) IssueTokenBy(ctx context.Context, userID, by int64, name string, hash [32]byte, at time.Time) (ledger.AgentToken, error) {
 	at = sec(at)
 	var tok ledger.AgentToken
 	err := ags.db.withTx(ctx, func(tx *sql.Tx) error {
@@ -31,8 +38,8 @@ func (ags *Agents) IssueToken(ctx context.Context, userID int64, name string, ha
 			unix(at), r.ID); err != nil {
 			return fmt.Errorf("sqlite: revoke tokens: %w", err)
 		}
-		if _, err := tx.ExecContext(ctx, `INSERT INTO agent_tokens (rental_id, user_id, hash, issued_at) VALUES (?, ?, ?, ?)`,
-			r.ID, userID, hash[:], unix(at)); err != nil {
+		if _, err := tx.ExecContext(ctx, `INSERT INTO agent_tokens (rental_id, user_id, hash, issued_at, issued_by) VALUES (?, ?, ?, ?, ?)`,
+			r.ID, userID, hash[:], unix(at), by); err != nil {
 			return constraintError(err, "insert token", "token collision: try again")
 		}
 		// A new token's reports are checked afresh: an earlier answer

@@ -46,6 +46,13 @@ func TestMigrate024_KeepsApprovals(t *testing.T) {
 	}
 	migrated := openPath(t, oldPath)
 	after := namedTables(t, oldPath)
+	// 025 adds agent_tokens.issued_by, 0 on every old row.
+	for i, row := range after["agent_tokens"] {
+		if v, ok := row["issued_by"]; !ok || v != "0" {
+			t.Fatalf("agent_tokens row %d: issued_by = %q (present %v), want 0", i, v, ok)
+		}
+		delete(row, "issued_by")
+	}
 	for tbl, rows := range before {
 		if tbl == "schema_migrations" {
 			continue

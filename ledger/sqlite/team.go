@@ -456,8 +456,11 @@ func (rs *Rosters) SetRole(ctx context.Context, a ledger.Action, teamID, userID 
 // over are revoked too, in the same transaction: the member may keep a
 // copy of one (it was in the install line they ran), and a removed
 // member must hold no credential to the team; a hub that caches tokens
-// must be told (agent/hub.Tokens.Revoke). It returns the names of the
-// rentals handed over and those whose token was revoked, in ID order.
+// must be told (agent/hub.Tokens.Revoke). So are the tokens the member
+// issued for teammates' rentals still in the team (issued_by), which stay
+// their owners'. It returns the names of the rentals handed over and
+// those whose token was revoked: the handed ones first, then the
+// teammates', each in ID order.
 func (rs *Rosters) RemoveMember(ctx context.Context, a ledger.Action, teamID, userID, handTo int64) (ledger.Removal, error) {
 	person, err := actor(a)
 	if err != nil {
@@ -536,6 +539,29 @@ func (rs *Rosters) RemoveMember(ctx context.Context, a ledger.Action, teamID, us
 		rows.Close()
 		if err := rows.Err(); err != nil {
 			return fmt.Errorf("sqlite: rentals of %d in team %d: %w", userID, teamID, err)
+		}
+		// The tokens the member issued for rentals not theirs (an admin's
+		// /agent NAME): the install line went to them, and a removed
+		// member keeps no credential to the team's hosts. The rentals
+		// stay their owners', who are told (RevokedToken.Issued).
+		rows, err = tx.QueryContext(ctx, `SELECT r.id, r.name, r.owner FROM rentals r
+			WHERE r.user_id = ?1 AND r.owner <> ?2 AND r.released = 0 AND EXISTS (SELECT 1 FROM agent_tokens t
+				WHERE t.rental_id = r.id AND t.issued_by = ?2 AND t.revoked_at IS NULL)
+			ORDER BY r.id`, lid, userID)
+		if err != nil {
+			return fmt.Errorf("sqlite: agent tokens %d issued in team %d: %w", userID, teamID, err)
+		}
+		for rows.Next() {
+			t := ledger.RevokedToken{Issued: true}
+			if err := rows.Scan(&t.RentalID, &t.Rental, &t.Owner); err != nil {
+				rows.Close()
+				return fmt.Errorf("sqlite: agent tokens %d issued in team %d: %w", userID, teamID, err)
+			}
+			out.Revoked = append(out.Revoked, t)
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return fmt.Errorf("sqlite: agent tokens %d issued in team %d: %w", userID, teamID, err)
 		}
 		for _, t := range out.Revoked {
 			if _, err := tx.ExecContext(ctx, `UPDATE agent_tokens SET revoked_at = ? WHERE rental_id = ? AND revoked_at IS NULL`,

@@ -142,3 +142,60 @@ func TestTeam_RemoveRevokesAgentTokens(t *testing.T) {
 		t.Error("dan's leaving revoked box1's new token")
 	}
 }
+
+// issueBy issues the token labelled label for the team's rental name by
+// the member by (an admin's /agent NAME for a teammate's rental).
+func issueBy(t *testing.T, db *sqlite.DB, team ledger.Team, by int64, name, label string) ledger.AgentToken {
+	t.Helper()
+	tok, err := db.IssueTokenBy(context.Background(), team.Ledger(), by, name, hashOf(label), at(-2*time.Hour))
+	if err != nil {
+		t.Fatalf("IssueTokenBy(%d, %s): %v", by, name, err)
+	}
+	return tok
+}
+
+// TestTeam_RemoveRevokesTokensIssuedForOthers: an admin who issued the
+// agent token of a teammate's rental holds its install line; removing
+// them revokes that token in the same transaction (Issued, with the
+// rental's owner, who keeps the rental), besides their own rentals'. A
+// token the owner issued again since, and one another admin issued, stay.
+func TestTeam_RemoveRevokesTokensIssuedForOthers(t *testing.T) {
+	ctx := context.Background()
+	db, team := rosterDB(t)
+	for _, r := range []struct {
+		by   int64
+		name string
+	}{{tCat, "cats"}, {tBen, "bens"}, {tBen, "bens2"}, {tDan, "dans"}} {
+		if _, err := db.CreateRental(ctx, onTeam(team, r.by), box(r.name, at(-3*time.Hour))); err != nil {
+			t.Fatalf("CreateRental(%s): %v", r.name, err)
+		}
+	}
+	cats := issueBy(t, db, team, tCat, "cats", "cats")
+	bens := issueBy(t, db, team, tCat, "bens", "bens")
+	issueBy(t, db, team, tCat, "bens2", "bens2 by cat")
+	issueBy(t, db, team, tBen, "bens2", "bens2 by ben") // ben's own line since: cat's is revoked already
+	issueBy(t, db, team, tAnn, "dans", "dans by ann")
+
+	rm, err := db.RemoveMember(ctx, onTeam(team, tAnn), team.ID, tCat, tAnn)
+	if err != nil {
+		t.Fatalf("RemoveMember(cat): %v", err)
+	}
+	if !slices.Equal(rm.Handed, []string{"cats"}) {
+		t.Errorf("Handed = %v, want cats only", rm.Handed)
+	}
+	want := []ledger.RevokedToken{{RentalID: cats.RentalID, Rental: "cats"}, {RentalID: bens.RentalID, Rental: "bens", Issued: true, Owner: tBen}}
+	if !slices.Equal(rm.Revoked, want) {
+		t.Errorf("Revoked = %+v, want %+v", rm.Revoked, want)
+	}
+	for label, valid := range map[string]bool{"cats": false, "bens": false, "bens2 by ben": true, "dans by ann": true} {
+		if got := tokenValid(t, db, label); got != valid {
+			t.Errorf("%s's token valid = %v after cat's removal, want %v", label, got, valid)
+		}
+	}
+	if r, err := db.Rental(ctx, team.Ledger(), "bens"); err != nil || r.Owner != tBen {
+		t.Errorf("bens after cat's removal = owner %d, %v; want still ben's", r.Owner, err)
+	}
+	if n := rawInt(t, db, `SELECT count(*) FROM actions WHERE prev LIKE '%tokens_revoked%cats%bens%'`); n != 1 {
+		t.Errorf("the journaled removal does not name both revoked tokens (%d)", n)
+	}
+}
