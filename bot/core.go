@@ -732,6 +732,13 @@ func (r *req) errorText(err error) string {
 	if code == ledger.EINTERNAL {
 		return r.t("internal")
 	}
+	// On a team's ledger a missing rental is the team's, not the
+	// sender's: "you have no rental named box9" would send them to their
+	// own /status.
+	var le *ledger.Error
+	if r.team != nil && errors.As(err, &le) && le.Key == "no_rental_named" && len(le.Args) == 1 {
+		return "✗ " + r.tt("team_no_rental_named", r.team.Team.Name, fmt.Sprint(le.Args[0]))
+	}
 	return "✗ " + chat.Escape(ledgerErrorText(err, r.lang, r.loc, r.now))
 }
 

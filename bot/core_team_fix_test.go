@@ -245,3 +245,19 @@ func TestTeam_CodePostedInGroupBurnt(t *testing.T) {
 		})
 	}
 }
+
+// TestTeam_NoRentalNamedIsTheTeams: a rental name the team's ledger does
+// not hold is answered as the team's ("team crew has no rental named
+// box9"), not as the sender's own; in their own ledger it stays theirs.
+func TestTeam_NoRentalNamedIsTheTeams(t *testing.T) {
+	e := newTeamChat(t, false)
+	e.teamNamed("crew")
+	r := e.reply(ann, "/stop box9")
+	contains(t, r, "team crew has no rental named box9", "nothing was changed")
+	if strings.Contains(r, "you have no rental") {
+		t.Errorf("a team's missing rental read as the sender's: %q", r)
+	}
+	contains(t, e.reply(ann, "/team owner box9 @ann"), "team crew has no rental named box9")
+	contains(t, e.reply(ann, "/use me"), "own ledger")
+	contains(t, e.reply(ann, "/stop box9"), "you have no rental named box9")
+}
