@@ -413,13 +413,12 @@ func limitWords(lg string, tv *teamView, ap ledger.Approval) (scope, value, boun
 	return scope, value, bound
 }
 
-// gpusWords counts GPUs: "1 GPU", "3 GPUs". The catalog's arguments are
-// strings (Render escapes them), so the count is formatted here.
+// gpusWords counts GPUs: "1 GPU", "3 GPUs".
 func gpusWords(lg string, n int64) string {
 	if n == 1 {
 		return tr(lg, "limit_gpu_one")
 	}
-	return tr(lg, "limit_gpus", strconv.FormatInt(n, 10))
+	return tr(lg, "limit_gpus", n)
 }
 
 // approvalText is the admins' card: "@bob's box5 (2× A100, ¥14.00/h) is

@@ -367,7 +367,7 @@ var messages = chat.Catalog{
 	"limit_project":      {"project %[1]s's limit", "项目 %[1]s 的限额"},
 	"limit_team":         {"the team's limit", "团队的限额"},
 	"limit_rate":         {"%[1]s/h", "%[1]s/小时"},
-	"limit_gpus":         {"%[1]s GPUs", "%[1]s 块显卡"},
+	"limit_gpus":         {"%[1]d GPUs", "%[1]d 块显卡"},
 	"limit_gpu_one":      {"1 GPU", "1 块显卡"},
 	"limit_month":        {"%[1]s this month", "本月 %[1]s"},
 
