@@ -737,7 +737,8 @@ func (r *req) errorText(err error) string {
 	// own /status.
 	var le *ledger.Error
 	if r.team != nil && errors.As(err, &le) && le.Key == "no_rental_named" && len(le.Args) == 1 {
-		return "✗ " + r.tt("team_no_rental_named", r.team.Team.Name, fmt.Sprint(le.Args[0]))
+		msg := teamTexts.Text(r.lang, "team_no_rental_named", r.team.Team.Name, fmt.Sprint(le.Args[0]))
+		return "✗ " + chat.Escape(nothingChanged(le.Code, msg, r.lang))
 	}
 	return "✗ " + chat.Escape(ledgerErrorText(err, r.lang, r.loc, r.now))
 }

@@ -535,8 +535,15 @@ func ledgerErrorText(err error, lang string, loc *time.Location, now time.Time) 
 	if !errors.As(err, &le) {
 		return msg
 	}
+	return nothingChanged(le.Code, msg, lang)
+}
+
+// nothingChanged frames msg, the text of a ledger error of code, in lang:
+// in Chinese after a lead naming the kind of problem; then that nothing
+// was changed.
+func nothingChanged(code, msg, lang string) string {
 	if chat.NormLang(lang) == chat.LangZH {
-		p := errorPrefixZH[le.Code]
+		p := errorPrefixZH[code]
 		if p == "" {
 			p = "出错"
 		}

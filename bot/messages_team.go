@@ -117,8 +117,8 @@ var teamTexts = chat.Catalog{
 		"The agent token of %[1]s was revoked: %[2]s, who issued it, left team %[3]s. Its agent stops reporting; <code>/agent NAME</code> gives you a new install line.",
 		"%[1]s 的代理令牌已作废：签发它的 %[2]s 已退出团队 %[3]s。它的代理将停止上报；发送 <code>/agent 名字</code> 可获取新的安装命令。"},
 	"team_no_rental_named": {
-		"team %[1]s has no rental named %[2]s (see /status for its rentals) (nothing was changed)",
-		"团队 %[1]s 没有名叫 %[2]s 的租用（/status 可查看团队的租用）（没有做任何修改）"},
+		"team %[1]s has no rental named %[2]s (see /status for its rentals)",
+		"团队 %[1]s 没有名叫 %[2]s 的租用（/status 可查看团队的租用）"},
 	"team_left_notice": {
 		"%[1]s left team %[2]s; their running rentals passed to you: %[3]s.%[4]s",
 		"%[1]s 已退出团队 %[2]s，其在租的机器已转交给你：%[3]s。%[4]s"},
