@@ -80,6 +80,27 @@ func (th *teamHub) beat(tok string) int {
 	return res.StatusCode
 }
 
+// removal has from send text (a removal or a leave) and returns what went
+// to from and to other, failing the test when any message of it holds one
+// of tokens.
+func (th *teamHub) removal(from int64, text string, other int64, tokens ...string) (reply, notice string) {
+	th.t.Helper()
+	for _, s := range th.talk(from, text) {
+		switch s.Out.ChatID {
+		case from:
+			reply += s.Out.Text
+		case other:
+			notice += s.Out.Text
+		}
+		for _, tok := range tokens {
+			if strings.Contains(s.Out.Text, tok) {
+				th.t.Fatalf("a token was sent with %q, to %d: %q", text, s.Out.ChatID, s.Out.Text)
+			}
+		}
+	}
+	return reply, notice
+}
+
 // TestTeam_RemoveRevokesAgentTokens: /team remove revokes the agent
 // tokens of the removed member's rentals at once (the hub refuses a copy
 // 5 s later, well inside its 30 s cache), while other members' tokens
@@ -101,18 +122,7 @@ func TestTeam_RemoveRevokesAgentTokens(t *testing.T) {
 	}
 
 	th.now = th.now.Add(5 * time.Second)
-	var reply, notice string
-	for _, s := range th.talk(ann, "/team remove @ben") {
-		switch s.Out.ChatID {
-		case ann:
-			reply += s.Out.Text
-		case ben:
-			notice += s.Out.Text
-		}
-		if strings.Contains(s.Out.Text, bens) || strings.Contains(s.Out.Text, cats) {
-			t.Fatalf("a token was sent with the removal, to %d: %q", s.Out.ChatID, s.Out.Text)
-		}
-	}
+	reply, notice := th.removal(ann, "/team remove @ben", ben, bens, cats)
 	contains(t, reply, "no longer in team crew", "box3, box5",
 		"box3's agent token was revoked with @ben's removal: <code>/agent box3</code> gives a new install line")
 	if strings.Contains(reply, "box5's agent token") || strings.Contains(reply, "https://ledger.example.com") {
@@ -148,15 +158,7 @@ func TestTeam_LeaveRevokesAgentTokens(t *testing.T) {
 		t.Fatalf("heartbeat before leaving: %d", code)
 	}
 	th.now = th.now.Add(5 * time.Second)
-	var left, notice string
-	for _, s := range th.talk(cat, "/team leave") {
-		switch s.Out.ChatID {
-		case cat:
-			left += s.Out.Text
-		case ann:
-			notice += s.Out.Text
-		}
-	}
+	left, notice := th.removal(cat, "/team leave", ann)
 	contains(t, left, "You left team crew", "box4's agent token was revoked with @cat's leaving")
 	contains(t, notice, "@cat 已退出团队 crew", "box4", "box4 的代理令牌已随 @cat 退出团队而作废", "<code>/agent box4</code>")
 	if code := th.beat(cats); code != http.StatusUnauthorized {
@@ -186,18 +188,7 @@ func TestTeam_RemoveRevokesTokensAnAdminIssued(t *testing.T) {
 	}
 
 	th.now = th.now.Add(5 * time.Second)
-	var reply, notice string
-	for _, s := range th.talk(ann, "/team remove @cat") {
-		switch s.Out.ChatID {
-		case ann:
-			reply += s.Out.Text
-		case ben:
-			notice += s.Out.Text
-		}
-		if strings.Contains(s.Out.Text, catsCopy) || strings.Contains(s.Out.Text, bens) {
-			t.Fatalf("a token was sent with the removal, to %d: %q", s.Out.ChatID, s.Out.Text)
-		}
-	}
+	reply, notice := th.removal(ann, "/team remove @cat", ben, catsCopy, bens)
 	contains(t, reply, "no longer in team crew", "box3's agent token was revoked with @cat's removal")
 	contains(t, notice, "The agent token of box3 was revoked: @cat, who issued it, was removed from team crew", "/agent NAME")
 	if strings.Contains(notice, "box5") {
