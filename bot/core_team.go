@@ -491,7 +491,7 @@ func (r teams) leave() error {
 		lang := r.userLang(to.UserID)
 		r.tellPrivately(to.UserID, lang, "team_left_notice", me, t.Name, strings.Join(rm.Handed, ", "), revokedText(lang, rm, me, "left"))
 	}
-	r.tellIssuedOwners(rm, t.Name, me, "left", r.u.UserID)
+	r.tellIssuedOwners(rm, t.Name, me, "left")
 	r.forgetOutsider(r.u.UserID)
 	return nil
 }
@@ -537,7 +537,7 @@ func (r teams) remove(who string) error {
 		return err
 	}
 	r.tellPrivately(m.UserID, r.userLang(m.UserID), "team_removed_notice", t.Name, r.team.Member.Name())
-	r.tellIssuedOwners(rm, t.Name, m.Name(), "removed", r.u.UserID)
+	r.tellIssuedOwners(rm, t.Name, m.Name(), "removed")
 	r.forgetOutsider(m.UserID)
 	return nil
 }

@@ -55,12 +55,12 @@ func (r teams) forgetRevoked(rm ledger.Removal) {
 // tellIssuedOwners tells the owner of each rental whose agent token the
 // removed member (who) had issued, and which stays theirs in team, that the token
 // was revoked and how to get a new install line: privately, never naming
-// the token. The person who sent the command (skip) read it in the reply.
-func (r teams) tellIssuedOwners(rm ledger.Removal, team, who, how string, skip int64) {
+// the token. The sender of the command read it in the reply.
+func (r teams) tellIssuedOwners(rm ledger.Removal, team, who, how string) {
 	byOwner := map[int64][]string{}
 	var owners []int64
 	for _, t := range rm.Revoked {
-		if !t.Issued || t.Owner == 0 || t.Owner == skip {
+		if !t.Issued || t.Owner == 0 || t.Owner == r.u.UserID {
 			continue
 		}
 		if _, ok := byOwner[t.Owner]; !ok {
